@@ -1,0 +1,93 @@
+# Makefile - libpagemap, the pagemap tool, tests, fuzzers, benchmarks.
+# make            library (shared + static) and CLI in $(BUILD)
+# make check      every test; ends with "N passed, N failed, N skipped"
+# make demo       a demo process with a known layout, shown by features, maps, pages
+# make install    PREFIX=/usr/local DESTDIR=
+# SANITIZE=1      build with ASan+UBSan (into build-asan unless BUILD is set)
+
+VERSION    := 0.1.0
+SOVERSION  := 0
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+
+ifeq ($(SANITIZE),1)
+BUILD      ?= build-asan
+SANFLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+else
+BUILD      ?= build
+SANFLAGS   :=
+endif
+
+CC         ?= cc
+CFLAGS     ?= -O2 -g
+WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+BASEFLAGS  := -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Iinclude
+SMARTCOLS_CFLAGS = $(shell pkg-config --cflags smartcols 2>/dev/null)
+SMARTCOLS_LIBS   = $(shell pkg-config --libs smartcols 2>/dev/null || echo -lsmartcols)
+
+LIB_SRC    := $(wildcard lib/*.c)
+LIB_PIC    := $(patsubst lib/%.c,$(BUILD)/lib/%.pic.o,$(LIB_SRC))
+LIB_OBJ    := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC))
+CLI_SRC    := $(wildcard cli/*.c)
+CLI_OBJ    := $(patsubst cli/%.c,$(BUILD)/cli/%.o,$(CLI_SRC))
+
+SONAME     := libpagemap.so.$(SOVERSION)
+SHLIB      := $(BUILD)/libpagemap.so.$(VERSION)
+STLIB      := $(BUILD)/libpagemap.a
+CLI        := $(BUILD)/pagemap
+
+.PHONY: all deps check demo install clean fuzz bench
+all: $(SHLIB) $(STLIB) $(CLI) $(BUILD)/pagemap.pc
+
+$(BUILD)/lib/%.pic.o: lib/%.c lib/*.h include/pagemap.h | $(BUILD)/lib
+	$(CC) $(BASEFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+$(BUILD)/lib/%.o: lib/%.c lib/*.h include/pagemap.h | $(BUILD)/lib
+	$(CC) $(BASEFLAGS) $(CFLAGS) -fvisibility=hidden -c $< -o $@
+$(BUILD)/cli/%.o: cli/%.c cli/*.h include/pagemap.h | $(BUILD)/cli
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(SMARTCOLS_CFLAGS) -c $< -o $@
+
+$(SHLIB): $(LIB_PIC) lib/libpagemap.sym
+	$(CC) $(SANFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libpagemap.sym -o $@ $(LIB_PIC)
+	ln -sf libpagemap.so.$(VERSION) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $(BUILD)/libpagemap.so
+$(STLIB): $(LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+# The CLI links the shared library, so it uses the ABI it ships.
+$(CLI): $(CLI_OBJ) $(SHLIB)
+	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) -L$(BUILD) -lpagemap $(SMARTCOLS_LIBS) -Wl,-rpath,'$$ORIGIN'
+
+$(BUILD)/pagemap.pc: pagemap.pc.in | $(BUILD)
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< > $@
+
+$(BUILD) $(BUILD)/lib $(BUILD)/cli:
+	mkdir -p $@
+
+# Missing Debian build dependencies are installed when run as root.
+DEBS := libsmartcols-dev pkg-config clang
+deps:
+	@tools/install-deps $(DEBS)
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	install -m 644 include/pagemap.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf libpagemap.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libpagemap.so
+	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(BUILD)/pagemap.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/
+	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 man/*.3 $(DESTDIR)$(MANDIR)/man3/
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include tests/tests.mk
+-include tests/fuzz/fuzz.mk
+-include bench/bench.mk

@@ -1,0 +1,433 @@
+/* pagemap.h - libpagemap: decode and walk Linux /proc/PID/pagemap safely and fast. */
+#ifndef PAGEMAP_H
+#define PAGEMAP_H
+
+/*
+ * API families
+ *
+ *   Context   pm_ctx_*      one per run: the root prefix every kernel path goes
+ *                           through ("/" live, or a captured tree), the probed
+ *                           kernel features, the walker back end.
+ *   Features  pm_features_* what the running kernel and this privilege level
+ *                           allow: pagemap layout, PFN visibility,
+ *                           PAGEMAP_SCAN, uffd-wp async, soft-dirty, kpage*.
+ *   Target    pm_target_*   one process (by PID, or self) with its pagemap fd
+ *                           kept open: PFN visibility is fixed at open.
+ *   Maps      pm_maps_*     pure parser of one /proc/PID/maps line, and a
+ *                           streaming iterator over a target's mappings.
+ *   Entry     pm_entry_*    pure decoder of one 64-bit pagemap entry, every
+ *                           layout the kernel has shipped since 2.6.25.
+ *   Flags     pm_flag_*     the table of decoded page flags (bit, name,
+ *                           letter, meaning) that help and filters derive from.
+ *   Walk      pm_walk_*     runs of consecutive pages with identical state
+ *                           over a virtual range, through PAGEMAP_SCAN or
+ *                           batched pread, with the same records either way.
+ *
+ * Conventions: functions returning int give 0 on success and -errno on
+ * failure; functions returning a pointer give NULL and set errno. Iterators
+ * (pm_*_next) return 0 with an item, 1 at the end, <0 on error; the item is
+ * borrowed until the next call or until its handle is freed. Every
+ * destructor accepts NULL. The library never prints and never exits.
+ *
+ * Errors with a meaning of their own here:
+ *   -ESRCH   the target has no memory any more: it exited or exec'd since it
+ *            was opened (reads return 0, PAGEMAP_SCAN fails), or it is a
+ *            zombie or a kernel thread. Never reported as empty memory.
+ *   -ENOENT  no such process.
+ *   -EACCES  not allowed to read the target (other user, not dumpable, LSM).
+ *   -EPERM   the kernel refuses pagemap to readers without CAP_SYS_ADMIN
+ *            (Linux 4.0 and 4.1).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PM_API __attribute__((visibility("default")))
+
+/* ------------------------------------------------------------------ */
+/* Context                                                            */
+/* ------------------------------------------------------------------ */
+
+struct pm_ctx;
+
+/*
+ * pm_ctx_new - create a context.
+ * @root: directory that stands for "/" for every kernel path (/proc, /sys),
+ *        or NULL for the live system. A captured tree may hold FILE.errno
+ *        files: opening FILE then fails with that recorded errno (a name
+ *        such as "EPERM" or a number), so refused opens replay too.
+ * Returns the context, or NULL with errno set (ENOMEM; ENOTDIR or ENOENT if
+ * @root is not a directory). Free with pm_ctx_free().
+ * The environment variable PAGEMAP_BACKEND=pread|scan forces the walker's
+ * back end (see pm_ctx_set_backend); PAGEMAP_DEBUG=1 sends debug lines to
+ * the log callback.
+ */
+PM_API struct pm_ctx *pm_ctx_new(const char *root);
+
+/* pm_ctx_free - free a context and its probed features. NULL is fine. */
+PM_API void pm_ctx_free(struct pm_ctx *ctx);
+
+/* pm_ctx_root - the root prefix ("/" for the live system). Borrowed. */
+PM_API const char *pm_ctx_root(const struct pm_ctx *ctx);
+
+/* Walker back ends. */
+enum pm_backend {
+	PM_BACKEND_AUTO = 0,	/* PAGEMAP_SCAN when the kernel has it, else pread */
+	PM_BACKEND_PREAD,	/* batched pread of /proc/PID/pagemap */
+	PM_BACKEND_SCAN,	/* PAGEMAP_SCAN ioctl (Linux 6.7+) */
+};
+
+/*
+ * pm_ctx_set_backend - choose the walker back end for walks created later.
+ * Returns 0, or -EINVAL for an unknown value. Choosing PM_BACKEND_SCAN on a
+ * kernel without PAGEMAP_SCAN makes pm_walk_new() fail with -EOPNOTSUPP.
+ */
+PM_API int pm_ctx_set_backend(struct pm_ctx *ctx, enum pm_backend backend);
+
+/* pm_backend_name - "auto", "pread" or "scan". Static string. */
+PM_API const char *pm_backend_name(enum pm_backend backend);
+
+/*
+ * pm_ctx_set_log - receive debug lines (only when PAGEMAP_DEBUG is set or
+ * after this call with a non-NULL @fn). @line has no trailing newline.
+ */
+typedef void (*pm_log_fn)(void *data, const char *line);
+PM_API void pm_ctx_set_log(struct pm_ctx *ctx, pm_log_fn fn, void *data);
+
+/* ------------------------------------------------------------------ */
+/* Features                                                           */
+/* ------------------------------------------------------------------ */
+
+/* Entry layouts (kernel-abi.md §1). */
+enum pm_layout {
+	PM_LAYOUT_UNKNOWN = 0,
+	PM_LAYOUT_PSHIFT,	/* 2.6.25-4.1 before any clear_refs 4: bits 55-60 = PAGE_SHIFT */
+	PM_LAYOUT_V2,		/* 3.11-4.1 after a clear_refs 4: bit 55 soft-dirty, 56-60 zero */
+	PM_LAYOUT_CURRENT,	/* 4.2+: 55 soft-dirty, 56 exclusive, 57 uffd-wp (5.13), 58 guard (6.15) */
+};
+
+/* What a reader of this privilege sees of frame numbers. */
+enum pm_pfn_view {
+	PM_PFN_UNKNOWN = 0,
+	PM_PFN_VISIBLE,		/* PFNs and swap type/offset are shown */
+	PM_PFN_HIDDEN,		/* 4.2+: zeroed, the opener lacks CAP_SYS_ADMIN */
+	PM_PFN_REFUSED,		/* 4.0-4.1: opening pagemap fails with EPERM */
+};
+
+/* Answers that can be "not known" (e.g. a replayed tree cannot be probed by effect). */
+enum pm_tristate { PM_NO = 0, PM_YES = 1, PM_UNKNOWN = 2 };
+
+/* PAGEMAP_SCAN categories, as in the kernel's uapi (PAGE_IS_*). */
+#define PM_CAT_WPALLOWED	(1ULL << 0)
+#define PM_CAT_WRITTEN		(1ULL << 1)
+#define PM_CAT_FILE		(1ULL << 2)
+#define PM_CAT_PRESENT		(1ULL << 3)
+#define PM_CAT_SWAPPED		(1ULL << 4)
+#define PM_CAT_PFNZERO		(1ULL << 5)
+#define PM_CAT_HUGE		(1ULL << 6)
+#define PM_CAT_SOFT_DIRTY	(1ULL << 7)
+#define PM_CAT_GUARD		(1ULL << 8)
+
+/* One readable file of the physical-frame family. */
+struct pm_kfile {
+	bool readable;
+	int error;		/* errno of the failed open, 0 when readable */
+};
+
+struct pm_features {
+	char kernel_release[65];	/* "6.18.44-…", empty if unknown */
+	unsigned kernel_major, kernel_minor, kernel_patch;
+	unsigned page_size;		/* bytes */
+	unsigned page_shift;
+	uint64_t pmd_size;		/* bytes a PMD maps (THP size), 0 if unknown */
+	bool privileged;		/* CAP_SYS_ADMIN in the initial user namespace */
+
+	enum pm_layout layout;
+	bool layout_by_effect;		/* confirmed by reading an unmapped entry */
+	enum pm_pfn_view pfn_view;	/* for readers opened by this process */
+	int pagemap_error;		/* errno opening our own pagemap, 0 if fine */
+	enum pm_tristate unpriv_pfn;	/* can unprivileged users see PFNs here? */
+	uint64_t zero_pfn;		/* PFN of the shared zero page, 0 if not visible */
+
+	bool scan;			/* PAGEMAP_SCAN ioctl present */
+	uint64_t scan_categories;	/* PM_CAT_* bits the kernel accepts */
+	enum pm_tristate uffd_wp_async;	/* userfaultfd with WP_ASYNC */
+	uint64_t uffd_features;		/* features UFFDIO_API reported */
+	int uffd_error;			/* errno creating a userfaultfd, 0 if fine */
+	enum pm_tristate soft_dirty;	/* by effect: a fresh page reads soft-dirty */
+	enum pm_tristate guard_regions;	/* MADV_GUARD_INSTALL works (6.15+) */
+
+	struct pm_kfile kpageflags, kpagecount, kpagecgroup, page_idle;
+	bool by_effect;			/* false for a replayed root: effects not probed */
+};
+
+/*
+ * pm_ctx_features - the features of the kernel behind @ctx, probed on first
+ * call and cached. On the live system every answer is checked by effect
+ * (soft-dirty by a write-then-read round trip, PAGEMAP_SCAN by an ioctl,
+ * uffd-wp by creating a userfaultfd). Under a replayed root, what can only
+ * be probed by effect is read from the tree's "pagemap-features" file when
+ * the capture recorded one, else left PM_UNKNOWN.
+ * Returns a borrowed pointer valid for the context's life, or NULL with
+ * errno set (ENOMEM).
+ */
+PM_API const struct pm_features *pm_ctx_features(struct pm_ctx *ctx);
+
+/* pm_layout_name - "pshift", "v2", "current" or "unknown". Static string. */
+PM_API const char *pm_layout_name(enum pm_layout layout);
+
+/* pm_pfn_view_name - "visible", "hidden", "refused" or "unknown". */
+PM_API const char *pm_pfn_view_name(enum pm_pfn_view view);
+
+/* ------------------------------------------------------------------ */
+/* Target                                                             */
+/* ------------------------------------------------------------------ */
+
+struct pm_target;
+
+/* What /proc/PID/stat says a process is. */
+enum pm_proc_state {
+	PM_PROC_GONE = 0,	/* no such process */
+	PM_PROC_RUNNING,	/* a user process with memory */
+	PM_PROC_ZOMBIE,
+	PM_PROC_KTHREAD,
+};
+
+/*
+ * pm_proc_state - classify @pid (0 = self) from ROOT/proc/PID/stat, to turn
+ * an -ESRCH into a precise message. Never fails: an unreadable stat is
+ * PM_PROC_GONE.
+ */
+PM_API enum pm_proc_state pm_proc_state(struct pm_ctx *ctx, pid_t pid);
+
+/*
+ * pm_target_open - open process @pid (0 = the calling process, "self") and
+ * keep its pagemap fd for the handle's life.
+ * Returns the handle, or NULL with errno: ENOENT (no such process), ESRCH
+ * (zombie, kernel thread, or exited), EACCES (not permitted), EPERM (kernel
+ * 4.0-4.1 requires CAP_SYS_ADMIN), ENOMEM. The context must outlive it.
+ */
+PM_API struct pm_target *pm_target_open(struct pm_ctx *ctx, pid_t pid);
+
+/* pm_target_close - close the fds and free the handle. NULL is fine. */
+PM_API void pm_target_close(struct pm_target *t);
+
+/* pm_target_pid - the PID given to pm_target_open (0 for self). */
+PM_API pid_t pm_target_pid(const struct pm_target *t);
+
+/*
+ * pm_target_pfn_view - what this handle's fd shows of frame numbers:
+ * PM_PFN_VISIBLE or PM_PFN_HIDDEN (fixed at open by the opener's
+ * credentials; for a replayed tree, decided from the data).
+ */
+PM_API enum pm_pfn_view pm_target_pfn_view(const struct pm_target *t);
+
+/*
+ * pm_target_read - read the raw entries for @count pages starting at
+ * virtual page number @vpn into @buf. Handles EINTR, short reads and
+ * partial words. Entries at or above the readable end of the address space
+ * read as 0 only if the kernel says so (end of task_size).
+ * Returns the number of entries read (< @count only at task_size),
+ * -ESRCH if the target's mm is gone, or another -errno.
+ */
+PM_API ssize_t pm_target_read(struct pm_target *t, uint64_t vpn, uint64_t *buf, size_t count);
+
+/* ------------------------------------------------------------------ */
+/* Maps                                                               */
+/* ------------------------------------------------------------------ */
+
+/* What a mapping is, from its path field and inode. */
+enum pm_map_kind {
+	PM_MAP_ANON = 0,	/* no path, inode 0 */
+	PM_MAP_FILE,		/* a path and an inode */
+	PM_MAP_HEAP,		/* [heap] */
+	PM_MAP_STACK,		/* [stack] */
+	PM_MAP_VDSO,		/* [vdso] */
+	PM_MAP_VVAR,		/* [vvar], [vvar_vclock]: VM_PFNMAP, always reads empty */
+	PM_MAP_VSYSCALL,	/* [vsyscall]: above task_size, unreadable */
+	PM_MAP_ANON_NAMED,	/* [anon:NAME] or [anon_shmem:NAME] */
+	PM_MAP_SPECIAL,		/* any other [name] */
+};
+
+#define PM_PROT_READ	(1u << 0)
+#define PM_PROT_WRITE	(1u << 1)
+#define PM_PROT_EXEC	(1u << 2)
+#define PM_MAP_SHARED	(1u << 3)	/* 's' in perms; otherwise private 'p' */
+
+struct pm_mapping {
+	uint64_t start, end;		/* [start, end) virtual */
+	uint64_t offset;		/* file offset */
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+	uint32_t prot;			/* PM_PROT_*, PM_MAP_SHARED */
+	char perms[5];			/* as printed, "rw-p" */
+	enum pm_map_kind kind;
+	bool deleted;			/* path ends with " (deleted)" (kept in path) */
+	const char *path;		/* bytes after the inode field, not NUL-terminated */
+	size_t path_len;		/* may be 0 */
+};
+
+/*
+ * pm_maps_parse_line - parse one /proc/PID/maps line (pure, no I/O).
+ * @line, @len: the bytes, with or without the trailing newline; need not be
+ * NUL-terminated. @out->path points into @line.
+ * Returns 0, or -EINVAL if the line is malformed (start > end included).
+ */
+PM_API int pm_maps_parse_line(const char *line, size_t len, struct pm_mapping *out);
+
+struct pm_maps;
+
+/*
+ * pm_maps_open - start streaming @t's mappings from ROOT/proc/PID/maps.
+ * There is no limit on the number of mappings; memory use is one line.
+ * Returns the iterator or NULL with errno (ENOENT, ESRCH, EACCES, ENOMEM).
+ */
+PM_API struct pm_maps *pm_maps_open(struct pm_target *t);
+
+/*
+ * pm_maps_next - the next mapping in address order.
+ * Returns 0 with *@out set (borrowed until the next call), 1 at the end,
+ * -EINVAL on a malformed line, or another -errno from reading.
+ */
+PM_API int pm_maps_next(struct pm_maps *it, const struct pm_mapping **out);
+
+/* pm_maps_close - free the iterator. NULL is fine. */
+PM_API void pm_maps_close(struct pm_maps *it);
+
+/* ------------------------------------------------------------------ */
+/* Entries and page flags                                             */
+/* ------------------------------------------------------------------ */
+
+/* Decoded page state, the same bits whatever the layout or back end. */
+#define PM_PAGE_PRESENT		(1u << 0)	/* in RAM (bit 63) */
+#define PM_PAGE_SWAPPED		(1u << 1)	/* a swap entry (bit 62, not a marker) */
+#define PM_PAGE_FILE		(1u << 2)	/* page cache or shmem (bit 61) */
+#define PM_PAGE_EXCLUSIVE	(1u << 3)	/* mapped only here (bit 56, 4.2+) */
+#define PM_PAGE_SOFTDIRTY	(1u << 4)	/* soft-dirty (bit 55, 3.11+) */
+#define PM_PAGE_UFFD_WP		(1u << 5)	/* userfaultfd write-protected (bit 57, 5.13+) */
+#define PM_PAGE_GUARD		(1u << 6)	/* guard region marker (bit 58, 6.15+) */
+#define PM_PAGE_MARKER		(1u << 7)	/* bit 62 set by a PTE marker, not swap */
+#define PM_PAGE_NONSWAP		(1u << 8)	/* bit 62 set by migration/hwpoison/device entry */
+#define PM_PAGE_THP		(1u << 9)	/* PMD-mapped transparent or hugetlb page (walker) */
+#define PM_PAGE_ZERO		(1u << 10)	/* the zero page or huge zero page (walker) */
+#define PM_PAGE_FRAME		(1u << 11)	/* pfn or swap type/offset fields are real */
+#define PM_PAGE_NFLAGS		12
+
+/* One row of the flag table. */
+struct pm_flag_info {
+	uint32_t bit;		/* PM_PAGE_* value */
+	const char *name;	/* lower-case column name, "present" */
+	char letter;		/* one-letter code for compact flag strings */
+	const char *meaning;	/* one line for help */
+};
+
+/* pm_flag_table - the table of PM_PAGE_* flags; *@n gets its length. Static. */
+PM_API const struct pm_flag_info *pm_flag_table(size_t *n);
+
+/*
+ * pm_flags_letters - write @flags as one letter per flag in table order,
+ * '-' where clear, into @buf of @size bytes (PM_PAGE_NFLAGS + 1 suffices).
+ * Returns @buf.
+ */
+PM_API char *pm_flags_letters(uint32_t flags, char *buf, size_t size);
+
+/* How to read raw entries. */
+struct pm_decode_info {
+	enum pm_layout layout;
+	unsigned page_shift;		/* for the page-shift layout's sanity check */
+	bool frame_visible;		/* PFN/swap fields are shown to this reader */
+	bool swap_active;		/* some swap area is on (helps tell uffd-wp markers apart when frames are hidden) */
+};
+
+struct pm_entry {
+	uint64_t raw;
+	uint32_t flags;			/* PM_PAGE_* (never THP or ZERO: those need the walker) */
+	uint8_t page_shift;		/* PM_LAYOUT_PSHIFT only: bits 55-60 */
+	uint8_t swap_type;		/* with PM_PAGE_FRAME and bit 62 */
+	uint64_t swap_offset;
+	uint64_t pfn;			/* with PM_PAGE_FRAME and PM_PAGE_PRESENT */
+};
+
+/* Swap type the kernel uses for PTE markers (uffd-wp, guard, poison). */
+#define PM_SWAP_TYPE_MARKER	31
+
+/*
+ * pm_entry_decode - decode raw entry @raw as read under @info (pure).
+ * Returns 0, or -EINVAL if @raw is impossible in that layout (e.g. present
+ * and swapped at once, or a page-shift field that is not @info->page_shift);
+ * @out is filled either way.
+ */
+PM_API int pm_entry_decode(uint64_t raw, const struct pm_decode_info *info, struct pm_entry *out);
+
+/* ------------------------------------------------------------------ */
+/* Walk                                                               */
+/* ------------------------------------------------------------------ */
+
+/* What the caller needs; lets the scan back end skip reading entries. */
+#define PM_WALK_ENTRIES	(1u << 0)	/* exclusive, uffd-wp, PFN and swap fields */
+#define PM_WALK_EACH	(1u << 1)	/* one run per page */
+
+/* One run of pages with identical decoded state, inside one mapping. */
+struct pm_run {
+	uint64_t start, end;		/* [start, end) virtual, page aligned */
+	uint32_t flags;			/* PM_PAGE_* shared by every page */
+	uint64_t pfn;			/* first page's PFN (then +1 per page), with FRAME|PRESENT */
+	uint8_t swap_type;		/* with FRAME|SWAPPED: type; offsets +1 per page */
+	uint64_t swap_offset;
+	const struct pm_mapping *map;	/* the mapping the run lies in (borrowed) */
+};
+
+struct pm_walk;
+
+/*
+ * pm_walk_new - walk the pages of @t in [@start, @end) that lie in
+ * mappings, as runs in address order. Unmapped holes are skipped; pages of
+ * a mapping that are neither present nor swapped come as runs with no
+ * PRESENT/SWAPPED flag. @flags: PM_WALK_*. The address range is clamped to
+ * what the kernel can read (task_size).
+ * Returns the walk, or NULL with errno: EINVAL (@start > @end), EOPNOTSUPP
+ * (scan back end forced on a kernel without PAGEMAP_SCAN), ENOMEM, or the
+ * errors of pm_maps_open. Memory use is bounded by the batch size.
+ */
+PM_API struct pm_walk *pm_walk_new(struct pm_target *t, uint64_t start, uint64_t end, unsigned flags);
+
+/*
+ * pm_walk_next - the next run. Returns 0 with *@out (borrowed until the
+ * next call), 1 at the end, -ESRCH if the target exited or exec'd, or
+ * another -errno.
+ */
+PM_API int pm_walk_next(struct pm_walk *w, const struct pm_run **out);
+
+/* pm_walk_backend - the back end this walk uses (never AUTO). */
+PM_API enum pm_backend pm_walk_backend(const struct pm_walk *w);
+
+/*
+ * pm_walk_known - the PM_PAGE_* flags this walk can determine. A flag
+ * outside the mask is "unknown", not "clear": e.g. PM_PAGE_THP with the
+ * pread back end when PFNs are hidden, or PM_PAGE_EXCLUSIVE with the scan
+ * back end without PM_WALK_ENTRIES.
+ */
+PM_API uint32_t pm_walk_known(const struct pm_walk *w);
+
+/* pm_walk_free - free the walk. NULL is fine. */
+PM_API void pm_walk_free(struct pm_walk *w);
+
+/* Bytes by state, summed over runs (e.g. per mapping, or a whole process). */
+struct pm_usage {
+	uint64_t present, swapped, file, exclusive, thp, softdirty, uffdwp, guard, zero;
+};
+
+/* pm_usage_add - add @run's bytes to @u under each flag the run has (pure). */
+PM_API void pm_usage_add(struct pm_usage *u, const struct pm_run *run);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PAGEMAP_H */

@@ -1,0 +1,103 @@
+/* ctx.c - the context: root prefix, back-end choice, debug log. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "internal.h"
+
+struct pm_ctx *pm_ctx_new(const char *root)
+{
+	struct pm_ctx *ctx;
+	const char *env;
+	struct stat st;
+	size_t n;
+
+	if (root && *root && strcmp(root, "/")) {
+		if (stat(root, &st) < 0)
+			return NULL;
+		if (!S_ISDIR(st.st_mode)) {
+			errno = ENOTDIR;
+			return NULL;
+		}
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return NULL;
+	ctx->live = !root || !*root || !strcmp(root, "/");
+	ctx->root = strdup(ctx->live ? "/" : root);
+	if (!ctx->root) {
+		free(ctx);
+		return NULL;
+	}
+	n = strlen(ctx->root);
+	while (n > 1 && ctx->root[n - 1] == '/')
+		ctx->root[--n] = '\0';
+	ctx->swap_active = -1;
+	env = getenv("PAGEMAP_BACKEND");
+	if (env && !strcmp(env, "pread"))
+		ctx->backend = PM_BACKEND_PREAD;
+	else if (env && !strcmp(env, "scan"))
+		ctx->backend = PM_BACKEND_SCAN;
+	env = getenv("PAGEMAP_DEBUG");
+	ctx->debug = env && *env && strcmp(env, "0");
+	return ctx;
+}
+
+void pm_ctx_free(struct pm_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	free(ctx->root);
+	free(ctx);
+}
+
+const char *pm_ctx_root(const struct pm_ctx *ctx)
+{
+	return ctx->root;
+}
+
+int pm_ctx_set_backend(struct pm_ctx *ctx, enum pm_backend backend)
+{
+	if (backend != PM_BACKEND_AUTO && backend != PM_BACKEND_PREAD && backend != PM_BACKEND_SCAN)
+		return -EINVAL;
+	ctx->backend = backend;
+	return 0;
+}
+
+const char *pm_backend_name(enum pm_backend backend)
+{
+	switch (backend) {
+	case PM_BACKEND_PREAD:
+		return "pread";
+	case PM_BACKEND_SCAN:
+		return "scan";
+	case PM_BACKEND_AUTO:
+	default:
+		return "auto";
+	}
+}
+
+void pm_ctx_set_log(struct pm_ctx *ctx, pm_log_fn fn, void *data)
+{
+	ctx->log = fn;
+	ctx->log_data = data;
+	if (fn)
+		ctx->debug = true;
+}
+
+void pm_dbg(const struct pm_ctx *ctx, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	if (!ctx->debug)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (ctx->log)
+		ctx->log(ctx->log_data, line);
+	else	/* PAGEMAP_DEBUG is the caller asking for stderr */
+		fprintf(stderr, "libpagemap: %s\n", line);
+}

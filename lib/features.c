@@ -1,0 +1,428 @@
+/* features.c - probe once what the kernel and this privilege level allow, by effect where possible. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/userfaultfd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "compat.h"
+#include "internal.h"
+
+#define PSHIFT_NOT_PRESENT(shift) ((uint64_t)(shift) << 55)
+#define E_SOFT_DIRTY (1ULL << 55)
+#define E_FRAME_MASK ((1ULL << 55) - 1)
+
+const char *pm_layout_name(enum pm_layout layout)
+{
+	switch (layout) {
+	case PM_LAYOUT_PSHIFT:
+		return "pshift";
+	case PM_LAYOUT_V2:
+		return "v2";
+	case PM_LAYOUT_CURRENT:
+		return "current";
+	case PM_LAYOUT_UNKNOWN:
+	default:
+		return "unknown";
+	}
+}
+
+const char *pm_pfn_view_name(enum pm_pfn_view view)
+{
+	switch (view) {
+	case PM_PFN_VISIBLE:
+		return "visible";
+	case PM_PFN_HIDDEN:
+		return "hidden";
+	case PM_PFN_REFUSED:
+		return "refused";
+	case PM_PFN_UNKNOWN:
+	default:
+		return "unknown";
+	}
+}
+
+static bool version_ge(const struct pm_features *f, unsigned maj, unsigned min)
+{
+	return f->kernel_major > maj || (f->kernel_major == maj && f->kernel_minor >= min);
+}
+
+static void probe_release(struct pm_ctx *ctx, struct pm_features *f)
+{
+	char path[4096], buf[128];
+	size_t n;
+
+	if (pm_path(ctx, path, sizeof(path), "/proc/sys/kernel/osrelease") < 0 ||
+	    pm_read_small_file(ctx, path, buf, sizeof(buf)) <= 0)
+		return;
+	n = strcspn(buf, "\n");
+	if (n >= sizeof(f->kernel_release))
+		n = sizeof(f->kernel_release) - 1;
+	memcpy(f->kernel_release, buf, n);
+	f->kernel_release[n] = '\0';
+	if (sscanf(buf, "%u.%u.%u", &f->kernel_major, &f->kernel_minor, &f->kernel_patch) < 2)
+		f->kernel_major = f->kernel_minor = f->kernel_patch = 0;
+}
+
+static unsigned log2u(uint64_t v)
+{
+	unsigned s = 0;
+	while (v > 1) {
+		v >>= 1;
+		s++;
+	}
+	return s;
+}
+
+static void probe_kfile(struct pm_ctx *ctx, const char *name, struct pm_kfile *k)
+{
+	char path[4096];
+	int fd;
+
+	if (pm_path(ctx, path, sizeof(path), "%s", name) < 0) {
+		k->error = ENAMETOOLONG;
+		return;
+	}
+	fd = pm_open(ctx, path, O_RDONLY);
+	k->readable = fd >= 0;
+	k->error = fd >= 0 ? 0 : -fd;
+	if (fd >= 0)
+		close(fd);
+}
+
+static uint64_t read_u64_file(struct pm_ctx *ctx, const char *name)
+{
+	char path[4096], buf[64];
+
+	if (pm_path(ctx, path, sizeof(path), "%s", name) < 0 ||
+	    pm_read_small_file(ctx, path, buf, sizeof(buf)) <= 0)
+		return 0;
+	return strtoull(buf, NULL, 10);
+}
+
+/* CAP_SYS_ADMIN in the effective set, and the initial user namespace. */
+static bool probe_privileged(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	char buf[128];
+	FILE *f;
+	bool init_ns = false;
+
+	if (syscall(SYS_capget, &hdr, data) < 0 || !(data[0].effective & (1u << CAP_SYS_ADMIN)))
+		return false;
+	f = fopen("/proc/self/uid_map", "re");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f)) {
+		unsigned long a, b, c;
+		init_ns = sscanf(buf, "%lu %lu %lu", &a, &b, &c) == 3 && a == 0 && b == 0 && c == 4294967295UL;
+	}
+	fclose(f);
+	return init_ns;
+}
+
+/* Read our own entry for @addr through @fd. */
+static int self_entry(int fd, const void *addr, unsigned page_shift, uint64_t *e)
+{
+	ssize_t n = pm_pread_words(fd, e, 1, (uint64_t)(uintptr_t)addr >> page_shift);
+	return n == 1 ? 0 : (n < 0 ? (int)n : -EIO);
+}
+
+/* A read fault on fresh anonymous memory maps the shared zero page. */
+static uint64_t probe_zero_pfn(int fd, const struct pm_features *f)
+{
+	volatile char *p = mmap(NULL, f->page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t e = 0;
+
+	if (p == MAP_FAILED)
+		return 0;
+	(void)p[0];
+	if (self_entry(fd, (const void *)p, f->page_shift, &e) < 0 || !(e >> 63))
+		e = 0;
+	munmap((void *)p, f->page_size);
+	return e & E_FRAME_MASK;
+}
+
+/* Layout and PFN view by effect, on our own pagemap. */
+static void probe_self_pagemap(struct pm_features *f)
+{
+	volatile char page_probe[64];
+	uint64_t e0 = 0, e = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		f->pagemap_error = errno;
+		f->pfn_view = errno == EPERM ? PM_PFN_REFUSED : PM_PFN_UNKNOWN;
+		return;
+	}
+	page_probe[0] = 1;	/* our stack page is present */
+	/* Virtual page 0 is below mmap_min_addr: never mapped. */
+	if (self_entry(fd, NULL, f->page_shift, &e0) == 0) {
+		f->layout_by_effect = true;
+		if (e0 == PSHIFT_NOT_PRESENT(f->page_shift))
+			f->layout = PM_LAYOUT_PSHIFT;
+		else if (f->layout == PM_LAYOUT_PSHIFT || f->layout == PM_LAYOUT_UNKNOWN)
+			f->layout = version_ge(f, 4, 2) || !f->kernel_major ? PM_LAYOUT_CURRENT : PM_LAYOUT_V2;
+	}
+	if (self_entry(fd, (const void *)page_probe, f->page_shift, &e) == 0 && (e >> 63))
+		f->pfn_view = (e & E_FRAME_MASK) ? PM_PFN_VISIBLE : PM_PFN_HIDDEN;
+	if (f->pfn_view == PM_PFN_VISIBLE)
+		f->zero_pfn = probe_zero_pfn(fd, f);
+	close(fd);
+}
+
+/* PAGEMAP_SCAN: EFAULT on a bad vec means the ioctl exists (selftests' vm_util.c). */
+static void probe_scan(struct pm_features *f)
+{
+	struct pm_scan_arg arg = { .size = sizeof(arg) };
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	unsigned bit;
+
+	if (fd < 0)
+		return;
+	arg.start = 0;
+	arg.end = (uint64_t)f->page_size;
+	arg.vec = ~0ULL;
+	arg.vec_len = 1;
+	arg.return_mask = PAGE_IS_PRESENT;
+	f->scan = ioctl(fd, PAGEMAP_SCAN, &arg) < 0 && errno == EFAULT;
+	for (bit = 0; f->scan && bit < 16; bit++) {
+		struct pm_scan_arg a = { .size = sizeof(a), .return_mask = 1ULL << bit };
+		if (ioctl(fd, PAGEMAP_SCAN, &a) == 0)	/* unknown categories give EINVAL */
+			f->scan_categories |= 1ULL << bit;
+	}
+	close(fd);
+}
+
+static void probe_uffd(struct pm_features *f)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+
+	if (fd < 0) {
+		f->uffd_error = errno;
+		f->uffd_wp_async = PM_NO;
+		return;
+	}
+	if (ioctl(fd, UFFDIO_API, &api) == 0) {
+		f->uffd_features = api.features;
+		f->uffd_wp_async = (api.features & UFFD_FEATURE_WP_ASYNC) ? PM_YES : PM_NO;
+	} else {
+		f->uffd_error = errno;
+		f->uffd_wp_async = PM_NO;
+	}
+	close(fd);
+}
+
+/*
+ * Soft-dirty round trip in a child, so the caller's own soft-dirty bits are
+ * not cleared: fresh page dirty, clean after clear_refs 4, dirty after a
+ * write. Only on 4.2+: on 3.11-4.1 clear_refs 4 switches every reader on the
+ * system to the v2 layout.
+ */
+static int soft_dirty_child(unsigned page_shift)
+{
+	size_t ps = (size_t)1 << page_shift;
+	char *p = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	int cfd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+	uint64_t e;
+
+	if (p == MAP_FAILED || fd < 0 || cfd < 0)
+		return 2;
+	p[0] = 1;
+	if (self_entry(fd, p, page_shift, &e) || !(e & E_SOFT_DIRTY))
+		return 1;
+	if (write(cfd, "4", 1) != 1 || self_entry(fd, p, page_shift, &e) || (e & E_SOFT_DIRTY))
+		return 1;
+	p[0] = 2;
+	if (self_entry(fd, p, page_shift, &e) || !(e & E_SOFT_DIRTY))
+		return 1;
+	return 0;
+}
+
+static void probe_soft_dirty(struct pm_features *f)
+{
+	size_t ps = f->page_size;
+	char *p = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	uint64_t e = 0;
+	int status;
+	pid_t pid;
+
+	f->soft_dirty = PM_UNKNOWN;
+	if (p == MAP_FAILED || fd < 0)
+		goto out;
+	p[0] = 1;
+	/* A fresh VMA carries VM_SOFTDIRTY iff CONFIG_MEM_SOFT_DIRTY. */
+	if (self_entry(fd, p, f->page_shift, &e) == 0)
+		f->soft_dirty = (e & E_SOFT_DIRTY) ? PM_YES : PM_NO;
+	if (f->soft_dirty != PM_YES || !version_ge(f, 4, 2))
+		goto out;
+	pid = fork();
+	if (pid == 0)
+		_exit(soft_dirty_child(f->page_shift));
+	if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status))
+		f->soft_dirty = WEXITSTATUS(status) == 0 ? PM_YES : (WEXITSTATUS(status) == 1 ? PM_NO : PM_UNKNOWN);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (p != MAP_FAILED)
+		munmap(p, ps);
+}
+
+static void probe_guard(struct pm_features *f)
+{
+	size_t ps = f->page_size;
+	char *p = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return;
+	f->guard_regions = madvise(p, ps, MADV_GUARD_INSTALL) == 0 ? PM_YES : PM_NO;
+	munmap(p, ps);
+}
+
+static void probe_live(struct pm_features *f)
+{
+	f->page_size = (unsigned)sysconf(_SC_PAGESIZE);
+	f->page_shift = log2u(f->page_size);
+	f->privileged = probe_privileged();
+	probe_self_pagemap(f);
+	probe_scan(f);
+	probe_uffd(f);
+	probe_soft_dirty(f);
+	probe_guard(f);
+	f->by_effect = true;
+}
+
+static enum pm_tristate parse_tristate(const char *v)
+{
+	if (!strcmp(v, "yes") || !strcmp(v, "1"))
+		return PM_YES;
+	if (!strcmp(v, "no") || !strcmp(v, "0"))
+		return PM_NO;
+	return PM_UNKNOWN;
+}
+
+/* One "key=value" line of a capture's pagemap-features file. */
+static void apply_recorded(struct pm_features *f, const char *k, const char *v)
+{
+	if (!strcmp(k, "page_size"))
+		f->page_size = (unsigned)strtoul(v, NULL, 0);
+	else if (!strcmp(k, "privileged"))
+		f->privileged = parse_tristate(v) == PM_YES;
+	else if (!strcmp(k, "layout"))
+		f->layout = !strcmp(v, "pshift") ? PM_LAYOUT_PSHIFT : !strcmp(v, "v2") ? PM_LAYOUT_V2 :
+			    !strcmp(v, "current") ? PM_LAYOUT_CURRENT : PM_LAYOUT_UNKNOWN;
+	else if (!strcmp(k, "pfn_view"))
+		f->pfn_view = !strcmp(v, "visible") ? PM_PFN_VISIBLE : !strcmp(v, "hidden") ? PM_PFN_HIDDEN :
+			      !strcmp(v, "refused") ? PM_PFN_REFUSED : PM_PFN_UNKNOWN;
+	else if (!strcmp(k, "scan"))
+		f->scan = parse_tristate(v) == PM_YES;
+	else if (!strcmp(k, "scan_categories"))
+		f->scan_categories = strtoull(v, NULL, 0);
+	else if (!strcmp(k, "uffd_wp_async"))
+		f->uffd_wp_async = parse_tristate(v);
+	else if (!strcmp(k, "uffd_features"))
+		f->uffd_features = strtoull(v, NULL, 0);
+	else if (!strcmp(k, "soft_dirty"))
+		f->soft_dirty = parse_tristate(v);
+	else if (!strcmp(k, "zero_pfn"))
+		f->zero_pfn = strtoull(v, NULL, 0);
+	else if (!strcmp(k, "guard_regions"))
+		f->guard_regions = parse_tristate(v);
+}
+
+/* A replayed tree cannot be probed by effect: take what its capture recorded. */
+static void probe_recorded(struct pm_ctx *ctx, struct pm_features *f)
+{
+	char path[4096], buf[4096], *line, *save = NULL;
+
+	f->page_size = 4096;
+	f->soft_dirty = f->uffd_wp_async = f->guard_regions = PM_UNKNOWN;
+	if (pm_path(ctx, path, sizeof(path), "/pagemap-features") < 0 ||
+	    pm_read_small_file(ctx, path, buf, sizeof(buf)) < 0)
+		return;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *eq = strchr(line, '=');
+		if (line[0] == '#' || !eq)
+			continue;
+		*eq = '\0';
+		apply_recorded(f, line, eq + 1);
+	}
+	if (!f->page_size || (f->page_size & (f->page_size - 1)))
+		f->page_size = 4096;
+}
+
+/* Can an unprivileged user see physical addresses here (the rowhammer exposure)? */
+static enum pm_tristate unpriv_pfn(const struct pm_features *f)
+{
+	if (!f->kernel_major)
+		return PM_UNKNOWN;
+	if (!version_ge(f, 4, 0))
+		return PM_YES;	/* before 4.0 anyone who may ptrace-read the task sees PFNs */
+	return PM_NO;		/* 4.0-4.1 refuse the open; 4.2+ zero the PFNs */
+}
+
+static void default_layout(struct pm_features *f)
+{
+	if (f->layout != PM_LAYOUT_UNKNOWN || !f->kernel_major)
+		return;
+	if (version_ge(f, 4, 2))
+		f->layout = PM_LAYOUT_CURRENT;
+	else
+		f->layout = PM_LAYOUT_PSHIFT;	/* 3.11-4.1 turn v2 after a clear_refs 4: targets re-check */
+}
+
+const struct pm_features *pm_ctx_features(struct pm_ctx *ctx)
+{
+	struct pm_features *f = &ctx->features;
+
+	if (ctx->probed)
+		return f;
+	memset(f, 0, sizeof(*f));
+	probe_release(ctx, f);
+	if (ctx->live)
+		probe_live(f);
+	else
+		probe_recorded(ctx, f);
+	f->page_shift = log2u(f->page_size);
+	default_layout(f);
+	if (ctx->live && f->layout == PM_LAYOUT_UNKNOWN)
+		f->layout = PM_LAYOUT_CURRENT;
+	f->pmd_size = read_u64_file(ctx, "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size");
+	if (!f->pmd_size)	/* a PMD holds one page of 8-byte entries */
+		f->pmd_size = (uint64_t)f->page_size / 8 * f->page_size;
+	f->unpriv_pfn = unpriv_pfn(f);
+	probe_kfile(ctx, "/proc/kpageflags", &f->kpageflags);
+	probe_kfile(ctx, "/proc/kpagecount", &f->kpagecount);
+	probe_kfile(ctx, "/proc/kpagecgroup", &f->kpagecgroup);
+	probe_kfile(ctx, "/sys/kernel/mm/page_idle/bitmap", &f->page_idle);
+	ctx->probed = true;
+	pm_dbg(ctx, "features: kernel %s layout %s pfn %s scan %d cats %#llx sd %d",
+	       f->kernel_release, pm_layout_name(f->layout), pm_pfn_view_name(f->pfn_view), f->scan,
+	       (unsigned long long)f->scan_categories, f->soft_dirty);
+	return f;
+}
+
+bool pm_swap_active(struct pm_ctx *ctx)
+{
+	char path[4096], buf[512];
+
+	if (ctx->swap_active < 0) {
+		ctx->swap_active = 0;
+		if (pm_path(ctx, path, sizeof(path), "/proc/swaps") == 0 &&
+		    pm_read_small_file(ctx, path, buf, sizeof(buf)) > 0) {
+			char *nl = strchr(buf, '\n');	/* a header line, then one line per area */
+			ctx->swap_active = nl && nl[1] != '\0';
+		}
+	}
+	return ctx->swap_active;
+}

@@ -1,0 +1,45 @@
+/* internal.h - declarations shared inside libpagemap, never installed. */
+#ifndef PM_INTERNAL_H
+#define PM_INTERNAL_H
+
+#include <stdarg.h>
+#include "pagemap.h"
+
+#define PM_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+struct pm_ctx {
+	char *root;			/* "/" or the replay directory, no trailing slash unless "/" */
+	bool live;			/* root is "/" */
+	enum pm_backend backend;
+	pm_log_fn log;
+	void *log_data;
+	bool debug;
+	bool probed;
+	struct pm_features features;
+	int swap_active;		/* -1 unknown, else 0/1 */
+};
+
+struct pm_target {
+	struct pm_ctx *ctx;
+	pid_t pid;
+	int pagemap_fd;
+	enum pm_pfn_view pfn_view;
+	struct pm_decode_info decode;
+};
+
+/* procfs.c: every kernel path goes through the context's root. */
+int pm_path(const struct pm_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int pm_open(const struct pm_ctx *ctx, const char *path, int flags);
+int pm_pid_path(const struct pm_ctx *ctx, char *buf, size_t size, pid_t pid, const char *file);
+ssize_t pm_pread_words(int fd, uint64_t *buf, size_t count, uint64_t word_index);
+int pm_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, size_t size);
+int pm_errno_from_name(const char *s);
+
+/* features.c */
+void pm_dbg(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+bool pm_swap_active(struct pm_ctx *ctx);
+
+/* compat.h carries the kernel uapi bits old headers lack. */
+
+#endif

@@ -1,0 +1,152 @@
+/* procfs.c - root-prefixed kernel paths, recorded-errno replay, and the one pread helper. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "internal.h"
+
+static const struct { const char *name; int value; } errno_names[] = {
+	{ "EPERM", EPERM }, { "ENOENT", ENOENT }, { "ESRCH", ESRCH },
+	{ "EINTR", EINTR }, { "EIO", EIO }, { "EACCES", EACCES },
+	{ "EINVAL", EINVAL }, { "ENOTTY", ENOTTY }, { "ENOSYS", ENOSYS },
+	{ "EOPNOTSUPP", EOPNOTSUPP }, { "ENODEV", ENODEV }, { "EFAULT", EFAULT },
+};
+
+/* Map "EPERM" or "1" to 1; returns 0 for anything else. */
+int pm_errno_from_name(const char *s)
+{
+	size_t i;
+	char *end;
+	long v;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	for (i = 0; i < PM_ARRAY_SIZE(errno_names); i++) {
+		size_t n = strlen(errno_names[i].name);
+		if (!strncmp(s, errno_names[i].name, n) &&
+		    (s[n] == '\0' || s[n] == '\n' || s[n] == ' '))
+			return errno_names[i].value;
+	}
+	v = strtol(s, &end, 10);
+	if (end != s && v > 0 && v < 4096)
+		return (int)v;
+	return 0;
+}
+
+int pm_path(const struct pm_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n = 0;
+	int r;
+
+	if (!ctx->live) {
+		r = snprintf(buf, size, "%s", ctx->root);
+		if (r < 0 || (size_t)r >= size)
+			return -ENAMETOOLONG;
+		n = (size_t)r;
+	}
+	va_start(ap, fmt);
+	r = vsnprintf(buf + n, size - n, fmt, ap);
+	va_end(ap);
+	if (r < 0 || (size_t)r >= size - n)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int pm_pid_path(const struct pm_ctx *ctx, char *buf, size_t size, pid_t pid, const char *file)
+{
+	if (pid == 0)
+		return pm_path(ctx, buf, size, "/proc/self/%s", file);
+	return pm_path(ctx, buf, size, "/proc/%d/%s", (int)pid, file);
+}
+
+/*
+ * A replayed tree records a refused open as FILE.errno: the capture could
+ * not copy FILE, so opening it must fail the way the kernel did.
+ */
+static int recorded_errno(const struct pm_ctx *ctx, const char *path)
+{
+	char name[4096], buf[64];
+	ssize_t n;
+	int fd;
+
+	if (ctx->live || snprintf(name, sizeof(name), "%s.errno", path) >= (int)sizeof(name))
+		return 0;
+	fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return pm_errno_from_name(buf);
+}
+
+/* Open a path made by pm_path(); returns an fd or -errno. */
+int pm_open(const struct pm_ctx *ctx, const char *path, int flags)
+{
+	int e = recorded_errno(ctx, path);
+	int fd;
+
+	if (e)
+		return -e;
+	fd = open(path, flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Read @count 64-bit words starting at word @word_index. Retries EINTR and
+ * short reads; a read that returns 0 ends the data (task_size, or the mm is
+ * gone: the caller tells which). A partial trailing word cannot come from
+ * the kernel (counts are multiples of 8) but a replayed file may end in one:
+ * it is dropped. Returns words read or -errno.
+ */
+ssize_t pm_pread_words(int fd, uint64_t *buf, size_t count, uint64_t word_index)
+{
+	size_t want = count * sizeof(uint64_t), got = 0;
+	off_t off = (off_t)(word_index * sizeof(uint64_t));
+
+	if (word_index > (uint64_t)INT64_MAX / sizeof(uint64_t))
+		return 0;
+	while (got < want) {
+		ssize_t n = pread(fd, (char *)buf + got, want - got, off + (off_t)got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)(got / sizeof(uint64_t));
+}
+
+/* Read a small text file into @buf, NUL-terminated. Returns length or -errno. */
+int pm_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, size_t size)
+{
+	size_t got = 0;
+	int fd = pm_open(ctx, path, O_RDONLY);
+
+	if (fd < 0)
+		return fd;
+	while (got + 1 < size) {
+		ssize_t n = read(fd, buf + got, size - 1 - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			close(fd);
+			return (int)n;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return (int)got;
+}

@@ -1,0 +1,151 @@
+/* target.c - one process: its pagemap fd, held for the handle's life, and its state. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "internal.h"
+
+#define PF_KTHREAD 0x00200000u	/* include/linux/sched.h */
+
+enum pm_proc_state pm_proc_state(struct pm_ctx *ctx, pid_t pid)
+{
+	char path[4096], buf[1024], *p;
+	unsigned long flags = 0;
+	char state;
+	int i;
+
+	if (pm_pid_path(ctx, path, sizeof(path), pid, "stat") < 0 ||
+	    pm_read_small_file(ctx, path, buf, sizeof(buf)) <= 0)
+		return PM_PROC_GONE;
+	p = strrchr(buf, ')');	/* comm may hold spaces and parentheses */
+	if (!p || p[1] != ' ')
+		return PM_PROC_GONE;
+	state = p[2];
+	/* Fields after comm: state ppid pgrp session tty_nr tpgid flags. */
+	for (p += 2, i = 0; i < 6 && p; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		flags = strtoul(p + 1, NULL, 10);
+	if (flags & PF_KTHREAD)
+		return PM_PROC_KTHREAD;
+	if (state == 'Z' || state == 'X')
+		return PM_PROC_ZOMBIE;
+	return PM_PROC_RUNNING;
+}
+
+/*
+ * 3.11-4.1 switch from the page-shift layout to v2 when anyone writes 4
+ * to a clear_refs: decide by effect on this target's own file.
+ */
+static enum pm_layout target_layout(struct pm_target *t, const struct pm_features *f)
+{
+	uint64_t e0;
+
+	if (f->layout == PM_LAYOUT_CURRENT || pm_pread_words(t->pagemap_fd, &e0, 1, 0) != 1)
+		return f->layout;
+	if (e0 == (uint64_t)f->page_shift << 55)
+		return PM_LAYOUT_PSHIFT;
+	/* Page 0 reads 0: the v2 layout, which only 3.11-4.1 have besides 4.2+. */
+	return PM_LAYOUT_V2;
+}
+
+static int open_pagemap(struct pm_ctx *ctx, pid_t pid)
+{
+	char path[4096];
+	int fd, r = pm_pid_path(ctx, path, sizeof(path), pid, "pagemap");
+
+	if (r < 0)
+		return r;
+	fd = pm_open(ctx, path, O_RDONLY);
+	if (fd >= 0 || fd == -EPERM || fd == -EACCES)
+		return fd;
+	/* ESRCH (no mm) vs ENOENT (no process): ask /proc/PID/stat. */
+	return pm_proc_state(ctx, pid) == PM_PROC_GONE ? -ENOENT : -ESRCH;
+}
+
+struct pm_target *pm_target_open(struct pm_ctx *ctx, pid_t pid)
+{
+	const struct pm_features *f = pm_ctx_features(ctx);
+	enum pm_proc_state st;
+	struct pm_target *t;
+	int fd;
+
+	if (!f)
+		return NULL;
+	fd = open_pagemap(ctx, pid);
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	/* 6.1 and older open a kernel thread's or zombie's pagemap; every read gives 0. */
+	st = pm_proc_state(ctx, pid);
+	if (st == PM_PROC_KTHREAD || st == PM_PROC_ZOMBIE) {
+		close(fd);
+		errno = ESRCH;
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		close(fd);
+		return NULL;
+	}
+	t->ctx = ctx;
+	t->pid = pid;
+	t->pagemap_fd = fd;
+	/* The view belongs to the opener's credentials: ours, or the capture's. */
+	t->pfn_view = f->pfn_view == PM_PFN_VISIBLE || (f->pfn_view == PM_PFN_UNKNOWN && f->privileged) ?
+			      PM_PFN_VISIBLE : PM_PFN_HIDDEN;
+	t->decode.layout = target_layout(t, f);
+	t->decode.page_shift = f->page_shift;
+	t->decode.frame_visible = t->pfn_view == PM_PFN_VISIBLE;
+	t->decode.swap_active = pm_swap_active(ctx);
+	return t;
+}
+
+void pm_target_close(struct pm_target *t)
+{
+	if (!t)
+		return;
+	if (t->pagemap_fd >= 0)
+		close(t->pagemap_fd);
+	free(t);
+}
+
+pid_t pm_target_pid(const struct pm_target *t)
+{
+	return t->pid;
+}
+
+enum pm_pfn_view pm_target_pfn_view(const struct pm_target *t)
+{
+	return t->pfn_view;
+}
+
+/*
+ * A 0-byte read means either the end of the readable address space
+ * (task_size) or that the mm is gone (exit, exec). Virtual page 0 is always
+ * below task_size: if it reads nothing too, the mm is gone.
+ */
+static int mm_gone(struct pm_target *t)
+{
+	uint64_t e;
+	ssize_t n = pm_pread_words(t->pagemap_fd, &e, 1, 0);
+
+	if (n < 0)
+		return (int)n;
+	return n == 0;
+}
+
+ssize_t pm_target_read(struct pm_target *t, uint64_t vpn, uint64_t *buf, size_t count)
+{
+	ssize_t n = pm_pread_words(t->pagemap_fd, buf, count, vpn);
+	int gone;
+
+	if (n < 0 || (size_t)n == count || !count)
+		return n;
+	gone = mm_gone(t);
+	if (gone < 0)
+		return gone;
+	return gone ? -ESRCH : n;
+}

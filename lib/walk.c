@@ -1,0 +1,498 @@
+/* walk.c - runs of pages with identical state over a range: PAGEMAP_SCAN and batched pread back ends, same records. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include "compat.h"
+#include "internal.h"
+
+#define BATCH_PAGES	65536u	/* entries per pread (512 KiB), a multiple of every PMD's page count */
+#define SCAN_VEC	1024u	/* regions per PAGEMAP_SCAN call (24 KiB) */
+#define KPF_HUGE	17
+#define KPF_THP		22
+
+/* A stretch of one mapping: either its state is known from scan categories, or entries must be read. */
+struct segment {
+	uint64_t start, end;
+	uint32_t flags;		/* known flags, or flags to add to each entry's */
+	bool entries;
+};
+
+struct pm_walk {
+	struct pm_target *t;
+	const struct pm_features *f;
+	unsigned flags;
+	enum pm_backend backend;
+	uint32_t known;
+	uint64_t start, end;
+	uint64_t psize, pmd_size;
+	unsigned shift;
+
+	struct pm_maps *maps;
+	struct pm_mapping map;		/* current mapping, clamped to [start, end) */
+	bool have_map;
+	uint64_t map_cur;		/* first address of the mapping not yet segmented */
+
+	struct segment seg;
+	uint64_t seg_cur;		/* next address of seg to turn into runs */
+
+	uint64_t *buf;			/* entries [buf_vpn, buf_vpn + buf_n) */
+	uint64_t buf_vpn;
+	size_t buf_n;
+	uint64_t thp_end;		/* pread: end of the PMD block found huge */
+	int kpf_fd;			/* /proc/kpageflags to confirm a huge block, or -1 */
+
+	struct page_region *vec;	/* scan results for the current mapping */
+	size_t vec_n, vec_pos;
+	uint64_t scan_next;
+	uint64_t scan_mask;
+
+	struct pm_run pending, out;
+	bool has_pending;
+};
+
+static bool private_anon(const struct pm_mapping *m)
+{
+	return !(m->prot & PM_MAP_SHARED) && !m->inode &&
+	       (m->kind == PM_MAP_ANON || m->kind == PM_MAP_HEAP || m->kind == PM_MAP_STACK ||
+		m->kind == PM_MAP_ANON_NAMED);
+}
+
+static uint32_t pread_known(const struct pm_walk *w)
+{
+	uint32_t k = PM_PAGE_PRESENT | PM_PAGE_SWAPPED | PM_PAGE_FILE | PM_PAGE_MARKER;
+	enum pm_layout l = w->t->decode.layout;
+
+	if (l == PM_LAYOUT_CURRENT)
+		k |= PM_PAGE_EXCLUSIVE | PM_PAGE_UFFD_WP | PM_PAGE_GUARD | PM_PAGE_SOFTDIRTY;
+	if (l == PM_LAYOUT_V2)
+		k |= PM_PAGE_SOFTDIRTY;
+	if (w->t->decode.frame_visible)
+		k |= PM_PAGE_FRAME | PM_PAGE_NONSWAP | PM_PAGE_THP | (w->f->zero_pfn ? PM_PAGE_ZERO : 0);
+	return k;
+}
+
+static uint32_t scan_known(const struct pm_walk *w)
+{
+	uint32_t k = PM_PAGE_PRESENT | PM_PAGE_SWAPPED | PM_PAGE_FILE | PM_PAGE_MARKER | PM_PAGE_THP |
+		     PM_PAGE_ZERO | PM_PAGE_NONSWAP;
+
+	if (w->scan_mask & PAGE_IS_SOFT_DIRTY)
+		k |= PM_PAGE_SOFTDIRTY;
+	if (w->scan_mask & PAGE_IS_GUARD)
+		k |= PM_PAGE_GUARD;
+	if (w->flags & PM_WALK_ENTRIES)
+		k |= PM_PAGE_EXCLUSIVE | PM_PAGE_UFFD_WP | (w->t->decode.frame_visible ? PM_PAGE_FRAME : 0);
+	return k;
+}
+
+static int choose_backend(struct pm_walk *w)
+{
+	enum pm_backend b = w->t->ctx->backend;
+
+	if (b == PM_BACKEND_SCAN && !w->f->scan)
+		return -EOPNOTSUPP;
+	/* A replayed tree is plain files: no ioctl can answer there. */
+	if (b == PM_BACKEND_AUTO)
+		b = w->f->scan && w->t->ctx->live ? PM_BACKEND_SCAN : PM_BACKEND_PREAD;
+	w->backend = b;
+	w->scan_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED | PAGE_IS_FILE | PAGE_IS_PFNZERO | PAGE_IS_HUGE;
+	w->scan_mask |= w->f->scan_categories & (PAGE_IS_SOFT_DIRTY | PAGE_IS_GUARD);
+	w->known = b == PM_BACKEND_SCAN ? scan_known(w) : pread_known(w);
+	return 0;
+}
+
+struct pm_walk *pm_walk_new(struct pm_target *t, uint64_t start, uint64_t end, unsigned flags)
+{
+	struct pm_walk *w;
+	int r;
+
+	if (start > end) {
+		errno = EINVAL;
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->t = t;
+	w->f = pm_ctx_features(t->ctx);
+	w->flags = flags;
+	w->start = start;
+	w->end = end;
+	w->kpf_fd = -1;
+	w->psize = w->f->page_size;
+	w->shift = w->f->page_shift;
+	w->pmd_size = w->f->pmd_size;
+	r = choose_backend(w);
+	if (r < 0) {
+		free(w);
+		errno = -r;
+		return NULL;
+	}
+	w->buf = malloc(BATCH_PAGES * sizeof(uint64_t));
+	w->vec = w->backend == PM_BACKEND_SCAN ? malloc(SCAN_VEC * sizeof(*w->vec)) : NULL;
+	w->maps = pm_maps_open(t);
+	if (!w->buf || (w->backend == PM_BACKEND_SCAN && !w->vec) || !w->maps) {
+		r = errno ? errno : ENOMEM;
+		pm_walk_free(w);
+		errno = r;
+		return NULL;
+	}
+	if (w->backend == PM_BACKEND_PREAD && t->decode.frame_visible) {
+		char path[4096];
+		if (pm_path(t->ctx, path, sizeof(path), "/proc/kpageflags") == 0)
+			w->kpf_fd = pm_open(t->ctx, path, O_RDONLY);
+	}
+	return w;
+}
+
+void pm_walk_free(struct pm_walk *w)
+{
+	if (!w)
+		return;
+	pm_maps_close(w->maps);
+	if (w->kpf_fd >= 0)
+		close(w->kpf_fd);
+	free(w->buf);
+	free(w->vec);
+	free(w);
+}
+
+enum pm_backend pm_walk_backend(const struct pm_walk *w)
+{
+	return w->backend;
+}
+
+uint32_t pm_walk_known(const struct pm_walk *w)
+{
+	return w->known;
+}
+
+/* Advance to the next mapping that overlaps the range and can be read. Returns 0, 1 at the end, <0. */
+static int next_mapping(struct pm_walk *w)
+{
+	const struct pm_mapping *m;
+	int r;
+
+	for (;;) {
+		r = pm_maps_next(w->maps, &m);
+		if (r)
+			return r;
+		if (m->end <= w->start || m->start >= w->end)
+			continue;
+		/* [vsyscall] lies above task_size; [vvar] is VM_PFNMAP and always reads empty. */
+		if (m->kind == PM_MAP_VSYSCALL || m->kind == PM_MAP_VVAR)
+			continue;
+		w->map = *m;
+		if (w->map.start < w->start)
+			w->map.start = w->start & ~(w->psize - 1);
+		if (w->map.end > w->end)
+			w->map.end = (w->end + w->psize - 1) & ~(w->psize - 1);
+		w->map_cur = w->scan_next = w->map.start;
+		w->vec_n = w->vec_pos = 0;
+		w->seg_cur = w->seg.end = w->map.start;
+		w->have_map = true;
+		return 0;
+	}
+}
+
+static uint32_t flags_from_categories(uint64_t c)
+{
+	uint32_t f = 0;
+
+	if (c & PAGE_IS_PRESENT)
+		f |= PM_PAGE_PRESENT;
+	if (c & PAGE_IS_SWAPPED)
+		f |= PM_PAGE_SWAPPED;
+	if (c & PAGE_IS_FILE)
+		f |= PM_PAGE_FILE;
+	if (c & PAGE_IS_HUGE)
+		f |= PM_PAGE_THP;
+	if (c & PAGE_IS_PFNZERO)
+		f |= PM_PAGE_ZERO;
+	if (c & PAGE_IS_SOFT_DIRTY)
+		f |= PM_PAGE_SOFTDIRTY;
+	if (c & PAGE_IS_GUARD)
+		f = (f & ~PM_PAGE_SWAPPED) | PM_PAGE_GUARD | PM_PAGE_MARKER;
+	return f;
+}
+
+/*
+ * One PAGEMAP_SCAN call over the rest of the mapping. Resume rule for the
+ * stale walk_end that 6.12-6.18 return after more than 512 regions in one
+ * call (kernel-abi.md §6.2): a full vec resumes at the later of walk_end and
+ * the end of the last region.
+ */
+static int scan_refill(struct pm_walk *w)
+{
+	struct pm_scan_arg arg = {
+		.size = sizeof(arg), .start = w->scan_next, .end = w->map.end,
+		.vec = (uint64_t)(uintptr_t)w->vec, .vec_len = SCAN_VEC, .return_mask = w->scan_mask,
+	};
+	int n = ioctl(w->t->pagemap_fd, PAGEMAP_SCAN, &arg);
+
+	if (n < 0)
+		return -errno;
+	w->vec_n = (size_t)n;
+	w->vec_pos = 0;
+	if ((size_t)n < SCAN_VEC)
+		w->scan_next = w->map.end;
+	else
+		w->scan_next = arg.walk_end > w->vec[n - 1].end ? arg.walk_end : w->vec[n - 1].end;
+	return 0;
+}
+
+static void set_seg(struct pm_walk *w, uint64_t start, uint64_t end, uint32_t flags, bool entries)
+{
+	w->seg = (struct segment){ .start = start, .end = end, .flags = flags, .entries = entries };
+	w->seg_cur = start;
+	w->map_cur = end;
+}
+
+/* Scan back end: the next region, or the gap before it (VM_PFNMAP parts are not reported). */
+static int scan_segment(struct pm_walk *w)
+{
+	const struct page_region *reg;
+	uint32_t fl;
+	bool entries;
+	int r;
+
+	while (w->vec_pos == w->vec_n) {
+		if (w->scan_next >= w->map.end) {
+			if (w->map_cur >= w->map.end)
+				return 1;
+			set_seg(w, w->map_cur, w->map.end, 0, false);
+			return 0;
+		}
+		r = scan_refill(w);
+		if (r < 0)
+			return r;
+	}
+	reg = &w->vec[w->vec_pos];
+	if (reg->end <= w->map_cur) {	/* already counted: never twice */
+		w->vec_pos++;
+		return scan_segment(w);
+	}
+	if (reg->start > w->map_cur) {
+		set_seg(w, w->map_cur, reg->start, 0, false);
+		return 0;
+	}
+	w->vec_pos++;
+	fl = flags_from_categories(reg->categories);
+	/* PAGE_IS_SWAPPED also covers uffd-wp markers and migration entries: read those. */
+	entries = ((fl & PM_PAGE_SWAPPED) ||
+		   ((w->flags & PM_WALK_ENTRIES) && (fl & (PM_PAGE_PRESENT | PM_PAGE_MARKER))));
+	if (entries)
+		fl &= PM_PAGE_THP | PM_PAGE_ZERO;
+	set_seg(w, w->map_cur, reg->end < w->map.end ? reg->end : w->map.end, fl, entries);
+	return 0;
+}
+
+static int next_segment(struct pm_walk *w)
+{
+	if (w->backend == PM_BACKEND_SCAN)
+		return scan_segment(w);
+	if (w->map_cur >= w->map.end)
+		return 1;
+	set_seg(w, w->map_cur, w->map.end, 0, true);
+	return 0;
+}
+
+/* Read entries from @vpn up to the next batch boundary or the segment's end. */
+static int refill(struct pm_walk *w, uint64_t vpn)
+{
+	uint64_t end_vpn = w->seg.end >> w->shift;
+	uint64_t lim = (vpn / BATCH_PAGES + 1) * BATCH_PAGES;
+	ssize_t n;
+
+	if (lim > end_vpn)
+		lim = end_vpn;
+	n = pm_target_read(w->t, vpn, w->buf, (size_t)(lim - vpn));
+	if (n < 0)
+		return (int)n;
+	w->buf_vpn = vpn;
+	w->buf_n = (size_t)n;
+	if (!n) {	/* at task_size: nothing above can be read */
+		w->seg.end = w->map.end = w->map_cur = vpn << w->shift;
+		return 1;
+	}
+	return 0;
+}
+
+/* Is the PMD block starting at buffer index @i one huge page? (pread back end, PFNs visible) */
+static bool huge_block(struct pm_walk *w, size_t i)
+{
+	uint64_t n = w->pmd_size >> w->shift, first = w->buf[i], j, kpf;
+	uint64_t pfn = first & ((1ULL << 55) - 1);
+
+	if (!(first >> 63) || !pfn || (pfn & (n - 1)) || i + n > w->buf_n)
+		return false;
+	for (j = 1; j < n; j++)
+		if (w->buf[i + j] != first + j)
+			return false;
+	/* Contiguous and aligned: a huge page unless the buddy allocator was very kind. */
+	if (w->kpf_fd < 0 || pm_pread_words(w->kpf_fd, &kpf, 1, pfn) != 1)
+		return true;
+	return kpf & ((1ULL << KPF_THP) | (1ULL << KPF_HUGE));
+}
+
+static bool compatible(const struct pm_run *p, uint64_t addr, uint32_t flags, const struct pm_entry *e,
+		       unsigned shift)
+{
+	uint64_t n = (p->end - p->start) >> shift;
+
+	if (p->end != addr || p->flags != flags)
+		return false;
+	if (!(flags & PM_PAGE_FRAME))
+		return true;
+	if (flags & PM_PAGE_PRESENT)
+		return e->pfn == p->pfn + n;
+	if (flags & PM_PAGE_MARKER)	/* the offset encodes the marker kind */
+		return e->swap_type == p->swap_type && e->swap_offset == p->swap_offset;
+	return e->swap_type == p->swap_type && e->swap_offset == p->swap_offset + n;
+}
+
+/* Extend the pending run or start a new one. Returns 1 when a finished run is in w->out. */
+static int add_pages(struct pm_walk *w, uint64_t addr, uint64_t n, uint32_t flags, const struct pm_entry *e)
+{
+	static const struct pm_entry none;
+	bool done;
+
+	if (!e)
+		e = &none;
+	if (w->has_pending && !(w->flags & PM_WALK_EACH) && compatible(&w->pending, addr, flags, e, w->shift)) {
+		w->pending.end += n << w->shift;
+		return 0;
+	}
+	done = w->has_pending;
+	if (done)
+		w->out = w->pending;
+	w->pending = (struct pm_run){ .start = addr, .end = addr + (n << w->shift), .flags = flags,
+				      .pfn = e->pfn, .swap_type = e->swap_type, .swap_offset = e->swap_offset,
+				      .map = &w->map };
+	w->has_pending = true;
+	return done;
+}
+
+/* Decode the page at @addr (in the buffer) and add it. */
+static int add_entry(struct pm_walk *w, uint64_t addr)
+{
+	size_t i = (size_t)((addr >> w->shift) - w->buf_vpn);
+	struct pm_entry e;
+	uint32_t fl;
+
+	if (w->backend == PM_BACKEND_PREAD && w->t->decode.frame_visible && !(addr & (w->pmd_size - 1)) &&
+	    huge_block(w, i))
+		w->thp_end = addr + w->pmd_size;
+	pm_entry_decode(w->buf[i], &w->t->decode, &e);	/* an impossible entry still carries its bits */
+	fl = e.flags | w->seg.flags;
+	if (addr < w->thp_end)
+		fl |= PM_PAGE_THP;
+	if ((fl & PM_PAGE_PRESENT) && (fl & PM_PAGE_FRAME) && w->f->zero_pfn && e.pfn == w->f->zero_pfn)
+		fl |= PM_PAGE_ZERO;
+	/* In private anonymous memory only the huge zero page is "file" (6.x quirk). */
+	if ((fl & PM_PAGE_PRESENT) && (fl & PM_PAGE_FILE) && private_anon(&w->map))
+		fl |= PM_PAGE_ZERO;
+	if (fl & PM_PAGE_ZERO)
+		fl &= ~PM_PAGE_FILE;
+	return add_pages(w, addr, 1, fl, &e);
+}
+
+/* Turn the current segment into runs until one run is finished. Returns 1 with w->out, 0 when the segment ends. */
+static int consume(struct pm_walk *w)
+{
+	int r;
+
+	while (w->seg_cur < w->seg.end) {
+		uint64_t addr = w->seg_cur, vpn = addr >> w->shift, n;
+
+		if (!w->seg.entries) {
+			uint32_t fl = w->seg.flags;
+			if (fl & PM_PAGE_ZERO)
+				fl &= ~PM_PAGE_FILE;
+			n = (w->flags & PM_WALK_EACH) ? 1 : (w->seg.end - addr) >> w->shift;
+			w->seg_cur += n << w->shift;
+			if (add_pages(w, addr, n, fl, NULL))
+				return 1;
+			continue;
+		}
+		if (vpn < w->buf_vpn || vpn >= w->buf_vpn + w->buf_n) {
+			r = refill(w, vpn);
+			if (r)
+				return r < 0 ? r : 0;
+		}
+		w->seg_cur += w->psize;
+		if (add_entry(w, addr))
+			return 1;
+	}
+	return 0;
+}
+
+static bool flush(struct pm_walk *w)
+{
+	if (!w->has_pending)
+		return false;
+	w->out = w->pending;
+	w->has_pending = false;
+	return true;
+}
+
+int pm_walk_next(struct pm_walk *w, const struct pm_run **out)
+{
+	int r;
+
+	for (;;) {
+		if (!w->have_map) {
+			r = next_mapping(w);
+			if (r)
+				return r;
+		}
+		if (w->seg_cur >= w->seg.end) {
+			r = next_segment(w);
+			if (r < 0)
+				return r;
+			if (r == 1) {	/* runs never span two mappings */
+				w->have_map = false;
+				if (flush(w)) {
+					*out = &w->out;
+					return 0;
+				}
+				continue;
+			}
+		}
+		r = consume(w);
+		if (r < 0)
+			return r;
+		if (r == 1) {
+			*out = &w->out;
+			return 0;
+		}
+	}
+}
+
+void pm_usage_add(struct pm_usage *u, const struct pm_run *run)
+{
+	uint64_t b = run->end - run->start;
+	uint32_t f = run->flags;
+
+	if (f & PM_PAGE_PRESENT)
+		u->present += b;
+	if (f & PM_PAGE_SWAPPED)
+		u->swapped += b;
+	if (f & PM_PAGE_FILE)
+		u->file += b;
+	if (f & PM_PAGE_EXCLUSIVE)
+		u->exclusive += b;
+	if (f & PM_PAGE_THP)
+		u->thp += b;
+	if (f & PM_PAGE_SOFTDIRTY)
+		u->softdirty += b;
+	if (f & PM_PAGE_UFFD_WP)
+		u->uffdwp += b;
+	if (f & PM_PAGE_GUARD)
+		u->guard += b;
+	if (f & PM_PAGE_ZERO)
+		u->zero += b;
+}

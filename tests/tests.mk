@@ -1,0 +1,38 @@
+# tests/tests.mk - test programs and the check target (included by the Makefile).
+# tests/unit/*.c  pure decoders and parsers, linked against the library's objects (may use lib/internal.h)
+# tests/live/*.c  real kernel tests, linked against the shared library; tests/live/*.sh wrap those
+#                 that change system state (swap, KSM) and restore it
+# tests/cli/*.sh  golden CLI tests replayed through --root fixtures
+
+UNIT_SRC  := $(wildcard tests/unit/*.c)
+UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRC))
+LIVE_LIB  := $(wildcard tests/live/lib/*.c)
+LIVE_SRC  := $(wildcard tests/live/*.c)
+LIVE_BIN  := $(patsubst tests/live/%.c,$(BUILD)/tests/live/%,$(LIVE_SRC))
+LIVE_SH   := $(wildcard tests/live/*.sh)
+CLI_SH    := $(wildcard tests/cli/*.sh)
+TEST_TOOLS_SRC := $(wildcard tests/tools/*.c)
+TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TEST_TOOLS_SRC))
+
+$(BUILD)/tests/unit/%: tests/unit/%.c tests/harness.h $(LIB_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Ilib -o $@ $< $(LIB_OBJ)
+
+$(BUILD)/tests/live/%: tests/live/%.c tests/harness.h $(wildcard tests/live/lib/*.h) $(LIVE_LIB) $(SHLIB)
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Itests/live/lib -o $@ $< $(LIVE_LIB) -L$(BUILD) -lpagemap -lpthread -Wl,-rpath,'$$ORIGIN/../..'
+
+$(BUILD)/tests/tools/%: tests/tools/%.c $(SHLIB)
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -lpagemap -Wl,-rpath,'$$ORIGIN/../..'
+
+.PHONY: test-programs
+test-programs: all $(UNIT_BIN) $(LIVE_BIN) $(TEST_TOOLS)
+
+# Scripts find the build through these.
+export PAGEMAP_BUILD = $(abspath $(BUILD))
+export PAGEMAP_SRC = $(abspath .)
+
+check: deps
+	$(MAKE) test-programs
+	tests/run $(UNIT_BIN) $(LIVE_BIN) $(LIVE_SH) $(CLI_SH)
