@@ -426,6 +426,35 @@ struct pm_usage {
 /* pm_usage_add - add @run's bytes to @u under each flag the run has (pure). */
 PM_API void pm_usage_add(struct pm_usage *u, const struct pm_run *run);
 
+/* ------------------------------------------------------------------ */
+/* Per-mapping usage                                                  */
+/* ------------------------------------------------------------------ */
+
+struct pm_mapstat;
+
+/*
+ * pm_mapstat_open - iterate over every mapping of @t (including [vvar] and
+ * [vsyscall], which read as empty) with its usage summed from one walk of
+ * the whole address space. @walk_flags: PM_WALK_ENTRIES when exclusive,
+ * uffd-wp or frame details are wanted (costs a pread on the scan back end).
+ * A mapping that changed between the two reads of maps (the target is
+ * live) gets the runs that fall inside its new bounds.
+ * Returns the iterator or NULL with errno as pm_walk_new.
+ */
+PM_API struct pm_mapstat *pm_mapstat_open(struct pm_target *t, unsigned walk_flags);
+
+/*
+ * pm_mapstat_next - the next mapping and its usage (both borrowed until the
+ * next call). Returns 0, 1 at the end, or -errno as pm_walk_next.
+ */
+PM_API int pm_mapstat_next(struct pm_mapstat *it, const struct pm_mapping **map, const struct pm_usage **usage);
+
+/* pm_mapstat_walk - the walk behind the iterator, for pm_walk_known/pm_walk_backend. */
+PM_API const struct pm_walk *pm_mapstat_walk(const struct pm_mapstat *it);
+
+/* pm_mapstat_close - free the iterator. NULL is fine. */
+PM_API void pm_mapstat_close(struct pm_mapstat *it);
+
 #ifdef __cplusplus
 }
 #endif

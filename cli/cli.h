@@ -1,0 +1,41 @@
+/* cli.h - what the pagemap subcommands share: the command table's shape, messages, exit codes. */
+#ifndef PM_CLI_H
+#define PM_CLI_H
+
+#include <pagemap.h>
+#include <stdint.h>
+
+/* Exit codes (pagemap(1) documents them). */
+#define EXIT_OK		0
+#define EXIT_RUNTIME	1
+#define EXIT_USAGE	2
+
+extern const char *cli_cmd;	/* the running subcommand, for "Try 'pagemap CMD --help'" */
+
+/* "pagemap: MESSAGE[: strerror(err)]" on stderr. */
+void cli_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A hint line under an error or a notice: "pagemap: hint: ...". */
+void cli_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error: one line, then "Try 'pagemap CMD --help'". Returns EXIT_USAGE. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The usage error for the option getopt just refused (opterr is 0). */
+int cli_bad_option(char **argv);
+
+/* Parse a PID argument ("self" = 0). Returns 0 or -EINVAL. */
+int cli_parse_pid(const char *s, pid_t *pid);
+/* Open a target and explain a failure on stderr. Returns NULL after the message. */
+struct pm_target *cli_open_target(struct pm_ctx *ctx, pid_t pid, const char *arg);
+/* Explain an error that came from walking @arg's memory. */
+void cli_walk_error(struct pm_ctx *ctx, int err, const char *arg);
+/* The flags a walk knows, less those that mean nothing on this kernel (soft-dirty without it). */
+uint32_t cli_meaningful(struct pm_ctx *ctx, uint32_t known);
+/* One stderr line when PFNs are hidden from this reader. */
+void cli_note_hidden(struct pm_ctx *ctx, const struct pm_target *t);
+
+/* Subcommands: int cmd_NAME(struct pm_ctx *ctx, int argc, char **argv) returning an exit code. */
+int cmd_features(struct pm_ctx *ctx, int argc, char **argv);
+int cmd_maps(struct pm_ctx *ctx, int argc, char **argv);
+int cmd_pages(struct pm_ctx *ctx, int argc, char **argv);
+
+#endif

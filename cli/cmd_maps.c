@@ -1,0 +1,195 @@
+/* cmd_maps.c - `pagemap maps PID`: one row per mapping with what its pages are doing. */
+#include <errno.h>
+#include <getopt.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+#include "output.h"
+
+enum { COL_START, COL_END, COL_PERMS, COL_SIZE, COL_PRESENT, COL_SWAPPED, COL_FILE, COL_EXCLUSIVE,
+       COL_THP, COL_SOFTDIRTY, COL_UFFDWP, COL_GUARD, COL_ZERO, COL_OFFSET, COL_DEV, COL_INODE, COL_PATH };
+
+static const struct out_col columns[] = {
+	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address" },
+	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after the last byte" },
+	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions, as in maps (rwxp/s)" },
+	[COL_SIZE] = { "SIZE", 5, SCOLS_FL_RIGHT, OUT_SIZE, "size of the mapping" },
+	[COL_PRESENT] = { "PRESENT", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes in RAM (smaps Rss, plus zero pages)" },
+	[COL_SWAPPED] = { "SWAPPED", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes in swap (smaps Swap for private memory)" },
+	[COL_FILE] = { "FILE", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes of page cache or shared memory" },
+	[COL_EXCLUSIVE] = { "EXCLUSIVE", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes mapped only by this process" },
+	[COL_THP] = { "THP", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes in PMD-mapped huge pages" },
+	[COL_SOFTDIRTY] = { "SOFTDIRTY", 5, SCOLS_FL_RIGHT, OUT_SIZE, "soft-dirty bytes (written since clear_refs 4)" },
+	[COL_UFFDWP] = { "UFFDWP", 5, SCOLS_FL_RIGHT, OUT_SIZE, "userfaultfd write-protected bytes" },
+	[COL_GUARD] = { "GUARD", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes of guard regions" },
+	[COL_ZERO] = { "ZERO", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes mapped to the zero page" },
+	[COL_OFFSET] = { "OFFSET", 0.1, SCOLS_FL_RIGHT, OUT_HEX, "file offset" },
+	[COL_DEV] = { "DEV", 5, 0, OUT_STR, "device major:minor" },
+	[COL_INODE] = { "INODE", 5, SCOLS_FL_RIGHT, OUT_NUM, "inode" },
+	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "file or [name]" },
+};
+#define NCOLS (sizeof(columns) / sizeof(columns[0]))
+
+/* Which usage field a size column shows, and the page flag that must be known for it. */
+static const struct {
+	size_t col;
+	size_t offset;
+	uint32_t flag;
+} usage_cols[] = {
+	{ COL_PRESENT, offsetof(struct pm_usage, present), PM_PAGE_PRESENT },
+	{ COL_SWAPPED, offsetof(struct pm_usage, swapped), PM_PAGE_SWAPPED },
+	{ COL_FILE, offsetof(struct pm_usage, file), PM_PAGE_FILE },
+	{ COL_EXCLUSIVE, offsetof(struct pm_usage, exclusive), PM_PAGE_EXCLUSIVE },
+	{ COL_THP, offsetof(struct pm_usage, thp), PM_PAGE_THP },
+	{ COL_SOFTDIRTY, offsetof(struct pm_usage, softdirty), PM_PAGE_SOFTDIRTY },
+	{ COL_UFFDWP, offsetof(struct pm_usage, uffdwp), PM_PAGE_UFFD_WP },
+	{ COL_GUARD, offsetof(struct pm_usage, guard), PM_PAGE_GUARD },
+	{ COL_ZERO, offsetof(struct pm_usage, zero), PM_PAGE_ZERO },
+};
+
+static uint64_t usage_field(const struct pm_usage *u, size_t i)
+{
+	return *(const uint64_t *)((const char *)u + usage_cols[i].offset);
+}
+
+static void add_usage(struct pm_usage *sum, const struct pm_usage *u)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(*sum) / sizeof(uint64_t); i++)
+		((uint64_t *)sum)[i] += ((const uint64_t *)u)[i];
+}
+
+/* Size cells; a flag the kernel or back end cannot tell prints "-" (null), never 0. */
+static void usage_cells(struct out *out, struct libscols_line *ln, const struct pm_usage *u, uint32_t known)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(usage_cols) / sizeof(usage_cols[0]); i++) {
+		if (known & usage_cols[i].flag)
+			out_u64(out, ln, usage_cols[i].col, usage_field(u, i));
+		else
+			out_unknown(out, ln, usage_cols[i].col);
+	}
+}
+
+static void mapping_row(struct out *out, const struct pm_mapping *m, const struct pm_usage *u, uint32_t known)
+{
+	struct libscols_line *ln = out_line(out);
+	char buf[4096];
+
+	out_u64(out, ln, COL_START, m->start);
+	out_u64(out, ln, COL_END, m->end);
+	out_str(out, ln, COL_PERMS, m->perms);
+	out_u64(out, ln, COL_SIZE, m->end - m->start);
+	usage_cells(out, ln, u, known);
+	out_u64(out, ln, COL_OFFSET, m->offset);
+	snprintf(buf, sizeof(buf), "%02x:%02x", m->dev_major, m->dev_minor);
+	out_str(out, ln, COL_DEV, buf);
+	out_u64(out, ln, COL_INODE, m->inode);
+	snprintf(buf, sizeof(buf), "%.*s", (int)m->path_len, m->path);
+	out_str(out, ln, COL_PATH, buf);
+}
+
+static void note_unknown(struct pm_ctx *ctx, struct out *out, uint32_t known, enum pm_backend b)
+{
+	const struct pm_features *f = pm_ctx_features(ctx);
+
+	if (out_has(out, COL_THP) && !(known & PM_PAGE_THP))
+		cli_error(0, "note: THP unknown: PFNs are hidden and the %s back end cannot see huge pages without them",
+			  pm_backend_name(b));
+	if (out_has(out, COL_SOFTDIRTY) && f->soft_dirty == PM_NO)
+		cli_error(0, "note: SOFTDIRTY unknown: kernel built without CONFIG_MEM_SOFT_DIRTY");
+	else if (out_has(out, COL_SOFTDIRTY) && !(known & PM_PAGE_SOFTDIRTY))
+		cli_error(0, "note: SOFTDIRTY unknown: this kernel's pagemap layout has no soft-dirty bit");
+	if (out_has(out, COL_EXCLUSIVE) && !(known & PM_PAGE_EXCLUSIVE))
+		cli_error(0, "note: EXCLUSIVE unknown: needs Linux 4.2+");
+}
+
+static int walk_maps(struct pm_ctx *ctx, struct pm_target *t, struct out *out, const char *arg)
+{
+	bool entries = out_has(out, COL_EXCLUSIVE) || out_has(out, COL_UFFDWP);
+	struct pm_mapstat *it = pm_mapstat_open(t, entries ? PM_WALK_ENTRIES : 0);
+	const struct pm_mapping *m;
+	const struct pm_usage *u;
+	struct pm_usage total = { 0 };
+	uint64_t size = 0;
+	uint32_t known;
+	struct libscols_line *ln;
+	int rc;
+
+	if (!it) {
+		cli_walk_error(ctx, errno, arg);
+		return EXIT_RUNTIME;
+	}
+	known = cli_meaningful(ctx, pm_walk_known(pm_mapstat_walk(it)));
+	note_unknown(ctx, out, known, pm_walk_backend(pm_mapstat_walk(it)));
+	while ((rc = pm_mapstat_next(it, &m, &u)) == 0) {
+		/* [vvar] (VM_PFNMAP) and [vsyscall] (above task_size) cannot be read: say so. */
+		bool unreadable = m->kind == PM_MAP_VVAR || m->kind == PM_MAP_VSYSCALL;
+		mapping_row(out, m, u, unreadable ? 0 : known);
+		add_usage(&total, u);
+		size += m->end - m->start;
+	}
+	pm_mapstat_close(it);
+	if (rc < 0) {
+		cli_walk_error(ctx, -rc, arg);
+		return EXIT_RUNTIME;
+	}
+	ln = out_total_line(out);
+	if (ln) {
+		out_str(out, ln, COL_PERMS, "total");
+		out_u64(out, ln, COL_SIZE, size);
+		usage_cells(out, ln, &total, known);
+	}
+	return EXIT_OK;
+}
+
+static int usage_help(void)
+{
+	printf("Usage: pagemap maps [options] PID\n\n"
+	       "One row per mapping of process PID (or \"self\"): how much of it is in RAM, in\n"
+	       "swap, shared, exclusive, in huge pages, soft-dirty, write-protected or guarded.\n"
+	       "A dash (null in JSON) means this kernel or privilege level cannot tell.\n");
+	out_help(stdout, columns, NCOLS);
+	return EXIT_OK;
+}
+
+int cmd_maps(struct pm_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = { OUT_LONGOPTS, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	struct out_opts o = { 0 };
+	struct pm_target *t;
+	struct out *out;
+	pid_t pid;
+	int c, code;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, OUT_SHORTOPTS "h", longopts, NULL)) != -1) {
+		if (out_parse_opt(&o, c, optarg))
+			continue;
+		if (c == 'h')
+			return usage_help();
+		return cli_bad_option(argv);
+	}
+	if (optind + 1 != argc)
+		return cli_usage_error(optind == argc ? "no PID given" : "too many arguments");
+	if (cli_parse_pid(argv[optind], &pid) < 0)
+		return cli_usage_error("invalid PID '%s'", argv[optind]);
+	out = out_new("maps", columns, NCOLS,
+		      "START,END,PERMS,SIZE,PRESENT,SWAPPED,FILE,EXCLUSIVE,THP,SOFTDIRTY,UFFDWP,GUARD,PATH", &o);
+	if (!out)
+		return EXIT_USAGE;
+	t = cli_open_target(ctx, pid, argv[optind]);
+	if (!t) {
+		out_free(out);
+		return EXIT_RUNTIME;
+	}
+	code = walk_maps(ctx, t, out, argv[optind]);
+	if (code == EXIT_OK && out_print(out) < 0)
+		code = EXIT_RUNTIME;
+	pm_target_close(t);
+	out_free(out);
+	return code;
+}

@@ -1,0 +1,255 @@
+/* cmd_pages.c - `pagemap pages PID [RANGE]`: runs of pages with their flags, frames and swap slots. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "output.h"
+
+enum { COL_START, COL_END, COL_PAGES, COL_SIZE, COL_FLAGS, COL_NAMES, COL_PFN, COL_SWAPTYPE, COL_SWAPOFF,
+       COL_PERMS, COL_PATH };
+
+static const struct out_col columns[] = {
+	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the run" },
+	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after the run" },
+	[COL_PAGES] = { "PAGES", 5, SCOLS_FL_RIGHT, OUT_NUM, "pages in the run" },
+	[COL_SIZE] = { "SIZE", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes in the run" },
+	[COL_FLAGS] = { "FLAGS", 11, 0, OUT_STR, "one letter per flag (see --help), '-' clear, '?' unknown" },
+	[COL_NAMES] = { "NAMES", 0.2, 0, OUT_STR, "the flags by name" },
+	[COL_PFN] = { "PFN", 0.1, SCOLS_FL_RIGHT, OUT_STR, "physical frames, first-last, or \"hidden\"" },
+	[COL_SWAPTYPE] = { "SWAPTYPE", 3, SCOLS_FL_RIGHT, OUT_STR, "swap area (type), or \"hidden\"" },
+	[COL_SWAPOFF] = { "SWAPOFF", 0.1, SCOLS_FL_RIGHT, OUT_STR, "first swap slot offset, or \"hidden\"" },
+	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions of the mapping" },
+	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]" },
+};
+#define NCOLS (sizeof(columns) / sizeof(columns[0]))
+
+struct pages_opts {
+	unsigned walk_flags;
+	uint32_t known;
+	bool hidden;		/* frames hidden from this reader */
+};
+
+/* Letters for set flags, '-' for clear, '?' for what this walk cannot tell. */
+static void flag_cells(struct out *out, struct libscols_line *ln, uint32_t flags, uint32_t known)
+{
+	const struct pm_flag_info *tab;
+	char letters[PM_PAGE_NFLAGS + 1], names[256];
+	size_t n, i, len = 0, k = 0;
+
+	tab = pm_flag_table(&n);
+	names[0] = '\0';
+	for (i = 0; i < n && k < sizeof(letters) - 1; i++) {
+		letters[k++] = (flags & tab[i].bit) ? tab[i].letter : (known & tab[i].bit) ? '-' : '?';
+		if ((flags & tab[i].bit) && len < sizeof(names))
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", len ? "," : "", tab[i].name);
+	}
+	letters[k] = '\0';
+	out_str(out, ln, COL_FLAGS, letters);
+	out_str(out, ln, COL_NAMES, names);
+}
+
+static void frame_cells(struct out *out, struct libscols_line *ln, const struct pm_run *r, const struct pages_opts *po,
+			uint64_t pages)
+{
+	char buf[64];
+
+	if (r->flags & PM_PAGE_PRESENT) {
+		if (r->flags & PM_PAGE_FRAME) {
+			if (pages > 1)
+				snprintf(buf, sizeof(buf), "0x%" PRIx64 "-0x%" PRIx64, r->pfn, r->pfn + pages - 1);
+			else
+				snprintf(buf, sizeof(buf), "0x%" PRIx64, r->pfn);
+			out_str(out, ln, COL_PFN, buf);
+		} else if (po->hidden || !(po->known & PM_PAGE_FRAME)) {
+			out_str(out, ln, COL_PFN, po->hidden ? "hidden" : "-");
+		}
+	}
+	if (r->flags & (PM_PAGE_SWAPPED | PM_PAGE_MARKER | PM_PAGE_NONSWAP)) {
+		if (r->flags & PM_PAGE_FRAME) {
+			snprintf(buf, sizeof(buf), "%u", r->swap_type);
+			out_str(out, ln, COL_SWAPTYPE, buf);
+			snprintf(buf, sizeof(buf), "0x%" PRIx64, r->swap_offset);
+			out_str(out, ln, COL_SWAPOFF, buf);
+		} else {
+			out_str(out, ln, COL_SWAPTYPE, po->hidden ? "hidden" : "-");
+			out_str(out, ln, COL_SWAPOFF, po->hidden ? "hidden" : "-");
+		}
+	}
+}
+
+static void run_row(struct out *out, const struct pm_run *r, const struct pages_opts *po, unsigned shift)
+{
+	struct libscols_line *ln = out_line(out);
+	uint64_t pages = (r->end - r->start) >> shift;
+	char path[4096];
+
+	out_u64(out, ln, COL_START, r->start);
+	out_u64(out, ln, COL_END, r->end);
+	out_u64(out, ln, COL_PAGES, pages);
+	out_u64(out, ln, COL_SIZE, r->end - r->start);
+	flag_cells(out, ln, r->flags, po->known);
+	frame_cells(out, ln, r, po, pages);
+	out_str(out, ln, COL_PERMS, r->map->perms);
+	snprintf(path, sizeof(path), "%.*s", (int)r->map->path_len, r->map->path);
+	out_str(out, ln, COL_PATH, path);
+}
+
+static int walk_range(struct pm_ctx *ctx, struct pm_target *t, struct out *out, struct pages_opts *po,
+		      uint64_t start, uint64_t end, const char *arg)
+{
+	struct pm_walk *w = pm_walk_new(t, start, end, po->walk_flags);
+	const struct pm_run *r;
+	int rc;
+
+	if (!w) {
+		cli_walk_error(ctx, errno, arg);
+		return EXIT_RUNTIME;
+	}
+	po->known = cli_meaningful(ctx, pm_walk_known(w));
+	while ((rc = pm_walk_next(w, &r)) == 0)
+		run_row(out, r, po, pm_ctx_features(ctx)->page_shift);
+	pm_walk_free(w);
+	if (rc < 0) {
+		cli_walk_error(ctx, -rc, arg);
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
+
+/* "0xA-0xB", "0xA" (one page) or a decimal; returns 0 or -EINVAL. */
+static int parse_range(const char *s, uint64_t page, uint64_t *start, uint64_t *end)
+{
+	char *e;
+
+	errno = 0;
+	*start = strtoull(s, &e, 0);
+	if (errno || e == s)
+		return -EINVAL;
+	if (*e == '\0') {
+		*start &= ~(page - 1);
+		*end = *start + page;
+		return 0;
+	}
+	if (*e != '-')
+		return -EINVAL;
+	s = e + 1;
+	*end = strtoull(s, &e, 0);
+	if (errno || e == s || *e || *end <= *start)
+		return -EINVAL;
+	return 0;
+}
+
+/* Walk every mapping whose path is @name ("[heap]", a file path). */
+static int walk_named(struct pm_ctx *ctx, struct pm_target *t, struct out *out, struct pages_opts *po,
+		      const char *name, const char *arg)
+{
+	struct pm_maps *it = pm_maps_open(t);
+	const struct pm_mapping *m;
+	uint64_t ranges[64][2];
+	size_t n = 0, i, len = strlen(name);
+	int rc, code = EXIT_OK;
+
+	if (!it) {
+		cli_walk_error(ctx, errno, arg);
+		return EXIT_RUNTIME;
+	}
+	while ((rc = pm_maps_next(it, &m)) == 0)
+		if (m->path_len == len && !memcmp(m->path, name, len) && n < 64) {
+			/* Consecutive mappings of one file merge into one walk. */
+			if (n && ranges[n - 1][1] == m->start)
+				ranges[n - 1][1] = m->end;
+			else {
+				ranges[n][0] = m->start;
+				ranges[n++][1] = m->end;
+			}
+		}
+	pm_maps_close(it);
+	if (rc < 0) {
+		cli_walk_error(ctx, -rc, arg);
+		return EXIT_RUNTIME;
+	}
+	if (!n) {
+		cli_error(0, "process %s has no mapping named %s", arg, name);
+		return EXIT_RUNTIME;
+	}
+	for (i = 0; i < n && code == EXIT_OK; i++)
+		code = walk_range(ctx, t, out, po, ranges[i][0], ranges[i][1], arg);
+	return code;
+}
+
+static int usage_help(void)
+{
+	const struct pm_flag_info *tab;
+	size_t n, i;
+
+	printf("Usage: pagemap pages [options] PID [RANGE]\n\n"
+	       "Runs of consecutive pages of process PID (or \"self\") with identical state.\n"
+	       "RANGE is 0xSTART-0xEND, one address (its page), or a mapping name such as\n"
+	       "[heap] or a file path; the default is every mapping.\n\n"
+	       "Options:\n"
+	       "     --each             one row per page\n"
+	       "\nFlag letters:\n");
+	tab = pm_flag_table(&n);
+	for (i = 0; i < n; i++)
+		printf("  %c  %-10s %s\n", tab[i].letter, tab[i].name, tab[i].meaning);
+	out_help(stdout, columns, NCOLS);
+	return EXIT_OK;
+}
+
+#define OPT_EACH 0x2000
+
+int cmd_pages(struct pm_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = { OUT_LONGOPTS, { "each", no_argument, NULL, OPT_EACH },
+						  { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	struct pages_opts po = { .walk_flags = PM_WALK_ENTRIES };
+	struct out_opts o = { 0 };
+	struct pm_target *t;
+	uint64_t start = 0, end = UINT64_MAX;
+	struct out *out;
+	const char *range;
+	pid_t pid;
+	int c, code;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, OUT_SHORTOPTS "h", longopts, NULL)) != -1) {
+		if (out_parse_opt(&o, c, optarg))
+			continue;
+		if (c == OPT_EACH)
+			po.walk_flags |= PM_WALK_EACH;
+		else if (c == 'h')
+			return usage_help();
+		else
+			return cli_bad_option(argv);
+	}
+	if (optind == argc || argc - optind > 2)
+		return cli_usage_error(optind == argc ? "no PID given" : "too many arguments");
+	if (cli_parse_pid(argv[optind], &pid) < 0)
+		return cli_usage_error("invalid PID '%s'", argv[optind]);
+	range = optind + 1 < argc ? argv[optind + 1] : NULL;
+	if (range && range[0] != '[' && range[0] != '/' &&
+	    parse_range(range, pm_ctx_features(ctx)->page_size, &start, &end) < 0)
+		return cli_usage_error("invalid range '%s' (0xSTART-0xEND, an address, or a mapping name)", range);
+	out = out_new("pages", columns, NCOLS, "START,END,PAGES,FLAGS,PFN,SWAPTYPE,SWAPOFF,PATH", &o);
+	if (!out)
+		return EXIT_USAGE;
+	t = cli_open_target(ctx, pid, argv[optind]);
+	if (!t) {
+		out_free(out);
+		return EXIT_RUNTIME;
+	}
+	po.hidden = pm_target_pfn_view(t) != PM_PFN_VISIBLE;
+	cli_note_hidden(ctx, t);
+	if (range && (range[0] == '[' || range[0] == '/'))
+		code = walk_named(ctx, t, out, &po, range, argv[optind]);
+	else
+		code = walk_range(ctx, t, out, &po, start, end, argv[optind]);
+	if (code == EXIT_OK && out_print(out) < 0)
+		code = EXIT_RUNTIME;
+	pm_target_close(t);
+	out_free(out);
+	return code;
+}

@@ -1,0 +1,143 @@
+/* common.c - messages, PID parsing and target opening shared by the subcommands. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+const char *cli_cmd;
+
+void cli_error(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("pagemap: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (err)
+		fprintf(stderr, ": %s", strerror(err));
+	fputc('\n', stderr);
+}
+
+void cli_hint(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("pagemap: hint: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("pagemap: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fprintf(stderr, "Try 'pagemap %s%s--help' for more information.\n", cli_cmd ? cli_cmd : "",
+		cli_cmd ? " " : "");
+	return EXIT_USAGE;
+}
+
+int cli_bad_option(char **argv)
+{
+	if (optopt && optopt < 0x100)
+		return cli_usage_error("invalid option or missing argument -- '%c'", optopt);
+	return cli_usage_error("unrecognized option or missing argument '%s'", argv[optind - 1]);
+}
+
+int cli_parse_pid(const char *s, pid_t *pid)
+{
+	char *end;
+	long v;
+
+	if (!strcmp(s, "self")) {
+		*pid = 0;
+		return 0;
+	}
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > 4194304)
+		return -EINVAL;
+	*pid = (pid_t)v;
+	return 0;
+}
+
+/* The reason a target cannot be read, with a hint for the causes we know. */
+static void explain_open(struct pm_ctx *ctx, pid_t pid, const char *arg, int err)
+{
+	enum pm_proc_state st;
+
+	switch (err) {
+	case ENOENT:
+		cli_error(0, "cannot open process %s: no such process", arg);
+		break;
+	case ESRCH:
+		st = pm_proc_state(ctx, pid);
+		cli_error(0, "cannot open process %s: %s", arg,
+			  st == PM_PROC_KTHREAD ? "it is a kernel thread and has no user memory" :
+			  st == PM_PROC_ZOMBIE	? "it is a zombie and has no memory left" :
+						  "it exited or has no memory");
+		break;
+	case EPERM:
+		cli_error(err, "cannot open /proc/%s/pagemap", arg);
+		cli_hint("Linux 4.0 and 4.1 allow pagemap only to readers with CAP_SYS_ADMIN");
+		break;
+	case EACCES:
+		cli_error(err, "cannot open /proc/%s/pagemap", arg);
+		cli_hint("reading another user's, or a non-dumpable, process needs root (or CAP_SYS_PTRACE)");
+		break;
+	default:
+		cli_error(err, "cannot open /proc/%s/pagemap", arg);
+	}
+}
+
+struct pm_target *cli_open_target(struct pm_ctx *ctx, pid_t pid, const char *arg)
+{
+	struct pm_target *t = pm_target_open(ctx, pid);
+
+	if (!t)
+		explain_open(ctx, pid, arg, errno);
+	return t;
+}
+
+void cli_walk_error(struct pm_ctx *ctx, int err, const char *arg)
+{
+	if (err == ESRCH)
+		cli_error(0, "process %s exited or called exec during the scan; its memory is gone", arg);
+	else if (err == EINVAL)
+		cli_error(0, "cannot read /proc/%s/maps: malformed line", arg);
+	else
+		cli_error(err, "cannot read the memory of process %s", arg);
+}
+
+void cli_note_hidden(struct pm_ctx *ctx, const struct pm_target *t)
+{
+	const struct pm_features *f = pm_ctx_features(ctx);
+
+	if (pm_target_pfn_view(t) == PM_PFN_VISIBLE)
+		return;
+	if (!strcmp(pm_ctx_root(ctx), "/"))
+		cli_error(0, "note: physical frame numbers and swap offsets are hidden: %s",
+			  f->kernel_major && (f->kernel_major < 4 || (f->kernel_major == 4 && f->kernel_minor < 2)) ?
+				  "the reader lacks privilege" :
+				  "the reader lacks CAP_SYS_ADMIN in the initial user namespace (Linux 4.2+)");
+	else
+		cli_error(0, "note: physical frame numbers and swap offsets were hidden from the capture");
+}
+
+uint32_t cli_meaningful(struct pm_ctx *ctx, uint32_t known)
+{
+	/* Bit 55 reads 0 on a kernel without CONFIG_MEM_SOFT_DIRTY: that 0 means nothing. */
+	if (pm_ctx_features(ctx)->soft_dirty == PM_NO)
+		known &= ~PM_PAGE_SOFTDIRTY;
+	return known;
+}

@@ -1,0 +1,130 @@
+/* main.c - the pagemap tool: global options, the command table, exit codes. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+
+#define PAGEMAP_VERSION "0.1.0"
+
+struct command {
+	const char *name;
+	int (*fn)(struct pm_ctx *ctx, int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "features", cmd_features, "what this kernel and privilege level allow" },
+	{ "maps", cmd_maps, "one row per mapping: present, swapped, shared, huge pages" },
+	{ "pages", cmd_pages, "runs of pages with their flags, frames and swap slots" },
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fputs("Usage: pagemap [--root DIR] [--backend auto|pread|scan] COMMAND [ARGS]\n"
+	      "\nInspect Linux /proc/PID/pagemap: where a process's memory is and what it shares.\n"
+	      "\nCommands:\n", f);
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fputs("\nOptions:\n"
+	      "  -R, --root DIR       read /proc and /sys under DIR (a captured tree)\n"
+	      "      --backend NAME   walker back end: auto (default), pread or scan\n"
+	      "  -h, --help           this help\n"
+	      "  -V, --version        version\n"
+	      "\nExit status: 0 success, 1 runtime failure, 2 usage error.\n"
+	      "Run 'pagemap COMMAND --help' for a command's options.\n", f);
+}
+
+/* stdout must reach its destination: a failed write is an error (util-linux close_stdout). */
+static int close_stdout(int code)
+{
+	if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
+		if (errno != EPIPE) {
+			cli_error(errno, "write error");
+			return EXIT_RUNTIME;
+		}
+	}
+	return code;
+}
+
+static int parse_backend(const char *s, enum pm_backend *b)
+{
+	if (!strcmp(s, "auto"))
+		*b = PM_BACKEND_AUTO;
+	else if (!strcmp(s, "pread"))
+		*b = PM_BACKEND_PREAD;
+	else if (!strcmp(s, "scan"))
+		*b = PM_BACKEND_SCAN;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int run_command(const struct command *cmd, const char *root, const char *backend, int argc, char **argv)
+{
+	enum pm_backend b = PM_BACKEND_AUTO;
+	struct pm_ctx *ctx;
+	int code;
+
+	if (backend && parse_backend(backend, &b) < 0)
+		return cli_usage_error("unknown back end '%s' (auto, pread or scan)", backend);
+	ctx = pm_ctx_new(root);
+	if (!ctx) {
+		cli_error(errno, "cannot use root %s", root ? root : "/");
+		return EXIT_RUNTIME;
+	}
+	if (backend)
+		pm_ctx_set_backend(ctx, b);
+	code = cmd->fn(ctx, argc, argv);
+	pm_ctx_free(ctx);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "root", required_argument, NULL, 'R' },
+		{ "backend", required_argument, NULL, 'B' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *root = NULL, *backend = NULL;
+	size_t i;
+	int c;
+
+	opterr = 0;	/* our own one-line messages */
+	while ((c = getopt_long(argc, argv, "+R:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'R':
+			root = optarg;
+			break;
+		case 'B':
+			backend = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return close_stdout(EXIT_OK);
+		case 'V':
+			printf("pagemap %s\n", PAGEMAP_VERSION);
+			return close_stdout(EXIT_OK);
+		default:
+			return cli_bad_option(argv);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("no command given");
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (!strcmp(argv[optind], commands[i].name)) {
+			cli_cmd = commands[i].name;
+			optind++;
+			return close_stdout(run_command(&commands[i], root, backend, argc - optind + 1,
+							argv + optind - 1));
+		}
+	}
+	return cli_usage_error("unknown command '%s'", argv[optind]);
+}

@@ -1,0 +1,259 @@
+/* output.c - the libsmartcols wrapper: column selection, typed cells, table/raw/JSON rendering. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "output.h"
+#include "cli.h"
+
+#define OUT_MAX_COLS 64
+
+struct out {
+	struct libscols_table *tb;
+	const struct out_col *cols;
+	size_t ncols;
+	struct libscols_column *sc[OUT_MAX_COLS];	/* by column id; NULL when not shown */
+	size_t seq[OUT_MAX_COLS];			/* position of each shown column */
+	size_t nshown;
+	struct out_opts o;
+};
+
+bool out_parse_opt(struct out_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case 'J':
+		o->json = true;
+		return true;
+	case 'r':
+		o->raw = true;
+		return true;
+	case 'n':
+		o->noheadings = true;
+		return true;
+	case 'b':
+		o->bytes = true;
+		return true;
+	case 'o':
+		o->list = arg;
+		return true;
+	case OUT_OPT_ALL:
+		o->all = true;
+		return true;
+	default:
+		return false;
+	}
+}
+
+void out_help(FILE *f, const struct out_col *cols, size_t n)
+{
+	size_t i;
+
+	fputs("\nOutput:\n"
+	      " -J, --json             JSON (sizes in bytes, addresses as \"0x...\" strings)\n"
+	      " -r, --raw              raw output, no alignment\n"
+	      " -n, --noheadings       no column headings\n"
+	      " -o, --output LIST      columns to show; +LIST adds to the default\n"
+	      "     --output-all       every column\n"
+	      " -b, --bytes            sizes in bytes, not human-readable\n"
+	      "\nAvailable output columns:\n", f);
+	for (i = 0; i < n; i++)
+		fprintf(f, " %12s  %s\n", cols[i].name, cols[i].help);
+}
+
+static int find_col(const struct out_col *cols, size_t n, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strlen(cols[i].name) == len && !strncasecmp(cols[i].name, name, len))
+			return (int)i;
+	return -1;
+}
+
+/* Parse "A,B,C" into ids; returns the count or -1 after a usage error. */
+static int parse_list(const char *list, const struct out_col *cols, size_t n, size_t *ids, size_t max, int have)
+{
+	const char *p = list;
+
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		int id = find_col(cols, n, p, len);
+		if (id < 0) {
+			cli_usage_error("unknown column '%.*s' (see --help for the list)", (int)len, p);
+			return -1;
+		}
+		if (have < (int)max)
+			ids[have++] = (size_t)id;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return have;
+}
+
+static int add_column(struct out *out, size_t id)
+{
+	const struct out_col *c = &out->cols[id];
+	static const int json_type[] = { [OUT_STR] = SCOLS_JSON_STRING, [OUT_SIZE] = SCOLS_JSON_NUMBER,
+					 [OUT_NUM] = SCOLS_JSON_NUMBER, [OUT_HEX] = SCOLS_JSON_STRING,
+					 [OUT_BOOL] = SCOLS_JSON_BOOLEAN };
+	struct libscols_column *sc;
+
+	if (out->sc[id])
+		return 0;
+	sc = scols_table_new_column(out->tb, c->name, c->whint, c->flags);
+	if (!sc)
+		return -ENOMEM;
+	/* libsmartcols lower-cases the heading for the JSON key. */
+	scols_column_set_json_type(sc, json_type[c->kind]);
+	out->sc[id] = sc;
+	out->seq[id] = out->nshown++;
+	return 0;
+}
+
+static int select_columns(struct out *out, const char *defaults)
+{
+	size_t ids[OUT_MAX_COLS], i;
+	int n = 0;
+
+	if (out->o.all) {
+		for (i = 0; i < out->ncols; i++)
+			ids[n++] = i;
+	} else {
+		const char *list = out->o.list;
+		if (!list || *list == '+')
+			n = parse_list(defaults, out->cols, out->ncols, ids, OUT_MAX_COLS, 0);
+		if (n >= 0 && list)
+			n = parse_list(*list == '+' ? list + 1 : list, out->cols, out->ncols, ids, OUT_MAX_COLS, n);
+	}
+	if (n < 0)
+		return -EINVAL;
+	for (i = 0; i < (size_t)n; i++)
+		if (add_column(out, ids[i]) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+struct out *out_new(const char *name, const struct out_col *cols, size_t n, const char *defaults,
+		    const struct out_opts *o)
+{
+	struct out *out = calloc(1, sizeof(*out));
+
+	if (!out || n > OUT_MAX_COLS || !(out->tb = scols_new_table())) {
+		free(out);
+		cli_error(0, "cannot create output table: %s", strerror(ENOMEM));
+		return NULL;
+	}
+	out->cols = cols;
+	out->ncols = n;
+	out->o = *o;
+	scols_table_set_name(out->tb, name);
+	scols_table_enable_json(out->tb, o->json);
+	scols_table_enable_raw(out->tb, o->raw);
+	scols_table_enable_noheadings(out->tb, o->noheadings);
+	if (select_columns(out, defaults) < 0) {
+		out_free(out);
+		return NULL;
+	}
+	return out;
+}
+
+void out_free(struct out *out)
+{
+	if (!out)
+		return;
+	scols_unref_table(out->tb);
+	free(out);
+}
+
+bool out_has(const struct out *out, size_t id)
+{
+	return id < out->ncols && out->sc[id];
+}
+
+struct libscols_line *out_line(struct out *out)
+{
+	return scols_table_new_line(out->tb, NULL);
+}
+
+struct libscols_line *out_total_line(struct out *out)
+{
+	if (out->o.json || out->o.raw)
+		return NULL;
+	return scols_table_new_line(out->tb, NULL);
+}
+
+static void set_cell(struct out *out, struct libscols_line *ln, size_t id, const char *s)
+{
+	if (ln && out_has(out, id))
+		scols_line_set_data(ln, out->seq[id], s);
+}
+
+void out_str(struct out *out, struct libscols_line *ln, size_t id, const char *s)
+{
+	if (out->cols[id].kind == OUT_BOOL && out->o.json && s)
+		s = !strcmp(s, "yes") || !strcmp(s, "true") ? "true" : "false";
+	set_cell(out, ln, id, s);
+}
+
+char *out_human_size(uint64_t bytes, char *buf, size_t size)
+{
+	static const char suffix[] = "BKMGTPE";
+	unsigned exp = 0;
+	uint64_t whole = bytes, frac = 0;
+
+	while (whole >= 1024 && exp + 1 < sizeof(suffix) - 1) {
+		frac = whole & 1023;
+		whole >>= 10;
+		exp++;
+	}
+	/* One decimal, rounded, as util-linux's size_to_human_string. */
+	frac = (frac * 10 + 512) / 1024;
+	if (frac == 10) {
+		whole++;
+		frac = 0;
+	}
+	if (frac && whole < 1000)
+		snprintf(buf, size, "%" PRIu64 ".%" PRIu64 "%c", whole, frac, suffix[exp]);
+	else
+		snprintf(buf, size, "%" PRIu64 "%c", whole, suffix[exp]);
+	return buf;
+}
+
+void out_u64(struct out *out, struct libscols_line *ln, size_t id, uint64_t v)
+{
+	char buf[32];
+
+	switch (out->cols[id].kind) {
+	case OUT_SIZE:
+		if (out->o.bytes || out->o.json)
+			snprintf(buf, sizeof(buf), "%" PRIu64, v);
+		else
+			out_human_size(v, buf, sizeof(buf));
+		break;
+	case OUT_HEX:
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+		break;
+	case OUT_BOOL:
+		snprintf(buf, sizeof(buf), "%s", v ? (out->o.json ? "true" : "yes") : (out->o.json ? "false" : "no"));
+		break;
+	case OUT_NUM:
+	case OUT_STR:
+	default:
+		snprintf(buf, sizeof(buf), "%" PRIu64, v);
+		break;
+	}
+	set_cell(out, ln, id, buf);
+}
+
+void out_unknown(struct out *out, struct libscols_line *ln, size_t id)
+{
+	/* An empty cell is null in JSON; a dash in tables says "not known", never a fake 0. */
+	set_cell(out, ln, id, out->o.json ? NULL : "-");
+}
+
+int out_print(struct out *out)
+{
+	return scols_print_table(out->tb) ? -EIO : 0;
+}

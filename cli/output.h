@@ -1,0 +1,80 @@
+/* output.h - the libsmartcols wrapper every subcommand fills: typed cells in, table/raw/JSON out. */
+#ifndef PM_CLI_OUTPUT_H
+#define PM_CLI_OUTPUT_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <libsmartcols.h>
+
+/* How a column's cells are typed; decides formatting and the JSON type. */
+enum out_kind {
+	OUT_STR,	/* text */
+	OUT_SIZE,	/* bytes: human "4K" in tables, integer with -b and in JSON */
+	OUT_NUM,	/* integer */
+	OUT_HEX,	/* address or PFN: "0x..." everywhere (a string in JSON) */
+	OUT_BOOL,	/* yes/no, true/false in JSON */
+};
+
+/* One row of a subcommand's column table: drives --output, help and JSON types. */
+struct out_col {
+	const char *name;	/* upper case: "START"; lower-cased for JSON keys */
+	double whint;		/* libsmartcols width hint */
+	int flags;		/* SCOLS_FL_* */
+	enum out_kind kind;
+	const char *help;
+};
+
+struct out_opts {
+	bool json, raw, noheadings, bytes, all;
+	const char *list;	/* -o LIST, or "+LIST" to add to the defaults */
+};
+
+struct out;
+
+/* Common option letters and long options; subcommands append their own. */
+#define OUT_SHORTOPTS "Jrno:b"
+#define OUT_OPT_ALL 0x1000
+#define OUT_LONGOPTS                                                  \
+	{ "json", no_argument, NULL, 'J' },                           \
+	{ "raw", no_argument, NULL, 'r' },                            \
+	{ "noheadings", no_argument, NULL, 'n' },                     \
+	{ "output", required_argument, NULL, 'o' },                   \
+	{ "output-all", no_argument, NULL, OUT_OPT_ALL },             \
+	{ "bytes", no_argument, NULL, 'b' }
+
+/* Handle a common option; returns true if @c was one. */
+bool out_parse_opt(struct out_opts *o, int c, const char *arg);
+
+/* Print the common options and the column list for --help. */
+void out_help(FILE *f, const struct out_col *cols, size_t n);
+
+/*
+ * Make a table named @name (the JSON key) with the columns selected by
+ * @o (or @defaults, comma separated). Returns NULL after printing a usage
+ * error for an unknown column.
+ */
+struct out *out_new(const char *name, const struct out_col *cols, size_t n, const char *defaults,
+		    const struct out_opts *o);
+void out_free(struct out *out);
+
+/* Is column @id (index into the table) shown? Lets commands skip work. */
+bool out_has(const struct out *out, size_t id);
+
+struct libscols_line *out_line(struct out *out);
+/* A totals line: only in the aligned table view; NULL for raw and JSON. */
+struct libscols_line *out_total_line(struct out *out);
+
+/* Cell setters: a column that is not shown is ignored. */
+void out_str(struct out *out, struct libscols_line *ln, size_t id, const char *s);
+void out_u64(struct out *out, struct libscols_line *ln, size_t id, uint64_t v);
+void out_unknown(struct out *out, struct libscols_line *ln, size_t id);	/* "-" / null */
+
+/* Print the table; returns 0 or -errno. */
+int out_print(struct out *out);
+
+/* Human-readable size like util-linux: "0B", "4K", "1.5M". */
+char *out_human_size(uint64_t bytes, char *buf, size_t size);
+
+#endif
