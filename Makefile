@@ -91,3 +91,11 @@ clean:
 -include tests/tests.mk
 -include tests/fuzz/fuzz.mk
 -include bench/bench.mk
+
+# The demo: a process with a known layout, shown by features, maps and pages.
+$(BUILD)/pagemap-demo: demo/pagemap-demo.c | $(BUILD)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $<
+all: $(BUILD)/pagemap-demo
+demo: deps
+	$(MAKE) all
+	@demo/run $(BUILD)

@@ -130,6 +130,8 @@ static void row_kfile(struct out *out, const char *name, const struct pm_kfile *
 {
 	if (k->readable)
 		row(out, name, "yes", "%s", what);
+	else if (k->error == ENODATA)
+		row(out, name, "unknown", "not in the captured tree");
 	else if (k->error == ENOENT)
 		row(out, name, "no", "missing: kernel built without %s",
 		    !strcmp(name, "idle-page-tracking") ? "CONFIG_IDLE_PAGE_TRACKING" :
@@ -138,9 +140,29 @@ static void row_kfile(struct out *out, const char *name, const struct pm_kfile *
 		row(out, name, "no", "%s%s", strerror(k->error), k->error == EACCES ? " (root only)" : "");
 }
 
+/* The key=value form a captured tree keeps in ROOT/pagemap-features (read back by the library). */
+static int export_features(const struct pm_features *f)
+{
+	static const char *tri_name[] = { "no", "yes", "unknown" };
+
+	printf("# pagemap-features: recorded by 'pagemap features --export'\n");
+	printf("kernel=%s\npage_size=%u\nprivileged=%s\nlayout=%s\npfn_view=%s\n", f->kernel_release,
+	       f->page_size, f->privileged ? "yes" : "no", pm_layout_name(f->layout), pm_pfn_view_name(f->pfn_view));
+	printf("zero_pfn=0x%llx\nscan=%s\nscan_categories=0x%llx\n", (unsigned long long)f->zero_pfn,
+	       f->scan ? "yes" : "no", (unsigned long long)f->scan_categories);
+	printf("uffd_wp_async=%s\nuffd_features=0x%llx\nsoft_dirty=%s\nguard_regions=%s\n",
+	       tri_name[f->uffd_wp_async], (unsigned long long)f->uffd_features, tri_name[f->soft_dirty],
+	       tri_name[f->guard_regions]);
+	return EXIT_OK;
+}
+
+#define OPT_EXPORT 0x2000
+
 int cmd_features(struct pm_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = { OUT_LONGOPTS, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	static const struct option longopts[] = { OUT_LONGOPTS, { "export", no_argument, NULL, OPT_EXPORT },
+						  { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	bool export = false;
 	const struct pm_features *f;
 	struct out_opts o = { 0 };
 	struct out *out;
@@ -150,11 +172,18 @@ int cmd_features(struct pm_ctx *ctx, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, OUT_SHORTOPTS "h", longopts, NULL)) != -1) {
 		if (out_parse_opt(&o, c, optarg))
 			continue;
+		if (c == OPT_EXPORT) {
+			export = true;
+			continue;
+		}
 		if (c == 'h') {
 			printf("Usage: pagemap features [options]\n\n"
 			       "What this kernel and this privilege level allow: pagemap layout, PFN\n"
 			       "visibility, PAGEMAP_SCAN, userfaultfd write-protect, soft-dirty and the\n"
-			       "physical-frame files; for each missing thing, why and what would enable it.\n");
+			       "physical-frame files; for each missing thing, why and what would enable it.\n\n"
+			       "Options:\n"
+			       "     --export           print the probe as key=value lines, the form a captured\n"
+			       "                        tree keeps in ROOT/pagemap-features\n");
 			out_help(stdout, columns, sizeof(columns) / sizeof(columns[0]));
 			return EXIT_OK;
 		}
@@ -167,6 +196,8 @@ int cmd_features(struct pm_ctx *ctx, int argc, char **argv)
 		cli_error(errno, "cannot probe the kernel");
 		return EXIT_RUNTIME;
 	}
+	if (export)
+		return export_features(f);
 	out = out_new("features", columns, sizeof(columns) / sizeof(columns[0]), "FEATURE,STATUS,DETAIL", &o);
 	if (!out)
 		return EXIT_USAGE;

@@ -62,30 +62,28 @@ static void decode_swap(uint64_t raw, const struct pm_decode_info *info, struct 
 {
 	uint64_t frame = raw & E_FRAME_MASK;
 	bool current = info->layout == PM_LAYOUT_CURRENT;
-	unsigned type;
+	unsigned type = (unsigned)(frame & ((1u << SWAP_TYPE_BITS) - 1));
 
+	if (info->frame_visible) {
+		out->swap_type = (uint8_t)type;
+		out->swap_offset = frame >> SWAP_TYPE_BITS;
+		out->flags |= PM_PAGE_FRAME;
+	}
 	if (current && (raw & E_GUARD)) {
 		out->flags |= PM_PAGE_MARKER | PM_PAGE_GUARD;
-		return;
-	}
-	if (!info->frame_visible) {
+	} else if (!info->frame_visible) {
 		/* Hidden frame (4.18+): uffd-wp on a swap entry is a marker unless swap is on. */
 		if (current && (raw & E_UFFD_WP) && !info->swap_active)
 			out->flags |= PM_PAGE_MARKER;
 		else
 			out->flags |= PM_PAGE_SWAPPED;
-		return;
-	}
-	type = (unsigned)(frame & ((1u << SWAP_TYPE_BITS) - 1));
-	out->swap_type = (uint8_t)type;
-	out->swap_offset = frame >> SWAP_TYPE_BITS;
-	out->flags |= PM_PAGE_FRAME;
-	if (current && type == PM_SWAP_TYPE_MARKER && (raw & E_UFFD_WP))
+	} else if (current && type == PM_SWAP_TYPE_MARKER && (raw & E_UFFD_WP)) {
 		out->flags |= PM_PAGE_MARKER;
-	else if (type >= (current ? NONSWAP_TYPE_CURRENT : NONSWAP_TYPE_OLD))
+	} else if (type >= (current ? NONSWAP_TYPE_CURRENT : NONSWAP_TYPE_OLD)) {
 		out->flags |= PM_PAGE_NONSWAP;
-	else
+	} else {
 		out->flags |= PM_PAGE_SWAPPED;
+	}
 }
 
 /* Bits 55-60 by layout; returns -EINVAL where they cannot be what we read. */

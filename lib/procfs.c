@@ -12,6 +12,7 @@ static const struct { const char *name; int value; } errno_names[] = {
 	{ "EINTR", EINTR }, { "EIO", EIO }, { "EACCES", EACCES },
 	{ "EINVAL", EINVAL }, { "ENOTTY", ENOTTY }, { "ENOSYS", ENOSYS },
 	{ "EOPNOTSUPP", EOPNOTSUPP }, { "ENODEV", ENODEV }, { "EFAULT", EFAULT },
+	{ "ENODATA", ENODATA },
 };
 
 /* Map "EPERM" or "1" to 1; returns 0 for anything else. */

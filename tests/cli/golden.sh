@@ -1,0 +1,58 @@
+#!/bin/sh
+# golden.sh - replay tests/cli/cases through `pagemap --root FIXTURE` and compare with the golden outputs.
+# Usage: tests/cli/golden.sh [--update]   (PAGEMAP_BUILD and PAGEMAP_SRC come from make)
+src=${PAGEMAP_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${PAGEMAP_BUILD:-$src/build}
+update=0
+[ "${1:-}" = --update ] && update=1
+work=$(mktemp -d) || exit 1
+trap 'rm -rf "$work"' EXIT
+pagemap="$build/pagemap"
+
+json_check() {	# json_check FILE: valid JSON, sizes are integers, addresses and PFNs "0x" strings
+	command -v python3 >/dev/null || { echo "no python3"; return 0; }
+	python3 - "$1" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rows = next(iter(doc.values()))
+assert isinstance(rows, list) and rows, "no rows"
+for r in rows:
+    for k, v in r.items():
+        if k in ("start", "end", "offset", "pfn") and v is not None:
+            assert isinstance(v, str) and v.startswith("0x"), (k, v)
+        if k in ("size", "present", "swapped", "file", "exclusive", "thp", "uffdwp", "guard", "zero", "pages") and v is not None:
+            assert isinstance(v, int) and not isinstance(v, bool), (k, v)
+PY
+}
+
+grep -v '^#' "$src/tests/cli/cases" | while read -r name fixture args; do
+	[ -n "$name" ] || continue
+	tree="$work/$fixture"
+	[ -d "$tree" ] || "$src/tests/fixtures/unpack" "$src/tests/fixtures/$fixture" "$tree" || { echo "FAIL $name: cannot unpack $fixture"; continue; }
+	# @REGION -> its range recorded when the fixture was captured.
+	expanded=""
+	for a in $args; do
+		case $a in @*) a=$(awk -v n="${a#@}" '$1 == n { print $2 }' "$tree/regions") ;; esac
+		expanded="$expanded $a"
+	done
+	out="$work/$name.out"
+	# shellcheck disable=SC2086
+	"$pagemap" --root "$tree" $expanded >"$out.stdout" 2>"$out.stderr"
+	rc=$?
+	{ cat "$out.stdout"; sed 's/^/stderr: /' "$out.stderr"; echo "exit: $rc"; } >"$out"
+	golden="$src/tests/cli/golden/$name.out"
+	if [ $update = 1 ]; then
+		cp "$out" "$golden"
+		echo "SKIP $name: golden output rewritten"
+		continue
+	fi
+	case " $expanded " in *" -J "*) if ! err=$(json_check "$out.stdout" 2>&1); then echo "FAIL $name: bad JSON: $err"; continue; fi ;; esac
+	if [ ! -f "$golden" ]; then
+		echo "FAIL $name: no golden output (run tests/cli/golden.sh --update and review)"
+	elif cmp -s "$out" "$golden"; then
+		echo "PASS $name"
+	else
+		echo "FAIL $name: output differs from $golden:"
+		diff -u "$golden" "$out" | head -20
+	fi
+done
