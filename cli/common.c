@@ -78,6 +78,11 @@ static void explain_open(struct pm_ctx *ctx, pid_t pid, const char *arg, int err
 
 	switch (err) {
 	case ENOENT:
+		if (strcmp(pm_ctx_root(ctx), "/") && pm_proc_state(ctx, pid) != PM_PROC_GONE) {
+			cli_error(err, "cannot open %s/proc/%s/pagemap", pm_ctx_root(ctx), arg);
+			cli_hint("a capture stores pagemap as pagemap.sparse: tests/fixtures/unpack makes the tree replayable");
+			break;
+		}
 		cli_error(0, "cannot open process %s: no such process", arg);
 		break;
 	case ESRCH:

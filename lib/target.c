@@ -58,7 +58,7 @@ static int open_pagemap(struct pm_ctx *ctx, pid_t pid)
 	if (r < 0)
 		return r;
 	fd = pm_open(ctx, path, O_RDONLY);
-	if (fd >= 0 || fd == -EPERM || fd == -EACCES)
+	if (fd >= 0 || fd == -EPERM || fd == -EACCES || !ctx->live)
 		return fd;
 	/* ESRCH (no mm) vs ENOENT (no process): ask /proc/PID/stat. */
 	return pm_proc_state(ctx, pid) == PM_PROC_GONE ? -ENOENT : -ESRCH;

@@ -170,6 +170,24 @@ uint32_t pm_walk_known(const struct pm_walk *w)
 	return w->known;
 }
 
+/*
+ * The end of the maps file is the end of the walk only if the target still
+ * has its memory. A maps file whose process exited or exec'd reads empty
+ * from then on (6.x seq_file m_start finds no mm), which alone would pass
+ * for an empty address space instead of -ESRCH (live test exit_race).
+ * Live only: a replayed tree's pagemap file may legitimately be empty.
+ */
+static int maps_end(struct pm_walk *w)
+{
+	uint64_t e;
+	ssize_t n;
+
+	if (!w->t->ctx->live)
+		return 1;
+	n = pm_target_read(w->t, 0, &e, 1);	/* -ESRCH when the mm is gone */
+	return n < 0 ? (int)n : 1;
+}
+
 /* Advance to the next mapping that overlaps the range and can be read. Returns 0, 1 at the end, <0. */
 static int next_mapping(struct pm_walk *w)
 {
@@ -178,6 +196,8 @@ static int next_mapping(struct pm_walk *w)
 
 	for (;;) {
 		r = pm_maps_next(w->maps, &m);
+		if (r == 1)
+			return maps_end(w);
 		if (r)
 			return r;
 		if (m->end <= w->start || m->start >= w->end)
