@@ -16,11 +16,11 @@ TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TEST_TOOLS_SRC
 
 $(BUILD)/tests/unit/%: tests/unit/%.c tests/harness.h $(LIB_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -Ilib -o $@ $< $(LIB_OBJ)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Ilib -Itests -o $@ $< $(LIB_OBJ)
 
 $(BUILD)/tests/live/%: tests/live/%.c tests/harness.h $(wildcard tests/live/lib/*.h) $(LIVE_LIB) $(SHLIB)
 	@mkdir -p $(@D)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -Itests/live/lib -o $@ $< $(LIVE_LIB) -L$(BUILD) -lpagemap -lpthread -Wl,-rpath,'$$ORIGIN/../..'
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Itests -Itests/live/lib -o $@ $< $(LIVE_LIB) -L$(BUILD) -lpagemap -lpthread -Wl,-rpath,'$$ORIGIN/../..'
 
 $(BUILD)/tests/tools/%: tests/tools/%.c $(SHLIB)
 	@mkdir -p $(@D)
