@@ -87,7 +87,8 @@ static void rows_pagemap(struct out *out, const struct pm_features *f)
 	row(out, "uffd-wp-bit", at_least(f, 5, 13) ? "yes" : f->kernel_major ? "no" : "unknown", "%s",
 	    at_least(f, 5, 13) ? "bit 57: userfaultfd write-protected" : "needs Linux 5.13+");
 	row(out, "guard-regions", tri(f->guard_regions), "%s",
-	    f->guard_regions == PM_YES ? "bit 58 marks MADV_GUARD_INSTALL pages" : "needs Linux 6.15+ (bit 58)");
+	    f->guard_regions == PM_YES ? "bit 58 marks MADV_GUARD_INSTALL pages" :
+	    f->guard_regions == PM_NO ? "needs Linux 6.15+ (bit 58)" : "not recorded by the capture");
 }
 
 static void categories(uint64_t cats, char *buf, size_t size)
@@ -108,10 +109,10 @@ static void rows_tracking(struct out *out, const struct pm_features *f)
 
 	categories(f->scan_categories, cats, sizeof(cats));
 	if (f->scan)
-		row(out, "pagemap-scan", "yes", "PAGEMAP_SCAN ioctl; categories: %s", cats);
+		row(out, "pagemap-scan", "yes", "PAGEMAP_SCAN ioctl; categories: %s%s", cats,
+		    f->by_effect ? "" : " (a replayed tree is walked with pread)");
 	else
-		row(out, "pagemap-scan", f->by_effect ? "no" : "unknown", "%s",
-		    f->by_effect ? "needs Linux 6.7+; walks use batched pread" : "not recorded by the capture");
+		row(out, "pagemap-scan", "no", "needs Linux 6.7+; walks use batched pread");
 	if (f->uffd_wp_async == PM_YES)
 		row(out, "uffd-wp-async", "yes", "userfaultfd write-protect without fault messages (write tracking)");
 	else if (f->uffd_error)

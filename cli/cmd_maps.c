@@ -103,6 +103,9 @@ static void note_unknown(struct pm_ctx *ctx, struct out *out, uint32_t known, en
 		cli_error(0, "note: SOFTDIRTY unknown: kernel built without CONFIG_MEM_SOFT_DIRTY");
 	else if (out_has(out, COL_SOFTDIRTY) && !(known & PM_PAGE_SOFTDIRTY))
 		cli_error(0, "note: SOFTDIRTY unknown: this kernel's pagemap layout has no soft-dirty bit");
+	if (out_has(out, COL_ZERO) && !(known & PM_PAGE_ZERO))
+		cli_error(0, "note: ZERO unknown: PFNs are hidden and the %s back end cannot tell the zero page",
+			  pm_backend_name(b));
 	if (out_has(out, COL_EXCLUSIVE) && !(known & PM_PAGE_EXCLUSIVE))
 		cli_error(0, "note: EXCLUSIVE unknown: needs Linux 4.2+");
 }
@@ -139,7 +142,9 @@ static int walk_maps(struct pm_ctx *ctx, struct pm_target *t, struct out *out, c
 	}
 	ln = out_total_line(out);
 	if (ln) {
-		out_str(out, ln, COL_PERMS, "total");
+		/* Label the totals in the first text column shown. */
+		out_str(out, ln, out_has(out, COL_PATH) ? COL_PATH : out_has(out, COL_PERMS) ? COL_PERMS : COL_START,
+			"total");
 		out_u64(out, ln, COL_SIZE, size);
 		usage_cells(out, ln, &total, known);
 	}

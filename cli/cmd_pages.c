@@ -130,7 +130,7 @@ static int parse_range(const char *s, uint64_t page, uint64_t *start, uint64_t *
 		return -EINVAL;
 	if (*e == '\0') {
 		*start &= ~(page - 1);
-		*end = *start + page;
+		*end = *start > UINT64_MAX - page ? UINT64_MAX : *start + page;
 		return 0;
 	}
 	if (*e != '-')
@@ -148,35 +148,47 @@ static int walk_named(struct pm_ctx *ctx, struct pm_target *t, struct out *out, 
 {
 	struct pm_maps *it = pm_maps_open(t);
 	const struct pm_mapping *m;
-	uint64_t ranges[64][2];
-	size_t n = 0, i, len = strlen(name);
+	uint64_t (*ranges)[2] = NULL, (*more)[2];
+	size_t n = 0, cap = 0, i, len = strlen(name);
 	int rc, code = EXIT_OK;
 
 	if (!it) {
 		cli_walk_error(ctx, errno, arg);
 		return EXIT_RUNTIME;
 	}
-	while ((rc = pm_maps_next(it, &m)) == 0)
-		if (m->path_len == len && !memcmp(m->path, name, len) && n < 64) {
-			/* Consecutive mappings of one file merge into one walk. */
-			if (n && ranges[n - 1][1] == m->start)
-				ranges[n - 1][1] = m->end;
-			else {
-				ranges[n][0] = m->start;
-				ranges[n++][1] = m->end;
-			}
+	while ((rc = pm_maps_next(it, &m)) == 0) {
+		if (m->path_len != len || memcmp(m->path, name, len))
+			continue;
+		if (n && ranges[n - 1][1] == m->start) {	/* one file's consecutive mappings: one walk */
+			ranges[n - 1][1] = m->end;
+			continue;
 		}
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			more = realloc(ranges, cap * sizeof(*ranges));
+			if (!more) {
+				rc = -ENOMEM;
+				break;
+			}
+			ranges = more;
+		}
+		ranges[n][0] = m->start;
+		ranges[n++][1] = m->end;
+	}
 	pm_maps_close(it);
 	if (rc < 0) {
+		free(ranges);
 		cli_walk_error(ctx, -rc, arg);
 		return EXIT_RUNTIME;
 	}
 	if (!n) {
+		free(ranges);
 		cli_error(0, "process %s has no mapping named %s", arg, name);
 		return EXIT_RUNTIME;
 	}
 	for (i = 0; i < n && code == EXIT_OK; i++)
 		code = walk_range(ctx, t, out, po, ranges[i][0], ranges[i][1], arg);
+	free(ranges);
 	return code;
 }
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 
 const char *cli_cmd;
@@ -98,7 +99,10 @@ static void explain_open(struct pm_ctx *ctx, pid_t pid, const char *arg, int err
 		break;
 	case EACCES:
 		cli_error(err, "cannot open /proc/%s/pagemap", arg);
-		cli_hint("reading another user's, or a non-dumpable, process needs root (or CAP_SYS_PTRACE)");
+		if (geteuid() == 0)
+			cli_hint("refused to root: a security module (LSM) or a restricted ptrace scope forbids it");
+		else
+			cli_hint("reading another user's, or a non-dumpable, process needs root (or CAP_SYS_PTRACE)");
 		break;
 	default:
 		cli_error(err, "cannot open /proc/%s/pagemap", arg);
@@ -119,7 +123,9 @@ void cli_walk_error(struct pm_ctx *ctx, int err, const char *arg)
 	if (err == ESRCH)
 		cli_error(0, "process %s exited or called exec during the scan; its memory is gone", arg);
 	else if (err == EINVAL)
-		cli_error(0, "cannot read /proc/%s/maps: malformed line", arg);
+		cli_error(0, "cannot read the memory of process %s: malformed maps line or invalid range", arg);
+	else if (err == EOPNOTSUPP)
+		cli_error(0, "cannot scan process %s: PAGEMAP_SCAN needs Linux 6.7+ and a live process (use --backend pread)", arg);
 	else
 		cli_error(err, "cannot read the memory of process %s", arg);
 }

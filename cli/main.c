@@ -64,20 +64,17 @@ static int parse_backend(const char *s, enum pm_backend *b)
 	return 0;
 }
 
-static int run_command(const struct command *cmd, const char *root, const char *backend, int argc, char **argv)
+static int run_command(const struct command *cmd, const char *root, enum pm_backend b, int argc, char **argv)
 {
-	enum pm_backend b = PM_BACKEND_AUTO;
 	struct pm_ctx *ctx;
 	int code;
 
-	if (backend && parse_backend(backend, &b) < 0)
-		return cli_usage_error("unknown back end '%s' (auto, pread or scan)", backend);
 	ctx = pm_ctx_new(root);
 	if (!ctx) {
 		cli_error(errno, "cannot use root %s", root ? root : "/");
 		return EXIT_RUNTIME;
 	}
-	if (backend)
+	if (b != PM_BACKEND_AUTO)
 		pm_ctx_set_backend(ctx, b);
 	code = cmd->fn(ctx, argc, argv);
 	pm_ctx_free(ctx);
@@ -93,7 +90,8 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *root = NULL, *backend = NULL;
+	enum pm_backend backend = PM_BACKEND_AUTO;
+	const char *root = NULL;
 	size_t i;
 	int c;
 
@@ -104,7 +102,8 @@ int main(int argc, char **argv)
 			root = optarg;
 			break;
 		case 'B':
-			backend = optarg;
+			if (parse_backend(optarg, &backend) < 0)
+				return cli_usage_error("unknown back end '%s' (auto, pread or scan)", optarg);
 			break;
 		case 'h':
 			usage(stdout);

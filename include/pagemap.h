@@ -94,8 +94,8 @@ PM_API int pm_ctx_set_backend(struct pm_ctx *ctx, enum pm_backend backend);
 PM_API const char *pm_backend_name(enum pm_backend backend);
 
 /*
- * pm_ctx_set_log - receive debug lines (only when PAGEMAP_DEBUG is set or
- * after this call with a non-NULL @fn). @line has no trailing newline.
+ * pm_ctx_set_log - receive debug lines through @fn (NULL: back to stderr,
+ * and only while PAGEMAP_DEBUG is set). @line has no trailing newline.
  */
 typedef void (*pm_log_fn)(void *data, const char *line);
 PM_API void pm_ctx_set_log(struct pm_ctx *ctx, pm_log_fn fn, void *data);
@@ -377,7 +377,8 @@ PM_API int pm_entry_decode(uint64_t raw, const struct pm_decode_info *info, stru
 struct pm_run {
 	uint64_t start, end;		/* [start, end) virtual, page aligned */
 	uint32_t flags;			/* PM_PAGE_* shared by every page */
-	uint64_t pfn;			/* first page's PFN (then +1 per page), with FRAME|PRESENT */
+	uint64_t pfn;			/* first page's PFN (then +1 per page; the same for every
+					   page of a small zero-page run), with FRAME|PRESENT */
 	uint8_t swap_type;		/* with FRAME|SWAPPED: type; offsets +1 per page */
 	uint64_t swap_offset;
 	const struct pm_mapping *map;	/* the mapping the run lies in (borrowed) */

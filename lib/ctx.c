@@ -80,10 +80,11 @@ const char *pm_backend_name(enum pm_backend backend)
 
 void pm_ctx_set_log(struct pm_ctx *ctx, pm_log_fn fn, void *data)
 {
+	const char *env = getenv("PAGEMAP_DEBUG");
+
 	ctx->log = fn;
 	ctx->log_data = data;
-	if (fn)
-		ctx->debug = true;
+	ctx->debug = fn || (env && *env && strcmp(env, "0"));
 }
 
 void pm_dbg(const struct pm_ctx *ctx, const char *fmt, ...)

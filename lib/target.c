@@ -58,6 +58,16 @@ static int open_pagemap(struct pm_ctx *ctx, pid_t pid)
 	if (r < 0)
 		return r;
 	fd = pm_open(ctx, path, O_RDONLY);
+	if (fd == -EACCES && ctx->live) {
+		/*
+		 * Without an mm the pagemap inode belongs to root, so on 6.x an
+		 * unprivileged opener gets EACCES for a zombie or a kernel
+		 * thread where root gets ESRCH: report the documented ESRCH
+		 * (live tests exit_race and open_errors run as uid 65534).
+		 */
+		enum pm_proc_state st = pm_proc_state(ctx, pid);
+		return st == PM_PROC_ZOMBIE || st == PM_PROC_KTHREAD ? -ESRCH : -EACCES;
+	}
 	if (fd >= 0 || fd == -EPERM || fd == -EACCES || !ctx->live)
 		return fd;
 	/* ESRCH (no mm) vs ENOENT (no process): ask /proc/PID/stat. */

@@ -77,14 +77,17 @@ static uint32_t pread_known(const struct pm_walk *w)
 static uint32_t scan_known(const struct pm_walk *w)
 {
 	uint32_t k = PM_PAGE_PRESENT | PM_PAGE_SWAPPED | PM_PAGE_FILE | PM_PAGE_MARKER | PM_PAGE_THP |
-		     PM_PAGE_ZERO | PM_PAGE_NONSWAP;
+		     PM_PAGE_ZERO;
 
 	if (w->scan_mask & PAGE_IS_SOFT_DIRTY)
 		k |= PM_PAGE_SOFTDIRTY;
 	if (w->scan_mask & PAGE_IS_GUARD)
 		k |= PM_PAGE_GUARD;
 	if (w->flags & PM_WALK_ENTRIES)
-		k |= PM_PAGE_EXCLUSIVE | PM_PAGE_UFFD_WP | (w->t->decode.frame_visible ? PM_PAGE_FRAME : 0);
+		k |= PM_PAGE_EXCLUSIVE | PM_PAGE_UFFD_WP;
+	/* Swapped regions are always read: their type tells migration from swap, when shown. */
+	if (w->t->decode.frame_visible)
+		k |= PM_PAGE_NONSWAP | ((w->flags & PM_WALK_ENTRIES) ? PM_PAGE_FRAME : 0);
 	return k;
 }
 
@@ -92,7 +95,7 @@ static int choose_backend(struct pm_walk *w)
 {
 	enum pm_backend b = w->t->ctx->backend;
 
-	if (b == PM_BACKEND_SCAN && !w->f->scan)
+	if (b == PM_BACKEND_SCAN && (!w->f->scan || !w->t->ctx->live))
 		return -EOPNOTSUPP;
 	/* A replayed tree is plain files: no ioctl can answer there. */
 	if (b == PM_BACKEND_AUTO)
@@ -367,6 +370,8 @@ static bool compatible(const struct pm_run *p, uint64_t addr, uint32_t flags, co
 		return false;
 	if (!(flags & PM_PAGE_FRAME))
 		return true;
+	if ((flags & PM_PAGE_ZERO) && !(flags & PM_PAGE_THP))
+		return e->pfn == p->pfn;	/* every page maps the one zero page */
 	if (flags & PM_PAGE_PRESENT)
 		return e->pfn == p->pfn + n;
 	if (flags & PM_PAGE_MARKER)	/* the offset encodes the marker kind */

@@ -18,8 +18,10 @@ rows = next(iter(doc.values()))
 assert isinstance(rows, list) and rows, "no rows"
 for r in rows:
     for k, v in r.items():
-        if k in ("start", "end", "offset", "pfn") and v is not None:
+        if k in ("start", "end", "offset") and v is not None:
             assert isinstance(v, str) and v.startswith("0x"), (k, v)
+        if k in ("pfn", "swapoff") and v is not None:
+            assert isinstance(v, str) and (v.startswith("0x") or v == "hidden"), (k, v)
         if k in ("size", "present", "swapped", "file", "exclusive", "thp", "uffdwp", "guard", "zero", "pages") and v is not None:
             assert isinstance(v, int) and not isinstance(v, bool), (k, v)
 PY
