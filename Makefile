@@ -62,8 +62,10 @@ $(STLIB): $(LIB_OBJ)
 $(CLI): $(CLI_OBJ) $(SHLIB)
 	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) -L$(BUILD) -lpagemap $(SMARTCOLS_LIBS) -Wl,-rpath,'$$ORIGIN'
 
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|'
+# Generated again by install, so PREFIX given there counts.
 $(BUILD)/pagemap.pc: pagemap.pc.in | $(BUILD)
-	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< > $@
+	$(PC_SED) $< > $@
 
 $(BUILD) $(BUILD)/lib $(BUILD)/cli:
 	mkdir -p $@
@@ -80,7 +82,7 @@ install: all
 	ln -sf libpagemap.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libpagemap.so
 	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
-	install -m 644 $(BUILD)/pagemap.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	$(PC_SED) pagemap.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/pagemap.pc
 	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/
 	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/*.3 $(DESTDIR)$(MANDIR)/man3/
