@@ -50,9 +50,10 @@ static int parse_dec(const char **p, const char *end, uint64_t *out)
 	if (s >= end || *s < '0' || *s > '9')
 		return -EINVAL;
 	for (; s < end && *s >= '0' && *s <= '9'; s++) {
-		if (v > (UINT64_MAX - 9) / 10)
+		uint64_t d = (uint64_t)(*s - '0');
+		if (v > (UINT64_MAX - d) / 10)
 			return -EINVAL;
-		v = v * 10 + (uint64_t)(*s - '0');
+		v = v * 10 + d;
 	}
 	*p = s;
 	*out = v;
@@ -103,6 +104,9 @@ static enum pm_map_kind classify(const struct pm_mapping *m)
 {
 	if (!m->path_len)
 		return PM_MAP_ANON;
+	/* 6.x names shmem VMAs [anon_shmem:NAME] and prints the shmem file's inode. */
+	if (path_starts(m, "[anon_shmem:"))
+		return PM_MAP_ANON_NAMED;
 	if (m->path[0] != '[' || m->inode)
 		return PM_MAP_FILE;
 	if (path_is(m, "[heap]"))

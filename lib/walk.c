@@ -31,7 +31,8 @@ struct pm_walk {
 	unsigned shift;
 
 	struct pm_maps *maps;
-	struct pm_mapping map;		/* current mapping, clamped to [start, end) */
+	struct pm_mapping map;		/* current mapping, as maps gave it */
+	uint64_t map_start, map_end;	/* its part inside [start, end) */
 	bool have_map;
 	uint64_t map_cur;		/* first address of the mapping not yet segmented */
 
@@ -209,13 +210,12 @@ static int next_mapping(struct pm_walk *w)
 		if (m->kind == PM_MAP_VSYSCALL || m->kind == PM_MAP_VVAR)
 			continue;
 		w->map = *m;
-		if (w->map.start < w->start)
-			w->map.start = w->start & ~(w->psize - 1);
-		if (w->map.end > w->end)
-			w->map.end = (w->end + w->psize - 1) & ~(w->psize - 1);
-		w->map_cur = w->scan_next = w->map.start;
+		/* Runs point at the whole mapping; the walk covers its part in range. */
+		w->map_start = m->start < w->start ? w->start & ~(w->psize - 1) : m->start;
+		w->map_end = m->end > w->end ? (w->end + w->psize - 1) & ~(w->psize - 1) : m->end;
+		w->map_cur = w->scan_next = w->map_start;
 		w->vec_n = w->vec_pos = 0;
-		w->seg_cur = w->seg.end = w->map.start;
+		w->seg_cur = w->seg.end = w->map_start;
 		w->have_map = true;
 		return 0;
 	}
@@ -251,7 +251,7 @@ static uint32_t flags_from_categories(uint64_t c)
 static int scan_refill(struct pm_walk *w)
 {
 	struct pm_scan_arg arg = {
-		.size = sizeof(arg), .start = w->scan_next, .end = w->map.end,
+		.size = sizeof(arg), .start = w->scan_next, .end = w->map_end,
 		.vec = (uint64_t)(uintptr_t)w->vec, .vec_len = SCAN_VEC, .return_mask = w->scan_mask,
 	};
 	int n = ioctl(w->t->pagemap_fd, PAGEMAP_SCAN, &arg);
@@ -261,7 +261,7 @@ static int scan_refill(struct pm_walk *w)
 	w->vec_n = (size_t)n;
 	w->vec_pos = 0;
 	if ((size_t)n < SCAN_VEC)
-		w->scan_next = w->map.end;
+		w->scan_next = w->map_end;
 	else
 		w->scan_next = arg.walk_end > w->vec[n - 1].end ? arg.walk_end : w->vec[n - 1].end;
 	return 0;
@@ -283,10 +283,10 @@ static int scan_segment(struct pm_walk *w)
 	int r;
 
 	while (w->vec_pos == w->vec_n) {
-		if (w->scan_next >= w->map.end) {
-			if (w->map_cur >= w->map.end)
+		if (w->scan_next >= w->map_end) {
+			if (w->map_cur >= w->map_end)
 				return 1;
-			set_seg(w, w->map_cur, w->map.end, 0, false);
+			set_seg(w, w->map_cur, w->map_end, 0, false);
 			return 0;
 		}
 		r = scan_refill(w);
@@ -309,7 +309,7 @@ static int scan_segment(struct pm_walk *w)
 		   ((w->flags & PM_WALK_ENTRIES) && (fl & (PM_PAGE_PRESENT | PM_PAGE_MARKER))));
 	if (entries)
 		fl &= PM_PAGE_THP | PM_PAGE_ZERO;
-	set_seg(w, w->map_cur, reg->end < w->map.end ? reg->end : w->map.end, fl, entries);
+	set_seg(w, w->map_cur, reg->end < w->map_end ? reg->end : w->map_end, fl, entries);
 	return 0;
 }
 
@@ -317,9 +317,9 @@ static int next_segment(struct pm_walk *w)
 {
 	if (w->backend == PM_BACKEND_SCAN)
 		return scan_segment(w);
-	if (w->map_cur >= w->map.end)
+	if (w->map_cur >= w->map_end)
 		return 1;
-	set_seg(w, w->map_cur, w->map.end, 0, true);
+	set_seg(w, w->map_cur, w->map_end, 0, true);
 	return 0;
 }
 
@@ -338,7 +338,7 @@ static int refill(struct pm_walk *w, uint64_t vpn)
 	w->buf_vpn = vpn;
 	w->buf_n = (size_t)n;
 	if (!n) {	/* at task_size: nothing above can be read */
-		w->seg.end = w->map.end = w->map_cur = vpn << w->shift;
+		w->seg.end = w->map_end = w->map_cur = vpn << w->shift;
 		return 1;
 	}
 	return 0;

@@ -34,5 +34,5 @@ export PAGEMAP_BUILD = $(abspath $(BUILD))
 export PAGEMAP_SRC = $(abspath .)
 
 check: deps
-	$(MAKE) test-programs
-	tests/run $(UNIT_BIN) $(LIVE_BIN) $(LIVE_SH) $(CLI_SH)
+	$(MAKE) test-programs fuzz-replay-programs
+	tests/run $(UNIT_BIN) $(LIVE_BIN) $(LIVE_SH) $(CLI_SH) tests/fuzz/replay.sh

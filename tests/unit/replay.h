@@ -111,12 +111,17 @@ static inline int rp_rm_one(const char *path, const struct stat *st, int flag, s
 	return remove(path);
 }
 
-/* rm -rf ROOT and free the string. NULL is fine. */
+/* rm -rf ROOT and free the string (PM_TEST_KEEP=1 keeps it for debugging). NULL is fine. */
 static inline void rp_free_root(char *root)
 {
+	const char *keep = getenv("PM_TEST_KEEP");
+
 	if (!root)
 		return;
-	nftw(root, rp_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	if (keep && *keep && strcmp(keep, "0"))
+		printf("  kept %s\n", root);
+	else
+		nftw(root, rp_rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	free(root);
 }
 
