@@ -178,12 +178,41 @@ static void probe_self_pagemap(struct pm_features *f)
 	close(fd);
 }
 
+static bool scan_accepts(int fd, uint64_t categories)
+{
+	struct pm_scan_arg a = { .size = sizeof(a), .return_mask = categories };
+
+	return ioctl(fd, PAGEMAP_SCAN, &a) == 0;	/* unknown categories give EINVAL */
+}
+
+/*
+ * The categories PAGEMAP_SCAN accepts. They were added in order (6.7: bits
+ * 0-7, 6.15: bit 8), so try the known sets whole, then later bits one by one.
+ */
+static uint64_t probe_categories(int fd)
+{
+	uint64_t cats = 0;
+	unsigned bit;
+
+	if (scan_accepts(fd, 0x1ff)) {
+		cats = 0x1ff;
+		for (bit = 9; bit < 16 && scan_accepts(fd, 1ULL << bit); bit++)
+			cats |= 1ULL << bit;
+		return cats;
+	}
+	if (scan_accepts(fd, 0xff))
+		return 0xff;
+	for (bit = 0; bit < 8; bit++)
+		if (scan_accepts(fd, 1ULL << bit))
+			cats |= 1ULL << bit;
+	return cats;
+}
+
 /* PAGEMAP_SCAN: EFAULT on a bad vec means the ioctl exists (selftests' vm_util.c). */
 static void probe_scan(struct pm_features *f)
 {
 	struct pm_scan_arg arg = { .size = sizeof(arg) };
 	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	unsigned bit;
 
 	if (fd < 0)
 		return;
@@ -193,11 +222,8 @@ static void probe_scan(struct pm_features *f)
 	arg.vec_len = 1;
 	arg.return_mask = PAGE_IS_PRESENT;
 	f->scan = ioctl(fd, PAGEMAP_SCAN, &arg) < 0 && errno == EFAULT;
-	for (bit = 0; f->scan && bit < 16; bit++) {
-		struct pm_scan_arg a = { .size = sizeof(a), .return_mask = 1ULL << bit };
-		if (ioctl(fd, PAGEMAP_SCAN, &a) == 0)	/* unknown categories give EINVAL */
-			f->scan_categories |= 1ULL << bit;
-	}
+	if (f->scan)
+		f->scan_categories = probe_categories(fd);
 	close(fd);
 }
 

@@ -40,6 +40,9 @@ int pm_errno_from_name(const char *s);
 void pm_dbg(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool pm_swap_active(struct pm_ctx *ctx);
 
+/* walk.c: a walk flag for callers inside the library that only sum runs (mapstat): frames need not continue. */
+#define PM_WALK_NOFRAMES	(1u << 31)
+
 /* compat.h carries the kernel uapi bits old headers lack. */
 
 #endif

@@ -19,7 +19,7 @@ struct pm_mapstat *pm_mapstat_open(struct pm_target *t, unsigned walk_flags)
 
 	if (!it)
 		return NULL;
-	it->walk = pm_walk_new(t, 0, UINT64_MAX, walk_flags & ~PM_WALK_EACH);
+	it->walk = pm_walk_new(t, 0, UINT64_MAX, (walk_flags & ~PM_WALK_EACH) | PM_WALK_NOFRAMES);
 	if (it->walk)
 		it->maps = pm_maps_open(t);
 	if (!it->maps) {

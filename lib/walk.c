@@ -348,13 +348,14 @@ static int refill(struct pm_walk *w, uint64_t vpn)
 static bool huge_block(struct pm_walk *w, size_t i)
 {
 	uint64_t n = w->pmd_size >> w->shift, first = w->buf[i], j, kpf;
-	uint64_t pfn = first & ((1ULL << 55) - 1);
+	uint64_t pfn = first & ((1ULL << 55) - 1), diff = 0;
 
 	if (!(first >> 63) || !pfn || (pfn & (n - 1)) || i + n > w->buf_n)
 		return false;
-	for (j = 1; j < n; j++)
-		if (w->buf[i + j] != first + j)
-			return false;
+	for (j = 1; j < n; j++)	/* no early exit: a branch-free loop the compiler can vectorise */
+		diff |= w->buf[i + j] ^ (first + j);
+	if (diff)
+		return false;
 	/* Contiguous and aligned: a huge page unless the buddy allocator was very kind. */
 	if (w->kpf_fd < 0 || pm_pread_words(w->kpf_fd, &kpf, 1, pfn) != 1)
 		return true;
@@ -362,13 +363,13 @@ static bool huge_block(struct pm_walk *w, size_t i)
 }
 
 static bool compatible(const struct pm_run *p, uint64_t addr, uint32_t flags, const struct pm_entry *e,
-		       unsigned shift)
+		       unsigned shift, bool frames)
 {
 	uint64_t n = (p->end - p->start) >> shift;
 
 	if (p->end != addr || p->flags != flags)
 		return false;
-	if (!(flags & PM_PAGE_FRAME))
+	if (!(flags & PM_PAGE_FRAME) || !frames)	/* pm_mapstat only sums bytes */
 		return true;
 	if ((flags & PM_PAGE_ZERO) && !(flags & PM_PAGE_THP))
 		return e->pfn == p->pfn;	/* every page maps the one zero page */
@@ -387,7 +388,8 @@ static int add_pages(struct pm_walk *w, uint64_t addr, uint64_t n, uint32_t flag
 
 	if (!e)
 		e = &none;
-	if (w->has_pending && !(w->flags & PM_WALK_EACH) && compatible(&w->pending, addr, flags, e, w->shift)) {
+	if (w->has_pending && !(w->flags & PM_WALK_EACH) &&
+	    compatible(&w->pending, addr, flags, e, w->shift, !(w->flags & PM_WALK_NOFRAMES))) {
 		w->pending.end += n << w->shift;
 		return 0;
 	}
@@ -401,16 +403,59 @@ static int add_pages(struct pm_walk *w, uint64_t addr, uint64_t n, uint32_t flag
 	return done;
 }
 
-/* Decode the page at @addr (in the buffer) and add it. */
-static int add_entry(struct pm_walk *w, uint64_t addr)
+#define E_PRESENT	(1ULL << 63)
+#define E_SWAP		(1ULL << 62)
+#define E_UFFD_WP	(1ULL << 57)
+#define E_FRAME_MASK	((1ULL << 55) - 1)
+#define SWAP_TYPE_MASK	0x1fULL
+
+/*
+ * How many entries from buffer index @i (below @lim) decode to the same flags
+ * as buf[i] and, unless the walk ignores frames, carry on its frame: PFN +1,
+ * swap offset +1, a marker unchanged, an empty entry unchanged. One tight loop
+ * instead of a decode and a run update per page.
+ */
+static size_t same_run(const struct pm_walk *w, size_t i, size_t lim)
+{
+	const uint64_t *b = w->buf;
+	uint64_t first = b[i], zero = w->f->zero_pfn, step = 0, mask;
+	bool frames = w->t->decode.frame_visible, is_zero = frames && zero && (first & E_PRESENT) &&
+							    (first & E_FRAME_MASK) == zero;
+	size_t j;
+
+	if (is_zero)
+		return 1;
+	if (frames && !(w->flags & PM_WALK_NOFRAMES)) {
+		if (first & E_PRESENT)
+			step = 1;
+		else if ((first & E_SWAP) && !((first & SWAP_TYPE_MASK) == PM_SWAP_TYPE_MARKER && (first & E_UFFD_WP)))
+			step = 1ULL << 5;	/* the offset above the 5 type bits */
+		for (j = i + 1; j < lim && b[j] == first + (j - i) * step; j++)
+			;
+		/* A frame run that reaches the zero page stops before it. */
+		if (step == 1 && zero > (first & E_FRAME_MASK) && zero - (first & E_FRAME_MASK) < j - i)
+			j = i + (size_t)(zero - (first & E_FRAME_MASK));
+		return j - i;
+	}
+	/* Flags depend on bits 55-63, the swap type when frames show, and whether the PFN is the zero page. */
+	mask = ~E_FRAME_MASK | (frames && (first & E_SWAP) ? SWAP_TYPE_MASK : 0);
+	if (frames && zero && (first & E_PRESENT)) {
+		for (j = i + 1; j < lim && !((b[j] ^ first) & mask) && (b[j] & E_FRAME_MASK) != zero; j++)
+			;
+		return j - i;
+	}
+	for (j = i + 1; j < lim && !((b[j] ^ first) & mask); j++)
+		;
+	return j - i;
+}
+
+/* Decode the @n pages at @addr (in the buffer, all alike by same_run) and add them. */
+static int add_entries(struct pm_walk *w, uint64_t addr, uint64_t n)
 {
 	size_t i = (size_t)((addr >> w->shift) - w->buf_vpn);
 	struct pm_entry e;
 	uint32_t fl;
 
-	if (w->backend == PM_BACKEND_PREAD && w->t->decode.frame_visible && !(addr & (w->pmd_size - 1)) &&
-	    huge_block(w, i))
-		w->thp_end = addr + w->pmd_size;
 	pm_entry_decode(w->buf[i], &w->t->decode, &e);	/* an impossible entry still carries its bits */
 	fl = e.flags | w->seg.flags;
 	if (addr < w->thp_end)
@@ -422,7 +467,32 @@ static int add_entry(struct pm_walk *w, uint64_t addr)
 		fl |= PM_PAGE_ZERO;
 	if (fl & PM_PAGE_ZERO)
 		fl &= ~PM_PAGE_FILE;
-	return add_pages(w, addr, 1, fl, &e);
+	return add_pages(w, addr, n, fl, &e);
+}
+
+/* Pages from @addr (in the buffer) to add as one piece: alike, and not past a PMD boundary where THP is probed. */
+static uint64_t entry_piece(struct pm_walk *w, uint64_t addr)
+{
+	size_t i = (size_t)((addr >> w->shift) - w->buf_vpn), lim = w->buf_n;
+	uint64_t seg_lim = (w->seg.end >> w->shift) - w->buf_vpn;
+	bool thp_probe = w->backend == PM_BACKEND_PREAD && w->t->decode.frame_visible;
+
+	if (seg_lim < lim)
+		lim = (size_t)seg_lim;
+	if (thp_probe) {
+		uint64_t pmd_lim = i + ((w->pmd_size - (addr & (w->pmd_size - 1))) >> w->shift);
+		if (pmd_lim < lim)
+			lim = (size_t)pmd_lim;
+		if (!(addr & (w->pmd_size - 1)) && huge_block(w, i)) {
+			w->thp_end = addr + w->pmd_size;
+			/* One huge page: contiguous frames, identical flags, a single piece. */
+			if (!(w->flags & PM_WALK_EACH))
+				return lim - i;
+		}
+	}
+	if (w->flags & PM_WALK_EACH)
+		return 1;
+	return same_run(w, i, lim);
 }
 
 /* Turn the current segment into runs until one run is finished. Returns 1 with w->out, 0 when the segment ends. */
@@ -448,8 +518,9 @@ static int consume(struct pm_walk *w)
 			if (r)
 				return r < 0 ? r : 0;
 		}
-		w->seg_cur += w->psize;
-		if (add_entry(w, addr))
+		n = entry_piece(w, addr);
+		w->seg_cur += n << w->shift;
+		if (add_entries(w, addr, n))
 			return 1;
 	}
 	return 0;

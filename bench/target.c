@@ -1,0 +1,88 @@
+/* target.c - benchmark target: maps and touches N GiB of anonymous memory, THP off or on, then waits. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MIB (1024UL * 1024)
+#define PMD (2 * MIB)
+
+static int usage(void)
+{
+	fprintf(stderr, "Usage: target on|off [GIB]\n"
+			"Map and write GIB GiB (default 4) of private anonymous memory with THP on\n"
+			"(MADV_HUGEPAGE on a 2 MiB-aligned region) or off (MADV_NOHUGEPAGE), print the\n"
+			"pid and \"ready\", then wait until killed, or until stdin closes when it is a pipe.\n");
+	return 2;
+}
+
+/* Map @len bytes starting on a 2 MiB boundary, so every PMD of it can be huge. */
+static char *map_aligned(size_t len)
+{
+	char *p = mmap(NULL, len + PMD, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uintptr_t a;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	a = ((uintptr_t)p + PMD - 1) & ~(uintptr_t)(PMD - 1);
+	if (a > (uintptr_t)p)
+		munmap(p, a - (uintptr_t)p);
+	munmap((char *)a + len, (uintptr_t)p + PMD - a);
+	return (char *)a;
+}
+
+/* Block until stdin reaches EOF if it is a pipe or socket; otherwise until a signal kills us. */
+static void wait_for_end(void)
+{
+	struct stat st;
+	char buf[256];
+	ssize_t n;
+
+	if (fstat(0, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+		do
+			n = read(0, buf, sizeof(buf));
+		while (n > 0 || (n < 0 && errno == EINTR));
+		return;
+	}
+	for (;;)
+		pause();
+}
+
+int main(int argc, char **argv)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	double gib = 4;
+	size_t len, i;
+	bool thp;
+	char *p, *end;
+
+	if (argc < 2 || argc > 3 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")))
+		return usage();
+	thp = !strcmp(argv[1], "on");
+	if (argc == 3) {
+		gib = strtod(argv[2], &end);
+		if (*end || gib <= 0 || gib > 1024)
+			return usage();
+	}
+	len = ((size_t)(gib * 1024) * MIB + PMD - 1) & ~(PMD - 1);
+	p = map_aligned(len);
+	if (!p) {
+		fprintf(stderr, "target: cannot map %zu bytes: %s\n", len, strerror(errno));
+		return 1;
+	}
+	if (madvise(p, len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) < 0) {
+		fprintf(stderr, "target: madvise %s: %s\n", thp ? "MADV_HUGEPAGE" : "MADV_NOHUGEPAGE", strerror(errno));
+		return 1;
+	}
+	for (i = 0; i < len; i += (size_t)page)
+		p[i] = 1;
+	printf("%d\nready\n", (int)getpid());
+	fflush(stdout);
+	wait_for_end();
+	return 0;
+}
