@@ -314,7 +314,13 @@ PM_API void pm_maps_close(struct pm_maps *it);
 #define PM_PAGE_GUARD		(1u << 6)	/* guard region marker (bit 58, 6.15+) */
 #define PM_PAGE_MARKER		(1u << 7)	/* bit 62 set by a PTE marker, not swap */
 #define PM_PAGE_NONSWAP		(1u << 8)	/* bit 62 set by migration/hwpoison/device entry */
-#define PM_PAGE_THP		(1u << 9)	/* PMD-mapped transparent or hugetlb page (walker) */
+/*
+ * PM_PAGE_THP: PMD-mapped transparent or hugetlb page. PAGEMAP_SCAN says so
+ * directly; the pread back end infers it from 2 MiB-aligned contiguous frames
+ * (confirmed by kpageflags when readable), so a huge page whose PMD was split
+ * but whose frames stayed together still reads THP there.
+ */
+#define PM_PAGE_THP		(1u << 9)
 #define PM_PAGE_ZERO		(1u << 10)	/* the zero page or huge zero page (walker) */
 #define PM_PAGE_FRAME		(1u << 11)	/* pfn or swap type/offset fields are real */
 #define PM_PAGE_NFLAGS		12

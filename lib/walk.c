@@ -344,16 +344,16 @@ static int refill(struct pm_walk *w, uint64_t vpn)
 	return 0;
 }
 
-/* Is the PMD block starting at buffer index @i one huge page? (pread back end, PFNs visible) */
-static bool huge_block(struct pm_walk *w, size_t i)
+/* Are the @avail entries at @e, a PMD block's, one huge page? (pread back end, PFNs visible) */
+static bool huge_block(struct pm_walk *w, const uint64_t *e, size_t avail)
 {
-	uint64_t n = w->pmd_size >> w->shift, first = w->buf[i], j, kpf;
+	uint64_t n = w->pmd_size >> w->shift, first = e[0], j, kpf;
 	uint64_t pfn = first & ((1ULL << 55) - 1), diff = 0;
 
-	if (!(first >> 63) || !pfn || (pfn & (n - 1)) || i + n > w->buf_n)
+	if (!(first >> 63) || !pfn || (pfn & (n - 1)) || n > avail)
 		return false;
 	for (j = 1; j < n; j++)	/* no early exit: a branch-free loop the compiler can vectorise */
-		diff |= w->buf[i + j] ^ (first + j);
+		diff |= e[j] ^ (first + j);
 	if (diff)
 		return false;
 	/* Contiguous and aligned: a huge page unless the buddy allocator was very kind. */
@@ -470,6 +470,26 @@ static int add_entries(struct pm_walk *w, uint64_t addr, uint64_t n)
 	return add_pages(w, addr, n, fl, &e);
 }
 
+/*
+ * Is the PMD block at @block, which the walk's range cuts but which lies
+ * whole inside the mapping, one huge page? Its entries outside the range
+ * are read aside, so that a walk of part of a THP says THP as a walk of the
+ * whole mapping does, and as PAGEMAP_SCAN does (live test subrange_walks).
+ */
+static bool huge_block_aside(struct pm_walk *w, uint64_t block)
+{
+	size_t n = (size_t)(w->pmd_size >> w->shift);
+	uint64_t *e;
+	bool huge;
+
+	if (block < w->map.start || block + w->pmd_size > w->map.end)
+		return false;
+	e = malloc(n * sizeof(*e));	/* at most twice per mapping: where the range starts and ends */
+	huge = e && pm_target_read(w->t, block >> w->shift, e, n) == (ssize_t)n && huge_block(w, e, n);
+	free(e);
+	return huge;
+}
+
 /* Pages from @addr (in the buffer) to add as one piece: alike, and not past a PMD boundary where THP is probed. */
 static uint64_t entry_piece(struct pm_walk *w, uint64_t addr)
 {
@@ -481,10 +501,14 @@ static uint64_t entry_piece(struct pm_walk *w, uint64_t addr)
 		lim = (size_t)seg_lim;
 	if (thp_probe) {
 		uint64_t pmd_lim = i + ((w->pmd_size - (addr & (w->pmd_size - 1))) >> w->shift);
+		uint64_t block = addr & ~(w->pmd_size - 1);
+		bool cut = block < w->map_start || block + w->pmd_size > w->map_end;
+
 		if (pmd_lim < lim)
 			lim = (size_t)pmd_lim;
-		if (!(addr & (w->pmd_size - 1)) && huge_block(w, i)) {
-			w->thp_end = addr + w->pmd_size;
+		if ((addr == block || addr == w->map_start) &&
+		    (cut ? huge_block_aside(w, block) : huge_block(w, w->buf + i, w->buf_n - i))) {
+			w->thp_end = block + w->pmd_size;
 			/* One huge page: contiguous frames, identical flags, a single piece. */
 			if (!(w->flags & PM_WALK_EACH))
 				return lim - i;

@@ -1,0 +1,86 @@
+/* layout.h - fork a child process with a known memory layout for the live tests, and tear it down. */
+#ifndef PM_LIVE_LAYOUT_H
+#define PM_LIVE_LAYOUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * What the child maps. A count of 0 leaves the region out. Every anonymous
+ * region except THP and KSM is MADV_NOHUGEPAGE, so its pages are 4 KiB ones
+ * whatever the THP settings.
+ */
+struct layout_opts {
+	unsigned anon_pages;		/* private anonymous, every page written */
+	unsigned file_pages;		/* private mapping of a temp file, every page read, one page written (COW) */
+	unsigned memfd_pages;		/* MAP_SHARED memfd, every page written */
+	unsigned thp_count;		/* PMD-size THPs: PMD-aligned, MADV_HUGEPAGE, fully written */
+	unsigned cow_pages;		/* written, then shared with a forked grandchild ... */
+	unsigned cow_written;		/* ... which writes pages [0, cow_written): exclusive again here */
+	unsigned guard_pages;		/* written, then MADV_GUARD_INSTALL on pages 1, 3, 5, ... */
+	unsigned guard_count;		/* ... this many of them (guard_pages >= 2 * guard_count) */
+	unsigned uffd_pages;		/* registered uffd-wp async; pages [0, uffd_populated) written, */
+	unsigned uffd_populated;	/* all write-protected, then page 0 written again */
+	unsigned protnone_pages;	/* written, then mprotect(PROT_NONE) */
+	unsigned zero_pages;		/* read-faulted only: the zero page */
+	unsigned sparse_pages;		/* every other page written (pages 0, 2, 4, ...) */
+	unsigned ksm_pages;		/* two MADV_MERGEABLE regions of this many pages with equal content */
+	unsigned swap_pages;		/* written, then MADV_PAGEOUT until every page is swapped (or 20 tries) */
+	uint64_t big_bytes;		/* private anonymous, populated by MADV_POPULATE_WRITE */
+	unsigned hzero_count;		/* PMD-aligned MADV_HUGEPAGE blocks only read: the huge zero page */
+	bool thp_split;			/* one THP whose PMD is split (uffd-wp on its second half, then
+					   written): PTE-mapped, its folio whole */
+};
+
+enum lay_id {
+	LR_ANON, LR_FILE, LR_MEMFD, LR_THP, LR_COW, LR_GUARD, LR_UFFD, LR_PROTNONE,
+	LR_ZERO, LR_SPARSE, LR_KSM_A, LR_KSM_B, LR_SWAP, LR_BIG, LR_THP_SPLIT, LR_HZERO, LR_COUNT
+};
+
+struct lay_region {
+	uint64_t start, end;		/* [start, end); 0, 0 when not asked for or not set up */
+	int error;			/* errno when the region could not be set up as asked (THP: EAGAIN if smaps
+					   shows other AnonHugePages than meant) */
+	uint64_t detail;		/* FILE: index of the written page; SWAP: pages seen swapped by the child */
+};
+
+struct layout {
+	pid_t pid;			/* the child, or 0 */
+	pid_t grandchild;		/* holds the COW region, or 0 */
+	int sock;			/* SOCK_SEQPACKET to the child, or -1 */
+	bool reaper;			/* we are a child subreaper: the grandchild comes back to us */
+	unsigned page_size;
+	uint64_t pmd_size;
+	struct lay_region r[LR_COUNT];
+};
+
+/*
+ * layout_start - fork the child, let it map @o and wait (up to 60 s) until
+ * it reports the regions. Returns 0, or -errno (the child's setup failed
+ * fatally, or it died); a region that is merely unsupported (no guard
+ * regions, THP off, ...) has its error set instead. On failure nothing is
+ * left running. The child dies with us (PR_SET_PDEATHSIG).
+ */
+int layout_start(const struct layout_opts *o, struct layout *l);
+
+/*
+ * layout_exec - make the child exec @path with argument @arg; returns once
+ * the exec happened (0) or failed (-errno). The region addresses then
+ * belong to the old, gone memory.
+ */
+int layout_exec(struct layout *l, const char *path, const char *arg);
+
+/* layout_kill_nowait - SIGKILL the child and wait until it is a zombie, without reaping it. */
+int layout_kill_nowait(struct layout *l);
+
+/* layout_stop - kill and reap the child and the grandchild. Idempotent. */
+void layout_stop(struct layout *l);
+
+/* layout_region_name - "anon", "file", ... */
+const char *layout_region_name(enum lay_id r);
+
+/* thp_enabled - /sys/kernel/mm/transparent_hugepage/enabled is not [never]. */
+bool thp_enabled(void);
+
+#endif

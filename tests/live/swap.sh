@@ -1,0 +1,51 @@
+#!/bin/sh
+# swap.sh - run test_swap with a temporary 256 MiB swap file, and always swapoff and remove it afterwards.
+build=${PAGEMAP_BUILD:-$(cd "$(dirname "$0")/../.." && pwd)/build}
+bin=$build/tests/live/test_swap
+size_mib=${PAGEMAP_TEST_SWAP_MIB:-256}
+
+skip() { echo "SKIP swap: $*"; exit 77; }
+
+# One run at a time: a second one would see this one's state as the system's (and restore it).
+if command -v flock >/dev/null; then
+	exec 9<"$0" && flock -w 120 9 || skip "another swap.sh is still running"
+fi
+
+[ -x "$bin" ] || skip "$bin is not built (make test-programs)"
+[ "$(id -u)" -eq 0 ] || skip "swapon needs root"
+command -v mkswap >/dev/null && command -v swapon >/dev/null && command -v swapoff >/dev/null ||
+	skip "mkswap/swapon/swapoff not installed"
+[ "$(wc -l </proc/swaps)" -le 1 ] && [ -z "$(tail -n +2 /proc/swaps)" ] || skip "swap is already on: not touching it"
+
+dir=$(mktemp -d "$build/swap.XXXXXX" 2>/dev/null || mktemp -d /tmp/pagemap-swap.XXXXXX) || skip "cannot make a temp dir"
+file=$dir/swapfile
+on=0 pid=
+cleanup() {
+	if [ -n "$pid" ]; then
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	fi
+	if [ "$on" -eq 1 ]; then
+		swapoff "$file" || echo "swap.sh: swapoff $file failed: remove it by hand" >&2
+	fi
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# fallocate'd files work as swap on ext4/xfs; fall back to writing zeros elsewhere.
+fallocate -l "${size_mib}M" "$file" 2>/dev/null ||
+	dd if=/dev/zero of="$file" bs=1M count="$size_mib" status=none || skip "cannot create $file"
+chmod 600 "$file"
+mkswap "$file" >/dev/null 2>&1 || skip "mkswap $file failed"
+err=$(swapon "$file" 2>&1) || skip "swapon failed: $err"
+on=1
+
+# In the background, so that a signal to this script runs the traps at once.
+PAGEMAP_SWAP_READY=1 "$bin" &
+pid=$!
+wait "$pid"
+rc=$?
+pid=
+exit "$rc"
