@@ -53,7 +53,10 @@ static void rows_kernel(struct out *out, const struct pm_features *f, bool live)
 	row(out, "pmd-size", v, "bytes one PMD maps: the size of a PMD-mapped huge page");
 	row(out, "privileged", f->privileged ? "yes" : "no", "%s",
 	    f->privileged ? "CAP_SYS_ADMIN in the initial user namespace" :
-			    "no CAP_SYS_ADMIN in the initial user namespace: PFNs and swap slots are hidden");
+	    f->kernel_major && !at_least(f, 4, 0) ? "no CAP_SYS_ADMIN: before 4.0 PFNs are shown anyway" :
+	    f->kernel_major && !at_least(f, 4, 2) ? "no CAP_SYS_ADMIN: Linux 4.0-4.1 refuse to open pagemap" :
+	    f->kernel_major && !at_least(f, 4, 18) ? "no CAP_SYS_ADMIN: PFNs are hidden (4.2-4.17 still show swap slots)" :
+						    "no CAP_SYS_ADMIN in the initial user namespace: PFNs and swap slots are hidden");
 }
 
 static void rows_pagemap(struct out *out, const struct pm_features *f)
@@ -122,9 +125,13 @@ static void rows_tracking(struct out *out, const struct pm_features *f)
 		row(out, "uffd-wp-async", tri(f->uffd_wp_async), "%s",
 		    f->uffd_wp_async == PM_NO ? "needs Linux 6.7+ (UFFD_FEATURE_WP_ASYNC)" : "not probed");
 	row(out, "soft-dirty", tri(f->soft_dirty), "%s",
-	    f->soft_dirty == PM_YES ? "clear_refs 4 then bit 55 tracks written pages (verified by a round trip)" :
-	    f->soft_dirty == PM_NO ? "kernel built without CONFIG_MEM_SOFT_DIRTY: clear_refs 4 is accepted but does nothing" :
-				     "not probed");
+	    f->soft_dirty == PM_YES ? (f->by_effect && at_least(f, 4, 2) ?
+				       "clear_refs 4 then bit 55 tracks written pages (verified by a round trip)" :
+				       "clear_refs 4 then bit 55 tracks written pages") :
+	    f->soft_dirty == PM_NO ? (f->kernel_major && !at_least(f, 3, 11) ? "needs Linux 3.11+" :
+				      "kernel built without CONFIG_MEM_SOFT_DIRTY: clear_refs 4 is accepted but does nothing") :
+	    f->layout == PM_LAYOUT_PSHIFT ? "page-shift layout: only a clear_refs 4, which switches every reader to v2, would tell" :
+					    "not probed");
 }
 
 static void row_kfile(struct out *out, const char *name, const struct pm_kfile *k, const char *what)
@@ -149,6 +156,8 @@ static int export_features(const struct pm_features *f)
 	printf("# pagemap-features: recorded by 'pagemap features --export'\n");
 	printf("kernel=%s\npage_size=%u\nprivileged=%s\nlayout=%s\npfn_view=%s\n", f->kernel_release,
 	       f->page_size, f->privileged ? "yes" : "no", pm_layout_name(f->layout), pm_pfn_view_name(f->pfn_view));
+	if (f->pagemap_error)
+		printf("pagemap_error=%s\n", strerrorname_np(f->pagemap_error));
 	printf("zero_pfn=0x%llx\nscan=%s\nscan_categories=0x%llx\n", (unsigned long long)f->zero_pfn,
 	       f->scan ? "yes" : "no", (unsigned long long)f->scan_categories);
 	printf("uffd_wp_async=%s\nuffd_features=0x%llx\nsoft_dirty=%s\nguard_regions=%s\n",

@@ -92,22 +92,35 @@ static void mapping_row(struct out *out, const struct pm_mapping *m, const struc
 	out_str(out, ln, COL_PATH, buf);
 }
 
-static void note_unknown(struct pm_ctx *ctx, struct out *out, uint32_t known, enum pm_backend b)
+/* Why a column the kernel, privilege or back end cannot tell is "-", all in one stderr line. */
+static void note_unknown(struct pm_ctx *ctx, struct out *out, uint32_t known, const struct pm_walk *w)
 {
 	const struct pm_features *f = pm_ctx_features(ctx);
+	bool old_sd = f->kernel_major && (f->kernel_major < 3 || (f->kernel_major == 3 && f->kernel_minor < 11));
+	char line[1024];
+	size_t n = 0;
+	const struct {
+		size_t col;
+		uint32_t flag;
+		const char *why;
+	} *r, reasons[] = {
+		{ COL_FILE, PM_PAGE_FILE, "FILE (bit 61 came with Linux 3.5)" },
+		{ COL_EXCLUSIVE, PM_PAGE_EXCLUSIVE, "EXCLUSIVE (bit 56 came with Linux 4.2)" },
+		{ COL_THP, PM_PAGE_THP, "THP (PFNs are hidden and the pread back end needs them)" },
+		{ COL_ZERO, PM_PAGE_ZERO, "ZERO (PFNs are hidden and the pread back end needs them)" },
+		{ COL_SOFTDIRTY, PM_PAGE_SOFTDIRTY,
+		  !(pm_walk_known(w) & PM_PAGE_SOFTDIRTY) ? "SOFTDIRTY (this pagemap layout has no soft-dirty bit)" :
+		  old_sd ? "SOFTDIRTY (soft-dirty came with Linux 3.11)" :
+			   "SOFTDIRTY (kernel built without CONFIG_MEM_SOFT_DIRTY)" },
+		{ COL_UFFDWP, PM_PAGE_UFFD_WP, "UFFDWP (bit 57 came with Linux 5.13)" },
+		{ COL_GUARD, PM_PAGE_GUARD, "GUARD (bit 58 came with Linux 6.15)" },
+	};
 
-	if (out_has(out, COL_THP) && !(known & PM_PAGE_THP))
-		cli_error(0, "note: THP unknown: PFNs are hidden and the %s back end cannot see huge pages without them",
-			  pm_backend_name(b));
-	if (out_has(out, COL_SOFTDIRTY) && f->soft_dirty == PM_NO)
-		cli_error(0, "note: SOFTDIRTY unknown: kernel built without CONFIG_MEM_SOFT_DIRTY");
-	else if (out_has(out, COL_SOFTDIRTY) && !(known & PM_PAGE_SOFTDIRTY))
-		cli_error(0, "note: SOFTDIRTY unknown: this kernel's pagemap layout has no soft-dirty bit");
-	if (out_has(out, COL_ZERO) && !(known & PM_PAGE_ZERO))
-		cli_error(0, "note: ZERO unknown: PFNs are hidden and the %s back end cannot tell the zero page",
-			  pm_backend_name(b));
-	if (out_has(out, COL_EXCLUSIVE) && !(known & PM_PAGE_EXCLUSIVE))
-		cli_error(0, "note: EXCLUSIVE unknown: needs Linux 4.2+");
+	for (r = reasons; r < reasons + sizeof(reasons) / sizeof(reasons[0]); r++)
+		if (out_has(out, r->col) && !(known & r->flag) && n < sizeof(line))
+			n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s", n ? ", " : "", r->why);
+	if (n)
+		cli_error(0, "note: shown as \"-\": %s", line);
 }
 
 static int walk_maps(struct pm_ctx *ctx, struct pm_target *t, struct out *out, const char *arg)
@@ -127,7 +140,7 @@ static int walk_maps(struct pm_ctx *ctx, struct pm_target *t, struct out *out, c
 		return EXIT_RUNTIME;
 	}
 	known = cli_meaningful(ctx, pm_walk_known(pm_mapstat_walk(it)));
-	note_unknown(ctx, out, known, pm_walk_backend(pm_mapstat_walk(it)));
+	note_unknown(ctx, out, known, pm_mapstat_walk(it));
 	while ((rc = pm_mapstat_next(it, &m, &u)) == 0) {
 		/* [vvar] (VM_PFNMAP) and [vsyscall] (above task_size) cannot be read: say so. */
 		bool unreadable = m->kind == PM_MAP_VVAR || m->kind == PM_MAP_VSYSCALL;

@@ -58,7 +58,7 @@ static void frame_cells(struct out *out, struct libscols_line *ln, const struct 
 
 	if (r->flags & PM_PAGE_PRESENT) {
 		if (r->flags & PM_PAGE_FRAME) {
-			if (pages > 1)
+			if (pages > 1 && !((r->flags & PM_PAGE_ZERO) && !(r->flags & PM_PAGE_THP)))
 				snprintf(buf, sizeof(buf), "0x%" PRIx64 "-0x%" PRIx64, r->pfn, r->pfn + pages - 1);
 			else
 				snprintf(buf, sizeof(buf), "0x%" PRIx64, r->pfn);

@@ -137,12 +137,12 @@ void cli_note_hidden(struct pm_ctx *ctx, const struct pm_target *t)
 	if (pm_target_pfn_view(t) == PM_PFN_VISIBLE)
 		return;
 	if (!strcmp(pm_ctx_root(ctx), "/"))
-		cli_error(0, "note: physical frame numbers and swap offsets are hidden: %s",
+		cli_error(0, "note: physical frame numbers are hidden: %s",
 			  f->kernel_major && (f->kernel_major < 4 || (f->kernel_major == 4 && f->kernel_minor < 2)) ?
 				  "the reader lacks privilege" :
 				  "the reader lacks CAP_SYS_ADMIN in the initial user namespace (Linux 4.2+)");
 	else
-		cli_error(0, "note: physical frame numbers and swap offsets were hidden from the capture");
+		cli_error(0, "note: physical frame numbers were hidden from the capture");
 }
 
 uint32_t cli_meaningful(struct pm_ctx *ctx, uint32_t known)

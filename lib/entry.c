@@ -64,14 +64,20 @@ static void decode_swap(uint64_t raw, const struct pm_decode_info *info, struct 
 	bool current = info->layout == PM_LAYOUT_CURRENT;
 	unsigned type = (unsigned)(frame & ((1u << SWAP_TYPE_BITS) - 1));
 
-	if (info->frame_visible) {
+	/*
+	 * 4.2-4.17 zeroed PFNs for unprivileged readers but still showed swap
+	 * entries; slot 0 is the swap header, so a zero frame means hidden.
+	 */
+	bool shown = info->frame_visible || frame != 0;
+
+	if (shown) {
 		out->swap_type = (uint8_t)type;
 		out->swap_offset = frame >> SWAP_TYPE_BITS;
 		out->flags |= PM_PAGE_FRAME;
 	}
 	if (current && (raw & E_GUARD)) {
 		out->flags |= PM_PAGE_MARKER | PM_PAGE_GUARD;
-	} else if (!info->frame_visible) {
+	} else if (!shown) {
 		/* Hidden frame (4.18+): uffd-wp on a swap entry is a marker unless swap is on. */
 		if (current && (raw & E_UFFD_WP) && !info->swap_active)
 			out->flags |= PM_PAGE_MARKER;

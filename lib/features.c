@@ -232,6 +232,8 @@ static void probe_uffd(struct pm_features *f)
 	struct uffdio_api api = { .api = UFFD_API };
 	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
 
+	if (fd < 0 && errno == EINVAL)	/* UFFD_USER_MODE_ONLY is 5.11+ */
+		fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		f->uffd_error = errno;
 		f->uffd_wp_async = PM_NO;
@@ -287,8 +289,17 @@ static void probe_soft_dirty(struct pm_features *f)
 	if (p == MAP_FAILED || fd < 0)
 		goto out;
 	p[0] = 1;
-	/* A fresh VMA carries VM_SOFTDIRTY iff CONFIG_MEM_SOFT_DIRTY. */
-	if (self_entry(fd, p, f->page_shift, &e) == 0)
+	/*
+	 * A fresh VMA carries VM_SOFTDIRTY iff CONFIG_MEM_SOFT_DIRTY. Before
+	 * 3.11 there is no soft-dirty; in the page-shift layout of 3.11-4.1
+	 * bit 55 is part of the page shift, and only a clear_refs 4 (which
+	 * switches the whole system to v2) could tell: leave it unknown.
+	 */
+	if (!pm_kernel_at_least(f, 3, 11))
+		f->soft_dirty = PM_NO;
+	else if (f->layout == PM_LAYOUT_PSHIFT)
+		goto out;
+	else if (self_entry(fd, p, f->page_shift, &e) == 0)
 		f->soft_dirty = (e & E_SOFT_DIRTY) ? PM_YES : PM_NO;
 	if (f->soft_dirty != PM_YES || !version_ge(f, 4, 2))
 		goto out;
@@ -360,6 +371,8 @@ static void apply_recorded(struct pm_features *f, const char *k, const char *v)
 		f->uffd_features = strtoull(v, NULL, 0);
 	else if (!strcmp(k, "soft_dirty"))
 		f->soft_dirty = parse_tristate(v);
+	else if (!strcmp(k, "pagemap_error"))
+		f->pagemap_error = pm_errno_from_name(v);
 	else if (!strcmp(k, "zero_pfn"))
 		f->zero_pfn = strtoull(v, NULL, 0);
 	else if (!strcmp(k, "guard_regions"))

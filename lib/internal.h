@@ -37,6 +37,12 @@ int pm_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, si
 int pm_errno_from_name(const char *s);
 
 /* features.c */
+/* Is the kernel at least @maj.@min? True when the version is unknown (assume a current kernel). */
+static inline bool pm_kernel_at_least(const struct pm_features *f, unsigned maj, unsigned min)
+{
+	return !f->kernel_major || f->kernel_major > maj || (f->kernel_major == maj && f->kernel_minor >= min);
+}
+
 void pm_dbg(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool pm_swap_active(struct pm_ctx *ctx);
 

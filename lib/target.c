@@ -47,7 +47,7 @@ static enum pm_layout target_layout(struct pm_target *t, const struct pm_feature
 	if (e0 == (uint64_t)f->page_shift << 55)
 		return PM_LAYOUT_PSHIFT;
 	/* Page 0 reads 0: v2 on a kernel known to be 3.11-4.1, else the current layout. */
-	return f->layout == PM_LAYOUT_PSHIFT ? PM_LAYOUT_V2 : PM_LAYOUT_CURRENT;
+	return f->layout == PM_LAYOUT_PSHIFT || f->layout == PM_LAYOUT_V2 ? PM_LAYOUT_V2 : PM_LAYOUT_CURRENT;
 }
 
 static int open_pagemap(struct pm_ctx *ctx, pid_t pid)

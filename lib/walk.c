@@ -61,15 +61,31 @@ static bool private_anon(const struct pm_mapping *m)
 		m->kind == PM_MAP_ANON_NAMED);
 }
 
-static uint32_t pread_known(const struct pm_walk *w)
+/* The bits each kernel has (kernel-abi.md §1): a bit it lacks reads 0 and means nothing. */
+static uint32_t entry_known(const struct pm_walk *w)
 {
-	uint32_t k = PM_PAGE_PRESENT | PM_PAGE_SWAPPED | PM_PAGE_FILE | PM_PAGE_MARKER;
+	const struct pm_features *f = w->f;
 	enum pm_layout l = w->t->decode.layout;
+	uint32_t k = PM_PAGE_PRESENT | PM_PAGE_SWAPPED | PM_PAGE_MARKER;
 
+	if (pm_kernel_at_least(f, 3, 5))
+		k |= PM_PAGE_FILE;
 	if (l == PM_LAYOUT_CURRENT)
-		k |= PM_PAGE_EXCLUSIVE | PM_PAGE_UFFD_WP | PM_PAGE_GUARD | PM_PAGE_SOFTDIRTY;
+		k |= PM_PAGE_EXCLUSIVE | PM_PAGE_SOFTDIRTY;
 	if (l == PM_LAYOUT_V2)
 		k |= PM_PAGE_SOFTDIRTY;
+	if (l == PM_LAYOUT_CURRENT && pm_kernel_at_least(f, 5, 13))
+		k |= PM_PAGE_UFFD_WP;
+	if (l == PM_LAYOUT_CURRENT && (f->guard_regions == PM_YES || pm_kernel_at_least(f, 6, 15)) &&
+	    f->guard_regions != PM_NO)
+		k |= PM_PAGE_GUARD;
+	return k;
+}
+
+static uint32_t pread_known(const struct pm_walk *w)
+{
+	uint32_t k = entry_known(w);
+
 	if (w->t->decode.frame_visible)
 		k |= PM_PAGE_FRAME | PM_PAGE_NONSWAP | PM_PAGE_THP | (w->f->zero_pfn ? PM_PAGE_ZERO : 0);
 	return k;
@@ -85,7 +101,7 @@ static uint32_t scan_known(const struct pm_walk *w)
 	if (w->scan_mask & PAGE_IS_GUARD)
 		k |= PM_PAGE_GUARD;
 	if (w->flags & PM_WALK_ENTRIES)
-		k |= PM_PAGE_EXCLUSIVE | PM_PAGE_UFFD_WP;
+		k |= entry_known(w) & (PM_PAGE_EXCLUSIVE | PM_PAGE_UFFD_WP);
 	/* Swapped regions are always read: their type tells migration from swap, when shown. */
 	if (w->t->decode.frame_visible)
 		k |= PM_PAGE_NONSWAP | ((w->flags & PM_WALK_ENTRIES) ? PM_PAGE_FRAME : 0);
@@ -419,8 +435,9 @@ static size_t same_run(const struct pm_walk *w, size_t i, size_t lim)
 {
 	const uint64_t *b = w->buf;
 	uint64_t first = b[i], zero = w->f->zero_pfn, step = 0, mask;
-	bool frames = w->t->decode.frame_visible, is_zero = frames && zero && (first & E_PRESENT) &&
-							    (first & E_FRAME_MASK) == zero;
+	/* A swap entry may show its slot even when PFNs are hidden (4.2-4.17). */
+	bool frames = w->t->decode.frame_visible || ((first & E_SWAP) && (first & E_FRAME_MASK));
+	bool is_zero = frames && zero && (first & E_PRESENT) && (first & E_FRAME_MASK) == zero;
 	size_t j;
 
 	if (is_zero)

@@ -40,7 +40,8 @@ static void check(uint64_t raw, const struct pm_decode_info *info)
 	ASSERT(!(e.flags & ~ALL_FLAGS));
 	ASSERT(!(e.flags & (PM_PAGE_THP | PM_PAGE_ZERO)));
 	ASSERT(!((e.flags & PM_PAGE_PRESENT) && (e.flags & PM_PAGE_SWAPPED)));
-	ASSERT(!(e.flags & PM_PAGE_FRAME) || info->frame_visible);
+	/* Frames only when shown: to this reader, or by a swap entry that carries its slot (4.2-4.17). */
+	ASSERT(!(e.flags & PM_PAGE_FRAME) || info->frame_visible || (!(raw >> 63) && (raw >> 62 & 1) && (raw & FRAME_MASK)));
 	ASSERT(!!(e.flags & PM_PAGE_PRESENT) == !!(raw >> 63));
 	/* At most one of swap / marker / non-swap, and only with bit 62 and without bit 63. */
 	ASSERT(__builtin_popcount(e.flags & (PM_PAGE_SWAPPED | PM_PAGE_MARKER | PM_PAGE_NONSWAP)) <= 1);

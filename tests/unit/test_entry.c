@@ -453,7 +453,8 @@ static void check_invariants(uint64_t raw, const struct pm_decode_info *info)
 	CHECK(!((e.flags & PM_PAGE_PRESENT) && (e.flags & PM_PAGE_SWAPPED)));
 	CHECK(!((e.flags & PM_PAGE_SWAPPED) && (e.flags & (PM_PAGE_MARKER | PM_PAGE_NONSWAP))));
 	CHECK(!((e.flags & PM_PAGE_MARKER) && (e.flags & PM_PAGE_NONSWAP)));
-	CHECK(!(e.flags & PM_PAGE_FRAME) || info->frame_visible);
+	/* Frames only when shown: to this reader, or by a swap entry that carries its slot (4.2-4.17). */
+	CHECK(!(e.flags & PM_PAGE_FRAME) || info->frame_visible || (!(raw >> 63) && (raw & B_SWAP) && (raw & ((1ULL << 55) - 1))));
 	CHECK(!!(e.flags & PM_PAGE_PRESENT) == !!(raw >> 63));
 	if (e.flags & (PM_PAGE_SWAPPED | PM_PAGE_MARKER | PM_PAGE_NONSWAP))
 		CHECK(raw & B_SWAP);
