@@ -28,8 +28,6 @@ int cli_parse_pid(const char *s, pid_t *pid);
 struct pm_target *cli_open_target(struct pm_ctx *ctx, pid_t pid, const char *arg);
 /* Explain an error that came from walking @arg's memory. */
 void cli_walk_error(struct pm_ctx *ctx, int err, const char *arg);
-/* The flags a walk knows, less those that mean nothing on this kernel (soft-dirty without it). */
-uint32_t cli_meaningful(struct pm_ctx *ctx, uint32_t known);
 /* One stderr line when PFNs are hidden from this reader. */
 void cli_note_hidden(struct pm_ctx *ctx, const struct pm_target *t);
 

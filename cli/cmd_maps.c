@@ -109,7 +109,7 @@ static void note_unknown(struct pm_ctx *ctx, struct out *out, uint32_t known, co
 		{ COL_THP, PM_PAGE_THP, "THP (PFNs are hidden and the pread back end needs them)" },
 		{ COL_ZERO, PM_PAGE_ZERO, "ZERO (PFNs are hidden and the pread back end needs them)" },
 		{ COL_SOFTDIRTY, PM_PAGE_SOFTDIRTY,
-		  !(pm_walk_known(w) & PM_PAGE_SOFTDIRTY) ? "SOFTDIRTY (this pagemap layout has no soft-dirty bit)" :
+		  f->soft_dirty != PM_NO ? "SOFTDIRTY (this pagemap layout has no soft-dirty bit)" :
 		  old_sd ? "SOFTDIRTY (soft-dirty came with Linux 3.11)" :
 			   "SOFTDIRTY (kernel built without CONFIG_MEM_SOFT_DIRTY)" },
 		{ COL_UFFDWP, PM_PAGE_UFFD_WP, "UFFDWP (bit 57 came with Linux 5.13)" },
@@ -139,7 +139,7 @@ static int walk_maps(struct pm_ctx *ctx, struct pm_target *t, struct out *out, c
 		cli_walk_error(ctx, errno, arg);
 		return EXIT_RUNTIME;
 	}
-	known = cli_meaningful(ctx, pm_walk_known(pm_mapstat_walk(it)));
+	known = pm_walk_known(pm_mapstat_walk(it));
 	note_unknown(ctx, out, known, pm_mapstat_walk(it));
 	while ((rc = pm_mapstat_next(it, &m, &u)) == 0) {
 		/* [vvar] (VM_PFNMAP) and [vsyscall] (above task_size) cannot be read: say so. */

@@ -108,7 +108,7 @@ static int walk_range(struct pm_ctx *ctx, struct pm_target *t, struct out *out, 
 		cli_walk_error(ctx, errno, arg);
 		return EXIT_RUNTIME;
 	}
-	po->known = cli_meaningful(ctx, pm_walk_known(w));
+	po->known = pm_walk_known(w);
 	while ((rc = pm_walk_next(w, &r)) == 0)
 		run_row(out, r, po, pm_ctx_features(ctx)->page_shift);
 	pm_walk_free(w);

@@ -144,11 +144,3 @@ void cli_note_hidden(struct pm_ctx *ctx, const struct pm_target *t)
 	else
 		cli_error(0, "note: physical frame numbers were hidden from the capture");
 }
-
-uint32_t cli_meaningful(struct pm_ctx *ctx, uint32_t known)
-{
-	/* Bit 55 reads 0 on a kernel without CONFIG_MEM_SOFT_DIRTY: that 0 means nothing. */
-	if (pm_ctx_features(ctx)->soft_dirty == PM_NO)
-		known &= ~PM_PAGE_SOFTDIRTY;
-	return known;
-}

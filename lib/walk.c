@@ -71,9 +71,9 @@ static uint32_t entry_known(const struct pm_walk *w)
 	if (pm_kernel_at_least(f, 3, 5))
 		k |= PM_PAGE_FILE;
 	if (l == PM_LAYOUT_CURRENT)
-		k |= PM_PAGE_EXCLUSIVE | PM_PAGE_SOFTDIRTY;
-	if (l == PM_LAYOUT_V2)
-		k |= PM_PAGE_SOFTDIRTY;
+		k |= PM_PAGE_EXCLUSIVE;
+	if ((l == PM_LAYOUT_CURRENT || l == PM_LAYOUT_V2) && f->soft_dirty != PM_NO)
+		k |= PM_PAGE_SOFTDIRTY;	/* without CONFIG_MEM_SOFT_DIRTY bit 55 is always 0 */
 	if (l == PM_LAYOUT_CURRENT && pm_kernel_at_least(f, 5, 13))
 		k |= PM_PAGE_UFFD_WP;
 	if (l == PM_LAYOUT_CURRENT && (f->guard_regions == PM_YES || pm_kernel_at_least(f, 6, 15)) &&
@@ -96,7 +96,7 @@ static uint32_t scan_known(const struct pm_walk *w)
 	uint32_t k = PM_PAGE_PRESENT | PM_PAGE_SWAPPED | PM_PAGE_FILE | PM_PAGE_MARKER | PM_PAGE_THP |
 		     PM_PAGE_ZERO;
 
-	if (w->scan_mask & PAGE_IS_SOFT_DIRTY)
+	if ((w->scan_mask & PAGE_IS_SOFT_DIRTY) && w->f->soft_dirty != PM_NO)
 		k |= PM_PAGE_SOFTDIRTY;
 	if (w->scan_mask & PAGE_IS_GUARD)
 		k |= PM_PAGE_GUARD;
