@@ -91,6 +91,7 @@ clean:
 	rm -rf build build-asan build-fuzz
 
 -include tests/tests.mk
+-include tests/vm/vm.mk
 -include tests/fuzz/fuzz.mk
 -include bench/bench.mk
 

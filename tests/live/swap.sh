@@ -39,7 +39,16 @@ fallocate -l "${size_mib}M" "$file" 2>/dev/null ||
 	dd if=/dev/zero of="$file" bs=1M count="$size_mib" status=none || skip "cannot create $file"
 chmod 600 "$file"
 mkswap "$file" >/dev/null 2>&1 || skip "mkswap $file failed"
-err=$(swapon "$file" 2>&1) || skip "swapon failed: $err"
+if ! err=$(swapon "$file" 2>&1); then
+	# A swap file needs a block-backed file system: on tmpfs or ramfs (a QEMU guest's initramfs root)
+	# swapon fails with EINVAL, and without a block device (zram, loop, a disk) nothing can swap.
+	fs=$(stat -f -c %T "$dir" 2>/dev/null)
+	if [ ! -e /sys/class/zram-control ] && [ -z "$(ls /sys/block 2>/dev/null)" ]; then
+		skip "no swap possible here: swapon of a file on ${fs:-an unknown file system} failed ($err)," \
+			"and there is no block device at all (no zram: CONFIG_ZRAM not built in; no disk)"
+	fi
+	skip "swapon of a file on ${fs:-an unknown file system} failed: $err"
+fi
 on=1
 
 # In the background, so that a signal to this script runs the traps at once.

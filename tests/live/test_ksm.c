@@ -151,17 +151,17 @@ static int ksm_merge(void)
 	memset(rs, 0, sizeof(rs));
 	for (b = 0; t && merged == 2L * o.ksm_pages && b < 2; b++) {
 		for (k = 0; k < 3; k++) {
-			if (backends[b] == PM_BACKEND_SCAN && !f->scan)
+			if (backends[b] == PM_BACKEND_SCAN && !kernel_has_scan())
 				continue;
 			CHECK_EQ_U64(-runs_collect_all(t, ctx, backends[b], wflags[k], &rs[b][k]), 0);
 			check_walk(&rs[b][k], &l, f);
 		}
 	}
-	if (t && f->scan)
+	if (t && kernel_has_scan())
 		for (k = 0; k < 3; k++)
 			CHECK_EQ_U64(runs_compare(&rs[0][k], &rs[1][k]), 0);
-	/* smaps' own KSM count over the mappings holding the two regions (they may be one merged VMA). */
-	if (smaps_read(l.pid, &s) == 0) {
+	/* smaps' own KSM count over the mappings holding the two regions (they may be one merged VMA); 6.6+. */
+	if (kernel_at_least(6, 6) && smaps_read(l.pid, &s) == 0) {
 		uint64_t ksm = 0;
 		size_t i;
 		for (i = 0; i < s.n; i++)

@@ -138,13 +138,13 @@ static int swap_walk(void)
 	memset(rs, 0, sizeof(rs));
 	for (b = 0; t && b < 2; b++) {
 		for (k = 0; k < 3; k++) {
-			if (backends[b] == PM_BACKEND_SCAN && !f->scan)
+			if (backends[b] == PM_BACKEND_SCAN && !kernel_has_scan())
 				continue;
 			CHECK_EQ_U64(-runs_collect_all(t, ctx, backends[b], wflags[k], &rs[b][k]), 0);
 			check_walk(&rs[b][k], &l, f);
 		}
 	}
-	if (t && f->scan)
+	if (t && kernel_has_scan())
 		for (k = 0; k < 3; k++)
 			CHECK_EQ_U64(runs_compare(&rs[0][k], &rs[1][k]), 0);
 	if (smaps_read(l.pid, &s) == 0) {

@@ -84,7 +84,7 @@ static int unpriv_walk(void)
 			const struct lay_region *thp = &l.r[LR_THP], *cow = &l.r[LR_COW];
 			size_t i, pfns = 0;
 
-			if (backends[b] == PM_BACKEND_SCAN && !feat->scan)
+			if (backends[b] == PM_BACKEND_SCAN && !kernel_has_scan())
 				continue;
 			CHECK_EQ_U64(-runs_collect_all(t, ctx, backends[b], wflags[k], &rs[b][k]), 0);
 			CHECK_EQ_U64(runs_check_shape(x, l.page_size), 0);
@@ -108,7 +108,7 @@ static int unpriv_walk(void)
 		}
 	}
 	/* Identical on every flag both know, so pread's present pages are the scan's, zero pages included. */
-	if (t && feat->scan)
+	if (t && kernel_has_scan())
 		for (k = 0; k < 2; k++)
 			CHECK_EQ_U64(runs_compare(&rs[0][k], &rs[1][k]), 0);
 	for (b = 0; b < 2; b++)

@@ -1,4 +1,4 @@
-/* test_walk.c - live walks of a child with a known layout: both back ends vs smaps and each other, exact per-region state, exit/exec races, bounded memory. */
+/* test_walk.c - live walks of a child with a known layout: both back ends vs smaps and each other, exact per-region state, soft-dirty, exit/exec races, bounded memory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -105,12 +106,22 @@ static int setup_main(void)
 	return 0;
 }
 
+/* The running kernel's release, for skip reasons. */
+static const char *release(void)
+{
+	static struct utsname u;
+
+	if (!u.release[0] && uname(&u) < 0)
+		snprintf(u.release, sizeof(u.release), "?");
+	return u.release;
+}
+
 /* Was walk [b][f] possible? A kernel without PAGEMAP_SCAN cannot use the scan back end: that is not a failure. */
 static bool walk_ok(int b, int f)
 {
 	int e = main_runs_err[b][f];
 
-	if (e == -EOPNOTSUPP && backends[b] == PM_BACKEND_SCAN && !feat->scan)
+	if (e == -EOPNOTSUPP && backends[b] == PM_BACKEND_SCAN && !kernel_has_scan())
 		return false;
 	if (e < 0) {
 		printf("  walk %s: %s\n", main_runs[b][f].desc, strerror(-e));
@@ -181,8 +192,8 @@ static int backends_agree(void)
 
 	if (setup_main() < 0)
 		return T_FAIL;
-	if (!feat->scan)
-		return t_skip("the kernel has no PAGEMAP_SCAN (6.7+)");
+	if (!kernel_has_scan())
+		return t_skip("Linux %s has no PAGEMAP_SCAN (6.7+): only the pread back end", release());
 	for (f = 0; f < NF; f++)
 		if (walk_ok(B_PREAD, f) && walk_ok(B_SCAN, f))
 			CHECK_EQ_U64(runs_compare(&main_runs[B_PREAD][f], &main_runs[B_SCAN][f]), 0);
@@ -404,9 +415,34 @@ static void check_guard(const struct runs *r, const struct lay_region *g)
 	}
 }
 
+/*
+ * A region that needs a feature from Linux @maj.@min: before, the child's
+ * setup must have failed with EINVAL (@what is missing: a skip that says
+ * so); from then on it must have worked.
+ */
+static int region_since(enum lay_id reg, unsigned maj, unsigned min, const char *what,
+			void (*check)(const struct runs *, const struct lay_region *))
+{
+	const struct lay_region *g;
+
+	if (setup_main() < 0)
+		return T_FAIL;
+	g = &main_l.r[reg];
+	if (!kernel_at_least(maj, min)) {
+		CHECK_EQ_U64(g->error, EINVAL);
+		return t_skip("Linux %s has no %s (%u.%u+): the child's setup failed with %s, as it must", release(),
+			      what, maj, min, strerror(g->error));
+	}
+	CHECK_EQ_U64(g->error, 0);
+	return for_each_walk(reg, check);
+}
+
 static int region_guard(void)
 {
-	return for_each_walk(LR_GUARD, check_guard);
+	/* MADV_GUARD_INSTALL came in 6.13, pagemap's guard bit 58 in 6.15. */
+	if (kernel_at_least(6, 13) && !kernel_at_least(6, 15))
+		return t_skip("Linux %s has guard regions but no pagemap bit for them (6.15+)", release());
+	return region_since(LR_GUARD, 6, 13, "guard regions", check_guard);
 }
 
 /* 16 pages registered, 10 written, all write-protected, page 0 written again: 9 present WP, 6 WP markers. */
@@ -429,7 +465,7 @@ static void check_uffd(const struct runs *r, const struct lay_region *g)
 
 static int region_uffd(void)
 {
-	return for_each_walk(LR_UFFD, check_uffd);
+	return region_since(LR_UFFD, 6, 7, "userfaultfd WP async", check_uffd);
 }
 
 static void check_protnone(const struct runs *r, const struct lay_region *g)
@@ -546,7 +582,7 @@ static int sparse_walk_end(void)
 	const struct lay_region *g;
 	int max_n, stale, r = for_each_walk(LR_SPARSE, check_sparse);
 
-	if (r != T_PASS || !feat->scan)
+	if (r != T_PASS || !kernel_has_scan())
 		return r;
 	g = &main_l.r[LR_SPARSE];
 	if ((g->end - g->start) / ps <= 2048)
@@ -585,8 +621,15 @@ static int thp_pte_mapped(void)
 	}
 	g = &l.r[LR_THP_SPLIT];
 	if (!g->start || g->error) {
+		r = g->error;
 		layout_stop(&l);
-		return t_skip("the child could not split a THP's PMD: %s", strerror(g->error));
+		/* The split takes uffd-wp async (6.7+); EAGAIN is a THP shortage, on any kernel. */
+		if (!kernel_at_least(6, 7) && r != EAGAIN) {
+			CHECK_EQ_U64(r, EINVAL);
+			return t_skip("Linux %s has no userfaultfd WP async (6.7+) to split a THP's PMD with: %s, as it must",
+				      release(), strerror(r));
+		}
+		return t_skip("the child could not split a THP's PMD: %s", strerror(r));
 	}
 	t = pm_target_open(ctx, l.pid);
 	CHECK(t != NULL);
@@ -594,7 +637,7 @@ static int thp_pte_mapped(void)
 		for (f = 0; f < NF; f++) {
 			struct runs x;
 			struct pm_usage u;
-			if (backends[b] == PM_BACKEND_SCAN && !feat->scan)
+			if (backends[b] == PM_BACKEND_SCAN && !kernel_has_scan())
 				continue;
 			CHECK_EQ_U64(-runs_collect(t, ctx, backends[b], wflags[f], g->start, g->end, &x), 0);
 			u = runs_usage(&x, g->start, g->end);
@@ -612,6 +655,90 @@ static int thp_pte_mapped(void)
 	if (pread_says_thp && !t_failed_checks)
 		return t_skip("known limitation: the pread back end reports a PMD-split THP whose folio is whole "
 			      "as PM_PAGE_THP (smaps AnonHugePages 0, PAGEMAP_SCAN not HUGE)");
+	return T_PASS;
+}
+
+/* ---- soft-dirty -------------------------------------------------------- */
+
+/* clear_refs @what (kernel-abi.md §5) of @pid. */
+static int clear_refs(pid_t pid, const char *what)
+{
+	char path[64];
+	int fd, r;
+
+	snprintf(path, sizeof(path), "/proc/%d/clear_refs", (int)pid);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = write(fd, what, strlen(what)) == (ssize_t)strlen(what) ? 0 : -errno;
+	close(fd);
+	return r;
+}
+
+/*
+ * Soft-dirty bits of another process, where the kernel has them (the
+ * oracle is apart from our probe: "sd" in the child's VmFlags, as in the
+ * kernel selftests). Fresh VMAs read soft-dirty on every page, holes
+ * included; after clear_refs 4 on the idle child, no page does. Which
+ * pages a write sets again is test_kernel's test_soft_dirty_exact.
+ */
+static int soft_dirty_child(void)
+{
+	static const enum lay_id regs[] = { LR_ANON, LR_MEMFD, LR_SPARSE, LR_THP };
+	struct layout_opts o = { .anon_pages = 16, .memfd_pages = 8, .sparse_pages = 64, .thp_count = 1 };
+	const struct smaps_entry *e;
+	struct pm_target *t;
+	struct smaps sm;
+	struct layout l;
+	bool sd = false;
+	int b, f, round, r;
+	size_t i;
+
+	if (!init_ctx())
+		return T_FAIL;
+	r = layout_start(&o, &l);
+	if (r < 0) {
+		printf("  layout: %s\n", strerror(-r));
+		return T_FAIL;
+	}
+	if (smaps_read(l.pid, &sm) == 0) {
+		e = smaps_find(&sm, l.r[LR_ANON].start);
+		sd = e && strstr(e->vmflags, " sd");
+		smaps_free(&sm);
+	}
+	if (!sd) {
+		layout_stop(&l);
+		return t_skip("no \"sd\" in the child's VmFlags: kernel without CONFIG_MEM_SOFT_DIRTY");
+	}
+	t = pm_target_open(ctx, l.pid);
+	CHECK(t != NULL);
+	for (round = 0; t && round < 2; round++) {
+		if (round == 1)
+			CHECK_EQ_U64(-clear_refs(l.pid, "4"), 0);
+		for (b = 0; b < NB; b++) {
+			for (f = 0; f < NF; f++) {
+				int before = t_failed_checks;
+				struct runs x;
+
+				if (backends[b] == PM_BACKEND_SCAN && !kernel_has_scan())
+					continue;
+				CHECK_EQ_U64(-runs_collect_all(t, ctx, backends[b], wflags[f], &x), 0);
+				CHECK(x.known & PM_PAGE_SOFTDIRTY);
+				for (i = 0; i < sizeof(regs) / sizeof(regs[0]); i++) {
+					const struct lay_region *g = &l.r[regs[i]];
+					if (!g->start || g->error)
+						continue;	/* no THP here */
+					CHECK_EQ_U64(runs_bytes(&x, g->start, g->end, PM_PAGE_SOFTDIRTY, 0),
+						     round ? 0 : g->end - g->start);
+				}
+				if (t_failed_checks != before)
+					printf("  ^ with the %s walk, %s clear_refs 4\n", x.desc, round ? "after" : "before");
+				runs_free(&x);
+			}
+		}
+	}
+	pm_target_close(t);
+	layout_stop(&l);
 	return T_PASS;
 }
 
@@ -659,7 +786,7 @@ static void expect_gone(struct pm_target *t, struct pm_walk *fresh[NB], struct p
 				       pm_backend_name(backends[b]), r, runs);
 			CHECK_EQ_U64(-r, ESRCH);
 		}
-		if (backends[b] == PM_BACKEND_SCAN && !feat->scan)
+		if (backends[b] == PM_BACKEND_SCAN && !kernel_has_scan())
 			continue;
 		{
 			struct pm_walk *w = new_walk(t, backends[b], addr);
@@ -704,7 +831,7 @@ static int race_setup(struct race *x)
 	if (!x->t)
 		return -errno;
 	for (b = 0; b < NB; b++) {
-		if (backends[b] == PM_BACKEND_SCAN && !feat->scan)
+		if (backends[b] == PM_BACKEND_SCAN && !kernel_has_scan())
 			continue;
 		x->fresh[b] = new_walk(x->t, backends[b], x->l.r[LR_ANON].start);
 		x->mid[b] = new_walk(x->t, backends[b], x->l.r[LR_ANON].start);
@@ -897,7 +1024,7 @@ static int bounded_memory(void)
 		size_t runs = 0;
 		int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
 
-		if (backends[b] == PM_BACKEND_SCAN && !feat->scan)
+		if (backends[b] == PM_BACKEND_SCAN && !kernel_has_scan())
 			continue;
 		/* 5 resets VmHWM to the current RSS (kernel-abi.md §5). */
 		CHECK(fd >= 0 && write(fd, "5", 1) == 1);
@@ -939,11 +1066,11 @@ static int features_root(void)
 	CHECK_EQ_U64(feat->pfn_view, PM_PFN_VISIBLE);
 	CHECK(feat->zero_pfn != 0);
 	CHECK_EQ_U64(feat->pagemap_error, 0);
-	if (feat->scan)
+	if (kernel_has_scan())
 		CHECK_EQ_U64(feat->scan_categories & 0x7f, 0x7f);	/* every 6.7 category */
 	return T_PASS;
 }
 
 T_MAIN(T(features_root), T(walk_vs_smaps), T(backends_agree), T(subrange_walks), T(region_anon), T(region_file), T(region_memfd),
        T(region_thp), T(thp_pte_mapped), T(region_cow), T(region_guard), T(region_uffd), T(region_protnone), T(region_zero), T(region_hzero),
-       T(sparse_walk_end), T(exit_race), T(exec_race), T(open_errors), T(bounded_memory))
+       T(soft_dirty_child), T(sparse_walk_end), T(exit_race), T(exec_race), T(open_errors), T(bounded_memory))

@@ -10,23 +10,38 @@ for b in $bins; do
 	[ -x "$build/tests/live/$b" ] || skip "$build/tests/live/$b is not built (make test-programs)"
 done
 tmp=
-cleanup() { [ -n "$tmp" ] && rm -rf "$tmp"; }
+utmp=
+cleanup() {
+	[ -n "$tmp" ] && rm -rf "$tmp"
+	[ -n "$utmp" ] && rm -rf "$utmp"
+}
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
 if [ "$(id -u)" -eq 0 ]; then
-	command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
-	as_user="setpriv --reuid=$uid --regid=$uid --clear-groups --inh-caps=-all"
-	# The binaries find libpagemap.so.0 at $ORIGIN/../..: copy that shape if uid 65534 cannot reach it here.
+	# PAGEMAP_RUNAS: a helper doing the same (tests/vm/runas.c) where setpriv has no --reuid (busybox).
+	if [ -n "${PAGEMAP_RUNAS:-}" ]; then
+		as_user="$PAGEMAP_RUNAS $uid"
+	else
+		command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+		as_user="setpriv --reuid=$uid --regid=$uid --clear-groups --inh-caps=-all"
+	fi
+	# Dynamic binaries find libpagemap.so.0 at $ORIGIN/../..: copy that shape if uid 65534 cannot reach it here.
+	lib=
+	[ -e "$build/libpagemap.so.0" ] && lib=$build/libpagemap.so.0
 	if ! $as_user sh -c 'for b; do test -x "$b" || exit 1; done' sh \
-		"$build/libpagemap.so.0" $(for b in $bins; do echo "$build/tests/live/$b"; done) 2>/dev/null; then
+		$lib $(for b in $bins; do echo "$build/tests/live/$b"; done) 2>/dev/null; then
 		tmp=$(mktemp -d /tmp/pagemap-unpriv.XXXXXX) || skip "cannot make a temp dir"
-		mkdir -p "$tmp/tests/live" && cp -P "$build"/libpagemap.so* "$tmp/" &&
+		mkdir -p "$tmp/tests/live" && { [ -z "$lib" ] || cp -P "$build"/libpagemap.so* "$tmp/"; } &&
 			for b in $bins; do cp "$build/tests/live/$b" "$tmp/tests/live/"; done &&
 			chmod -R a+rX "$tmp" && chmod 755 "$tmp" || skip "cannot copy the binaries to $tmp"
 		build=$tmp
 	fi
+	# The tests make temp files: a TMPDIR of the user's own (a guest's /tmp may be root's and 0755).
+	utmp=$(mktemp -d /tmp/pagemap-unpriv-tmp.XXXXXX) && chown "$uid:$uid" "$utmp" ||
+		skip "cannot make a temp dir for uid $uid"
+	export TMPDIR=$utmp
 else
 	as_user=	# already unprivileged
 fi

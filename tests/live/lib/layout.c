@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,6 +78,21 @@ bool thp_enabled(void)
 		buf[0] = '\0';
 	fclose(f);
 	return buf[0] && !strstr(buf, "[never]");
+}
+
+bool kernel_at_least(unsigned maj, unsigned min)
+{
+	struct utsname u;
+	unsigned a = 0, b = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &a, &b) != 2)
+		return false;
+	return a > maj || (a == maj && b >= min);
+}
+
+bool kernel_has_scan(void)
+{
+	return kernel_at_least(6, 7);
 }
 
 static uint64_t read_pmd_size(void)

@@ -83,4 +83,13 @@ const char *layout_region_name(enum lay_id r);
 /* thp_enabled - /sys/kernel/mm/transparent_hugepage/enabled is not [never]. */
 bool thp_enabled(void);
 
+/*
+ * kernel_at_least - the running kernel (uname) is @maj.@min or later. Tests
+ * take what a kernel must have from its version, not from the probe under test.
+ */
+bool kernel_at_least(unsigned maj, unsigned min);
+
+/* kernel_has_scan - PAGEMAP_SCAN is there: Linux 6.7+. */
+bool kernel_has_scan(void);
+
 #endif

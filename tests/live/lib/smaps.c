@@ -72,8 +72,16 @@ int smaps_read(pid_t pid, struct smaps *out)
 				set_field(&out->v[out->n - 1], key, (uint64_t)kb * 1024);
 			continue;
 		}
+		if (!strncmp(line, "VmFlags:", 8)) {
+			if (out->n) {
+				struct smaps_entry *l = &out->v[out->n - 1];
+				snprintf(l->vmflags, sizeof(l->vmflags), "%s", line + 8);
+				l->vmflags[strcspn(l->vmflags, "\n")] = '\0';
+			}
+			continue;
+		}
 		if (parse_header(line, &e) < 0)
-			continue;	/* VmFlags and other non-size lines */
+			continue;	/* other non-size lines */
 		if (out->n == alloc) {
 			struct smaps_entry *nv;
 			alloc = alloc ? alloc * 2 : 64;

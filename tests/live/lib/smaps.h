@@ -14,7 +14,8 @@ struct smaps_entry {
 	char name[128];		/* path or [special] name, "" for plain anonymous */
 	uint64_t rss, swap, anon_huge, shmem_pmd, file_pmd;
 	uint64_t private_clean, private_dirty, shared_clean, shared_dirty;
-	uint64_t private_hugetlb, shared_hugetlb, anonymous, ksm;
+	uint64_t private_hugetlb, shared_hugetlb, anonymous, ksm;	/* KSM: Linux 6.6+ */
+	char vmflags[128];	/* " rd wr mr ..." as in VmFlags:, with a leading space */
 };
 
 struct smaps {

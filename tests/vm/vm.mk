@@ -1,0 +1,81 @@
+# tests/vm/vm.mk - the live tests and the CLI under other kernels (6.1, 6.12) in QEMU (included by the Makefile).
+# make vm-programs    static live tests, the CLI, guest scripts into $(VM_BUILD)/vm-tests
+# make vm-check       run them under both kernels; vm-check-6.1, vm-check-6.12 run one
+# Needs ../shared/tools/kernel-matrix/run-in-vm.sh and QEMU (run-in-vm.sh --setup); make check never does.
+#
+# The guest build is a plain one in its own folder, whatever SANITIZE says: ASan cannot link
+# statically, and the guests have no libraries but those the runner copies.
+
+VM_BUILD        ?= build-vm
+VM_DIR          := $(VM_BUILD)/vm-tests
+VM_RUNNER       ?= ../shared/tools/kernel-matrix/run-in-vm.sh
+# Limits: each test program, and each whole VM run (boot + every test); a hang costs at most this.
+# A whole run takes ~10 s of VM time (3 s boot); both kernels hung would cost 2 x (180 + 10) s.
+VM_TEST_TIMEOUT ?= 60
+VM_TIMEOUT      ?= 180
+# Guest page-table work is ~8x slower than the host's: smaller sizes where the tests allow.
+VM_ENV          ?= -e PAGEMAP_TEST_BIG_MIB=64 -e PAGEMAP_TEST_SWAP_MIB=16
+VM_ARGS          = -t $(VM_TIMEOUT) -T $(VM_TEST_TIMEOUT) -e PAGEMAP_BUILD=/km/tests/build \
+		   -e PAGEMAP_RUNAS=/km/tests/build/runas $(VM_ENV)
+
+.PHONY: vm-programs vm-check vm-check-6.1 vm-check-6.12
+
+ifeq ($(VM_INNER),1)
+ifndef LIVE_SRC
+$(error tests/vm/vm.mk must be included after tests/tests.mk)
+endif
+# Here BUILD is $(VM_BUILD) and SANITIZE is off: the Makefile's rules make $(STLIB) and $(CLI_OBJ).
+#   vm-tests/         what the runner runs: live tests without wrappers, tests/live/*.sh, tests/vm/*.sh
+#   vm-tests/build/   PAGEMAP_BUILD in the guest: tests/live/*, pagemap, runas
+VM_LIVE    := $(patsubst tests/live/%.c,$(VM_DIR)/build/tests/live/%,$(LIVE_SRC))
+VM_LINKS   := $(patsubst tests/live/%.c,$(VM_DIR)/%,$(filter-out $(patsubst %,tests/live/%.c,$(notdir $(LIVE_WRAPPED))),$(LIVE_SRC)))
+VM_LIVE_SH := $(patsubst tests/live/%,$(VM_DIR)/%,$(LIVE_SH))
+VM_SH      := $(patsubst tests/vm/%,$(VM_DIR)/%,$(wildcard tests/vm/*.sh))
+VM_TOP     := $(VM_LINKS) $(VM_LIVE_SH) $(VM_SH)
+
+$(VM_DIR)/build/tests/live/%: tests/live/%.c tests/harness.h $(wildcard tests/live/lib/*.h) $(LIVE_LIB) $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Itests -Itests/live/lib -static -o $@ $< $(LIVE_LIB) $(STLIB) -lpthread
+
+# The CLI takes libpagemap statically; libsmartcols (no static archive in Debian) comes in through ldd.
+$(VM_DIR)/build/pagemap: $(CLI_OBJ) $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(CLI_OBJ) $(STLIB) $(SMARTCOLS_LIBS)
+
+$(VM_DIR)/build/runas: tests/vm/runas.c
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -static -o $@ $<
+
+$(VM_LINKS): $(VM_DIR)/%: $(VM_DIR)/build/tests/live/%
+	ln -sf build/tests/live/$* $@
+$(VM_LIVE_SH): $(VM_DIR)/%: tests/live/%
+	@mkdir -p $(@D)
+	cp $< $@
+$(VM_SH): $(VM_DIR)/%: tests/vm/%
+	@mkdir -p $(@D)
+	cp $< $@
+
+vm-programs: $(VM_LIVE) $(VM_TOP) $(VM_DIR)/build/pagemap $(VM_DIR)/build/runas
+	@for f in $(VM_DIR)/*; do \
+		case " $(VM_TOP) " in *" $$f "*) ;; *) [ -d "$$f" ] || rm -f "$$f" ;; esac; \
+	done
+else
+vm-programs:
+	@$(MAKE) --no-print-directory BUILD=$(VM_BUILD) SANITIZE= VM_INNER=1 vm-programs
+
+vm-check-6.1: vm-programs
+	tests/vm/run "vm 6.1" $(VM_RUNNER) $(VM_ARGS) $(VM_DIR)
+vm-check-6.12: vm-programs
+	tests/vm/run "vm 6.12" $(VM_RUNNER) -S bookworm-backports $(VM_ARGS) $(VM_DIR)
+# Both, even when the first fails.
+vm-check: vm-programs
+	@rc=0; \
+	tests/vm/run "vm 6.1" $(VM_RUNNER) $(VM_ARGS) $(VM_DIR) || rc=1; \
+	tests/vm/run "vm 6.12" $(VM_RUNNER) -S bookworm-backports $(VM_ARGS) $(VM_DIR) || rc=1; \
+	exit $$rc
+endif
+
+clean: vm-clean
+.PHONY: vm-clean
+vm-clean:
+	rm -rf $(VM_BUILD)
