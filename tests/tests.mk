@@ -37,4 +37,6 @@ export PAGEMAP_SRC = $(abspath .)
 
 check: deps
 	$(MAKE) test-programs fuzz-replay-programs
+	@echo "NOTE: make check tests the running kernel only; Linux 6.1 and 6.12 are tested by 'make vm-check' (QEMU; .ci/run does both)"
+	@command -v qemu-system-x86_64 >/dev/null || echo "WARNING: no qemu-system-x86_64 here: the 6.1 and 6.12 kernels are NOT tested on this machine"
 	tests/run $(UNIT_BIN) $(filter-out $(LIVE_WRAPPED),$(LIVE_BIN)) $(LIVE_SH) $(CLI_SH) tests/fuzz/replay.sh
