@@ -35,5 +35,7 @@ void cli_note_hidden(struct pm_ctx *ctx, const struct pm_target *t);
 int cmd_features(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_maps(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_pages(struct pm_ctx *ctx, int argc, char **argv);
+int cmd_phys(struct pm_ctx *ctx, int argc, char **argv);
+int cmd_v2p(struct pm_ctx *ctx, int argc, char **argv);
 
 #endif

@@ -19,6 +19,8 @@ static const struct command commands[] = {
 	{ "features", cmd_features, "what this kernel and privilege level allow" },
 	{ "maps", cmd_maps, "one row per mapping: present, swapped, shared, huge pages" },
 	{ "pages", cmd_pages, "runs of pages with their flags, frames and swap slots" },
+	{ "phys", cmd_phys, "physical memory by page flags; a process's pages with their frames" },
+	{ "v2p", cmd_v2p, "virtual to physical addresses, with the frames' flags and counts" },
 };
 
 static void usage(FILE *f)

@@ -22,6 +22,12 @@
  *   Walk      pm_walk_*     runs of consecutive pages with identical state
  *                           over a virtual range, through PAGEMAP_SCAN or
  *                           batched pread, with the same records either way.
+ *   KPF       pm_kpf_*      pure: the table of physical page flags (KPF_*,
+ *                           page-types' letters), -b filter expressions,
+ *                           flags to names and letters.
+ *   Kpage     pm_kpage_*    batched reads of /proc/kpageflags, kpagecount
+ *                           and kpagecgroup: contiguous PFN runs, or a
+ *                           scattered set sorted and coalesced into runs.
  *
  * Conventions: functions returning int give 0 on success and -errno on
  * failure; functions returning a pointer give NULL and set errno. Iterators
@@ -461,6 +467,173 @@ PM_API const struct pm_walk *pm_mapstat_walk(const struct pm_mapstat *it);
 
 /* pm_mapstat_close - free the iterator. NULL is fine. */
 PM_API void pm_mapstat_close(struct pm_mapstat *it);
+
+/* ------------------------------------------------------------------ */
+/* Physical page flags (KPF)                                          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Bits of a /proc/kpageflags word (the kernel's KPF_* numbers). Bits 0-26
+ * are the stable uapi; 32-42 are kernel-internal ("subject to change");
+ * 47-63 are page-types' overloaded pseudo-bits, never reported by the
+ * kernel: pm_kpf_cook() and the caller fill them.
+ */
+#define PM_KPF_COMPOUND_HEAD	15
+#define PM_KPF_COMPOUND_TAIL	16
+#define PM_KPF_HUGE		17
+#define PM_KPF_NOPAGE		20
+#define PM_KPF_THP		22
+#define PM_KPF_ZERO_PAGE	24
+#define PM_KPF_ANON		12
+#define PM_KPF_SOFTDIRTY	40
+#define PM_KPF_ANON_EXCLUSIVE	47
+#define PM_KPF_FILE		61	/* pseudo: the pagemap entry's file bit */
+#define PM_KPF_SWAP		62	/* pseudo: the pagemap entry's swap bit */
+#define PM_KPF_MMAP_EXCLUSIVE	63	/* pseudo: the pagemap entry's exclusive bit */
+#define PM_KPF_INTERNAL_MASK	0xffffffff00000000ULL	/* bits shown only in raw mode */
+
+/* One row of the KPF table. */
+struct pm_kpf_info {
+	uint32_t bit;		/* bit number, 0-63 */
+	const char *name;	/* page-types' long name, "anonymous" */
+	char letter;		/* page-types' letter, 'a'; some raw-only letters repeat stable ones */
+	const char *meaning;	/* one line for help */
+	bool internal;		/* kernel-internal (32+) or pseudo-bit: raw mode only */
+};
+
+/*
+ * pm_kpf_table - the KPF table in bit order, stable bits first; *@n gets
+ * its length. Static, never freed.
+ */
+PM_API const struct pm_kpf_info *pm_kpf_table(size_t *n);
+
+/*
+ * pm_kpf_cook - the flags page-types shows for kpageflags word @flags.
+ * @raw false: hide kernel-internal bits 32-63 and compound head/tail of
+ * pages that are not hugetlb. @raw true: unfold the overloaded bits
+ * (owner_2 on an anon page is anon_exclusive, reclaim without writeback is
+ * readahead, active/error on a slab page are slub_frozen/slub_debug).
+ * Pure; returns the cooked word.
+ */
+PM_API uint64_t pm_kpf_cook(uint64_t flags, bool raw);
+
+/*
+ * pm_kpf_describe - write the names of the bits of @flags, comma separated
+ * in bit order, into @buf of @size bytes; a bit without a name is written
+ * "bitN". Always NUL-terminates when @size > 0.
+ * Returns the length written, or -ENOSPC if @buf was too small (it then
+ * holds a truncated list). Pure.
+ */
+PM_API int pm_kpf_describe(uint64_t flags, char *buf, size_t size);
+
+/*
+ * pm_kpf_letters - page-types' symbolic form of @flags: one letter per
+ * table row in table order, '_' where clear; stable bits only unless @raw.
+ * @buf of @size bytes (64 suffices). Returns @buf, truncated to fit.
+ */
+PM_API char *pm_kpf_letters(uint64_t flags, bool raw, char *buf, size_t size);
+
+/* One -b term: flags match when (flags & mask) == value, or, with @any, when (flags & mask) != 0. */
+struct pm_kpf_term {
+	uint64_t mask, value;
+	bool any;
+};
+
+#define PM_KPF_MAX_TERMS 64
+
+/* A conjunction of terms (repeat -b to narrow); zero-initialise before use. */
+struct pm_kpf_filter {
+	unsigned n;
+	struct pm_kpf_term term[PM_KPF_MAX_TERMS];
+};
+
+/*
+ * pm_kpf_parse - add one page-types -b expression to @f (pure). Forms:
+ *   a,b      any of the bits set
+ *   a,~b     a set and b clear (every ~ term clear, every other set)
+ *   =a,b     exactly these bits, all others clear
+ *   a,b=a    under the mask a,b the flags equal a
+ * A bit is a long name ("anonymous"), a unique-enough prefix of one (the
+ * first in table order wins, as page-types: "anon"), "compound" (head and
+ * tail), a single table letter (stable bits first: 'a'), or a number
+ * (0x1000: a mask of bits).
+ * Returns 0, -EINVAL for a malformed expression or an unknown name (f is
+ * unchanged), -E2BIG when @f already holds PM_KPF_MAX_TERMS terms.
+ */
+PM_API int pm_kpf_parse(struct pm_kpf_filter *f, const char *expr);
+
+/* pm_kpf_match - do @flags pass every term of @f? An empty filter passes everything. Pure. */
+PM_API bool pm_kpf_match(const struct pm_kpf_filter *f, uint64_t flags);
+
+/* ------------------------------------------------------------------ */
+/* Physical frames (kpageflags, kpagecount, kpagecgroup)              */
+/* ------------------------------------------------------------------ */
+
+struct pm_kpage;
+
+/* The files behind a pm_kpage. */
+enum pm_kpage_file {
+	PM_KPAGE_FLAGS = 0,	/* /proc/kpageflags */
+	PM_KPAGE_COUNT,		/* /proc/kpagecount: mapcount per page */
+	PM_KPAGE_CGROUP,	/* /proc/kpagecgroup: memcg inode, 0 uncharged (4.3+) */
+};
+
+/* One frame of a scattered lookup: the caller sets @pfn, the library the rest. */
+struct pm_frame {
+	uint64_t pfn;
+	uint64_t flags;		/* raw kpageflags word (0 if that file is unreadable) */
+	uint64_t count;		/* kpagecount (0 if unreadable) */
+	uint64_t cgroup;	/* kpagecgroup (0 if unreadable) */
+};
+
+/*
+ * pm_kpage_open - open ROOT/proc/kpageflags, kpagecount and kpagecgroup,
+ * keeping whichever are readable (they are root-only: plain DAC, no
+ * capability check). pm_kpage_status() tells which.
+ * Returns the handle, or NULL with errno: the open error of kpageflags
+ * (EACCES for non-root, ENOENT) when none of the three is readable, or
+ * ENOMEM. The context must outlive the handle; free with pm_kpage_close().
+ */
+PM_API struct pm_kpage *pm_kpage_open(struct pm_ctx *ctx);
+
+/* pm_kpage_close - close the files and free the handle. NULL is fine. */
+PM_API void pm_kpage_close(struct pm_kpage *k);
+
+/* pm_kpage_status - 0 if @file is open, else -errno of its failed open. */
+PM_API int pm_kpage_status(const struct pm_kpage *k, enum pm_kpage_file file);
+
+/*
+ * pm_kpage_end - the first PFN past the readable range (the kernel's
+ * round_up(max_pfn, PAGES_PER_SECTION); a replayed file's length / 8),
+ * found with about 2 * log2(end) one-word reads of kpageflags (or of
+ * whichever file is open). Returns 0 with *@end, or -errno.
+ */
+PM_API int pm_kpage_end(struct pm_kpage *k, uint64_t *end);
+
+/*
+ * pm_kpage_read - read @n consecutive frames from @pfn: kpageflags words
+ * into @flags, kpagecount into @counts, kpagecgroup into @cgroups; any of
+ * the three may be NULL (not read). Large runs are read in batches, one
+ * pread per batch and file. Frames past the readable range read as
+ * 1 << PM_KPF_NOPAGE in @flags and 0 in @counts and @cgroups.
+ * Returns 0 (also when all three outputs are NULL), -EINVAL if @pfn + @n
+ * overflows the PFN space, the open error of a requested file that is not
+ * readable (-EACCES, -ENOENT), or a read error (-EIO, -EINVAL).
+ */
+PM_API int pm_kpage_read(struct pm_kpage *k, uint64_t pfn, size_t n, uint64_t *flags, uint64_t *counts,
+			 uint64_t *cgroups);
+
+/*
+ * pm_kpage_lookup - fill flags, count and cgroup of @n frames at scattered
+ * PFNs (in any order, repeats allowed). The PFNs are sorted (through an
+ * index: @frames keeps the caller's order), coalesced into runs (small
+ * gaps are read through) and each run is read once per file: never one
+ * pread per page. Memory is bounded by the batch size whatever @n is.
+ * Fields whose file is not readable are set to 0 (see pm_kpage_status);
+ * frames past the readable range get flags 1 << PM_KPF_NOPAGE.
+ * Returns 0, -ENOMEM, or a read error (frames are then partly filled).
+ */
+PM_API int pm_kpage_lookup(struct pm_kpage *k, struct pm_frame *frames, size_t n);
 
 #ifdef __cplusplus
 }

@@ -51,4 +51,7 @@ bool pm_swap_active(struct pm_ctx *ctx);
 
 /* compat.h carries the kernel uapi bits old headers lack. */
 
+/* kpage.c: preads issued so far on a pm_kpage's files (tests check that lookups batch). */
+uint64_t pm_kpage_nreads(const struct pm_kpage *k);
+
 #endif

@@ -1,0 +1,235 @@
+/* cmd_v2p.c - `pagemap v2p PID ADDR...`: virtual to physical addresses, with the frames' flags and map counts. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "output.h"
+
+enum { COL_ADDR, COL_STATE, COL_PFN, COL_PHYS, COL_FLAGS, COL_SYMBOLIC, COL_COUNT, COL_CGROUP, COL_PATH };
+
+static const struct out_col columns[] = {
+	[COL_ADDR] = { "ADDR", 14, SCOLS_FL_RIGHT, OUT_HEX, "the virtual address asked for" },
+	[COL_STATE] = { "STATE", 11, 0, OUT_STR, "present, swapped, not present, or not mapped" },
+	[COL_PFN] = { "PFN", 10, SCOLS_FL_RIGHT, OUT_HEX, "the page's frame" },
+	[COL_PHYS] = { "PHYS", 14, SCOLS_FL_RIGHT, OUT_HEX, "the physical address: PFN * page size + offset" },
+	[COL_FLAGS] = { "FLAGS", 0.3, 0, OUT_STR, "the frame's flags by name (kpageflags)" },
+	[COL_SYMBOLIC] = { "SYMBOLIC", 27, 0, OUT_STR, "the frame's flags, one letter each, '_' clear" },
+	[COL_COUNT] = { "COUNT", 5, SCOLS_FL_RIGHT, OUT_NUM, "mappings of the frame (kpagecount)" },
+	[COL_CGROUP] = { "CGROUP", 6, SCOLS_FL_RIGHT, OUT_NUM, "inode of the memory cgroup charged (kpagecgroup)" },
+	[COL_PATH] = { "PATH", 0.2, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]" },
+};
+#define NCOLS (sizeof(columns) / sizeof(columns[0]))
+
+/* One address and what the walk found there. */
+struct v2p {
+	uint64_t addr;
+	const char *state;
+	bool present;
+	char *path;
+};
+
+struct v2p_ctx {
+	struct pm_ctx *ctx;
+	struct pm_target *t;
+	const char *arg;
+	uint64_t page_size;
+	bool raw;
+};
+
+/* Walk the page of @a->addr; *fr gets its PFN if present. Returns 0 or -errno. */
+static int translate(struct v2p_ctx *vc, struct v2p *a, struct pm_frame *fr)
+{
+	uint64_t page = a->addr & ~(vc->page_size - 1);
+	struct pm_walk *w = pm_walk_new(vc->t, page, page + vc->page_size, PM_WALK_ENTRIES);
+	const struct pm_run *r;
+	int rc;
+
+	if (!w)
+		return -errno;
+	a->state = "not mapped";
+	rc = pm_walk_next(w, &r);
+	if (rc == 0) {
+		a->path = strndup(r->map->path, r->map->path_len);
+		a->present = (r->flags & (PM_PAGE_PRESENT | PM_PAGE_FRAME)) == (PM_PAGE_PRESENT | PM_PAGE_FRAME);
+		a->state = a->present ? "present" : (r->flags & PM_PAGE_SWAPPED) ? "swapped" : "not present";
+		fr->pfn = r->pfn;	/* one page: its own frame, even in a zero-page run */
+	}
+	pm_walk_free(w);
+	return rc < 0 ? rc : 0;
+}
+
+static void row(struct out *out, const struct v2p_ctx *vc, const struct v2p *a, const struct pm_frame *fr,
+		bool have_count, bool have_cgroup)
+{
+	struct libscols_line *ln = out_line(out);
+	uint64_t flags = pm_kpf_cook(fr->flags, vc->raw);
+	char buf[1024];
+
+	out_u64(out, ln, COL_ADDR, a->addr);
+	out_str(out, ln, COL_STATE, a->state);
+	out_str(out, ln, COL_PATH, a->path);
+	if (!a->present)
+		return;
+	out_u64(out, ln, COL_PFN, fr->pfn);
+	out_u64(out, ln, COL_PHYS, fr->pfn * vc->page_size + (a->addr & (vc->page_size - 1)));
+	pm_kpf_describe(flags, buf, sizeof(buf));
+	out_str(out, ln, COL_FLAGS, buf);
+	out_str(out, ln, COL_SYMBOLIC, pm_kpf_letters(flags, vc->raw, buf, sizeof(buf)));
+	if (have_count)
+		out_u64(out, ln, COL_COUNT, fr->count);
+	if (have_cgroup)
+		out_u64(out, ln, COL_CGROUP, fr->cgroup);
+}
+
+/* Frames must be visible and kpageflags readable; one line on why not. */
+static struct pm_kpage *check_access(struct v2p_ctx *vc)
+{
+	const char *root = pm_ctx_root(vc->ctx);
+	bool replay = strcmp(root, "/") != 0;
+	struct pm_kpage *k;
+	int e;
+
+	if (pm_target_pfn_view(vc->t) != PM_PFN_VISIBLE) {
+		cli_error(0, "cannot translate addresses of process %s: physical frame numbers are hidden %s", vc->arg,
+			  replay ? "in the capture (reading them needs CAP_SYS_ADMIN)" : "(reading them needs CAP_SYS_ADMIN)");
+		return NULL;
+	}
+	k = pm_kpage_open(vc->ctx);
+	e = k ? pm_kpage_status(k, PM_KPAGE_FLAGS) : -errno;
+	if (e < 0) {
+		cli_error(0, "cannot read %s/proc/kpageflags: %s%s", replay ? root : "", strerror(-e),
+			  e == -EACCES || e == -EPERM ? " (it is readable only by root)" : "");
+		pm_kpage_close(k);
+		return NULL;
+	}
+	return k;
+}
+
+/* Translate every address, look the frames up in one pass, print. */
+static int run(struct v2p_ctx *vc, struct pm_kpage *k, struct out *out, struct v2p *a, struct pm_frame *fr, size_t n)
+{
+	size_t i, m = 0, *at = calloc(n, sizeof(*at));
+	int r = at ? 0 : -ENOMEM;
+
+	for (i = 0; r == 0 && i < n; i++) {
+		r = translate(vc, &a[i], &fr[m]);
+		if (r == 0 && a[i].present)
+			at[i] = m++;
+	}
+	if (r < 0) {
+		cli_walk_error(vc->ctx, -r, vc->arg);
+		free(at);
+		return EXIT_RUNTIME;
+	}
+	r = pm_kpage_lookup(k, fr, m);
+	for (i = 0; r == 0 && i < n; i++)
+		row(out, vc, &a[i], &fr[at[i]], pm_kpage_status(k, PM_KPAGE_COUNT) == 0,
+		    pm_kpage_status(k, PM_KPAGE_CGROUP) == 0);
+	free(at);
+	if (r < 0) {
+		cli_error(-r, "cannot read the frames of process %s", vc->arg);
+		return EXIT_RUNTIME;
+	}
+	return out_print(out) < 0 ? EXIT_RUNTIME : EXIT_OK;
+}
+
+static int usage_help(void)
+{
+	printf("Usage: pagemap v2p [options] PID ADDR...\n\n"
+	       "Translate virtual addresses of process PID (or \"self\") to physical ones,\n"
+	       "with the frame's flags (kpageflags), map count (kpagecount) and memory\n"
+	       "cgroup (kpagecgroup). Needs CAP_SYS_ADMIN (to see frame numbers) and root\n"
+	       "(to read kpageflags).\n\n"
+	       "Options:\n"
+	       "     --raw-flags        kernel-internal and pseudo flags too\n");
+	out_help(stdout, columns, NCOLS);
+	return EXIT_OK;
+}
+
+static int parse_addrs(char **args, size_t n, struct v2p *a)
+{
+	size_t i;
+	char *e;
+
+	for (i = 0; i < n; i++) {
+		errno = 0;
+		a[i].addr = strtoull(args[i], &e, 0);
+		if (errno || e == args[i] || *e || args[i][0] == '-')
+			return cli_usage_error("invalid address '%s'", args[i]);
+	}
+	return 0;
+}
+
+static int v2p_target(struct v2p_ctx *vc, struct out *out, struct v2p *a, size_t n)
+{
+	struct pm_frame *fr = calloc(n, sizeof(*fr));
+	struct pm_kpage *k;
+	int code = EXIT_RUNTIME;
+
+	if (!fr) {
+		cli_error(ENOMEM, "cannot translate addresses");
+		return EXIT_RUNTIME;
+	}
+	k = check_access(vc);
+	if (k)
+		code = run(vc, k, out, a, fr, n);
+	pm_kpage_close(k);
+	free(fr);
+	return code;
+}
+
+#define OPT_RAWFLAGS 0x2000
+
+int cmd_v2p(struct pm_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = { OUT_LONGOPTS, { "raw-flags", no_argument, NULL, OPT_RAWFLAGS },
+						  { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	struct v2p_ctx vc = { .ctx = ctx };
+	struct out_opts o = { 0 };
+	struct v2p *a;
+	struct out *out;
+	size_t n, i;
+	pid_t pid;
+	int c, code;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, OUT_SHORTOPTS "h", longopts, NULL)) != -1) {
+		if (out_parse_opt(&o, c, optarg))
+			continue;
+		if (c == OPT_RAWFLAGS)
+			vc.raw = true;
+		else if (c == 'h')
+			return usage_help();
+		else
+			return cli_bad_option(argv);
+	}
+	if (argc - optind < 2)
+		return cli_usage_error(optind == argc ? "no PID given" : "no address given");
+	if (cli_parse_pid(argv[optind], &pid) < 0)
+		return cli_usage_error("invalid PID '%s'", argv[optind]);
+	n = (size_t)(argc - optind - 1);
+	a = calloc(n, sizeof(*a));
+	if (!a) {
+		cli_error(ENOMEM, "cannot translate addresses");
+		return EXIT_RUNTIME;
+	}
+	code = parse_addrs(argv + optind + 1, n, a);
+	out = code ? NULL : out_new("v2p", columns, NCOLS, "ADDR,STATE,PFN,PHYS,FLAGS,COUNT", &o);
+	if (!code && !out)
+		code = EXIT_USAGE;
+	vc.arg = argv[optind];
+	vc.page_size = pm_ctx_features(ctx)->page_size;
+	if (!code && (vc.t = cli_open_target(ctx, pid, vc.arg)))
+		code = v2p_target(&vc, out, a, n);
+	else if (!code)
+		code = EXIT_RUNTIME;
+	for (i = 0; i < n; i++)
+		free(a[i].path);
+	free(a);
+	out_free(out);
+	pm_target_close(vc.t);
+	return code;
+}

@@ -1,0 +1,260 @@
+/* kpf.c - pure physical page flags: the KPF table, page-types' -b filter expressions, names and letters. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+/* Bit numbers of the overloaded bits pm_kpf_cook() unfolds (kernel-abi.md §7.1, page-types.c). */
+enum {
+	KPF_ERROR = 1, KPF_ACTIVE = 6, KPF_SLAB = 7, KPF_WRITEBACK = 8, KPF_RECLAIM = 9,
+	KPF_OWNER_2 = 34, KPF_READAHEAD = 48, KPF_SLUB_FROZEN = 50, KPF_SLUB_DEBUG = 51,
+};
+
+#define BIT(n) (1ULL << (n))
+
+/* Stable bits first, then kernel-internal, then page-types' pseudo-bits: letters as page-types (§8). */
+static const struct pm_kpf_info kpf_table[] = {
+	{ 0, "locked", 'L', "page lock held (I/O in progress)", false },
+	{ 1, "error", 'E', "I/O error (never set since 6.12)", false },
+	{ 2, "referenced", 'R', "recently referenced (PG_referenced)", false },
+	{ 3, "uptodate", 'U', "data valid", false },
+	{ 4, "dirty", 'D', "dirty (PG_dirty)", false },
+	{ 5, "lru", 'l', "on an LRU list", false },
+	{ 6, "active", 'A', "on the active LRU", false },
+	{ 7, "slab", 'S', "slab page", false },
+	{ 8, "writeback", 'W', "under writeback", false },
+	{ 9, "reclaim", 'I', "to be reclaimed (PG_reclaim)", false },
+	{ 10, "buddy", 'B', "first page of a free buddy block", false },
+	{ 11, "mmap", 'M', "mapped into some page table", false },
+	{ 12, "anonymous", 'a', "anonymous memory", false },
+	{ 13, "swapcache", 's', "in the swap cache", false },
+	{ 14, "swapbacked", 'b', "RAM or swap backed (anon, shmem)", false },
+	{ 15, "compound_head", 'H', "head of a compound page or large folio", false },
+	{ 16, "compound_tail", 'T', "tail of a compound page or large folio", false },
+	{ 17, "huge", 'G', "part of a hugetlb page", false },
+	{ 18, "unevictable", 'u', "on the unevictable LRU (mlock, ramfs, SHM_LOCK)", false },
+	{ 19, "hwpoison", 'X', "hardware poisoned", false },
+	{ 20, "nopage", 'n', "no struct page at this frame (hole, offline, device)", false },
+	{ 21, "ksm", 'x', "KSM merged page", false },
+	{ 22, "thp", 't', "transparent huge page or large folio (mTHP, 6.10+)", false },
+	{ 23, "offline", 'o', "logically offline (balloon)", false },
+	{ 24, "zero_page", 'z', "the zero page or huge zero page", false },
+	{ 25, "idle_page", 'i', "idle (page_idle tracking)", false },
+	{ 26, "pgtable", 'g', "page table", false },
+	{ 32, "reserved", 'r', "reserved (zero page, vDSO, pfn 0)", true },
+	{ 33, "mlocked", 'm', "mlocked", true },
+	{ 34, "owner_2", 'd', "PG_owner_2 (6.1: mappedtodisk)", true },
+	{ 35, "private", 'P', "PG_private", true },
+	{ 36, "private_2", 'p', "PG_private_2", true },
+	{ 37, "owner_private", 'O', "PG_owner_priv_1 (swapcache on swap-backed pages)", true },
+	{ 38, "arch", 'h', "architecture-specific PG_arch_1", true },
+	{ 39, "uncached", 'c', "PG_uncached (6.1)", true },
+	{ 40, "softdirty", 'f', "soft-dirty (from pagemap, never from the kernel)", true },
+	{ 41, "arch_2", 'H', "architecture-specific PG_arch_2", true },
+	{ 42, "arch_3", '3', "architecture-specific PG_arch_3 (6.12)", true },
+	{ 47, "anon_exclusive", 'd', "pseudo: owner_2 on an anonymous page", true },
+	{ 48, "readahead", 'I', "pseudo: reclaim without writeback", true },
+	{ 50, "slub_frozen", 'A', "pseudo: active on a slab page", true },
+	{ 51, "slub_debug", 'E', "pseudo: error on a slab page", true },
+	{ 61, "file", 'F', "pseudo: pagemap says file-backed", true },
+	{ 62, "swap", 'w', "pseudo: pagemap says swapped", true },
+	{ 63, "mmap_exclusive", '1', "pseudo: pagemap says mapped only here", true },
+};
+
+const struct pm_kpf_info *pm_kpf_table(size_t *n)
+{
+	if (n)
+		*n = PM_ARRAY_SIZE(kpf_table);
+	return kpf_table;
+}
+
+static const struct pm_kpf_info *kpf_by_bit(unsigned bit)
+{
+	size_t i;
+
+	for (i = 0; i < PM_ARRAY_SIZE(kpf_table); i++)
+		if (kpf_table[i].bit == bit)
+			return &kpf_table[i];
+	return NULL;
+}
+
+static uint64_t unfold(uint64_t flags)
+{
+	if ((flags & BIT(PM_KPF_ANON)) && (flags & BIT(KPF_OWNER_2)))
+		flags ^= BIT(KPF_OWNER_2) | BIT(PM_KPF_ANON_EXCLUSIVE);
+	if (flags & BIT(KPF_SLAB)) {
+		if (flags & BIT(KPF_ACTIVE))
+			flags ^= BIT(KPF_ACTIVE) | BIT(KPF_SLUB_FROZEN);
+		if (flags & BIT(KPF_ERROR))
+			flags ^= BIT(KPF_ERROR) | BIT(KPF_SLUB_DEBUG);
+	}
+	if ((flags & BIT(KPF_RECLAIM)) && !(flags & BIT(KPF_WRITEBACK)))
+		flags ^= BIT(KPF_RECLAIM) | BIT(KPF_READAHEAD);
+	return flags;
+}
+
+uint64_t pm_kpf_cook(uint64_t flags, bool raw)
+{
+	const uint64_t compound = BIT(PM_KPF_COMPOUND_HEAD) | BIT(PM_KPF_COMPOUND_TAIL);
+
+	if (raw)
+		return unfold(flags);
+	flags &= ~PM_KPF_INTERNAL_MASK;
+	if ((flags & compound) && !(flags & BIT(PM_KPF_HUGE)))
+		flags &= ~compound;
+	return flags;
+}
+
+int pm_kpf_describe(uint64_t flags, char *buf, size_t size)
+{
+	size_t len = 0;
+	unsigned bit;
+
+	if (size)
+		buf[0] = '\0';
+	for (bit = 0; bit < 64; bit++) {
+		const struct pm_kpf_info *k = kpf_by_bit(bit);
+		int r;
+
+		if (!(flags & BIT(bit)))
+			continue;
+		r = k ? snprintf(buf + len, size - len, "%s%s", len ? "," : "", k->name) :
+			snprintf(buf + len, size - len, "%sbit%u", len ? "," : "", bit);
+		if (r < 0 || (size_t)r >= size - len) {
+			if (size)
+				buf[len] = '\0';
+			return -ENOSPC;
+		}
+		len += (size_t)r;
+	}
+	return (int)len;
+}
+
+char *pm_kpf_letters(uint64_t flags, bool raw, char *buf, size_t size)
+{
+	size_t i, k = 0;
+
+	if (!size)
+		return buf;
+	for (i = 0; i < PM_ARRAY_SIZE(kpf_table) && k + 1 < size; i++) {
+		if (kpf_table[i].internal && !raw)
+			continue;
+		buf[k++] = (flags & BIT(kpf_table[i].bit)) ? kpf_table[i].letter : '_';
+	}
+	buf[k] = '\0';
+	return buf;
+}
+
+/* One name, prefix, letter or number of @len bytes; returns 0 with *@bits or -EINVAL. */
+static int parse_name(const char *s, size_t len, uint64_t *bits)
+{
+	char num[24], *end;
+	size_t i;
+
+	if (!len)
+		return -EINVAL;
+	if (len <= 8 && !strncmp(s, "compound", len) && len >= 4) {
+		*bits = BIT(PM_KPF_COMPOUND_HEAD) | BIT(PM_KPF_COMPOUND_TAIL);
+		return 0;
+	}
+	if (s[0] >= '0' && s[0] <= '9' && len < sizeof(num)) {
+		memcpy(num, s, len);
+		num[len] = '\0';
+		errno = 0;
+		*bits = strtoull(num, &end, 0);
+		if (!errno && *end == '\0')
+			return 0;
+	}
+	for (i = 0; i < PM_ARRAY_SIZE(kpf_table); i++) {
+		if ((len == 1 && s[0] == kpf_table[i].letter) ||
+		    (len > 1 && !strncmp(s, kpf_table[i].name, len))) {
+			*bits = BIT(kpf_table[i].bit);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/*
+ * Comma list [s, s + len): *@set gets the bits of plain terms, *@clear
+ * those of ~terms (-EINVAL if @neg_ok is false and there is one).
+ */
+static int parse_list(const char *s, size_t len, bool neg_ok, uint64_t *set, uint64_t *clear)
+{
+	const char *end = s + len;
+
+	*set = *clear = 0;
+	if (!len)
+		return -EINVAL;
+	while (s <= end) {
+		const char *comma = memchr(s, ',', (size_t)(end - s));
+		size_t n = comma ? (size_t)(comma - s) : (size_t)(end - s);
+		bool neg = n && s[0] == '~';
+		uint64_t bits;
+
+		if ((neg && !neg_ok) || parse_name(s + neg, n - neg, &bits) < 0)
+			return -EINVAL;
+		*(neg ? clear : set) |= bits;
+		if (!comma)
+			break;
+		s = comma + 1;
+	}
+	return 0;
+}
+
+/* "MASK=VALUE" or "=VALUE" (@eq points at the '='). */
+static int parse_masked(const char *expr, const char *eq, struct pm_kpf_term *t)
+{
+	uint64_t clear;
+
+	if (strchr(eq + 1, '='))
+		return -EINVAL;
+	if (parse_list(eq + 1, strlen(eq + 1), false, &t->value, &clear) < 0)
+		return -EINVAL;
+	if (eq == expr) {
+		t->mask = ~0ULL;
+		return 0;
+	}
+	if (parse_list(expr, (size_t)(eq - expr), false, &t->mask, &clear) < 0)
+		return -EINVAL;
+	return (t->value & ~t->mask) ? -EINVAL : 0;	/* could never match */
+}
+
+int pm_kpf_parse(struct pm_kpf_filter *f, const char *expr)
+{
+	struct pm_kpf_term t = { 0 };
+	const char *eq;
+	uint64_t set, clear;
+
+	if (!f || !expr)
+		return -EINVAL;
+	if (f->n >= PM_KPF_MAX_TERMS)
+		return -E2BIG;
+	eq = strchr(expr, '=');
+	if (eq) {
+		if (parse_masked(expr, eq, &t) < 0)
+			return -EINVAL;
+	} else {
+		if (parse_list(expr, strlen(expr), true, &set, &clear) < 0 || (set & clear))
+			return -EINVAL;
+		t.mask = set | clear;
+		t.value = set;
+		t.any = !clear;
+	}
+	f->term[f->n++] = t;
+	return 0;
+}
+
+bool pm_kpf_match(const struct pm_kpf_filter *f, uint64_t flags)
+{
+	unsigned i;
+
+	for (i = 0; f && i < f->n && i < PM_KPF_MAX_TERMS; i++) {
+		const struct pm_kpf_term *t = &f->term[i];
+
+		if (t->any ? !(flags & t->mask) : (flags & t->mask) != t->value)
+			return false;
+	}
+	return true;
+}
