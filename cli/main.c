@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{ "maps", cmd_maps, "one row per mapping: present, swapped, shared, huge pages" },
 	{ "pages", cmd_pages, "runs of pages with their flags, frames and swap slots" },
 	{ "phys", cmd_phys, "physical memory by page flags; a process's pages with their frames" },
+	{ "ps", cmd_ps, "one row per process: RSS, PSS, USS, swap and shared bytes" },
 	{ "v2p", cmd_v2p, "virtual to physical addresses, with the frames' flags and counts" },
 };
 

@@ -28,6 +28,10 @@
  *   Kpage     pm_kpage_*    batched reads of /proc/kpageflags, kpagecount
  *                           and kpagecgroup: contiguous PFN runs, or a
  *                           scattered set sorted and coalesced into runs.
+ *   Procs     pm_procs_*    the processes of ROOT/proc with state, UID, comm.
+ *   Account   pm_account_*  RSS, PSS, USS, swap, shared bytes of a process:
+ *                           pagemap + kpagecount when readable (exact),
+ *                           else the kernel's smaps_rollup.
  *
  * Conventions: functions returning int give 0 on success and -errno on
  * failure; functions returning a pointer give NULL and set errno. Iterators
@@ -634,6 +638,102 @@ PM_API int pm_kpage_read(struct pm_kpage *k, uint64_t pfn, size_t n, uint64_t *f
  * Returns 0, -ENOMEM, or a read error (frames are then partly filled).
  */
 PM_API int pm_kpage_lookup(struct pm_kpage *k, struct pm_frame *frames, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* Processes                                                          */
+/* ------------------------------------------------------------------ */
+
+/* One process of ROOT/proc, as pm_procs_next() sees it. */
+struct pm_proc {
+	pid_t pid;
+	enum pm_proc_state state;	/* from ROOT/proc/PID/stat; PM_PROC_GONE if it exited meanwhile */
+	bool uid_known;			/* ROOT/proc/PID/status had a Uid: line */
+	uid_t uid;			/* the real UID, when uid_known */
+	char comm[64];			/* the command name from stat ("" if gone) */
+};
+
+struct pm_procs;
+
+/*
+ * pm_procs_open - iterate over the processes of ROOT/proc (every directory
+ * whose name is a number), in directory order. Memory use is one directory
+ * stream.
+ * Returns the iterator or NULL with errno (ENOENT, EACCES, ENOMEM). Free
+ * with pm_procs_close(); the context must outlive it.
+ */
+PM_API struct pm_procs *pm_procs_open(struct pm_ctx *ctx);
+
+/*
+ * pm_procs_next - the next process, classified from its stat and status
+ * files. A process that exited between the directory read and the file
+ * reads comes back with state PM_PROC_GONE (the caller counts it).
+ * Returns 0 with *@out (borrowed until the next call), 1 at the end, or
+ * -errno from reading the directory.
+ */
+PM_API int pm_procs_next(struct pm_procs *it, const struct pm_proc **out);
+
+/* pm_procs_close - free the iterator. NULL is fine. */
+PM_API void pm_procs_close(struct pm_procs *it);
+
+/* ------------------------------------------------------------------ */
+/* Per-process accounting                                             */
+/* ------------------------------------------------------------------ */
+
+/* Where a pm_account's figures come from. */
+enum pm_account_source {
+	PM_ACCOUNT_NONE = 0,
+	PM_ACCOUNT_PAGEMAP,		/* a walk of pagemap joined with kpagecount (and kpageflags) */
+	PM_ACCOUNT_SMAPS_ROLLUP,	/* the kernel's /proc/PID/smaps_rollup (kB granularity) */
+};
+
+/* Memory of one process, in bytes. */
+struct pm_account {
+	uint64_t rss;		/* resident pages mapped by the process (not the zero page, not hugetlb) */
+	uint64_t pss;		/* proportional: each page's size divided by its map count */
+	uint64_t uss;		/* unique: pages mapped once (smaps Private_Clean + Private_Dirty) */
+	uint64_t swap;		/* swapped-out pages (smaps Swap) */
+	uint64_t shared;	/* pages mapped more than once (smaps Shared_Clean + Shared_Dirty) */
+	enum pm_account_source source;
+	bool exact;		/* source is PM_ACCOUNT_PAGEMAP: byte-exact, PSS rounded once */
+	bool estimate;		/* map counts were averaged per folio: always false, see below */
+};
+
+/*
+ * pm_account_process - RSS, PSS, USS, swap and shared bytes of @t.
+ *
+ * With @k open on a readable kpagecount and @t showing PFNs
+ * (PM_PFN_VISIBLE, i.e. root), @t is walked once (pm_walk, PM_WALK_ENTRIES)
+ * and the PFNs of its present pages are looked up in batches through
+ * pm_kpage_lookup (memory bounded by the batch size, never one read per
+ * page). A page whose map count is 1 is unique (USS), above 1 shared; PSS
+ * adds page_size / count per page in fixed point and is rounded once at the
+ * end (smaps truncates with 12 fraction bits; libmeminfo truncates every
+ * page to whole KiB: neither is done here). As smaps does, the zero page
+ * and huge zero page (map count 0) and hugetlb pages (KPF_HUGE, when
+ * kpageflags is readable) are not counted; a PMD-mapped THP counts per
+ * 4 KiB subpage with that subpage's map count; swap is the bytes of swap
+ * entries. source = PM_ACCOUNT_PAGEMAP, exact = true.
+ *
+ * Otherwise (@k NULL, kpagecount unreadable, or PFNs hidden) the figures
+ * are read from ROOT/proc/PID/smaps_rollup: Rss, Pss, Private_Clean +
+ * Private_Dirty, Swap, Shared_Clean + Shared_Dirty (kB, so multiples of
+ * 1024; the kernel truncates Pss). source = PM_ACCOUNT_SMAPS_ROLLUP.
+ *
+ * Known limitation: a kernel built with CONFIG_NO_PAGE_MAPCOUNT (6.15+)
+ * reports in kpagecount, and uses in smaps, the average map count of a
+ * large folio rather than each page's own; the split between USS and
+ * shared and the PSS of partly shared large folios are then estimates.
+ * This cannot be told from user space, so @out->estimate stays false.
+ *
+ * Returns 0 with *@out filled, or -errno: ESRCH (the target exited or
+ * exec'd during the walk), EACCES, ENOENT (no smaps_rollup: Linux before
+ * 4.14 without kpagecount access), EINVAL (malformed smaps_rollup), ENOMEM,
+ * or a read error of kpagecount. @out is zeroed on failure.
+ */
+PM_API int pm_account_process(struct pm_target *t, struct pm_kpage *k, struct pm_account *out);
+
+/* pm_account_source_name - "pagemap", "smaps_rollup" or "none". Static string. */
+PM_API const char *pm_account_source_name(enum pm_account_source source);
 
 #ifdef __cplusplus
 }

@@ -54,4 +54,14 @@ bool pm_swap_active(struct pm_ctx *ctx);
 /* kpage.c: preads issued so far on a pm_kpage's files (tests check that lookups batch). */
 uint64_t pm_kpage_nreads(const struct pm_kpage *k);
 
+/* account.c: PSS in fixed point, summed without per-page truncation and rounded once (unit tests check it). */
+#define PM_PSS_SHIFT 32
+struct pm_pss {
+	unsigned __int128 sum;	/* bytes << PM_PSS_SHIFT */
+};
+/* Add @bytes mapped @count times (@count 0 adds nothing). Pure. */
+void pm_pss_add(struct pm_pss *p, uint64_t bytes, uint64_t count);
+/* The sum in bytes, rounded to the nearest byte. Pure. */
+uint64_t pm_pss_bytes(const struct pm_pss *p);
+
 #endif

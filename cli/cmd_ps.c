@@ -1,0 +1,373 @@
+/* cmd_ps.c - `pagemap ps`: one row per process with RSS, PSS, USS, swap and shared bytes. */
+#include <errno.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "output.h"
+
+enum { COL_PID, COL_USER, COL_COMMAND, COL_RSS, COL_PSS, COL_USS, COL_SWAP, COL_SHARED, COL_SOURCE };
+
+static const struct out_col columns[] = {
+	[COL_PID] = { "PID", 6, SCOLS_FL_RIGHT, OUT_NUM, "process ID" },
+	[COL_USER] = { "USER", 8, 0, OUT_STR, "owner (real UID) by name" },
+	[COL_COMMAND] = { "COMMAND", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "command name (comm)" },
+	[COL_RSS] = { "RSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "resident bytes (smaps Rss: no zero page, no hugetlb)" },
+	[COL_PSS] = { "PSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "proportional bytes: each page divided by its map count" },
+	[COL_USS] = { "USS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "unique bytes: pages mapped by this process only" },
+	[COL_SWAP] = { "SWAP", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes in swap" },
+	[COL_SHARED] = { "SHARED", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes of pages mapped more than once" },
+	[COL_SOURCE] = { "SOURCE", 12, 0, OUT_STR, "pagemap (exact, with kpagecount) or smaps_rollup" },
+};
+#define NCOLS (sizeof(columns) / sizeof(columns[0]))
+
+struct ps_row {
+	pid_t pid;
+	bool uid_known;
+	uid_t uid;
+	char comm[64];
+	struct pm_account acct;
+};
+
+struct ps_opts {
+	struct out_opts o;
+	size_t sort;			/* column index */
+	pid_t *pids;
+	bool *seen;			/* per -p PID: listed in ROOT/proc */
+	size_t npids;
+	bool by_user;
+	uid_t user;
+};
+
+struct ps_state {
+	struct ps_row *rows;
+	size_t n, cap;
+	unsigned exited, denied, kthreads;
+	bool failed;
+};
+
+/* ---- sorting: sizes and PID descending, text ascending; ties by PID ---- */
+
+static size_t sort_col;
+
+static uint64_t row_num(const struct ps_row *r, size_t col)
+{
+	switch (col) {
+	case COL_PID: return (uint64_t)r->pid;
+	case COL_RSS: return r->acct.rss;
+	case COL_USS: return r->acct.uss;
+	case COL_SWAP: return r->acct.swap;
+	case COL_SHARED: return r->acct.shared;
+	default: return r->acct.pss;
+	}
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct ps_row *x = a, *y = b;
+	uint64_t u, v;
+	int c = 0;
+
+	if (sort_col == COL_COMMAND)
+		c = strcmp(x->comm, y->comm);
+	else if (sort_col == COL_SOURCE)
+		c = (int)x->acct.source - (int)y->acct.source;
+	else if (sort_col == COL_USER)
+		c = x->uid_known != y->uid_known ? (x->uid_known ? -1 : 1) : (x->uid > y->uid) - (x->uid < y->uid);
+	else if ((u = row_num(x, sort_col)) != (v = row_num(y, sort_col)))
+		c = u > v ? -1 : 1;
+	return c ? c : (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* ---- rows ---- */
+
+static void fill_row(struct out *out, const struct ps_row *r)
+{
+	struct libscols_line *ln = out_line(out);
+	struct passwd *pw = r->uid_known ? getpwuid(r->uid) : NULL;
+	char buf[32];
+
+	out_u64(out, ln, COL_PID, (uint64_t)r->pid);
+	if (pw) {
+		out_str(out, ln, COL_USER, pw->pw_name);
+	} else if (r->uid_known) {
+		snprintf(buf, sizeof(buf), "%u", (unsigned)r->uid);
+		out_str(out, ln, COL_USER, buf);
+	} else {
+		out_unknown(out, ln, COL_USER);
+	}
+	out_str(out, ln, COL_COMMAND, r->comm);
+	out_u64(out, ln, COL_RSS, r->acct.rss);
+	out_u64(out, ln, COL_PSS, r->acct.pss);
+	out_u64(out, ln, COL_USS, r->acct.uss);
+	out_u64(out, ln, COL_SWAP, r->acct.swap);
+	out_u64(out, ln, COL_SHARED, r->acct.shared);
+	out_str(out, ln, COL_SOURCE, pm_account_source_name(r->acct.source));
+}
+
+/* Sums are meaningful for RSS, PSS, USS and swap; shared bytes would count a page once per mapper. */
+static void total_row(struct out *out, const struct ps_state *st)
+{
+	struct libscols_line *ln = out_total_line(out);
+	struct pm_account sum = { 0 };
+	size_t i;
+
+	if (!ln)
+		return;
+	for (i = 0; i < st->n; i++) {
+		sum.rss += st->rows[i].acct.rss;
+		sum.pss += st->rows[i].acct.pss;
+		sum.uss += st->rows[i].acct.uss;
+		sum.swap += st->rows[i].acct.swap;
+	}
+	out_str(out, ln, COL_COMMAND, "total");
+	out_u64(out, ln, COL_RSS, sum.rss);
+	out_u64(out, ln, COL_PSS, sum.pss);
+	out_u64(out, ln, COL_USS, sum.uss);
+	out_u64(out, ln, COL_SWAP, sum.swap);
+	out_unknown(out, ln, COL_SHARED);
+}
+
+/* ---- collecting ---- */
+
+static bool wanted(const struct ps_opts *po, const struct pm_proc *p)
+{
+	bool hit = !po->npids;
+	size_t i;
+
+	for (i = 0; i < po->npids; i++)
+		if (po->pids[i] == p->pid)
+			hit = po->seen[i] = true;
+	return hit && (!po->by_user || (p->uid_known && p->uid == po->user));
+}
+
+/* Count a process we could not account; false for an error worth a message. */
+static bool skip_reason(struct ps_state *st, int err)
+{
+	if (err == ESRCH || err == ENOENT)
+		st->exited++;
+	else if (err == EACCES || err == EPERM)
+		st->denied++;
+	else
+		return false;
+	return true;
+}
+
+static int add_proc(struct pm_ctx *ctx, struct pm_kpage *k, struct ps_state *st, const struct pm_proc *p)
+{
+	struct pm_target *t;
+	struct ps_row *r;
+	int e;
+
+	if (p->state == PM_PROC_KTHREAD) {
+		st->kthreads++;
+		return 0;
+	}
+	if (p->state != PM_PROC_RUNNING) {
+		st->exited++;
+		return 0;
+	}
+	if (st->n == st->cap) {
+		r = realloc(st->rows, (st->cap ? 2 * st->cap : 256) * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		st->rows = r;
+		st->cap = st->cap ? 2 * st->cap : 256;
+	}
+	r = &st->rows[st->n];
+	*r = (struct ps_row){ p->pid, p->uid_known, p->uid, "", { 0 } };
+	snprintf(r->comm, sizeof(r->comm), "%s", p->comm);
+	t = pm_target_open(ctx, p->pid);
+	e = t ? -pm_account_process(t, k, &r->acct) : errno;
+	pm_target_close(t);
+	if (e == 0)
+		st->n++;
+	else if (!skip_reason(st, e)) {
+		cli_error(e, "cannot account process %d", (int)p->pid);
+		st->failed = true;
+	}
+	return 0;
+}
+
+static int collect(struct pm_ctx *ctx, const struct ps_opts *po, struct ps_state *st)
+{
+	struct pm_procs *it = pm_procs_open(ctx);
+	struct pm_kpage *k = it ? pm_kpage_open(ctx) : NULL;	/* NULL for non-root: smaps_rollup */
+	const struct pm_proc *p;
+	size_t i;
+	int r;
+
+	if (!it) {
+		cli_error(errno, "cannot list %s/proc", strcmp(pm_ctx_root(ctx), "/") ? pm_ctx_root(ctx) : "");
+		return -1;
+	}
+	while ((r = pm_procs_next(it, &p)) == 0)
+		if (wanted(po, p) && (r = add_proc(ctx, k, st, p)) < 0)
+			break;
+	pm_kpage_close(k);
+	pm_procs_close(it);
+	for (i = 0; r >= 0 && i < po->npids; i++)
+		st->exited += !po->seen[i];	/* no such process (any more) */
+	if (r < 0) {
+		cli_error(-r, "cannot list processes");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- options ---- */
+
+static int parse_pids(struct ps_opts *po, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL, *e;
+	pid_t *more;
+	bool *seen;
+	long v;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		errno = 0;
+		v = strtol(tok, &e, 10);
+		if (errno || e == tok || *e || v <= 0 || v > 0x7fffffff ||
+		    !(more = realloc(po->pids, (po->npids + 1) * sizeof(*more)))) {
+			free(copy);
+			return -EINVAL;
+		}
+		po->pids = more;
+		po->pids[po->npids++] = (pid_t)v;
+		if (!(seen = realloc(po->seen, po->npids * sizeof(*seen)))) {
+			free(copy);
+			return -EINVAL;
+		}
+		po->seen = seen;
+		po->seen[po->npids - 1] = false;
+	}
+	free(copy);
+	return po->npids ? 0 : -EINVAL;
+}
+
+static int parse_user(struct ps_opts *po, const char *arg)
+{
+	struct passwd *pw = getpwnam(arg);
+	char *e;
+	unsigned long v;
+
+	po->by_user = true;
+	if (pw) {
+		po->user = pw->pw_uid;
+		return 0;
+	}
+	errno = 0;
+	v = strtoul(arg, &e, 10);
+	if (errno || e == arg || *e)
+		return -EINVAL;
+	po->user = (uid_t)v;
+	return 0;
+}
+
+static int parse_sort(struct ps_opts *po, const char *arg)
+{
+	size_t i;
+
+	for (i = 0; i < NCOLS; i++)
+		if (!strcasecmp(arg, columns[i].name)) {
+			po->sort = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int usage_help(void)
+{
+	printf("Usage: pagemap ps [options]\n\n"
+	       "One row per process: resident (RSS), proportional (PSS), unique (USS),\n"
+	       "swapped and shared bytes. As root, from pagemap joined with /proc/kpagecount\n"
+	       "(exact to the byte); otherwise from the kernel's /proc/PID/smaps_rollup.\n"
+	       "The total row sums RSS, PSS, USS and SWAP; shared bytes would count a page\n"
+	       "once per process that maps it, so their total is left out.\n\n"
+	       "Options:\n"
+	       " -s, --sort COL         sort by COL, sizes largest first (default PSS)\n"
+	       " -p, --pid PID,...      only these processes\n"
+	       " -u, --user USER        only processes of USER (a name or a UID)\n");
+	out_help(stdout, columns, NCOLS);
+	return EXIT_OK;
+}
+
+/* Returns -1 to go on, or an exit code. */
+static int parse_opt(struct ps_opts *po, int c, char **argv)
+{
+	switch (c) {
+	case 's':
+		return parse_sort(po, optarg) < 0 ? cli_usage_error("unknown sort column '%s'", optarg) : -1;
+	case 'p':
+		return parse_pids(po, optarg) < 0 ? cli_usage_error("invalid PID list '%s'", optarg) : -1;
+	case 'u':
+		return parse_user(po, optarg) < 0 ? cli_usage_error("unknown user '%s'", optarg) : -1;
+	case 'h':
+		return usage_help();
+	default:
+		return out_parse_opt(&po->o, c, optarg) ? -1 : cli_bad_option(argv);
+	}
+}
+
+static void report_skipped(const struct ps_state *st)
+{
+	unsigned n = st->exited + st->denied + st->kthreads;
+
+	fflush(stdout);	/* the note comes after the table */
+	if (n)
+		fprintf(stderr, "pagemap: skipped %u process%s: %u exited, %u not permitted, %u kernel threads\n", n,
+			n == 1 ? "" : "es", st->exited, st->denied, st->kthreads);
+}
+
+static int run(struct pm_ctx *ctx, const struct ps_opts *po)
+{
+	struct out *out = out_new("processes", columns, NCOLS, "PID,USER,COMMAND,RSS,PSS,USS,SWAP,SHARED,SOURCE", &po->o);
+	struct ps_state st = { 0 };
+	size_t i;
+	int code = EXIT_OK;
+
+	if (!out)
+		return EXIT_USAGE;
+	if (collect(ctx, po, &st) < 0) {
+		code = EXIT_RUNTIME;
+		goto out;
+	}
+	sort_col = po->sort;
+	if (st.n)
+		qsort(st.rows, st.n, sizeof(*st.rows), row_cmp);
+	for (i = 0; i < st.n; i++)
+		fill_row(out, &st.rows[i]);
+	total_row(out, &st);
+	if (out_print(out) < 0 || st.failed)
+		code = EXIT_RUNTIME;
+	report_skipped(&st);
+out:
+	free(st.rows);
+	out_free(out);
+	return code;
+}
+
+int cmd_ps(struct pm_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		OUT_LONGOPTS, { "sort", required_argument, NULL, 's' }, { "pid", required_argument, NULL, 'p' },
+		{ "user", required_argument, NULL, 'u' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	struct ps_opts po = { .sort = COL_PSS };
+	int c, r = -1;
+
+	optind = 0;
+	while (r < 0 && (c = getopt_long(argc, argv, OUT_SHORTOPTS "s:p:u:h", longopts, NULL)) != -1)
+		r = parse_opt(&po, c, argv);
+	if (r < 0 && optind < argc)
+		r = cli_usage_error("unexpected argument '%s'", argv[optind]);
+	if (r < 0)
+		r = run(ctx, &po);
+	free(po.pids);
+	free(po.seen);
+	return r;
+}
