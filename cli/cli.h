@@ -24,6 +24,8 @@ int cli_bad_option(char **argv);
 
 /* Parse a PID argument ("self" = 0). Returns 0 or -EINVAL. */
 int cli_parse_pid(const char *s, pid_t *pid);
+/* Parse "0xSTART-0xEND" or one address (its page of @page bytes). Returns 0 or -EINVAL. */
+int cli_parse_range(const char *s, uint64_t page, uint64_t *start, uint64_t *end);
 /* Open a target and explain a failure on stderr. Returns NULL after the message. */
 struct pm_target *cli_open_target(struct pm_ctx *ctx, pid_t pid, const char *arg);
 /* Explain an error that came from walking @arg's memory. */

@@ -119,29 +119,6 @@ static int walk_range(struct pm_ctx *ctx, struct pm_target *t, struct out *out, 
 	return EXIT_OK;
 }
 
-/* "0xA-0xB", "0xA" (one page) or a decimal; returns 0 or -EINVAL. */
-static int parse_range(const char *s, uint64_t page, uint64_t *start, uint64_t *end)
-{
-	char *e;
-
-	errno = 0;
-	*start = strtoull(s, &e, 0);
-	if (errno || e == s)
-		return -EINVAL;
-	if (*e == '\0') {
-		*start &= ~(page - 1);
-		*end = *start > UINT64_MAX - page ? UINT64_MAX : *start + page;
-		return 0;
-	}
-	if (*e != '-')
-		return -EINVAL;
-	s = e + 1;
-	*end = strtoull(s, &e, 0);
-	if (errno || e == s || *e || *end <= *start)
-		return -EINVAL;
-	return 0;
-}
-
 /* Walk every mapping whose path is @name ("[heap]", a file path). */
 static int walk_named(struct pm_ctx *ctx, struct pm_target *t, struct out *out, struct pages_opts *po,
 		      const char *name, const char *arg)
@@ -243,7 +220,7 @@ int cmd_pages(struct pm_ctx *ctx, int argc, char **argv)
 		return cli_usage_error("invalid PID '%s'", argv[optind]);
 	range = optind + 1 < argc ? argv[optind + 1] : NULL;
 	if (range && range[0] != '[' && range[0] != '/' &&
-	    parse_range(range, pm_ctx_features(ctx)->page_size, &start, &end) < 0)
+	    cli_parse_range(range, pm_ctx_features(ctx)->page_size, &start, &end) < 0)
 		return cli_usage_error("invalid range '%s' (0xSTART-0xEND, an address, or a mapping name)", range);
 	out = out_new("pages", columns, NCOLS, "START,END,PAGES,FLAGS,PFN,SWAPTYPE,SWAPOFF,PATH", &o);
 	if (!out)

@@ -545,26 +545,6 @@ static struct pm_target *open_visible(struct pm_ctx *ctx, const char *arg, pid_t
 	return t;
 }
 
-static int parse_range(const char *s, uint64_t page, uint64_t *start, uint64_t *end)
-{
-	char *e;
-
-	errno = 0;
-	*start = strtoull(s, &e, 0);
-	if (errno || e == s)
-		return -EINVAL;
-	if (*e == '\0') {
-		*start &= ~(page - 1);
-		*end = *start > UINT64_MAX - page ? UINT64_MAX : *start + page;
-		return 0;
-	}
-	if (*e != '-')
-		return -EINVAL;
-	s = e + 1;
-	*end = strtoull(s, &e, 0);
-	return errno || e == s || *e || *end <= *start ? -EINVAL : 0;
-}
-
 static int phys_proc(struct pm_ctx *ctx, struct phys_opts *po)
 {
 	struct proc_batch b = { .map_start = UINT64_MAX };
@@ -575,7 +555,7 @@ static int phys_proc(struct pm_ctx *ctx, struct phys_opts *po)
 
 	if (cli_parse_pid(po->pid, &pid) < 0)
 		return cli_usage_error("invalid PID '%s'", po->pid);
-	if (po->range && parse_range(po->range, po->page_size, &start, &end) < 0)
+	if (po->range && cli_parse_range(po->range, po->page_size, &start, &end) < 0)
 		return cli_usage_error("invalid range '%s' (0xSTART-0xEND or an address)", po->range);
 	if (!po->summary && !(b.out = out_new("pages", proc_cols, NELEM(proc_cols),
 					      "START,END,PAGES,PFN,FLAGS,COUNT,CGROUP,PATH", &po->o)))

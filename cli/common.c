@@ -144,3 +144,23 @@ void cli_note_hidden(struct pm_ctx *ctx, const struct pm_target *t)
 	else
 		cli_error(0, "note: physical frame numbers were hidden from the capture");
 }
+
+int cli_parse_range(const char *s, uint64_t page, uint64_t *start, uint64_t *end)
+{
+	char *e;
+
+	errno = 0;
+	*start = strtoull(s, &e, 0);
+	if (errno || e == s)
+		return -EINVAL;
+	if (*e == '\0') {	/* one address: its page */
+		*start &= ~(page - 1);
+		*end = *start > UINT64_MAX - page ? UINT64_MAX : *start + page;
+		return 0;
+	}
+	if (*e != '-')
+		return -EINVAL;
+	s = e + 1;
+	*end = strtoull(s, &e, 0);
+	return errno || e == s || *e || *end <= *start ? -EINVAL : 0;
+}
