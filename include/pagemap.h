@@ -454,8 +454,7 @@ struct pm_mapstat;
  * [vsyscall], which read as empty) with its usage summed from one walk of
  * the whole address space. @walk_flags: PM_WALK_ENTRIES when exclusive,
  * uffd-wp or frame details are wanted (costs a pread on the scan back end).
- * A mapping that changed between the two reads of maps (the target is
- * live) gets the runs that fall inside its new bounds.
+ * The walk reads /proc/PID/maps once, for both the mappings and the pages.
  * Returns the iterator or NULL with errno as pm_walk_new.
  */
 PM_API struct pm_mapstat *pm_mapstat_open(struct pm_target *t, unsigned walk_flags);

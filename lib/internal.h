@@ -48,6 +48,8 @@ bool pm_swap_active(struct pm_ctx *ctx);
 
 /* walk.c: a walk flag for callers inside the library that only sum runs (mapstat): frames need not continue. */
 #define PM_WALK_NOFRAMES	(1u << 31)
+/* walk.c: also yield [vvar] and [vsyscall], unread, as one run with no flags (mapstat lists every mapping). */
+#define PM_WALK_ALLMAPS		(1u << 30)
 
 /* compat.h carries the kernel uapi bits old headers lack. */
 

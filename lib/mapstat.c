@@ -1,14 +1,16 @@
-/* mapstat.c - every mapping with its usage: the maps iterator and one walk, in lockstep. */
+/* mapstat.c - every mapping with its usage, summed from one walk that also reads the mappings. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
 
 struct pm_mapstat {
-	struct pm_maps *maps;
 	struct pm_walk *walk;
 	struct pm_run run;	/* the walk's next run, copied: it is borrowed only until the next call */
 	bool have_run, walk_done;
+	struct pm_mapping map;	/* the mapping being summed, with its path copied below */
+	char *path;
+	size_t path_cap;
 	struct pm_usage usage;
 };
 
@@ -19,18 +21,19 @@ struct pm_mapstat *pm_mapstat_open(struct pm_target *t, unsigned walk_flags)
 
 	if (!it)
 		return NULL;
-	it->walk = pm_walk_new(t, 0, UINT64_MAX, (walk_flags & ~PM_WALK_EACH) | PM_WALK_NOFRAMES);
-	if (it->walk)
-		it->maps = pm_maps_open(t);
-	if (!it->maps) {
+	/* Only sums: frames need not continue; every mapping, readable or not, gets a row. */
+	it->walk = pm_walk_new(t, 0, UINT64_MAX,
+			       (walk_flags & ~PM_WALK_EACH) | PM_WALK_NOFRAMES | PM_WALK_ALLMAPS);
+	if (!it->walk) {
 		e = errno;
-		pm_mapstat_close(it);
+		free(it);
 		errno = e;
 		return NULL;
 	}
 	return it;
 }
 
+/* Make the walk's next run it->run; returns 0 (have_run says if there is one) or -errno. */
 static int fetch_run(struct pm_mapstat *it)
 {
 	const struct pm_run *r;
@@ -46,34 +49,49 @@ static int fetch_run(struct pm_mapstat *it)
 		return 0;
 	}
 	it->run = *r;
-	it->run.map = NULL;
 	it->have_run = true;
+	return 0;
+}
+
+/* Copy the mapping of it->run: the walk reuses its line buffer once it moves on. */
+static int take_mapping(struct pm_mapstat *it)
+{
+	const struct pm_mapping *m = it->run.map;
+
+	if (m->path_len + 1 > it->path_cap) {
+		char *p = realloc(it->path, m->path_len + 1);
+		if (!p)
+			return -ENOMEM;
+		it->path = p;
+		it->path_cap = m->path_len + 1;
+	}
+	memcpy(it->path, m->path, m->path_len);
+	it->map = *m;
+	it->map.path = it->path;
 	return 0;
 }
 
 int pm_mapstat_next(struct pm_mapstat *it, const struct pm_mapping **map, const struct pm_usage **usage)
 {
-	const struct pm_mapping *m;
-	int rc = pm_maps_next(it->maps, &m);
+	int rc = fetch_run(it);
 
-	if (rc)
+	if (rc < 0)
+		return rc;
+	if (!it->have_run)
+		return 1;
+	rc = take_mapping(it);
+	if (rc < 0)
 		return rc;
 	memset(&it->usage, 0, sizeof(it->usage));
-	for (;;) {
+	/* Runs never span mappings: sum until the walk's mapping changes. */
+	while (it->have_run && it->run.map->start == it->map.start) {
+		pm_usage_add(&it->usage, &it->run);
+		it->have_run = false;
 		rc = fetch_run(it);
 		if (rc < 0)
 			return rc;
-		if (!it->have_run || it->run.start >= m->end)
-			break;
-		if (it->run.start >= m->start) {
-			struct pm_run part = it->run;
-			if (part.end > m->end)	/* the mapping shrank since the walk read maps */
-				part.end = m->end;
-			pm_usage_add(&it->usage, &part);
-		}
-		it->have_run = false;
 	}
-	*map = m;
+	*map = &it->map;
 	*usage = &it->usage;
 	return 0;
 }
@@ -88,6 +106,6 @@ void pm_mapstat_close(struct pm_mapstat *it)
 	if (!it)
 		return;
 	pm_walk_free(it->walk);
-	pm_maps_close(it->maps);
+	free(it->path);
 	free(it);
 }

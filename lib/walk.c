@@ -34,6 +34,7 @@ struct pm_walk {
 	struct pm_mapping map;		/* current mapping, as maps gave it */
 	uint64_t map_start, map_end;	/* its part inside [start, end) */
 	bool have_map;
+	bool unreadable;		/* [vvar]/[vsyscall] under PM_WALK_ALLMAPS: never read */
 	uint64_t map_cur;		/* first address of the mapping not yet segmented */
 
 	struct segment seg;
@@ -223,7 +224,8 @@ static int next_mapping(struct pm_walk *w)
 		if (m->end <= w->start || m->start >= w->end)
 			continue;
 		/* [vsyscall] lies above task_size; [vvar] is VM_PFNMAP and always reads empty. */
-		if (m->kind == PM_MAP_VSYSCALL || m->kind == PM_MAP_VVAR)
+		w->unreadable = m->kind == PM_MAP_VSYSCALL || m->kind == PM_MAP_VVAR;
+		if (w->unreadable && !(w->flags & PM_WALK_ALLMAPS))
 			continue;
 		w->map = *m;
 		/* Runs point at the whole mapping; the walk covers its part in range. */
@@ -331,6 +333,12 @@ static int scan_segment(struct pm_walk *w)
 
 static int next_segment(struct pm_walk *w)
 {
+	if (w->unreadable) {
+		if (w->map_cur >= w->map_end)
+			return 1;
+		set_seg(w, w->map_cur, w->map_end, 0, false);
+		return 0;
+	}
 	if (w->backend == PM_BACKEND_SCAN)
 		return scan_segment(w);
 	if (w->map_cur >= w->map_end)
