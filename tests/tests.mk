@@ -24,7 +24,7 @@ $(BUILD)/tests/live/%: tests/live/%.c tests/harness.h $(wildcard tests/live/lib/
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itests -Itests/live/lib -o $@ $< $(LIVE_LIB) -L$(BUILD) -lpagemap -lpthread -Wl,-rpath,'$$ORIGIN/../..'
 
-$(BUILD)/tests/tools/%: tests/tools/%.c $(SHLIB)
+$(BUILD)/tests/tools/%: tests/tools/%.c $(wildcard tests/tools/*.h) $(SHLIB)
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< -L$(BUILD) -lpagemap -Wl,-rpath,'$$ORIGIN/../..'
 

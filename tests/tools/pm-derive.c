@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "sparse-format.h"
 
 #define E_PRESENT	(1ULL << 63)
 #define E_SWAP		(1ULL << 62)
@@ -215,28 +216,6 @@ static uint64_t rewrite(uint64_t w, const struct opts *o)
 	return flags | high | frame;
 }
 
-/* Encode @n words at byte @off as pm-sparse does: runs of repeats (*N) and of +1 steps (+N). */
-static void emit(FILE *out, uint64_t off, const uint64_t *w, size_t n)
-{
-	size_t i = 0;
-
-	fprintf(out, "@%" PRIx64 "\n", off);
-	while (i < n) {
-		size_t same = 1, step = 1;
-		while (i + same < n && w[i + same] == w[i])
-			same++;
-		while (i + step < n && w[i + step] == w[i] + step)
-			step++;
-		if (same >= step) {
-			fprintf(out, same > 1 ? "%" PRIx64 "*%zu\n" : "%" PRIx64 "\n", w[i], same);
-			i += same;
-		} else {
-			fprintf(out, "%" PRIx64 "+%zu\n", w[i], step);
-			i += step;
-		}
-	}
-}
-
 static int save(const char *name, const struct words *s, const struct opts *o)
 {
 	FILE *out = fopen(name, "we");
@@ -247,12 +226,12 @@ static int save(const char *name, const struct words *s, const struct opts *o)
 	fprintf(out, "# pagemap-sparse v1: %s\n", o->comment ? o->comment : "derived by pm-derive");
 	if (o->page0 && (!s->n || s->off[0] > 0)) {
 		uint64_t e0 = o->layout == PSHIFT ? (uint64_t)o->shift << 55 : 0;
-		emit(out, 0, &e0, 1);
+		sparse_emit(out, 0, &e0, 1);
 	}
 	for (i = 0; i < s->n; i = j) {
 		for (j = i + 1; j < s->n && !s->section[j] && s->off[j] == s->off[j - 1] + 8; j++)
 			;
-		emit(out, s->off[i], s->w + i, j - i);
+		sparse_emit(out, s->off[i], s->w + i, j - i);
 	}
 	fprintf(out, "=%" PRIx64 "\n", s->size);
 	return fclose(out) ? fail("cannot write", name) : 0;

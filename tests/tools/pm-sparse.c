@@ -16,33 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "sparse-format.h"
 
 static int die(const char *what, const char *name)
 {
 	fprintf(stderr, "pm-sparse: %s %s: %s\n", what, name, strerror(errno));
 	return 1;
-}
-
-/* Encode @n words starting at byte @off, with runs. */
-static void emit(FILE *out, uint64_t off, const uint64_t *w, size_t n)
-{
-	size_t i = 0;
-
-	fprintf(out, "@%" PRIx64 "\n", off);
-	while (i < n) {
-		size_t same = 1, step = 1;
-		while (i + same < n && w[i + same] == w[i])
-			same++;
-		while (i + step < n && w[i + step] == w[i] + step)
-			step++;
-		if (same >= step) {
-			fprintf(out, same > 1 ? "%" PRIx64 "*%zu\n" : "%" PRIx64 "\n", w[i], same);
-			i += same;
-		} else {
-			fprintf(out, "%" PRIx64 "+%zu\n", w[i], step);
-			i += step;
-		}
-	}
 }
 
 /* Read a live process's pagemap for each mapping in its maps. */
@@ -74,7 +53,7 @@ static int capture(const char *pid, const char *outname)
 		w = calloc(n ? n : 1, 8);
 		got = w ? pread(fd, w, n * 8, (off_t)(start / (uint64_t)ps * 8)) : -1;
 		if (got > 0) {	/* [vsyscall] reads nothing: above task_size */
-			emit(out, start / (uint64_t)ps * 8, w, (size_t)got / 8);
+			sparse_emit(out, start / (uint64_t)ps * 8, w, (size_t)got / 8);
 			if (start / (uint64_t)ps * 8 + (uint64_t)got > maxend)
 				maxend = start / (uint64_t)ps * 8 + (uint64_t)got;
 		}
