@@ -734,6 +734,8 @@ PM_API int pm_account_process(struct pm_target *t, struct pm_kpage *k, struct pm
 /* pm_account_source_name - "pagemap", "smaps_rollup" or "none". Static string. */
 PM_API const char *pm_account_source_name(enum pm_account_source source);
 
+/* (new API families go above this line, each in its own section) */
+
 #ifdef __cplusplus
 }
 #endif
