@@ -148,6 +148,25 @@ static void row_kfile(struct out *out, const char *name, const struct pm_kfile *
 		row(out, name, "no", "%s%s", strerror(k->error), k->error == EACCES ? " (root only)" : "");
 }
 
+/* Per-page or averaged map counts of large folios (CONFIG_NO_PAGE_MAPCOUNT). */
+static void row_mapcount(struct out *out, const struct pm_features *f)
+{
+	if (f->page_mapcount == PM_YES)
+		row(out, "page-mapcount", "yes", "%s",
+		    f->kernel_major && !at_least(f, 6, 15) ?
+			    "each page of a large folio has its own map count in kpagecount and smaps (every kernel before 6.15)" :
+			    "each page of a large folio has its own map count in kpagecount and smaps (CONFIG_PAGE_MAPCOUNT)");
+	else if (f->page_mapcount == PM_NO)
+		row(out, "page-mapcount", "no", "CONFIG_NO_PAGE_MAPCOUNT: large folios report their average map count; "
+		    "USS, SHARED and PSS of processes mapping them are estimates");
+	else
+		row(out, "page-mapcount", "unknown", "%s",
+		    !f->by_effect ? "not recorded by the capture" :
+		    f->pfn_view != PM_PFN_VISIBLE || !f->kpagecount.readable ?
+			    "the probe needs frame numbers and /proc/kpagecount (run as root)" :
+			    "the probe could not get a transparent huge page (transparent_hugepage disabled or memory fragmented)");
+}
+
 /* The key=value form a captured tree keeps in ROOT/pagemap-features (read back by the library). */
 static int export_features(const struct pm_features *f)
 {
@@ -163,6 +182,7 @@ static int export_features(const struct pm_features *f)
 	printf("uffd_wp_async=%s\nuffd_features=0x%llx\nsoft_dirty=%s\nguard_regions=%s\n",
 	       tri_name[f->uffd_wp_async], (unsigned long long)f->uffd_features, tri_name[f->soft_dirty],
 	       tri_name[f->guard_regions]);
+	printf("page_mapcount=%s\n", tri_name[f->page_mapcount]);
 	return EXIT_OK;
 }
 
@@ -189,8 +209,9 @@ int cmd_features(struct pm_ctx *ctx, int argc, char **argv)
 		if (c == 'h') {
 			printf("Usage: pagemap features [options]\n\n"
 			       "What this kernel and this privilege level allow: pagemap layout, PFN\n"
-			       "visibility, PAGEMAP_SCAN, userfaultfd write-protect, soft-dirty and the\n"
-			       "physical-frame files; for each missing thing, why and what would enable it.\n\n"
+			       "visibility, PAGEMAP_SCAN, userfaultfd write-protect, soft-dirty, the\n"
+			       "physical-frame files and per-page map counts of large folios; for each\n"
+			       "missing thing, why and what would enable it.\n\n"
 			       "Options:\n"
 			       "     --export           print the probe as key=value lines, the form a captured\n"
 			       "                        tree keeps in ROOT/pagemap-features\n");
@@ -218,6 +239,7 @@ int cmd_features(struct pm_ctx *ctx, int argc, char **argv)
 	row_kfile(out, "kpagecount", &f->kpagecount, "/proc/kpagecount: mapcount of each frame");
 	row_kfile(out, "kpagecgroup", &f->kpagecgroup, "/proc/kpagecgroup: memory cgroup of each frame");
 	row_kfile(out, "idle-page-tracking", &f->page_idle, "/sys/kernel/mm/page_idle/bitmap");
+	row_mapcount(out, f);
 	r = out_print(out);
 	out_free(out);
 	return r ? EXIT_RUNTIME : EXIT_OK;

@@ -1,14 +1,19 @@
-/* cmd_ps.c - `pagemap ps`: one row per process with RSS, PSS, USS, swap and shared bytes. */
+/* cmd_ps.c - `pagemap ps`: one row per process with RSS, PSS, USS, swap, shared and hugetlb bytes, by user, PID or memory cgroup. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 #include "output.h"
 
-enum { COL_PID, COL_USER, COL_COMMAND, COL_RSS, COL_PSS, COL_USS, COL_SWAP, COL_SHARED, COL_SOURCE };
+enum {
+	COL_PID, COL_USER, COL_COMMAND, COL_RSS, COL_PSS, COL_USS, COL_SWAP, COL_SHARED, COL_HUGETLB, COL_SOURCE,
+	COL_ESTIMATE, COL_CGROUP
+};
 
 static const struct out_col columns[] = {
 	[COL_PID] = { "PID", 6, SCOLS_FL_RIGHT, OUT_NUM, "process ID" },
@@ -19,7 +24,10 @@ static const struct out_col columns[] = {
 	[COL_USS] = { "USS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "unique bytes: pages mapped by this process only" },
 	[COL_SWAP] = { "SWAP", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes in swap" },
 	[COL_SHARED] = { "SHARED", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes of pages mapped more than once" },
+	[COL_HUGETLB] = { "HUGETLB", 5, SCOLS_FL_RIGHT, OUT_SIZE, "hugetlb bytes mapped (in none of the above)" },
 	[COL_SOURCE] = { "SOURCE", 12, 0, OUT_STR, "pagemap (exact, with kpagecount) or smaps_rollup" },
+	[COL_ESTIMATE] = { "ESTIMATE", 3, 0, OUT_BOOL, "USS, SHARED, PSS rest on averaged map counts of large folios" },
+	[COL_CGROUP] = { "CGROUP", 0.3, SCOLS_FL_TRUNC, OUT_STR, "memory cgroup, as in /proc/PID/cgroup" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 
@@ -28,6 +36,7 @@ struct ps_row {
 	bool uid_known;
 	uid_t uid;
 	char comm[64];
+	char *cgroup;			/* NULL when not wanted or unknown */
 	struct pm_account acct;
 };
 
@@ -39,12 +48,15 @@ struct ps_opts {
 	size_t npids;
 	bool by_user;
 	uid_t user;
+	const char *cgroup;		/* --cgroup: this memory cgroup and those below it */
+	size_t cgroup_len;		/* without trailing slashes */
+	bool want_cgroup;		/* filter or CGROUP column */
 };
 
 struct ps_state {
 	struct ps_row *rows;
 	size_t n, cap;
-	unsigned exited, denied, kthreads;
+	unsigned exited, denied, kthreads, estimates;
 	bool failed;
 };
 
@@ -60,6 +72,7 @@ static uint64_t row_num(const struct ps_row *r, size_t col)
 	case COL_USS: return r->acct.uss;
 	case COL_SWAP: return r->acct.swap;
 	case COL_SHARED: return r->acct.shared;
+	case COL_HUGETLB: return r->acct.hugetlb;
 	default: return r->acct.pss;
 	}
 }
@@ -74,6 +87,10 @@ static int row_cmp(const void *a, const void *b)
 		c = strcmp(x->comm, y->comm);
 	else if (sort_col == COL_SOURCE)
 		c = (int)x->acct.source - (int)y->acct.source;
+	else if (sort_col == COL_ESTIMATE)
+		c = (int)x->acct.estimate - (int)y->acct.estimate;
+	else if (sort_col == COL_CGROUP)
+		c = strcmp(x->cgroup ? x->cgroup : "", y->cgroup ? y->cgroup : "");
 	else if (sort_col == COL_USER)
 		c = x->uid_known != y->uid_known ? (x->uid_known ? -1 : 1) : (x->uid > y->uid) - (x->uid < y->uid);
 	else if ((u = row_num(x, sort_col)) != (v = row_num(y, sort_col)))
@@ -104,10 +121,16 @@ static void fill_row(struct out *out, const struct ps_row *r)
 	out_u64(out, ln, COL_USS, r->acct.uss);
 	out_u64(out, ln, COL_SWAP, r->acct.swap);
 	out_u64(out, ln, COL_SHARED, r->acct.shared);
+	out_u64(out, ln, COL_HUGETLB, r->acct.hugetlb);
 	out_str(out, ln, COL_SOURCE, pm_account_source_name(r->acct.source));
+	out_u64(out, ln, COL_ESTIMATE, r->acct.estimate);
+	if (r->cgroup)
+		out_str(out, ln, COL_CGROUP, r->cgroup);
+	else
+		out_unknown(out, ln, COL_CGROUP);
 }
 
-/* Sums are meaningful for RSS, PSS, USS and swap; shared bytes would count a page once per mapper. */
+/* Sums are meaningful for RSS, PSS, USS, swap and hugetlb; shared bytes would count a page once per mapper. */
 static void total_row(struct out *out, const struct ps_state *st)
 {
 	struct libscols_line *ln = out_total_line(out);
@@ -121,6 +144,7 @@ static void total_row(struct out *out, const struct ps_state *st)
 		sum.pss += st->rows[i].acct.pss;
 		sum.uss += st->rows[i].acct.uss;
 		sum.swap += st->rows[i].acct.swap;
+		sum.hugetlb += st->rows[i].acct.hugetlb;
 	}
 	out_str(out, ln, COL_COMMAND, "total");
 	out_u64(out, ln, COL_RSS, sum.rss);
@@ -128,6 +152,7 @@ static void total_row(struct out *out, const struct ps_state *st)
 	out_u64(out, ln, COL_USS, sum.uss);
 	out_u64(out, ln, COL_SWAP, sum.swap);
 	out_unknown(out, ln, COL_SHARED);
+	out_u64(out, ln, COL_HUGETLB, sum.hugetlb);
 }
 
 /* ---- collecting ---- */
@@ -143,6 +168,61 @@ static bool wanted(const struct ps_opts *po, const struct pm_proc *p)
 	return hit && (!po->by_user || (p->uid_known && p->uid == po->user));
 }
 
+/* Is "memory" one of the comma-separated controllers in @list? */
+static bool has_memory(const char *list)
+{
+	size_t n;
+
+	for (; *list; list += n + (list[n] == ',')) {
+		n = strcspn(list, ",");
+		if (n == 6 && !strncmp(list, "memory", 6))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The memory cgroup of @pid from ROOT/proc/PID/cgroup: the v1 line whose
+ * controllers include "memory", else the v2 "0::" line. Allocated; NULL if
+ * unreadable (the process exited, or a capture without the file).
+ */
+static char *read_memcg(struct pm_ctx *ctx, pid_t pid)
+{
+	const char *root = pm_ctx_root(ctx);
+	char path[4096], buf[8192], *line, *save = NULL, *v2 = NULL;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/proc/%d/cgroup", strcmp(root, "/") ? root : "", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		if (has_memory(c1 + 1))
+			return strdup(c2 + 1);
+		if (c1 == line + 1 && line[0] == '0' && c2 == c1 + 1)
+			v2 = c2 + 1;
+	}
+	return v2 ? strdup(v2) : NULL;
+}
+
+/* @cg is the --cgroup path or below it (whole path components). */
+static bool cgroup_match(const struct ps_opts *po, const char *cg)
+{
+	return cg && !strncmp(cg, po->cgroup, po->cgroup_len) &&
+	       (cg[po->cgroup_len] == '\0' || cg[po->cgroup_len] == '/' || !po->cgroup_len);
+}
+
 /* Count a process we could not account; false for an error worth a message. */
 static bool skip_reason(struct ps_state *st, int err)
 {
@@ -155,36 +235,48 @@ static bool skip_reason(struct ps_state *st, int err)
 	return true;
 }
 
-static int add_proc(struct pm_ctx *ctx, struct pm_kpage *k, struct ps_state *st, const struct pm_proc *p)
+static int add_proc(struct pm_ctx *ctx, struct pm_kpage *k, const struct ps_opts *po, struct ps_state *st,
+		    const struct pm_proc *p)
 {
+	char *cg = po->want_cgroup ? read_memcg(ctx, p->pid) : NULL;
 	struct pm_target *t;
 	struct ps_row *r;
 	int e;
 
-	if (p->state == PM_PROC_KTHREAD) {
-		st->kthreads++;
+	if (po->cgroup && !cgroup_match(po, cg)) {
+		free(cg);
 		return 0;
 	}
 	if (p->state != PM_PROC_RUNNING) {
-		st->exited++;
+		if (p->state == PM_PROC_KTHREAD)
+			st->kthreads++;
+		else
+			st->exited++;
+		free(cg);
 		return 0;
 	}
 	if (st->n == st->cap) {
 		r = realloc(st->rows, (st->cap ? 2 * st->cap : 256) * sizeof(*r));
-		if (!r)
+		if (!r) {
+			free(cg);
 			return -ENOMEM;
+		}
 		st->rows = r;
 		st->cap = st->cap ? 2 * st->cap : 256;
 	}
 	r = &st->rows[st->n];
-	*r = (struct ps_row){ p->pid, p->uid_known, p->uid, "", { 0 } };
+	*r = (struct ps_row){ p->pid, p->uid_known, p->uid, "", cg, { 0 } };
 	snprintf(r->comm, sizeof(r->comm), "%s", p->comm);
 	t = pm_target_open(ctx, p->pid);
 	e = t ? -pm_account_process(t, k, &r->acct) : errno;
 	pm_target_close(t);
-	if (e == 0)
+	if (e == 0) {
 		st->n++;
-	else if (!skip_reason(st, e)) {
+		st->estimates += r->acct.estimate;
+		return 0;
+	}
+	free(cg);
+	if (!skip_reason(st, e)) {
 		cli_error(e, "cannot account process %d", (int)p->pid);
 		st->failed = true;
 	}
@@ -204,7 +296,7 @@ static int collect(struct pm_ctx *ctx, const struct ps_opts *po, struct ps_state
 		return -1;
 	}
 	while ((r = pm_procs_next(it, &p)) == 0)
-		if (wanted(po, p) && (r = add_proc(ctx, k, st, p)) < 0)
+		if (wanted(po, p) && (r = add_proc(ctx, k, po, st, p)) < 0)
 			break;
 	pm_kpage_close(k);
 	pm_procs_close(it);
@@ -218,6 +310,8 @@ static int collect(struct pm_ctx *ctx, const struct ps_opts *po, struct ps_state
 }
 
 /* ---- options ---- */
+
+#define OPT_CGROUP 0x2000
 
 static int parse_pids(struct ps_opts *po, const char *arg)
 {
@@ -280,18 +374,35 @@ static int parse_sort(struct ps_opts *po, const char *arg)
 	return -EINVAL;
 }
 
+static int parse_cgroup(struct ps_opts *po, const char *arg)
+{
+	size_t n = strlen(arg);
+
+	if (arg[0] != '/')
+		return -EINVAL;
+	while (n && arg[n - 1] == '/')
+		n--;
+	po->cgroup = arg;
+	po->cgroup_len = n;
+	return 0;
+}
+
 static int usage_help(void)
 {
 	printf("Usage: pagemap ps [options]\n\n"
 	       "One row per process: resident (RSS), proportional (PSS), unique (USS),\n"
 	       "swapped and shared bytes. As root, from pagemap joined with /proc/kpagecount\n"
 	       "(exact to the byte); otherwise from the kernel's /proc/PID/smaps_rollup.\n"
-	       "The total row sums RSS, PSS, USS and SWAP; shared bytes would count a page\n"
-	       "once per process that maps it, so their total is left out.\n\n"
+	       "Hugetlb pages are counted apart (HUGETLB). The total row sums RSS, PSS, USS,\n"
+	       "SWAP and HUGETLB; shared bytes would count a page once per process that maps\n"
+	       "it, so their total is left out. Where the kernel averages the map counts of\n"
+	       "large folios (CONFIG_NO_PAGE_MAPCOUNT), affected rows are estimates (ESTIMATE).\n\n"
 	       "Options:\n"
 	       " -s, --sort COL         sort by COL, sizes largest first (default PSS)\n"
 	       " -p, --pid PID,...      only these processes\n"
-	       " -u, --user USER        only processes of USER (a name or a UID)\n");
+	       " -u, --user USER        only processes of USER (a name or a UID)\n"
+	       "     --cgroup PATH      only processes in memory cgroup PATH or below it\n"
+	       "                        (as in /proc/PID/cgroup); adds the CGROUP column\n");
 	out_help(stdout, columns, NCOLS);
 	return EXIT_OK;
 }
@@ -306,6 +417,8 @@ static int parse_opt(struct ps_opts *po, int c, char **argv)
 		return parse_pids(po, optarg) < 0 ? cli_usage_error("invalid PID list '%s'", optarg) : -1;
 	case 'u':
 		return parse_user(po, optarg) < 0 ? cli_usage_error("unknown user '%s'", optarg) : -1;
+	case OPT_CGROUP:
+		return parse_cgroup(po, optarg) < 0 ? cli_usage_error("cgroup path '%s' does not start with /", optarg) : -1;
 	case 'h':
 		return usage_help();
 	default:
@@ -317,21 +430,31 @@ static void report_skipped(const struct ps_state *st)
 {
 	unsigned n = st->exited + st->denied + st->kthreads;
 
-	fflush(stdout);	/* the note comes after the table */
+	fflush(stdout);	/* the notes come after the table */
 	if (n)
 		fprintf(stderr, "pagemap: skipped %u process%s: %u exited, %u not permitted, %u kernel threads\n", n,
 			n == 1 ? "" : "es", st->exited, st->denied, st->kthreads);
+	if (st->estimates)
+		fprintf(stderr, "pagemap: note: USS, SHARED and PSS of %u process%s are estimates: this kernel "
+			"averages the map counts of large folios (CONFIG_NO_PAGE_MAPCOUNT)\n", st->estimates,
+			st->estimates == 1 ? "" : "es");
 }
 
-static int run(struct pm_ctx *ctx, const struct ps_opts *po)
+/* JSON always says whether a row is an estimate; --cgroup shows where each process is. */
+static int run(struct pm_ctx *ctx, struct ps_opts *po)
 {
-	struct out *out = out_new("processes", columns, NCOLS, "PID,USER,COMMAND,RSS,PSS,USS,SWAP,SHARED,SOURCE", &po->o);
+	char defaults[128];
 	struct ps_state st = { 0 };
+	struct out *out;
 	size_t i;
 	int code = EXIT_OK;
 
+	snprintf(defaults, sizeof(defaults), "PID,USER,COMMAND,RSS,PSS,USS,SWAP,SHARED,HUGETLB,SOURCE%s%s",
+		 po->o.json ? ",ESTIMATE" : "", po->cgroup ? ",CGROUP" : "");
+	out = out_new("processes", columns, NCOLS, defaults, &po->o);
 	if (!out)
 		return EXIT_USAGE;
+	po->want_cgroup = po->cgroup || out_has(out, COL_CGROUP);
 	if (collect(ctx, po, &st) < 0) {
 		code = EXIT_RUNTIME;
 		goto out;
@@ -346,6 +469,8 @@ static int run(struct pm_ctx *ctx, const struct ps_opts *po)
 		code = EXIT_RUNTIME;
 	report_skipped(&st);
 out:
+	for (i = 0; i < st.n; i++)
+		free(st.rows[i].cgroup);
 	free(st.rows);
 	out_free(out);
 	return code;
@@ -355,7 +480,8 @@ int cmd_ps(struct pm_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		OUT_LONGOPTS, { "sort", required_argument, NULL, 's' }, { "pid", required_argument, NULL, 'p' },
-		{ "user", required_argument, NULL, 'u' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "user", required_argument, NULL, 'u' }, { "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct ps_opts po = { .sort = COL_PSS };
 	int c, r = -1;

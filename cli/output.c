@@ -192,8 +192,9 @@ static void set_cell(struct out *out, struct libscols_line *ln, size_t id, const
 
 void out_str(struct out *out, struct libscols_line *ln, size_t id, const char *s)
 {
+	/* libsmartcols prints a JSON boolean false only for "", "0" or "n...": "false" would print true. */
 	if (out->cols[id].kind == OUT_BOOL && out->o.json && s)
-		s = !strcmp(s, "yes") || !strcmp(s, "true") ? "true" : "false";
+		s = !strcmp(s, "yes") || !strcmp(s, "true") ? "1" : "0";
 	set_cell(out, ln, id, s);
 }
 
@@ -236,7 +237,7 @@ void out_u64(struct out *out, struct libscols_line *ln, size_t id, uint64_t v)
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
 		break;
 	case OUT_BOOL:
-		snprintf(buf, sizeof(buf), "%s", v ? (out->o.json ? "true" : "yes") : (out->o.json ? "false" : "no"));
+		snprintf(buf, sizeof(buf), "%s", v ? (out->o.json ? "1" : "yes") : (out->o.json ? "0" : "no"));
 		break;
 	case OUT_NUM:
 	case OUT_STR:

@@ -29,9 +29,17 @@
  *                           and kpagecgroup: contiguous PFN runs, or a
  *                           scattered set sorted and coalesced into runs.
  *   Procs     pm_procs_*    the processes of ROOT/proc with state, UID, comm.
- *   Account   pm_account_*  RSS, PSS, USS, swap, shared bytes of a process:
- *                           pagemap + kpagecount when readable (exact),
- *                           else the kernel's smaps_rollup.
+ *   Account   pm_account_*  RSS, PSS, USS, swap, shared bytes of a process,
+ *                           hugetlb bytes apart: pagemap + kpagecount when
+ *                           readable (exact), else the kernel's smaps_rollup.
+ *   Share     pm_share_*    what a set of processes share with each other
+ *                           and with the rest of the system, per pair of
+ *                           mappings: pagemap + kpagecount (root).
+ *   Watch     pm_watch_*    which pages of a process (the caller or another)
+ *                           were written since the last reset: uffd-wp async
+ *                           + PAGEMAP_SCAN, soft-dirty, or mprotect.
+ *   WSS       pm_wss_*      the working set over a window: idle page tracking
+ *                           or accessed bits (clear_refs 1 + smaps Referenced).
  *
  * Conventions: functions returning int give 0 on success and -errno on
  * failure; functions returning a pointer give NULL and set errno. Iterators
@@ -172,6 +180,15 @@ struct pm_features {
 	int uffd_error;			/* errno creating a userfaultfd, 0 if fine */
 	enum pm_tristate soft_dirty;	/* by effect: a fresh page reads soft-dirty */
 	enum pm_tristate guard_regions;	/* MADV_GUARD_INSTALL works (6.15+) */
+	/*
+	 * Each page of a large folio (THP, mTHP, large page-cache folio) has
+	 * its own map count in kpagecount and smaps: PM_YES with
+	 * CONFIG_PAGE_MAPCOUNT and on every kernel before 6.15; PM_NO with
+	 * CONFIG_NO_PAGE_MAPCOUNT (6.15+), where both report the folio's
+	 * average, so per-page sharing of large folios is an estimate (see
+	 * pm_account). Probed by effect (below); PM_UNKNOWN where it cannot be.
+	 */
+	enum pm_tristate page_mapcount;
 
 	struct pm_kfile kpageflags, kpagecount, kpagecgroup, page_idle;
 	bool by_effect;			/* false for a replayed root: effects not probed */
@@ -181,9 +198,16 @@ struct pm_features {
  * pm_ctx_features - the features of the kernel behind @ctx, probed on first
  * call and cached. On the live system every answer is checked by effect
  * (soft-dirty by a write-then-read round trip, PAGEMAP_SCAN by an ioctl,
- * uffd-wp by creating a userfaultfd). Under a replayed root, what can only
- * be probed by effect is read from the tree's "pagemap-features" file when
- * the capture recorded one, else left PM_UNKNOWN.
+ * uffd-wp by creating a userfaultfd). page_mapcount: with PFNs visible and
+ * /proc/kpagecount readable (root), the caller maps one PMD-size THP,
+ * forks a child that unmaps half of it (splitting the child's PMD) and
+ * reads kpagecount: 2 then 1 across the middle is per-page, one value
+ * throughout is averaged; the child exits and the THP is unmapped. Without
+ * root, or without a THP (transparent_hugepage "never", fragmented memory,
+ * a PMD over 32 MiB), it is PM_YES on kernels before 6.15 and PM_UNKNOWN
+ * after. Under a replayed root, what can only be probed by effect is read
+ * from the tree's "pagemap-features" file when the capture recorded one,
+ * else left PM_UNKNOWN (page_mapcount: PM_YES before 6.15).
  * Returns a borrowed pointer valid for the context's life, or NULL with
  * errno set (ENOMEM).
  */
@@ -626,6 +650,18 @@ PM_API int pm_kpage_end(struct pm_kpage *k, uint64_t *end);
 PM_API int pm_kpage_read(struct pm_kpage *k, uint64_t pfn, size_t n, uint64_t *flags, uint64_t *counts,
 			 uint64_t *cgroups);
 
+/* A set of pm_kpage files for pm_kpage_select(). */
+#define PM_KPAGE_BIT(file) (1u << (file))
+
+/*
+ * pm_kpage_select - the files later pm_kpage_lookup() calls read: an OR of
+ * PM_KPAGE_BIT(PM_KPAGE_FLAGS|COUNT|CGROUP) (all three after open). The
+ * kernel charges each file per frame read (~0.2 us), so a caller that does
+ * not need map counts or cgroups says so; fields of files not selected are
+ * set to 0. Returns 0, or -EINVAL for an empty or unknown set.
+ */
+PM_API int pm_kpage_select(struct pm_kpage *k, unsigned files);
+
 /*
  * pm_kpage_lookup - fill flags, count and cgroup of @n frames at scattered
  * PFNs (in any order, repeats allowed). The PFNs are sorted (through an
@@ -692,9 +728,10 @@ struct pm_account {
 	uint64_t uss;		/* unique: pages mapped once (smaps Private_Clean + Private_Dirty) */
 	uint64_t swap;		/* swapped-out pages (smaps Swap) */
 	uint64_t shared;	/* pages mapped more than once (smaps Shared_Clean + Shared_Dirty) */
+	uint64_t hugetlb;	/* hugetlb pages mapped, in none of the above (smaps Private_Hugetlb + Shared_Hugetlb) */
 	enum pm_account_source source;
 	bool exact;		/* source is PM_ACCOUNT_PAGEMAP: byte-exact, PSS rounded once */
-	bool estimate;		/* map counts were averaged per folio: always false, see below */
+	bool estimate;		/* USS, shared and PSS rest on averaged map counts of large folios (see below) */
 };
 
 /*
@@ -708,21 +745,27 @@ struct pm_account {
  * adds page_size / count per page in fixed point and is rounded once at the
  * end (smaps truncates with 12 fraction bits; libmeminfo truncates every
  * page to whole KiB: neither is done here). As smaps does, the zero page
- * and huge zero page (map count 0) and hugetlb pages (KPF_HUGE, when
- * kpageflags is readable) are not counted; a PMD-mapped THP counts per
- * 4 KiB subpage with that subpage's map count; swap is the bytes of swap
- * entries. source = PM_ACCOUNT_PAGEMAP, exact = true.
+ * and huge zero page (map count 0) are not counted, and hugetlb pages
+ * (KPF_HUGE, when kpageflags is readable) count only in @out->hugetlb (the
+ * bytes of their mapped pages); a THP or mTHP counts per base page with
+ * that page's map count, so a large folio shared by several processes adds
+ * up to its size once over their PSS; swap is the bytes of swap entries.
+ * source = PM_ACCOUNT_PAGEMAP, exact = true.
  *
  * Otherwise (@k NULL, kpagecount unreadable, or PFNs hidden) the figures
  * are read from ROOT/proc/PID/smaps_rollup: Rss, Pss, Private_Clean +
- * Private_Dirty, Swap, Shared_Clean + Shared_Dirty (kB, so multiples of
- * 1024; the kernel truncates Pss). source = PM_ACCOUNT_SMAPS_ROLLUP.
+ * Private_Dirty, Swap, Shared_Clean + Shared_Dirty, Private_Hugetlb +
+ * Shared_Hugetlb (kB, so multiples of 1024; the kernel truncates Pss).
+ * source = PM_ACCOUNT_SMAPS_ROLLUP.
  *
- * Known limitation: a kernel built with CONFIG_NO_PAGE_MAPCOUNT (6.15+)
- * reports in kpagecount, and uses in smaps, the average map count of a
- * large folio rather than each page's own; the split between USS and
- * shared and the PSS of partly shared large folios are then estimates.
- * This cannot be told from user space, so @out->estimate stays false.
+ * Estimates: a kernel built with CONFIG_NO_PAGE_MAPCOUNT (6.15+) reports
+ * in kpagecount, and uses in smaps, the average map count of a large folio
+ * rather than each page's own, so the split between USS and shared and the
+ * PSS of partly shared large folios are estimates there. @out->estimate is
+ * true when pm_ctx_features() says page_mapcount == PM_NO and, from
+ * pagemap, the process maps at least one page of a large folio (not
+ * hugetlb: KPF_COMPOUND_HEAD/TAIL), or, from smaps_rollup (which does not
+ * tell folios apart), always. With page_mapcount PM_UNKNOWN it stays false.
  *
  * Returns 0 with *@out filled, or -errno: ESRCH (the target exited or
  * exec'd during the walk), EACCES, ENOENT (no smaps_rollup: Linux before
@@ -733,6 +776,459 @@ PM_API int pm_account_process(struct pm_target *t, struct pm_kpage *k, struct pm
 
 /* pm_account_source_name - "pagemap", "smaps_rollup" or "none". Static string. */
 PM_API const char *pm_account_source_name(enum pm_account_source source);
+
+/* ------------------------------------------------------------------ */
+/* Write watch                                                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Which pages of a process were written since the last reset, in the
+ * spirit of Windows' GetWriteWatch/ResetWriteWatch. One handle watches
+ * address ranges of one process (the caller itself, or another one) with
+ * one back end:
+ *
+ *   PM_WATCH_UFFD       userfaultfd write-protect in async mode (Linux 6.7+):
+ *                       writes resolve in the kernel without a message;
+ *                       PAGEMAP_SCAN with PM_SCAN_WP_MATCHING reports the
+ *                       written pages and protects them again in one pass,
+ *                       page by page under the page-table lock, so a write
+ *                       racing with a collection is reported now or next time,
+ *                       never lost. Kernel writes (read(2) into a watched
+ *                       page) count. For another process the userfaultfd is
+ *                       created inside it by ptrace syscall injection (the
+ *                       target is stopped for a few syscalls, once), taken
+ *                       with pidfd_getfd and closed there again: the target
+ *                       keeps no descriptor. Closing the handle (or the
+ *                       watcher dying) drops the registration. Only
+ *                       mappings that exist when a range is added are
+ *                       watched; one that replaces them later is registered
+ *                       at the next collect and reported written whole.
+ *                       Arming an empty page costs a page-table entry: a
+ *                       mapping of 1 GiB or more that is less than half
+ *                       populated (a sanitizer's shadow, a reserved heap)
+ *                       is armed only where populated (sparse_bytes):
+ *                       writes there are still all seen, MADV_DONTNEED
+ *                       of a page there is not.
+ *   PM_WATCH_SOFTDIRTY  /proc/PID/clear_refs "4" and the soft-dirty bit (55),
+ *                       where the kernel has CONFIG_MEM_SOFT_DIRTY (probed by
+ *                       effect). Resets the whole process, not just the
+ *                       watched ranges; a reset is NOT atomic against writers
+ *                       running meanwhile (pm_watch_atomic() says false); new,
+ *                       grown or merged VMAs read written (false positives).
+ *   PM_WATCH_MPROTECT   the caller only: watched pages are made read-only and
+ *                       a SIGSEGV handler records the first write to each and
+ *                       makes it writable again. Limits: writes by the kernel
+ *                       (read(2), recv(2) into a watched page) fail with EFAULT
+ *                       instead of being recorded; each scattered written page
+ *                       becomes a VMA of its own until the next reset, and at
+ *                       vm.max_map_count the handler marks the whole range
+ *                       written (counted in overflows); only private or shared
+ *                       mappings the caller may mprotect.
+ *
+ * PM_WATCH_AUTO picks UFFD when pm_features says uffd_wp_async and
+ * PAGEMAP_SCAN are there, else SOFTDIRTY where it works, else MPROTECT for
+ * the caller itself; pm_watch_reason() says why.
+ *
+ * What every back end reports as written, beyond the pages really written:
+ * pages a range lost and got back (MADV_DONTNEED, munmap + mmap at the same
+ * place: written, as their content changed), and with SOFTDIRTY the pages
+ * of a PMD-mapped huge page, reported whole (counted in huge_pages).
+ * UFFD and MPROTECT stay exact on huge pages: the kernel splits the PMD
+ * mapping at the first write (UFFD) or at the protection change (MPROTECT).
+ * PM_WATCH_NOTHP splits huge pages when a range is added (UFFD) and keeps
+ * new ones from forming there (MADV_NOHUGEPAGE, the caller only).
+ * Pages merely read, or never touched, are not reported. A watched range
+ * that is unmapped reports nothing; one moved by mremap leaves the watch.
+ * After fork() the child is not watched (UFFD, SOFTDIRTY) or inherits
+ * read-only pages and the handler (MPROTECT).
+ */
+enum pm_watch_method {
+	PM_WATCH_AUTO = 0,
+	PM_WATCH_UFFD,
+	PM_WATCH_SOFTDIRTY,
+	PM_WATCH_MPROTECT,
+};
+
+#define PM_WATCH_NOTHP	(1u << 0)	/* split huge pages in watched ranges, MADV_NOHUGEPAGE them (caller only) */
+
+/* One range of written pages, [start, end). */
+struct pm_written {
+	uint64_t start, end;
+	bool huge;		/* reported at huge-page granularity: not every page may have been written */
+};
+
+/* Running counts of a watch, since pm_watch_new. */
+struct pm_watch_stats {
+	uint64_t collects;	/* pm_watch_collect calls */
+	uint64_t written_pages;	/* pages reported written, summed over collects */
+	uint64_t huge_pages;	/* of those, pages reported only as part of a written huge page */
+	uint64_t faults;	/* MPROTECT: first writes the handler took */
+	uint64_t overflows;	/* MPROTECT: times vm.max_map_count forced a whole range writable */
+	uint64_t rearms;	/* UFFD: times a replaced mapping in a range had to be registered again */
+	uint64_t sparse_bytes;	/* UFFD: bytes of big (1 GiB+), mostly empty mappings armed only where populated */
+};
+
+struct pm_watch;
+
+/*
+ * pm_watch_new - a write watch over process @pid (0: the caller) with
+ * @method (PM_WATCH_AUTO: the best this kernel offers) and PM_WATCH_* @flags.
+ * Nothing is watched until pm_watch_add().
+ * Returns the handle, or NULL with errno: EOPNOTSUPP (the method cannot
+ * work here; pm_watch_explain() gives the words), ENOENT/ESRCH/EACCES/EPERM
+ * (the target, or ptrace refused for UFFD on another process), ENOMEM. The context must outlive the handle.
+ */
+PM_API struct pm_watch *pm_watch_new(struct pm_ctx *ctx, pid_t pid, enum pm_watch_method method, unsigned flags);
+
+/*
+ * pm_watch_explain - why @method can or cannot watch process @pid (0: the
+ * caller) on this kernel at this privilege level: one line into @buf.
+ * Returns 0 if it can, else -EOPNOTSUPP (or the target's -errno).
+ */
+PM_API int pm_watch_explain(struct pm_ctx *ctx, pid_t pid, enum pm_watch_method method, char *buf, size_t size);
+
+#define PM_WATCH_POPULATED	(1u << 0)	/* pm_watch_add: pages with content now count as written */
+
+/*
+ * pm_watch_add - watch [@start, @end) too (rounded out to pages). The range
+ * is armed: writes from now on are reported. With PM_WATCH_POPULATED in
+ * @flags, the pages that have content when the range is added (present or
+ * swapped, not the zero page) are reported written by the next collect:
+ * for memory that appeared after watching began (a new mapping of a
+ * tracked process), whose earlier writes nobody saw. With UFFD it must lie in
+ * mappings the kernel lets userfaultfd register (not VM_PFNMAP/VM_IO, not
+ * [vvar]); holes are allowed and stay unwatched.
+ * Returns 0, -EINVAL (@start > @end, no mapping in the range, an unknown
+ * flag), -EBUSY
+ * (UFFD: another userfaultfd has the range), -ENOMEM, or -errno of the
+ * kernel call that failed.
+ */
+PM_API int pm_watch_add(struct pm_watch *w, uint64_t start, uint64_t end, unsigned flags);
+
+#define PM_WATCH_RESET	(1u << 0)	/* re-arm what is reported, atomically where the back end can */
+
+/*
+ * pm_watch_collect - the pages of the watched ranges written since the last
+ * reset (or since they were added), as sorted, coalesced ranges in *@out
+ * (*@n of them; borrowed until the next call or pm_watch_free). With
+ * PM_WATCH_RESET those pages are armed again.
+ * Returns 0, -ESRCH (the target exited or exec'd), or -errno.
+ */
+PM_API int pm_watch_collect(struct pm_watch *w, unsigned flags, const struct pm_written **out, size_t *n);
+
+/* pm_watch_method - the back end in use (never AUTO). */
+PM_API enum pm_watch_method pm_watch_method(const struct pm_watch *w);
+
+/* pm_watch_reason - one line: why this back end was chosen. Borrowed. */
+PM_API const char *pm_watch_reason(const struct pm_watch *w);
+
+/* pm_watch_atomic - does a collect with PM_WATCH_RESET never lose a concurrent write? */
+PM_API bool pm_watch_atomic(const struct pm_watch *w);
+
+/* pm_watch_stats - running counts (borrowed, updated by each collect). */
+PM_API const struct pm_watch_stats *pm_watch_stats(const struct pm_watch *w);
+
+/* pm_watch_method_name - "auto", "uffd", "soft-dirty" or "mprotect". Static string. */
+PM_API const char *pm_watch_method_name(enum pm_watch_method method);
+
+/*
+ * pm_watch_free - stop watching and free the handle: UFFD ranges are
+ * unregistered and the userfaultfd closed (the kernel then clears every
+ * write-protect bit), MPROTECT pages get their protection back. The
+ * soft-dirty bits of the target are left as they are. NULL is fine.
+ */
+PM_API void pm_watch_free(struct pm_watch *w);
+
+/* ------------------------------------------------------------------ */
+/* Working-set size                                                   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * How much of a process's resident memory it touched during a window of
+ * time. pm_wss_new() picks the method, pm_wss_start() clears the accessed
+ * state (the window opens), pm_wss_stop() reads it back (the window
+ * closes), pm_wss_next() gives one record per mapping. Methods:
+ *
+ *   PM_WSS_IDLE        idle page tracking (/sys/kernel/mm/page_idle/bitmap,
+ *                      CONFIG_IDLE_PAGE_TRACKING, root; the target's PFNs
+ *                      must be visible and /proc/kpageflags readable). The
+ *                      frames of the target's resident pages are marked
+ *                      idle (batched writes, PFN runs coalesced); the
+ *                      kernel clears their accessed bits in every page
+ *                      table that maps them and sets the young flag, so
+ *                      reclaim is not misled. At the end a frame whose
+ *                      idle bit went away was accessed. Per frame: a frame
+ *                      shared with other processes (page cache, KSM,
+ *                      fork-shared) reads accessed when ANY of them
+ *                      touched it, and read(2)/write(2) of a file page
+ *                      count as accesses. Only the head page of a large
+ *                      folio (THP) carries the flag: a huge page counts
+ *                      whole. Frames the kernel does not track (not on an
+ *                      LRU list: hugetlb, the zero page, pages still in a
+ *                      per-CPU LRU batch) are counted in "untracked".
+ *                      Pages that appear at an address during the window
+ *                      (faulted in, copied on write, migrated) count as
+ *                      accessed.
+ *   PM_WSS_REFERENCED  /proc/PID/clear_refs "1", then the "Referenced:"
+ *                      lines of /proc/PID/smaps (kB). Works for the owner
+ *                      without privilege. Perturbs the target: the
+ *                      accessed bits and PG_referenced of every page it
+ *                      maps are cleared, so page reclaim sees them as not
+ *                      recently used (and other processes' view of shared
+ *                      pages changes too). Hugetlb pages are not counted
+ *                      (smaps Rss leaves them out).
+ *
+ * PM_WSS_AUTO picks IDLE when the bitmap is there and writable and the
+ * target's PFNs are visible (the per-frame method that needs nothing of
+ * the target's /proc files), else REFERENCED; pm_wss_reason() says why.
+ * Either way the target's pages have their accessed bits cleared: nothing
+ * measures access without that. Neither flushes the TLB (the kernel clears
+ * accessed bits without one, as reclaim does): a CPU that still caches a
+ * page's translation can read or write it without setting the bit again,
+ * so a target that keeps running on one CPU without switching address
+ * space may be counted short.
+ *
+ * Windows are live only: a replayed root (pm_ctx_new with a directory)
+ * gives -EOPNOTSUPP.
+ *
+ * Tests: the environment variable PAGEMAP_WSS_BITMAP (read by
+ * pm_wss_new and pm_wss_explain; ignored in set-user-ID programs) names a
+ * plain file used instead of the idle bitmap, with the same layout, so the
+ * IDLE method runs on kernels without it: pm_wss_start writes the heads'
+ * bits there, pm_wss_stop reads them back, and a bit the test clears
+ * meanwhile reads as an access.
+ */
+enum pm_wss_method {
+	PM_WSS_AUTO = 0,
+	PM_WSS_IDLE,
+	PM_WSS_REFERENCED,
+};
+
+/* One mapping's working set, in bytes. */
+struct pm_wss_mapping {
+	uint64_t start, end;		/* [start, end) virtual */
+	char perms[5];			/* "rw-p" */
+	enum pm_map_kind kind;
+	const char *path;		/* NUL-terminated, "" when the mapping has none */
+	uint64_t resident;		/* resident at the end of the window (smaps Rss; no zero pages) */
+	uint64_t accessed;		/* of those, accessed during the window */
+	uint64_t untracked;		/* IDLE: resident bytes the kernel cannot tell about; else 0 */
+};
+
+/* The whole window, filled by pm_wss_stop(). */
+struct pm_wss_summary {
+	enum pm_wss_method method;	/* never AUTO */
+	uint64_t window_ns;		/* CLOCK_MONOTONIC from the end of the reset to the start of the read */
+	uint64_t window_max_ns;		/* from the start of the reset to the end of the read */
+	uint64_t resident, accessed, untracked;	/* sums over the mappings, bytes */
+	size_t mappings;		/* records pm_wss_next() will give */
+};
+
+struct pm_wss;
+
+/*
+ * pm_wss_new - prepare a working-set measurement of @t with @method
+ * (PM_WSS_AUTO: the best available). Opens what the method needs (the
+ * idle bitmap and kpageflags, or the target's clear_refs) but changes
+ * nothing yet.
+ * Returns the handle, or NULL with errno: EOPNOTSUPP (a replayed root, or
+ * IDLE forced on a kernel without the bitmap), EACCES (the bitmap,
+ * kpageflags or clear_refs cannot be opened by this user; IDLE with
+ * hidden PFNs), ESRCH (the target has exited), EINVAL (unknown method),
+ * ENOMEM. pm_wss_explain() gives the words. @t must outlive the handle.
+ */
+PM_API struct pm_wss *pm_wss_new(struct pm_target *t, enum pm_wss_method method);
+
+/*
+ * pm_wss_explain - whether @method can measure @t here, as one line into
+ * @buf of @size bytes (NUL-terminated when @size > 0): the reason AUTO
+ * would pick it, or why it cannot work.
+ * Returns 0 if it can, else the -errno pm_wss_new() would fail with.
+ */
+PM_API int pm_wss_explain(struct pm_target *t, enum pm_wss_method method, char *buf, size_t size);
+
+/*
+ * pm_wss_start - open the window: clear the accessed state (IDLE: walk @t
+ * and mark its resident frames idle; REFERENCED: write "1" to clear_refs).
+ * May be called again to restart the window (the previous results go).
+ * Returns 0, -ESRCH (the target exited or exec'd), -EACCES, -ENOMEM, or
+ * the -errno of the failed read or write.
+ */
+PM_API int pm_wss_start(struct pm_wss *w);
+
+/*
+ * pm_wss_stop - close the window: read which pages were accessed and sum
+ * them per mapping. Fills *@out (may be NULL) and rewinds pm_wss_next().
+ * Returns 0, -EINVAL (no window started), -ESRCH (the target exited or
+ * exec'd during the window: never reported as an idle process), -EACCES
+ * (smaps refused), -ENOMEM, or another -errno of reading.
+ */
+PM_API int pm_wss_stop(struct pm_wss *w, struct pm_wss_summary *out);
+
+/*
+ * pm_wss_next - the next mapping of the last pm_wss_stop(), in address
+ * order (every mapping, also those with nothing resident). Returns 0 with
+ * *@out (borrowed until the next pm_wss_start/pm_wss_stop/pm_wss_free),
+ * 1 at the end, -EINVAL before a successful stop.
+ */
+PM_API int pm_wss_next(struct pm_wss *w, const struct pm_wss_mapping **out);
+
+/* pm_wss_method - the method in use (never AUTO). */
+PM_API enum pm_wss_method pm_wss_method(const struct pm_wss *w);
+
+/* pm_wss_reason - one line: why this method was chosen. Borrowed. */
+PM_API const char *pm_wss_reason(const struct pm_wss *w);
+
+/* pm_wss_method_name - "auto", "idle" or "referenced". Static string. */
+PM_API const char *pm_wss_method_name(enum pm_wss_method method);
+
+/* pm_wss_free - free the handle; the target's pages are left as they are. NULL is fine. */
+PM_API void pm_wss_free(struct pm_wss *w);
+
+/* ------------------------------------------------------------------ */
+/* Sharing between processes                                          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Which physical pages a set of processes share with each other and with
+ * the rest of the system, per pair of mappings, in bytes.
+ *
+ * Each process added is walked once (pm_walk, PM_WALK_ENTRIES) and every
+ * present page is recorded as (frame, mapping), every swap entry as (swap
+ * type and offset, mapping): 16 bytes per page (a process with 1 GiB
+ * resident costs 4 MiB; up to twice that while the array grows), held
+ * until pm_share_finish. pm_share_finish sorts the
+ * records by frame and looks each distinct frame up once in /proc/kpagecount
+ * and /proc/kpageflags, in sorted batches through pm_kpage_lookup (never
+ * one read per page). Then, per frame:
+ *   - mapped by two processes of the set: it is shared in the set, and each
+ *     pair of their mappings that maps it (one mapping of each process)
+ *     gets its bytes;
+ *   - its kpagecount is above the number of times the set maps it: some
+ *     process outside the set maps it too ("outside"). Page-cache pages no
+ *     process maps, kernel references and the swap cache do not count.
+ * Bytes count each distinct frame once per scope: a mapping, a process, a
+ * pair or the set that maps a frame at two addresses (KSM) counts it once.
+ * Two mappings of one process mapping the same frame make no pair.
+ *
+ * What is left out, as smaps does: the zero page and the huge zero page,
+ * frames with map count 0 and frames without a struct page. Hugetlb pages
+ * (KPF_HUGE, when kpageflags is readable) are only counted in the hugetlb
+ * fields, apart from everything else. A transparent huge page counts per
+ * 4 KiB subpage with that subpage's map count; under CONFIG_NO_PAGE_MAPCOUNT
+ * (6.15+) kpagecount is the average of a large folio, so "outside" is an
+ * estimate for partly mapped large folios (see pm_account_process).
+ * Swap slots held by two processes of the set are shared in the set; who
+ * else holds a slot cannot be read, so swap has no "outside".
+ *
+ * The processes are read one after the other and kpagecount after that:
+ * the answer describes no single instant, as with smaps.
+ *
+ * Needs PFNs (CAP_SYS_ADMIN) and a readable kpagecount (root): see
+ * pm_share_add.
+ */
+struct pm_share;
+
+/* Bytes of one scope: a mapping, a process, a pair of processes, or the whole set. */
+struct pm_share_sum {
+	uint64_t resident;	/* distinct frames mapped (not the zero page, not hugetlb) */
+	uint64_t shared;	/* of those, frames another process of the set maps too */
+	uint64_t outside;	/* of those, frames a process outside the set maps too */
+	uint64_t swap;		/* distinct swap slots held */
+	uint64_t swap_shared;	/* of those, slots another process of the set holds too */
+	uint64_t hugetlb;	/* distinct hugetlb frames mapped, counted nowhere else */
+};
+
+/* One mapping of a process of the set, and what it shares. */
+struct pm_share_map {
+	pid_t pid;			/* as given to pm_target_open (0: self) */
+	unsigned target;		/* index of its process, in pm_share_add order */
+	struct pm_mapping map;		/* path is NUL-terminated here, owned by the handle */
+	struct pm_share_sum sum;
+};
+
+/* Two mappings of two different processes of the set, and what they have in common. */
+struct pm_share_pair {
+	const struct pm_share_map *a, *b;	/* a's process was added before b's */
+	uint64_t shared;		/* bytes of frames both map */
+	uint64_t outside;		/* of those, bytes a process outside the set maps too */
+	uint64_t swap;			/* bytes of swap slots both hold */
+};
+
+/*
+ * pm_share_new - an empty set of processes.
+ * @ctx: the context (must outlive the handle).
+ * @k: an open pm_kpage to read kpagecount and kpageflags through
+ *     (borrowed: it must outlive the handle), or NULL to open one; a failure
+ *     to open it is then reported by pm_share_add.
+ * Returns the handle, or NULL with errno EINVAL (@ctx NULL) or ENOMEM.
+ * Free with pm_share_free().
+ */
+PM_API struct pm_share *pm_share_new(struct pm_ctx *ctx, struct pm_kpage *k);
+
+/*
+ * pm_share_add - walk process @t and record its mappings and pages.
+ * @t may be closed after the call.
+ * Returns 0, or -errno, checked in this order:
+ *   -EINVAL  after pm_share_finish;
+ *   -EPERM   PFNs hidden (pm_target_pfn_view is not PM_PFN_VISIBLE): the
+ *            reader needs CAP_SYS_ADMIN in the initial user namespace (or a
+ *            replayed capture recorded no frame numbers);
+ *   the error opening /proc/kpagecount (-EACCES for non-root, -ENOENT);
+ *   -EEXIST  a process with the same PID is in the set already;
+ *   the errors of pm_walk_new and pm_walk_next: -ESRCH when the process
+ *            exited or exec'd during the walk, -ENOMEM.
+ * On failure nothing of @t is kept and the handle stays usable.
+ */
+PM_API int pm_share_add(struct pm_share *s, struct pm_target *t);
+
+/*
+ * pm_share_finish - look up the recorded frames and count what is shared
+ * (see the overview). Frees the page records; afterwards only the results
+ * can be read. Returns 0, -EINVAL (called twice), -ENOMEM, or a read error
+ * of kpagecount or kpageflags (the handle is then unusable: free it).
+ */
+PM_API int pm_share_finish(struct pm_share *s);
+
+/*
+ * pm_share_next_map - after pm_share_finish, the next mapping of the set,
+ * in pm_share_add order, each process's in address order (also those that
+ * share nothing). Returns 0 with *@out (valid until pm_share_free), 1 at
+ * the end (the next call starts over), or -EINVAL before pm_share_finish.
+ */
+PM_API int pm_share_next_map(struct pm_share *s, const struct pm_share_map **out);
+
+/*
+ * pm_share_next_pair - after pm_share_finish, the next pair of mappings of
+ * two different processes that have frames or swap slots in common, by @a
+ * then @b in pm_share_next_map order. Returns 0 with *@out (valid until
+ * pm_share_free), 1 at the end (the next call starts over), or -EINVAL
+ * before pm_share_finish.
+ */
+PM_API int pm_share_next_pair(struct pm_share *s, const struct pm_share_pair **out);
+
+/* pm_share_ntargets - how many processes were added successfully. */
+PM_API unsigned pm_share_ntargets(const struct pm_share *s);
+
+#define PM_SHARE_ALL	(-1)
+
+/*
+ * pm_share_sum - after pm_share_finish, the bytes of one scope into *@out:
+ *   @a = PM_SHARE_ALL (and @b too): the whole set (shared: frames mapped by
+ *        at least two of its processes; outside: frames of the set a
+ *        process outside it maps too);
+ *   @a a process index, @b = PM_SHARE_ALL: that process;
+ *   @a and @b two process indexes: what both map (resident = shared: bytes
+ *        of frames both map, outside: of those, mapped outside the set
+ *        too; swap = swap_shared: slots both hold; hugetlb 0).
+ * Process indexes count pm_share_add calls that succeeded, from 0.
+ * Returns 0, or -EINVAL (before pm_share_finish, an index out of range,
+ * @a equal to @b, or @a PM_SHARE_ALL without @b); *@out is zeroed then.
+ */
+PM_API int pm_share_sum(const struct pm_share *s, int a, int b, struct pm_share_sum *out);
+
+/* pm_share_free - free the handle, its records and results. NULL is fine. */
+PM_API void pm_share_free(struct pm_share *s);
 
 /* (new API families go above this line, each in its own section) */
 

@@ -38,21 +38,29 @@ struct acct {
 	uint64_t page_size;
 	struct pm_pss pss;
 	struct pm_account *out;
+	bool large;		/* a page of a large folio (THP, mTHP, large page cache) was counted */
 };
 
 /* Look up the queued frames in one sorted pass and account each page as smaps would. */
 static int acct_flush(struct acct *a)
 {
-	const uint64_t skip = (1ULL << PM_KPF_HUGE) | (1ULL << PM_KPF_ZERO_PAGE) | (1ULL << PM_KPF_NOPAGE);
+	const uint64_t skip = (1ULL << PM_KPF_ZERO_PAGE) | (1ULL << PM_KPF_NOPAGE);
+	const uint64_t large = (1ULL << PM_KPF_COMPOUND_HEAD) | (1ULL << PM_KPF_COMPOUND_TAIL);
 	size_t i;
 	int r = a->n ? pm_kpage_lookup(a->k, a->fr, a->n) : 0;
 
 	for (i = 0; r == 0 && i < a->n; i++) {
 		const struct pm_frame *f = &a->fr[i];
 
-		/* hugetlb is outside smaps' Rss; no struct page or the zero page: vm_normal_page() is NULL */
+		/* hugetlb is outside smaps' Rss, reported apart as *_Hugetlb */
+		if (f->flags & (1ULL << PM_KPF_HUGE)) {
+			a->out->hugetlb += a->page_size;
+			continue;
+		}
+		/* no struct page or the zero page: vm_normal_page() is NULL */
 		if ((f->flags & skip) || f->count == 0)
 			continue;
+		a->large |= (f->flags & large) != 0;
 		a->out->rss += a->page_size;
 		if (f->count == 1)
 			a->out->uss += a->page_size;
@@ -86,21 +94,26 @@ static int acct_run(struct acct *a, const struct pm_run *run)
 
 static int account_pagemap(struct pm_target *t, struct pm_kpage *k, struct pm_account *out)
 {
-	struct acct a = { k, malloc(ACCOUNT_BATCH * sizeof(struct pm_frame)), 0, 0, { 0 }, out };
+	struct acct a = { k, malloc(ACCOUNT_BATCH * sizeof(struct pm_frame)), 0, 0, { 0 }, out, false };
 	struct pm_walk *w = a.fr ? pm_walk_new(t, 0, UINT64_MAX, PM_WALK_ENTRIES) : NULL;
 	const struct pm_run *run;
+	unsigned files = pm_kpage_selected(k);
 	int r = w ? 0 : -errno;
 
+	/* Map counts, and flags for hugetlb; not cgroups: each file read costs the kernel per frame. */
+	pm_kpage_select(k, PM_KPAGE_BIT(PM_KPAGE_FLAGS) | PM_KPAGE_BIT(PM_KPAGE_COUNT));
 	a.page_size = pm_ctx_features(t->ctx)->page_size;
 	while (r == 0 && (r = pm_walk_next(w, &run)) == 0)
 		r = acct_run(&a, run);
 	if (r == 1)
 		r = acct_flush(&a);
+	pm_kpage_select(k, files);
 	pm_walk_free(w);
 	free(a.fr);
 	out->pss = pm_pss_bytes(&a.pss);
 	out->source = PM_ACCOUNT_PAGEMAP;
 	out->exact = true;
+	out->estimate = a.large && pm_ctx_features(t->ctx)->page_mapcount == PM_NO;
 	return r;
 }
 
@@ -128,7 +141,7 @@ static bool rollup_field(const char *buf, const char *name, uint64_t *bytes)
 
 static int account_rollup(struct pm_target *t, struct pm_account *out)
 {
-	uint64_t pc = 0, pd = 0, sc = 0, sd = 0;
+	uint64_t pc = 0, pd = 0, sc = 0, sd = 0, ph = 0, sh = 0;
 	char path[4096], buf[8192];
 	int r = pm_pid_path(t->ctx, path, sizeof(path), t->pid, "smaps_rollup");
 
@@ -143,9 +156,14 @@ static int account_rollup(struct pm_target *t, struct pm_account *out)
 	    !rollup_field(buf, "Shared_Clean", &sc) || !rollup_field(buf, "Shared_Dirty", &sd))
 		return -EINVAL;
 	rollup_field(buf, "Swap", &out->swap);	/* absent without CONFIG_SWAP */
+	rollup_field(buf, "Private_Hugetlb", &ph);	/* absent without CONFIG_HUGETLB_PAGE */
+	rollup_field(buf, "Shared_Hugetlb", &sh);
 	out->uss = pc + pd;
 	out->shared = sc + sd;
+	out->hugetlb = ph + sh;
 	out->source = PM_ACCOUNT_SMAPS_ROLLUP;
+	/* smaps averages large folios' map counts too, and the rollup cannot say whether there are any */
+	out->estimate = pm_ctx_features(t->ctx)->page_mapcount == PM_NO;
 	return 0;
 }
 

@@ -63,4 +63,13 @@ struct pm_scan_arg {
 #define UFFD_USER_MODE_ONLY 1
 #endif
 
+/* pidfd_open(2) 5.3, pidfd_getfd(2) 5.6: one number on every architecture but alpha (asm-generic table). */
+#include <sys/syscall.h>
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open		434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd		438
+#endif
+
 #endif

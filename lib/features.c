@@ -326,6 +326,83 @@ static void probe_guard(struct pm_features *f)
 	munmap(p, ps);
 }
 
+/*
+ * Does kpagecount give each page of a large folio its own map count? With
+ * CONFIG_NO_PAGE_MAPCOUNT (6.15+) it gives the folio's average instead, and
+ * smaps uses that average too. By effect: a PMD THP here, a fork child
+ * unmaps its second half (the child's PMD splits into PTEs) and reads
+ * kpagecount around the middle: per-page counts are 2 (mapped here and in
+ * the child) then 1 (here only); an average is the same on both sides.
+ * The child's exit status: 0 per-page, 1 averaged, 2 cannot tell.
+ */
+#define MAPCOUNT_SAMPLES 4
+
+static int mapcount_child(char *p, uint64_t len, uint64_t head_pfn, uint64_t nr)
+{
+	uint64_t lo[MAPCOUNT_SAMPLES], hi[MAPCOUNT_SAMPLES];
+	bool split = true, same = true;
+	int fd, i;
+
+	if (madvise(p + len / 2, len / 2, MADV_DONTNEED) < 0)
+		return 2;
+	fd = open("/proc/kpagecount", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || pm_pread_words(fd, lo, MAPCOUNT_SAMPLES, head_pfn + nr / 2 - MAPCOUNT_SAMPLES) != MAPCOUNT_SAMPLES ||
+	    pm_pread_words(fd, hi, MAPCOUNT_SAMPLES, head_pfn + nr / 2) != MAPCOUNT_SAMPLES)
+		return 2;
+	for (i = 0; i < MAPCOUNT_SAMPLES; i++) {
+		split &= lo[i] == 2 && hi[i] == 1;
+		same &= lo[i] == lo[0] && hi[i] == lo[0] && lo[0] >= 1;
+	}
+	return split ? 0 : same ? 1 : 2;
+}
+
+/* One PMD THP at a PMD-aligned @p, faulted in by one write: are its first and last pages one aligned run of frames? */
+static bool thp_here(const struct pm_features *f, char *p, uint64_t nr, uint64_t *head_pfn)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	uint64_t first = 0, last = 0;
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	p[0] = 1;
+	ok = self_entry(fd, p, f->page_shift, &first) == 0 &&
+	     self_entry(fd, p + (nr - 1) * f->page_size, f->page_shift, &last) == 0;
+	close(fd);
+	*head_pfn = first & E_FRAME_MASK;
+	return ok && (first >> 63) && (last >> 63) && *head_pfn && *head_pfn % nr == 0 &&
+	       (last & E_FRAME_MASK) == *head_pfn + nr - 1;
+}
+
+static enum pm_tristate probe_page_mapcount(struct pm_ctx *ctx, const struct pm_features *f)
+{
+	uint64_t len = f->pmd_size, nr = f->page_size ? len / f->page_size : 0, head_pfn;
+	enum pm_tristate r = PM_UNKNOWN;
+	char *raw, *p;
+	int status;
+	pid_t pid;
+
+	/* Frames and kpagecount are root's; a PMD larger than 32 MiB (arm64 64K pages) is not cheap. */
+	if (f->pfn_view != PM_PFN_VISIBLE || !f->kpagecount.readable || nr < 4 * MAPCOUNT_SAMPLES || len > (32u << 20))
+		return PM_UNKNOWN;
+	raw = mmap(NULL, 2 * len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED)
+		return PM_UNKNOWN;
+	p = (char *)(((uintptr_t)raw + len - 1) & ~(uintptr_t)(len - 1));
+	if (madvise(p, len, MADV_HUGEPAGE) == 0 && thp_here(f, p, nr, &head_pfn)) {
+		pid = fork();
+		if (pid == 0)
+			_exit(mapcount_child(p, len, head_pfn, nr));
+		if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) < 2)
+			r = WEXITSTATUS(status) == 0 ? PM_YES : PM_NO;
+		pm_dbg(ctx, "page_mapcount probe: %s", r == PM_YES ? "per-page" : r == PM_NO ? "averaged" : "no answer");
+	} else {
+		pm_dbg(ctx, "page_mapcount probe: no THP to probe with");
+	}
+	munmap(raw, 2 * len);
+	return r;
+}
+
 static void probe_live(struct pm_features *f)
 {
 	f->page_size = (unsigned)sysconf(_SC_PAGESIZE);
@@ -377,6 +454,8 @@ static void apply_recorded(struct pm_features *f, const char *k, const char *v)
 		f->zero_pfn = strtoull(v, NULL, 0);
 	else if (!strcmp(k, "guard_regions"))
 		f->guard_regions = parse_tristate(v);
+	else if (!strcmp(k, "page_mapcount"))
+		f->page_mapcount = parse_tristate(v);
 }
 
 /* A replayed tree cannot be probed by effect: take what its capture recorded. */
@@ -385,7 +464,7 @@ static void probe_recorded(struct pm_ctx *ctx, struct pm_features *f)
 	char path[4096], buf[4096], *line, *save = NULL;
 
 	f->page_size = 4096;
-	f->soft_dirty = f->uffd_wp_async = f->guard_regions = PM_UNKNOWN;
+	f->soft_dirty = f->uffd_wp_async = f->guard_regions = f->page_mapcount = PM_UNKNOWN;
 	if (pm_path(ctx, path, sizeof(path), "/pagemap-features") < 0 ||
 	    pm_read_small_file(ctx, path, buf, sizeof(buf)) < 0)
 		return;
@@ -444,10 +523,15 @@ const struct pm_features *pm_ctx_features(struct pm_ctx *ctx)
 	probe_kfile(ctx, "/proc/kpagecount", &f->kpagecount);
 	probe_kfile(ctx, "/proc/kpagecgroup", &f->kpagecgroup);
 	probe_kfile(ctx, "/sys/kernel/mm/page_idle/bitmap", &f->page_idle);
+	if (ctx->live)
+		f->page_mapcount = probe_page_mapcount(ctx, f);
+	/* CONFIG_NO_PAGE_MAPCOUNT came in 6.15: every older kernel counts per page. */
+	if (f->page_mapcount == PM_UNKNOWN && f->kernel_major && !pm_kernel_at_least(f, 6, 15))
+		f->page_mapcount = PM_YES;
 	ctx->probed = true;
-	pm_dbg(ctx, "features: kernel %s layout %s pfn %s scan %d cats %#llx sd %d",
+	pm_dbg(ctx, "features: kernel %s layout %s pfn %s scan %d cats %#llx sd %d page_mapcount %d",
 	       f->kernel_release, pm_layout_name(f->layout), pm_pfn_view_name(f->pfn_view), f->scan,
-	       (unsigned long long)f->scan_categories, f->soft_dirty);
+	       (unsigned long long)f->scan_categories, f->soft_dirty, f->page_mapcount);
 	return f;
 }
 

@@ -55,6 +55,8 @@ bool pm_swap_active(struct pm_ctx *ctx);
 
 /* kpage.c: preads issued so far on a pm_kpage's files (tests check that lookups batch). */
 uint64_t pm_kpage_nreads(const struct pm_kpage *k);
+/* kpage.c: the files lookups read now (pm_kpage_select), to restore after a temporary choice. */
+unsigned pm_kpage_selected(const struct pm_kpage *k);
 
 /* account.c: PSS in fixed point, summed without per-page truncation and rounded once (unit tests check it). */
 #define PM_PSS_SHIFT 32
@@ -65,5 +67,20 @@ struct pm_pss {
 void pm_pss_add(struct pm_pss *p, uint64_t bytes, uint64_t count);
 /* The sum in bytes, rounded to the nearest byte. Pure. */
 uint64_t pm_pss_bytes(const struct pm_pss *p);
+
+/* share.c: the counting step apart from walking and kpagecount, so unit tests can feed it synthetic pages. */
+#define PM_SHARE_KEY_SWAP	(1ULL << 63)	/* a page key with this bit is a swap slot: type << 50 | offset */
+/* Look up @n frames (distinct, ascending PFNs) as pm_kpage_lookup does; 0 or -errno. */
+typedef int (*pm_share_lookup_fn)(void *data, struct pm_frame *frames, size_t n);
+/* A handle without context or pm_kpage (pm_share_add refuses it); NULL with errno. */
+struct pm_share *pm_share_alloc(uint64_t page_size);
+/* Start the next process; the maps pushed next are its. 0 or -errno. */
+int pm_share_push_target(struct pm_share *s, pid_t pid);
+/* A mapping of the last process (its path is copied); the pages pushed next are its. 0 or -errno. */
+int pm_share_push_map(struct pm_share *s, const struct pm_mapping *m);
+/* One page of the last mapping: a PFN, or PM_SHARE_KEY_SWAP | type << 50 | offset. 0 or -errno. */
+int pm_share_push_page(struct pm_share *s, uint64_t key);
+/* pm_share_finish with @fn for the lookups: called with at most 16384 distinct frames at a time. */
+int pm_share_tally(struct pm_share *s, pm_share_lookup_fn fn, void *data);
 
 #endif

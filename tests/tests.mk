@@ -11,7 +11,7 @@ LIVE_SRC  := $(wildcard tests/live/*.c)
 LIVE_BIN  := $(patsubst tests/live/%.c,$(BUILD)/tests/live/%,$(LIVE_SRC))
 LIVE_SH   := $(wildcard tests/live/*.sh)
 # These change system state or privileges: make check runs them only through their wrappers.
-LIVE_WRAPPED := $(BUILD)/tests/live/test_swap $(BUILD)/tests/live/test_ksm $(BUILD)/tests/live/test_unpriv
+LIVE_WRAPPED := $(BUILD)/tests/live/test_swap $(BUILD)/tests/live/test_ksm $(BUILD)/tests/live/test_unpriv $(BUILD)/tests/live/test_hugetlb
 CLI_SH    := $(wildcard tests/cli/*.sh)
 TEST_TOOLS_SRC := $(wildcard tests/tools/*.c)
 TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TEST_TOOLS_SRC))
@@ -19,6 +19,11 @@ TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TEST_TOOLS_SRC
 $(BUILD)/tests/unit/%: tests/unit/%.c tests/harness.h $(LIB_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Ilib -Itests -o $@ $< $(LIB_OBJ)
+
+# test_inject drives lib/inject.c, which is internal: it links the library's objects, as unit tests do.
+$(BUILD)/tests/live/test_inject: tests/live/test_inject.c tests/harness.h $(wildcard tests/live/lib/*.h) $(LIVE_LIB) $(LIB_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Itests -Itests/live/lib -o $@ $< $(LIVE_LIB) $(LIB_OBJ) -lpthread
 
 $(BUILD)/tests/live/%: tests/live/%.c tests/harness.h $(wildcard tests/live/lib/*.h) $(LIVE_LIB) $(SHLIB)
 	@mkdir -p $(@D)

@@ -1,9 +1,15 @@
-/* test_account.c - live per-process accounting: pm_account_process vs the child's own smaps_rollup, fork-shared PSS, both sources. */
+/* test_account.c - live per-process accounting: pm_account_process vs smaps_rollup on known layouts, PSS counted once, both sources. */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <pagemap.h>
 #include "../harness.h"
@@ -53,14 +59,19 @@ static bool exact_possible(void)
 	return kp && pm_kpage_status(kp, PM_KPAGE_COUNT) == 0 && pm_target_pfn_view(tgt) == PM_PFN_VISIBLE;
 }
 
-static long long rollup(const char *field)
+static long long rollup_of(pid_t pid, const char *field)
 {
 	char path[64];
 	long long v;
 
-	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)lay.pid);
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
 	v = proc_field_kb(path, field);
 	return v < 0 ? -1 : v * 1024;
+}
+
+static long long rollup(const char *field)
+{
+	return rollup_of(lay.pid, field);
 }
 
 static bool near(uint64_t a, long long b)
@@ -100,14 +111,15 @@ static int vs_rollup(void)
 	CHECK(a.shared >= (uint64_t)COW * lay.page_size);
 	CHECK_EQ_U64(a.source, exact_possible() ? PM_ACCOUNT_PAGEMAP : PM_ACCOUNT_SMAPS_ROLLUP);
 	CHECK_EQ_U64(a.exact, exact_possible());
-	CHECK_EQ_U64(a.estimate, 0);
+	CHECK(!a.estimate || pm_ctx_features(ctx)->page_mapcount == PM_NO);
+	CHECK_EQ_U64(a.hugetlb, 0);
 	return T_PASS;
 }
 
-/* Map count of each present page of [start, end), in page order; -errno. */
-static int counts_of(uint64_t start, uint64_t end, struct pm_frame *fr, size_t max, size_t *n)
+/* Map count of each present page of @t's [start, end), in page order; -errno. */
+static int counts_in(struct pm_target *t, uint64_t start, uint64_t end, struct pm_frame *fr, size_t max, size_t *n)
 {
-	struct pm_walk *w = pm_walk_new(tgt, start, end, PM_WALK_ENTRIES);
+	struct pm_walk *w = pm_walk_new(t, start, end, PM_WALK_ENTRIES);
 	const struct pm_run *run;
 	uint64_t va;
 	int r;
@@ -121,6 +133,11 @@ static int counts_of(uint64_t start, uint64_t end, struct pm_frame *fr, size_t m
 				fr[(*n)++].pfn = run->pfn + (va - run->start) / lay.page_size;
 	pm_walk_free(w);
 	return r < 0 ? r : pm_kpage_lookup(kp, fr, *n);
+}
+
+static int counts_of(uint64_t start, uint64_t end, struct pm_frame *fr, size_t max, size_t *n)
+{
+	return counts_in(tgt, start, end, fr, max, n);
 }
 
 #define MAXFRAMES (1u << 20)
@@ -137,9 +154,9 @@ static int cow_half(void)
 	struct pm_frame *fr = calloc(MAXFRAMES, sizeof(*fr));
 	uint64_t *per = calloc(MAXCOUNT, sizeof(*per));
 	long double exact = 0;
-	struct pm_account a;
+	struct pm_account a = { 0 };
 	size_t n = 0, i;
-	int r = setup();
+	int r = setup(), tries;
 
 	if (r < 0 || !fr || !per) {
 		free(fr);
@@ -156,13 +173,25 @@ static int cow_half(void)
 	CHECK_EQ_U64(n, COW);
 	for (i = 0; i < n; i++)
 		CHECK_EQ_U64(fr[i].count, 2);	/* so each page adds page_size / 2: 2048 exactly */
-	CHECK_EQ_U64(counts_of(0, UINT64_MAX, fr, MAXFRAMES, &n), 0);
-	for (i = 0; i < n; i++)
-		if (fr[i].count && fr[i].count < MAXCOUNT && !(fr[i].flags & (1ULL << PM_KPF_HUGE)))
-			per[fr[i].count]++;
-	for (i = 1; i < MAXCOUNT; i++)
-		exact += (long double)per[i] * lay.page_size / i;
-	CHECK_EQ_U64(pm_account_process(tgt, kp, &a), 0);
+	/*
+	 * Processes starting or exiting elsewhere change the counts of shared
+	 * library pages: sum before and after pm_account, until both agree.
+	 */
+	for (tries = 0; tries < 10; tries++) {
+		long double before = exact;
+
+		memset(per, 0, MAXCOUNT * sizeof(*per));
+		exact = 0;
+		CHECK_EQ_U64(counts_of(0, UINT64_MAX, fr, MAXFRAMES, &n), 0);
+		for (i = 0; i < n; i++)
+			if (fr[i].count && fr[i].count < MAXCOUNT && !(fr[i].flags & (1ULL << PM_KPF_HUGE)))
+				per[fr[i].count]++;
+		for (i = 1; i < MAXCOUNT; i++)
+			exact += (long double)per[i] * lay.page_size / i;
+		if (tries && exact == before && (uint64_t)(exact + 0.5L) == a.pss)
+			break;
+		CHECK_EQ_U64(pm_account_process(tgt, kp, &a), 0);
+	}
 	CHECK_EQ_U64(a.pss, (uint64_t)(exact + 0.5L));
 	CHECK(a.pss >= (uint64_t)(ANON + MEMFD) * lay.page_size + (uint64_t)COW * lay.page_size / 2);
 	free(fr);
@@ -225,4 +254,499 @@ static int gone_and_listed(void)
 	return T_PASS;
 }
 
-T_MAIN(T(vs_rollup), T(cow_half), T(sources_agree), T(gone_and_listed))
+/* ---- more layouts: each process vs its own smaps_rollup ---- */
+
+/*
+ * pm_account_process of @t against /proc/@pid/smaps_rollup: RSS, PSS, USS
+ * (Private_*), SHARED (Shared_*) and hugetlb (*_Hugetlb) within SLACK each.
+ * The figures are printed either way: they are the measurement.
+ */
+struct rollup {
+	long long rss, pss, uss, shared, hugetlb;
+};
+
+static struct rollup read_rollup(pid_t pid)
+{
+	struct rollup r = { rollup_of(pid, "Rss"), rollup_of(pid, "Pss"), 0, 0, 0 };
+	long long hp = rollup_of(pid, "Private_Hugetlb"), hs = rollup_of(pid, "Shared_Hugetlb");
+
+	r.uss = rollup_of(pid, "Private_Clean") + rollup_of(pid, "Private_Dirty");
+	r.shared = rollup_of(pid, "Shared_Clean") + rollup_of(pid, "Shared_Dirty");
+	r.hugetlb = hp < 0 || hs < 0 ? -1 : hp + hs;
+	return r;
+}
+
+/*
+ * The target is quiescent, the rest of the system may not be: a process
+ * starting or exiting elsewhere changes the map counts of shared library
+ * pages. So smaps_rollup is read before and after pm_account_process, and
+ * the three readings are retried (up to 10 times) until the two rollups agree.
+ */
+static void check_rollup(const char *what, pid_t pid, struct pm_target *t, struct pm_account *a)
+{
+	struct rollup before, after;
+	long long rss, pss, uss, sh;
+	int r, tries = 0;
+
+	do {
+		before = read_rollup(pid);
+		r = pm_account_process(t, kp, a);
+		after = read_rollup(pid);
+	} while (++tries < 10 && memcmp(&before, &after, sizeof(before)));
+	rss = after.rss;
+	pss = after.pss;
+	uss = after.uss;
+	sh = after.shared;
+
+	CHECK_EQ_U64(r, 0);
+	printf("  %s (pid %d, %s): rss %llu/%lld pss %llu/%lld uss %llu/%lld shared %llu/%lld (pm_account/smaps_rollup)\n",
+	       what, (int)pid, pm_account_source_name(a->source), (unsigned long long)a->rss, rss,
+	       (unsigned long long)a->pss, pss, (unsigned long long)a->uss, uss, (unsigned long long)a->shared, sh);
+	if (r || !near(a->rss, rss) || !near(a->pss, pss) || !near(a->uss, uss) || !near(a->shared, sh)) {
+		printf("  %s:%d: %s differs from smaps_rollup by more than %d bytes\n", __FILE__, __LINE__, what, SLACK);
+		t_failed_checks++;
+	}
+	if (after.hugetlb >= 0)
+		CHECK_EQ_U64(a->hugetlb, (uint64_t)after.hugetlb);
+	if (tries > 1)
+		printf("  %s: %d readings until smaps_rollup held still\n", what, tries);
+}
+
+/* PSS (bytes, rounded once) of @t's present pages in [start, end) from their map counts. */
+static uint64_t range_pss(struct pm_target *t, uint64_t start, uint64_t end, size_t *pages)
+{
+	static struct pm_frame fr[4096];
+	long double sum = 0;
+	size_t n = 0, i;
+
+	CHECK_EQ_U64(counts_in(t, start, end, fr, 4096, &n), 0);
+	for (i = 0; i < n; i++)
+		if (fr[i].count)
+			sum += (long double)lay.page_size / fr[i].count;
+	*pages = n;
+	return (uint64_t)(sum + 0.5L);
+}
+
+/* Both sides of the fork-shared region: the child and the grandchild that holds it too. */
+static int fork_both_sides(void)
+{
+	const struct lay_region *c = &lay.r[LR_COW];
+	struct pm_target *g;
+	struct pm_account a, b;
+	size_t n;
+	int r = setup();
+
+	if (r < 0)
+		return t_skip("no layout child: %s", strerror(-r));
+	if (!lay.grandchild || !c->start)
+		return t_skip("no fork-shared region");
+	g = pm_target_open(ctx, lay.grandchild);
+	CHECK(g != NULL);
+	if (!g)
+		return T_FAIL;
+	check_rollup("child", lay.pid, tgt, &a);
+	check_rollup("grandchild", lay.grandchild, g, &b);
+	CHECK(b.shared >= (uint64_t)COW * lay.page_size);
+	if (exact_possible()) {
+		/* every fork-shared page is half in each: the region adds COW pages once over both PSS */
+		uint64_t pa = range_pss(tgt, c->start, c->end, &n), pb;
+		CHECK_EQ_U64(n, COW);
+		pb = range_pss(g, c->start, c->end, &n);
+		CHECK_EQ_U64(n, COW);
+		CHECK_EQ_U64(pa + pb, (uint64_t)COW * lay.page_size);
+	}
+	pm_target_close(g);
+	return T_PASS;
+}
+
+/*
+ * Helper processes with layouts the layout library has no words for. The
+ * test binary re-executes itself (as layout.c does, so the helper's memory
+ * is its own, not COW-shared with the test); this constructor takes over
+ * before main() and reports on a pipe.
+ *   m: map memfd FD (PAGES pages) shared and write every page
+ *   h: map the first half of memfd FD shared and read every page
+ *   t: one PMD-aligned MADV_HUGEPAGE THP, fully written, then fork a
+ *      grandchild that MADV_DONTNEEDs its second half
+ */
+#define HELPER_ENV "PM_ACCOUNT_HELPER"
+
+struct helper_report {
+	int error;		/* errno of a failed step, 0 */
+	pid_t grandchild;	/* mode t */
+	uint64_t start, end;	/* the region */
+};
+
+static int helper_setup(char mode, int fd, unsigned pages, struct helper_report *rep)
+{
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE), pmd = 2u << 20, i;
+	volatile char *p;
+	char *raw;
+	int gp[2];
+	char b;
+
+	if (mode == 'm' || mode == 'h') {
+		size_t len = (mode == 'm' ? pages : pages / 2) * ps;
+		if ((p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
+			return errno;
+		for (i = 0; i < len / ps; i++)
+			if (mode == 'm')
+				p[i * ps] = (char)(i + 1);
+			else
+				(void)p[i * ps];
+		rep->start = (uintptr_t)p;
+		rep->end = (uintptr_t)p + len;
+		return 0;
+	}
+	raw = mmap(NULL, 2 * pmd, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED)
+		return errno;
+	p = (char *)(((uintptr_t)raw + pmd - 1) & ~(uintptr_t)(pmd - 1));
+	if (madvise((char *)p, pmd, MADV_HUGEPAGE) < 0)
+		return errno;
+	for (i = 0; i < pmd / ps; i++)
+		p[i * ps] = (char)(i + 7);
+	rep->start = (uintptr_t)p;
+	rep->end = (uintptr_t)p + pmd;
+	if (pipe(gp) < 0 || (rep->grandchild = fork()) < 0)
+		return errno;
+	if (rep->grandchild == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		b = madvise((char *)p + pmd / 2, pmd / 2, MADV_DONTNEED) == 0 ? 0 : 1;
+		if (write(gp[1], &b, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	if (read(gp[0], &b, 1) != 1 || b)
+		return ECHILD;
+	close(gp[0]);
+	close(gp[1]);
+	return 0;
+}
+
+__attribute__((constructor)) static void helper_entry(void)
+{
+	const char *v = getenv(HELPER_ENV);
+	struct helper_report rep = { 0 };
+	unsigned pages;
+	int rfd, fd;
+	char mode;
+
+	if (!v || sscanf(v, "%c,%d,%d,%u", &mode, &rfd, &fd, &pages) != 4)
+		return;
+	unsetenv(HELPER_ENV);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	rep.error = helper_setup(mode, fd, pages, &rep);
+	if (fd >= 0)
+		close(fd);
+	if (write(rfd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
+		_exit(1);
+	close(rfd);
+	for (;;)
+		pause();
+}
+
+struct helper {
+	pid_t pid;
+	struct helper_report rep;
+};
+
+/* Start a helper in @mode; 0 or -errno (nothing left running then). */
+static int helper_start(struct helper *h, char mode, int fd, unsigned pages)
+{
+	char env[64];
+	int p[2], r = 0;
+
+	memset(h, 0, sizeof(*h));
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	h->pid = fork();
+	if (h->pid == 0) {
+		char *argv[] = { (char *)"pm-account-helper", NULL };
+		snprintf(env, sizeof(env), "%c,%d,%d,%u", mode, p[1], fd, pages);
+		if (setenv(HELPER_ENV, env, 1) == 0 && fcntl(p[1], F_SETFD, 0) == 0 && (fd < 0 || fcntl(fd, F_SETFD, 0) == 0))
+			execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(p[1]);
+	if (h->pid < 0)
+		r = -errno;
+	else if (read(p[0], &h->rep, sizeof(h->rep)) != (ssize_t)sizeof(h->rep))
+		r = -ECHILD;
+	else if (h->rep.error)
+		r = -h->rep.error;
+	close(p[0]);
+	if (r < 0 && h->pid > 0) {
+		kill(h->pid, SIGKILL);
+		waitpid(h->pid, NULL, 0);
+		h->pid = 0;
+	}
+	return r;
+}
+
+static void helper_stop(struct helper *h)
+{
+	if (h->rep.grandchild > 0)
+		kill(h->rep.grandchild, SIGKILL);
+	if (h->pid > 0) {
+		kill(h->pid, SIGKILL);
+		waitpid(h->pid, NULL, 0);
+	}
+	/* the grandchild came back to us if we are a subreaper (layout.c makes us one); else init reaps it */
+	if (h->rep.grandchild > 0)
+		waitpid(h->rep.grandchild, NULL, 0);
+	h->pid = h->rep.grandchild = 0;
+}
+
+#define MEMFD2 64
+
+/* A memfd mapped by two processes: one maps all of it, the other the first half. Both PSS vs smaps_rollup. */
+static int memfd_two(void)
+{
+	struct helper a, b;
+	struct pm_target *ta = NULL, *tb = NULL;
+	struct pm_account x, y;
+	int fd, r = setup();
+
+	if (r < 0)
+		return t_skip("no layout child: %s", strerror(-r));
+	fd = memfd_create("pm-account-two", MFD_CLOEXEC);
+	CHECK(fd >= 0 && ftruncate(fd, (off_t)MEMFD2 * lay.page_size) == 0);
+	if (fd < 0)
+		return T_FAIL;
+	CHECK_EQ_U64(-helper_start(&a, 'm', fd, MEMFD2), 0);
+	CHECK_EQ_U64(-helper_start(&b, 'h', fd, MEMFD2), 0);
+	close(fd);
+	if (a.pid > 0 && b.pid > 0) {
+		CHECK((ta = pm_target_open(ctx, a.pid)) != NULL);
+		CHECK((tb = pm_target_open(ctx, b.pid)) != NULL);
+	}
+	if (ta && tb) {
+		check_rollup("memfd, all", a.pid, ta, &x);
+		check_rollup("memfd, half", b.pid, tb, &y);
+		CHECK(x.shared >= (uint64_t)MEMFD2 / 2 * lay.page_size);
+		CHECK(y.shared >= (uint64_t)MEMFD2 / 2 * lay.page_size);
+		if (exact_possible()) {
+			size_t n, m;
+			uint64_t pa = range_pss(ta, a.rep.start, a.rep.end, &n);
+			uint64_t pb = range_pss(tb, b.rep.start, b.rep.end, &m);
+			printf("  memfd PSS: %llu + %llu bytes over %zu + %zu pages\n", (unsigned long long)pa,
+			       (unsigned long long)pb, n, m);
+			CHECK_EQ_U64(n, MEMFD2);
+			CHECK_EQ_U64(m, MEMFD2 / 2);
+			/* half mapped twice, half once: 3/4 and 1/4 of the file, counted once in all */
+			CHECK_EQ_U64(pa, (uint64_t)MEMFD2 * lay.page_size * 3 / 4);
+			CHECK_EQ_U64(pb, (uint64_t)MEMFD2 * lay.page_size / 4);
+		}
+	}
+	pm_target_close(ta);
+	pm_target_close(tb);
+	helper_stop(&a);
+	helper_stop(&b);
+	return T_PASS;
+}
+
+/* A layout child of its own, vs its smaps_rollup; *@l is stopped by the caller. */
+static int own_layout(const struct layout_opts *o, struct layout *l, struct pm_target **t)
+{
+	int r = setup();
+
+	if (r < 0)
+		return r;
+	if ((r = layout_start(o, l)) < 0)
+		return r;
+	if (!(*t = pm_target_open(ctx, l->pid))) {
+		r = -errno;
+		layout_stop(l);
+	}
+	return r;
+}
+
+/* PMD-mapped THPs (and one PTE-mapped whole folio): counted once, each base page with its map count. */
+static int thp(void)
+{
+	struct layout_opts o = { .anon_pages = 16, .thp_count = 2, .thp_split = true };
+	struct pm_target *t = NULL;
+	struct pm_account a;
+	struct layout l;
+	int r;
+
+	if (!thp_enabled())
+		return t_skip("transparent huge pages are disabled (transparent_hugepage/enabled is [never])");
+	if ((r = own_layout(&o, &l, &t)) < 0)
+		return t_skip("no layout child: %s", strerror(-r));
+	if (l.r[LR_THP].error) {
+		r = l.r[LR_THP].error;
+		pm_target_close(t);
+		layout_stop(&l);
+		return t_skip("no THP: %s (EAGAIN: the kernel could not give huge pages)", strerror(r));
+	}
+	check_rollup("thp", l.pid, t, &a);
+	printf("  AnonHugePages %lld\n", rollup_of(l.pid, "AnonHugePages"));
+	CHECK(rollup_of(l.pid, "AnonHugePages") >= 2 * (long long)l.pmd_size);
+	CHECK(a.rss >= 2 * l.pmd_size);
+	CHECK(a.uss >= 2 * l.pmd_size);
+	if (a.source == PM_ACCOUNT_PAGEMAP)
+		CHECK_EQ_U64(a.estimate, pm_ctx_features(ctx)->page_mapcount == PM_NO);
+	pm_target_close(t);
+	layout_stop(&l);
+	return T_PASS;
+}
+
+/* A THP shared by fork, half of it dropped in the grandchild: 3/4 here, 1/4 there, each side vs smaps_rollup. */
+static int thp_fork_half(void)
+{
+	struct pm_target *ta = NULL, *tb = NULL;
+	struct pm_account x, y;
+	struct helper h;
+	int r = setup();
+
+	if (r < 0)
+		return t_skip("no layout child: %s", strerror(-r));
+	if (!thp_enabled())
+		return t_skip("transparent huge pages are disabled (transparent_hugepage/enabled is [never])");
+	if ((r = helper_start(&h, 't', -1, 0)) < 0)
+		return t_skip("THP helper: %s", strerror(-r));
+	if (rollup_of(h.pid, "AnonHugePages") < (long long)lay.pmd_size) {
+		helper_stop(&h);
+		return t_skip("the helper got no huge page (fragmented memory?)");
+	}
+	CHECK((ta = pm_target_open(ctx, h.pid)) != NULL);
+	CHECK((tb = pm_target_open(ctx, h.rep.grandchild)) != NULL);
+	if (ta && tb) {
+		check_rollup("thp, whole", h.pid, ta, &x);
+		check_rollup("thp, half", h.rep.grandchild, tb, &y);
+		if (exact_possible() && pm_ctx_features(ctx)->page_mapcount == PM_YES) {
+			size_t n, m;
+			uint64_t pa = range_pss(ta, h.rep.start, h.rep.end, &n);
+			uint64_t pb = range_pss(tb, h.rep.start, h.rep.end, &m);
+			printf("  THP PSS: %llu + %llu bytes over %zu + %zu pages\n", (unsigned long long)pa,
+			       (unsigned long long)pb, n, m);
+			CHECK_EQ_U64(pa, lay.pmd_size * 3 / 4);
+			CHECK_EQ_U64(pb, lay.pmd_size / 4);
+		}
+	}
+	pm_target_close(ta);
+	pm_target_close(tb);
+	helper_stop(&h);
+	return T_PASS;
+}
+
+/* Read-faulted anonymous memory maps the zero page (and huge zero page): present, yet in no RSS. */
+static int zero_pages(void)
+{
+	struct layout_opts o = { .anon_pages = 16, .zero_pages = 256, .hzero_count = thp_enabled() ? 1 : 0 };
+	struct pm_target *t = NULL;
+	const struct pm_run *run;
+	struct pm_account a;
+	struct pm_walk *w;
+	uint64_t zero = 0;
+	struct layout l;
+	int r;
+
+	if ((r = own_layout(&o, &l, &t)) < 0)
+		return t_skip("no layout child: %s", strerror(-r));
+	check_rollup("zero", l.pid, t, &a);
+	/* the region really is the zero page, so counting it would have shown above */
+	if ((w = pm_walk_new(t, l.r[LR_ZERO].start, l.r[LR_ZERO].end, 0))) {
+		while (pm_walk_next(w, &run) == 0)
+			if ((run->flags & (PM_PAGE_PRESENT | PM_PAGE_ZERO)) == (PM_PAGE_PRESENT | PM_PAGE_ZERO))
+				zero += (run->end - run->start) / l.page_size;
+		pm_walk_free(w);
+	}
+	printf("  %llu zero pages seen, huge zero region: %s\n", (unsigned long long)zero,
+	       l.r[LR_HZERO].start && !l.r[LR_HZERO].error ? "yes" : "no");
+	if (pm_target_pfn_view(t) == PM_PFN_VISIBLE)
+		CHECK_EQ_U64(zero, 256);
+	pm_target_close(t);
+	layout_stop(&l);
+	return T_PASS;
+}
+
+/* kernel config from /proc/config.gz or /boot: 1 if @opt=y, 0 if not set, -1 if no config is readable. */
+static int config_has(const char *opt)
+{
+	char cmd[512], line[256];
+	struct utsname u;
+	FILE *f;
+	int r = -1;
+
+	if (uname(&u) < 0)
+		return -1;
+	snprintf(cmd, sizeof(cmd),
+		 "{ zcat /proc/config.gz 2>/dev/null || cat /boot/config-%s 2>/dev/null; } | grep -E '^(# )?%s[= ]'",
+		 u.release, opt);
+	if (!(f = popen(cmd, "r")))
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		r = strstr(line, "=y") ? 1 : 0;
+	pclose(f);
+	return r;
+}
+
+/* Our mappings marked MADV_HUGEPAGE ("hg" in VmFlags), as the probe's THP is; -1 if smaps is unreadable. */
+static long count_hg_maps(void)
+{
+	struct smaps s;
+	long n = 0;
+	size_t i;
+
+	if (smaps_read(getpid(), &s) < 0)
+		return -1;
+	for (i = 0; i < s.n; i++)
+		n += strstr(s.v[i].vmflags, " hg") != NULL;
+	smaps_free(&s);
+	return n;
+}
+
+/* The library's debug lines about the probe, kept for the test. */
+static void probe_log(void *data, const char *line)
+{
+	if (strstr(line, "page_mapcount probe: "))
+		snprintf(data, 64, "%s", strstr(line, "page_mapcount probe: ") + 21);
+}
+
+/* The page_mapcount probe: it ran by effect, matches the kernel config, and leaves no mapping or child behind. */
+static int mapcount_probe(void)
+{
+	long before = count_hg_maps(), after;
+	struct pm_ctx *c = pm_ctx_new(NULL);
+	const struct pm_features *f;
+	char said[64] = "";
+	int cfg = config_has("CONFIG_NO_PAGE_MAPCOUNT"), st;
+
+	if (c)
+		pm_ctx_set_log(c, probe_log, said);	/* a callback turns the debug lines on */
+	f = c ? pm_ctx_features(c) : NULL;
+	CHECK(f != NULL);
+	if (!f)
+		return T_FAIL;
+	printf("  probe: %s\n", said[0] ? said : "(did not run)");
+	/* as root with THP on, the answer comes from the probe, not from the kernel version */
+	if (f->pfn_view == PM_PFN_VISIBLE && f->kpagecount.readable && thp_enabled() && strcmp(said, "no THP to probe with"))
+		CHECK(!strcmp(said, "per-page") || !strcmp(said, "averaged"));
+	after = count_hg_maps();
+	CHECK(before >= 0);
+	CHECK_EQ_U64(after, before);
+	CHECK(waitpid(-1, &st, WNOHANG) <= 0);	/* no child of the probe left to reap */
+	printf("  page_mapcount %s; CONFIG_NO_PAGE_MAPCOUNT %s\n",
+	       f->page_mapcount == PM_YES ? "yes" : f->page_mapcount == PM_NO ? "no" : "unknown",
+	       cfg == 1 ? "y" : cfg == 0 ? "not set" : "(no config readable)");
+	if (!kernel_at_least(6, 15))
+		CHECK_EQ_U64(f->page_mapcount, PM_YES);
+	if (f->page_mapcount == PM_UNKNOWN) {
+		pm_ctx_free(c);
+		if (f->pfn_view != PM_PFN_VISIBLE || !f->kpagecount.readable)
+			return t_skip("the probe needs PFNs and /proc/kpagecount (root)");
+		return t_skip("the probe got no transparent huge page (THP disabled or memory fragmented)");
+	}
+	if (cfg >= 0)
+		CHECK_EQ_U64(f->page_mapcount, cfg ? PM_NO : PM_YES);
+	pm_ctx_free(c);
+	return T_PASS;
+}
+
+
+T_MAIN(T(mapcount_probe), T(vs_rollup), T(cow_half), T(sources_agree), T(fork_both_sides), T(memfd_two), T(thp),
+       T(thp_fork_half), T(zero_pages), T(gone_and_listed))

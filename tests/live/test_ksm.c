@@ -1,4 +1,4 @@
-/* test_ksm.c - KSM-merged pages as both back ends and smaps see them; tests/live/ksm.sh starts ksmd and restores it. */
+/* test_ksm.c - KSM-merged pages as both back ends, smaps and pm_account see them; tests/live/ksm.sh starts ksmd and restores it. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -109,6 +109,85 @@ static void check_walk(const struct runs *r, const struct layout *l, const struc
 			     l->r[LR_ANON].end - l->r[LR_ANON].start);
 }
 
+static long long rollup_of(pid_t pid, const char *field)
+{
+	char path[64];
+	long long v;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+	v = proc_field_kb(path, field);
+	return v < 0 ? -1 : v * 1024;
+}
+
+static bool near(uint64_t a, long long b)
+{
+	return b >= 0 && (a > (uint64_t)b ? a - (uint64_t)b : (uint64_t)b - a) <= 4096;	/* rollup is in kB */
+}
+
+/*
+ * KSM-merged pages are shared pages: page i of region A and page i of B are
+ * one KSM page mapped twice (map count 2, KPF_KSM), so the two regions add
+ * 2 * n pages to SHARED, none to USS and n pages to PSS; every figure agrees
+ * with smaps_rollup within 4 KiB.
+ */
+static void check_account(struct pm_ctx *ctx, struct pm_target *t, const struct layout *l, unsigned n)
+{
+	const struct lay_region *a = &l->r[LR_KSM_A];
+	struct pm_kpage *k = pm_kpage_open(ctx);	/* NULL for non-root: smaps_rollup */
+	long long rss, pss, uss, sh, v[4];
+	struct pm_frame fr[64];
+	struct pm_account acc;
+	int r, tries = 0;
+	uint64_t off;
+	size_t i;
+
+	/* other processes starting or exiting change shared library pages' counts: read until the rollup holds still */
+	do {
+		v[0] = rollup_of(l->pid, "Rss");
+		v[1] = rollup_of(l->pid, "Pss");
+		v[2] = rollup_of(l->pid, "Private_Clean") + rollup_of(l->pid, "Private_Dirty");
+		v[3] = rollup_of(l->pid, "Shared_Clean") + rollup_of(l->pid, "Shared_Dirty");
+		r = pm_account_process(t, k, &acc);
+		rss = rollup_of(l->pid, "Rss");
+		pss = rollup_of(l->pid, "Pss");
+		uss = rollup_of(l->pid, "Private_Clean") + rollup_of(l->pid, "Private_Dirty");
+		sh = rollup_of(l->pid, "Shared_Clean") + rollup_of(l->pid, "Shared_Dirty");
+	} while (++tries < 10 && (v[0] != rss || v[1] != pss || v[2] != uss || v[3] != sh));
+	CHECK_EQ_U64(r, 0);
+	printf("  ksm (%s): rss %llu/%lld pss %llu/%lld uss %llu/%lld shared %llu/%lld (pm_account/smaps_rollup)\n",
+	       pm_account_source_name(acc.source), (unsigned long long)acc.rss, rss, (unsigned long long)acc.pss, pss,
+	       (unsigned long long)acc.uss, uss, (unsigned long long)acc.shared, sh);
+	CHECK(near(acc.rss, rss));
+	CHECK(near(acc.pss, pss));
+	CHECK(near(acc.uss, uss));
+	CHECK(near(acc.shared, sh));
+	CHECK(acc.shared >= 2ULL * n * l->page_size);
+	if (acc.source != PM_ACCOUNT_PAGEMAP) {
+		pm_kpage_close(k);
+		return;
+	}
+	/* the frames behind region A, looked up by PFN (pagemap shows them to root) */
+	for (off = 0; off < a->end - a->start; off += 64 * l->page_size) {
+		size_t m = 0;
+		struct pm_walk *w = pm_walk_new(t, a->start + off, a->start + off + 64 * l->page_size, PM_WALK_ENTRIES);
+		const struct pm_run *run;
+		uint64_t va;
+
+		CHECK(w != NULL);
+		while (w && pm_walk_next(w, &run) == 0)
+			for (va = run->start; va < run->end && va < a->end && m < 64; va += l->page_size)
+				if (run->flags & PM_PAGE_PRESENT)
+					fr[m++].pfn = run->pfn + (va - run->start) / l->page_size;
+		pm_walk_free(w);
+		CHECK_EQ_U64(pm_kpage_lookup(k, fr, m), 0);
+		for (i = 0; i < m; i++) {
+			CHECK_EQ_U64(fr[i].count, 2);
+			CHECK(fr[i].flags & (1ULL << 21));	/* KPF_KSM */
+		}
+	}
+	pm_kpage_close(k);
+}
+
 static int ksm_merge(void)
 {
 	struct layout_opts o = { .anon_pages = 8 };
@@ -160,6 +239,8 @@ static int ksm_merge(void)
 	if (t && kernel_has_scan())
 		for (k = 0; k < 3; k++)
 			CHECK_EQ_U64(runs_compare(&rs[0][k], &rs[1][k]), 0);
+	if (t && merged == 2L * o.ksm_pages)
+		check_account(ctx, t, &l, o.ksm_pages);
 	/* smaps' own KSM count over the mappings holding the two regions (they may be one merged VMA); 6.6+. */
 	if (kernel_at_least(6, 6) && smaps_read(l.pid, &s) == 0) {
 		uint64_t ksm = 0;
