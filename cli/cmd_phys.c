@@ -566,8 +566,11 @@ static int phys_proc(struct pm_ctx *ctx, struct phys_opts *po)
 	b.pg = malloc(PHYS_BATCH * sizeof(*b.pg));
 	code = b.k && b.fr && b.pg ? EXIT_OK : EXIT_RUNTIME;
 	if (code == EXIT_OK) {
-		b.have_count = pm_kpage_status(b.k, PM_KPAGE_COUNT) == 0;
-		b.have_cgroup = pm_kpage_status(b.k, PM_KPAGE_CGROUP) == 0;
+		/* Read only the frame files shown: the kernel charges each per frame (the summary needs flags). */
+		b.have_count = pm_kpage_status(b.k, PM_KPAGE_COUNT) == 0 && b.out && out_has(b.out, P_COUNT);
+		b.have_cgroup = pm_kpage_status(b.k, PM_KPAGE_CGROUP) == 0 && b.out && out_has(b.out, P_CGROUP);
+		pm_kpage_select(b.k, PM_KPAGE_BIT(PM_KPAGE_FLAGS) | (b.have_count ? PM_KPAGE_BIT(PM_KPAGE_COUNT) : 0) |
+					     (b.have_cgroup ? PM_KPAGE_BIT(PM_KPAGE_CGROUP) : 0));
 		code = walk_target(ctx, t, &b, po, start, end);
 	}
 	if (code == EXIT_OK)

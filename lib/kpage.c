@@ -17,6 +17,7 @@ struct pm_kpage {
 	int fd[NFILES];		/* -errno when not readable */
 	uint64_t *buf;		/* KPAGE_BATCH words, for lookups */
 	uint64_t nreads;
+	unsigned lookup_files;	/* PM_KPAGE_BIT(file) of the files lookups read */
 };
 
 struct pm_kpage *pm_kpage_open(struct pm_ctx *ctx)
@@ -30,6 +31,7 @@ struct pm_kpage *pm_kpage_open(struct pm_ctx *ctx)
 		return NULL;
 	}
 	k->ctx = ctx;
+	k->lookup_files = PM_KPAGE_BIT(PM_KPAGE_FLAGS) | PM_KPAGE_BIT(PM_KPAGE_COUNT) | PM_KPAGE_BIT(PM_KPAGE_CGROUP);
 	for (i = 0; i < NFILES; i++) {
 		k->fd[i] = pm_path(ctx, path, sizeof(path), "%s", kpage_paths[i]);
 		if (k->fd[i] == 0)
@@ -194,7 +196,7 @@ static int lookup_run(struct pm_kpage *k, struct pm_frame *frames, const struct 
 	int f, r;
 
 	for (f = 0; f < NFILES; f++) {
-		if (k->fd[f] < 0)
+		if (k->fd[f] < 0 || !(k->lookup_files & PM_KPAGE_BIT(f)))
 			continue;
 		r = read_file(k, f, first, len, k->buf, f == PM_KPAGE_FLAGS ? 1ULL << PM_KPF_NOPAGE : 0);
 		if (r < 0)
@@ -225,6 +227,19 @@ static int lookup_batch(struct pm_kpage *k, struct pm_frame *frames, size_t base
 			return r;
 		start = i;
 	}
+	return 0;
+}
+
+unsigned pm_kpage_selected(const struct pm_kpage *k)
+{
+	return k->lookup_files;
+}
+
+int pm_kpage_select(struct pm_kpage *k, unsigned files)
+{
+	if (!k || !files || (files & ~((1u << NFILES) - 1)))
+		return -EINVAL;
+	k->lookup_files = files;
 	return 0;
 }
 

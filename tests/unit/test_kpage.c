@@ -284,6 +284,40 @@ out:
 	return T_PASS;
 }
 
+/* pm_kpage_select: lookups read only the files asked for (fewer preads), the others' fields read 0. */
+static int kpage_select_files(void)
+{
+	char *root = make_root(false);
+	struct pm_ctx *ctx = root ? pm_ctx_new(root) : NULL;
+	struct pm_kpage *k = ctx ? pm_kpage_open(ctx) : NULL;
+	struct pm_frame fr[3] = { { .pfn = 5 }, { .pfn = 9 }, { .pfn = 5000 } };
+	uint64_t before, all, one;
+
+	CHECK(k != NULL);
+	if (!k)
+		goto out;
+	before = pm_kpage_nreads(k);
+	CHECK_EQ_U64(pm_kpage_lookup(k, fr, 3), 0);
+	all = pm_kpage_nreads(k) - before;
+	CHECK_EQ_U64(pm_kpage_select(k, PM_KPAGE_BIT(PM_KPAGE_COUNT)), 0);
+	before = pm_kpage_nreads(k);
+	CHECK_EQ_U64(pm_kpage_lookup(k, fr, 3), 0);
+	one = pm_kpage_nreads(k) - before;
+	CHECK_EQ_U64(all, 3 * one);
+	CHECK_EQ_U64(fr[0].flags, 0);
+	CHECK_EQ_U64(fr[0].cgroup, 0);
+	CHECK_EQ_U64(fr[0].count, want_count(5));
+	CHECK_EQ_U64(fr[2].count, want_count(5000));
+	CHECK_EQ_U64(pm_kpage_select(k, 0), (uint64_t)-EINVAL);
+	CHECK_EQ_U64(pm_kpage_select(k, 8), (uint64_t)-EINVAL);
+	CHECK_EQ_U64(pm_kpage_select(NULL, 1), (uint64_t)-EINVAL);
+out:
+	pm_kpage_close(k);
+	pm_ctx_free(ctx);
+	rp_free_root(root);
+	return T_PASS;
+}
+
 static int kpage_partial_access(void)
 {
 	char *root = make_root(true), *empty = rp_new_root();
@@ -317,4 +351,4 @@ static int kpage_partial_access(void)
 }
 
 T_MAIN(T(table_sane), T(describe_names), T(letters), T(cook), T(parse_forms), T(parse_conjunction), T(parse_hostile),
-       T(kpage_read_runs), T(kpage_lookup_batches), T(kpage_partial_access))
+       T(kpage_read_runs), T(kpage_lookup_batches), T(kpage_select_files), T(kpage_partial_access))
