@@ -48,6 +48,7 @@ struct report {
 	int line;		/* where it failed */
 	pid_t grandchild;
 	struct lay_region r[LR_COUNT];
+	pid_t peer;
 };
 
 /* What the parent sends: 'E' exec path arg. EOF or 'Q' makes the child exit. */
@@ -60,6 +61,7 @@ struct command {
 static const char *const region_names[LR_COUNT] = {
 	"anon", "file", "memfd", "thp", "cow", "guard", "uffd", "protnone",
 	"zero", "sparse", "ksm_a", "ksm_b", "swap", "big", "thp_split", "hzero",
+	"share", "share_memfd", "share_priv", "peer_memfd", "peer_priv",
 };
 
 const char *layout_region_name(enum lay_id r)
@@ -533,6 +535,146 @@ static int setup_anon(struct child *c)
 	return 0;
 }
 
+/* Private anonymous memory between two PROT_NONE pages, so it never merges with a neighbour. NULL (errno) on failure. */
+static char *map_anon_apart(size_t bytes, size_t ps)
+{
+	char *g = mmap(NULL, bytes + 2 * ps, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *p;
+
+	if (g == MAP_FAILED)
+		return NULL;
+	p = mmap(g + ps, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise(p, bytes, MADV_NOHUGEPAGE);
+	return p;
+}
+
+/* What the peer sends once its side is set up. */
+struct peer_report {
+	int error;
+	uint64_t memfd, priv;	/* its second memfd mapping and its private mapping */
+};
+
+/*
+ * In the peer after the fork: fresh pages of @a, the inherited memfd mapping
+ * @m faulted in (fork copies no PTEs of a shared file mapping), the memfd
+ * once more, a private mapping of its own.
+ */
+static void share_peer(struct child *c, char *a, const char *m0, int fd, struct peer_report *pr)
+{
+	const struct layout_opts *o = c->o;
+	size_t ps = c->ps, i;
+	char *m, *p;
+
+	for (i = o->share_pages + o->share_broken; i < o->share_pages + o->share_broken + o->share_fresh; i++)
+		write_page(a, ps, i, 0xdd);
+	for (i = 0; i < o->share_memfd_pages; i++)
+		(void)((const volatile char *)m0)[i * ps];
+	if (o->share_memfd_pages) {
+		m = mmap(NULL, o->share_memfd_pages * ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED) {
+			pr->error = errno;
+			return;
+		}
+		madvise(m, o->share_memfd_pages * ps, MADV_NOHUGEPAGE);
+		for (i = 0; i < o->share_memfd_pages; i++)
+			write_page(m, ps, i, (unsigned char)(i + 31));
+		pr->memfd = (uint64_t)(uintptr_t)m;
+	}
+	if (o->share_private_pages) {
+		if (!(p = map_anon_apart(o->share_private_pages * ps, ps))) {
+			pr->error = errno;
+			return;
+		}
+		for (i = 0; i < o->share_private_pages; i++)
+			write_page(p, ps, i, 0xde);
+		pr->priv = (uint64_t)(uintptr_t)p;
+	}
+}
+
+/* The child's side after the fork: break COW on the broken pages, write the fresh ones, a private mapping. */
+static int share_child(struct child *c, char *a)
+{
+	const struct layout_opts *o = c->o;
+	size_t ps = c->ps, i, n = o->share_private_pages;
+	char *p;
+
+	for (i = o->share_pages; i < o->share_pages + o->share_broken; i++)
+		write_page(a, ps, i, 0xbb);
+	for (; i < o->share_pages + o->share_broken + o->share_fresh; i++)
+		write_page(a, ps, i, 0xcc);
+	if (!n)
+		return 0;
+	if (!(p = map_anon_apart(n * ps, ps)))
+		CHILD_FAIL(c, errno);
+	for (i = 0; i < n; i++)
+		write_page(p, ps, i, 0xcb);
+	set_region(c, LR_SHARE_PRIV, p, n * ps);
+	return 0;
+}
+
+/* Last of all: memory written, then a peer forked to share it (see layout_opts). */
+static int setup_share(struct child *c, int sock)
+{
+	const struct layout_opts *o = c->o;
+	size_t ps = c->ps, na = o->share_pages + o->share_broken + o->share_fresh, nm = o->share_memfd_pages, i;
+	struct peer_report pr = { 0 };
+	char *a = NULL, *m = NULL;
+	int fd = -1, sp[2];
+	pid_t g;
+
+	if (na && !(a = map_anon_apart(na * ps, ps)))
+		CHILD_FAIL(c, errno);
+	for (i = 0; i < o->share_pages + o->share_broken; i++)
+		write_page(a, ps, i, (unsigned char)(i + 21));
+	if (nm) {
+		fd = memfd_create("pm-share", MFD_CLOEXEC);
+		if (fd < 0 || ftruncate(fd, (off_t)(nm * ps)) < 0)
+			CHILD_FAIL(c, errno);
+		m = mmap(NULL, nm * ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED)
+			CHILD_FAIL(c, errno);
+		madvise(m, nm * ps, MADV_NOHUGEPAGE);
+		for (i = 0; i < nm; i++)
+			write_page(m, ps, i, (unsigned char)(i + 23));
+	}
+	if (pipe2(sp, O_CLOEXEC) < 0)
+		CHILD_FAIL(c, errno);
+	g = fork();
+	if (g < 0)
+		CHILD_FAIL(c, errno);
+	if (g == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(sock);
+		close(sp[0]);
+		share_peer(c, a, m, fd, &pr);
+		if (write(sp[1], &pr, sizeof(pr)) != (ssize_t)sizeof(pr))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(sp[1]);
+	c->rep.peer = g;
+	if (share_child(c, a) < 0)
+		return -1;
+	if (read(sp[0], &pr, sizeof(pr)) != (ssize_t)sizeof(pr))
+		CHILD_FAIL(c, ECHILD);
+	if (pr.error)
+		CHILD_FAIL(c, pr.error);
+	close(sp[0]);
+	if (fd >= 0)
+		close(fd);
+	if (na)
+		set_region(c, LR_SHARE, a, na * ps);
+	if (nm) {
+		set_region(c, LR_SHARE_MEMFD, m, nm * ps);
+		set_region(c, LR_PEER_MEMFD, (void *)(uintptr_t)pr.memfd, nm * ps);
+	}
+	if (o->share_private_pages)
+		set_region(c, LR_PEER_PRIV, (void *)(uintptr_t)pr.priv, o->share_private_pages * ps);
+	return 0;
+}
+
 static int child_setup(struct child *c, int sock)
 {
 	const struct layout_opts *o = c->o;
@@ -545,6 +687,9 @@ static int child_setup(struct child *c, int sock)
 	    (o->ksm_pages && setup_ksm(c)) || (o->big_bytes && setup_big(c)) ||
 	    (o->swap_pages && setup_swap(c)) || (o->thp_split && setup_thp_split(c)) ||
 	    (o->hzero_count && setup_hzero(c)))
+		return -1;
+	if ((o->share_pages || o->share_broken || o->share_fresh || o->share_memfd_pages || o->share_private_pages) &&
+	    setup_share(c, sock))
 		return -1;
 	return 0;
 }
@@ -726,12 +871,15 @@ int layout_start(const struct layout_opts *o, struct layout *l)
 			printf("  layout: child setup failed at layout.c:%d: %s\n", rep.line, strerror(rep.fatal));
 		else
 			printf("  layout: child did not report ready (%s)\n", n < 0 ? strerror(-n) : "it died");
-		if (n == (int)sizeof(rep))
+		if (n == (int)sizeof(rep)) {
 			l->grandchild = rep.grandchild;
+			l->peer = rep.peer;
+		}
 		layout_stop(l);
 		return n == (int)sizeof(rep) ? -rep.fatal : (n < 0 ? n : -ECHILD);
 	}
 	l->grandchild = rep.grandchild;
+	l->peer = rep.peer;
 	memcpy(l->r, rep.r, sizeof(l->r));
 	return 0;
 }
@@ -803,4 +951,9 @@ void layout_stop(struct layout *l)
 		reap(l->grandchild);
 	}
 	l->grandchild = 0;
+	if (l->peer > 0 && l->reaper) {
+		kill(l->peer, SIGKILL);
+		reap(l->peer);
+	}
+	l->peer = 0;
 }

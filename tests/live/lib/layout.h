@@ -31,11 +31,31 @@ struct layout_opts {
 	unsigned hzero_count;		/* PMD-aligned MADV_HUGEPAGE blocks only read: the huge zero page */
 	bool thp_split;			/* one THP whose PMD is split (uffd-wp on its second half, then
 					   written): PTE-mapped, its folio whole */
+	/*
+	 * Memory shared with a peer process (struct layout's peer), forked by the
+	 * child last of all, so it shares every other region too. LR_SHARE is
+	 * private anonymous: pages [0, share_pages) written before the fork and
+	 * not touched after it by either (COW-shared), then share_broken pages
+	 * written before the fork and written again by the child after it (COW
+	 * broken: nobody shares them), then share_fresh pages first written after
+	 * the fork, by both. LR_SHARE_MEMFD: a MAP_SHARED memfd of
+	 * share_memfd_pages pages written before the fork, mapped by both at the
+	 * same address, and once more by the peer at LR_PEER_MEMFD (every page
+	 * written). LR_SHARE_PRIV (the child's) and LR_PEER_PRIV (the peer's):
+	 * share_private_pages of a private anonymous mapping each one makes and
+	 * writes after the fork. All of it MADV_NOHUGEPAGE: 4 KiB pages.
+	 */
+	unsigned share_pages;
+	unsigned share_broken;
+	unsigned share_fresh;
+	unsigned share_memfd_pages;
+	unsigned share_private_pages;
 };
 
 enum lay_id {
 	LR_ANON, LR_FILE, LR_MEMFD, LR_THP, LR_COW, LR_GUARD, LR_UFFD, LR_PROTNONE,
-	LR_ZERO, LR_SPARSE, LR_KSM_A, LR_KSM_B, LR_SWAP, LR_BIG, LR_THP_SPLIT, LR_HZERO, LR_COUNT
+	LR_ZERO, LR_SPARSE, LR_KSM_A, LR_KSM_B, LR_SWAP, LR_BIG, LR_THP_SPLIT, LR_HZERO,
+	LR_SHARE, LR_SHARE_MEMFD, LR_SHARE_PRIV, LR_PEER_MEMFD, LR_PEER_PRIV, LR_COUNT
 };
 
 struct lay_region {
@@ -48,6 +68,7 @@ struct lay_region {
 struct layout {
 	pid_t pid;			/* the child, or 0 */
 	pid_t grandchild;		/* holds the COW region, or 0 */
+	pid_t peer;			/* shares the LR_SHARE* regions, or 0 */
 	int sock;			/* SOCK_SEQPACKET to the child, or -1 */
 	bool reaper;			/* we are a child subreaper: the grandchild comes back to us */
 	unsigned page_size;
