@@ -1,0 +1,143 @@
+/* inject.h - run system calls inside another process by ptrace, and take a userfaultfd made there (inside libpagemap only). */
+#ifndef PM_INJECT_H
+#define PM_INJECT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * Syscall injection (x86-64 only; elsewhere every call but the register
+ * helpers returns -EOPNOTSUPP). One thread of the target is stopped with
+ * PTRACE_SEIZE + PTRACE_INTERRUPT; its other threads keep running. A
+ * system call runs in it by pointing its instruction pointer at a
+ * "syscall" instruction (bytes 0f 05) that is already in its code (the
+ * vDSO first) and letting it run from syscall-entry to syscall-exit stop
+ * (PTRACE_SYSCALL): no byte of the target's memory is written, so threads
+ * still running never meet patched code, and no SIGTRAP is raised in it.
+ * While a call runs every signal is blocked in that thread
+ * (PTRACE_SETSIGMASK): signals sent meanwhile stay pending and arrive after
+ * the detach. After each call its registers and signal mask are put back as
+ * found; a system call it was blocked in (read on a pipe, nanosleep, ...)
+ * restarts after the detach as after any ptrace stop (see
+ * pm_inject_detach). PTRACE_O_EXITKILL is not used: the target outlives the
+ * caller.
+ *
+ * Between calls (and from the attach) the stopped thread holds its own
+ * registers and signal mask again: if the caller dies there, the kernel
+ * detaches it and it goes on as after any ptrace stop. Only while a call
+ * runs (microseconds) does it hold ours: a caller killed then leaves it to
+ * resume inside the vDSO with every signal blocked, which it will hardly
+ * survive. pm_remote_uffd runs two calls.
+ *
+ * Rules for callers: every call on one handle from the thread that attached
+ * (ptrace is per tracer thread), and no waitpid(-1, ...) elsewhere in the
+ * process meanwhile (it would take the tracee's stop reports).
+ */
+struct pm_inject;
+
+/*
+ * pm_inject_attach - stop a thread of @pid for injection. The thread is
+ * @pid itself (a process's leader, or any thread id), or, when @pid is a
+ * leader that has exited while its threads run, another thread of it. A
+ * signal that reaches the thread before the stop is delivered as usual (its
+ * handler runs) before the stop. A target that was stopped (SIGSTOP) stays
+ * stopped after the detach.
+ * Returns 0 with *@out set, or -errno with *@out NULL and the target as it
+ * was (running, not traced):
+ *   EINVAL      @pid <= 0 or the caller itself
+ *   ESRCH       no such process, or it is a zombie or exiting
+ *   EBUSY       already traced (a debugger, strace)
+ *   EAGAIN      the thread stayed in uninterruptible sleep for a second (a
+ *               vfork parent, stuck I/O): it could not be stopped until it
+ *               leaves it, and a seized thread cannot be let go meanwhile
+ *   EPERM       ptrace refused (credentials, Yama, LSM); also a target under
+ *               seccomp when the caller may not suspend seccomp
+ *               (PTRACE_O_SUSPEND_SECCOMP needs CAP_SYS_ADMIN): an injected
+ *               call could kill it otherwise
+ *   EOPNOTSUPP  not x86-64, or the target runs 32-bit code
+ *   ENOEXEC     no syscall instruction found in its executable mappings
+ *   ENOMEM      out of memory
+ */
+int pm_inject_attach(pid_t pid, struct pm_inject **out);
+
+/*
+ * pm_inject_syscall - run system call @nr with arguments @a0..@a5 in the
+ * attached thread (x86-64 numbers: SYS_* of <sys/syscall.h>). Returns its
+ * result: >= 0, or -errno as the kernel returned it.
+ * If the mechanism fails instead (the target was killed: -ESRCH; an
+ * unexpected stop: -EIO), the failure is sticky: this and every later call
+ * return it, and pm_inject_error() tells it apart from a failed syscall.
+ * Blocking calls block the target's thread and the caller.
+ */
+long pm_inject_syscall(struct pm_inject *in, long nr, long a0, long a1, long a2, long a3, long a4, long a5);
+
+/* pm_inject_error - 0 while the mechanism works, else the -errno that broke it (sticky). */
+int pm_inject_error(const struct pm_inject *in);
+
+/*
+ * pm_inject_stopped_in - the system call the thread was in when it stopped:
+ * its number (-1 if it was running user code) and, in *@ret, the value it
+ * was returning (-ERESTARTSYS = -512 etc. when the stop interrupted it).
+ */
+long pm_inject_stopped_in(const struct pm_inject *in, long *ret);
+
+/*
+ * pm_inject_detach - PTRACE_DETACH (after putting the registers and the
+ * signal mask back, if a failed call left them changed); then signals that
+ * stopped the thread while calls ran and had to be held back (SIGSTOP,
+ * which cannot be blocked) are sent to it again. Frees @in (NULL is fine);
+ * use it on error paths too, in any state.
+ * A system call the thread was in restarts exactly as after any ptrace
+ * stop: the original orig_rax and -ERESTART* return value are put back and
+ * the kernel, which the detach wakes with TIF_SIGPENDING set, applies its
+ * own restart rules on the way back to user mode (restart, restart_syscall
+ * for nanosleep-like calls, or -EINTR if a handler runs for a call not to
+ * be restarted) - gdb's way after an inferior call; CRIU's compel instead
+ * rewinds rip itself, which makes a pause() or sigsuspend() hit by a signal
+ * during the stop sleep again after the handler.
+ * Returns 0, or -errno: ESRCH if the target died (then it was reaped as
+ * far as ptrace holds it; if the caller is also its parent, the exit status
+ * is consumed here).
+ */
+int pm_inject_detach(struct pm_inject *in);
+
+/*
+ * pm_remote_uffd - a userfaultfd whose context is @pid's memory, held only
+ * by the caller: userfaultfd(O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY)
+ * is injected (without UFFD_USER_MODE_ONLY on kernels before 5.11), the
+ * descriptor taken with pidfd_getfd(2) (Linux 5.6+, needs ptrace-attach
+ * rights) and closed in the target again, which is then detached: it keeps
+ * no descriptor. UFFDIO_API is done here on the caller's descriptor with
+ * @features, which must include UFFD_FEATURE_WP_ASYNC: a synchronous
+ * write-protect context with no reader would block the target at its first
+ * write to a registered page. Closing the last descriptor (or the caller
+ * dying) drops every registration and uffd-wp bit in the target (tested on
+ * 6.12 and 6.18; 6.1 has no WP_ASYNC).
+ * Returns 0 with *@local_fd (O_CLOEXEC) and *@got_features (what UFFDIO_API
+ * reported: every feature the kernel offers; those asked for are enabled),
+ * or -errno with *@local_fd -1:
+ *   EINVAL      @features lacks UFFD_FEATURE_WP_ASYNC
+ *   EOPNOTSUPP  a feature asked for is not offered (then checked on a
+ *               userfaultfd of our own, before the target is touched;
+ *               *@got_features says what is offered), or not x86-64
+ *   ENOSYS      no pidfd_open/pidfd_getfd (before 5.6) or no userfaultfd
+ *   the errors of pm_inject_attach, the userfaultfd(2) errors in the target
+ *   (EPERM, EMFILE, ...), those of pidfd_getfd and of UFFDIO_API.
+ * On every failure the target is detached as found; it keeps the injected
+ * descriptor only if it was killed or the mechanism broke between the two
+ * injected calls.
+ */
+int pm_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_features);
+
+/*
+ * pm_remote_register_wp - UFFDIO_REGISTER [@start, @start + @len) of the
+ * context's process (not the caller's) in write-protect mode on @uffd.
+ * Returns 0 or -errno of the ioctl (EINVAL: unaligned, unmapped or not
+ * registrable, e.g. VM_PFNMAP; EBUSY: registered on another userfaultfd).
+ * pm_remote_unregister - UFFDIO_UNREGISTER the range: its uffd-wp bits and
+ * markers go too (tested on 6.12 and 6.18). Same returns.
+ */
+int pm_remote_register_wp(int uffd, uint64_t start, uint64_t len);
+int pm_remote_unregister(int uffd, uint64_t start, uint64_t len);
+
+#endif
