@@ -1,5 +1,6 @@
 #!/bin/sh
-# swap.sh - run test_swap with a temporary 256 MiB swap file, and always swapoff and remove it afterwards.
+# swap.sh - run test_swap, and test_watch's rounds (written-then-swapped pages), with a temporary 256 MiB swap file;
+# always swapoff and remove it afterwards.
 build=${PAGEMAP_BUILD:-$(cd "$(dirname "$0")/../.." && pwd)/build}
 bin=$build/tests/live/test_swap
 size_mib=${PAGEMAP_TEST_SWAP_MIB:-256}
@@ -57,4 +58,14 @@ pid=$!
 wait "$pid"
 rc=$?
 pid=
+# The write watch: pages written, then swapped out before a collect, must be reported.
+watch=$build/tests/live/test_watch
+if [ -x "$watch" ]; then
+	"$watch" self_uffd self_softdirty self_mprotect remote_uffd remote_softdirty &
+	pid=$!
+	wait "$pid"
+	wrc=$?
+	pid=
+	[ "$rc" -eq 0 ] && rc=$wrc
+fi
 exit "$rc"

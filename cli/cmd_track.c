@@ -1,0 +1,604 @@
+/* cmd_track.c - `pagemap track`: the pages a process writes, per interval, per mapping (a thin layer over pm_watch). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include "cli.h"
+#include "output.h"
+
+enum { COL_START, COL_END, COL_PERMS, COL_PAGES, COL_WRITTEN, COL_HUGE, COL_PATH };
+
+static const struct out_col columns[] = {
+	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the mapping (or range)" },
+	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after its last byte" },
+	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions, as in maps" },
+	[COL_PAGES] = { "PAGES", 6, SCOLS_FL_RIGHT, OUT_NUM, "pages written in the interval" },
+	[COL_WRITTEN] = { "WRITTEN", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes written in the interval" },
+	[COL_HUGE] = { "HUGE", 6, SCOLS_FL_RIGHT, OUT_SIZE, "of those, bytes reported whole with a huge page" },
+	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "file or [name]" },
+};
+#define NCOLS (sizeof(columns) / sizeof(columns[0]))
+
+struct span {
+	uint64_t start, end;
+};
+
+struct track {
+	struct pm_ctx *ctx;
+	pid_t pid;
+	struct pm_target *t;		/* for the maps */
+	struct pm_watch *w;
+	struct span *added;		/* what pm_watch_add took, sorted */
+	size_t nadded, cap;
+	unsigned skipped;		/* writable mappings the back end refused */
+	unsigned flags;			/* PM_WATCH_* for pm_watch_new */
+	bool json, ranges, command;
+	struct out_opts oo;
+	uint64_t psize;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static int usage_help(void)
+{
+	fputs("Usage: pagemap track [options] PID [INTERVAL [COUNT]]\n"
+	      "       pagemap track [options] [INTERVAL] -- COMMAND [ARG...]\n"
+	      "\nThe pages a process writes, per interval (default 1 second), per mapping and in total.\n"
+	      "Every writable mapping is watched, and mappings that appear later from the interval they\n"
+	      "appear in (their pages with content count as written then).\n"
+	      "\nHow the target is disturbed, by method (stated on stderr when tracking starts):\n"
+	      "  uffd        (Linux 6.7+) its writable pages are write-protected through a userfaultfd\n"
+	      "              created inside it: it is stopped once by ptrace for a few injected\n"
+	      "              syscalls; the first write to each page per interval takes a minor fault.\n"
+	      "              It keeps no descriptor; the protection goes when tracking ends.\n"
+	      "  soft-dirty  its soft-dirty bits are cleared every interval (clear_refs 4, the whole\n"
+	      "              process); the first write to each page per interval faults. Writes made\n"
+	      "              while a collection runs can be seen one interval late or, rarely, lost.\n"
+	      "\nOptions:\n"
+	      "  -m, --method NAME    auto (default), uffd or soft-dirty\n"
+	      "      --ranges         list the written address ranges, not the mappings\n"
+	      "      --no-thp         split huge pages so writes are counted per 4 KiB page (uffd)\n"
+	      "  -J, --json           one JSON object per interval, one per line\n"
+	      "  -b, --bytes          sizes in bytes\n"
+	      "  -n, --noheadings     no table headings\n"
+	      "  -h, --help           this help\n"
+	      "\nJSON: {\"t\":SECONDS,\"interval\":SECONDS,\"method\":\"uffd\",\"written\":BYTES,\"pages\":N,\n"
+	      "       \"maps\":[{\"start\":\"0x..\",\"end\":\"0x..\",\"path\":\"..\",\"pages\":N,\"written\":BYTES},...]}\n"
+	      "      (with --ranges, \"ranges\":[{\"start\":..,\"end\":..,\"huge\":false},...] instead of \"maps\").\n"
+	      "\nExit status: 0 when tracking ended (COUNT reached, the process exited, or SIGINT/SIGTERM),\n"
+	      "1 when tracking could not start or failed, 2 for a usage error.\n",
+	      stdout);
+	return EXIT_OK;
+}
+
+static int parse_method(const char *s, enum pm_watch_method *m)
+{
+	static const enum pm_watch_method all[] = { PM_WATCH_AUTO, PM_WATCH_UFFD, PM_WATCH_SOFTDIRTY };
+	size_t i;
+
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (!strcmp(s, pm_watch_method_name(all[i]))) {
+			*m = all[i];
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int parse_interval(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0.01) || v > 86400 * 365)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- watched spans ---- */
+
+static int remember(struct track *tr, uint64_t a, uint64_t b)
+{
+	size_t i;
+
+	if (tr->nadded == tr->cap) {
+		size_t cap = tr->cap ? 2 * tr->cap : 64;
+		struct span *p = realloc(tr->added, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		tr->added = p;
+		tr->cap = cap;
+	}
+	for (i = tr->nadded; i > 0 && tr->added[i - 1].start > a; i--)
+		tr->added[i] = tr->added[i - 1];
+	tr->added[i] = (struct span){ a, b };
+	tr->nadded++;
+	return 0;
+}
+
+/* Add the parts of [a, b) no earlier add covered. */
+static int add_uncovered(struct track *tr, uint64_t a, uint64_t b, unsigned flags)
+{
+	size_t i;
+
+	for (i = 0; i < tr->nadded && a < b; i++) {
+		const struct span *s = &tr->added[i];
+
+		if (s->end <= a || s->start >= b)
+			continue;
+		if (s->start > a) {
+			int err = pm_watch_add(tr->w, a, s->start, flags);
+
+			if (err < 0)
+				return err;
+			if ((err = remember(tr, a, s->start)) < 0)
+				return err;
+			i++;	/* the span just inserted sits before s */
+		}
+		a = s->end > a ? s->end : a;
+	}
+	if (a < b) {
+		int err = pm_watch_add(tr->w, a, b, flags);
+
+		if (err < 0)
+			return err;
+		return remember(tr, a, b);
+	}
+	return 0;
+}
+
+/* Watch every writable mapping not yet watched. */
+static int watch_writable(struct track *tr, unsigned flags)
+{
+	struct pm_maps *it = pm_maps_open(tr->t);
+	const struct pm_mapping *m;
+	int ret;
+
+	if (!it)
+		return -errno;
+	while ((ret = pm_maps_next(it, &m)) == 0) {
+		int err;
+
+		if (!(m->prot & PM_PROT_WRITE) || m->kind == PM_MAP_VVAR || m->kind == PM_MAP_VSYSCALL)
+			continue;
+		err = add_uncovered(tr, m->start, m->end, flags);
+		if (err == -ESRCH || err == -ENOMEM) {
+			ret = err;
+			break;
+		}
+		if (err < 0 && !tr->skipped++)
+			cli_error(-err, "track: cannot watch %#" PRIx64 "-%#" PRIx64 " (%.*s); such mappings are left out",
+				  m->start, m->end, (int)m->path_len, m->path);
+	}
+	pm_maps_close(it);
+	return ret < 0 ? ret : 0;
+}
+
+/* ---- output ---- */
+
+static void json_str(const char *s, size_t n)
+{
+	size_t i;
+
+	putchar('"');
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+/* Bytes of the written ranges inside [a, b); *huge gets the part reported at huge-page granularity. */
+static uint64_t written_in(const struct pm_written *r, size_t n, uint64_t a, uint64_t b, uint64_t *huge)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	*huge = 0;
+	for (i = 0; i < n && r[i].start < b; i++) {
+		uint64_t lo = r[i].start > a ? r[i].start : a, hi = r[i].end < b ? r[i].end : b;
+
+		if (hi > lo) {
+			sum += hi - lo;
+			if (r[i].huge)
+				*huge += hi - lo;
+		}
+	}
+	return sum;
+}
+
+static int print_json(struct track *tr, double t, double interval, const struct pm_written *r, size_t n,
+		      uint64_t total)
+{
+	struct pm_maps *it;
+	const struct pm_mapping *m;
+	const char *sep = "";
+	size_t i;
+	int ret = 0;
+
+	printf("{\"t\":%.3f,\"interval\":%.3f,\"method\":\"%s\",\"written\":%" PRIu64 ",\"pages\":%" PRIu64, t, interval,
+	       pm_watch_method_name(pm_watch_method(tr->w)), total, total / tr->psize);
+	if (tr->ranges) {
+		fputs(",\"ranges\":[", stdout);
+		for (i = 0; i < n; i++)
+			printf("%s{\"start\":\"%#" PRIx64 "\",\"end\":\"%#" PRIx64 "\",\"huge\":%s}", i ? "," : "",
+			       r[i].start, r[i].end, r[i].huge ? "true" : "false");
+	} else {
+		fputs(",\"maps\":[", stdout);
+		it = pm_maps_open(tr->t);
+		while (it && (ret = pm_maps_next(it, &m)) == 0) {
+			uint64_t huge, bytes = written_in(r, n, m->start, m->end, &huge);
+
+			if (!bytes)
+				continue;
+			printf("%s{\"start\":\"%#" PRIx64 "\",\"end\":\"%#" PRIx64 "\",\"path\":", sep, m->start, m->end);
+			json_str(m->path, m->path_len);
+			printf(",\"pages\":%" PRIu64 ",\"written\":%" PRIu64 ",\"huge\":%" PRIu64 "}", bytes / tr->psize,
+			       bytes, huge);
+			sep = ",";
+		}
+		if (!it)
+			ret = -errno;
+		pm_maps_close(it);
+	}
+	fputs("]}\n", stdout);
+	fflush(stdout);
+	return ret < 0 ? ret : 0;
+}
+
+static void row(struct out *out, struct libscols_line *ln, uint64_t a, uint64_t b, const char *perms,
+		const char *path, uint64_t bytes, uint64_t huge, uint64_t psize)
+{
+	out_u64(out, ln, COL_START, a);
+	out_u64(out, ln, COL_END, b);
+	out_str(out, ln, COL_PERMS, perms);
+	out_u64(out, ln, COL_PAGES, bytes / psize);
+	out_u64(out, ln, COL_WRITTEN, bytes);
+	out_u64(out, ln, COL_HUGE, huge);
+	out_str(out, ln, COL_PATH, path);
+}
+
+static int print_table(struct track *tr, double t, double interval, double asked, const struct pm_written *r,
+		       size_t n, uint64_t total, uint64_t total_huge)
+{
+	struct out *out;
+	struct libscols_line *ln;
+	char hs[32], path[4096];
+	int ret = 0;
+	size_t i;
+
+	printf("%s# t=%.3fs interval %.3fs (asked %gs), %s: %" PRIu64 " pages written (%s)\n", t > interval + 1e-9 ? "\n" : "",
+	       t, interval, asked, pm_watch_method_name(pm_watch_method(tr->w)), total / tr->psize,
+	       out_human_size(total, hs, sizeof(hs)));
+	out = out_new(tr->ranges ? "ranges" : "maps", columns, NCOLS,
+		      tr->ranges ? "START,END,PAGES,WRITTEN,HUGE,PATH" : "START,END,PERMS,PAGES,WRITTEN,HUGE,PATH", &tr->oo);
+	if (!out)
+		return -EINVAL;
+	if (tr->ranges) {
+		for (i = 0; i < n; i++) {
+			ln = out_line(out);
+			row(out, ln, r[i].start, r[i].end, "", "", r[i].end - r[i].start, r[i].huge ? r[i].end - r[i].start : 0,
+			    tr->psize);
+		}
+	} else {
+		struct pm_maps *it = pm_maps_open(tr->t);
+		const struct pm_mapping *m;
+
+		while (it && (ret = pm_maps_next(it, &m)) == 0) {
+			uint64_t huge, bytes = written_in(r, n, m->start, m->end, &huge);
+
+			if (!bytes)
+				continue;
+			snprintf(path, sizeof(path), "%.*s", (int)m->path_len, m->path);
+			row(out, out_line(out), m->start, m->end, m->perms, path, bytes, huge, tr->psize);
+		}
+		if (!it)
+			ret = -errno;
+		pm_maps_close(it);
+	}
+	if ((ln = out_total_line(out))) {
+		out_str(out, ln, COL_PATH, "total");
+		out_u64(out, ln, COL_PAGES, total / tr->psize);
+		out_u64(out, ln, COL_WRITTEN, total);
+		out_u64(out, ln, COL_HUGE, total_huge);
+	}
+	if (ret >= 0)
+		ret = out_print(out);
+	out_free(out);
+	fflush(stdout);
+	return ret < 0 ? ret : 0;
+}
+
+/* ---- the loop ---- */
+
+static int one_interval(struct track *tr, double t, double interval, double asked)
+{
+	const struct pm_written *r;
+	uint64_t total = 0, huge = 0;
+	size_t n, i;
+	int err;
+
+	/* Mappings that appeared during the interval: watched from now, their content counted as written now. */
+	err = watch_writable(tr, PM_WATCH_POPULATED);
+	if (err == 0)
+		err = pm_watch_collect(tr->w, PM_WATCH_RESET, &r, &n);
+	if (err < 0)
+		return err;
+	for (i = 0; i < n; i++) {
+		total += r[i].end - r[i].start;
+		if (r[i].huge)
+			huge += r[i].end - r[i].start;
+	}
+	return tr->json ? print_json(tr, t, interval, r, n, total) : print_table(tr, t, interval, asked, r, n, total, huge);
+}
+
+static int start_watch(struct track *tr, enum pm_watch_method method, unsigned flags, bool quiet);
+
+/*
+ * The target has no memory: it exited, or it exec'd (a shell script, an
+ * interpreter's shim). In the second case watch the new program, whose
+ * populated pages count as written.
+ */
+static int restart_after_exec(struct track *tr)
+{
+	enum pm_watch_method m = pm_watch_method(tr->w);
+	unsigned flags = tr->flags;
+	int code;
+
+	if (pm_proc_state(tr->ctx, tr->pid) != PM_PROC_RUNNING)
+		return -ESRCH;
+	fprintf(stderr, "pagemap: track: process %d exec'd: watching its new program\n", (int)tr->pid);
+	pm_watch_free(tr->w);
+	pm_target_close(tr->t);
+	tr->w = NULL;
+	tr->t = NULL;
+	tr->nadded = 0;
+	code = start_watch(tr, m, flags, true);
+	if (code != EXIT_OK)
+		return -ESRCH;
+	return watch_writable(tr, PM_WATCH_POPULATED);
+}
+
+static void sleep_until(double when)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)when;
+	ts.tv_nsec = (long)((when - (double)ts.tv_sec) * 1e9);
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);	/* EINTR: a stop signal, checked by the caller */
+}
+
+static int track_loop(struct track *tr, double asked, unsigned long count)
+{
+	double t0 = now_s(), last = t0;
+	unsigned long i;
+	int err = 0, tries;
+
+	for (i = 1; !count || i <= count; i++) {
+		double now;
+
+		sleep_until(t0 + i * asked);
+		if (stop_signal)
+			break;
+		now = now_s();
+		err = one_interval(tr, now - t0, now - last, asked);
+		for (tries = 0; err == -ESRCH && tries < 10; tries++)
+			if ((err = restart_after_exec(tr)) == 0)
+				err = one_interval(tr, now - t0, now - last, asked);
+		last = now;
+		if (err < 0)
+			break;
+	}
+	if (err == -ESRCH) {
+		fprintf(stderr, "pagemap: track: process %d exited\n", (int)tr->pid);
+		return EXIT_OK;
+	}
+	if (err < 0) {
+		cli_error(-err, "track: process %d", (int)tr->pid);
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
+
+static const char *perturbs(enum pm_watch_method m)
+{
+	return m == PM_WATCH_UFFD ? "its writable pages are write-protected (a minor fault on the first write to each page per "
+				    "interval); it was stopped once by ptrace to create a userfaultfd"
+				  : "its soft-dirty bits are cleared every interval (clear_refs 4, whole process; the first write "
+				    "to each page per interval faults)";
+}
+
+static int start_watch(struct track *tr, enum pm_watch_method method, unsigned flags, bool quiet)
+{
+	char why[512], arg[32];
+
+	snprintf(arg, sizeof(arg), "%d", (int)tr->pid);
+	tr->t = cli_open_target(tr->ctx, tr->pid, arg);
+	if (!tr->t)
+		return EXIT_RUNTIME;
+	tr->w = pm_watch_new(tr->ctx, tr->pid, method, flags);
+	if (!tr->w) {
+		int err = errno;
+
+		if (err == EOPNOTSUPP && pm_watch_explain(tr->ctx, tr->pid, method, why, sizeof(why)) < 0)
+			cli_error(0, "track: cannot track process %d here: %s", (int)tr->pid, why);
+		else
+			cli_error(err, "track: cannot track process %d", (int)tr->pid);
+		return EXIT_RUNTIME;
+	}
+	if (!quiet)
+		fprintf(stderr, "pagemap: track: process %d by %s (%s); this perturbs it: %s\n", (int)tr->pid,
+		pm_watch_method_name(pm_watch_method(tr->w)), pm_watch_reason(tr->w), perturbs(pm_watch_method(tr->w)));
+	return EXIT_OK;
+}
+
+/* Fork and exec @argv; returns the PID once exec succeeded, or -1 after a message. */
+static pid_t spawn(char **argv)
+{
+	int p[2], err = 0;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return cli_error(errno, "track: pipe"), -1;
+	pid = fork();
+	if (pid < 0)
+		return cli_error(errno, "track: fork"), -1;
+	if (pid == 0) {
+		close(p[0]);
+		execvp(argv[0], argv);
+		err = errno;
+		if (write(p[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(p[1]);
+	if (read(p[0], &err, sizeof(err)) == sizeof(err)) {
+		close(p[0]);
+		waitpid(pid, NULL, 0);
+		cli_error(err, "track: cannot run %s", argv[0]);
+		return -1;
+	}
+	close(p[0]);
+	return pid;
+}
+
+int cmd_track(struct pm_ctx *ctx, int argc, char **argv)
+{
+	enum { OPT_RANGES = 0x2000, OPT_NOTHP };
+	static const struct option longopts[] = {
+		{ "method", required_argument, NULL, 'm' },
+		{ "ranges", no_argument, NULL, OPT_RANGES },
+		{ "no-thp", no_argument, NULL, OPT_NOTHP },
+		{ "help", no_argument, NULL, 'h' },
+		OUT_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct track tr = { .ctx = ctx };
+	enum pm_watch_method method = PM_WATCH_AUTO;
+	unsigned flags = 0;
+	unsigned long count = 0;
+	double interval = 1.0;
+	int c, nargs, dd, code, i = 0, st;
+	char **cmd = NULL;
+	struct sigaction sa;
+
+	/* "--" separates our arguments from a command's: find it before getopt consumes it. */
+	for (dd = 1; dd < argc && strcmp(argv[dd], "--"); dd++)
+		;
+	if (dd < argc) {
+		cmd = argv + dd + 1;
+		tr.command = true;
+	}
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(dd, argv, "+m:h" OUT_SHORTOPTS, longopts, NULL)) != -1) {
+		if (out_parse_opt(&tr.oo, c, optarg))
+			continue;
+		switch (c) {
+		case 'm':
+			if (parse_method(optarg, &method) < 0)
+				return cli_usage_error("unknown method '%s' (auto, uffd or soft-dirty)", optarg);
+			break;
+		case OPT_RANGES:
+			tr.ranges = true;
+			break;
+		case OPT_NOTHP:
+			flags |= PM_WATCH_NOTHP;
+			break;
+		case 'h':
+			return usage_help();
+		default:
+			return cli_bad_option(argv);
+		}
+	}
+	tr.json = tr.oo.json;
+	nargs = dd - optind;
+	if (tr.command) {
+		if (!*cmd)
+			return cli_usage_error("no command after --");
+		if (nargs > 1)
+			return cli_usage_error("too many arguments before --");
+		if (nargs == 1 && parse_interval(argv[optind], &interval) < 0)
+			return cli_usage_error("invalid interval '%s' (seconds, at least 0.01)", argv[optind]);
+	} else {
+		char *end;
+
+		if (nargs < 1)
+			return cli_usage_error("no PID given");
+		if (nargs > 3)
+			return cli_usage_error("too many arguments");
+		if (cli_parse_pid(argv[optind], &tr.pid) < 0 || tr.pid == 0)
+			return cli_usage_error("invalid PID '%s' (track watches another process)", argv[optind]);
+		if (nargs >= 2 && parse_interval(argv[optind + 1], &interval) < 0)
+			return cli_usage_error("invalid interval '%s' (seconds, at least 0.01)", argv[optind + 1]);
+		if (nargs == 3) {
+			errno = 0;
+			count = strtoul(argv[optind + 2], &end, 10);
+			if (errno || end == argv[optind + 2] || *end || count == 0 || argv[optind + 2][0] == '-')
+				return cli_usage_error("invalid count '%s'", argv[optind + 2]);
+		}
+	}
+	if (!pm_ctx_features(ctx)) {
+		cli_error(errno, "track: cannot probe the kernel");
+		return EXIT_RUNTIME;
+	}
+	tr.psize = pm_ctx_features(ctx)->page_size;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	if (tr.command && (tr.pid = spawn(cmd)) < 0)
+		return EXIT_RUNTIME;
+	tr.flags = flags;
+	code = start_watch(&tr, method, flags, false);
+	/* The command ran unwatched until now: what it populated counts as written in the first interval. */
+	if (code == EXIT_OK && (i = watch_writable(&tr, tr.command ? PM_WATCH_POPULATED : 0)) == -ESRCH)
+		i = restart_after_exec(&tr);
+	if (code == EXIT_OK && i < 0) {
+		cli_error(-i, "track: cannot watch process %d", (int)tr.pid);
+		code = EXIT_RUNTIME;
+	}
+	if (code == EXIT_OK)
+		code = track_loop(&tr, interval, count);
+	pm_watch_free(tr.w);	/* unregisters and closes: the target is left as found */
+	pm_target_close(tr.t);
+	free(tr.added);
+	if (tr.command) {
+		if (code != EXIT_OK || stop_signal)
+			kill(tr.pid, stop_signal ? stop_signal : SIGTERM);
+		waitpid(tr.pid, &st, 0);
+	}
+	return code;
+}

@@ -1,0 +1,336 @@
+/* watch.c - the write watch: choosing a back end, the watched ranges, coalescing what a collect reports. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "watch.h"
+
+const char *pm_watch_method_name(enum pm_watch_method method)
+{
+	switch (method) {
+	case PM_WATCH_AUTO:
+		return "auto";
+	case PM_WATCH_UFFD:
+		return "uffd";
+	case PM_WATCH_SOFTDIRTY:
+		return "soft-dirty";
+	case PM_WATCH_MPROTECT:
+		return "mprotect";
+	}
+	return "unknown";
+}
+
+static int softdirty_usable(const struct pm_features *f, char *buf, size_t size)
+{
+	if (f->soft_dirty == PM_YES) {
+		snprintf(buf, size, "soft-dirty: this kernel keeps soft-dirty bits (a written page read back soft-dirty)");
+		return 0;
+	}
+	snprintf(buf, size, "soft-dirty: %s",
+		 f->soft_dirty == PM_NO ? "this kernel has no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY is off)"
+					: "soft-dirty support could not be probed");
+	return -EOPNOTSUPP;
+}
+
+static int mprotect_usable(pid_t pid, char *buf, size_t size)
+{
+	if (pid != 0) {
+		snprintf(buf, size, "mprotect: only for the calling process (it needs the process's own SIGSEGV handler)");
+		return -EOPNOTSUPP;
+	}
+	snprintf(buf, size, "mprotect: read-only pages and a SIGSEGV handler (kernel writes into them fail)");
+	return 0;
+}
+
+int pm_watch_explain(struct pm_ctx *ctx, pid_t pid, enum pm_watch_method method, char *buf, size_t size)
+{
+	const struct pm_features *f = pm_ctx_features(ctx);
+	char why[3][200];
+	int r[3];
+
+	if (!f)
+		return -errno;
+	if (pid == getpid())
+		pid = 0;	/* ourselves by number: no ptrace, the in-process way */
+	if (!ctx->live) {
+		snprintf(buf, size, "%s: a replayed tree cannot be watched", pm_watch_method_name(method));
+		return -EOPNOTSUPP;
+	}
+	switch (method) {
+	case PM_WATCH_UFFD:
+		return pm_watch_uffd_usable(ctx, pid, buf, size);
+	case PM_WATCH_SOFTDIRTY:
+		return softdirty_usable(f, buf, size);
+	case PM_WATCH_MPROTECT:
+		return mprotect_usable(pid, buf, size);
+	case PM_WATCH_AUTO:
+		break;
+	default:
+		snprintf(buf, size, "unknown method %d", (int)method);
+		return -EINVAL;
+	}
+	/* The best first: uffd is exact and atomic, soft-dirty is neither quite, mprotect breaks kernel writes. */
+	r[0] = pm_watch_uffd_usable(ctx, pid, why[0], sizeof(why[0]));
+	r[1] = softdirty_usable(f, why[1], sizeof(why[1]));
+	r[2] = mprotect_usable(pid, why[2], sizeof(why[2]));
+	if (r[0] == 0)
+		snprintf(buf, size, "%s", why[0]);
+	else if (r[1] == 0)
+		snprintf(buf, size, "%s; not uffd: %s", why[1], why[0]);
+	else if (r[2] == 0)
+		snprintf(buf, size, "%s; not uffd: %s; not %s", why[2], why[0], why[1]);
+	else
+		snprintf(buf, size, "no back end: %s; %s; %s", why[0], why[1], why[2]);
+	return r[0] == 0 || r[1] == 0 || r[2] == 0 ? 0 : -EOPNOTSUPP;
+}
+
+/* The method AUTO stands for, given what explain found usable. */
+static enum pm_watch_method choose(struct pm_ctx *ctx, pid_t pid)
+{
+	char buf[256];
+
+	if (pm_watch_uffd_usable(ctx, pid, buf, sizeof(buf)) == 0)
+		return PM_WATCH_UFFD;
+	if (softdirty_usable(pm_ctx_features(ctx), buf, sizeof(buf)) == 0)
+		return PM_WATCH_SOFTDIRTY;
+	return PM_WATCH_MPROTECT;
+}
+
+static const struct pm_watch_ops *ops_of(enum pm_watch_method m)
+{
+	switch (m) {
+	case PM_WATCH_UFFD:
+		return &pm_watch_uffd_ops;
+	case PM_WATCH_SOFTDIRTY:
+		return &pm_watch_softdirty_ops;
+	default:
+		return &pm_watch_mprotect_ops;
+	}
+}
+
+struct pm_watch *pm_watch_new(struct pm_ctx *ctx, pid_t pid, enum pm_watch_method method, unsigned flags)
+{
+	struct pm_watch *w;
+	int r;
+
+	if (flags & ~PM_WATCH_NOTHP || method > PM_WATCH_MPROTECT || pid < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!pm_ctx_features(ctx))
+		return NULL;
+	if (pid == getpid())
+		pid = 0;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->ctx = ctx;
+	w->pid = pid;
+	w->flags = flags;
+	w->psize = ctx->features.page_size;
+	r = pm_watch_explain(ctx, pid, method, w->reason, sizeof(w->reason));
+	if (r < 0) {
+		free(w);
+		errno = -r;
+		return NULL;
+	}
+	w->method = method == PM_WATCH_AUTO ? choose(ctx, pid) : method;
+	w->ops = ops_of(w->method);
+	w->t = pm_target_open(ctx, pid);
+	if (!w->t) {
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+/* Remember the populated pages of @r (not the zero page) for the next collect. */
+static int add_populated(struct pm_watch *w, const struct pm_watch_range *r)
+{
+	struct pm_walk *walk = pm_walk_new(w->t, r->start, r->end, 0);
+	const struct pm_run *run;
+	int ret;
+
+	if (!walk)
+		return -errno;
+	while ((ret = pm_walk_next(walk, &run)) == 0) {
+		struct pm_written *p;
+
+		if (!(run->flags & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED)) || (run->flags & PM_PAGE_ZERO))
+			continue;
+		if (w->npending && w->pending[w->npending - 1].end == run->start) {
+			w->pending[w->npending - 1].end = run->end;
+			continue;
+		}
+		if (w->npending == w->cap_pending) {
+			size_t cap = w->cap_pending ? 2 * w->cap_pending : 64;
+
+			p = realloc(w->pending, cap * sizeof(*p));
+			if (!p) {
+				ret = -ENOMEM;
+				break;
+			}
+			w->pending = p;
+			w->cap_pending = cap;
+		}
+		w->pending[w->npending++] = (struct pm_written){ .start = run->start, .end = run->end };
+	}
+	pm_walk_free(walk);
+	return ret < 0 ? ret : 0;
+}
+
+int pm_watch_add(struct pm_watch *w, uint64_t start, uint64_t end, unsigned flags)
+{
+	struct pm_watch_range *r;
+	int err;
+
+	if (start > end || (flags & ~PM_WATCH_POPULATED))
+		return -EINVAL;
+	start &= ~(w->psize - 1);
+	end = (end + w->psize - 1) & ~(w->psize - 1);
+	if (start == end)
+		return -EINVAL;
+	if (w->nranges == w->cap_ranges) {
+		size_t cap = w->cap_ranges ? 2 * w->cap_ranges : 8;
+
+		r = realloc(w->ranges, cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		w->ranges = r;
+		w->cap_ranges = cap;
+	}
+	r = &w->ranges[w->nranges];
+	r->start = start;
+	r->end = end;
+	err = w->ops->add(w, r);
+	if (err < 0)
+		return err;
+	w->nranges++;
+	/* After arming: a page populated from here on was written or read, and the walk sees it either way. */
+	return flags & PM_WATCH_POPULATED ? add_populated(w, r) : 0;
+}
+
+void pm_watch_emit(struct pm_watch *w, uint64_t start, uint64_t end, bool huge)
+{
+	struct pm_written *o;
+
+	if (start >= end || w->out_err)
+		return;
+	if (w->nout && w->out[w->nout - 1].end == start && w->out[w->nout - 1].huge == huge) {
+		w->out[w->nout - 1].end = end;
+		return;
+	}
+	if (w->nout == w->cap_out) {
+		size_t cap = w->cap_out ? 2 * w->cap_out : 256;
+
+		o = realloc(w->out, cap * sizeof(*o));
+		if (!o) {
+			w->out_err = ENOMEM;
+			return;
+		}
+		w->out = o;
+		w->cap_out = cap;
+	}
+	w->out[w->nout++] = (struct pm_written){ .start = start, .end = end, .huge = huge };
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct pm_written *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Sort, merge overlaps (a huge report covering small ones stays huge), join neighbours of one kind. */
+static void coalesce(struct pm_watch *w)
+{
+	size_t i, n = 0;
+	bool sorted = true;
+
+	/* Back ends report each range in address order: sort only when ranges were added out of order. */
+	for (i = 1; i < w->nout && sorted; i++)
+		sorted = w->out[i - 1].start <= w->out[i].start;
+	if (!sorted)
+		qsort(w->out, w->nout, sizeof(*w->out), by_start);
+	for (i = 0; i < w->nout; i++) {
+		struct pm_written *cur = &w->out[i], *last = n ? &w->out[n - 1] : NULL;
+
+		if (last && cur->start < last->end) {	/* overlap: ranges may repeat across watched ranges */
+			if (cur->end > last->end)
+				last->end = cur->end;
+			last->huge = last->huge || cur->huge;
+		} else if (last && cur->start == last->end && cur->huge == last->huge) {
+			last->end = cur->end;
+		} else {
+			w->out[n++] = *cur;
+		}
+	}
+	w->nout = n;
+}
+
+int pm_watch_collect(struct pm_watch *w, unsigned flags, const struct pm_written **out, size_t *n)
+{
+	size_t i;
+	int err;
+
+	if (flags & ~PM_WATCH_RESET)
+		return -EINVAL;
+	w->nout = 0;
+	w->out_err = 0;
+	err = w->ops->collect(w, flags & PM_WATCH_RESET);
+	for (i = 0; !err && i < w->npending; i++)
+		pm_watch_emit(w, w->pending[i].start, w->pending[i].end, false);
+	if (!err && (flags & PM_WATCH_RESET))
+		w->npending = 0;
+	if (!err && w->out_err)
+		err = -w->out_err;
+	if (err < 0) {
+		w->nout = 0;
+		return err;
+	}
+	coalesce(w);
+	w->stats.collects++;
+	for (i = 0; i < w->nout; i++) {
+		uint64_t pages = (w->out[i].end - w->out[i].start) / w->psize;
+
+		w->stats.written_pages += pages;
+		if (w->out[i].huge)
+			w->stats.huge_pages += pages;
+	}
+	*out = w->out;
+	*n = w->nout;
+	return 0;
+}
+
+enum pm_watch_method pm_watch_method(const struct pm_watch *w)
+{
+	return w->method;
+}
+
+const char *pm_watch_reason(const struct pm_watch *w)
+{
+	return w->reason;
+}
+
+bool pm_watch_atomic(const struct pm_watch *w)
+{
+	return w->ops->atomic;
+}
+
+const struct pm_watch_stats *pm_watch_stats(const struct pm_watch *w)
+{
+	return &w->stats;
+}
+
+void pm_watch_free(struct pm_watch *w)
+{
+	if (!w)
+		return;
+	w->ops->fini(w);
+	pm_target_close(w->t);
+	free(w->ranges);
+	free(w->out);
+	free(w->pending);
+	free(w);
+}

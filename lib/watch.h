@@ -1,0 +1,56 @@
+/* watch.h - the write watch's handle and its back ends' interface (inside libpagemap only). */
+#ifndef PM_WATCH_H
+#define PM_WATCH_H
+
+#include "internal.h"
+
+/* A watched range, as pm_watch_add got it (page aligned). */
+struct pm_watch_range {
+	uint64_t start, end;
+};
+
+struct pm_watch_ops {
+	bool atomic;	/* a reset never loses a write that races with it */
+	/* Start watching [start, end) (already recorded in w->ranges): register, protect, arm. */
+	int (*add)(struct pm_watch *w, const struct pm_watch_range *r);
+	/* Report written pages of every range through pm_watch_emit; re-arm them if @reset. */
+	int (*collect)(struct pm_watch *w, bool reset);
+	/* Undo what add did; the handle is freed after. */
+	void (*fini)(struct pm_watch *w);
+};
+
+struct pm_watch {
+	struct pm_ctx *ctx;
+	pid_t pid;			/* 0: the caller */
+	struct pm_target *t;		/* pagemap of the watched process (self too) */
+	enum pm_watch_method method;
+	const struct pm_watch_ops *ops;
+	unsigned flags;
+	uint64_t psize;
+	char reason[256];
+
+	struct pm_watch_range *ranges;
+	size_t nranges, cap_ranges;
+
+	struct pm_written *out;		/* this collect's result, sorted and coalesced */
+	size_t nout, cap_out;
+	int out_err;			/* ENOMEM while emitting */
+
+	struct pm_written *pending;	/* PM_WATCH_POPULATED pages, reported by the next collect */
+	size_t npending, cap_pending;
+
+	struct pm_watch_stats stats;
+	void *priv;			/* the back end's state */
+};
+
+/* Append a written range to this collect's result (coalesced when the collect ends). */
+void pm_watch_emit(struct pm_watch *w, uint64_t start, uint64_t end, bool huge);
+
+extern const struct pm_watch_ops pm_watch_uffd_ops;
+extern const struct pm_watch_ops pm_watch_softdirty_ops;
+extern const struct pm_watch_ops pm_watch_mprotect_ops;
+
+/* watch_uffd.c: can the UFFD back end watch @pid here? 0 or -EOPNOTSUPP, with words in @buf. */
+int pm_watch_uffd_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size);
+
+#endif

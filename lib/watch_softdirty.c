@@ -1,0 +1,223 @@
+/* watch_softdirty.c - write watch back end: clear_refs 4 and the soft-dirty bit, read through the page walker. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "watch.h"
+
+/*
+ * Soft-dirty alone misses a page whose content was dropped (MADV_DONTNEED,
+ * reclaim of a shared page): its entry becomes empty and empty entries
+ * carry no soft-dirty bit. So each reset also records which pages were
+ * populated (present or swapped); a recorded page found empty is reported
+ * written. One bit per watched page.
+ */
+struct sd_state {
+	uint64_t **populated;		/* per range, a bitmap of its pages; NULL before its first reset */
+	size_t cap;
+	struct pm_written *carry;	/* reported by a collect that add() made before resetting */
+	size_t ncarry, cap_carry;
+};
+
+static bool test_bit(const uint64_t *map, uint64_t i)
+{
+	return map && (map[i / 64] >> (i % 64)) & 1;
+}
+
+static void set_bits(uint64_t *map, uint64_t from, uint64_t to)
+{
+	for (; from < to; from++)
+		map[from / 64] |= 1ULL << (from % 64);
+}
+
+static int clear_refs(struct pm_watch *w)
+{
+	char path[64];
+	int fd, err = 0;
+
+	if (pm_pid_path(w->ctx, path, sizeof(path), w->pid, "clear_refs") < 0)
+		return -ENAMETOOLONG;
+	fd = pm_open(w->ctx, path, O_WRONLY);
+	if (fd < 0)
+		return fd;
+	if (write(fd, "4", 1) != 1)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* Emit the pages of [a, b) in range @r that were populated at the last reset. */
+static void emit_dropped(struct pm_watch *w, const struct pm_watch_range *r, const uint64_t *was, uint64_t a,
+			 uint64_t b)
+{
+	uint64_t p;
+
+	for (p = a; p < b; p += w->psize)
+		if (test_bit(was, (p - r->start) / w->psize))
+			pm_watch_emit(w, p, p + w->psize, false);
+}
+
+/* Report range @i's written pages; with @now, record which pages are populated now. */
+static int collect_range(struct pm_watch *w, size_t i, uint64_t *now)
+{
+	struct sd_state *s = w->priv;
+	const struct pm_watch_range *r = &w->ranges[i];
+	const uint64_t *was = i < s->cap ? s->populated[i] : NULL;
+	struct pm_walk *walk = pm_walk_new(w->t, r->start, r->end, 0);
+	const struct pm_run *run;
+	int ret;
+
+	if (!walk)
+		return -errno;
+	while ((ret = pm_walk_next(walk, &run)) == 0) {
+		bool populated = run->flags & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED);
+
+		/* A new VMA reads soft-dirty everywhere: only pages with content (not the zero page) count. */
+		if (populated && (run->flags & PM_PAGE_SOFTDIRTY) && !(run->flags & PM_PAGE_ZERO))
+			pm_watch_emit(w, run->start, run->end, run->flags & PM_PAGE_THP);
+		else if (!populated)
+			emit_dropped(w, r, was, run->start, run->end);
+		if (now && populated)
+			set_bits(now, (run->start - r->start) / w->psize, (run->end - r->start) / w->psize);
+	}
+	pm_walk_free(walk);
+	return ret < 0 ? ret : 0;
+}
+
+static int ensure_slots(struct sd_state *s, size_t n)
+{
+	uint64_t **p;
+
+	if (n <= s->cap)
+		return 0;
+	p = realloc(s->populated, n * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	memset(p + s->cap, 0, (n - s->cap) * sizeof(*p));
+	s->populated = p;
+	s->cap = n;
+	return 0;
+}
+
+/*
+ * Collect ranges [0, @n) (and, with @carry, what add() saved); with @reset,
+ * clear the bits and keep the populated maps (and drop the saved reports).
+ */
+static int sd_collect_n(struct pm_watch *w, size_t n, bool reset, bool carry)
+{
+	struct sd_state *s = w->priv;
+	uint64_t **now = NULL;
+	size_t i;
+	int err = 0;
+
+	if (reset) {
+		now = calloc(n ? n : 1, sizeof(*now));
+		if (!now)
+			return -ENOMEM;
+	}
+	for (i = 0; i < n && !err; i++) {
+		uint64_t pages = (w->ranges[i].end - w->ranges[i].start) / w->psize;
+
+		if (reset && !(now[i] = calloc((pages + 63) / 64, sizeof(uint64_t))))
+			err = -ENOMEM;
+		if (!err)
+			err = collect_range(w, i, reset ? now[i] : NULL);
+	}
+	for (i = 0; carry && i < s->ncarry; i++)
+		pm_watch_emit(w, s->carry[i].start, s->carry[i].end, s->carry[i].huge);
+	/* Writes between the walk above and this reset are lost: not atomic (pm_watch_atomic). */
+	if (!err && reset)
+		err = clear_refs(w);
+	if (!err && reset) {
+		for (i = 0; i < n; i++) {
+			free(s->populated[i]);
+			s->populated[i] = now[i];
+			now[i] = NULL;
+		}
+		if (carry)
+			s->ncarry = 0;
+	}
+	if (now)
+		for (i = 0; i < n; i++)
+			free(now[i]);
+	free(now);
+	return err;
+}
+
+static int sd_collect(struct pm_watch *w, bool reset)
+{
+	return sd_collect_n(w, w->nranges, reset, true);
+}
+
+/* Keep what the older ranges reported so far: the reset below clears the whole process. */
+static int save_carry(struct pm_watch *w)
+{
+	struct sd_state *s = w->priv;
+	size_t mark = w->nout;
+	int err;
+
+	w->out_err = 0;
+	err = sd_collect_n(w, w->nranges, false, true);
+	if (!err && w->out_err)
+		err = -w->out_err;
+	if (!err && w->nout - mark + s->ncarry > s->cap_carry) {
+		size_t cap = w->nout - mark + s->ncarry;
+		struct pm_written *c = realloc(s->carry, cap * sizeof(*c));
+
+		if (!c)
+			err = -ENOMEM;
+		else
+			s->carry = c, s->cap_carry = cap;
+	}
+	if (!err) {	/* the collect re-emitted the old carry: replace it */
+		memcpy(s->carry, w->out + mark, (w->nout - mark) * sizeof(*s->carry));
+		s->ncarry = w->nout - mark;
+	}
+	w->nout = mark;
+	return err;
+}
+
+static int sd_add(struct pm_watch *w, const struct pm_watch_range *r)
+{
+	struct sd_state *s = w->priv;
+	int err;
+
+	(void)r;
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		w->priv = s;
+	}
+	err = ensure_slots(s, w->nranges + 1);
+	if (!err && w->nranges)
+		err = save_carry(w);
+	/* Reset every range including the new one (it is at index nranges, counted after we return). */
+	if (!err)
+		err = sd_collect_n(w, w->nranges + 1, true, false);
+	w->nout = 0;
+	return err;
+}
+
+static void sd_fini(struct pm_watch *w)
+{
+	struct sd_state *s = w->priv;
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->cap; i++)
+		free(s->populated[i]);
+	free(s->populated);
+	free(s->carry);
+	free(s);
+	w->priv = NULL;
+}
+
+const struct pm_watch_ops pm_watch_softdirty_ops = {
+	.atomic = false,
+	.add = sd_add,
+	.collect = sd_collect,
+	.fini = sd_fini,
+};

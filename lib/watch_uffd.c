@@ -1,0 +1,439 @@
+/* watch_uffd.c - write watch back end: userfaultfd write-protect (async) armed and harvested by PAGEMAP_SCAN. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "compat.h"
+#include "inject.h"
+#include "watch.h"
+
+#define VEC_LEN 1024u	/* regions per PAGEMAP_SCAN call (24 KiB) */
+
+#ifndef UFFD_FEATURE_WP_HUGETLBFS_SHMEM
+#define UFFD_FEATURE_WP_HUGETLBFS_SHMEM (1 << 12)	/* Linux 5.19 */
+#endif
+#ifndef USERFAULTFD_IOC_NEW
+#define USERFAULTFD_IOC_NEW _IO(0xAA, 0x00)		/* /dev/userfaultfd, Linux 6.1 */
+#endif
+
+/*
+ * One registered mapping (or the part of it inside a watched range). Arming
+ * write-protects empty entries too, with markers: that needs page tables,
+ * 4 KiB per 2 MiB of address space nobody touched. A big mapping that is
+ * mostly empty (a sanitizer's shadow, a reserved heap) would cost gigabytes,
+ * so there only populated pages are armed and reported ("sparse"): a write
+ * to an empty page still populates it and is seen; MADV_DONTNEED there is not.
+ */
+struct piece {
+	uint64_t start, end;
+	bool sparse;
+};
+
+#define SPARSE_MIN_BYTES (1ULL << 30)	/* mappings below this are always armed whole */
+
+struct uffd_state {
+	int fd;
+	struct piece *pieces;
+	size_t npieces, cap;
+	struct page_region vec[VEC_LEN];
+};
+
+int pm_watch_uffd_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
+{
+	const struct pm_features *f = pm_ctx_features(ctx);
+
+	if (!f->scan) {
+		snprintf(buf, size, "uffd: this kernel has no PAGEMAP_SCAN (Linux 6.7+)");
+		return -EOPNOTSUPP;
+	}
+	if (f->uffd_wp_async != PM_YES) {
+		if (f->uffd_error)
+			snprintf(buf, size, "uffd: cannot create a userfaultfd here: %s", strerror(f->uffd_error));
+		else
+			snprintf(buf, size, "uffd: this kernel's userfaultfd has no async write-protect (Linux 6.7+)");
+		return -EOPNOTSUPP;
+	}
+#ifndef __x86_64__
+	if (pid != 0) {
+		snprintf(buf, size, "uffd: creating a userfaultfd inside another process is only done on x86-64");
+		return -EOPNOTSUPP;
+	}
+#endif
+	if (pid != 0)
+		snprintf(buf, size, "uffd: async write-protect + PAGEMAP_SCAN; the userfaultfd is made inside PID %d "
+			 "by ptrace (it stops once, briefly)", (int)pid);
+	else
+		snprintf(buf, size, "uffd: async write-protect + PAGEMAP_SCAN (exact, atomic reset)");
+	return 0;
+}
+
+static uint64_t wanted_features(const struct pm_features *f)
+{
+	uint64_t want = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED;
+
+	/* Shared memory and hugetlb need it; ask only if offered, else UFFDIO_API fails. */
+	if (f->uffd_features & UFFD_FEATURE_WP_HUGETLBFS_SHMEM)
+		want |= UFFD_FEATURE_WP_HUGETLBFS_SHMEM;
+	return want;
+}
+
+/* A userfaultfd of the calling process: the syscall, else /dev/userfaultfd (6.1+). */
+static int self_uffd(uint64_t features)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = features };
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+
+	if (fd < 0) {
+		int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+
+		if (dev < 0)
+			return -errno;
+		fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
+		close(dev);
+		if (fd < 0)
+			return -errno;
+	}
+	if (ioctl(fd, UFFDIO_API, &api) < 0) {
+		int err = errno;
+
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+static int register_span(int fd, uint64_t start, uint64_t end)
+{
+	struct uffdio_register reg = {
+		.range = { .start = start, .len = end - start },
+		.mode = UFFDIO_REGISTER_MODE_WP,
+	};
+
+	return ioctl(fd, UFFDIO_REGISTER, &reg) < 0 ? -errno : 0;
+}
+
+/*
+ * The userfaultfd belongs to the mm the target had when it was made:
+ * UFFDIO_REGISTER fails with ENOMEM once that mm is gone (exit, exec).
+ * The pagemap fd was opened on the same mm: a read of it then gives EOF.
+ */
+static bool mm_gone(struct pm_watch *w)
+{
+	uint64_t e;
+
+	return pm_target_read(w->t, 0, &e, 1) == -ESRCH;
+}
+
+/* Pages of [a, b) that are present or swapped, counted by PAGEMAP_SCAN. */
+static int64_t populated_pages(struct pm_watch *w, uint64_t a, uint64_t b)
+{
+	struct uffd_state *s = w->priv;
+	uint64_t cur = a, pages = 0;
+
+	while (cur < b) {
+		struct pm_scan_arg arg = {
+			.size = sizeof(arg), .start = cur, .end = b,
+			.vec = (uintptr_t)s->vec, .vec_len = VEC_LEN,
+			.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED, .return_mask = PAGE_IS_PRESENT,
+		};
+		int i, n = ioctl(w->t->pagemap_fd, PAGEMAP_SCAN, &arg);
+
+		if (n < 0)
+			return -errno;
+		for (i = 0; i < n; i++)
+			pages += (s->vec[i].end - s->vec[i].start) / w->psize;
+		if ((unsigned)n < VEC_LEN)
+			break;
+		cur = arg.walk_end > s->vec[n - 1].end ? arg.walk_end : s->vec[n - 1].end;
+	}
+	return (int64_t)pages;
+}
+
+static int add_piece(struct uffd_state *s, uint64_t a, uint64_t b, bool sparse)
+{
+	if (s->npieces == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 16;
+		struct piece *p = realloc(s->pieces, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->pieces = p;
+		s->cap = cap;
+	}
+	s->pieces[s->npieces++] = (struct piece){ a, b, sparse };
+	return 0;
+}
+
+/* Forget the pieces inside @r (before registering it again). */
+static void drop_pieces(struct uffd_state *s, const struct pm_watch_range *r)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->npieces; i++)
+		if (s->pieces[i].start >= r->end || s->pieces[i].end <= r->start)
+			s->pieces[n++] = s->pieces[i];
+	s->npieces = n;
+}
+
+/* Big and less than half populated: arm only what has content. */
+static int is_sparse(struct pm_watch *w, uint64_t a, uint64_t b, bool *sparse)
+{
+	int64_t pop;
+
+	*sparse = false;
+	if (b - a < SPARSE_MIN_BYTES)
+		return 0;
+	pop = populated_pages(w, a, b);
+	if (pop < 0)
+		return (int)pop;
+	*sparse = (uint64_t)pop * 2 < (b - a) / w->psize;
+	if (*sparse)
+		w->stats.sparse_bytes += b - a;
+	return 0;
+}
+
+/*
+ * Register every mapping inside @r (a registration may not span a hole, and
+ * one that fails names its mapping) and note each as a piece. [vvar] and
+ * [vsyscall] cannot be registered.
+ */
+static int register_range(struct pm_watch *w, const struct pm_watch_range *r)
+{
+	struct uffd_state *s = w->priv;
+	const struct pm_mapping *m;
+	struct pm_maps *it = pm_maps_open(w->t);
+	int err = 0, any = 0, ret;
+
+	if (!it)
+		return -errno;
+	drop_pieces(s, r);
+	while ((ret = pm_maps_next(it, &m)) == 0 && m->start < r->end) {
+		uint64_t a = m->start > r->start ? m->start : r->start;
+		uint64_t b = m->end < r->end ? m->end : r->end;
+		bool sparse;
+
+		if (b <= a || m->kind == PM_MAP_VVAR || m->kind == PM_MAP_VSYSCALL)
+			continue;
+		err = register_span(s->fd, a, b);
+		if (err < 0) {
+			pm_dbg(w->ctx, "watch: UFFDIO_REGISTER %#llx-%#llx: %s", (unsigned long long)a,
+			       (unsigned long long)b, strerror(-err));
+			break;
+		}
+		err = is_sparse(w, a, b, &sparse);
+		if (!err)
+			err = add_piece(s, a, b, sparse);
+		if (err < 0)
+			break;
+		any = 1;
+	}
+	pm_maps_close(it);
+	if (ret < 0)
+		return ret;
+	if (err < 0)
+		return err == -ENOMEM && mm_gone(w) ? -ESRCH : err;
+	return any ? 0 : -EINVAL;
+}
+
+static int scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool report, bool rearm, bool sparse);
+
+/* Scan (report and/or re-arm) every piece inside @r. */
+static int scan_range(struct pm_watch *w, const struct pm_watch_range *r, bool report, bool rearm)
+{
+	struct uffd_state *s = w->priv;
+	size_t i;
+
+	for (i = 0; i < s->npieces; i++) {
+		const struct piece *p = &s->pieces[i];
+		int err;
+
+		if (p->start >= r->end || p->end <= r->start)
+			continue;
+		err = scan_written(w, p->start, p->end, report, rearm, p->sparse);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * One pass of PAGEMAP_SCAN over [start, end): report written pages (when
+ * @report) and write-protect them again (when @rearm). Resumes from the
+ * later of walk_end and the last region's end (kernel-abi.md §6.2: walk_end
+ * can be stale after more than 512 regions in one call).
+ */
+static int scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool report, bool rearm, bool sparse)
+{
+	struct uffd_state *s = w->priv;
+	uint64_t cur = start;
+
+	while (cur < end) {
+		struct pm_scan_arg arg = {
+			.size = sizeof(arg),
+			.flags = (rearm ? PM_SCAN_WP_MATCHING : 0) | PM_SCAN_CHECK_WPASYNC,
+			.start = cur,
+			.end = end,
+			.vec = report ? (uintptr_t)s->vec : 0,
+			.vec_len = report ? VEC_LEN : 0,
+			/*
+			 * Sparse pieces: only populated pages, and not the zero page (a read maps it
+			 * unprotected there, as nothing armed the empty entry).
+			 */
+			.category_inverted = sparse ? PAGE_IS_PFNZERO : 0,
+			.category_mask = PAGE_IS_WRITTEN | (sparse ? PAGE_IS_PFNZERO : 0),
+			.category_anyof_mask = sparse ? PAGE_IS_PRESENT | PAGE_IS_SWAPPED : 0,
+			/*
+			 * WRITTEN alone: the kernel's fast path (kernel-abi.md §6.2). Before the
+			 * stable fix of §6.5 (6.12.95 lacks it) only that path reads an emptied
+			 * entry (MADV_DONTNEED) as written. A huge page needs no HUGE bit here:
+			 * the first write splits its PMD, so reports are per page anyway.
+			 */
+			.return_mask = PAGE_IS_WRITTEN,
+		};
+		int i, n = ioctl(w->t->pagemap_fd, PAGEMAP_SCAN, &arg);
+
+		if (n < 0)
+			return -errno;
+		for (i = 0; i < n; i++)
+			pm_watch_emit(w, s->vec[i].start, s->vec[i].end, false);
+		if (!report || (unsigned)n < VEC_LEN)
+			break;
+		cur = arg.walk_end > s->vec[n - 1].end ? arg.walk_end : s->vec[n - 1].end;
+	}
+	return 0;
+}
+
+/* Arm the first page of every PMD-mapped huge page alone: the kernel splits the PMD (§6.4). */
+static int split_huge(struct pm_watch *w, const struct pm_watch_range *r)
+{
+	struct uffd_state *s = w->priv;
+	uint64_t cur = r->start;
+
+	if (w->pid == 0)
+		madvise((void *)(uintptr_t)r->start, r->end - r->start, MADV_NOHUGEPAGE);
+	while (cur < r->end) {
+		struct pm_scan_arg arg = {
+			.size = sizeof(arg), .start = cur, .end = r->end,
+			.vec = (uintptr_t)s->vec, .vec_len = VEC_LEN,
+			.category_mask = PAGE_IS_HUGE | PAGE_IS_PRESENT, .return_mask = PAGE_IS_HUGE,
+		};
+		int i, n = ioctl(w->t->pagemap_fd, PAGEMAP_SCAN, &arg);
+
+		if (n < 0)
+			return -errno;
+		for (i = 0; i < n; i++) {
+			uint64_t a, step = w->ctx->features.pmd_size ? w->ctx->features.pmd_size : s->vec[i].end;
+
+			for (a = s->vec[i].start; a < s->vec[i].end; a += step) {
+				int err = scan_written(w, a, a + w->psize, false, true, false);
+
+				if (err < 0)
+					return err;
+			}
+		}
+		if ((unsigned)n < VEC_LEN)
+			break;
+		cur = arg.walk_end > s->vec[n - 1].end ? arg.walk_end : s->vec[n - 1].end;
+	}
+	return 0;
+}
+
+static int uffd_add(struct pm_watch *w, const struct pm_watch_range *r)
+{
+	struct uffd_state *s = w->priv;
+	int err;
+
+	if (!s) {
+		uint64_t want = wanted_features(&w->ctx->features), got = 0;
+		int fd;
+
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		if (w->pid == 0) {
+			fd = self_uffd(want);
+		} else {
+			err = pm_remote_uffd(w->pid, want, &fd, &got);
+			if (err < 0)
+				fd = err;
+		}
+		if (fd < 0) {
+			free(s);
+			return fd;
+		}
+		s->fd = fd;
+		w->priv = s;
+	}
+	err = register_range(w, r);
+	if (err < 0)
+		return err;
+	if (w->flags & PM_WATCH_NOTHP) {
+		err = split_huge(w, r);
+		if (err < 0)
+			return err;
+	}
+	/* Arm: from now on only pages written after this point read WRITTEN. */
+	return scan_range(w, r, false, true);
+}
+
+static int uffd_collect(struct pm_watch *w, bool reset)
+{
+	size_t i;
+
+	for (i = 0; i < w->nranges; i++) {
+		const struct pm_watch_range *r = &w->ranges[i];
+		size_t mark = w->nout;
+		int err = scan_range(w, r, true, reset);
+
+		/*
+		 * EPERM: a mapping in the range is not registered any more: it was
+		 * replaced (munmap + mmap, MAP_FIXED). Register again and report
+		 * the range anew: the new mapping's pages read WRITTEN until armed.
+		 */
+		if (err == -EPERM) {
+			w->nout = mark;
+			w->stats.rearms++;
+			err = register_range(w, r);
+			if (err == -EINVAL)	/* nothing mapped there any more */
+				continue;
+			if (!err)
+				err = scan_range(w, r, true, reset);
+		}
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+static void uffd_fini(struct pm_watch *w)
+{
+	struct uffd_state *s = w->priv;
+	size_t i;
+
+	if (!s)
+		return;
+	/* Closing the last reference would do it too (userfaultfd_release clears the bits); be explicit. */
+	for (i = 0; i < w->nranges; i++) {
+		struct uffdio_range range = { .start = w->ranges[i].start,
+					      .len = w->ranges[i].end - w->ranges[i].start };
+
+		ioctl(s->fd, UFFDIO_UNREGISTER, &range);
+	}
+	close(s->fd);
+	free(s->pieces);
+	free(s);
+	w->priv = NULL;
+}
+
+const struct pm_watch_ops pm_watch_uffd_ops = {
+	.atomic = true,
+	.add = uffd_add,
+	.collect = uffd_collect,
+	.fini = uffd_fini,
+};
