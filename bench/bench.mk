@@ -1,6 +1,8 @@
-# bench/bench.mk - `make bench`: `pagemap maps` against the kernel's raw pagemap read (included by the Makefile).
+# bench/bench.mk - `make bench`: `pagemap maps` against the raw pagemap read, `pagemap phys -p` against page-types'
+# per-page join, `pagemap ps` against smem and smaps_rollup, the write watch's collect-and-reset against a raw
+# PAGEMAP_SCAN (included by the Makefile). Each part alone: `make bench-maps`, `bench-phys`, `bench-ps`, `bench-watch`.
 # BENCH_GIB=4   GiB the target touches     BENCH_RUNS=5   runs per command (median taken)
-# The programs are standalone: they use neither the library nor the CLI's code.
+# The programs are standalone (they use neither the library nor the CLI's code), except watch.c.
 
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
@@ -12,5 +14,27 @@ $(BUILD)/bench/%: bench/%.c lib/compat.h
 .PHONY: bench-programs
 bench-programs: $(BENCH_BIN)
 
+# One after the other (never in parallel under make -j: they time the same machine).
+.PHONY: bench-maps bench-phys bench-ps
 bench: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run.sh
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-phys.sh
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-ps.sh
+	$(BUILD)/bench/watch $(BENCH_WATCH_ARGS)
+bench-maps: all bench-programs
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run.sh
+bench-phys: all bench-programs
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-phys.sh
+bench-ps: all bench-programs
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-ps.sh
+
+# bench/watch.c links the library (static: a rebuild of the shared one during a run cannot mix versions).
+# `make bench-watch` runs it (1 and 4 GiB; 16 only when asked: BENCH_WATCH_ARGS="-s 16", which maps only
+# with MemAvailable >= 20 GiB); BENCH_WATCH_ARGS passes options (e.g. "-s 1 -f 1 -r 21").
+$(BUILD)/bench/watch: bench/watch.c $(STLIB) include/pagemap.h lib/compat.h
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(STLIB) -lm
+
+.PHONY: bench-watch
+bench-watch: all $(BUILD)/bench/watch
+	$(BUILD)/bench/watch $(BENCH_WATCH_ARGS)

@@ -4,8 +4,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,10 +16,12 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "Usage: target on|off [GIB]\n"
+	fprintf(stderr, "Usage: target on|off [GIB [share]]\n"
 			"Map and write GIB GiB (default 4) of private anonymous memory with THP on\n"
 			"(MADV_HUGEPAGE on a 2 MiB-aligned region) or off (MADV_NOHUGEPAGE), print the\n"
-			"pid and \"ready\", then wait until killed, or until stdin closes when it is a pipe.\n");
+			"pid and \"ready\", then wait until killed, or until stdin closes when it is a pipe.\n"
+			"With share, first fork a child that keeps the pages shared (copy-on-write, map\n"
+			"count 2) and dies with its parent.\n");
 	return 2;
 }
 
@@ -58,13 +62,14 @@ int main(int argc, char **argv)
 	long page = sysconf(_SC_PAGESIZE);
 	double gib = 4;
 	size_t len, i;
-	bool thp;
+	bool thp, share = argc == 4 && !strcmp(argv[3], "share");
 	char *p, *end;
+	pid_t parent = getpid();
 
-	if (argc < 2 || argc > 3 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")))
+	if (argc < 2 || argc > 4 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")) || (argc == 4 && !share))
 		return usage();
 	thp = !strcmp(argv[1], "on");
-	if (argc == 3) {
+	if (argc >= 3) {
 		gib = strtod(argv[2], &end);
 		if (*end || gib <= 0 || gib > 1024)
 			return usage();
@@ -81,6 +86,20 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < len; i += (size_t)page)
 		p[i] = 1;
+	if (share) {
+		pid_t child = fork();
+
+		if (child < 0) {
+			fprintf(stderr, "target: fork: %s\n", strerror(errno));
+			return 1;
+		}
+		if (child == 0) {	/* the sharer: dies with the parent, whatever kills it */
+			if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+				_exit(0);
+			wait_for_end();
+			_exit(0);
+		}
+	}
 	printf("%d\nready\n", (int)getpid());
 	fflush(stdout);
 	wait_for_end();
