@@ -823,7 +823,9 @@ PM_API const char *pm_account_source_name(enum pm_account_source source);
  *                       becomes a VMA of its own until the next reset, and at
  *                       vm.max_map_count the handler marks the whole range
  *                       written (counted in overflows); only private or shared
- *                       mappings the caller may mprotect.
+ *                       mappings the caller may mprotect. A range moved by
+ *                       mremap keeps its read-only pages, and a write there
+ *                       then faults for good: free the watch first.
  *
  * PM_WATCH_AUTO picks UFFD when pm_features says uffd_wp_async and
  * PAGEMAP_SCAN are there, else SOFTDIRTY where it works, else MPROTECT for

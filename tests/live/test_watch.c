@@ -546,6 +546,45 @@ static int t_munmap_remap(void)
 	return tested ? (t_failed_checks ? T_FAIL : T_PASS) : t_skip("no back end works here");
 }
 
+/* mremap moves pages out of the watch: nothing reported, no error (uffd, soft-dirty; mprotect: see the header). */
+static int t_mremap(void)
+{
+	size_t k;
+	int tested = 0;
+
+	for (k = 0; k < 2; k++) {
+		struct fresh f = { 0 };
+		uint8_t bits[8];
+		uint8_t *dst = mmap(NULL, 8 * wl.psize, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *q;
+		int r = fresh_open(&f, all_methods[k], 8, 0, true);
+
+		if (r == T_SKIP) {
+			fresh_close(&f);
+			munmap(dst, 8 * wl.psize);
+			continue;
+		}
+		tested++;
+		CHECK(r == T_PASS && dst != MAP_FAILED);
+		q = mremap(f.p, f.len, f.len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+		CHECK(q == dst);
+		if (q == dst) {
+			const struct pm_written *out;
+			size_t n = 1;
+
+			q[3 * wl.psize] = 7;
+			CHECK_EQ_U64(pm_watch_collect(f.w, PM_WATCH_RESET, &out, &n), 0);
+			CHECK_EQ_U64(n, 0);
+			/* The old place is a hole: memory mapped there again is watched again, its write seen. */
+			CHECK(mmap(f.p, f.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == f.p);
+			f.p[2 * wl.psize] = 1;
+			CHECK(fresh_collect(&f, bits) >= 1 && bits[2]);
+		}
+		fresh_close(&f);
+		munmap(dst, 8 * wl.psize);
+	}
+	return tested ? (t_failed_checks ? T_FAIL : T_PASS) : t_skip("neither uffd nor soft-dirty works here");
+}
+
 /* A child's writes after fork are its own; the parent's are reported. */
 static int t_fork(void)
 {
@@ -990,6 +1029,55 @@ static int t_remote_no_trace(void)
 	return t_failed_checks ? T_FAIL : T_PASS;
 }
 
+/* pagemap track stopped by SIGTERM: exit 0, and the target keeps no write protection and no descriptor. */
+static int t_cli_track_sigterm(void)
+{
+	const char *build = getenv("PAGEMAP_BUILD");
+	uint64_t a = (uintptr_t)wl.base[R_ANON], b = a + wl.pages[R_ANON] * wl.psize;
+	struct child c = { 0 };
+	char bin[4096], pid[16], why[256];
+	long armed;
+	pid_t tr;
+	int st = -1;
+
+	if (!build)
+		return t_skip("PAGEMAP_BUILD is not set (make check sets it)");
+	snprintf(bin, sizeof(bin), "%s/pagemap", build);
+	if (access(bin, X_OK) != 0)
+		return t_skip("%s is not built", bin);
+	if (pm_watch_explain(ctx, 1, PM_WATCH_UFFD, why, sizeof(why)) < 0)
+		return t_skip("%s", why);
+	if (child_start(&c) < 0)
+		return t_skip("fork failed");
+	snprintf(pid, sizeof(pid), "%d", (int)c.pid);
+	tr = fork();
+	if (tr == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execl(bin, bin, "track", "-m", "uffd", pid, "0.2", (char *)NULL);
+		_exit(127);
+	}
+	CHECK(tr > 0);
+	/* Armed once the tracker has set up: every page of the child's anonymous region write-protected. */
+	for (armed = 0; tr > 0 && armed < (long)wl.pages[R_ANON] && st < 0; usleep(20000))
+		if ((armed = wp_pages(c.pid, a, b)) < (long)wl.pages[R_ANON] && waitpid(tr, &st, WNOHANG) != 0)
+			break;
+	CHECK_EQ_U64(armed, wl.pages[R_ANON]);
+	CHECK(child_round(&c, 5) == 0);
+	if (tr > 0 && st < 0) {
+		kill(tr, SIGTERM);
+		CHECK(waitpid(tr, &st, 0) == tr);
+	}
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_EQ_U64(wp_pages(c.pid, a, b), 0);
+	CHECK(!has_uffd_fd(c.pid));
+	CHECK(child_round(&c, 6) == 0);
+	child_stop(&c);
+	return t_failed_checks ? T_FAIL : T_PASS;
+}
+
 /* Unprivileged (tests/live/unpriv.sh): another user's process cannot be watched, and says why. */
 static int t_other_user_refused(void)
 {
@@ -1124,6 +1212,7 @@ int main(int argc, char **argv)
 		{ "untouched_and_read", t_untouched_and_read },
 		{ "dontneed", t_dontneed },
 		{ "munmap_remap", t_munmap_remap },
+		{ "mremap", t_mremap },
 		{ "fork", t_fork },
 		{ "kernel_write", t_kernel_write },
 		{ "thp", t_thp },
@@ -1133,6 +1222,7 @@ int main(int argc, char **argv)
 		{ "stress_mprotect", t_stress_mprotect },
 		{ "remote_no_trace", t_remote_no_trace },
 		{ "cli_track", t_cli_track },
+		{ "cli_track_sigterm", t_cli_track_sigterm },
 		{ "other_user_refused", t_other_user_refused },
 	};
 	int err;
