@@ -66,8 +66,14 @@ static int usage_help(void)
 	      "  soft-dirty  its soft-dirty bits are cleared every interval (clear_refs 4, the whole\n"
 	      "              process); the first write to each page per interval faults. Writes made\n"
 	      "              while a collection runs can be seen one interval late or, rarely, lost.\n"
+	      "  fork-snapshot\n"
+	      "              (only when asked for; x86-64) a stopped copy-on-write child is created\n"
+	      "              inside it (ptrace), so its first write to each page per interval copies\n"
+	      "              the page; it is stopped briefly every interval to replace the child.\n"
+	      "              Shared mappings are left out. Writes made while a collection runs can be\n"
+	      "              lost. If pagemap is killed, the dead child stays a zombie in it.\n"
 	      "\nOptions:\n"
-	      "  -m, --method NAME    auto (default), uffd or soft-dirty\n"
+	      "  -m, --method NAME    auto (default), uffd, soft-dirty or fork-snapshot\n"
 	      "      --ranges         list the written address ranges, not the mappings\n"
 	      "      --no-thp         split huge pages so writes are counted per 4 KiB page (uffd)\n"
 	      "  -J, --json           one JSON object per interval, one per line\n"
@@ -85,7 +91,7 @@ static int usage_help(void)
 
 static int parse_method(const char *s, enum pm_watch_method *m)
 {
-	static const enum pm_watch_method all[] = { PM_WATCH_AUTO, PM_WATCH_UFFD, PM_WATCH_SOFTDIRTY };
+	static const enum pm_watch_method all[] = { PM_WATCH_AUTO, PM_WATCH_UFFD, PM_WATCH_SOFTDIRTY, PM_WATCH_SNAPSHOT };
 	size_t i;
 
 	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
@@ -431,10 +437,17 @@ static int track_loop(struct track *tr, double asked, unsigned long count)
 
 static const char *perturbs(enum pm_watch_method m)
 {
-	return m == PM_WATCH_UFFD ? "its writable pages are write-protected (a minor fault on the first write to each page per "
-				    "interval); it was stopped once by ptrace to create a userfaultfd"
-				  : "its soft-dirty bits are cleared every interval (clear_refs 4, whole process; the first write "
-				    "to each page per interval faults)";
+	switch (m) {
+	case PM_WATCH_UFFD:
+		return "its writable pages are write-protected (a minor fault on the first write to each page per "
+		       "interval); it was stopped once by ptrace to create a userfaultfd";
+	case PM_WATCH_SNAPSHOT:
+		return "a stopped copy-on-write child is created inside it (ptrace), so its first write to each page "
+		       "per interval copies the page; it is stopped briefly every interval to replace that child";
+	default:
+		return "its soft-dirty bits are cleared every interval (clear_refs 4, whole process; the first write "
+		       "to each page per interval faults)";
+	}
 }
 
 static int start_watch(struct track *tr, enum pm_watch_method method, unsigned flags, bool quiet)
@@ -526,7 +539,7 @@ int cmd_track(struct pm_ctx *ctx, int argc, char **argv)
 		switch (c) {
 		case 'm':
 			if (parse_method(optarg, &method) < 0)
-				return cli_usage_error("unknown method '%s' (auto, uffd or soft-dirty)", optarg);
+				return cli_usage_error("unknown method '%s' (auto, uffd, soft-dirty or fork-snapshot)", optarg);
 			break;
 		case OPT_RANGES:
 			tr.ranges = true;

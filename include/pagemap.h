@@ -826,10 +826,69 @@ PM_API const char *pm_account_source_name(enum pm_account_source source);
  *                       mappings the caller may mprotect. A range moved by
  *                       mremap keeps its read-only pages, and a write there
  *                       then faults for good: free the watch first.
+ *   PM_WATCH_SNAPSHOT   "fork-snapshot" (the UndoDB method), only when asked
+ *                       for: each reset takes a snapshot, a child of the
+ *                       watched process that shares its memory copy-on-write
+ *                       and never runs; a collect compares, in one pagemap
+ *                       walk of each, the process's pages with the
+ *                       snapshot's. A private page the process wrote was
+ *                       copied: with PFNs visible (root) its frame (or swap
+ *                       entry) differs from the snapshot's, or the snapshot
+ *                       had nothing there; with PFNs hidden it is mapped
+ *                       once (exclusive, bit 56) where an unwritten one is
+ *                       still shared with the snapshot. Page-cache pages of
+ *                       private file mappings and the zero page are never
+ *                       written. MAP_SHARED mappings (shmem, memfd, files)
+ *                       have no copy-on-write: pm_watch_add leaves them out
+ *                       (stats shared_bytes) and refuses a range with
+ *                       nothing else (-EOPNOTSUPP). For the caller the
+ *                       snapshot is made with clone(2), exit signal 0 (no
+ *                       SIGCHLD; waitpid(-1) without __WALL never sees it),
+ *                       signals blocked, on a 64 KiB stack mapping of its
+ *                       own; it closes its copies of the caller's
+ *                       descriptors except a pipe, and exits when the
+ *                       caller dies (EOF). For another process (x86-64,
+ *                       ptrace rights) clone(flags 0) is injected into one
+ *                       of its threads by ptrace: the child is attached to
+ *                       the watcher and held at its first stop before
+ *                       running an instruction (PTRACE_O_EXITKILL); a reset
+ *                       or pm_watch_free kills it and reaps it inside the
+ *                       target (injected wait4), so the target is left with
+ *                       no child and no zombie. The snapshot is traced by
+ *                       the thread that made it: use such a handle from one
+ *                       thread that outlives it (if that thread exits, the
+ *                       kernel kills the snapshot and collects fail).
+ *                       Known residue: if the watcher is killed, the kernel
+ *                       kills the snapshot, which stays a zombie child of
+ *                       the target (never reported to it) until the target
+ *                       exits or waits with __WALL/__WCLONE. A reset is NOT
+ *                       atomic (pm_watch_atomic() false): writes between
+ *                       the comparison and the new fork are lost. Each
+ *                       pm_watch_add takes a new snapshot (what older
+ *                       ranges reported so far is kept for the next
+ *                       collect). Costs: a fork (page tables copied) per
+ *                       reset; the snapshot holds the frames the process
+ *                       wrote or freed since, until the next reset; the
+ *                       first write to each page per interval copies it.
+ *                       Huge pages: a write to a THP shared with the
+ *                       snapshot splits the PMD mapping and copies one
+ *                       4 KiB page (seen on 6.18), so reports stay per
+ *                       page; a huge page that appeared since the snapshot
+ *                       is reported whole (huge). False positives: a page
+ *                       swapped out at the snapshot and read back in, a
+ *                       page moved to a new frame without a write
+ *                       (khugepaged collapse), anonymous pages pinned for
+ *                       DMA (copied at fork), every populated page of a
+ *                       MADV_DONTFORK or MADV_WIPEONFORK mapping, and
+ *                       (caller only) the page of the calling thread's TLS
+ *                       where the kernel stores the snapshot's rseq CPU id
+ *                       when it first returns to user space. With PFNs
+ *                       hidden, a page written since the snapshot that
+ *                       became shared again (another fork, KSM) is missed.
  *
  * PM_WATCH_AUTO picks UFFD when pm_features says uffd_wp_async and
  * PAGEMAP_SCAN are there, else SOFTDIRTY where it works, else MPROTECT for
- * the caller itself; pm_watch_reason() says why.
+ * the caller itself; pm_watch_reason() says why. It never picks SNAPSHOT.
  *
  * What every back end reports as written, beyond the pages really written:
  * pages a range lost and got back (MADV_DONTNEED, munmap + mmap at the same
@@ -849,6 +908,7 @@ enum pm_watch_method {
 	PM_WATCH_UFFD,
 	PM_WATCH_SOFTDIRTY,
 	PM_WATCH_MPROTECT,
+	PM_WATCH_SNAPSHOT,	/* = 4, "fork-snapshot"; never chosen by AUTO */
 };
 
 #define PM_WATCH_NOTHP	(1u << 0)	/* split huge pages in watched ranges, MADV_NOHUGEPAGE them (caller only) */
@@ -868,6 +928,7 @@ struct pm_watch_stats {
 	uint64_t overflows;	/* MPROTECT: times vm.max_map_count forced a whole range writable */
 	uint64_t rearms;	/* UFFD: times a replaced mapping in a range had to be registered again */
 	uint64_t sparse_bytes;	/* UFFD: bytes of big (1 GiB+), mostly empty mappings armed only where populated */
+	uint64_t shared_bytes;	/* SNAPSHOT: bytes of MAP_SHARED mappings in added ranges, left out (no COW) */
 };
 
 struct pm_watch;
@@ -902,7 +963,8 @@ PM_API int pm_watch_explain(struct pm_ctx *ctx, pid_t pid, enum pm_watch_method 
  * [vvar]); holes are allowed and stay unwatched.
  * Returns 0, -EINVAL (@start > @end, no mapping in the range, an unknown
  * flag), -EBUSY
- * (UFFD: another userfaultfd has the range), -ENOMEM, or -errno of the
+ * (UFFD: another userfaultfd has the range), -EOPNOTSUPP (SNAPSHOT: only
+ * MAP_SHARED mappings in the range), -ENOMEM, or -errno of the
  * kernel call that failed.
  */
 PM_API int pm_watch_add(struct pm_watch *w, uint64_t start, uint64_t end, unsigned flags);
@@ -930,14 +992,16 @@ PM_API bool pm_watch_atomic(const struct pm_watch *w);
 /* pm_watch_stats - running counts (borrowed, updated by each collect). */
 PM_API const struct pm_watch_stats *pm_watch_stats(const struct pm_watch *w);
 
-/* pm_watch_method_name - "auto", "uffd", "soft-dirty" or "mprotect". Static string. */
+/* pm_watch_method_name - "auto", "uffd", "soft-dirty", "mprotect" or "fork-snapshot". Static string. */
 PM_API const char *pm_watch_method_name(enum pm_watch_method method);
 
 /*
  * pm_watch_free - stop watching and free the handle: UFFD ranges are
  * unregistered and the userfaultfd closed (the kernel then clears every
- * write-protect bit), MPROTECT pages get their protection back. The
- * soft-dirty bits of the target are left as they are. NULL is fine.
+ * write-protect bit), MPROTECT pages get their protection back, the
+ * SNAPSHOT child is killed and reaped (inside the target: it is stopped
+ * once more by ptrace). The soft-dirty bits of the target are left as
+ * they are. NULL is fine.
  */
 PM_API void pm_watch_free(struct pm_watch *w);
 

@@ -59,6 +59,8 @@ struct pm_inject {
 	int err;			/* sticky failure of the mechanism */
 	uint64_t sysaddr;		/* a "syscall" (0f 05) in the target's code */
 	uint64_t held;			/* signals taken at stops, sent again after the detach (bit n-1: signal n) */
+	long opts;			/* the ptrace options of the seize */
+	pid_t event_pid;		/* the child of the last call's PTRACE_EVENT_CLONE/FORK/VFORK, 0 if none */
 };
 
 /* What /proc/PID/task/TID/status says about a thread. */
@@ -207,6 +209,7 @@ static int seize(struct pm_inject *in, const struct task_status *ts)
 	if (ptrace(PTRACE_SEIZE, in->tid, 0L, opts) < 0)	/* EINVAL: no CONFIG_CHECKPOINT_RESTORE */
 		return errno == EINVAL && ts->seccomp ? -EPERM : -errno;
 	in->seized = true;
+	in->opts = opts;
 	if (ptrace(PTRACE_INTERRUPT, in->tid, 0L, 0L) < 0)
 		return ptrace_failed(in);
 	for (;;) {
@@ -340,6 +343,16 @@ int pm_inject_attach(pid_t pid, struct pm_inject **out)
 	return 0;
 }
 
+/* A clone/fork/vfork event of a call of ours (pm_inject_set_options asked for it): note the new child. */
+static void event_child(struct pm_inject *in, int event)
+{
+	unsigned long msg;
+
+	if ((event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK) &&
+	    ptrace(PTRACE_GETEVENTMSG, in->tid, 0L, &msg) == 0)
+		in->event_pid = (pid_t)msg;
+}
+
 /* Resume until the next syscall stop, holding back signals that stop the thread meanwhile. */
 static int to_syscall_stop(struct pm_inject *in)
 {
@@ -354,8 +367,10 @@ static int to_syscall_stop(struct pm_inject *in)
 			return err;
 		if (WSTOPSIG(status) == SYSCALL_STOP)
 			return 0;
-		if (status >> 16)	/* PTRACE_EVENT_STOP: a group stop; the detach reinstates it */
+		if (status >> 16) {	/* PTRACE_EVENT_STOP: a group stop; the detach reinstates it */
+			event_child(in, status >> 16);
 			continue;
+		}
 		sig = WSTOPSIG(status);
 		/* A fault raised by the kernel at our instruction (syscall user dispatch, seccomp trap): ours. */
 		if (ptrace(PTRACE_GETSIGINFO, in->tid, 0L, &si) == 0 && si.si_code > 0 &&
@@ -431,6 +446,7 @@ long pm_inject_syscall(struct pm_inject *in, long nr, long a0, long a1, long a2,
 	r.r8 = (unsigned long long)a4;
 	r.r9 = (unsigned long long)a5;
 	r.eflags &= ~(unsigned long long)EFLAGS_TF;
+	in->event_pid = 0;
 	err = run_call(in, &r, nr);
 	if (err) {
 		in->err = err;
@@ -449,6 +465,39 @@ long pm_inject_stopped_in(const struct pm_inject *in, long *ret)
 	if (ret)
 		*ret = in ? (long)in->saved.rax : 0;
 	return in ? (long)in->saved.orig_rax : -1;
+}
+
+int pm_inject_set_options(struct pm_inject *in, long extra)
+{
+	if (!in)
+		return -EINVAL;
+	if (in->err)
+		return in->err;
+	if (ptrace(PTRACE_SETOPTIONS, in->tid, 0L, in->opts | extra) < 0)
+		return ptrace_failed(in);
+	return 0;
+}
+
+pid_t pm_inject_event_pid(const struct pm_inject *in)
+{
+	return in ? in->event_pid : 0;
+}
+
+int pm_inject_hold_child(pid_t child)
+{
+	int status;
+	pid_t r;
+
+	do
+		r = waitpid(child, &status, __WALL);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	if (!WIFSTOPPED(status))
+		return -ESRCH;	/* killed before its first instruction, and waited for */
+	if (ptrace(PTRACE_SETOPTIONS, child, 0L, (long)PTRACE_O_EXITKILL) < 0)
+		return -errno;
+	return 0;
 }
 
 /* Stuck in the entry stop of an unexpected call: skip it (orig_rax -1) and stop at its exit. */
@@ -614,6 +663,25 @@ long pm_inject_stopped_in(const struct pm_inject *in, long *ret)
 int pm_inject_detach(struct pm_inject *in)
 {
 	return in ? -EOPNOTSUPP : 0;
+}
+
+int pm_inject_set_options(struct pm_inject *in, long extra)
+{
+	(void)in;
+	(void)extra;
+	return -EOPNOTSUPP;
+}
+
+pid_t pm_inject_event_pid(const struct pm_inject *in)
+{
+	(void)in;
+	return 0;
+}
+
+int pm_inject_hold_child(pid_t child)
+{
+	(void)child;
+	return -EOPNOTSUPP;
 }
 
 int pm_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_features)

@@ -20,7 +20,8 @@
  * found; a system call it was blocked in (read on a pipe, nanosleep, ...)
  * restarts after the detach as after any ptrace stop (see
  * pm_inject_detach). PTRACE_O_EXITKILL is not used: the target outlives the
- * caller.
+ * caller (only a child made by an injected clone gets it, from
+ * pm_inject_hold_child).
  *
  * Between calls (and from the attach) the stopped thread holds its own
  * registers and signal mask again: if the caller dies there, the kernel
@@ -73,6 +74,40 @@ long pm_inject_syscall(struct pm_inject *in, long nr, long a0, long a1, long a2,
 
 /* pm_inject_error - 0 while the mechanism works, else the -errno that broke it (sticky). */
 int pm_inject_error(const struct pm_inject *in);
+
+/*
+ * pm_inject_set_options - PTRACE_SETOPTIONS on the attached thread: the
+ * options of the attach (PTRACE_O_TRACESYSGOOD, and SUSPEND_SECCOMP when
+ * it was needed) plus @extra, e.g. PTRACE_O_TRACECLONE so that a child an
+ * injected clone(2) makes is auto-attached to the caller's thread and held
+ * at its first stop before it runs a single instruction. @extra 0 puts the
+ * attach's options back (the detach drops them anyway).
+ * Returns 0 or -errno (sticky mechanism failures as pm_inject_syscall).
+ */
+int pm_inject_set_options(struct pm_inject *in, long extra);
+
+/*
+ * pm_inject_event_pid - the child a PTRACE_EVENT_CLONE, _FORK or _VFORK
+ * stop reported while the last pm_inject_syscall ran (in the caller's PID
+ * namespace; the call's own return value is its PID in the target's), or
+ * 0 if there was none. Such a child is traced by the calling thread, seized
+ * like its parent: see pm_inject_hold_child.
+ */
+pid_t pm_inject_event_pid(const struct pm_inject *in);
+
+/*
+ * pm_inject_hold_child - wait (waitpid __WALL) for the first stop of a
+ * child auto-attached by an injected clone (pm_inject_event_pid) and set
+ * PTRACE_O_EXITKILL on it: it stays stopped, never having run, as long as
+ * the caller's thread traces it, and the kernel kills it if the caller
+ * dies. Killing it is the caller's business (SIGKILL, then waitpid with
+ * __WALL takes the tracer's report; its real parent, the target, must
+ * still reap it: a child made with exit signal 0 is never reaped by
+ * itself). From the thread that made the injection.
+ * Returns 0, or -errno: ESRCH (it died before its first stop; it was
+ * waited for), ECHILD (not our tracee), the errors of PTRACE_SETOPTIONS.
+ */
+int pm_inject_hold_child(pid_t child);
 
 /*
  * pm_inject_stopped_in - the system call the thread was in when it stopped:

@@ -1,5 +1,6 @@
 /* watch.c - the write watch: choosing a back end, the watched ranges, coalescing what a collect reports. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,8 @@ const char *pm_watch_method_name(enum pm_watch_method method)
 		return "soft-dirty";
 	case PM_WATCH_MPROTECT:
 		return "mprotect";
+	case PM_WATCH_SNAPSHOT:
+		return "fork-snapshot";
 	}
 	return "unknown";
 }
@@ -43,6 +46,37 @@ static int mprotect_usable(pid_t pid, char *buf, size_t size)
 	return 0;
 }
 
+/* A fork snapshot: any process for itself; another one by ptrace injection (x86-64), with the right to attach. */
+static int snapshot_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
+{
+	const char *how = pm_ctx_features(ctx)->pfn_view == PM_PFN_VISIBLE
+				  ? "pages compared by PFN (root)"
+				  : "pages compared by the exclusive bit (PFNs hidden: not root)";
+	char path[64];
+	int fd;
+
+	if (pid == 0) {
+		snprintf(buf, size, "fork-snapshot: a copy-on-write child of this process that never runs; %s", how);
+		return 0;
+	}
+#ifndef __x86_64__
+	snprintf(buf, size, "fork-snapshot: making a child inside another process is only done on x86-64");
+	return -EOPNOTSUPP;
+#endif
+	/* Opening /proc/PID/mem takes the same check as PTRACE_ATTACH (credentials, Yama, LSM). */
+	if (pm_pid_path(ctx, path, sizeof(path), pid, "mem") < 0)
+		return -ENAMETOOLONG;
+	fd = pm_open(ctx, path, O_RDONLY);
+	if (fd < 0) {
+		snprintf(buf, size, "fork-snapshot: no right to ptrace process %d: %s", (int)pid, strerror(-fd));
+		return fd == -ENOENT ? -ESRCH : fd;
+	}
+	close(fd);
+	snprintf(buf, size, "fork-snapshot: a stopped copy-on-write child made inside process %d by ptrace; %s",
+		 (int)pid, how);
+	return 0;
+}
+
 int pm_watch_explain(struct pm_ctx *ctx, pid_t pid, enum pm_watch_method method, char *buf, size_t size)
 {
 	const struct pm_features *f = pm_ctx_features(ctx);
@@ -64,13 +98,18 @@ int pm_watch_explain(struct pm_ctx *ctx, pid_t pid, enum pm_watch_method method,
 		return softdirty_usable(f, buf, size);
 	case PM_WATCH_MPROTECT:
 		return mprotect_usable(pid, buf, size);
+	case PM_WATCH_SNAPSHOT:
+		return snapshot_usable(ctx, pid, buf, size);
 	case PM_WATCH_AUTO:
 		break;
 	default:
 		snprintf(buf, size, "unknown method %d", (int)method);
 		return -EINVAL;
 	}
-	/* The best first: uffd is exact and atomic, soft-dirty is neither quite, mprotect breaks kernel writes. */
+	/*
+	 * The best first: uffd is exact and atomic, soft-dirty is neither quite, mprotect breaks kernel writes.
+	 * A fork snapshot is never chosen: only forced (it makes a process inside the target).
+	 */
 	r[0] = pm_watch_uffd_usable(ctx, pid, why[0], sizeof(why[0]));
 	r[1] = softdirty_usable(f, why[1], sizeof(why[1]));
 	r[2] = mprotect_usable(pid, why[2], sizeof(why[2]));
@@ -104,6 +143,8 @@ static const struct pm_watch_ops *ops_of(enum pm_watch_method m)
 		return &pm_watch_uffd_ops;
 	case PM_WATCH_SOFTDIRTY:
 		return &pm_watch_softdirty_ops;
+	case PM_WATCH_SNAPSHOT:
+		return &pm_watch_snapshot_ops;
 	default:
 		return &pm_watch_mprotect_ops;
 	}
@@ -114,7 +155,7 @@ struct pm_watch *pm_watch_new(struct pm_ctx *ctx, pid_t pid, enum pm_watch_metho
 	struct pm_watch *w;
 	int r;
 
-	if (flags & ~PM_WATCH_NOTHP || method > PM_WATCH_MPROTECT || pid < 0) {
+	if (flags & ~PM_WATCH_NOTHP || method > PM_WATCH_SNAPSHOT || pid < 0) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -49,6 +49,7 @@ void pm_watch_emit(struct pm_watch *w, uint64_t start, uint64_t end, bool huge);
 extern const struct pm_watch_ops pm_watch_uffd_ops;
 extern const struct pm_watch_ops pm_watch_softdirty_ops;
 extern const struct pm_watch_ops pm_watch_mprotect_ops;
+extern const struct pm_watch_ops pm_watch_snapshot_ops;
 
 /* watch_uffd.c: can the UFFD back end watch @pid here? 0 or -EOPNOTSUPP, with words in @buf. */
 int pm_watch_uffd_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size);

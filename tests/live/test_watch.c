@@ -195,25 +195,38 @@ static ssize_t page_index(const struct workload *w, uint64_t addr)
 	return -1;
 }
 
-static int watch_workload(struct pm_watch *pw, const struct workload *w)
+/* Watch the regions in @regions (bit r: region r). */
+static int watch_workload(struct pm_watch *pw, const struct workload *w, unsigned regions)
 {
 	int r, err;
 
 	for (r = 0; r < R_N; r++)
-		if ((err = pm_watch_add(pw, (uintptr_t)w->base[r], (uintptr_t)w->base[r] + w->pages[r] * w->psize, 0)) < 0) {
+		if ((regions >> r & 1) &&
+		    (err = pm_watch_add(pw, (uintptr_t)w->base[r], (uintptr_t)w->base[r] + w->pages[r] * w->psize, 0)) < 0) {
 			printf("  pm_watch_add %s: %s\n", region_name[r], strerror(-err));
 			return err;
 		}
 	return 0;
 }
 
+/* The region page @i of the workload lies in. */
+static int region_of(const struct workload *w, size_t i)
+{
+	int r;
+
+	for (r = 0; r < R_N - 1 && i >= w->pages[r]; r++)
+		i -= w->pages[r];
+	return r;
+}
+
 /*
  * Compare one collect with the written set: a written page not reported is
  * a failure; a reported page not written is allowed only inside a report
- * at huge-page granularity (counted in *@huge_extra).
+ * at huge-page granularity (counted in *@huge_extra). Only the regions in
+ * @regions are watched: the others must report nothing.
  */
 static void compare(const struct workload *w, const uint8_t *set, const struct pm_written *out, size_t n,
-		    const char *what, uint64_t round, uint64_t *huge_extra)
+		    const char *what, uint64_t round, uint64_t *huge_extra, unsigned regions)
 {
 	uint8_t *got = calloc(w->total, 2), *huge = got + w->total;
 	size_t i, shown = 0;
@@ -229,6 +242,10 @@ static void compare(const struct workload *w, const uint8_t *set, const struct p
 			}
 		}
 	for (i = 0; i < w->total; i++) {
+		bool watched = regions >> region_of(w, i) & 1;
+
+		if (set[i] && !watched && !got[i])
+			continue;	/* an unwatched region: its writes are not expected, nothing may be reported */
 		if (set[i] && !got[i] && shown++ < 5)
 			printf("  %s round %llu: page %zu (%p) written, not reported\n", what,
 			       (unsigned long long)round, i, (void *)page_addr(w, i));
@@ -313,8 +330,14 @@ static void child_stop(struct child *c)
 
 #define ROUNDS 12
 
-/* Rounds of write / collect-and-reset through @m on this process (@remote false) or a child. */
-static int exactness(enum pm_watch_method m, bool remote)
+#define ALL_REGIONS ((1u << R_N) - 1)
+#define PRIVATE_REGIONS (ALL_REGIONS & ~(1u << R_MEMFD))	/* a fork snapshot cannot watch MAP_SHARED */
+
+/*
+ * Rounds of write / collect-and-reset through @m on this process (@remote
+ * false) or a child, watching the workload regions in @regions.
+ */
+static int exactness_in(enum pm_watch_method m, bool remote, unsigned regions)
 {
 	struct child c = { 0 };
 	struct pm_watch *pw;
@@ -323,13 +346,19 @@ static int exactness(enum pm_watch_method m, bool remote)
 	char why[256];
 	int err;
 
-	if (pm_watch_explain(ctx, remote ? 1 : 0, m, why, sizeof(why)) < 0) {
+	if (pm_watch_explain(ctx, remote ? 1 : 0, m, why, sizeof(why)) < 0 && m != PM_WATCH_SNAPSHOT) {
 		free(set);
 		return t_skip("%s", why);
 	}
 	if (remote && (err = child_start(&c)) < 0) {
 		free(set);
 		return t_skip("fork: %s", strerror(-err));
+	}
+	/* A fork snapshot checks the right to ptrace: ask about the child itself. */
+	if (m == PM_WATCH_SNAPSHOT && pm_watch_explain(ctx, remote ? c.pid : 0, m, why, sizeof(why)) < 0) {
+		child_stop(&c);
+		free(set);
+		return t_skip("%s", why);
 	}
 	pw = pm_watch_new(ctx, remote ? c.pid : 0, m, 0);
 	CHECK(pw != NULL);
@@ -338,7 +367,9 @@ static int exactness(enum pm_watch_method m, bool remote)
 		goto out;
 	}
 	CHECK(pm_watch_method(pw) == m);
-	if (watch_workload(pw, &wl) < 0) {
+	if (m == PM_WATCH_SNAPSHOT)
+		printf("  %s\n", pm_watch_reason(pw));
+	if (watch_workload(pw, &wl, regions) < 0) {
 		t_failed_checks++;
 		goto out;
 	}
@@ -354,7 +385,7 @@ static int exactness(enum pm_watch_method m, bool remote)
 		err = pm_watch_collect(pw, PM_WATCH_RESET, &out, &n);
 		CHECK_EQ_U64(err, 0);
 		if (err == 0)
-			compare(&wl, set, out, n, pm_watch_method_name(m), round, &huge_extra);
+			compare(&wl, set, out, n, pm_watch_method_name(m), round, &huge_extra, regions);
 	}
 	printf("  %s%s: %d rounds, %llu pages reported only for huge-page granularity (thp %s), stats huge %llu%s\n",
 	       pm_watch_method_name(m), remote ? " (another process)" : "", ROUNDS, (unsigned long long)huge_extra,
@@ -373,11 +404,18 @@ out:
 	return t_failed_checks ? T_FAIL : T_PASS;
 }
 
+static int exactness(enum pm_watch_method m, bool remote)
+{
+	return exactness_in(m, remote, ALL_REGIONS);
+}
+
 static int t_self_uffd(void) { return exactness(PM_WATCH_UFFD, false); }
 static int t_self_softdirty(void) { return exactness(PM_WATCH_SOFTDIRTY, false); }
 static int t_self_mprotect(void) { return exactness(PM_WATCH_MPROTECT, false); }
 static int t_remote_uffd(void) { return exactness(PM_WATCH_UFFD, true); }
 static int t_remote_softdirty(void) { return exactness(PM_WATCH_SOFTDIRTY, true); }
+static int t_self_snapshot(void) { return exactness_in(PM_WATCH_SNAPSHOT, false, PRIVATE_REGIONS); }
+static int t_remote_snapshot(void) { return exactness_in(PM_WATCH_SNAPSHOT, true, PRIVATE_REGIONS); }
 
 /* ---- traps, on a fresh mapping of this process ---- */
 
@@ -844,6 +882,7 @@ struct wlog {
 static _Atomic uint32_t epoch;	/* odd while a collect runs; collect k runs in epoch 2k - 1 */
 static _Atomic int stop;
 static _Atomic uint64_t writes;	/* by all writers, so the collector can let them run between collects */
+static _Atomic unsigned writers_done;	/* writers whose log is full */
 static uint8_t *st_mem;
 
 struct writer {
@@ -865,6 +904,7 @@ static void *writer_main(void *arg)
 		wr->log[wr->n++] = (struct wlog){ .page = page, .s = s, .e = atomic_load(&epoch) };
 		atomic_fetch_add_explicit(&writes, 1, memory_order_relaxed);
 	}
+	atomic_fetch_add(&writers_done, 1);
 	return NULL;
 }
 
@@ -901,6 +941,7 @@ static int stress(enum pm_watch_method m)
 	atomic_store(&epoch, 0);
 	atomic_store(&stop, 0);
 	atomic_store(&writes, 0);
+	atomic_store(&writers_done, 0);
 	for (i = 0; i < ST_THREADS; i++) {
 		wr[i] = (struct writer){ .seed = 0x9e3779b97f4a7c15ull * (i + 1), .n = 0 };
 		wr[i].log = malloc(ST_LOG * sizeof(struct wlog));
@@ -912,7 +953,9 @@ static int stress(enum pm_watch_method m)
 		uint64_t a;
 
 		/* On one slow CPU (a guest) the writers could starve: let them write a little first. */
-		for (spins = 0; atomic_load(&writes) < seen_writes + ST_THREADS && spins < 100000; spins++)
+		for (spins = 0; atomic_load(&writes) < seen_writes + ST_THREADS && atomic_load(&writers_done) < ST_THREADS &&
+				spins < 100000;
+		     spins++)
 			sched_yield();
 		seen_writes = atomic_load(&writes);
 		if (k == rounds + 1) {	/* writers stop; a last collect sees their last writes */
@@ -1188,6 +1231,114 @@ static int t_cli_track(void)
 	return t_failed_checks ? T_FAIL : T_PASS;
 }
 
+/* The children of every thread of @pid (0: self), from /proc/PID/task/TID/children (zombies included); their count. */
+static int children_of(pid_t pid, char *buf, size_t size)
+{
+	char dirpath[64], path[384];
+	struct dirent *d;
+	DIR *dir;
+	size_t len = 0;
+	int n = 0;
+	char *p;
+
+	buf[0] = 0;
+	snprintf(dirpath, sizeof(dirpath), "/proc/%d/task", pid ? (int)pid : (int)getpid());
+	dir = opendir(dirpath);
+	if (!dir)
+		return -errno;
+	while ((d = readdir(dir))) {
+		FILE *f;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/children", dirpath, d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		len += fread(buf + len, 1, size - 1 - len, f);
+		buf[len] = 0;
+		fclose(f);
+	}
+	closedir(dir);
+	for (p = strtok(buf, " \n"); p; p = strtok(NULL, " \n"))
+		n++;
+	return n;
+}
+
+static int tracer_of(pid_t pid)
+{
+	char path[64], line[256];
+	int tracer = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return tracer;
+}
+
+/*
+ * fork-snapshot: the snapshot exists while watching (one child, also after
+ * resets), shared mappings are refused, and pm_watch_free leaves the
+ * watched process with no child, no zombie, not traced (remote and self).
+ */
+static int t_snapshot_leaves_nothing(void)
+{
+	struct child c = { 0 };
+	struct pm_watch *pw = NULL;
+	const struct pm_written *out;
+	char kids[512], why[256];
+	size_t n;
+	int err, i;
+
+	if (pm_watch_explain(ctx, 1, PM_WATCH_SNAPSHOT, why, sizeof(why)) < 0 &&
+	    pm_watch_explain(ctx, 0, PM_WATCH_SNAPSHOT, why, sizeof(why)) < 0)
+		return t_skip("%s", why);
+	for (i = 0; i < 2; i++) {
+		pid_t pid;
+
+		if (i == 1 && (err = child_start(&c)) < 0)
+			return t_skip("fork: %s", strerror(-err));
+		pid = i ? c.pid : 0;
+		if (i == 1 && pm_watch_explain(ctx, pid, PM_WATCH_SNAPSHOT, why, sizeof(why)) < 0) {
+			printf("  remote: %s\n", why);
+			break;
+		}
+		CHECK_EQ_U64(children_of(pid, kids, sizeof(kids)), 0);
+		pw = pm_watch_new(ctx, pid, PM_WATCH_SNAPSHOT, 0);
+		CHECK(pw != NULL);
+		if (!pw)
+			break;
+		CHECK(!pm_watch_atomic(pw));
+		CHECK_EQ_U64(pm_watch_add(pw, (uintptr_t)wl.base[R_MEMFD], (uintptr_t)wl.base[R_MEMFD] + wl.psize, 0),
+			     -EOPNOTSUPP);
+		CHECK_EQ_U64(watch_workload(pw, &wl, PRIVATE_REGIONS), 0);
+		CHECK_EQ_U64(pm_watch_stats(pw)->shared_bytes, 0);
+		CHECK_EQ_U64(pm_watch_collect(pw, PM_WATCH_RESET, &out, &n), 0);
+		CHECK_EQ_U64(pm_watch_collect(pw, PM_WATCH_RESET, &out, &n), 0);
+		CHECK_EQ_U64(n, 0);
+		CHECK_EQ_U64(children_of(pid, kids, sizeof(kids)), 1);	/* the snapshot, the old ones reaped */
+		if (i == 1)
+			CHECK_EQ_U64(tracer_of(pid), 0);	/* not traced between resets */
+		pm_watch_free(pw);
+		pw = NULL;
+		err = children_of(pid, kids, sizeof(kids));
+		CHECK_EQ_U64(err, 0);	/* no child, no zombie */
+		printf("  %s: children after pm_watch_free: %d\n", i ? "remote" : "self", err);
+		if (i == 1) {
+			CHECK_EQ_U64(tracer_of(pid), 0);
+			CHECK(child_round(&c, 77) == 0);	/* it still runs */
+		}
+	}
+	pm_watch_free(pw);
+	child_stop(&c);
+	return t_failed_checks ? T_FAIL : T_PASS;
+}
+
 static int swap_active(void)
 {
 	FILE *f = fopen("/proc/swaps", "r");
@@ -1209,6 +1360,9 @@ int main(int argc, char **argv)
 		{ "self_mprotect", t_self_mprotect },
 		{ "remote_uffd", t_remote_uffd },
 		{ "remote_softdirty", t_remote_softdirty },
+		{ "self_snapshot", t_self_snapshot },
+		{ "remote_snapshot", t_remote_snapshot },
+		{ "snapshot_leaves_nothing", t_snapshot_leaves_nothing },
 		{ "untouched_and_read", t_untouched_and_read },
 		{ "dontneed", t_dontneed },
 		{ "munmap_remap", t_munmap_remap },

@@ -10,12 +10,12 @@ VM_BUILD        ?= build-vm
 VM_DIR          := $(VM_BUILD)/vm-tests
 VM_RUNNER       ?= ../shared/tools/kernel-matrix/run-in-vm.sh
 # Limits: each test program, and each whole VM run (boot + every test); a hang costs at most this.
-# A whole run takes ~70-140 s of VM time (3 s boot; test_watch's stress rounds are the longest program,
-# ~60 s on one emulated CPU); both kernels hung would cost 2 x (300 + 10) s.
-VM_TEST_TIMEOUT ?= 150
-VM_TIMEOUT      ?= 300
+# A whole run takes ~70-200 s of VM time (3 s boot; test_watch is the longest program, up to ~150 s on
+# one emulated CPU); both kernels hung would cost 2 x (420 + 10) s.
+VM_TEST_TIMEOUT ?= 240
+VM_TIMEOUT      ?= 420
 # Guest page-table work is ~8x slower than the host's: smaller sizes where the tests allow.
-VM_ENV          ?= -e PAGEMAP_TEST_BIG_MIB=64 -e PAGEMAP_TEST_SWAP_MIB=16 -e PAGEMAP_TEST_STRESS_ROUNDS=200
+VM_ENV          ?= -e PAGEMAP_TEST_BIG_MIB=64 -e PAGEMAP_TEST_SWAP_MIB=16 -e PAGEMAP_TEST_STRESS_ROUNDS=50
 VM_ARGS          = -t $(VM_TIMEOUT) -T $(VM_TEST_TIMEOUT) -e PAGEMAP_BUILD=/km/tests/build \
 		   -e PAGEMAP_RUNAS=/km/tests/build/runas $(VM_ENV)
 

@@ -1,0 +1,460 @@
+/* watch_snapshot.c - write watch back end: a fork snapshot of the target, compared page by page (PFN or exclusive bit). */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "inject.h"
+#include "watch.h"
+
+/*
+ * The "UndoDB method". A reset takes a snapshot: a child of the watched
+ * process that shares its memory copy-on-write and never runs. A private
+ * anonymous page the process writes afterwards is copied (COW), so at the
+ * next collect its frame differs from the snapshot's (PFNs visible: root),
+ * or, PFNs hidden, it is mapped only once (bit 56 exclusive) while an
+ * unwritten one is still mapped twice. Pages of MAP_SHARED mappings have
+ * no COW: they are left out (counted in shared_bytes; a range with nothing
+ * else is refused). Page cache pages of private file mappings were never
+ * written (a written one becomes anonymous), nor is the zero page.
+ *
+ * Self: glibc's clone() with exit signal 0 (no SIGCHLD; waitpid(-1) without
+ * __WALL or __WCLONE never sees it), every signal blocked, on a small stack
+ * of its own, so its few writes land in pages only it has. It closes its
+ * copies of our descriptors but one end of a pipe, and exits when the pipe
+ * reads EOF: when we die.
+ * Another process: clone(flags 0) injected in it by ptrace with
+ * PTRACE_O_TRACECLONE, so the child is auto-attached to us and held at its
+ * first stop before it runs an instruction, with PTRACE_O_EXITKILL.
+ */
+#define STACK_SIZE (64u * 1024)
+
+struct snap_state {
+	pid_t snap;			/* the snapshot (our PID namespace), 0: none */
+	pid_t snap_there;		/* remote: its PID in the target's namespace (for wait4 there) */
+	struct pm_target *st;		/* the snapshot's pagemap */
+	int pipe[2];			/* self: the snapshot reads [0] until EOF, we hold [1] */
+	void *stack;			/* self: the snapshot's stack (STACK_SIZE) */
+	struct pm_written *carry;	/* what older ranges reported before add() took a new snapshot */
+	size_t ncarry, cap_carry;
+	int carry_err;
+};
+
+typedef void (*emit_fn)(struct pm_watch *w, uint64_t start, uint64_t end, bool huge);
+
+/* ---- taking and dropping snapshots ---- */
+
+/* The snapshot of ourselves: only raw system calls, on its own stack; no signal reaches it but SIGKILL/SIGSTOP. */
+__attribute__((no_sanitize_address)) static int snapshot_main(void *arg)
+{
+	static const uint64_t all = ~0ULL;
+	long rfd = (long)(intptr_t)arg;
+	char c;
+
+	/* Also glibc's own two signals, which pthread_sigmask leaves unblocked. */
+	syscall(SYS_rt_sigprocmask, (long)SIG_SETMASK, &all, NULL, (long)sizeof(all));
+	if (rfd > 0)
+		syscall(SYS_close_range, 0L, rfd - 1, 0L);
+	syscall(SYS_close_range, rfd + 1, (long)~0U, 0L);
+	while (syscall(SYS_read, rfd, &c, 1L) != 0)	/* EOF: the watcher is gone */
+		;
+	syscall(SYS_exit_group, 0L);
+	return 0;
+}
+
+static int self_snapshot(struct snap_state *s, pid_t *out)
+{
+	sigset_t all, old;
+	pid_t pid;
+	int err = 0;
+
+	if (!s->stack) {
+		s->stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (s->stack == MAP_FAILED) {
+			s->stack = NULL;
+			return -errno;
+		}
+	}
+	if (s->pipe[0] < 0 && pipe2(s->pipe, O_CLOEXEC) < 0)
+		return -errno;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	/* Flags 0: exit signal 0, a copy of the address space, no atfork handlers. */
+	pid = clone(snapshot_main, (char *)s->stack + STACK_SIZE, 0, (void *)(intptr_t)s->pipe[0]);
+	if (pid < 0)
+		err = -errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	*out = pid;
+	return err;
+}
+
+/* SIGKILL @pid (ours, or our tracee) and wait for its death; ECHILD: somebody reaped it already. */
+static void kill_wait(pid_t pid)
+{
+	int status;
+	pid_t r;
+
+	if (kill(pid, SIGKILL) < 0)
+		return;
+	do
+		r = waitpid(pid, &status, __WALL);
+	while ((r < 0 && errno == EINTR) || (r == pid && !WIFEXITED(status) && !WIFSIGNALED(status)));
+}
+
+/* Remote: an exit-signal-0 child is never reaped by itself: wait4 it inside the target (it is a zombie by now). */
+static void reap_there(struct pm_inject *in, pid_t there)
+{
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		long r = pm_inject_syscall(in, SYS_wait4, there, 0, __WALL | WNOHANG, 0, 0, 0);
+		struct timespec ms = { 0, 1000000 };
+
+		if (r != 0)	/* reaped, ECHILD (the target reaped it itself), or the mechanism broke */
+			return;
+		nanosleep(&ms, NULL);
+	}
+}
+
+/* Inject clone(flags 0) into the attached target; the child is held stopped as our tracee. */
+static int remote_clone(struct pm_inject *in, pid_t *child, pid_t *there)
+{
+	long r;
+	int err;
+
+	*child = 0;
+	err = pm_inject_set_options(in, PTRACE_O_TRACECLONE);
+	if (err)
+		return err;
+	r = pm_inject_syscall(in, SYS_clone, 0, 0, 0, 0, 0, 0);
+	*child = pm_inject_event_pid(in);
+	err = pm_inject_set_options(in, 0);
+	if (r < 0)
+		return (int)r;
+	*there = (pid_t)r;
+	if (*child <= 0)	/* cannot be: TRACECLONE reports every exit-signal-0 clone */
+		return -EIO;
+	if (!err)
+		err = pm_inject_hold_child(*child);
+	if (err) {
+		kill_wait(*child);
+		reap_there(in, *there);
+		*child = 0;
+	}
+	return err;
+}
+
+/*
+ * Remote: attach once; make a new snapshot (if @make), then kill and reap the
+ * old one (if any). If the target cannot be attached (it exited), a drop
+ * still kills our tracee; its new parent (init) reaps it.
+ */
+static int remote_cycle(struct pm_watch *w, bool make, pid_t *child, pid_t *there)
+{
+	struct snap_state *s = w->priv;
+	struct pm_inject *in;
+	int err = pm_inject_attach(w->pid, &in);
+
+	if (err) {
+		if (!make && s->snap)
+			kill_wait(s->snap);
+		return err;
+	}
+	if (make)
+		err = remote_clone(in, child, there);
+	if (!err && s->snap) {
+		kill_wait(s->snap);
+		reap_there(in, s->snap_there);
+	}
+	pm_inject_detach(in);
+	return err;
+}
+
+/* Drop the snapshot: kill and reap it (inside the target too). */
+static void drop_snapshot(struct pm_watch *w)
+{
+	struct snap_state *s = w->priv;
+
+	if (s->snap) {
+		if (w->pid)
+			remote_cycle(w, false, NULL, NULL);
+		else
+			kill_wait(s->snap);
+	}
+	pm_target_close(s->st);
+	s->st = NULL;
+	s->snap = 0;
+}
+
+/* Take a new snapshot, then drop the old one: a failure keeps the old one. */
+static int retake(struct pm_watch *w)
+{
+	struct snap_state *s = w->priv;
+	struct pm_target *st;
+	pid_t child = 0, there = 0;
+	int err;
+
+	err = w->pid ? remote_cycle(w, true, &child, &there) : self_snapshot(s, &child);
+	if (err)
+		return err;
+	if (!w->pid && s->snap)
+		kill_wait(s->snap);
+	pm_target_close(s->st);
+	s->st = NULL;
+	s->snap = child;
+	s->snap_there = there;
+	st = pm_target_open(w->ctx, child);
+	if (!st)
+		return errno ? -errno : -ESRCH;
+	s->st = st;
+	return 0;
+}
+
+/* ---- comparing ---- */
+
+struct cursor {
+	struct pm_walk *walk;
+	struct pm_run run;		/* the current run (copied: borrowed runs end at the next call) */
+	bool valid;			/* run holds a run; false at the end */
+	int err;
+};
+
+/* Advance the snapshot's runs to the first one that ends after @a. */
+static void cursor_seek(struct cursor *c, uint64_t a)
+{
+	const struct pm_run *r;
+	int ret;
+
+	while (c->valid && c->run.end <= a) {
+		ret = pm_walk_next(c->walk, &r);
+		c->valid = ret == 0;
+		if (ret == 0)
+			c->run = *r;
+		else if (ret < 0)
+			c->err = ret;
+	}
+}
+
+static uint64_t pfn_at(const struct pm_run *r, uint64_t a, uint64_t psize)
+{
+	return (r->flags & PM_PAGE_ZERO) ? r->pfn : r->pfn + (a - r->start) / psize;
+}
+
+/* Was page @a of target run @t written, the snapshot having @sn there (NULL: nothing, no mapping)? */
+static bool differs(const struct pm_run *t, const struct pm_run *sn, uint64_t a, uint64_t psize, bool frames)
+{
+	bool had = sn && (sn->flags & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED));
+
+	if (t->flags & PM_PAGE_SWAPPED) {	/* swapped now: written unless the snapshot holds the same swap entry */
+		if (!had || !(sn->flags & PM_PAGE_SWAPPED))
+			return true;
+		return frames && (t->flags & sn->flags & PM_PAGE_FRAME) &&
+		       (t->swap_type != sn->swap_type ||
+			t->swap_offset + (a - t->start) / psize != sn->swap_offset + (a - sn->start) / psize);
+	}
+	if (frames && (t->flags & PM_PAGE_FRAME))
+		return !had || !(sn->flags & PM_PAGE_PRESENT) || !(sn->flags & PM_PAGE_FRAME) ||
+		       pfn_at(t, a, psize) != pfn_at(sn, a, psize);
+	/* PFNs hidden: a page shared with the snapshot since the fork is mapped twice; its COW copy once. */
+	return t->flags & PM_PAGE_EXCLUSIVE;
+}
+
+/* Emit the written pages of target run @t, compared with the snapshot's runs through @c. */
+static void compare_run(struct pm_watch *w, const struct pm_run *t, struct cursor *c, bool frames, emit_fn emit)
+{
+	uint64_t a = t->start;
+	bool huge = t->flags & PM_PAGE_THP;
+
+	while (a < t->end) {
+		uint64_t next;
+		bool in = false;
+
+		cursor_seek(c, a);
+		if (c->valid && c->run.start <= a) {
+			in = true;
+			next = c->run.end < t->end ? c->run.end : t->end;
+		} else {
+			next = c->valid && c->run.start < t->end ? c->run.start : t->end;
+		}
+		/*
+		 * Both runs advance one frame (or swap offset) per page, so the first
+		 * page decides the piece; a zero-page run in the snapshot differs
+		 * from every frame of the target's (its zero pages are skipped).
+		 */
+		if (differs(t, in ? &c->run : NULL, a, w->psize, frames))
+			emit(w, a, next, huge);
+		a = next;
+	}
+}
+
+/* Compare range @r of the target with the snapshot; report through @emit. */
+static int compare_range(struct pm_watch *w, const struct pm_watch_range *r, emit_fn emit)
+{
+	struct snap_state *s = w->priv;
+	struct cursor c = { 0 };
+	struct pm_walk *tw;
+	const struct pm_run *run;
+	bool frames = pm_target_pfn_view(w->t) == PM_PFN_VISIBLE && pm_target_pfn_view(s->st) == PM_PFN_VISIBLE;
+	int ret;
+
+	tw = pm_walk_new(w->t, r->start, r->end, PM_WALK_ENTRIES);
+	if (!tw)
+		return -errno;
+	c.walk = pm_walk_new(s->st, r->start, r->end, PM_WALK_ENTRIES);
+	if (!c.walk) {
+		ret = -errno;
+		pm_walk_free(tw);
+		return ret;
+	}
+	c.valid = true;
+	c.run.end = r->start;	/* empty: the first seek reads the first run */
+	while ((ret = pm_walk_next(tw, &run)) == 0 && !c.err) {
+		if (!(run->flags & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED)) || (run->flags & (PM_PAGE_ZERO | PM_PAGE_FILE)) ||
+		    (run->map && (run->map->prot & PM_MAP_SHARED)))
+			continue;	/* nothing there, never written (zero page, page cache), or no COW (shared) */
+		compare_run(w, run, &c, frames, emit);
+	}
+	if (ret > 0)
+		ret = 0;
+	if (!ret && c.err)	/* the snapshot's walk failed: it is gone (killed?) */
+		ret = c.err == -ESRCH ? -EIO : c.err;
+	pm_walk_free(c.walk);
+	pm_walk_free(tw);
+	return ret;
+}
+
+static void carry_emit(struct pm_watch *w, uint64_t start, uint64_t end, bool huge)
+{
+	struct snap_state *s = w->priv;
+	struct pm_written *c;
+
+	if (s->ncarry && s->carry[s->ncarry - 1].end == start && s->carry[s->ncarry - 1].huge == huge) {
+		s->carry[s->ncarry - 1].end = end;
+		return;
+	}
+	if (s->ncarry == s->cap_carry) {
+		size_t cap = s->cap_carry ? 2 * s->cap_carry : 64;
+
+		c = realloc(s->carry, cap * sizeof(*c));
+		if (!c) {
+			s->carry_err = -ENOMEM;
+			return;
+		}
+		s->carry = c;
+		s->cap_carry = cap;
+	}
+	s->carry[s->ncarry++] = (struct pm_written){ .start = start, .end = end, .huge = huge };
+}
+
+/* ---- the back end ---- */
+
+/* Bytes of [start, end) in shared mappings, and whether any private mapping is there. */
+static int shared_part(struct pm_watch *w, const struct pm_watch_range *r, uint64_t *shared, bool *priv)
+{
+	struct pm_maps *it = pm_maps_open(w->t);
+	const struct pm_mapping *m;
+	int ret;
+
+	*shared = 0;
+	*priv = false;
+	if (!it)
+		return -errno;
+	while ((ret = pm_maps_next(it, &m)) == 0) {
+		uint64_t a = m->start > r->start ? m->start : r->start;
+		uint64_t b = m->end < r->end ? m->end : r->end;
+
+		if (a >= b)
+			continue;
+		if (m->prot & PM_MAP_SHARED)
+			*shared += b - a;
+		else
+			*priv = true;
+	}
+	pm_maps_close(it);
+	return ret < 0 ? ret : 0;
+}
+
+static int snap_add(struct pm_watch *w, const struct pm_watch_range *r)
+{
+	struct snap_state *s = w->priv;
+	uint64_t shared;
+	bool priv;
+	size_t i;
+	int err;
+
+	err = shared_part(w, r, &shared, &priv);
+	if (err)
+		return err;
+	if (!priv)
+		return shared ? -EOPNOTSUPP : -EINVAL;	/* only shared mappings (no COW), or none */
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		s->pipe[0] = s->pipe[1] = -1;
+		w->priv = s;
+	}
+	/* A new snapshot re-arms the older ranges too: keep what they reported so far. */
+	for (i = 0; s->snap && i < w->nranges && !err; i++)
+		err = compare_range(w, &w->ranges[i], carry_emit);
+	if (!err)
+		err = s->carry_err;
+	if (!err)
+		err = retake(w);
+	if (!err)
+		w->stats.shared_bytes += shared;
+	return err;
+}
+
+static int snap_collect(struct pm_watch *w, bool reset)
+{
+	struct snap_state *s = w->priv;
+	size_t i;
+	int err = 0;
+
+	if (!s || !s->st)
+		return 0;
+	for (i = 0; i < w->nranges && !err; i++)
+		err = compare_range(w, &w->ranges[i], pm_watch_emit);
+	for (i = 0; !err && i < s->ncarry; i++)
+		pm_watch_emit(w, s->carry[i].start, s->carry[i].end, s->carry[i].huge);
+	/* Writes between the comparison above and the new fork are lost: not atomic (pm_watch_atomic). */
+	if (!err && reset)
+		err = retake(w);
+	if (!err && reset)
+		s->ncarry = 0;
+	return err;
+}
+
+static void snap_fini(struct pm_watch *w)
+{
+	struct snap_state *s = w->priv;
+
+	if (!s)
+		return;
+	drop_snapshot(w);
+	if (s->pipe[0] >= 0) {
+		close(s->pipe[0]);
+		close(s->pipe[1]);
+	}
+	if (s->stack)
+		munmap(s->stack, STACK_SIZE);
+	free(s->carry);
+	free(s);
+	w->priv = NULL;
+}
+
+const struct pm_watch_ops pm_watch_snapshot_ops = {
+	.atomic = false,
+	.add = snap_add,
+	.collect = snap_collect,
+	.fini = snap_fini,
+};
