@@ -320,6 +320,17 @@ int pm_watch_collect(struct pm_watch *w, unsigned flags, const struct pm_written
 	w->nout = 0;
 	w->out_err = 0;
 	err = w->ops->collect(w, flags & PM_WATCH_RESET);
+	/*
+	 * Another process that exited or exec'd: some kernels (6.12) still scan its dead mm without
+	 * an error and report nothing. The pagemap fd of a dead mm reads EOF: say -ESRCH every time.
+	 */
+	if (!err && w->pid) {
+		uint64_t e;
+		ssize_t r = pm_target_read(w->t, 0, &e, 1);
+
+		if (r == -ESRCH)
+			err = -ESRCH;
+	}
 	for (i = 0; !err && i < w->npending; i++)
 		pm_watch_emit(w, w->pending[i].start, w->pending[i].end, false);
 	if (!err && (flags & PM_WATCH_RESET))

@@ -1121,6 +1121,45 @@ static int t_cli_track_sigterm(void)
 	return t_failed_checks ? T_FAIL : T_PASS;
 }
 
+/* The watched process exits (a zombie, not yet reaped): every back end's collect says -ESRCH, never "nothing written". */
+static int t_remote_exit(void)
+{
+	static const enum pm_watch_method ms[] = { PM_WATCH_UFFD, PM_WATCH_SOFTDIRTY, PM_WATCH_SNAPSHOT };
+	uint64_t a = (uintptr_t)wl.base[R_ANON], b = a + wl.pages[R_ANON] * wl.psize;
+	int tested = 0;
+	size_t k;
+
+	for (k = 0; k < sizeof(ms) / sizeof(ms[0]); k++) {
+		struct child c = { 0 };
+		struct pm_watch *w;
+		const struct pm_written *out;
+		size_t n;
+		char why[256];
+		int st;
+
+		if (child_start(&c) < 0)
+			return t_skip("fork failed");
+		if (pm_watch_explain(ctx, c.pid, ms[k], why, sizeof(why)) < 0) {
+			child_stop(&c);
+			continue;
+		}
+		tested++;
+		w = pm_watch_new(ctx, c.pid, ms[k], 0);
+		CHECK(w && pm_watch_add(w, a, b, 0) == 0);
+		kill(c.pid, SIGKILL);
+		for (n = 0; n < 500 && pm_proc_state(ctx, c.pid) == PM_PROC_RUNNING; n++)
+			usleep(2000);
+		CHECK(pm_proc_state(ctx, c.pid) == PM_PROC_ZOMBIE);
+		if (w)
+			CHECK_EQ_U64(pm_watch_collect(w, PM_WATCH_RESET, &out, &n), (uint64_t)-ESRCH);
+		pm_watch_free(w);
+		waitpid(c.pid, &st, 0);
+		close(c.cmd);
+		close(c.ack);
+	}
+	return tested ? (t_failed_checks ? T_FAIL : T_PASS) : t_skip("no method can watch another process here");
+}
+
 /* Unprivileged (tests/live/unpriv.sh): another user's process cannot be watched, and says why. */
 static int t_other_user_refused(void)
 {
@@ -1377,6 +1416,7 @@ int main(int argc, char **argv)
 		{ "remote_no_trace", t_remote_no_trace },
 		{ "cli_track", t_cli_track },
 		{ "cli_track_sigterm", t_cli_track_sigterm },
+		{ "remote_exit", t_remote_exit },
 		{ "other_user_refused", t_other_user_refused },
 	};
 	int err;
