@@ -186,7 +186,31 @@ struct pm_watch *pm_watch_new(struct pm_ctx *ctx, pid_t pid, enum pm_watch_metho
 	return w;
 }
 
-/* Remember the populated pages of @r (not the zero page) for the next collect. */
+void pm_watch_keep(struct pm_watch *w, uint64_t start, uint64_t end, bool huge)
+{
+	struct pm_written *p;
+
+	if (start >= end || w->out_err)
+		return;
+	if (w->npending && w->pending[w->npending - 1].end == start && w->pending[w->npending - 1].huge == huge) {
+		w->pending[w->npending - 1].end = end;
+		return;
+	}
+	if (w->npending == w->cap_pending) {
+		size_t cap = w->cap_pending ? 2 * w->cap_pending : 64;
+
+		p = realloc(w->pending, cap * sizeof(*p));
+		if (!p) {
+			w->out_err = ENOMEM;
+			return;
+		}
+		w->pending = p;
+		w->cap_pending = cap;
+	}
+	w->pending[w->npending++] = (struct pm_written){ .start = start, .end = end, .huge = huge };
+}
+
+/* Keep the populated pages of @r (not the zero page) for the next collect. */
 static int add_populated(struct pm_watch *w, const struct pm_watch_range *r)
 {
 	struct pm_walk *walk = pm_walk_new(w->t, r->start, r->end, 0);
@@ -195,30 +219,11 @@ static int add_populated(struct pm_watch *w, const struct pm_watch_range *r)
 
 	if (!walk)
 		return -errno;
-	while ((ret = pm_walk_next(walk, &run)) == 0) {
-		struct pm_written *p;
-
-		if (!(run->flags & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED)) || (run->flags & PM_PAGE_ZERO))
-			continue;
-		if (w->npending && w->pending[w->npending - 1].end == run->start) {
-			w->pending[w->npending - 1].end = run->end;
-			continue;
-		}
-		if (w->npending == w->cap_pending) {
-			size_t cap = w->cap_pending ? 2 * w->cap_pending : 64;
-
-			p = realloc(w->pending, cap * sizeof(*p));
-			if (!p) {
-				ret = -ENOMEM;
-				break;
-			}
-			w->pending = p;
-			w->cap_pending = cap;
-		}
-		w->pending[w->npending++] = (struct pm_written){ .start = run->start, .end = run->end };
-	}
+	while ((ret = pm_walk_next(walk, &run)) == 0)
+		if ((run->flags & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED)) && !(run->flags & PM_PAGE_ZERO))
+			pm_watch_keep(w, run->start, run->end, false);
 	pm_walk_free(walk);
-	return ret < 0 ? ret : 0;
+	return ret < 0 ? ret : w->out_err ? -w->out_err : 0;
 }
 
 int pm_watch_add(struct pm_watch *w, uint64_t start, uint64_t end, unsigned flags)
@@ -244,7 +249,10 @@ int pm_watch_add(struct pm_watch *w, uint64_t start, uint64_t end, unsigned flag
 	r = &w->ranges[w->nranges];
 	r->start = start;
 	r->end = end;
+	w->out_err = 0;
 	err = w->ops->add(w, r);
+	if (!err && w->out_err)
+		err = -w->out_err;	/* ENOMEM from pm_watch_keep */
 	if (err < 0)
 		return err;
 	w->nranges++;
@@ -332,11 +340,11 @@ int pm_watch_collect(struct pm_watch *w, unsigned flags, const struct pm_written
 			err = -ESRCH;
 	}
 	for (i = 0; !err && i < w->npending; i++)
-		pm_watch_emit(w, w->pending[i].start, w->pending[i].end, false);
-	if (!err && (flags & PM_WATCH_RESET))
-		w->npending = 0;
+		pm_watch_emit(w, w->pending[i].start, w->pending[i].end, w->pending[i].huge);
 	if (!err && w->out_err)
 		err = -w->out_err;
+	if (!err && (flags & PM_WATCH_RESET))
+		w->npending = 0;
 	if (err < 0) {
 		w->nout = 0;
 		return err;

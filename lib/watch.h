@@ -36,7 +36,7 @@ struct pm_watch {
 	size_t nout, cap_out;
 	int out_err;			/* ENOMEM while emitting */
 
-	struct pm_written *pending;	/* PM_WATCH_POPULATED pages, reported by the next collect */
+	struct pm_written *pending;	/* pm_watch_keep: reported by the next collect */
 	size_t npending, cap_pending;
 
 	struct pm_watch_stats stats;
@@ -45,6 +45,12 @@ struct pm_watch {
 
 /* Append a written range to this collect's result (coalesced when the collect ends). */
 void pm_watch_emit(struct pm_watch *w, uint64_t start, uint64_t end, bool huge);
+/*
+ * Keep a written range for the next collect (it reports and, with a reset, forgets it): for
+ * writes a back end saw outside a collect, e.g. before re-arming older ranges in add().
+ * ENOMEM is left in w->out_err, which pm_watch_add() turns into its result.
+ */
+void pm_watch_keep(struct pm_watch *w, uint64_t start, uint64_t end, bool huge);
 
 extern const struct pm_watch_ops pm_watch_uffd_ops;
 extern const struct pm_watch_ops pm_watch_softdirty_ops;

@@ -43,9 +43,6 @@ struct snap_state {
 	struct pm_target *st;		/* the snapshot's pagemap */
 	int pipe[2];			/* self: the snapshot reads [0] until EOF, we hold [1] */
 	void *stack;			/* self: the snapshot's stack (STACK_SIZE) */
-	struct pm_written *carry;	/* what older ranges reported before add() took a new snapshot */
-	size_t ncarry, cap_carry;
-	int carry_err;
 };
 
 typedef void (*emit_fn)(struct pm_watch *w, uint64_t start, uint64_t end, bool huge);
@@ -331,29 +328,6 @@ static int compare_range(struct pm_watch *w, const struct pm_watch_range *r, emi
 	return ret;
 }
 
-static void carry_emit(struct pm_watch *w, uint64_t start, uint64_t end, bool huge)
-{
-	struct snap_state *s = w->priv;
-	struct pm_written *c;
-
-	if (s->ncarry && s->carry[s->ncarry - 1].end == start && s->carry[s->ncarry - 1].huge == huge) {
-		s->carry[s->ncarry - 1].end = end;
-		return;
-	}
-	if (s->ncarry == s->cap_carry) {
-		size_t cap = s->cap_carry ? 2 * s->cap_carry : 64;
-
-		c = realloc(s->carry, cap * sizeof(*c));
-		if (!c) {
-			s->carry_err = -ENOMEM;
-			return;
-		}
-		s->carry = c;
-		s->cap_carry = cap;
-	}
-	s->carry[s->ncarry++] = (struct pm_written){ .start = start, .end = end, .huge = huge };
-}
-
 /* ---- the back end ---- */
 
 /* Bytes of [start, end) in shared mappings, and whether any private mapping is there. */
@@ -404,9 +378,9 @@ static int snap_add(struct pm_watch *w, const struct pm_watch_range *r)
 	}
 	/* A new snapshot re-arms the older ranges too: keep what they reported so far. */
 	for (i = 0; s->snap && i < w->nranges && !err; i++)
-		err = compare_range(w, &w->ranges[i], carry_emit);
-	if (!err)
-		err = s->carry_err;
+		err = compare_range(w, &w->ranges[i], pm_watch_keep);
+	if (!err && w->out_err)
+		err = -w->out_err;
 	if (!err)
 		err = retake(w);
 	if (!err)
@@ -424,13 +398,9 @@ static int snap_collect(struct pm_watch *w, bool reset)
 		return 0;
 	for (i = 0; i < w->nranges && !err; i++)
 		err = compare_range(w, &w->ranges[i], pm_watch_emit);
-	for (i = 0; !err && i < s->ncarry; i++)
-		pm_watch_emit(w, s->carry[i].start, s->carry[i].end, s->carry[i].huge);
 	/* Writes between the comparison above and the new fork are lost: not atomic (pm_watch_atomic). */
 	if (!err && reset)
 		err = retake(w);
-	if (!err && reset)
-		s->ncarry = 0;
 	return err;
 }
 
@@ -447,7 +417,6 @@ static void snap_fini(struct pm_watch *w)
 	}
 	if (s->stack)
 		munmap(s->stack, STACK_SIZE);
-	free(s->carry);
 	free(s);
 	w->priv = NULL;
 }

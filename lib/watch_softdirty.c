@@ -16,8 +16,6 @@
 struct sd_state {
 	uint64_t **populated;		/* per range, a bitmap of its pages; NULL before its first reset */
 	size_t cap;
-	struct pm_written *carry;	/* reported by a collect that add() made before resetting */
-	size_t ncarry, cap_carry;
 };
 
 static bool test_bit(const uint64_t *map, uint64_t i)
@@ -100,11 +98,8 @@ static int ensure_slots(struct sd_state *s, size_t n)
 	return 0;
 }
 
-/*
- * Collect ranges [0, @n) (and, with @carry, what add() saved); with @reset,
- * clear the bits and keep the populated maps (and drop the saved reports).
- */
-static int sd_collect_n(struct pm_watch *w, size_t n, bool reset, bool carry)
+/* Collect ranges [0, @n); with @reset, clear the bits and keep the populated maps. */
+static int sd_collect_n(struct pm_watch *w, size_t n, bool reset)
 {
 	struct sd_state *s = w->priv;
 	uint64_t **now = NULL;
@@ -124,8 +119,6 @@ static int sd_collect_n(struct pm_watch *w, size_t n, bool reset, bool carry)
 		if (!err)
 			err = collect_range(w, i, reset ? now[i] : NULL);
 	}
-	for (i = 0; carry && i < s->ncarry; i++)
-		pm_watch_emit(w, s->carry[i].start, s->carry[i].end, s->carry[i].huge);
 	/* Writes between the walk above and this reset are lost: not atomic (pm_watch_atomic). */
 	if (!err && reset)
 		err = clear_refs(w);
@@ -135,8 +128,6 @@ static int sd_collect_n(struct pm_watch *w, size_t n, bool reset, bool carry)
 			s->populated[i] = now[i];
 			now[i] = NULL;
 		}
-		if (carry)
-			s->ncarry = 0;
 	}
 	if (now)
 		for (i = 0; i < n; i++)
@@ -147,33 +138,17 @@ static int sd_collect_n(struct pm_watch *w, size_t n, bool reset, bool carry)
 
 static int sd_collect(struct pm_watch *w, bool reset)
 {
-	return sd_collect_n(w, w->nranges, reset, true);
+	return sd_collect_n(w, w->nranges, reset);
 }
 
 /* Keep what the older ranges reported so far: the reset below clears the whole process. */
-static int save_carry(struct pm_watch *w)
+static int save_reported(struct pm_watch *w)
 {
-	struct sd_state *s = w->priv;
-	size_t mark = w->nout;
-	int err;
+	size_t mark = w->nout, i;
+	int err = sd_collect_n(w, w->nranges, false);
 
-	w->out_err = 0;
-	err = sd_collect_n(w, w->nranges, false, true);
-	if (!err && w->out_err)
-		err = -w->out_err;
-	if (!err && w->nout - mark + s->ncarry > s->cap_carry) {
-		size_t cap = w->nout - mark + s->ncarry;
-		struct pm_written *c = realloc(s->carry, cap * sizeof(*c));
-
-		if (!c)
-			err = -ENOMEM;
-		else
-			s->carry = c, s->cap_carry = cap;
-	}
-	if (!err) {	/* the collect re-emitted the old carry: replace it */
-		memcpy(s->carry, w->out + mark, (w->nout - mark) * sizeof(*s->carry));
-		s->ncarry = w->nout - mark;
-	}
+	for (i = mark; !err && i < w->nout; i++)
+		pm_watch_keep(w, w->out[i].start, w->out[i].end, w->out[i].huge);
 	w->nout = mark;
 	return err;
 }
@@ -192,10 +167,10 @@ static int sd_add(struct pm_watch *w, const struct pm_watch_range *r)
 	}
 	err = ensure_slots(s, w->nranges + 1);
 	if (!err && w->nranges)
-		err = save_carry(w);
+		err = save_reported(w);
 	/* Reset every range including the new one (it is at index nranges, counted after we return). */
 	if (!err)
-		err = sd_collect_n(w, w->nranges + 1, true, false);
+		err = sd_collect_n(w, w->nranges + 1, true);
 	w->nout = 0;
 	return err;
 }
@@ -210,7 +185,6 @@ static void sd_fini(struct pm_watch *w)
 	for (i = 0; i < s->cap; i++)
 		free(s->populated[i]);
 	free(s->populated);
-	free(s->carry);
 	free(s);
 	w->priv = NULL;
 }
