@@ -130,29 +130,60 @@ static bool mm_gone(struct pm_watch *w)
 	return pm_target_read(w->t, 0, &e, 1) == -ESRCH;
 }
 
-/* Pages of [a, b) that are present or swapped, counted by PAGEMAP_SCAN. */
-static int64_t populated_pages(struct pm_watch *w, uint64_t a, uint64_t b)
+/* What to do with each batch of regions one PAGEMAP_SCAN call returned. */
+typedef int (*regions_fn)(struct pm_watch *w, const struct page_region *v, int n, void *data);
+
+/*
+ * PAGEMAP_SCAN over [arg.start, arg.end) with @arg's flags and masks; with
+ * arg.vec_len non-zero the regions go to @fn batch by batch (the vector is
+ * the handle's), else one call does it all. Resumes from the later of
+ * walk_end and the last region's end (kernel-abi.md §6.2: walk_end can be
+ * stale after more than 512 regions in one call).
+ */
+static int scan_each(struct pm_watch *w, struct pm_scan_arg arg, regions_fn fn, void *data)
 {
 	struct uffd_state *s = w->priv;
-	uint64_t cur = a, pages = 0;
+	bool out = arg.vec_len != 0;
+	uint64_t end = arg.end;
 
-	while (cur < b) {
-		struct pm_scan_arg arg = {
-			.size = sizeof(arg), .start = cur, .end = b,
-			.vec = (uintptr_t)s->vec, .vec_len = VEC_LEN,
-			.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED, .return_mask = PAGE_IS_PRESENT,
-		};
-		int i, n = ioctl(w->t->pagemap_fd, PAGEMAP_SCAN, &arg);
+	arg.size = sizeof(arg);
+	arg.vec = out ? (uintptr_t)s->vec : 0;
+	arg.vec_len = out ? VEC_LEN : 0;
+	while (arg.start < end) {
+		int err, n = ioctl(w->t->pagemap_fd, PAGEMAP_SCAN, &arg);
 
 		if (n < 0)
 			return -errno;
-		for (i = 0; i < n; i++)
-			pages += (s->vec[i].end - s->vec[i].start) / w->psize;
-		if ((unsigned)n < VEC_LEN)
+		if (n > 0 && (err = fn(w, s->vec, n, data)) < 0)
+			return err;
+		if (!out || (unsigned)n < VEC_LEN)
 			break;
-		cur = arg.walk_end > s->vec[n - 1].end ? arg.walk_end : s->vec[n - 1].end;
+		arg.start = arg.walk_end > s->vec[n - 1].end ? arg.walk_end : s->vec[n - 1].end;
+		arg.end = end;
 	}
-	return (int64_t)pages;
+	return 0;
+}
+
+static int count_pages(struct pm_watch *w, const struct page_region *v, int n, void *data)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		*(uint64_t *)data += (v[i].end - v[i].start) / w->psize;
+	return 0;
+}
+
+/* Pages of [a, b) that are present or swapped, counted by PAGEMAP_SCAN. */
+static int64_t populated_pages(struct pm_watch *w, uint64_t a, uint64_t b)
+{
+	struct pm_scan_arg arg = {
+		.start = a, .end = b, .vec_len = 1,
+		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED, .return_mask = PAGE_IS_PRESENT,
+	};
+	uint64_t pages = 0;
+	int err = scan_each(w, arg, count_pages, &pages);
+
+	return err < 0 ? err : (int64_t)pages;
 }
 
 static int add_piece(struct uffd_state *s, uint64_t a, uint64_t b, bool sparse)
@@ -262,86 +293,73 @@ static int scan_range(struct pm_watch *w, const struct pm_watch_range *r, bool r
 	return 0;
 }
 
-/*
- * One pass of PAGEMAP_SCAN over [start, end): report written pages (when
- * @report) and write-protect them again (when @rearm). Resumes from the
- * later of walk_end and the last region's end (kernel-abi.md §6.2: walk_end
- * can be stale after more than 512 regions in one call).
- */
+static int emit_regions(struct pm_watch *w, const struct page_region *v, int n, void *data)
+{
+	int i;
+
+	(void)data;
+	for (i = 0; i < n; i++)
+		pm_watch_emit(w, v[i].start, v[i].end, false);
+	return 0;
+}
+
+/* One pass over [start, end): report written pages (when @report), write-protect them again (when @rearm). */
 static int scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool report, bool rearm, bool sparse)
 {
-	struct uffd_state *s = w->priv;
-	uint64_t cur = start;
+	struct pm_scan_arg arg = {
+		.flags = (rearm ? PM_SCAN_WP_MATCHING : 0) | PM_SCAN_CHECK_WPASYNC,
+		.start = start,
+		.end = end,
+		.vec_len = report,
+		/*
+		 * Sparse pieces: only populated pages, and not the zero page (a read maps it
+		 * unprotected there, as nothing armed the empty entry).
+		 */
+		.category_inverted = sparse ? PAGE_IS_PFNZERO : 0,
+		.category_mask = PAGE_IS_WRITTEN | (sparse ? PAGE_IS_PFNZERO : 0),
+		.category_anyof_mask = sparse ? PAGE_IS_PRESENT | PAGE_IS_SWAPPED : 0,
+		/*
+		 * WRITTEN alone: the kernel's fast path (kernel-abi.md §6.2). Before the
+		 * stable fix of §6.5 (6.12.95 lacks it) only that path reads an emptied
+		 * entry (MADV_DONTNEED) as written. A huge page needs no HUGE bit here:
+		 * the first write splits its PMD, so reports are per page anyway.
+		 */
+		.return_mask = PAGE_IS_WRITTEN,
+	};
 
-	while (cur < end) {
-		struct pm_scan_arg arg = {
-			.size = sizeof(arg),
-			.flags = (rearm ? PM_SCAN_WP_MATCHING : 0) | PM_SCAN_CHECK_WPASYNC,
-			.start = cur,
-			.end = end,
-			.vec = report ? (uintptr_t)s->vec : 0,
-			.vec_len = report ? VEC_LEN : 0,
-			/*
-			 * Sparse pieces: only populated pages, and not the zero page (a read maps it
-			 * unprotected there, as nothing armed the empty entry).
-			 */
-			.category_inverted = sparse ? PAGE_IS_PFNZERO : 0,
-			.category_mask = PAGE_IS_WRITTEN | (sparse ? PAGE_IS_PFNZERO : 0),
-			.category_anyof_mask = sparse ? PAGE_IS_PRESENT | PAGE_IS_SWAPPED : 0,
-			/*
-			 * WRITTEN alone: the kernel's fast path (kernel-abi.md §6.2). Before the
-			 * stable fix of §6.5 (6.12.95 lacks it) only that path reads an emptied
-			 * entry (MADV_DONTNEED) as written. A huge page needs no HUGE bit here:
-			 * the first write splits its PMD, so reports are per page anyway.
-			 */
-			.return_mask = PAGE_IS_WRITTEN,
-		};
-		int i, n = ioctl(w->t->pagemap_fd, PAGEMAP_SCAN, &arg);
+	return scan_each(w, arg, emit_regions, NULL);
+}
 
-		if (n < 0)
-			return -errno;
-		for (i = 0; i < n; i++)
-			pm_watch_emit(w, s->vec[i].start, s->vec[i].end, false);
-		if (!report || (unsigned)n < VEC_LEN)
-			break;
-		cur = arg.walk_end > s->vec[n - 1].end ? arg.walk_end : s->vec[n - 1].end;
+/* Arm the first page of each PMD-sized step of these huge regions alone: the kernel splits the PMD (§6.4). */
+static int arm_first_pages(struct pm_watch *w, const struct page_region *v, int n, void *data)
+{
+	int i;
+
+	(void)data;
+	for (i = 0; i < n; i++) {
+		uint64_t a, step = w->ctx->features.pmd_size ? w->ctx->features.pmd_size : v[i].end;
+
+		for (a = v[i].start; a < v[i].end; a += step) {
+			/* No output vector: the regions being walked stay as they are. */
+			int err = scan_written(w, a, a + w->psize, false, true, false);
+
+			if (err < 0)
+				return err;
+		}
 	}
 	return 0;
 }
 
-/* Arm the first page of every PMD-mapped huge page alone: the kernel splits the PMD (§6.4). */
 static int split_huge(struct pm_watch *w, const struct pm_watch_range *r)
 {
-	struct uffd_state *s = w->priv;
-	uint64_t cur = r->start;
+	struct pm_scan_arg arg = {
+		.start = r->start, .end = r->end, .vec_len = 1,
+		.category_mask = PAGE_IS_HUGE | PAGE_IS_PRESENT, .return_mask = PAGE_IS_HUGE,
+	};
 
 	if (w->pid == 0)
 		madvise((void *)(uintptr_t)r->start, r->end - r->start, MADV_NOHUGEPAGE);
-	while (cur < r->end) {
-		struct pm_scan_arg arg = {
-			.size = sizeof(arg), .start = cur, .end = r->end,
-			.vec = (uintptr_t)s->vec, .vec_len = VEC_LEN,
-			.category_mask = PAGE_IS_HUGE | PAGE_IS_PRESENT, .return_mask = PAGE_IS_HUGE,
-		};
-		int i, n = ioctl(w->t->pagemap_fd, PAGEMAP_SCAN, &arg);
-
-		if (n < 0)
-			return -errno;
-		for (i = 0; i < n; i++) {
-			uint64_t a, step = w->ctx->features.pmd_size ? w->ctx->features.pmd_size : s->vec[i].end;
-
-			for (a = s->vec[i].start; a < s->vec[i].end; a += step) {
-				int err = scan_written(w, a, a + w->psize, false, true, false);
-
-				if (err < 0)
-					return err;
-			}
-		}
-		if ((unsigned)n < VEC_LEN)
-			break;
-		cur = arg.walk_end > s->vec[n - 1].end ? arg.walk_end : s->vec[n - 1].end;
-	}
-	return 0;
+	return scan_each(w, arg, arm_first_pages, NULL);
 }
 
 static int uffd_add(struct pm_watch *w, const struct pm_watch_range *r)
