@@ -59,6 +59,26 @@ static void rows_kernel(struct out *out, const struct pm_features *f, bool live)
 						    "no CAP_SYS_ADMIN in the initial user namespace: PFNs and swap slots are hidden");
 }
 
+/* Whether read faults map the shared zero page (some guest kernels never do). */
+static void rows_zero(struct out *out, const struct pm_features *f)
+{
+	char pfn[64] = "";
+
+	if (f->zero_pfn)
+		snprintf(pfn, sizeof(pfn), " at frame %#llx", (unsigned long long)f->zero_pfn);
+	row(out, "zero-page", tri(f->zero_page), "%s%s",
+	    f->zero_page == PM_YES ? "a read fault on fresh anonymous memory maps the shared zero page" :
+	    f->zero_page == PM_NO ? "read faults allocate a page of their own (the kernel forbids the zero page: "
+				    "s390 KVM guests, some hypervisor guests); no page is the zero page" :
+	    !f->by_effect ? "not recorded by the capture" : "could not be probed",
+	    pfn);
+	row(out, "huge-zero-page", tri(f->huge_zero_page), "%s",
+	    f->huge_zero_page == PM_YES ? "a read fault in a THP-enabled region may map the huge zero page" :
+	    f->huge_zero_page == PM_NO ? (f->zero_page == PM_NO ? "no zero page on this kernel" :
+				    "transparent_hugepage/use_zero_page is 0") :
+	    !f->by_effect ? "not recorded by the capture" : "transparent_hugepage/use_zero_page could not be read");
+}
+
 static void rows_pagemap(struct out *out, const struct pm_features *f)
 {
 	static const char *layout_detail[] = {
@@ -92,6 +112,7 @@ static void rows_pagemap(struct out *out, const struct pm_features *f)
 	row(out, "guard-regions", tri(f->guard_regions), "%s",
 	    f->guard_regions == PM_YES ? "bit 58 marks MADV_GUARD_INSTALL pages" :
 	    f->guard_regions == PM_NO ? "needs Linux 6.15+ (bit 58)" : "not recorded by the capture");
+	rows_zero(out, f);
 }
 
 static void categories(uint64_t cats, char *buf, size_t size)
@@ -183,6 +204,7 @@ static int export_features(const struct pm_features *f)
 	       tri_name[f->uffd_wp_async], (unsigned long long)f->uffd_features, tri_name[f->soft_dirty],
 	       tri_name[f->guard_regions]);
 	printf("page_mapcount=%s\n", tri_name[f->page_mapcount]);
+	printf("zero_page=%s\nhuge_zero_page=%s\n", tri_name[f->zero_page], tri_name[f->huge_zero_page]);
 	return EXIT_OK;
 }
 

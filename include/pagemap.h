@@ -192,6 +192,16 @@ struct pm_features {
 
 	struct pm_kfile kpageflags, kpagecount, kpagecgroup, page_idle;
 	bool by_effect;			/* false for a replayed root: effects not probed */
+	/*
+	 * Does a read fault on fresh anonymous memory map the shared zero page?
+	 * PM_NO on kernels that forbid it (s390 KVM guests, some hypervisor
+	 * guests), where such a read allocates a page of its own. Probed by
+	 * effect: two read-faulted pages share one frame that nobody maps
+	 * exclusively (and that kpageflags calls the zero page, where readable).
+	 * zero_pfn is set only when this is PM_YES and frames are visible.
+	 */
+	enum pm_tristate zero_page;
+	enum pm_tristate huge_zero_page;	/* the same for THP (use_zero_page) */
 };
 
 /*

@@ -135,19 +135,81 @@ static int self_entry(int fd, const void *addr, unsigned page_shift, uint64_t *e
 	return n == 1 ? 0 : (n < 0 ? (int)n : -EIO);
 }
 
-/* A read fault on fresh anonymous memory maps the shared zero page. */
-static uint64_t probe_zero_pfn(int fd, const struct pm_features *f)
-{
-	volatile char *p = mmap(NULL, f->page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint64_t e = 0;
+#define E_EXCLUSIVE (1ULL << 56)
+#define KPF_ZERO_PAGE_BIT 24
 
+/* Does /proc/kpageflags say @pfn is the zero page? PM_UNKNOWN when it cannot be read. */
+static enum pm_tristate kpf_zero(uint64_t pfn)
+{
+	int fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	uint64_t flags;
+	ssize_t n;
+
+	if (fd < 0)
+		return PM_UNKNOWN;
+	n = pm_pread_words(fd, &flags, 1, pfn);
+	close(fd);
+	if (n != 1)
+		return PM_UNKNOWN;
+	return (flags >> KPF_ZERO_PAGE_BIT) & 1 ? PM_YES : PM_NO;
+}
+
+/*
+ * Does a read fault on fresh anonymous memory map the shared zero page? Not
+ * on every kernel: s390 KVM guests (mm_forbids_zeropage) and some hypervisor
+ * guest kernels allocate a real page instead. By effect, on two separately
+ * read-faulted pages: the zero page is never exclusive (bit 56, 4.2+, map
+ * count 0) and both pages carry the same frame; a real page is exclusive and
+ * has a frame of its own. Where kpageflags is readable, KPF_ZERO_PAGE must
+ * confirm the frame. A frame is recorded only when all of that holds: a
+ * freed real page's frame is reused by the next allocation, and would then
+ * flag a written page as zero.
+ */
+static void probe_zero_page(int fd, struct pm_features *f)
+{
+	size_t ps = f->page_size;
+	volatile char *p = mmap(NULL, 2 * ps, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t e[2] = { 0, 0 }, pfn;
+
+	f->zero_page = PM_UNKNOWN;
 	if (p == MAP_FAILED)
-		return 0;
+		return;
 	(void)p[0];
-	if (self_entry(fd, (const void *)p, f->page_shift, &e) < 0 || !(e >> 63))
-		e = 0;
-	munmap((void *)p, f->page_size);
-	return e & E_FRAME_MASK;
+	(void)p[ps];
+	if (self_entry(fd, (const void *)p, f->page_shift, &e[0]) < 0 ||
+	    self_entry(fd, (const void *)(p + ps), f->page_shift, &e[1]) < 0 || !(e[0] >> 63) || !(e[1] >> 63))
+		goto out;
+	pfn = e[0] & E_FRAME_MASK;
+	if (f->layout == PM_LAYOUT_CURRENT && ((e[0] | e[1]) & E_EXCLUSIVE))
+		f->zero_page = PM_NO;
+	else if (f->pfn_view == PM_PFN_VISIBLE)
+		f->zero_page = pfn && pfn == (e[1] & E_FRAME_MASK) && kpf_zero(pfn) != PM_NO ? PM_YES : PM_NO;
+	else if (f->layout == PM_LAYOUT_CURRENT)
+		f->zero_page = PM_YES;	/* present and not exclusive: mapped by no one, the zero page */
+	if (f->zero_page == PM_YES && f->pfn_view == PM_PFN_VISIBLE)
+		f->zero_pfn = pfn;
+out:
+	munmap((void *)p, 2 * ps);
+}
+
+/*
+ * The huge zero page exists where the zero page does and THP may use it
+ * (transparent_hugepage/use_zero_page); the kernels that forbid the zero
+ * page forbid both.
+ */
+static void probe_huge_zero(struct pm_ctx *ctx, struct pm_features *f)
+{
+	char path[4096], buf[16];
+
+	if (f->zero_page == PM_NO) {
+		f->huge_zero_page = PM_NO;
+		return;
+	}
+	f->huge_zero_page = PM_UNKNOWN;
+	if (f->zero_page != PM_YES || pm_path(ctx, path, sizeof(path), "/sys/kernel/mm/transparent_hugepage/use_zero_page") < 0 ||
+	    pm_read_small_file(ctx, path, buf, sizeof(buf)) <= 0)
+		return;
+	f->huge_zero_page = buf[0] == '1' ? PM_YES : PM_NO;
 }
 
 /* Layout and PFN view by effect, on our own pagemap. */
@@ -173,8 +235,7 @@ static void probe_self_pagemap(struct pm_features *f)
 	}
 	if (self_entry(fd, (const void *)page_probe, f->page_shift, &e) == 0 && (e >> 63))
 		f->pfn_view = (e & E_FRAME_MASK) ? PM_PFN_VISIBLE : PM_PFN_HIDDEN;
-	if (f->pfn_view == PM_PFN_VISIBLE)
-		f->zero_pfn = probe_zero_pfn(fd, f);
+	probe_zero_page(fd, f);
 	close(fd);
 }
 
@@ -452,6 +513,10 @@ static void apply_recorded(struct pm_features *f, const char *k, const char *v)
 		f->pagemap_error = pm_errno_from_name(v);
 	else if (!strcmp(k, "zero_pfn"))
 		f->zero_pfn = strtoull(v, NULL, 0);
+	else if (!strcmp(k, "zero_page"))
+		f->zero_page = parse_tristate(v);
+	else if (!strcmp(k, "huge_zero_page"))
+		f->huge_zero_page = parse_tristate(v);
 	else if (!strcmp(k, "guard_regions"))
 		f->guard_regions = parse_tristate(v);
 	else if (!strcmp(k, "page_mapcount"))
@@ -465,6 +530,7 @@ static void probe_recorded(struct pm_ctx *ctx, struct pm_features *f)
 
 	f->page_size = 4096;
 	f->soft_dirty = f->uffd_wp_async = f->guard_regions = f->page_mapcount = PM_UNKNOWN;
+	f->zero_page = f->huge_zero_page = PM_UNKNOWN;
 	if (pm_path(ctx, path, sizeof(path), "/pagemap-features") < 0 ||
 	    pm_read_small_file(ctx, path, buf, sizeof(buf)) < 0)
 		return;
@@ -477,6 +543,11 @@ static void probe_recorded(struct pm_ctx *ctx, struct pm_features *f)
 	}
 	if (!f->page_size || (f->page_size & (f->page_size - 1)))
 		f->page_size = 4096;
+	/* Captures older than the zero-page probe recorded a frame only when there was one. */
+	if (f->zero_page == PM_UNKNOWN && f->zero_pfn)
+		f->zero_page = PM_YES;
+	if (f->zero_page != PM_YES)
+		f->zero_pfn = 0;
 }
 
 /* Can an unprivileged user see physical addresses here (the rowhammer exposure)? */
@@ -523,8 +594,10 @@ const struct pm_features *pm_ctx_features(struct pm_ctx *ctx)
 	probe_kfile(ctx, "/proc/kpagecount", &f->kpagecount);
 	probe_kfile(ctx, "/proc/kpagecgroup", &f->kpagecgroup);
 	probe_kfile(ctx, "/sys/kernel/mm/page_idle/bitmap", &f->page_idle);
-	if (ctx->live)
+	if (ctx->live) {
+		probe_huge_zero(ctx, f);
 		f->page_mapcount = probe_page_mapcount(ctx, f);
+	}
 	/* CONFIG_NO_PAGE_MAPCOUNT came in 6.15: every older kernel counts per page. */
 	if (f->page_mapcount == PM_UNKNOWN && f->kernel_major && !pm_kernel_at_least(f, 6, 15))
 		f->page_mapcount = PM_YES;

@@ -88,7 +88,7 @@ static uint32_t pread_known(const struct pm_walk *w)
 	uint32_t k = entry_known(w);
 
 	if (w->t->decode.frame_visible)
-		k |= PM_PAGE_FRAME | PM_PAGE_NONSWAP | PM_PAGE_THP | (w->f->zero_pfn ? PM_PAGE_ZERO : 0);
+		k |= PM_PAGE_FRAME | PM_PAGE_NONSWAP | PM_PAGE_THP | (w->f->zero_pfn || w->f->zero_page == PM_NO ? PM_PAGE_ZERO : 0);
 	return k;
 }
 
@@ -488,8 +488,11 @@ static int add_entries(struct pm_walk *w, uint64_t addr, uint64_t n)
 	if ((fl & PM_PAGE_PRESENT) && (fl & PM_PAGE_FRAME) && w->f->zero_pfn && e.pfn == w->f->zero_pfn)
 		fl |= PM_PAGE_ZERO;
 	/* In private anonymous memory only the huge zero page is "file" (6.x quirk). */
-	if ((fl & PM_PAGE_PRESENT) && (fl & PM_PAGE_FILE) && private_anon(&w->map))
+	if ((fl & PM_PAGE_PRESENT) && (fl & PM_PAGE_FILE) && private_anon(&w->map) && w->f->huge_zero_page != PM_NO)
 		fl |= PM_PAGE_ZERO;
+	/* Nobody maps the zero page exclusively: a page that says so is a page of its own. */
+	if (fl & PM_PAGE_EXCLUSIVE)
+		fl &= ~PM_PAGE_ZERO;
 	if (fl & PM_PAGE_ZERO)
 		fl &= ~PM_PAGE_FILE;
 	return add_pages(w, addr, n, fl, &e);
