@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "compat.h"
 #include "internal.h"
+#include "smaps.h"
 
 #define BATCH_PAGES	65536u	/* entries per pread (512 KiB), a multiple of every PMD's page count */
 #define SCAN_VEC	1024u	/* regions per PAGEMAP_SCAN call (24 KiB) */
@@ -53,6 +54,12 @@ struct pm_walk {
 
 	struct pm_run pending, out;
 	bool has_pending;
+
+	/* Hidden frames with swap on: smaps Swap of each mapping tells uffd-wp markers from swap. */
+	struct pm_smaps_swap *smaps;
+	size_t nsmaps;
+	int smaps_err;			/* 1: not read yet, 0: read, <0: could not be read */
+	int map_swap;			/* the current mapping has swap: -1 not asked yet, 0, 1 */
 };
 
 static bool private_anon(const struct pm_mapping *m)
@@ -143,6 +150,7 @@ struct pm_walk *pm_walk_new(struct pm_target *t, uint64_t start, uint64_t end, u
 	w->start = start;
 	w->end = end;
 	w->kpf_fd = -1;
+	w->smaps_err = 1;
 	w->psize = w->f->page_size;
 	w->shift = w->f->page_shift;
 	w->pmd_size = w->f->pmd_size;
@@ -176,6 +184,7 @@ void pm_walk_free(struct pm_walk *w)
 	pm_maps_close(w->maps);
 	if (w->kpf_fd >= 0)
 		close(w->kpf_fd);
+	free(w->smaps);
 	free(w->buf);
 	free(w->vec);
 	free(w);
@@ -234,6 +243,7 @@ static int next_mapping(struct pm_walk *w)
 		w->map_cur = w->scan_next = w->map_start;
 		w->vec_n = w->vec_pos = 0;
 		w->seg_cur = w->seg.end = w->map_start;
+		w->map_swap = -1;
 		w->have_map = true;
 		return 0;
 	}
@@ -474,14 +484,52 @@ static size_t same_run(const struct pm_walk *w, size_t i, size_t lim)
 	return j - i;
 }
 
+/*
+ * Does the current mapping hold swapped pages, by its smaps Swap? Read once
+ * per walk, and only when an entry needs it. Unknown counts as yes: that was
+ * the answer before smaps was asked.
+ */
+static bool mapping_has_swap(struct pm_walk *w)
+{
+	int64_t swap;
+
+	if (w->map_swap >= 0)
+		return w->map_swap;
+	if (w->smaps_err > 0)
+		w->smaps_err = pm_smaps_swap_read(w->t, &w->smaps, &w->nsmaps);
+	swap = w->smaps_err ? -1 : pm_smaps_swap_of(w->smaps, w->nsmaps, w->map.start);
+	w->map_swap = swap != 0;
+	return w->map_swap;
+}
+
+/*
+ * With frames hidden (4.18+) a swap entry and a uffd-wp marker read alike:
+ * bit 62 and bit 57, no type, no offset. Where swap is on, the mapping's
+ * smaps Swap settles it: none there means every such entry is a marker.
+ * A mapping with both is still counted as swapped (documented).
+ */
+static const struct pm_decode_info *decode_info(struct pm_walk *w, uint64_t raw, struct pm_decode_info *tmp)
+{
+	const struct pm_decode_info *d = &w->t->decode;
+
+	if (d->frame_visible || !d->swap_active || d->layout != PM_LAYOUT_CURRENT || !(raw & E_SWAP) ||
+	    !(raw & E_UFFD_WP) || (raw & E_FRAME_MASK))
+		return d;
+	*tmp = *d;
+	tmp->swap_active = mapping_has_swap(w);
+	return tmp;
+}
+
 /* Decode the @n pages at @addr (in the buffer, all alike by same_run) and add them. */
 static int add_entries(struct pm_walk *w, uint64_t addr, uint64_t n)
 {
 	size_t i = (size_t)((addr >> w->shift) - w->buf_vpn);
+	struct pm_decode_info tmp;
 	struct pm_entry e;
 	uint32_t fl;
 
-	pm_entry_decode(w->buf[i], &w->t->decode, &e);	/* an impossible entry still carries its bits */
+	/* An impossible entry still carries its bits. */
+	pm_entry_decode(w->buf[i], decode_info(w, w->buf[i], &tmp), &e);
 	fl = e.flags | w->seg.flags;
 	if (addr < w->thp_end)
 		fl |= PM_PAGE_THP;

@@ -68,4 +68,13 @@ if [ -x "$watch" ]; then
 	pid=
 	[ "$rc" -eq 0 ] && rc=$wrc
 fi
+# The same without privilege: frames hidden, swap entries and uffd-wp markers read alike.
+PAGEMAP_SWAP_READY=1 PAGEMAP_UNPRIV_BINS="test_swap test_watch" PAGEMAP_UNPRIV_PREFIX=unpriv-swap \
+	sh "$(dirname "$0")/unpriv.sh" &
+pid=$!
+wait "$pid"
+urc=$?
+pid=
+[ "$urc" -eq 77 ] && urc=0
+[ "$rc" -eq 0 ] && rc=$urc
 exit "$rc"

@@ -95,8 +95,11 @@ static void check_walk(const struct runs *r, const struct layout *l, const struc
 	/* Untouched by the pageout. */
 	CHECK_EQ_U64(ua.present, a->end - a->start);
 	CHECK_EQ_U64(ua.swapped, 0);
-	/* uffd-wp markers stay markers while swap is on (frames visible: type 31). */
-	if (u->start && !u->error && f->pfn_view == PM_PFN_VISIBLE) {
+	/*
+	 * uffd-wp markers stay markers while swap is on: frames visible, by their
+	 * type (31); hidden, by the mapping's smaps Swap of 0.
+	 */
+	if (u->start && !u->error) {
 		CHECK_EQ_U64(uu.swapped, 0);
 		CHECK_EQ_U64(uu.present, UFFD_POPULATED * ps);
 		CHECK_EQ_U64(runs_bytes(r, u->start, u->end, PM_PAGE_MARKER | PM_PAGE_UFFD_WP, PM_PAGE_SWAPPED),

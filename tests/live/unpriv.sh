@@ -1,7 +1,8 @@
 #!/bin/sh
 # unpriv.sh - run the live tests as uid 65534 without capabilities (hidden PFNs, EACCES on root's processes), copying the binaries if that user cannot reach the build.
 build=${PAGEMAP_BUILD:-$(cd "$(dirname "$0")/../.." && pwd)/build}
-bins="test_unpriv test_walk test_watch"
+# PAGEMAP_UNPRIV_BINS: another set (swap.sh runs its own tests through here too).
+bins=${PAGEMAP_UNPRIV_BINS:-"test_unpriv test_walk test_watch"}
 uid=65534
 
 skip() { echo "SKIP unpriv: $*"; exit 77; }
@@ -59,7 +60,7 @@ for b in $bins; do
 	$as_user "$build/tests/live/$b" $args >"$log" 2>&1 </dev/null
 	r=$?
 	# Prefix the result lines so that they stand apart from the same tests run as root.
-	sed 's/^\(PASS\|FAIL\|SKIP\) /\1 unpriv:/' "$log"
+	sed "s/^\\(PASS\\|FAIL\\|SKIP\\) /\\1 ${PAGEMAP_UNPRIV_PREFIX:-unpriv}:/" "$log"
 	if [ "$r" -ne 0 ] && [ "$r" -ne 77 ]; then
 		grep -q '^FAIL ' "$log" || echo "FAIL unpriv:$b: exited with status $r"
 		rc=1
