@@ -871,9 +871,20 @@ PM_API const char *pm_account_source_name(enum pm_account_source source);
  *                       Known residue: if the watcher is killed, the kernel
  *                       kills the snapshot, which stays a zombie child of
  *                       the target (never reported to it) until the target
- *                       exits or waits with __WALL/__WCLONE. A reset is NOT
- *                       atomic (pm_watch_atomic() false): writes between
- *                       the comparison and the new fork are lost. Each
+ *                       exits or waits with __WALL/__WCLONE. With PFNs
+ *                       visible a reset is atomic (pm_watch_atomic() true):
+ *                       it takes the new snapshot first and compares the
+ *                       old one with it, both frozen, so every write lands
+ *                       before the fork (this collect) or after it (the
+ *                       next). With PFNs hidden it is not (false): the
+ *                       process is compared with the snapshot, and writes
+ *                       between that and the new fork are lost; a page in
+ *                       swap in both cannot tell one shared slot
+ *                       (unwritten) from two (written, then swapped out),
+ *                       so the two copies are compared by content, read
+ *                       from the process and the snapshot, which brings
+ *                       both back from swap (stats content_compared; a
+ *                       write of the same bytes reads as none). Each
  *                       pm_watch_add takes a new snapshot (what older
  *                       ranges reported so far is kept for the next
  *                       collect). Costs: a fork (page tables copied) per
@@ -939,6 +950,7 @@ struct pm_watch_stats {
 	uint64_t rearms;	/* UFFD: times a replaced mapping in a range had to be registered again */
 	uint64_t sparse_bytes;	/* UFFD: bytes of big (1 GiB+), mostly empty mappings armed only where populated */
 	uint64_t shared_bytes;	/* SNAPSHOT: bytes of MAP_SHARED mappings in added ranges, left out (no COW) */
+	uint64_t content_compared; /* SNAPSHOT, PFNs hidden: pages in swap in both snapshots, compared by content */
 };
 
 struct pm_watch;

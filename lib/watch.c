@@ -375,6 +375,8 @@ const char *pm_watch_reason(const struct pm_watch *w)
 
 bool pm_watch_atomic(const struct pm_watch *w)
 {
+	if (w->method == PM_WATCH_SNAPSHOT)
+		return pm_watch_snapshot_atomic(w);
 	return w->ops->atomic;
 }
 

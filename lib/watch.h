@@ -56,6 +56,8 @@ extern const struct pm_watch_ops pm_watch_uffd_ops;
 extern const struct pm_watch_ops pm_watch_softdirty_ops;
 extern const struct pm_watch_ops pm_watch_mprotect_ops;
 extern const struct pm_watch_ops pm_watch_snapshot_ops;
+/* watch_snapshot.c: with frames visible a SNAPSHOT reset compares two snapshots, atomically. */
+bool pm_watch_snapshot_atomic(const struct pm_watch *w);
 
 /* watch_uffd.c: can the UFFD back end watch @pid here? 0 or -EOPNOTSUPP, with words in @buf. */
 int pm_watch_uffd_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size);

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +44,7 @@ struct snap_state {
 	struct pm_target *st;		/* the snapshot's pagemap */
 	int pipe[2];			/* self: the snapshot reads [0] until EOF, we hold [1] */
 	void *stack;			/* self: the snapshot's stack (STACK_SIZE) */
+	char *scratch;			/* two pages for content comparisons, or NULL */
 };
 
 typedef void (*emit_fn)(struct pm_watch *w, uint64_t start, uint64_t end, bool huge);
@@ -191,28 +193,64 @@ static void drop_snapshot(struct pm_watch *w)
 	s->snap = 0;
 }
 
+/* Make a new snapshot (its PID, its PID in the target, its pagemap); the current one stays. */
+static int take(struct pm_watch *w, pid_t *child, pid_t *there, struct pm_target **st)
+{
+	struct snap_state *s = w->priv;
+	pid_t old = s->snap;
+	int err;
+
+	*child = *there = 0;
+	*st = NULL;
+	/* remote_cycle kills s->snap after making the new one: keep it for the comparison. */
+	s->snap = 0;
+	err = w->pid ? remote_cycle(w, true, child, there) : self_snapshot(s, child);
+	s->snap = old;
+	if (err)
+		return err;
+	*st = pm_target_open(w->ctx, *child);
+	return *st ? 0 : (errno ? -errno : -ESRCH);
+}
+
+/* Drop a snapshot take() made, keeping the current one. */
+static void drop_new(struct pm_watch *w, pid_t child, pid_t there, struct pm_target *st)
+{
+	struct snap_state *s = w->priv;
+	struct pm_target *old_st = s->st;
+	pid_t old = s->snap, old_there = s->snap_there;
+
+	s->snap = child;
+	s->snap_there = there;
+	s->st = st;
+	drop_snapshot(w);
+	s->snap = old;
+	s->snap_there = old_there;
+	s->st = old_st;
+}
+
+/* Drop the current snapshot and keep the one take() made. */
+static void switch_to(struct pm_watch *w, pid_t child, pid_t there, struct pm_target *st)
+{
+	struct snap_state *s = w->priv;
+
+	drop_snapshot(w);
+	s->snap = child;
+	s->snap_there = there;
+	s->st = st;
+}
+
 /* Take a new snapshot, then drop the old one: a failure keeps the old one. */
 static int retake(struct pm_watch *w)
 {
-	struct snap_state *s = w->priv;
 	struct pm_target *st;
-	pid_t child = 0, there = 0;
-	int err;
+	pid_t child, there;
+	int err = take(w, &child, &there, &st);
 
-	err = w->pid ? remote_cycle(w, true, &child, &there) : self_snapshot(s, &child);
-	if (err)
-		return err;
-	if (!w->pid && s->snap)
-		kill_wait(s->snap);
-	pm_target_close(s->st);
-	s->st = NULL;
-	s->snap = child;
-	s->snap_there = there;
-	st = pm_target_open(w->ctx, child);
-	if (!st)
-		return errno ? -errno : -ESRCH;
-	s->st = st;
-	return 0;
+	if (!err)
+		switch_to(w, child, there, st);
+	else if (child)
+		drop_new(w, child, there, st);
+	return err;
 }
 
 /* ---- comparing ---- */
@@ -245,28 +283,97 @@ static uint64_t pfn_at(const struct pm_run *r, uint64_t a, uint64_t psize)
 	return (r->flags & PM_PAGE_ZERO) ? r->pfn : r->pfn + (a - r->start) / psize;
 }
 
+enum { SAME, CHANGED, ASK_CONTENT };
+
 /* Was page @a of target run @t written, the snapshot having @sn there (NULL: nothing, no mapping)? */
-static bool differs(const struct pm_run *t, const struct pm_run *sn, uint64_t a, uint64_t psize, bool frames)
+static int differs(const struct pm_run *t, const struct pm_run *sn, uint64_t a, uint64_t psize, bool frames)
 {
 	bool had = sn && (sn->flags & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED));
 
 	if (t->flags & PM_PAGE_SWAPPED) {	/* swapped now: written unless the snapshot holds the same swap entry */
 		if (!had || !(sn->flags & PM_PAGE_SWAPPED))
-			return true;
-		return frames && (t->flags & sn->flags & PM_PAGE_FRAME) &&
-		       (t->swap_type != sn->swap_type ||
-			t->swap_offset + (a - t->start) / psize != sn->swap_offset + (a - sn->start) / psize);
+			return CHANGED;
+		/* Hidden frames: one slot shared (unwritten) or two (written, then swapped out) read alike. */
+		if (!frames || !(t->flags & sn->flags & PM_PAGE_FRAME))
+			return ASK_CONTENT;
+		return t->swap_type != sn->swap_type ||
+		       t->swap_offset + (a - t->start) / psize != sn->swap_offset + (a - sn->start) / psize ?
+			       CHANGED : SAME;
 	}
 	if (frames && (t->flags & PM_PAGE_FRAME))
 		return !had || !(sn->flags & PM_PAGE_PRESENT) || !(sn->flags & PM_PAGE_FRAME) ||
-		       pfn_at(t, a, psize) != pfn_at(sn, a, psize);
+		       pfn_at(t, a, psize) != pfn_at(sn, a, psize) ? CHANGED : SAME;
 	/* PFNs hidden: a page shared with the snapshot since the fork is mapped twice; its COW copy once. */
-	return t->flags & PM_PAGE_EXCLUSIVE;
+	return t->flags & PM_PAGE_EXCLUSIVE ? CHANGED : SAME;
+}
+
+/*
+ * Was page @a written between the old snapshot (@o; NULL: nothing there) and
+ * the new one (run @n)? Frames visible: as differs(). Hidden: a page the
+ * process wrote was copied, so the old snapshot's copy is mapped by nothing
+ * else (exclusive), while an unwritten one is shared by all three. An old
+ * copy in swap cannot say so: it counts as written unless the new one is in
+ * swap too (where only frames could tell, see pm_watch_reason).
+ */
+static int changed(const struct pm_run *n, const struct pm_run *o, uint64_t a, uint64_t psize, bool frames)
+{
+	if (!o || !(o->flags & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED)))
+		return CHANGED;
+	if (frames && (n->flags & o->flags & PM_PAGE_FRAME))
+		return differs(n, o, a, psize, true);
+	/*
+	 * An old copy mapped by the old snapshot alone was copied away from, unless the
+	 * new one is in swap: then it may be the same page, read back in by a content
+	 * comparison (below) while the process kept its swap entry.
+	 */
+	/*
+	 * A huge page whose PMD the process has split since: a write copies one
+	 * 4 KiB page out of it, and the old snapshot's PMD-mapped copy answers
+	 * "shared" for the whole folio (6.x). Only contents tell which page.
+	 */
+	if ((o->flags & PM_PAGE_PRESENT) && (o->flags & PM_PAGE_THP) && !(n->flags & PM_PAGE_THP))
+		return ASK_CONTENT;
+	if (o->flags & PM_PAGE_PRESENT)
+		return !(o->flags & PM_PAGE_EXCLUSIVE) ? SAME : n->flags & PM_PAGE_SWAPPED ? ASK_CONTENT : CHANGED;
+	return n->flags & PM_PAGE_SWAPPED ? ASK_CONTENT : CHANGED;
+}
+
+/*
+ * Both snapshots hold page @a in swap and frames are hidden: one slot shared
+ * (unwritten) or two (written, then swapped out) read alike. Compare the
+ * contents, read from the two frozen snapshots (never from the process);
+ * this brings them back from swap. A write of the same bytes reads as none.
+ */
+static bool content_differs(struct pm_watch *w, pid_t older, pid_t newer, uint64_t a)
+{
+	struct snap_state *s = w->priv;
+	char *buf = s->scratch;
+	struct iovec l0 = { buf, w->psize }, l1 = { buf + w->psize, w->psize };
+	struct iovec r = { (void *)(uintptr_t)a, w->psize };
+
+	if (!buf) {
+		buf = malloc(2 * w->psize);
+		if (!buf)
+			return true;
+		s->scratch = buf;
+		l0.iov_base = buf;
+		l1.iov_base = buf + w->psize;
+	}
+	w->stats.content_compared++;
+	if (process_vm_readv(older, &l0, 1, &r, 1, 0) != (ssize_t)w->psize ||
+	    process_vm_readv(newer, &l1, 1, &r, 1, 0) != (ssize_t)w->psize)
+		return true;	/* cannot tell: report it */
+	return memcmp(buf, buf + w->psize, w->psize) != 0;
 }
 
 /* Emit the written pages of target run @t, compared with the snapshot's runs through @c. */
-static void compare_run(struct pm_watch *w, const struct pm_run *t, struct cursor *c, bool frames, emit_fn emit)
+static void compare_run(struct pm_watch *w, const struct pm_run *t, struct cursor *c, bool frames, bool pair,
+			pid_t now_pid, emit_fn emit)
 {
+	struct snap_state *s = w->priv;
+	uint64_t p;
+	int k;
+
 	uint64_t a = t->start;
 	bool huge = t->flags & PM_PAGE_THP;
 
@@ -286,23 +393,34 @@ static void compare_run(struct pm_watch *w, const struct pm_run *t, struct curso
 		 * page decides the piece; a zero-page run in the snapshot differs
 		 * from every frame of the target's (its zero pages are skipped).
 		 */
-		if (differs(t, in ? &c->run : NULL, a, w->psize, frames))
+		k = pair ? changed(t, in ? &c->run : NULL, a, w->psize, frames) :
+			   differs(t, in ? &c->run : NULL, a, w->psize, frames);
+		if (k == CHANGED) {
 			emit(w, a, next, huge);
+		} else if (k == ASK_CONTENT) {
+			for (p = a; p < next; p += w->psize)
+				if (content_differs(w, s->snap, now_pid, p))
+					emit(w, p, p + w->psize, huge);
+		}
 		a = next;
 	}
 }
 
-/* Compare range @r of the target with the snapshot; report through @emit. */
-static int compare_range(struct pm_watch *w, const struct pm_watch_range *r, emit_fn emit)
+/*
+ * Compare range @r of @now (the target, or with @pair a newer snapshot of it)
+ * with the current snapshot; report through @emit.
+ */
+static int compare_range(struct pm_watch *w, const struct pm_watch_range *r, struct pm_target *now, bool pair,
+			 emit_fn emit)
 {
 	struct snap_state *s = w->priv;
 	struct cursor c = { 0 };
 	struct pm_walk *tw;
 	const struct pm_run *run;
-	bool frames = pm_target_pfn_view(w->t) == PM_PFN_VISIBLE && pm_target_pfn_view(s->st) == PM_PFN_VISIBLE;
+	bool frames = pm_target_pfn_view(now) == PM_PFN_VISIBLE && pm_target_pfn_view(s->st) == PM_PFN_VISIBLE;
 	int ret;
 
-	tw = pm_walk_new(w->t, r->start, r->end, PM_WALK_ENTRIES);
+	tw = pm_walk_new(now, r->start, r->end, PM_WALK_ENTRIES);
 	if (!tw)
 		return -errno;
 	c.walk = pm_walk_new(s->st, r->start, r->end, PM_WALK_ENTRIES);
@@ -317,7 +435,7 @@ static int compare_range(struct pm_watch *w, const struct pm_watch_range *r, emi
 		if (!(run->flags & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED)) || (run->flags & (PM_PAGE_ZERO | PM_PAGE_FILE)) ||
 		    (run->map && (run->map->prot & PM_MAP_SHARED)))
 			continue;	/* nothing there, never written (zero page, page cache), or no COW (shared) */
-		compare_run(w, run, &c, frames, emit);
+		compare_run(w, run, &c, frames, pair, now->pid ? now->pid : getpid(), emit);
 	}
 	if (ret > 0)
 		ret = 0;
@@ -378,7 +496,7 @@ static int snap_add(struct pm_watch *w, const struct pm_watch_range *r)
 	}
 	/* A new snapshot re-arms the older ranges too: keep what they reported so far. */
 	for (i = 0; s->snap && i < w->nranges && !err; i++)
-		err = compare_range(w, &w->ranges[i], pm_watch_keep);
+		err = compare_range(w, &w->ranges[i], w->t, false, pm_watch_keep);
 	if (!err && w->out_err)
 		err = -w->out_err;
 	if (!err)
@@ -388,20 +506,51 @@ static int snap_add(struct pm_watch *w, const struct pm_watch_range *r)
 	return err;
 }
 
+bool pm_watch_snapshot_atomic(const struct pm_watch *w)
+{
+	struct snap_state *s = w->priv;
+
+	return pm_target_pfn_view(w->t) == PM_PFN_VISIBLE && (!s || !s->st || pm_target_pfn_view(s->st) == PM_PFN_VISIBLE);
+}
+
 static int snap_collect(struct pm_watch *w, bool reset)
 {
 	struct snap_state *s = w->priv;
 	size_t i;
 	int err = 0;
 
+	struct pm_target *st;
+	pid_t child, there;
+
 	if (!s || !s->st)
 		return 0;
+	/*
+	 * Frames hidden: the process itself is compared with the snapshot, and
+	 * writes between that and the new fork are lost (pm_watch_atomic()
+	 * false): two snapshots cannot be compared without frames, as the old
+	 * one's copy of a page the process has split out of a huge page reads
+	 * as exclusive (6.18) like a written one.
+	 */
+	if (!reset || !pm_watch_snapshot_atomic(w)) {
+		for (i = 0; i < w->nranges && !err; i++)
+			err = compare_range(w, &w->ranges[i], w->t, false, pm_watch_emit);
+		return err || !reset ? err : retake(w);
+	}
+	/*
+	 * The new snapshot first, then the old one compared with it: both are
+	 * frozen, so a write lands before the fork (this collect) or after it
+	 * (the next one), and none is lost between the two.
+	 */
+	err = take(w, &child, &there, &st);
 	for (i = 0; i < w->nranges && !err; i++)
-		err = compare_range(w, &w->ranges[i], pm_watch_emit);
-	/* Writes between the comparison above and the new fork are lost: not atomic (pm_watch_atomic). */
-	if (!err && reset)
-		err = retake(w);
-	return err;
+		err = compare_range(w, &w->ranges[i], st, true, pm_watch_emit);
+	if (err) {
+		if (child)
+			drop_new(w, child, there, st);	/* the old one stays */
+		return err;
+	}
+	switch_to(w, child, there, st);
+	return 0;
 }
 
 static void snap_fini(struct pm_watch *w)
@@ -417,12 +566,13 @@ static void snap_fini(struct pm_watch *w)
 	}
 	if (s->stack)
 		munmap(s->stack, STACK_SIZE);
+	free(s->scratch);
 	free(s);
 	w->priv = NULL;
 }
 
 const struct pm_watch_ops pm_watch_snapshot_ops = {
-	.atomic = false,
+	.atomic = false,	/* see pm_watch_snapshot_atomic */
 	.add = snap_add,
 	.collect = snap_collect,
 	.fini = snap_fini,
