@@ -210,18 +210,87 @@ void pm_watch_keep(struct pm_watch *w, uint64_t start, uint64_t end, bool huge)
 	w->pending[w->npending++] = (struct pm_written){ .start = start, .end = end, .huge = huge };
 }
 
-/* Keep the populated pages of @r (not the zero page) for the next collect. */
-static int add_populated(struct pm_watch *w, const struct pm_watch_range *r)
+struct span {
+	uint64_t start, end;
+};
+
+/* The populated ranges of @r (present or swapped, not the zero page), in address order. */
+static int populated_spans(struct pm_watch *w, const struct pm_watch_range *r, struct span **out, size_t *n)
 {
 	struct pm_walk *walk = pm_walk_new(w->t, r->start, r->end, 0);
 	const struct pm_run *run;
+	struct span *v = NULL, *p;
+	size_t cap = 0;
+	int ret;
+
+	*out = NULL;
+	*n = 0;
+	if (!walk)
+		return -errno;
+	while ((ret = pm_walk_next(walk, &run)) == 0) {
+		if (!(run->flags & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED)) || (run->flags & (PM_PAGE_ZERO | PM_PAGE_MARKER)))
+			continue;
+		if (*n && v[*n - 1].end == run->start) {
+			v[*n - 1].end = run->end;
+			continue;
+		}
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			p = realloc(v, cap * sizeof(*v));
+			if (!p) {
+				ret = -ENOMEM;
+				break;
+			}
+			v = p;
+		}
+		v[(*n)++] = (struct span){ run->start, run->end };
+	}
+	pm_walk_free(walk);
+	if (ret < 0) {
+		free(v);
+		*n = 0;
+		return ret;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Keep the parts of [a, b) that lie in @before (sorted; *@i is a cursor that only moves forward). */
+static void keep_within(struct pm_watch *w, uint64_t a, uint64_t b, const struct span *before, size_t n, size_t *i)
+{
+	while (*i < n && before[*i].end <= a)
+		(*i)++;
+	for (size_t j = *i; j < n && before[j].start < b; j++)
+		pm_watch_keep(w, before[j].start > a ? before[j].start : a, before[j].end < b ? before[j].end : b, false);
+}
+
+/*
+ * Keep the populated pages of @r (not the zero page) for the next collect,
+ * looked up after arming: a page populated from here on was written or read,
+ * and the walk sees it either way. With frames hidden and swap on, an entry
+ * in swap with the uffd-wp bit may be a marker the arming left on an empty
+ * page: count it only where @before (the populated ranges before arming) had
+ * a page.
+ */
+static int add_populated(struct pm_watch *w, const struct pm_watch_range *r, const struct span *before, size_t nbefore)
+{
+	struct pm_walk *walk = pm_walk_new(w->t, r->start, r->end, PM_WALK_ENTRIES);
+	const struct pm_run *run;
+	size_t cursor = 0;
 	int ret;
 
 	if (!walk)
 		return -errno;
-	while ((ret = pm_walk_next(walk, &run)) == 0)
-		if ((run->flags & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED)) && !(run->flags & PM_PAGE_ZERO))
+	while ((ret = pm_walk_next(walk, &run)) == 0) {
+		uint32_t f = run->flags;
+
+		if (!(f & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED)) || (f & (PM_PAGE_ZERO | PM_PAGE_MARKER)))
+			continue;
+		if ((f & PM_PAGE_PRESENT) || (f & PM_PAGE_FRAME) || !(f & PM_PAGE_UFFD_WP))
 			pm_watch_keep(w, run->start, run->end, false);
+		else
+			keep_within(w, run->start, run->end, before, nbefore, &cursor);
+	}
 	pm_walk_free(walk);
 	return ret < 0 ? ret : w->out_err ? -w->out_err : 0;
 }
@@ -229,6 +298,8 @@ static int add_populated(struct pm_watch *w, const struct pm_watch_range *r)
 int pm_watch_add(struct pm_watch *w, uint64_t start, uint64_t end, unsigned flags)
 {
 	struct pm_watch_range *r;
+	struct span *before = NULL;
+	size_t nbefore = 0;
 	int err;
 
 	if (start > end || (flags & ~PM_WATCH_POPULATED))
@@ -250,14 +321,18 @@ int pm_watch_add(struct pm_watch *w, uint64_t start, uint64_t end, unsigned flag
 	r->start = start;
 	r->end = end;
 	w->out_err = 0;
+	if ((flags & PM_WATCH_POPULATED) && (err = populated_spans(w, r, &before, &nbefore)) < 0)
+		return err;
 	err = w->ops->add(w, r);
 	if (!err && w->out_err)
 		err = -w->out_err;	/* ENOMEM from pm_watch_keep */
-	if (err < 0)
-		return err;
-	w->nranges++;
-	/* After arming: a page populated from here on was written or read, and the walk sees it either way. */
-	return flags & PM_WATCH_POPULATED ? add_populated(w, r) : 0;
+	if (!err) {
+		w->nranges++;
+		if (flags & PM_WATCH_POPULATED)
+			err = add_populated(w, r, before, nbefore);
+	}
+	free(before);
+	return err;
 }
 
 void pm_watch_emit(struct pm_watch *w, uint64_t start, uint64_t end, bool huge)

@@ -61,7 +61,7 @@ pid=
 # The write watch: pages written, then swapped out before a collect, must be reported.
 watch=$build/tests/live/test_watch
 if [ -x "$watch" ]; then
-	"$watch" self_uffd self_softdirty self_mprotect remote_uffd remote_softdirty &
+	"$watch" self_uffd self_softdirty self_mprotect remote_uffd remote_softdirty populated_swap &
 	pid=$!
 	wait "$pid"
 	wrc=$?

@@ -1392,6 +1392,51 @@ static int swap_active(void)
 	return n > 1;
 }
 
+/*
+ * PM_WATCH_POPULATED with swap on: of a range whose first pages are in swap
+ * and the rest never touched, exactly the swapped pages are reported. With
+ * frames hidden the markers that arming leaves on the empty pages read like
+ * swap entries, in a mapping whose smaps Swap is not 0 (all 64 were reported).
+ */
+static int t_populated_swap(void)
+{
+	enum { PAGES = 64, USED = 16 };
+	struct fresh f = { 0 };
+	uint8_t bits[PAGES];
+	char why[256];
+	size_t i, swapped = 0;
+	int err;
+
+	if (!swap_active())
+		return t_skip("no swap area is active (tests/live/swap.sh provides one)");
+	if (pm_watch_explain(ctx, 0, PM_WATCH_UFFD, why, sizeof(why)) < 0)
+		return t_skip("%s", why);
+	f.len = PAGES * wl.psize;
+	f.p = mmap(NULL, f.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(f.p != MAP_FAILED);
+	madvise(f.p, f.len, MADV_NOHUGEPAGE);
+	for (i = 0; i < USED; i++) {
+		f.p[i * wl.psize] = 1;
+		if (madvise(f.p + i * wl.psize, wl.psize, MADV_PAGEOUT) == 0 && in_swap(f.p + i * wl.psize))
+			swapped++;
+	}
+	if (swapped < USED) {
+		munmap(f.p, f.len);
+		return t_skip("only %zu of %d written pages went to swap", swapped, USED);
+	}
+	f.w = pm_watch_new(ctx, 0, PM_WATCH_UFFD, 0);
+	CHECK(f.w != NULL);
+	err = pm_watch_add(f.w, (uintptr_t)f.p, (uintptr_t)f.p + f.len, PM_WATCH_POPULATED);
+	CHECK_EQ_U64(err, 0);
+	if (!err) {
+		CHECK_EQ_U64(fresh_collect(&f, bits), USED);
+		for (i = 0; i < USED; i++)
+			CHECK(bits[i]);
+	}
+	fresh_close(&f);
+	return t_failed_checks ? T_FAIL : T_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct t_case cases[] = {
@@ -1403,6 +1448,7 @@ int main(int argc, char **argv)
 		{ "self_snapshot", t_self_snapshot },
 		{ "remote_snapshot", t_remote_snapshot },
 		{ "snapshot_leaves_nothing", t_snapshot_leaves_nothing },
+		{ "populated_swap", t_populated_swap },
 		{ "untouched_and_read", t_untouched_and_read },
 		{ "dontneed", t_dontneed },
 		{ "munmap_remap", t_munmap_remap },

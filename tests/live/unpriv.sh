@@ -55,7 +55,7 @@ rc=0
 for b in $bins; do
 	# test_watch: the cases that mean something without privilege (the rest ran as root).
 	args=
-	[ "$b" = test_watch ] && args="self_uffd self_mprotect remote_uffd remote_softdirty self_snapshot remote_snapshot snapshot_leaves_nothing cli_track other_user_refused"
+	[ "$b" = test_watch ] && args="self_uffd self_mprotect remote_uffd remote_softdirty self_snapshot remote_snapshot snapshot_leaves_nothing populated_swap cli_track other_user_refused"
 	# shellcheck disable=SC2086	# split into case names
 	$as_user "$build/tests/live/$b" $args >"$log" 2>&1 </dev/null
 	r=$?
