@@ -915,10 +915,16 @@ PM_API const char *pm_account_source_name(enum pm_account_source source);
  * pages a range lost and got back (MADV_DONTNEED, munmap + mmap at the same
  * place: written, as their content changed), and with SOFTDIRTY the pages
  * of a PMD-mapped huge page, reported whole (counted in huge_pages).
- * UFFD and MPROTECT stay exact on huge pages: the kernel splits the PMD
- * mapping at the first write (UFFD) or at the protection change (MPROTECT).
- * PM_WATCH_NOTHP splits huge pages when a range is added (UFFD) and keeps
- * new ones from forming there (MADV_NOHUGEPAGE, the caller only).
+ * UFFD leaves PMD-mapped transparent huge pages whole: a write-protect
+ * fault on one would split it (async uffd-wp, 6.7-6.18), so they are not
+ * armed; each collect reads their contents (process_vm_readv), compares a
+ * hash with the last one and reports a changed one whole (huge_pages;
+ * stats hashed_bytes). A write of the same bytes is not seen there; one
+ * that appears in a sparse piece counts as written. MPROTECT stays exact
+ * on huge pages: the kernel splits the PMD mapping at the protection
+ * change. PM_WATCH_NOTHP splits huge pages when a range is added (UFFD,
+ * then exact per page) and keeps new ones from forming there
+ * (MADV_NOHUGEPAGE, the caller only).
  * Pages merely read, or never touched, are not reported. A watched range
  * that is unmapped reports nothing; one moved by mremap leaves the watch.
  * After fork() the child is not watched (UFFD, SOFTDIRTY) or inherits
@@ -951,6 +957,7 @@ struct pm_watch_stats {
 	uint64_t sparse_bytes;	/* UFFD: bytes of big (1 GiB+), mostly empty mappings armed only where populated */
 	uint64_t shared_bytes;	/* SNAPSHOT: bytes of MAP_SHARED mappings in added ranges, left out (no COW) */
 	uint64_t content_compared; /* SNAPSHOT, PFNs hidden: pages in swap in both snapshots, compared by content */
+	uint64_t hashed_bytes;	/* UFFD without NOTHP: bytes of huge pages left whole, read and hashed to compare */
 };
 
 struct pm_watch;

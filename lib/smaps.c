@@ -1,4 +1,4 @@
-/* smaps.c - per-mapping Swap of /proc/PID/smaps: the kernel's word where hidden frames leave swap entries and uffd-wp markers alike. */
+/* smaps.c - per-mapping Swap and KernelPageSize of /proc/PID/smaps: the kernel's word where pagemap alone cannot tell (markers from swap, hugetlb from THP). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,16 +8,17 @@
 #include "internal.h"
 #include "smaps.h"
 
-/* "Swap:   12 kB" into bytes. */
-static bool swap_field(const char *line, uint64_t *bytes)
+/* "@key   12 kB" into bytes. */
+static bool kb_field(const char *line, const char *key, uint64_t *bytes)
 {
+	size_t n = strlen(key);
 	unsigned long long kb;
 	char *end;
 
-	if (strncmp(line, "Swap:", 5))
+	if (strncmp(line, key, n))
 		return false;
-	kb = strtoull(line + 5, &end, 10);
-	if (end == line + 5)
+	kb = strtoull(line + n, &end, 10);
+	if (end == line + n)
 		return false;
 	*bytes = (uint64_t)kb * 1024;
 	return true;
@@ -34,7 +35,7 @@ static int push(struct pm_smaps_swap **v, size_t *n, size_t *cap, uint64_t start
 		*v = p;
 		*cap = c;
 	}
-	(*v)[(*n)++] = (struct pm_smaps_swap){ .start = start, .swap = 0 };
+	(*v)[(*n)++] = (struct pm_smaps_swap){ .start = start };
 	return 0;
 }
 
@@ -50,7 +51,8 @@ int pm_smaps_swap_parse(FILE *f, struct pm_smaps_swap **out, size_t *nout)
 	while ((len = getline(&line, &lcap, f)) > 0) {
 		struct pm_mapping m;
 
-		if (n && swap_field(line, &v[n - 1].swap))
+		if (n && (kb_field(line, "Swap:", &v[n - 1].swap) ||
+			  kb_field(line, "KernelPageSize:", &v[n - 1].kernel_page)))
 			continue;
 		/* A field line is "Name: value"; a mapping's line starts with its range. */
 		if (strchr(line, ':') && !strchr(line, '-'))
@@ -93,7 +95,7 @@ int pm_smaps_swap_read(struct pm_target *t, struct pm_smaps_swap **out, size_t *
 	return r;
 }
 
-int64_t pm_smaps_swap_of(const struct pm_smaps_swap *v, size_t n, uint64_t start)
+const struct pm_smaps_swap *pm_smaps_find(const struct pm_smaps_swap *v, size_t n, uint64_t start)
 {
 	size_t lo = 0, hi = n;
 
@@ -101,11 +103,18 @@ int64_t pm_smaps_swap_of(const struct pm_smaps_swap *v, size_t n, uint64_t start
 		size_t mid = lo + (hi - lo) / 2;
 
 		if (v[mid].start == start)
-			return (int64_t)v[mid].swap;
+			return &v[mid];
 		if (v[mid].start < start)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return -1;
+	return NULL;
+}
+
+int64_t pm_smaps_swap_of(const struct pm_smaps_swap *v, size_t n, uint64_t start)
+{
+	const struct pm_smaps_swap *e = pm_smaps_find(v, n, start);
+
+	return e ? (int64_t)e->swap : -1;
 }

@@ -1,4 +1,4 @@
-/* smaps.h - per-mapping Swap of /proc/PID/smaps (internal). */
+/* smaps.h - per-mapping Swap and KernelPageSize of /proc/PID/smaps (internal). */
 #ifndef PM_SMAPS_H
 #define PM_SMAPS_H
 
@@ -9,6 +9,7 @@
 struct pm_smaps_swap {
 	uint64_t start;		/* the mapping's first address */
 	uint64_t swap;		/* its Swap: line, in bytes */
+	uint64_t kernel_page;	/* its KernelPageSize: (a hugetlb mapping's huge page size), bytes */
 };
 
 /*
@@ -20,6 +21,9 @@ int pm_smaps_swap_parse(FILE *f, struct pm_smaps_swap **out, size_t *n);
 
 /* pm_smaps_swap_read - the same from ROOT/proc/PID/smaps of @t; -ESRCH when it is gone. */
 int pm_smaps_swap_read(struct pm_target *t, struct pm_smaps_swap **out, size_t *n);
+
+/* pm_smaps_find - the record of the mapping that starts at @start, or NULL. */
+const struct pm_smaps_swap *pm_smaps_find(const struct pm_smaps_swap *v, size_t n, uint64_t start);
 
 /* pm_smaps_swap_of - Swap bytes of the mapping that starts at @start, -1 if none does. */
 int64_t pm_smaps_swap_of(const struct pm_smaps_swap *v, size_t n, uint64_t start);

@@ -8,8 +8,12 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
+#define XXH_INLINE_ALL	/* header-only: no link dependency */
+#include <xxhash.h>
 #include "compat.h"
+#include "smaps.h"
 #include "inject.h"
 #include "watch.h"
 
@@ -32,7 +36,22 @@
  */
 struct piece {
 	uint64_t start, end;
+	uint64_t map_start;	/* the mapping's first address (its smaps record) */
 	bool sparse;
+	int hugetlb;		/* -1 not asked yet (asked only where a huge page shows), 0, 1 */
+};
+
+/*
+ * A PMD-mapped transparent huge page left whole. With async uffd-wp the
+ * first write to a write-protected huge PMD splits it (wp_huge_pmd, 6.7-6.18:
+ * seen here, AnonHugePages 4096 -> 2048 kB after one byte), and tracking must
+ * leave the target's huge pages as it found them. So unless PM_WATCH_NOTHP,
+ * huge pages are not armed: each collect compares their contents (read with
+ * process_vm_readv, hashed) and reports a changed one whole, marked huge.
+ */
+struct hblock {
+	uint64_t start;
+	uint64_t hash;
 };
 
 #define SPARSE_MIN_BYTES (1ULL << 30)	/* mappings below this are always armed whole */
@@ -41,6 +60,9 @@ struct uffd_state {
 	int fd;
 	struct piece *pieces;
 	size_t npieces, cap;
+	struct hblock *hb;		/* sorted by start */
+	size_t nhb, caphb;
+	void *hbuf;			/* one PMD of contents */
 	struct page_region vec[VEC_LEN];
 };
 
@@ -186,7 +208,7 @@ static int64_t populated_pages(struct pm_watch *w, uint64_t a, uint64_t b)
 	return err < 0 ? err : (int64_t)pages;
 }
 
-static int add_piece(struct uffd_state *s, uint64_t a, uint64_t b, bool sparse)
+static int add_piece(struct uffd_state *s, uint64_t a, uint64_t b, uint64_t map_start, bool sparse)
 {
 	if (s->npieces == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 16;
@@ -197,11 +219,12 @@ static int add_piece(struct uffd_state *s, uint64_t a, uint64_t b, bool sparse)
 		s->pieces = p;
 		s->cap = cap;
 	}
-	s->pieces[s->npieces++] = (struct piece){ a, b, sparse };
+	s->pieces[s->npieces++] = (struct piece){ .start = a, .end = b, .map_start = map_start, .sparse = sparse,
+						  .hugetlb = -1 };
 	return 0;
 }
 
-/* Forget the pieces inside @r (before registering it again). */
+/* Forget the pieces and huge blocks inside @r (before registering it again). */
 static void drop_pieces(struct uffd_state *s, const struct pm_watch_range *r)
 {
 	size_t i, n = 0;
@@ -210,6 +233,10 @@ static void drop_pieces(struct uffd_state *s, const struct pm_watch_range *r)
 		if (s->pieces[i].start >= r->end || s->pieces[i].end <= r->start)
 			s->pieces[n++] = s->pieces[i];
 	s->npieces = n;
+	for (i = n = 0; i < s->nhb; i++)
+		if (s->hb[i].start >= r->end || s->hb[i].start < r->start)
+			s->hb[n++] = s->hb[i];
+	s->nhb = n;
 }
 
 /* Big and less than half populated: arm only what has content. */
@@ -259,7 +286,7 @@ static int register_range(struct pm_watch *w, const struct pm_watch_range *r)
 		}
 		err = is_sparse(w, a, b, &sparse);
 		if (!err)
-			err = add_piece(s, a, b, sparse);
+			err = add_piece(s, a, b, m->start, sparse);
 		if (err < 0)
 			break;
 		any = 1;
@@ -274,19 +301,255 @@ static int register_range(struct pm_watch *w, const struct pm_watch_range *r)
 
 static int scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool report, bool rearm, bool sparse);
 
-/* Scan (report and/or re-arm) every piece inside @r. */
-static int scan_range(struct pm_watch *w, const struct pm_watch_range *r, bool report, bool rearm)
+/* ---- huge pages left whole ---- */
+
+/* Index of the first huge block at or after @a. */
+static size_t hb_lower(const struct uffd_state *s, uint64_t a)
+{
+	size_t lo = 0, hi = s->nhb;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->hb[mid].start < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int hb_insert(struct uffd_state *s, size_t at, uint64_t start, uint64_t hash)
+{
+	if (s->nhb == s->caphb) {
+		size_t cap = s->caphb ? 2 * s->caphb : 16;
+		struct hblock *p = realloc(s->hb, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->hb = p;
+		s->caphb = cap;
+	}
+	memmove(&s->hb[at + 1], &s->hb[at], (s->nhb - at) * sizeof(*s->hb));
+	s->hb[at] = (struct hblock){ start, hash };
+	s->nhb++;
+	return 0;
+}
+
+/* The contents of the huge page at @a, hashed; read from the target (process_vm_readv: never a fault here). */
+static int hb_hash(struct pm_watch *w, uint64_t a, uint64_t *hash)
+{
+	struct uffd_state *s = w->priv;
+	size_t len = (size_t)w->ctx->features.pmd_size;
+	struct iovec local, remote = { (void *)(uintptr_t)a, len };
+	ssize_t n;
+
+	if (!s->hbuf && !(s->hbuf = malloc(len)))
+		return -ENOMEM;
+	local = (struct iovec){ s->hbuf, len };
+	n = process_vm_readv(w->pid ? w->pid : getpid(), &local, 1, &remote, 1, 0);
+	if (n != (ssize_t)len)
+		return n < 0 ? -errno : -EIO;
+	*hash = XXH3_64bits(s->hbuf, len);
+	w->stats.hashed_bytes += len;
+	return 0;
+}
+
+/* Is the PMD block at @a still one PMD-mapped huge page? */
+static int still_huge(struct pm_watch *w, uint64_t a, bool *huge)
+{
+	struct uffd_state *s = w->priv;
+	uint64_t pmd = w->ctx->features.pmd_size;
+	struct pm_scan_arg arg = {
+		.size = sizeof(arg), .start = a, .end = a + pmd, .vec = (uintptr_t)s->vec, .vec_len = 1,
+		.category_mask = PAGE_IS_HUGE | PAGE_IS_PRESENT, .return_mask = PAGE_IS_HUGE,
+	};
+	int n = ioctl(w->t->pagemap_fd, PAGEMAP_SCAN, &arg);
+
+	if (n < 0)
+		return -errno;
+	*huge = n == 1 && s->vec[0].start == a && s->vec[0].end == a + pmd;
+	return 0;
+}
+
+struct found {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int collect_huge(struct pm_watch *w, const struct page_region *v, int n, void *data)
+{
+	uint64_t pmd = w->ctx->features.pmd_size, a;
+	struct found *f = data;
+	int i;
+
+	for (i = 0; i < n; i++)
+		for (a = (v[i].start + pmd - 1) & ~(pmd - 1); a + pmd <= v[i].end; a += pmd) {
+			if (f->n == f->cap) {
+				size_t cap = f->cap ? 2 * f->cap : 16;
+				uint64_t *p = realloc(f->v, cap * sizeof(*p));
+
+				if (!p)
+					return -ENOMEM;
+				f->v = p;
+				f->cap = cap;
+			}
+			f->v[f->n++] = a;
+		}
+	return 0;
+}
+
+/* Is piece @p a hugetlb mapping (armed as it is: a hugetlb page never splits)? Asked once, of smaps. */
+static bool piece_hugetlb(struct pm_watch *w, struct piece *p)
+{
+	struct pm_smaps_swap *v;
+	const struct pm_smaps_swap *e;
+	size_t n;
+
+	if (p->hugetlb < 0) {
+		p->hugetlb = 0;
+		if (pm_smaps_swap_read(w->t, &v, &n) == 0) {
+			e = pm_smaps_find(v, n, p->map_start);
+			p->hugetlb = e && e->kernel_page > w->psize;
+			free(v);
+		}
+	}
+	return p->hugetlb;
+}
+
+/*
+ * The huge pages of piece @p now: in a sparse piece (empty parts not armed,
+ * where a new one can form) by a scan of it all, elsewhere by checking the
+ * known ones (armed page tables keep new ones from forming: no huge fault
+ * over them, and khugepaged skips uffd-wp entries). At add (@discover) the
+ * whole piece is scanned.
+ */
+static int huge_now(struct pm_watch *w, struct piece *p, bool discover, struct found *f)
+{
+	struct uffd_state *s = w->priv;
+	size_t i;
+	int err = 0;
+
+	if (discover || p->sparse) {
+		struct pm_scan_arg arg = {
+			.start = p->start, .end = p->end, .vec_len = 1,
+			.category_mask = PAGE_IS_HUGE | PAGE_IS_PRESENT, .return_mask = PAGE_IS_HUGE,
+		};
+
+		err = scan_each(w, arg, collect_huge, f);
+		if (!err && f->n && piece_hugetlb(w, p))
+			f->n = 0;
+		return err;
+	}
+	for (i = hb_lower(s, p->start); i < s->nhb && s->hb[i].start < p->end && !err; i++) {
+		bool huge = false;
+
+		err = still_huge(w, s->hb[i].start, &huge);
+		if (!err && huge)
+			err = collect_huge(w, &(struct page_region){ .start = s->hb[i].start,
+					   .end = s->hb[i].start + w->ctx->features.pmd_size }, 1, f);
+	}
+	return err;
+}
+
+/*
+ * Compare the known huge blocks of @p with those there now (@f, sorted):
+ * still huge, its contents decide; split or gone, contents decide and (with
+ * @reset) it is armed like any other memory from now on; new, it appeared
+ * since the last look, so it was written (or read in: either way new
+ * contents), and it is kept whole from now on (with @reset).
+ */
+static int huge_merge(struct pm_watch *w, const struct piece *p, const struct found *f, bool report, bool reset)
+{
+	struct uffd_state *s = w->priv;
+	uint64_t pmd = w->ctx->features.pmd_size, hash = 0;
+	size_t i = hb_lower(s, p->start), j = 0;
+	int err = 0;
+
+	while (!err && (j < f->n || (i < s->nhb && s->hb[i].start < p->end))) {
+		bool known = i < s->nhb && s->hb[i].start < p->end;
+		uint64_t a = known && (j >= f->n || s->hb[i].start <= f->v[j]) ? s->hb[i].start : f->v[j];
+		bool now = j < f->n && f->v[j] == a;
+		int herr;
+
+		known = known && s->hb[i].start == a;
+		herr = hb_hash(w, a, &hash);
+		if (report && (!known || herr || hash != s->hb[i].hash))
+			pm_watch_emit(w, a, a + pmd, true);
+		if (known && now) {
+			if (reset && !herr)
+				s->hb[i].hash = hash;
+			i++;
+		} else if (known) {	/* split or unmapped since: arm it, forget it */
+			if (reset) {
+				err = scan_written(w, a, a + pmd, false, true, p->sparse);
+				memmove(&s->hb[i], &s->hb[i + 1], (--s->nhb - i) * sizeof(*s->hb));
+			} else {
+				i++;
+			}
+		} else if (reset && !herr) {	/* new */
+			err = hb_insert(s, i, a, hash);
+			i++;
+		}
+		if (now)
+			j++;
+	}
+	return err;
+}
+
+/* Scan (report and/or re-arm) [@a, @b) of @p around the huge blocks left whole. */
+static int scan_gaps(struct pm_watch *w, const struct piece *p, bool report, bool rearm)
+{
+	struct uffd_state *s = w->priv;
+	uint64_t pmd = w->ctx->features.pmd_size, a = p->start;
+	size_t i;
+	int err = 0;
+
+	for (i = hb_lower(s, p->start); i < s->nhb && s->hb[i].start < p->end && !err; i++) {
+		if (s->hb[i].start > a)
+			err = scan_written(w, a, s->hb[i].start, report, rearm, p->sparse);
+		a = s->hb[i].start + pmd;
+	}
+	if (!err && a < p->end)
+		err = scan_written(w, a, p->end, report, rearm, p->sparse);
+	return err;
+}
+
+/*
+ * One piece: the huge pages left whole first (@huge: look at them; at add,
+ * @discover them), then everything else through the write-protect bits.
+ */
+static int scan_piece(struct pm_watch *w, struct piece *p, bool report, bool rearm, bool huge, bool discover)
+{
+	bool keep = !(w->flags & PM_WATCH_NOTHP) && w->ctx->features.pmd_size;
+	struct found f = { 0 };
+	int err;
+
+	if (!keep)
+		return scan_written(w, p->start, p->end, report, rearm, p->sparse);
+	if (!huge)
+		return scan_gaps(w, p, report, rearm);
+	err = huge_now(w, p, discover, &f);
+	if (!err)
+		err = huge_merge(w, p, &f, report, rearm);
+	free(f.v);
+	return err ? err : scan_gaps(w, p, report, rearm);
+}
+
+/* Scan (report and/or re-arm) every piece inside @r; @huge: look at the huge pages left whole too. */
+static int scan_range(struct pm_watch *w, const struct pm_watch_range *r, bool report, bool rearm, bool huge,
+		      bool discover)
 {
 	struct uffd_state *s = w->priv;
 	size_t i;
 
 	for (i = 0; i < s->npieces; i++) {
-		const struct piece *p = &s->pieces[i];
+		struct piece *p = &s->pieces[i];
 		int err;
 
 		if (p->start >= r->end || p->end <= r->start)
 			continue;
-		err = scan_written(w, p->start, p->end, report, rearm, p->sparse);
+		err = scan_piece(w, p, report, rearm, huge, discover);
 		if (err < 0)
 			return err;
 	}
@@ -397,7 +660,7 @@ static int uffd_add(struct pm_watch *w, const struct pm_watch_range *r)
 			return err;
 	}
 	/* Arm: from now on only pages written after this point read WRITTEN. */
-	err = scan_range(w, r, false, true);
+	err = scan_range(w, r, false, true, true, true);
 	if (err == 0) {
 		/*
 		 * Arm again through the reporting path, and drop what it reports: 6.12 kernels
@@ -407,7 +670,7 @@ static int uffd_add(struct pm_watch *w, const struct pm_watch_range *r)
 		 */
 		size_t mark = w->nout;
 
-		err = scan_range(w, r, true, true);
+		err = scan_range(w, r, true, true, false, false);
 		w->nout = mark;
 	}
 	return err;
@@ -420,7 +683,7 @@ static int uffd_collect(struct pm_watch *w, bool reset)
 	for (i = 0; i < w->nranges; i++) {
 		const struct pm_watch_range *r = &w->ranges[i];
 		size_t mark = w->nout;
-		int err = scan_range(w, r, true, reset);
+		int err = scan_range(w, r, true, reset, true, false);
 
 		/*
 		 * EPERM: a mapping in the range is not registered any more: it was
@@ -434,7 +697,7 @@ static int uffd_collect(struct pm_watch *w, bool reset)
 			if (err == -EINVAL)	/* nothing mapped there any more */
 				continue;
 			if (!err)
-				err = scan_range(w, r, true, reset);
+				err = scan_range(w, r, true, reset, true, true);
 		}
 		if (err < 0)
 			return err;
@@ -458,6 +721,8 @@ static void uffd_fini(struct pm_watch *w)
 	}
 	close(s->fd);
 	free(s->pieces);
+	free(s->hb);
+	free(s->hbuf);
 	free(s);
 	w->priv = NULL;
 }
