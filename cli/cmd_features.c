@@ -244,7 +244,7 @@ int cmd_features(struct pm_ctx *ctx, int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("unexpected argument '%s'", argv[optind]);
-	f = pm_ctx_features(ctx);
+	f = pm_ctx_probe(ctx, PM_PROBE_ALL);	/* every answer, the costlier probes too */
 	if (!f) {
 		cli_error(errno, "cannot probe the kernel");
 		return EXIT_RUNTIME;

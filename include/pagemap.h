@@ -206,22 +206,39 @@ struct pm_features {
 
 /*
  * pm_ctx_features - the features of the kernel behind @ctx, probed on first
- * call and cached. On the live system every answer is checked by effect
- * (soft-dirty by a write-then-read round trip, PAGEMAP_SCAN by an ioctl,
- * uffd-wp by creating a userfaultfd). page_mapcount: with PFNs visible and
- * /proc/kpagecount readable (root), the caller maps one PMD-size THP,
- * forks a child that unmaps half of it (splitting the child's PMD) and
- * reads kpagecount: 2 then 1 across the middle is per-page, one value
- * throughout is averaged; the child exits and the THP is unmapped. Without
- * root, or without a THP (transparent_hugepage "never", fragmented memory,
- * a PMD over 32 MiB), it is PM_YES on kernels before 6.15 and PM_UNKNOWN
- * after. Under a replayed root, what can only be probed by effect is read
- * from the tree's "pagemap-features" file when the capture recorded one,
- * else left PM_UNKNOWN (page_mapcount: PM_YES before 6.15).
+ * call and cached. On the live system every answer is checked by effect,
+ * in the calling process and without forking: the layout and PFN view by
+ * reading its own pagemap, PAGEMAP_SCAN by an ioctl, guard regions by
+ * installing one, soft-dirty by a fresh page's bit 55, the zero page by
+ * two read faults (a few pages mapped and unmapped). Three probes cost
+ * more and run only when asked for through pm_ctx_probe() (the library's
+ * own calls ask for what they need): until then uffd_wp_async is
+ * PM_UNKNOWN, soft_dirty is the fresh-page answer alone, and page_mapcount
+ * is PM_YES before 6.15 and PM_UNKNOWN after. Under a replayed root, what
+ * can only be probed by effect is read from the tree's "pagemap-features"
+ * file when the capture recorded one, else left PM_UNKNOWN (page_mapcount:
+ * PM_YES before 6.15).
  * Returns a borrowed pointer valid for the context's life, or NULL with
  * errno set (ENOMEM).
  */
 PM_API const struct pm_features *pm_ctx_features(struct pm_ctx *ctx);
+
+#define PM_PROBE_UFFD		(1u << 0)	/* create (and close) a userfaultfd: uffd_wp_async, uffd_features */
+#define PM_PROBE_SOFT_DIRTY	(1u << 1)	/* fork a child that clears and sets its soft-dirty bits (4.2+, where bit 55 showed) */
+#define PM_PROBE_MAPCOUNT	(1u << 2)	/* root, 6.15+: map one THP, fork a child that unmaps half, read kpagecount */
+#define PM_PROBE_ALL		(PM_PROBE_UFFD | PM_PROBE_SOFT_DIRTY | PM_PROBE_MAPCOUNT)
+
+/*
+ * pm_ctx_probe - run the costlier probes in @what (PM_PROBE_*) that have not
+ * run yet, and return the features as pm_ctx_features() does.
+ * PM_PROBE_MAPCOUNT: with PFNs visible and /proc/kpagecount readable
+ * (root), the caller maps one PMD-size THP (a huge-page allocation), forks
+ * a child that unmaps half of it and reads kpagecount: 2 then 1 across the
+ * middle is per-page, one value throughout is averaged. Without root or
+ * without a THP it stays PM_UNKNOWN. PM_PROBE_SOFT_DIRTY forks a child.
+ * Nothing runs under a replayed root. Returns NULL with errno (ENOMEM).
+ */
+PM_API const struct pm_features *pm_ctx_probe(struct pm_ctx *ctx, unsigned what);
 
 /* pm_layout_name - "pshift", "v2", "current" or "unknown". Static string. */
 PM_API const char *pm_layout_name(enum pm_layout layout);

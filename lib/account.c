@@ -113,7 +113,7 @@ static int account_pagemap(struct pm_target *t, struct pm_kpage *k, struct pm_ac
 	out->pss = pm_pss_bytes(&a.pss);
 	out->source = PM_ACCOUNT_PAGEMAP;
 	out->exact = true;
-	out->estimate = a.large && pm_ctx_features(t->ctx)->page_mapcount == PM_NO;
+	out->estimate = a.large && pm_ctx_probe(t->ctx, PM_PROBE_MAPCOUNT)->page_mapcount == PM_NO;
 	return r;
 }
 
@@ -163,7 +163,7 @@ static int account_rollup(struct pm_target *t, struct pm_account *out)
 	out->hugetlb = ph + sh;
 	out->source = PM_ACCOUNT_SMAPS_ROLLUP;
 	/* smaps averages large folios' map counts too, and the rollup cannot say whether there are any */
-	out->estimate = pm_ctx_features(t->ctx)->page_mapcount == PM_NO;
+	out->estimate = pm_ctx_probe(t->ctx, PM_PROBE_MAPCOUNT)->page_mapcount == PM_NO;
 	return 0;
 }
 

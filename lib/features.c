@@ -343,8 +343,6 @@ static void probe_soft_dirty(struct pm_features *f)
 	char *p = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	uint64_t e = 0;
-	int status;
-	pid_t pid;
 
 	f->soft_dirty = PM_UNKNOWN;
 	if (p == MAP_FAILED || fd < 0)
@@ -362,18 +360,26 @@ static void probe_soft_dirty(struct pm_features *f)
 		goto out;
 	else if (self_entry(fd, p, f->page_shift, &e) == 0)
 		f->soft_dirty = (e & E_SOFT_DIRTY) ? PM_YES : PM_NO;
-	if (f->soft_dirty != PM_YES || !version_ge(f, 4, 2))
-		goto out;
-	pid = fork();
-	if (pid == 0)
-		_exit(soft_dirty_child(f->page_shift));
-	if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status))
-		f->soft_dirty = WEXITSTATUS(status) == 0 ? PM_YES : (WEXITSTATUS(status) == 1 ? PM_NO : PM_UNKNOWN);
 out:
 	if (fd >= 0)
 		close(fd);
 	if (p != MAP_FAILED)
 		munmap(p, ps);
+}
+
+/* The round trip in a forked child, where the fresh-page check said yes (PM_PROBE_SOFT_DIRTY). */
+static void probe_soft_dirty_trip(struct pm_features *f)
+{
+	int status;
+	pid_t pid;
+
+	if (f->soft_dirty != PM_YES || !version_ge(f, 4, 2))
+		return;
+	pid = fork();
+	if (pid == 0)
+		_exit(soft_dirty_child(f->page_shift));
+	if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status))
+		f->soft_dirty = WEXITSTATUS(status) == 0 ? PM_YES : (WEXITSTATUS(status) == 1 ? PM_NO : PM_UNKNOWN);
 }
 
 static void probe_guard(struct pm_features *f)
@@ -469,9 +475,9 @@ static void probe_live(struct pm_features *f)
 	f->page_size = (unsigned)sysconf(_SC_PAGESIZE);
 	f->page_shift = log2u(f->page_size);
 	f->privileged = probe_privileged();
+	f->uffd_wp_async = f->page_mapcount = PM_UNKNOWN;	/* pm_ctx_probe() asks */
 	probe_self_pagemap(f);
 	probe_scan(f);
-	probe_uffd(f);
 	probe_soft_dirty(f);
 	probe_guard(f);
 	f->by_effect = true;
@@ -594,17 +600,37 @@ const struct pm_features *pm_ctx_features(struct pm_ctx *ctx)
 	probe_kfile(ctx, "/proc/kpagecount", &f->kpagecount);
 	probe_kfile(ctx, "/proc/kpagecgroup", &f->kpagecgroup);
 	probe_kfile(ctx, "/sys/kernel/mm/page_idle/bitmap", &f->page_idle);
-	if (ctx->live) {
+	if (ctx->live)
 		probe_huge_zero(ctx, f);
-		f->page_mapcount = probe_page_mapcount(ctx, f);
-	}
 	/* CONFIG_NO_PAGE_MAPCOUNT came in 6.15: every older kernel counts per page. */
 	if (f->page_mapcount == PM_UNKNOWN && f->kernel_major && !pm_kernel_at_least(f, 6, 15))
 		f->page_mapcount = PM_YES;
+	/* A replayed tree has nothing more to probe; a live one does it when asked (pm_ctx_probe). */
+	ctx->probes_done = ctx->live ? 0 : PM_PROBE_ALL;
+	if (f->page_mapcount != PM_UNKNOWN)
+		ctx->probes_done |= PM_PROBE_MAPCOUNT;
 	ctx->probed = true;
 	pm_dbg(ctx, "features: kernel %s layout %s pfn %s scan %d cats %#llx sd %d page_mapcount %d",
 	       f->kernel_release, pm_layout_name(f->layout), pm_pfn_view_name(f->pfn_view), f->scan,
 	       (unsigned long long)f->scan_categories, f->soft_dirty, f->page_mapcount);
+	return f;
+}
+
+const struct pm_features *pm_ctx_probe(struct pm_ctx *ctx, unsigned what)
+{
+	struct pm_features *f = (struct pm_features *)pm_ctx_features(ctx);
+	unsigned todo;
+
+	if (!f)
+		return NULL;
+	todo = what & PM_PROBE_ALL & ~ctx->probes_done;
+	if (todo & PM_PROBE_UFFD)
+		probe_uffd(f);
+	if (todo & PM_PROBE_SOFT_DIRTY)
+		probe_soft_dirty_trip(f);
+	if (todo & PM_PROBE_MAPCOUNT)
+		f->page_mapcount = probe_page_mapcount(ctx, f);
+	ctx->probes_done |= todo;
 	return f;
 }
 

@@ -15,6 +15,7 @@ struct pm_ctx {
 	void *log_data;
 	bool debug;
 	bool probed;
+	unsigned probes_done;		/* PM_PROBE_* run (or with nothing to run) */
 	struct pm_features features;
 	int swap_active;		/* -1 unknown, else 0/1 */
 };

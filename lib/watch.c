@@ -79,7 +79,8 @@ static int snapshot_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size
 
 int pm_watch_explain(struct pm_ctx *ctx, pid_t pid, enum pm_watch_method method, char *buf, size_t size)
 {
-	const struct pm_features *f = pm_ctx_features(ctx);
+	/* Every back end's answer: the userfaultfd and soft-dirty probes run now. */
+	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_UFFD | PM_PROBE_SOFT_DIRTY);
 	char why[3][200];
 	int r[3];
 
@@ -131,7 +132,7 @@ static enum pm_watch_method choose(struct pm_ctx *ctx, pid_t pid)
 
 	if (pm_watch_uffd_usable(ctx, pid, buf, sizeof(buf)) == 0)
 		return PM_WATCH_UFFD;
-	if (softdirty_usable(pm_ctx_features(ctx), buf, sizeof(buf)) == 0)
+	if (softdirty_usable(pm_ctx_probe(ctx, PM_PROBE_SOFT_DIRTY), buf, sizeof(buf)) == 0)
 		return PM_WATCH_SOFTDIRTY;
 	return PM_WATCH_MPROTECT;
 }

@@ -68,7 +68,7 @@ struct uffd_state {
 
 int pm_watch_uffd_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
 {
-	const struct pm_features *f = pm_ctx_features(ctx);
+	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_UFFD);
 
 	if (!f->scan) {
 		snprintf(buf, size, "uffd: this kernel has no PAGEMAP_SCAN (Linux 6.7+)");

@@ -111,7 +111,7 @@ static int vs_rollup(void)
 	CHECK(a.shared >= (uint64_t)COW * lay.page_size);
 	CHECK_EQ_U64(a.source, exact_possible() ? PM_ACCOUNT_PAGEMAP : PM_ACCOUNT_SMAPS_ROLLUP);
 	CHECK_EQ_U64(a.exact, exact_possible());
-	CHECK(!a.estimate || pm_ctx_features(ctx)->page_mapcount == PM_NO);
+	CHECK(!a.estimate || pm_ctx_probe(ctx, PM_PROBE_MAPCOUNT)->page_mapcount == PM_NO);
 	CHECK_EQ_U64(a.hugetlb, 0);
 	return T_PASS;
 }
@@ -595,7 +595,7 @@ static int thp(void)
 	CHECK(a.rss >= 2 * l.pmd_size);
 	CHECK(a.uss >= 2 * l.pmd_size);
 	if (a.source == PM_ACCOUNT_PAGEMAP)
-		CHECK_EQ_U64(a.estimate, pm_ctx_features(ctx)->page_mapcount == PM_NO);
+		CHECK_EQ_U64(a.estimate, pm_ctx_probe(ctx, PM_PROBE_MAPCOUNT)->page_mapcount == PM_NO);
 	pm_target_close(t);
 	layout_stop(&l);
 	return T_PASS;
@@ -624,7 +624,7 @@ static int thp_fork_half(void)
 	if (ta && tb) {
 		check_rollup("thp, whole", h.pid, ta, &x);
 		check_rollup("thp, half", h.rep.grandchild, tb, &y);
-		if (exact_possible() && pm_ctx_features(ctx)->page_mapcount == PM_YES) {
+		if (exact_possible() && pm_ctx_probe(ctx, PM_PROBE_MAPCOUNT)->page_mapcount == PM_YES) {
 			size_t n, m;
 			uint64_t pa = range_pss(ta, h.rep.start, h.rep.end, &n);
 			uint64_t pb = range_pss(tb, h.rep.start, h.rep.end, &m);
@@ -725,7 +725,7 @@ static int mapcount_probe(void)
 
 	if (c)
 		pm_ctx_set_log(c, probe_log, said);	/* a callback turns the debug lines on */
-	f = c ? pm_ctx_features(c) : NULL;
+	f = c ? pm_ctx_probe(c, PM_PROBE_MAPCOUNT) : NULL;
 	CHECK(f != NULL);
 	if (!f)
 		return T_FAIL;

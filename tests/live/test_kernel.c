@@ -1,5 +1,7 @@
 /* test_kernel.c - the feature probe and soft-dirty walks against what this very kernel must give (host and QEMU guests). */
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +47,7 @@ static bool smaps_sd_flag(void)
 static int test_features_match_kernel(void)
 {
 	struct pm_ctx *ctx = pm_ctx_new(NULL);
-	const struct pm_features *f = pm_ctx_features(ctx);
+	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_ALL);
 	bool sd = smaps_sd_flag();
 
 	printf("  kernel %s: scan %d cats %#llx uffd-wp-async %d soft-dirty %d (smaps sd %d) guard %d\n",
@@ -156,12 +158,53 @@ static int test_soft_dirty_exact(void)
 	return T_PASS;
 }
 
+static unsigned forks;	/* fork() calls in this process (pthread_atfork) */
+
+static void count_fork(void)
+{
+	forks++;
+}
+
+/*
+ * A debugger or a GC that embeds the library pays no fork, no huge page and
+ * no userfaultfd for opening a context and walking: the costlier probes run
+ * only when asked for (pm_ctx_probe), or by a call that needs them.
+ */
+static int test_cheap_probe(void)
+{
+	struct pm_ctx *ctx = pm_ctx_new(NULL);
+	const struct pm_features *f = pm_ctx_features(ctx);
+	struct pm_target *t = f ? pm_target_open(ctx, getpid()) : NULL;
+	struct pm_walk *w = t ? pm_walk_new(t, 0, UINT64_MAX, 0) : NULL;
+	const struct pm_run *r;
+	unsigned before;
+
+	CHECK(w != NULL);
+	while (w && pm_walk_next(w, &r) == 0)
+		;
+	printf("  forks by features + open + walk: %u\n", forks);
+	CHECK_EQ_U64(forks, 0);
+	CHECK_EQ_U64(f->uffd_wp_async, PM_UNKNOWN);	/* no userfaultfd made yet */
+	before = forks;
+	f = pm_ctx_probe(ctx, PM_PROBE_ALL);
+	printf("  forks by pm_ctx_probe(ALL): %u; uffd_wp_async %d\n", forks - before, f->uffd_wp_async);
+	CHECK(f->uffd_wp_async != PM_UNKNOWN);
+	before = forks;
+	pm_ctx_probe(ctx, PM_PROBE_ALL);
+	CHECK_EQ_U64(forks, before);	/* once per context */
+	pm_walk_free(w);
+	pm_target_close(t);
+	pm_ctx_free(ctx);
+	return T_PASS;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct t_case cases[] = { T(test_features_match_kernel), T(test_backend_choice),
+	static const struct t_case cases[] = { T(test_cheap_probe), T(test_features_match_kernel), T(test_backend_choice),
 					       T(test_soft_dirty_exact) };
 	struct utsname u;
 
+	pthread_atfork(count_fork, NULL, NULL);
 	uname(&u);
 	if (sscanf(u.release, "%u.%u", &kmaj, &kmin) != 2)
 		return 1;
