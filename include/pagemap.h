@@ -1015,6 +1015,30 @@ PM_API int pm_watch_explain(struct pm_ctx *ctx, pid_t pid, enum pm_watch_method 
  */
 PM_API int pm_watch_add(struct pm_watch *w, uint64_t start, uint64_t end, unsigned flags);
 
+/* What one pm_watch_add_writable() call did. */
+struct pm_watch_batch {
+	size_t added;		/* ranges now watched */
+	size_t vanished;	/* ranges whose mapping went away (or was replaced) before it could be registered */
+	size_t failed;		/* ranges left out for another reason: the first one and why below */
+	int error;		/* errno of the first failure */
+	uint64_t failed_start, failed_end;
+};
+
+/*
+ * pm_watch_add_writable - watch every writable mapping of the process that
+ * is not watched yet: all of them at the first call, the ones that appeared
+ * since at the next (a tracker's "follow new mappings" policy). One read of
+ * the process's maps per call, whatever the number of mappings; ranges
+ * already watched are never added twice. @flags as pm_watch_add (use
+ * PM_WATCH_POPULATED after the first call: what new mappings already hold
+ * was written unseen). [vvar] and [vsyscall] are left out. A mapping that
+ * vanishes between the listing and its registration is normal and skipped
+ * (counted in @b->vanished); one the kernel refuses is skipped too (@b->failed,
+ * with the first errno). @b may be NULL.
+ * Returns 0, -ESRCH (the process is gone), -ENOMEM, or -errno reading maps.
+ */
+PM_API int pm_watch_add_writable(struct pm_watch *w, unsigned flags, struct pm_watch_batch *b);
+
 #define PM_WATCH_RESET	(1u << 0)	/* re-arm what is reported, atomically where the back end can */
 
 /*

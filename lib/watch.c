@@ -211,16 +211,12 @@ void pm_watch_keep(struct pm_watch *w, uint64_t start, uint64_t end, bool huge)
 	w->pending[w->npending++] = (struct pm_written){ .start = start, .end = end, .huge = huge };
 }
 
-struct span {
-	uint64_t start, end;
-};
-
 /* The populated ranges of @r (present or swapped, not the zero page), in address order. */
-static int populated_spans(struct pm_watch *w, const struct pm_watch_range *r, struct span **out, size_t *n)
+static int populated_spans(struct pm_watch *w, uint64_t start, uint64_t end, struct pm_watch_range **out, size_t *n)
 {
-	struct pm_walk *walk = pm_walk_new(w->t, r->start, r->end, 0);
+	struct pm_walk *walk = pm_walk_new(w->t, start, end, 0);
 	const struct pm_run *run;
-	struct span *v = NULL, *p;
+	struct pm_watch_range *v = NULL, *p;
 	size_t cap = 0;
 	int ret;
 
@@ -244,7 +240,7 @@ static int populated_spans(struct pm_watch *w, const struct pm_watch_range *r, s
 			}
 			v = p;
 		}
-		v[(*n)++] = (struct span){ run->start, run->end };
+		v[(*n)++] = (struct pm_watch_range){ run->start, run->end };
 	}
 	pm_walk_free(walk);
 	if (ret < 0) {
@@ -257,7 +253,7 @@ static int populated_spans(struct pm_watch *w, const struct pm_watch_range *r, s
 }
 
 /* Keep the parts of [a, b) that lie in @before (sorted; *@i is a cursor that only moves forward). */
-static void keep_within(struct pm_watch *w, uint64_t a, uint64_t b, const struct span *before, size_t n, size_t *i)
+static void keep_within(struct pm_watch *w, uint64_t a, uint64_t b, const struct pm_watch_range *before, size_t n, size_t *i)
 {
 	while (*i < n && before[*i].end <= a)
 		(*i)++;
@@ -273,24 +269,38 @@ static void keep_within(struct pm_watch *w, uint64_t a, uint64_t b, const struct
  * page: count it only where @before (the populated ranges before arming) had
  * a page.
  */
-static int add_populated(struct pm_watch *w, const struct pm_watch_range *r, const struct span *before, size_t nbefore)
+static int add_populated(struct pm_watch *w, uint64_t start, uint64_t end, const struct pm_watch_range *before,
+			 size_t nbefore, const struct pm_watch_range *only, size_t nonly)
 {
-	struct pm_walk *walk = pm_walk_new(w->t, r->start, r->end, PM_WALK_ENTRIES);
+	struct pm_walk *walk = pm_walk_new(w->t, start, end, PM_WALK_ENTRIES);
 	const struct pm_run *run;
-	size_t cursor = 0;
+	size_t cursor = 0, oc = 0, j;
 	int ret;
 
 	if (!walk)
 		return -errno;
 	while ((ret = pm_walk_next(walk, &run)) == 0) {
 		uint32_t f = run->flags;
+		uint64_t a = run->start, b = run->end;
 
 		if (!(f & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED)) || (f & (PM_PAGE_ZERO | PM_PAGE_MARKER)))
 			continue;
-		if ((f & PM_PAGE_PRESENT) || (f & PM_PAGE_FRAME) || !(f & PM_PAGE_UFFD_WP))
-			pm_watch_keep(w, run->start, run->end, false);
-		else
-			keep_within(w, run->start, run->end, before, nbefore, &cursor);
+		/* A batch walks from its first range to its last: keep what lies in its ranges (@only). */
+		while (only && oc < nonly && only[oc].end <= a)
+			oc++;
+		for (j = oc; j < (only ? nonly : oc + 1); j++) {
+			uint64_t lo = only ? (only[j].start > a ? only[j].start : a) : a;
+			uint64_t hi = only ? (only[j].end < b ? only[j].end : b) : b;
+
+			if (only && only[j].start >= b)
+				break;
+			if (lo >= hi)
+				continue;
+			if ((f & PM_PAGE_PRESENT) || (f & PM_PAGE_FRAME) || !(f & PM_PAGE_UFFD_WP))
+				pm_watch_keep(w, lo, hi, false);
+			else
+				keep_within(w, lo, hi, before, nbefore, &cursor);
+		}
 	}
 	pm_walk_free(walk);
 	return ret < 0 ? ret : w->out_err ? -w->out_err : 0;
@@ -299,7 +309,7 @@ static int add_populated(struct pm_watch *w, const struct pm_watch_range *r, con
 int pm_watch_add(struct pm_watch *w, uint64_t start, uint64_t end, unsigned flags)
 {
 	struct pm_watch_range *r;
-	struct span *before = NULL;
+	struct pm_watch_range *before = NULL;
 	size_t nbefore = 0;
 	int err;
 
@@ -322,7 +332,7 @@ int pm_watch_add(struct pm_watch *w, uint64_t start, uint64_t end, unsigned flag
 	r->start = start;
 	r->end = end;
 	w->out_err = 0;
-	if ((flags & PM_WATCH_POPULATED) && (err = populated_spans(w, r, &before, &nbefore)) < 0)
+	if ((flags & PM_WATCH_POPULATED) && (err = populated_spans(w, r->start, r->end, &before, &nbefore)) < 0)
 		return err;
 	err = w->ops->add(w, r);
 	if (!err && w->out_err)
@@ -330,9 +340,218 @@ int pm_watch_add(struct pm_watch *w, uint64_t start, uint64_t end, unsigned flag
 	if (!err) {
 		w->nranges++;
 		if (flags & PM_WATCH_POPULATED)
-			err = add_populated(w, r, before, nbefore);
+			err = add_populated(w, r->start, r->end, before, nbefore, NULL, 0);
 	}
 	free(before);
+	return err;
+}
+
+/* ---- mappings, one listing per batch ---- */
+
+int pm_watch_vmas_in(struct pm_watch *w, uint64_t start, uint64_t end,
+		     int (*fn)(struct pm_watch *w, const struct pm_watch_vma *v, void *data), void *data)
+{
+	const struct pm_mapping *m;
+	struct pm_maps *it;
+	int ret;
+
+	if (w->vmas) {
+		size_t lo = 0, hi = w->nvmas;
+
+		while (lo < hi) {	/* the first mapping that ends after start */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (w->vmas[mid].end <= start)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < w->nvmas && w->vmas[lo].start < end; lo++)
+			if ((ret = fn(w, &w->vmas[lo], data)) != 0)
+				return ret;
+		return 0;
+	}
+	it = pm_maps_open(w->t);
+	if (!it)
+		return -errno;
+	while ((ret = pm_maps_next(it, &m)) == 0 && m->start < end) {
+		struct pm_watch_vma v = { m->start, m->end, m->prot,
+					  m->kind == PM_MAP_VVAR || m->kind == PM_MAP_VSYSCALL };
+
+		if (m->end > start && (ret = fn(w, &v, data)) != 0)
+			break;
+	}
+	pm_maps_close(it);
+	return ret < 0 ? ret : ret == 1 ? 0 : ret;
+}
+
+/* The process's mappings, read once. */
+static int list_vmas(struct pm_watch *w, struct pm_watch_vma **out, size_t *n)
+{
+	struct pm_maps *it = pm_maps_open(w->t);
+	const struct pm_mapping *m;
+	struct pm_watch_vma *v = NULL, *p;
+	size_t cap = 0;
+	int ret;
+
+	*n = 0;
+	if (!it)
+		return -errno;
+	while ((ret = pm_maps_next(it, &m)) == 0) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 256;
+			p = realloc(v, cap * sizeof(*v));
+			if (!p) {
+				ret = -ENOMEM;
+				break;
+			}
+			v = p;
+		}
+		v[(*n)++] = (struct pm_watch_vma){ m->start, m->end, m->prot,
+						   m->kind == PM_MAP_VVAR || m->kind == PM_MAP_VSYSCALL };
+	}
+	pm_maps_close(it);
+	if (ret < 0) {
+		free(v);
+		return ret;
+	}
+	*out = v;
+	return 0;
+}
+
+/* The writable, registrable stretches of @v, neighbours merged, minus what is covered already. */
+static int uncovered_writable(struct pm_watch *w, const struct pm_watch_vma *v, size_t n, struct pm_watch_range **out,
+			      size_t *nout)
+{
+	struct pm_watch_range *r = NULL, *p;
+	size_t i, c = 0, cap = 0;
+
+	*nout = 0;
+	for (i = 0; i < n; i++) {
+		uint64_t a = v[i].start, b = v[i].end;
+
+		if (!(v[i].prot & PM_PROT_WRITE) || v[i].special)
+			continue;
+		while (a < b) {
+			uint64_t piece_end = b;
+
+			while (c < w->ncovered && w->covered[c].end <= a)
+				c++;
+			if (c < w->ncovered && w->covered[c].start <= a) {
+				a = w->covered[c].end;	/* watched already */
+				continue;
+			}
+			if (c < w->ncovered && w->covered[c].start < b)
+				piece_end = w->covered[c].start;
+			if (*nout && r[*nout - 1].end == a) {
+				r[*nout - 1].end = piece_end;
+			} else {
+				if (*nout == cap) {
+					cap = cap ? 2 * cap : 64;
+					p = realloc(r, cap * sizeof(*r));
+					if (!p) {
+						free(r);
+						return -ENOMEM;
+					}
+					r = p;
+				}
+				r[(*nout)++] = (struct pm_watch_range){ a, piece_end };
+			}
+			a = piece_end;
+		}
+	}
+	*out = r;
+	return 0;
+}
+
+/* Merge the sorted ranges @add into w->covered (sorted, merged). */
+static int cover(struct pm_watch *w, const struct pm_watch_range *add, size_t n)
+{
+	size_t total = w->ncovered + n, i = 0, j = 0, k = 0;
+	struct pm_watch_range *m = malloc((total ? total : 1) * sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	while (i < w->ncovered || j < n) {
+		const struct pm_watch_range *x = j >= n || (i < w->ncovered && w->covered[i].start <= add[j].start) ?
+							 &w->covered[i++] : &add[j++];
+
+		if (k && m[k - 1].end >= x->start) {
+			if (x->end > m[k - 1].end)
+				m[k - 1].end = x->end;
+		} else {
+			m[k++] = *x;
+		}
+	}
+	free(w->covered);
+	w->covered = m;
+	w->ncovered = k;
+	w->capcovered = total;
+	return 0;
+}
+
+/* A range whose mapping went away (or was replaced) between the listing and its registration. */
+static bool vanished(int err)
+{
+	return err == -EINVAL || err == -EPERM || err == -ENOENT || err == -EFAULT;
+}
+
+int pm_watch_add_writable(struct pm_watch *w, unsigned flags, struct pm_watch_batch *b)
+{
+	struct pm_watch_batch dummy;
+	struct pm_watch_range *todo = NULL, *before = NULL;
+	struct pm_watch_vma *vmas = NULL;
+	size_t nvmas = 0, ntodo = 0, nbefore = 0, i;
+	int err;
+
+	if (!b)
+		b = &dummy;
+	memset(b, 0, sizeof(*b));
+	if (flags & ~PM_WATCH_POPULATED)
+		return -EINVAL;
+	err = list_vmas(w, &vmas, &nvmas);
+	if (err == 0)
+		err = uncovered_writable(w, vmas, nvmas, &todo, &ntodo);
+	if (err < 0) {
+		free(vmas);
+		return err == -ENOENT ? -ESRCH : err;
+	}
+	/* PM_WATCH_POPULATED for the whole batch: one walk before arming, one after (not one per range). */
+	if ((flags & PM_WATCH_POPULATED) && ntodo &&
+	    (err = populated_spans(w, todo[0].start, todo[ntodo - 1].end, &before, &nbefore)) < 0) {
+		free(todo);
+		free(vmas);
+		return err;
+	}
+	w->vmas = vmas;
+	w->nvmas = nvmas;
+	w->batch_first = w->nranges;
+	for (i = 0, err = 0; i < ntodo; i++) {
+		err = pm_watch_add(w, todo[i].start, todo[i].end, 0);
+		if (err == -ESRCH || err == -ENOMEM)
+			break;
+		if (err == 0) {
+			todo[b->added++] = todo[i];
+		} else if (vanished(err)) {
+			b->vanished++;
+		} else if (!b->failed++) {
+			b->error = -err;
+			b->failed_start = todo[i].start;
+			b->failed_end = todo[i].end;
+		}
+		err = 0;
+	}
+	w->vmas = NULL;
+	w->nvmas = 0;
+	if (!err && b->added && w->ops->add_done)
+		err = w->ops->add_done(w);
+	if (!err && b->added && (flags & PM_WATCH_POPULATED))
+		err = add_populated(w, todo[0].start, todo[b->added - 1].end, before, nbefore, todo, b->added);
+	if (!err)
+		err = cover(w, todo, b->added);
+	free(before);
+	free(todo);
+	free(vmas);
 	return err;
 }
 
@@ -470,5 +689,6 @@ void pm_watch_free(struct pm_watch *w)
 	free(w->ranges);
 	free(w->out);
 	free(w->pending);
+	free(w->covered);
 	free(w);
 }

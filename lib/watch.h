@@ -9,12 +9,29 @@ struct pm_watch_range {
 	uint64_t start, end;
 };
 
+/* One mapping of a batch's listing: what back ends need of it. */
+struct pm_watch_vma {
+	uint64_t start, end;
+	unsigned prot;			/* PM_PROT_*, PM_MAP_SHARED */
+	bool special;			/* [vvar], [vsyscall]: never registered */
+};
+
+/*
+ * pm_watch_vmas_in - call @fn for each mapping of @w's process overlapping
+ * [@start, @end): from the batch listing when there is one, else from one
+ * read of its maps. Stops at the first non-zero return of @fn and returns it.
+ */
+int pm_watch_vmas_in(struct pm_watch *w, uint64_t start, uint64_t end,
+		     int (*fn)(struct pm_watch *w, const struct pm_watch_vma *v, void *data), void *data);
+
 struct pm_watch_ops {
 	bool atomic;	/* a reset never loses a write that races with it */
 	/* Start watching [start, end) (already recorded in w->ranges): register, protect, arm. */
 	int (*add)(struct pm_watch *w, const struct pm_watch_range *r);
 	/* Report written pages of every range through pm_watch_emit; re-arm them if @reset. */
 	int (*collect)(struct pm_watch *w, bool reset);
+	/* Optional: a batch of adds is over (pm_watch_add_writable); what add deferred, do now. */
+	int (*add_done)(struct pm_watch *w);
 	/* Undo what add did; the handle is freed after. */
 	void (*fini)(struct pm_watch *w);
 };
@@ -41,6 +58,13 @@ struct pm_watch {
 
 	struct pm_watch_stats stats;
 	void *priv;			/* the back end's state */
+
+	/* pm_watch_add_writable: what is watched (sorted, merged), and the listing of the batch being added. */
+	struct pm_watch_range *covered;
+	size_t ncovered, capcovered;
+	const struct pm_watch_vma *vmas;	/* non-NULL during a batch: back ends take mappings from it */
+	size_t nvmas;
+	size_t batch_first;			/* ranges[batch_first..] were added by the batch */
 };
 
 /* Append a written range to this collect's result (coalesced when the collect ends). */

@@ -448,30 +448,58 @@ static int compare_range(struct pm_watch *w, const struct pm_watch_range *r, str
 
 /* ---- the back end ---- */
 
+struct parts {
+	const struct pm_watch_range *r;
+	uint64_t shared;
+	bool priv;
+};
+
+static int count_part(struct pm_watch *w, const struct pm_watch_vma *m, void *data)
+{
+	struct parts *p = data;
+	uint64_t a = m->start > p->r->start ? m->start : p->r->start;
+	uint64_t b = m->end < p->r->end ? m->end : p->r->end;
+
+	(void)w;
+	if (a < b && (m->prot & PM_MAP_SHARED))
+		p->shared += b - a;
+	else if (a < b)
+		p->priv = true;
+	return 0;
+}
+
 /* Bytes of [start, end) in shared mappings, and whether any private mapping is there. */
 static int shared_part(struct pm_watch *w, const struct pm_watch_range *r, uint64_t *shared, bool *priv)
 {
-	struct pm_maps *it = pm_maps_open(w->t);
-	const struct pm_mapping *m;
-	int ret;
+	struct parts p = { r, 0, false };
+	int ret = pm_watch_vmas_in(w, r->start, r->end, count_part, &p);
 
-	*shared = 0;
-	*priv = false;
-	if (!it)
-		return -errno;
-	while ((ret = pm_maps_next(it, &m)) == 0) {
-		uint64_t a = m->start > r->start ? m->start : r->start;
-		uint64_t b = m->end < r->end ? m->end : r->end;
+	*shared = p.shared;
+	*priv = p.priv;
+	return ret;
+}
 
-		if (a >= b)
-			continue;
-		if (m->prot & PM_MAP_SHARED)
-			*shared += b - a;
-		else
-			*priv = true;
-	}
-	pm_maps_close(it);
-	return ret < 0 ? ret : 0;
+/*
+ * A new snapshot covers every range: keep what the ranges before @first
+ * reported so far against the old one, then take it.
+ */
+static int resnap(struct pm_watch *w, size_t first)
+{
+	struct snap_state *s = w->priv;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; s->snap && i < first && !err; i++)
+		err = compare_range(w, &w->ranges[i], w->t, false, pm_watch_keep);
+	if (!err && w->out_err)
+		err = -w->out_err;
+	return err ? err : retake(w);
+}
+
+/* A batch of adds took no snapshot each (pm_watch_add_writable): one for all of them now. */
+static int snap_add_done(struct pm_watch *w)
+{
+	return resnap(w, w->batch_first);
 }
 
 static int snap_add(struct pm_watch *w, const struct pm_watch_range *r)
@@ -479,7 +507,6 @@ static int snap_add(struct pm_watch *w, const struct pm_watch_range *r)
 	struct snap_state *s = w->priv;
 	uint64_t shared;
 	bool priv;
-	size_t i;
 	int err;
 
 	err = shared_part(w, r, &shared, &priv);
@@ -494,13 +521,9 @@ static int snap_add(struct pm_watch *w, const struct pm_watch_range *r)
 		s->pipe[0] = s->pipe[1] = -1;
 		w->priv = s;
 	}
-	/* A new snapshot re-arms the older ranges too: keep what they reported so far. */
-	for (i = 0; s->snap && i < w->nranges && !err; i++)
-		err = compare_range(w, &w->ranges[i], w->t, false, pm_watch_keep);
-	if (!err && w->out_err)
-		err = -w->out_err;
-	if (!err)
-		err = retake(w);
+	/* In a batch one snapshot is taken at its end (snap_add_done). */
+	if (!w->vmas)
+		err = resnap(w, w->nranges);
 	if (!err)
 		w->stats.shared_bytes += shared;
 	return err;
@@ -574,6 +597,7 @@ static void snap_fini(struct pm_watch *w)
 const struct pm_watch_ops pm_watch_snapshot_ops = {
 	.atomic = false,	/* see pm_watch_snapshot_atomic */
 	.add = snap_add,
+	.add_done = snap_add_done,
 	.collect = snap_collect,
 	.fini = snap_fini,
 };

@@ -208,8 +208,27 @@ static int64_t populated_pages(struct pm_watch *w, uint64_t a, uint64_t b)
 	return err < 0 ? err : (int64_t)pages;
 }
 
+/* Index of the first piece that ends after @a (pieces are sorted and do not overlap). */
+static size_t piece_lower(const struct uffd_state *s, uint64_t a)
+{
+	size_t lo = 0, hi = s->npieces;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->pieces[mid].end <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Insert in address order: appending when ranges come in order (a batch), so adding N mappings is linear. */
 static int add_piece(struct uffd_state *s, uint64_t a, uint64_t b, uint64_t map_start, bool sparse)
 {
+	size_t at;
+
 	if (s->npieces == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 16;
 		struct piece *p = realloc(s->pieces, cap * sizeof(*p));
@@ -219,24 +238,28 @@ static int add_piece(struct uffd_state *s, uint64_t a, uint64_t b, uint64_t map_
 		s->pieces = p;
 		s->cap = cap;
 	}
-	s->pieces[s->npieces++] = (struct piece){ .start = a, .end = b, .map_start = map_start, .sparse = sparse,
-						  .hugetlb = -1 };
+	at = s->npieces && s->pieces[s->npieces - 1].end <= a ? s->npieces : piece_lower(s, a);
+	memmove(&s->pieces[at + 1], &s->pieces[at], (s->npieces - at) * sizeof(*s->pieces));
+	s->pieces[at] = (struct piece){ .start = a, .end = b, .map_start = map_start, .sparse = sparse, .hugetlb = -1 };
+	s->npieces++;
 	return 0;
 }
 
 /* Forget the pieces and huge blocks inside @r (before registering it again). */
 static void drop_pieces(struct uffd_state *s, const struct pm_watch_range *r)
 {
-	size_t i, n = 0;
+	size_t i = piece_lower(s, r->start), j = i, k;
 
-	for (i = 0; i < s->npieces; i++)
-		if (s->pieces[i].start >= r->end || s->pieces[i].end <= r->start)
-			s->pieces[n++] = s->pieces[i];
-	s->npieces = n;
-	for (i = n = 0; i < s->nhb; i++)
-		if (s->hb[i].start >= r->end || s->hb[i].start < r->start)
-			s->hb[n++] = s->hb[i];
-	s->nhb = n;
+	while (j < s->npieces && s->pieces[j].start < r->end)
+		j++;
+	memmove(&s->pieces[i], &s->pieces[j], (s->npieces - j) * sizeof(*s->pieces));
+	s->npieces -= j - i;
+	for (i = 0; i < s->nhb && s->hb[i].start < r->start; i++)
+		;
+	for (k = i; k < s->nhb && s->hb[k].start < r->end; k++)
+		;
+	memmove(&s->hb[i], &s->hb[k], (s->nhb - k) * sizeof(*s->hb));
+	s->nhb -= k - i;
 }
 
 /* Big and less than half populated: arm only what has content. */
@@ -256,6 +279,35 @@ static int is_sparse(struct pm_watch *w, uint64_t a, uint64_t b, bool *sparse)
 	return 0;
 }
 
+struct reg_ctx {
+	const struct pm_watch_range *r;
+	int any;
+};
+
+static int register_vma(struct pm_watch *w, const struct pm_watch_vma *m, void *data)
+{
+	struct reg_ctx *c = data;
+	struct uffd_state *s = w->priv;
+	uint64_t a = m->start > c->r->start ? m->start : c->r->start;
+	uint64_t b = m->end < c->r->end ? m->end : c->r->end;
+	bool sparse;
+	int err;
+
+	if (b <= a || m->special)
+		return 0;
+	err = register_span(s->fd, a, b);
+	if (err < 0) {
+		pm_dbg(w->ctx, "watch: UFFDIO_REGISTER %#llx-%#llx: %s", (unsigned long long)a, (unsigned long long)b,
+		       strerror(-err));
+		return err;
+	}
+	err = is_sparse(w, a, b, &sparse);
+	if (!err)
+		err = add_piece(s, a, b, m->start, sparse);
+	c->any = 1;
+	return err;
+}
+
 /*
  * Register every mapping inside @r (a registration may not span a hole, and
  * one that fails names its mapping) and note each as a piece. [vvar] and
@@ -263,40 +315,14 @@ static int is_sparse(struct pm_watch *w, uint64_t a, uint64_t b, bool *sparse)
  */
 static int register_range(struct pm_watch *w, const struct pm_watch_range *r)
 {
-	struct uffd_state *s = w->priv;
-	const struct pm_mapping *m;
-	struct pm_maps *it = pm_maps_open(w->t);
-	int err = 0, any = 0, ret;
+	struct reg_ctx c = { r, 0 };
+	int err;
 
-	if (!it)
-		return -errno;
-	drop_pieces(s, r);
-	while ((ret = pm_maps_next(it, &m)) == 0 && m->start < r->end) {
-		uint64_t a = m->start > r->start ? m->start : r->start;
-		uint64_t b = m->end < r->end ? m->end : r->end;
-		bool sparse;
-
-		if (b <= a || m->kind == PM_MAP_VVAR || m->kind == PM_MAP_VSYSCALL)
-			continue;
-		err = register_span(s->fd, a, b);
-		if (err < 0) {
-			pm_dbg(w->ctx, "watch: UFFDIO_REGISTER %#llx-%#llx: %s", (unsigned long long)a,
-			       (unsigned long long)b, strerror(-err));
-			break;
-		}
-		err = is_sparse(w, a, b, &sparse);
-		if (!err)
-			err = add_piece(s, a, b, m->start, sparse);
-		if (err < 0)
-			break;
-		any = 1;
-	}
-	pm_maps_close(it);
-	if (ret < 0)
-		return ret;
+	drop_pieces(w->priv, r);
+	err = pm_watch_vmas_in(w, r->start, r->end, register_vma, &c);
 	if (err < 0)
 		return err == -ENOMEM && mm_gone(w) ? -ESRCH : err;
-	return any ? 0 : -EINVAL;
+	return c.any ? 0 : -EINVAL;
 }
 
 static int scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool report, bool rearm, bool sparse);
@@ -543,13 +569,9 @@ static int scan_range(struct pm_watch *w, const struct pm_watch_range *r, bool r
 	struct uffd_state *s = w->priv;
 	size_t i;
 
-	for (i = 0; i < s->npieces; i++) {
-		struct piece *p = &s->pieces[i];
-		int err;
+	for (i = piece_lower(s, r->start); i < s->npieces && s->pieces[i].start < r->end; i++) {
+		int err = scan_piece(w, &s->pieces[i], report, rearm, huge, discover);
 
-		if (p->start >= r->end || p->end <= r->start)
-			continue;
-		err = scan_piece(w, p, report, rearm, huge, discover);
 		if (err < 0)
 			return err;
 	}

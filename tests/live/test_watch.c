@@ -1512,6 +1512,132 @@ static int swap_active(void)
 	return n > 1;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A child with @n writable one-page mappings (PROT_NONE pages between): pages written on command. */
+static void many_child(size_t n, int cmd, int ack)
+{
+	size_t ps = wl.psize, i;
+	uint8_t *p = mmap(NULL, 2 * n * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint32_t k;
+
+	if (p == MAP_FAILED)
+		_exit(1);
+	for (i = 0; i < n; i++) {
+		p[2 * i * ps] = 1;
+		if (mprotect(p + (2 * i + 1) * ps, ps, PROT_NONE) < 0)
+			_exit(1);
+	}
+	if (write(ack, &p, sizeof(p)) != sizeof(p))
+		_exit(1);
+	while (read(cmd, &k, sizeof(k)) == sizeof(k)) {
+		p[2 * (size_t)k * ps] = 2;
+		if (write(ack, &k, sizeof(k)) != sizeof(k))
+			break;
+	}
+	_exit(0);
+}
+
+/*
+ * pm_watch_add_writable over a process of 60,000 mappings (30,000 writable):
+ * one call adds each writable mapping once, a second call adds nothing, and
+ * writes to a few of them are reported exactly. Before it, the tracker
+ * re-read the maps for every mapping added (10,000 mappings: 155 s). The
+ * time is printed, not asserted (bench/ measures).
+ */
+static int t_many_mappings(void)
+{
+	const char *e = getenv("PAGEMAP_TEST_MANY_MAPS");
+	size_t n = (e && *e ? strtoul(e, NULL, 0) : 60000) / 2, i;
+	static const uint32_t hits[] = { 0, 7, 12345, 29999 };
+	struct pm_watch_batch b;
+	struct pm_watch *w = NULL;
+	int cmd[2], ack[2];
+	long max_maps = 0;
+	uint8_t *p = NULL;
+	char why[256];
+	FILE *f;
+	pid_t pid;
+	double t0, t1;
+
+	f = fopen("/proc/sys/vm/max_map_count", "re");
+	if (f && fscanf(f, "%ld", &max_maps) != 1)
+		max_maps = 0;
+	if (f)
+		fclose(f);
+	if (max_maps < (long)(2 * n + 1000))
+		return t_skip("vm.max_map_count is %ld: below %zu mappings", max_maps, 2 * n + 1000);
+	if (pm_watch_explain(ctx, 1, PM_WATCH_UFFD, why, sizeof(why)) < 0)
+		return t_skip("%s", why);
+	if (pipe(cmd) < 0 || pipe(ack) < 0)
+		return t_skip("pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid == 0) {
+		close(cmd[1]);
+		close(ack[0]);
+		many_child(n, cmd[0], ack[1]);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	if (pid < 0 || read(ack[0], &p, sizeof(p)) != sizeof(p)) {
+		t_failed_checks++;
+		goto out;
+	}
+	w = pm_watch_new(ctx, pid, PM_WATCH_UFFD, 0);
+	CHECK(w != NULL);
+	if (!w)
+		goto out;
+	t0 = now_s();
+	CHECK_EQ_U64(pm_watch_add_writable(w, 0, &b), 0);
+	t1 = now_s();
+	printf("  %zu mappings: %zu writable ranges added in %.3f s (%zu vanished, %zu failed)\n", 2 * n, b.added,
+	       t1 - t0, b.vanished, b.failed);
+	CHECK(b.added >= n);	/* the child's, and its stack, heap, data */
+	CHECK_EQ_U64(b.failed, 0);
+	CHECK_EQ_U64(pm_watch_add_writable(w, PM_WATCH_POPULATED, &b), 0);
+	CHECK_EQ_U64(b.added, 0);	/* nothing new */
+	for (i = 0; i < sizeof(hits) / sizeof(hits[0]); i++) {
+		uint32_t k = hits[i] % (uint32_t)n;
+
+		CHECK(write(cmd[1], &k, sizeof(k)) == sizeof(k) && read(ack[0], &k, sizeof(k)) == sizeof(k));
+	}
+	{
+		const struct pm_written *out;
+		size_t nout, pages = 0;
+
+		t0 = now_s();
+		CHECK_EQ_U64(pm_watch_collect(w, PM_WATCH_RESET, &out, &nout), 0);
+		t1 = now_s();
+		for (i = 0; i < nout; i++) {
+			uint64_t a;
+
+			for (a = out[i].start; a < out[i].end; a += wl.psize) {
+				size_t idx = (size_t)((a - (uintptr_t)p) / wl.psize);
+
+				if (a >= (uintptr_t)p && idx < 2 * n) {
+					CHECK(idx % 2 == 0);
+					pages++;
+				}
+			}
+		}
+		printf("  collect over them: %.3f s, %zu pages reported\n", t1 - t0, pages);
+		CHECK_EQ_U64(pages, sizeof(hits) / sizeof(hits[0]));
+	}
+out:
+	pm_watch_free(w);
+	close(cmd[1]);
+	close(ack[0]);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	return t_failed_checks ? T_FAIL : T_PASS;
+}
+
 /*
  * PM_WATCH_POPULATED with swap on: of a range whose first pages are in swap
  * and the rest never touched, exactly the swapped pages are reported. With
@@ -1577,6 +1703,7 @@ int main(int argc, char **argv)
 		{ "kernel_write", t_kernel_write },
 		{ "thp", t_thp },
 		{ "thp_kept", t_thp_kept },
+		{ "many_mappings", t_many_mappings },
 		{ "mprotect_chains", t_mprotect_chains },
 		{ "sparse_big", t_sparse_big },
 		{ "stress_uffd", t_stress_uffd },
