@@ -15,7 +15,7 @@ VM_RUNNER       ?= ../shared/tools/kernel-matrix/run-in-vm.sh
 VM_TEST_TIMEOUT ?= 240
 VM_TIMEOUT      ?= 420
 # Guest page-table work is ~8x slower than the host's: smaller sizes where the tests allow.
-VM_ENV          ?= -e PAGEMAP_TEST_BIG_MIB=64 -e PAGEMAP_TEST_SWAP_MIB=16 -e PAGEMAP_TEST_STRESS_ROUNDS=50
+VM_ENV          ?= -e PAGEMAP_TEST_BIG_MIB=64 -e PAGEMAP_TEST_SWAP_MIB=16 -e PAGEMAP_TEST_STRESS_ROUNDS=50 -e PAGEMAP_TEST_MANY_MAPS=6000
 VM_ARGS          = -t $(VM_TIMEOUT) -T $(VM_TEST_TIMEOUT) -e PAGEMAP_BUILD=/km/tests/build \
 		   -e PAGEMAP_RUNAS=/km/tests/build/runas $(VM_ENV)
 
