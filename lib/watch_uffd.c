@@ -252,14 +252,18 @@ static void drop_pieces(struct uffd_state *s, const struct pm_watch_range *r)
 
 	while (j < s->npieces && s->pieces[j].start < r->end)
 		j++;
-	memmove(&s->pieces[i], &s->pieces[j], (s->npieces - j) * sizeof(*s->pieces));
-	s->npieces -= j - i;
+	if (j > i) {	/* nothing to move otherwise (and pieces may still be NULL) */
+		memmove(&s->pieces[i], &s->pieces[j], (s->npieces - j) * sizeof(*s->pieces));
+		s->npieces -= j - i;
+	}
 	for (i = 0; i < s->nhb && s->hb[i].start < r->start; i++)
 		;
 	for (k = i; k < s->nhb && s->hb[k].start < r->end; k++)
 		;
-	memmove(&s->hb[i], &s->hb[k], (s->nhb - k) * sizeof(*s->hb));
-	s->nhb -= k - i;
+	if (k > i) {
+		memmove(&s->hb[i], &s->hb[k], (s->nhb - k) * sizeof(*s->hb));
+		s->nhb -= k - i;
+	}
 }
 
 /* Big and less than half populated: arm only what has content. */
