@@ -48,8 +48,16 @@ int cli_usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+int cli_version(void)
+{
+	printf("pagemap %s\n", PAGEMAP_VERSION);
+	return EXIT_OK;
+}
+
 int cli_bad_option(char **argv)
 {
+	if (!optopt && optind > 0 && !strcmp(argv[optind - 1], "--version"))
+		return cli_version();
 	if (optopt && optopt < 0x100)
 		return cli_usage_error("invalid option or missing argument -- '%c'", optopt);
 	return cli_usage_error("unrecognized option or missing argument '%s'", argv[optind - 1]);
