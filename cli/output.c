@@ -45,7 +45,7 @@ bool out_parse_opt(struct out_opts *o, int c, const char *arg)
 	}
 }
 
-void out_help(FILE *f, const struct out_col *cols, size_t n)
+static void help(FILE *f, const struct out_col *cols, size_t n, bool short_bytes)
 {
 	size_t i;
 
@@ -54,11 +54,21 @@ void out_help(FILE *f, const struct out_col *cols, size_t n)
 	      " -r, --raw              raw output, no alignment\n"
 	      " -n, --noheadings       no column headings\n"
 	      " -o, --output LIST      columns to show; +LIST adds to the default\n"
-	      "     --output-all       every column\n"
-	      " -b, --bytes            sizes in bytes, not human-readable\n"
-	      "\nAvailable output columns:\n", f);
+	      "     --output-all       every column\n", f);
+	fprintf(f, " %s--bytes            sizes in bytes, not human-readable\n", short_bytes ? "-b, " : "    ");
+	fputs("\nAvailable output columns:\n", f);
 	for (i = 0; i < n; i++)
 		fprintf(f, " %12s  %s\n", cols[i].name, cols[i].help);
+}
+
+void out_help(FILE *f, const struct out_col *cols, size_t n)
+{
+	help(f, cols, n, true);
+}
+
+void out_help_long_bytes(FILE *f, const struct out_col *cols, size_t n)
+{
+	help(f, cols, n, false);
 }
 
 static int find_col(const struct out_col *cols, size_t n, const char *name, size_t len)

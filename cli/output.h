@@ -49,6 +49,8 @@ bool out_parse_opt(struct out_opts *o, int c, const char *arg);
 
 /* Print the common options and the column list for --help. */
 void out_help(FILE *f, const struct out_col *cols, size_t n);
+/* The same, for a command whose -b is not --bytes (phys: -b is --bits). */
+void out_help_long_bytes(FILE *f, const struct out_col *cols, size_t n);
 
 /*
  * Make a table named @name (the JSON key) with the columns selected by

@@ -34,3 +34,7 @@ if "$pagemap" track 0.05 -- true >/dev/null 2>&1; then
 else
 	echo "SKIP track-status: pagemap track cannot track a command on this machine"
 fi
+
+# phys --help names -b once (it is --bits there; --bytes has no short form).
+n=$("$pagemap" phys --help | grep -c -- '^ *-b,')
+if [ "$n" = 1 ]; then echo "PASS phys-help-b-once"; else echo "FAIL phys-help-b-once: -b listed $n times"; fi
