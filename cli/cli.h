@@ -40,6 +40,9 @@ void cli_walk_error(struct pm_ctx *ctx, int err, const char *arg);
 /* One stderr line when PFNs are hidden from this reader. */
 void cli_note_hidden(struct pm_ctx *ctx, const struct pm_target *t);
 
+/* page-types' raw-mode pseudo bits (1 << PM_KPF_*) for a page's PM_PAGE_* flags: file, swap, mmap_exclusive, softdirty. */
+uint64_t cli_kpf_entry_bits(uint32_t pmflags);
+
 /* Subcommands: int cmd_NAME(struct pm_ctx *ctx, int argc, char **argv) returning an exit code. */
 int cmd_features(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_maps(struct pm_ctx *ctx, int argc, char **argv);

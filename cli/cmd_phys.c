@@ -341,15 +341,7 @@ static uint64_t page_flags(const struct phys_opts *po, const struct pm_frame *fr
 {
 	uint64_t f = pm_kpf_cook(fr->flags, po->raw);
 
-	if (!po->raw)
-		return f;
-	if (pm & PM_PAGE_SOFTDIRTY)
-		f |= 1ULL << PM_KPF_SOFTDIRTY;
-	if (pm & PM_PAGE_FILE)
-		f |= 1ULL << PM_KPF_FILE;
-	if (pm & PM_PAGE_EXCLUSIVE)
-		f |= 1ULL << PM_KPF_MMAP_EXCLUSIVE;
-	return f;
+	return po->raw ? f | cli_kpf_entry_bits(pm) : f;
 }
 
 static void proc_row(struct proc_batch *b, const struct phys_opts *po)

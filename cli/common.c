@@ -172,3 +172,18 @@ int cli_parse_range(const char *s, uint64_t page, uint64_t *start, uint64_t *end
 	*end = strtoull(s, &e, 0);
 	return errno || e == s || *e || *end <= *start ? -EINVAL : 0;
 }
+
+uint64_t cli_kpf_entry_bits(uint32_t pm)
+{
+	uint64_t f = 0;
+
+	if (pm & PM_PAGE_SOFTDIRTY)
+		f |= 1ULL << PM_KPF_SOFTDIRTY;
+	if (pm & PM_PAGE_FILE)
+		f |= 1ULL << PM_KPF_FILE;
+	if (pm & PM_PAGE_SWAPPED)
+		f |= 1ULL << PM_KPF_SWAP;
+	if (pm & PM_PAGE_EXCLUSIVE)
+		f |= 1ULL << PM_KPF_MMAP_EXCLUSIVE;
+	return f;
+}

@@ -139,6 +139,10 @@ static int select_columns(struct out *out, const char *defaults)
 	}
 	if (n < 0)
 		return -EINVAL;
+	if (n == 0) {
+		cli_usage_error("no columns to show: -o needs at least one (see --help for the list)");
+		return -EINVAL;
+	}
 	for (i = 0; i < (size_t)n; i++)
 		if (add_column(out, ids[i]) < 0)
 			return -ENOMEM;

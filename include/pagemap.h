@@ -405,6 +405,14 @@ struct pm_entry {
  */
 PM_API int pm_entry_decode(uint64_t raw, const struct pm_decode_info *info, struct pm_entry *out);
 
+/*
+ * pm_target_decode_info - how the entries pm_target_read() returns for @t
+ * decode: the layout found when @t was opened, the page shift, whether
+ * frames are visible, whether swap is on. With pm_entry_decode() it reads
+ * single pages without a walk (no maps). Pure.
+ */
+PM_API void pm_target_decode_info(const struct pm_target *t, struct pm_decode_info *out);
+
 /* ------------------------------------------------------------------ */
 /* Walk                                                               */
 /* ------------------------------------------------------------------ */

@@ -38,3 +38,19 @@ fi
 # phys --help names -b once (it is --bits there; --bytes has no short form).
 n=$("$pagemap" phys --help | grep -c -- '^ *-b,')
 if [ "$n" = 1 ]; then echo "PASS phys-help-b-once"; else echo "FAIL phys-help-b-once: -b listed $n times"; fi
+
+# -o "" is a usage error with a message, in every command that has -o.
+fx=$(mktemp -d) || exit 1
+trap 'rm -rf "$fx"' EXIT
+"$src/tests/fixtures/unpack" "$src/tests/fixtures/phys-synth" "$fx/t" >/dev/null 2>&1
+for cmd in "v2p 3131 0x555500000123" "maps 3131" "pages 3131" "phys" "ps" "features"; do
+	sub=${cmd%% *}
+	args=${cmd#"$sub"}
+	# shellcheck disable=SC2086
+	err=$("$pagemap" --root "$fx/t" $sub -o "" $args 2>&1 >/dev/null)
+	rc=$?
+	case $rc:$err in
+	2:"pagemap: no columns to show"*) echo "PASS empty-output-list $sub" ;;
+	*) echo "FAIL empty-output-list $sub: exit $rc, stderr '$err'" ;;
+	esac
+done
