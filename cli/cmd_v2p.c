@@ -263,7 +263,7 @@ static int parse_addrs(char **args, size_t n, struct v2p *a)
 	for (i = 0; i < n; i++) {
 		errno = 0;
 		a[i].addr = strtoull(args[i], &e, 0);
-		if (errno || e == args[i] || *e || args[i][0] == '-')
+		if (errno || e == args[i] || *e || args[i][0] < '0' || args[i][0] > '9')
 			return cli_usage_error("invalid address '%s'", args[i]);
 	}
 	return 0;

@@ -72,6 +72,8 @@ int cli_parse_pid(const char *s, pid_t *pid)
 		*pid = 0;
 		return 0;
 	}
+	if (s[0] < '0' || s[0] > '9')	/* strict decimal: strtol would take " 1" and "+5" */
+		return -EINVAL;
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v <= 0 || v > 4194304)
@@ -157,6 +159,8 @@ int cli_parse_range(const char *s, uint64_t page, uint64_t *start, uint64_t *end
 {
 	char *e;
 
+	if (s[0] < '0' || s[0] > '9')	/* strtoull would take " 1", "+1" and "-1" */
+		return -EINVAL;
 	errno = 0;
 	*start = strtoull(s, &e, 0);
 	if (errno || e == s)
@@ -169,6 +173,8 @@ int cli_parse_range(const char *s, uint64_t page, uint64_t *start, uint64_t *end
 	if (*e != '-')
 		return -EINVAL;
 	s = e + 1;
+	if (s[0] < '0' || s[0] > '9')
+		return -EINVAL;
 	*end = strtoull(s, &e, 0);
 	return errno || e == s || *e || *end <= *start ? -EINVAL : 0;
 }

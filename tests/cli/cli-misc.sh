@@ -54,3 +54,13 @@ for cmd in "v2p 3131 0x555500000123" "maps 3131" "pages 3131" "phys" "ps" "featu
 	*) echo "FAIL empty-output-list $sub: exit $rc, stderr '$err'" ;;
 	esac
 done
+
+# ps -p: a kernel thread, a PID that does not exist, and " 1" (strict decimal).
+if [ "$(cat /proc/2/comm 2>/dev/null)" = kthreadd ]; then
+	check ps-pid-kthread 1 "$pagemap" ps -p 2
+else
+	echo "SKIP ps-pid-kthread: PID 2 is not kthreadd here"
+fi
+check ps-pid-space 2 "$pagemap" ps -p " 1"
+check maps-pid-space 2 "$pagemap" maps " 1"
+check ps-cgroup-missing 1 "$pagemap" ps --cgroup /no/such/cgroup/here
