@@ -491,13 +491,14 @@ static int walk_target(struct pm_ctx *ctx, struct pm_target *t, struct proc_batc
 {
 	struct pm_walk *w = pm_walk_new(t, start, end, PM_WALK_ENTRIES);
 	const struct pm_run *run;
+	uint64_t runs = 0;
 	int rc;
 
 	if (!w) {
 		cli_walk_error(ctx, errno, po->pid);
 		return EXIT_RUNTIME;
 	}
-	while ((rc = pm_walk_next(w, &run)) == 0)
+	while ((rc = pm_walk_next(w, &run)) == 0 && ++runs)
 		if ((rc = add_run(b, po, run)) < 0)
 			break;
 	pm_walk_free(w);
@@ -507,6 +508,10 @@ static int walk_target(struct pm_ctx *ctx, struct pm_target *t, struct proc_batc
 		proc_row(b, po);
 	if (rc < 0) {
 		cli_walk_error(ctx, -rc, po->pid);
+		return EXIT_RUNTIME;
+	}
+	if (!runs && po->range) {
+		cli_error(0, "process %s has nothing mapped at %s", po->pid, po->range);
 		return EXIT_RUNTIME;
 	}
 	return EXIT_OK;
