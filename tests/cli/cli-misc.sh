@@ -64,3 +64,12 @@ fi
 check ps-pid-space 2 "$pagemap" ps -p " 1"
 check maps-pid-space 2 "$pagemap" maps " 1"
 check ps-cgroup-missing 1 "$pagemap" ps --cgroup /no/such/cgroup/here
+
+# features --export round-trips pagemap_error: a name the library's short table lacks, and a number without a name.
+for want in ENOMEM 200; do
+	rm -rf "$fx/e"
+	cp -r "$src/tests/fixtures/eperm-4.1" "$fx/e"
+	sed -i "s/^pagemap_error=.*/pagemap_error=$want/" "$fx/e/pagemap-features"
+	got=$("$pagemap" --root "$fx/e" features --export | sed -n 's/^pagemap_error=//p')
+	if [ "$got" = "$want" ]; then echo "PASS export-pagemap-error-$want"; else echo "FAIL export-pagemap-error-$want: got '$got'"; fi
+done
