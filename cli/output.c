@@ -57,8 +57,24 @@ static void help(FILE *f, const struct out_col *cols, size_t n, bool short_bytes
 	      "     --output-all       every column\n", f);
 	fprintf(f, " %s--bytes            sizes in bytes, not human-readable\n", short_bytes ? "-b, " : "    ");
 	fputs("\nAvailable output columns:\n", f);
-	for (i = 0; i < n; i++)
-		fprintf(f, " %12s  %s\n", cols[i].name, cols[i].help);
+	for (i = 0; i < n; i++) {
+		fprintf(f, " %12s  %s", cols[i].name, cols[i].help);
+		if (cols[i].aliases) {	/* the other names, without its own */
+			const char *a = cols[i].aliases, *sep = " (-o also takes ";
+
+			while (*a) {
+				size_t len = strcspn(a, ",");
+
+				if (strlen(cols[i].name) != len || strncasecmp(a, cols[i].name, len)) {
+					fprintf(f, "%s%.*s", sep, (int)len, a);
+					sep = ", ";
+				}
+				a += len + (a[len] == ',');
+			}
+			fputs(")", f);
+		}
+		fputc('\n', f);
+	}
 }
 
 void out_help(FILE *f, const struct out_col *cols, size_t n)
@@ -71,12 +87,28 @@ void out_help_long_bytes(FILE *f, const struct out_col *cols, size_t n)
 	help(f, cols, n, false);
 }
 
+/* Is @name (@len bytes) one of the comma-separated @list? */
+static bool in_list(const char *list, const char *name, size_t len)
+{
+	while (list && *list) {
+		size_t n = strcspn(list, ",");
+
+		if (n == len && !strncasecmp(list, name, len))
+			return true;
+		list += n + (list[n] == ',');
+	}
+	return false;
+}
+
 static int find_col(const struct out_col *cols, size_t n, const char *name, size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		if (strlen(cols[i].name) == len && !strncasecmp(cols[i].name, name, len))
+			return (int)i;
+	for (i = 0; i < n; i++)
+		if (in_list(cols[i].aliases, name, len))
 			return (int)i;
 	return -1;
 }

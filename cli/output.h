@@ -24,7 +24,11 @@ struct out_col {
 	int flags;		/* SCOLS_FL_* */
 	enum out_kind kind;
 	const char *help;
+	const char *aliases;	/* other names -o accepts for it, comma separated, or NULL */
 };
+
+/* The names other commands give resident bytes: -o takes any of them for the column so named. */
+#define OUT_RSS_ALIASES "RSS,RESIDENT,PRESENT"
 
 struct out_opts {
 	bool json, raw, noheadings, bytes, all;
