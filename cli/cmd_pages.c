@@ -113,6 +113,10 @@ static int walk_range(struct pm_ctx *ctx, struct pm_target *t, struct out *out, 
 	while ((rc = pm_walk_next(w, &r)) == 0) {
 		run_row(out, r, po, pm_ctx_features(ctx)->page_shift);
 		po->runs++;
+		if (out_stream(out) < 0) {	/* --each of a large range: memory stays flat */
+			rc = -EIO;
+			break;
+		}
 	}
 	pm_walk_free(w);
 	if (rc < 0) {

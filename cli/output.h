@@ -77,7 +77,16 @@ void out_str(struct out *out, struct libscols_line *ln, size_t id, const char *s
 void out_u64(struct out *out, struct libscols_line *ln, size_t id, uint64_t v);
 void out_unknown(struct out *out, struct libscols_line *ln, size_t id);	/* "-" / null */
 
-/* Print the table; returns 0 or -errno. */
+/*
+ * Print the lines made so far and drop them once a batch (4096 lines) is
+ * full, so memory does not grow with the rows. The stream looks like the
+ * whole table printed at once, except that a column may widen after a
+ * batch (it never narrows). Not with a totals line or sorted rows.
+ * Returns 0 or -EIO.
+ */
+int out_stream(struct out *out);
+
+/* Print the table, or the rest of a stream; returns 0 or -errno. */
 int out_print(struct out *out);
 
 /* Human-readable size like util-linux: "0B", "4K", "1.5M". */
