@@ -83,7 +83,7 @@ for form in -J -r; do
 	if [ "$one" = "$many" ]; then echo "PASS stream-same$form"; else echo "FAIL stream-same$form: batches of 7 print otherwise"; fi
 done
 { echo "100000000-140000000 rw-p 00000000 00:00 0 "; cat "$fx/d/proc/4242/maps"; } >"$fx/maps" && mv "$fx/maps" "$fx/d/proc/4242/maps"
-if ! (ulimit -v 60000 && "$pagemap" --version) >/dev/null 2>&1; then
+if ! sh -c 'ulimit -v 60000 && exec "$1" --version' sh "$pagemap" >/dev/null 2>&1; then
 	echo "SKIP stream-bounded: pagemap does not start under ulimit -v (a sanitizer build)"
 else
 	n=$( (ulimit -v 60000 && "$pagemap" --root "$fx/d" pages --each -r -n 4242 0x100000000-0x140000000) 2>/dev/null | wc -l)
