@@ -482,6 +482,25 @@ static int start_watch(struct track *tr, enum pm_watch_method method, unsigned f
 	return EXIT_OK;
 }
 
+/*
+ * Has our child @pid ended (without reaping it)? A command whose memory went
+ * while it was being watched is exiting: give it 100 ms to become a zombie.
+ */
+static bool command_ended(pid_t pid)
+{
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+	siginfo_t si;
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid)
+			return true;
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
 /* Fork and exec @argv; returns the PID once exec succeeded, or -1 after a message with *@err set. */
 static pid_t spawn(char **argv, int *errp)
 {
@@ -612,18 +631,18 @@ int cmd_track(struct pm_ctx *ctx, int argc, char **argv)
 	if (tr.command && (tr.pid = spawn(cmd, &st)) < 0)
 		return st == ENOENT ? 127 : st ? 126 : EXIT_RUNTIME;	/* exec failed: as time(1) and the shell */
 	tr.flags = flags;
-	/* The command ran unwatched until now: what it populated counts as written in the first interval. */
 	code = start_watch(&tr, method, flags, false);
+	/* The command ran unwatched until now: what it populated counts as written in the first interval. */
 	if (code == EXIT_OK && (i = watch_writable(&tr, tr.command ? PM_WATCH_POPULATED : 0)) == -ESRCH)
 		i = restart_after_exec(&tr);
 	if (code == EXIT_OK && i < 0)
 		code = EXIT_RUNTIME;
-	if (code != EXIT_OK && tr.command && pm_proc_state(ctx, tr.pid) == PM_PROC_ZOMBIE) {
+	if (code != EXIT_OK && tr.command && command_ended(tr.pid)) {
 		/* A command that ended before it was watched: not a failure, its status is the answer. */
 		fprintf(stderr, "pagemap: track: process %d exited\n", (int)tr.pid);
 		ended = true;
 		code = EXIT_OK;
-	} else if (code == EXIT_OK && i < 0) {
+	} else if (i < 0) {
 		cli_error(-i, "track: cannot watch process %d", (int)tr.pid);
 	}
 	if (code == EXIT_OK && !ended)

@@ -359,6 +359,8 @@ static int print_batch(struct out *out)
 
 	if (out->o.json) {
 		r = json_batch(out);
+		if (r == 1 && out->streamed)	/* it did look like that before: cannot happen */
+			return -EIO;
 		if (r == 1) {	/* keep every line: one table at the end */
 			out->stream_off = true;
 			return 0;
