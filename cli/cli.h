@@ -10,6 +10,8 @@
 #define EXIT_RUNTIME	1
 #define EXIT_USAGE	2
 
+#define PAGEMAP_VERSION "0.1.0"
+
 extern const char *cli_cmd;	/* the running subcommand, for "Try 'pagemap CMD --help'" */
 
 /* "pagemap: MESSAGE[: strerror(err)]" on stderr. */
@@ -19,7 +21,12 @@ void cli_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error: one line, then "Try 'pagemap CMD --help'". Returns EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The usage error for the option getopt just refused (opterr is 0). */
+/* "pagemap VERSION" on stdout; returns EXIT_OK. */
+int cli_version(void);
+/*
+ * The usage error for the option getopt just refused (opterr is 0); but
+ * "--version", which no subcommand lists, prints the version (EXIT_OK).
+ */
 int cli_bad_option(char **argv);
 
 /* Parse a PID argument ("self" = 0). Returns 0 or -EINVAL. */
@@ -32,6 +39,9 @@ struct pm_target *cli_open_target(struct pm_ctx *ctx, pid_t pid, const char *arg
 void cli_walk_error(struct pm_ctx *ctx, int err, const char *arg);
 /* One stderr line when PFNs are hidden from this reader. */
 void cli_note_hidden(struct pm_ctx *ctx, const struct pm_target *t);
+
+/* page-types' raw-mode pseudo bits (1 << PM_KPF_*) for a page's PM_PAGE_* flags: file, swap, mmap_exclusive, softdirty. */
+uint64_t cli_kpf_entry_bits(uint32_t pmflags);
 
 /* Subcommands: int cmd_NAME(struct pm_ctx *ctx, int argc, char **argv) returning an exit code. */
 int cmd_features(struct pm_ctx *ctx, int argc, char **argv);

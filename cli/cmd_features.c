@@ -196,8 +196,10 @@ static int export_features(const struct pm_features *f)
 	printf("# pagemap-features: recorded by 'pagemap features --export'\n");
 	printf("kernel=%s\npage_size=%u\nprivileged=%s\nlayout=%s\npfn_view=%s\n", f->kernel_release,
 	       f->page_size, f->privileged ? "yes" : "no", pm_layout_name(f->layout), pm_pfn_view_name(f->pfn_view));
-	if (f->pagemap_error)
+	if (f->pagemap_error && strerrorname_np(f->pagemap_error))
 		printf("pagemap_error=%s\n", strerrorname_np(f->pagemap_error));
+	else if (f->pagemap_error)	/* an errno glibc has no name for: its number (read back as such) */
+		printf("pagemap_error=%d\n", f->pagemap_error);
 	printf("zero_pfn=0x%llx\nscan=%s\nscan_categories=0x%llx\n", (unsigned long long)f->zero_pfn,
 	       f->scan ? "yes" : "no", (unsigned long long)f->scan_categories);
 	printf("uffd_wp_async=%s\nuffd_features=0x%llx\nsoft_dirty=%s\nguard_regions=%s\n",

@@ -30,6 +30,7 @@ struct pages_opts {
 	unsigned walk_flags;
 	uint32_t known;
 	bool hidden;		/* frames hidden from this reader */
+	uint64_t runs;		/* rows so far */
 };
 
 /* Letters for set flags, '-' for clear, '?' for what this walk cannot tell. */
@@ -109,8 +110,14 @@ static int walk_range(struct pm_ctx *ctx, struct pm_target *t, struct out *out, 
 		return EXIT_RUNTIME;
 	}
 	po->known = pm_walk_known(w);
-	while ((rc = pm_walk_next(w, &r)) == 0)
+	while ((rc = pm_walk_next(w, &r)) == 0) {
 		run_row(out, r, po, pm_ctx_features(ctx)->page_shift);
+		po->runs++;
+		if (out_stream(out) < 0) {	/* --each of a large range: memory stays flat */
+			rc = -EIO;
+			break;
+		}
+	}
 	pm_walk_free(w);
 	if (rc < 0) {
 		cli_walk_error(ctx, -rc, arg);
@@ -236,6 +243,10 @@ int cmd_pages(struct pm_ctx *ctx, int argc, char **argv)
 		code = walk_named(ctx, t, out, &po, range, argv[optind]);
 	else
 		code = walk_range(ctx, t, out, &po, start, end, argv[optind]);
+	if (code == EXIT_OK && range && !po.runs) {
+		cli_error(0, "process %s has nothing mapped at %s", argv[optind], range);
+		code = EXIT_RUNTIME;
+	}
 	if (code == EXIT_OK && out_print(out) < 0)
 		code = EXIT_RUNTIME;
 	pm_target_close(t);

@@ -288,15 +288,16 @@ static int phys_all(struct pm_ctx *ctx, struct phys_opts *po)
 
 static int describe(struct phys_opts *po)
 {
+	struct pm_kpf_filter f = { 0 };
 	struct hslot s = { 0, 1 };
 	struct out *out;
-	char *e;
 	int r;
 
-	errno = 0;
-	s.flags = strtoull(po->describe, &e, 0);
-	if (errno || e == po->describe || *e)
-		return cli_usage_error("invalid flags value '%s' (a number such as 0x5868)", po->describe);
+	/* As page-types -d: a number or names, a list of them ORed. */
+	if (strpbrk(po->describe, "=~") || pm_kpf_parse(&f, po->describe) < 0)
+		return cli_usage_error("invalid flags '%s' (a number such as 0x5868, or names such as anonymous,lru)",
+				       po->describe);
+	s.flags = f.term[0].mask;
 	out = out_new("describe", sum_cols, NELEM(sum_cols), "FLAGS,SYMBOLIC,NAMES", &po->o);
 	if (!out)
 		return EXIT_USAGE;
@@ -340,15 +341,7 @@ static uint64_t page_flags(const struct phys_opts *po, const struct pm_frame *fr
 {
 	uint64_t f = pm_kpf_cook(fr->flags, po->raw);
 
-	if (!po->raw)
-		return f;
-	if (pm & PM_PAGE_SOFTDIRTY)
-		f |= 1ULL << PM_KPF_SOFTDIRTY;
-	if (pm & PM_PAGE_FILE)
-		f |= 1ULL << PM_KPF_FILE;
-	if (pm & PM_PAGE_EXCLUSIVE)
-		f |= 1ULL << PM_KPF_MMAP_EXCLUSIVE;
-	return f;
+	return po->raw ? f | cli_kpf_entry_bits(pm) : f;
 }
 
 static void proc_row(struct proc_batch *b, const struct phys_opts *po)
@@ -498,13 +491,14 @@ static int walk_target(struct pm_ctx *ctx, struct pm_target *t, struct proc_batc
 {
 	struct pm_walk *w = pm_walk_new(t, start, end, PM_WALK_ENTRIES);
 	const struct pm_run *run;
+	uint64_t runs = 0;
 	int rc;
 
 	if (!w) {
 		cli_walk_error(ctx, errno, po->pid);
 		return EXIT_RUNTIME;
 	}
-	while ((rc = pm_walk_next(w, &run)) == 0)
+	while ((rc = pm_walk_next(w, &run)) == 0 && ++runs)
 		if ((rc = add_run(b, po, run)) < 0)
 			break;
 	pm_walk_free(w);
@@ -514,6 +508,10 @@ static int walk_target(struct pm_ctx *ctx, struct pm_target *t, struct proc_batc
 		proc_row(b, po);
 	if (rc < 0) {
 		cli_walk_error(ctx, -rc, po->pid);
+		return EXIT_RUNTIME;
+	}
+	if (!runs && po->range) {
+		cli_error(0, "process %s has nothing mapped at %s", po->pid, po->range);
 		return EXIT_RUNTIME;
 	}
 	return EXIT_OK;
@@ -597,21 +595,23 @@ static int usage_help(void)
 	       "(\"self\") joined with their frames' flags, map count and memory cgroup;\n"
 	       "RANGE is 0xSTART-0xEND or one address.\n\n"
 	       "Options:\n"
-	       " -b, --bits EXPR        only frames whose flags match: a,b (any), a,~b, =a,b (exact),\n"
-	       "                        a,b=a (under a mask); names, prefixes, letters or 0x masks;\n"
-	       "                        repeat to narrow\n"
+	       " -b, --bits EXPR        only frames whose flags match, as page-types -b: a,b (any),\n"
+	       "                        a,~b, =a,b (exact), a,b=a (under a mask); names, prefixes\n"
+	       "                        (the first name in bit order: u is uptodate, a active),\n"
+	       "                        numbers (0x1000); repeat to narrow. A letter below that is\n"
+	       "                        no prefix of a name (L, x, ...) means its flag\n"
 	       " -l, --list             runs of frames with equal flags instead of the summary\n"
 	       " -p, --pid PID          a process's pages and their frames\n"
 	       " -s, --summary          with -p: the summary by flags over the process's pages\n"
 	       "     --raw-flags        page-types' raw mode: kernel-internal and pseudo bits too\n"
-	       "     --describe FLAGS   the names of a flags value, without reading the kernel\n"
-	       "     --bytes            sizes in bytes (-b is --bits here)\n"
+	       "     --describe FLAGS   the flags of a value (0x5868) or a list of names, without\n"
+	       "                        reading the kernel\n"
 	       "\nFlags (raw-only ones marked *):\n");
 	tab = pm_kpf_table(&n);
 	for (i = 0; i < n; i++)
 		printf("  %c %2u %-15s%s %s\n", tab[i].letter, tab[i].bit, tab[i].name, tab[i].internal ? "*" : " ",
 		       tab[i].meaning);
-	out_help(stdout, sum_cols, NELEM(sum_cols));
+	out_help_long_bytes(stdout, sum_cols, NELEM(sum_cols));
 	printf("\nColumns with -l:\n");
 	for (i = 0; i < NELEM(list_cols); i++)
 		printf(" %12s  %s\n", list_cols[i].name, list_cols[i].help);

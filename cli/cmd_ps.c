@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
 #include "output.h"
@@ -19,7 +20,8 @@ static const struct out_col columns[] = {
 	[COL_PID] = { "PID", 6, SCOLS_FL_RIGHT, OUT_NUM, "process ID" },
 	[COL_USER] = { "USER", 8, 0, OUT_STR, "owner (real UID) by name" },
 	[COL_COMMAND] = { "COMMAND", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "command name (comm)" },
-	[COL_RSS] = { "RSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "resident bytes (smaps Rss: no zero page, no hugetlb)" },
+	[COL_RSS] = { "RSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "resident bytes (smaps Rss: no zero page, no hugetlb)",
+		      OUT_RSS_ALIASES },
 	[COL_PSS] = { "PSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "proportional bytes: each page divided by its map count" },
 	[COL_USS] = { "USS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "unique bytes: pages mapped by this process only" },
 	[COL_SWAP] = { "SWAP", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes in swap" },
@@ -45,6 +47,7 @@ struct ps_opts {
 	size_t sort;			/* column index */
 	pid_t *pids;
 	bool *seen;			/* per -p PID: listed in ROOT/proc */
+	int *why;			/* per -p PID: why it has no row (errno, WHY_KTHREAD), 0 */
 	size_t npids;
 	bool by_user;
 	uid_t user;
@@ -58,7 +61,10 @@ struct ps_state {
 	size_t n, cap;
 	unsigned exited, denied, kthreads, estimates;
 	bool failed;
+	bool cgroup_seen;		/* some process is in --cgroup or below it */
 };
+
+#define WHY_KTHREAD (-1)
 
 /* ---- sorting: sizes and PID descending, text ascending; ties by PID ---- */
 
@@ -223,6 +229,16 @@ static bool cgroup_match(const struct ps_opts *po, const char *cg)
 	       (cg[po->cgroup_len] == '\0' || cg[po->cgroup_len] == '/' || !po->cgroup_len);
 }
 
+/* Remember why -p PID has no row: @why is an errno or WHY_KTHREAD. */
+static void note_why(const struct ps_opts *po, pid_t pid, int why)
+{
+	size_t i;
+
+	for (i = 0; i < po->npids; i++)
+		if (po->pids[i] == pid)
+			po->why[i] = why;
+}
+
 /* Count a process we could not account; false for an error worth a message. */
 static bool skip_reason(struct ps_state *st, int err)
 {
@@ -247,11 +263,13 @@ static int add_proc(struct pm_ctx *ctx, struct pm_kpage *k, const struct ps_opts
 		free(cg);
 		return 0;
 	}
+	st->cgroup_seen = true;
 	if (p->state != PM_PROC_RUNNING) {
 		if (p->state == PM_PROC_KTHREAD)
 			st->kthreads++;
 		else
 			st->exited++;
+		note_why(po, p->pid, p->state == PM_PROC_KTHREAD ? WHY_KTHREAD : ESRCH);
 		free(cg);
 		return 0;
 	}
@@ -276,6 +294,7 @@ static int add_proc(struct pm_ctx *ctx, struct pm_kpage *k, const struct ps_opts
 		return 0;
 	}
 	free(cg);
+	note_why(po, p->pid, e);
 	if (!skip_reason(st, e)) {
 		cli_error(e, "cannot account process %d", (int)p->pid);
 		st->failed = true;
@@ -300,8 +319,11 @@ static int collect(struct pm_ctx *ctx, const struct ps_opts *po, struct ps_state
 			break;
 	pm_kpage_close(k);
 	pm_procs_close(it);
-	for (i = 0; r >= 0 && i < po->npids; i++)
+	for (i = 0; r >= 0 && i < po->npids; i++) {
 		st->exited += !po->seen[i];	/* no such process (any more) */
+		if (!po->seen[i])
+			po->why[i] = ENOENT;
+	}
 	if (r < 0) {
 		cli_error(-r, "cannot list processes");
 		return -1;
@@ -318,6 +340,7 @@ static int parse_pids(struct ps_opts *po, const char *arg)
 	char *copy = strdup(arg), *tok, *save = NULL, *e;
 	pid_t *more;
 	bool *seen;
+	int *why;
 	long v;
 
 	if (!copy)
@@ -325,7 +348,7 @@ static int parse_pids(struct ps_opts *po, const char *arg)
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		errno = 0;
 		v = strtol(tok, &e, 10);
-		if (errno || e == tok || *e || v <= 0 || v > 0x7fffffff ||
+		if (errno || e == tok || *e || v <= 0 || v > 0x7fffffff || tok[0] < '0' || tok[0] > '9' ||
 		    !(more = realloc(po->pids, (po->npids + 1) * sizeof(*more)))) {
 			free(copy);
 			return -EINVAL;
@@ -338,6 +361,12 @@ static int parse_pids(struct ps_opts *po, const char *arg)
 		}
 		po->seen = seen;
 		po->seen[po->npids - 1] = false;
+		if (!(why = realloc(po->why, po->npids * sizeof(*why)))) {
+			free(copy);
+			return -EINVAL;
+		}
+		po->why = why;
+		po->why[po->npids - 1] = 0;
 	}
 	free(copy);
 	return po->npids ? 0 : -EINVAL;
@@ -356,7 +385,7 @@ static int parse_user(struct ps_opts *po, const char *arg)
 	}
 	errno = 0;
 	v = strtoul(arg, &e, 10);
-	if (errno || e == arg || *e)
+	if (errno || e == arg || *e || arg[0] < '0' || arg[0] > '9')
 		return -EINVAL;
 	po->user = (uid_t)v;
 	return 0;
@@ -426,12 +455,60 @@ static int parse_opt(struct ps_opts *po, int c, char **argv)
 	}
 }
 
-static void report_skipped(const struct ps_state *st)
+/*
+ * Every -p PID without a row, as maps says it; the error lines come after
+ * the table. Returns true if there was one.
+ */
+static bool report_pids(const struct ps_opts *po)
+{
+	bool any = false;
+	size_t i;
+
+	fflush(stdout);
+	for (i = 0; i < po->npids; i++) {
+		int why = po->why[i];
+
+		any |= why != 0;
+		if (why == ENOENT)
+			cli_error(0, "cannot account process %d: no such process", (int)po->pids[i]);
+		else if (why == WHY_KTHREAD)
+			cli_error(0, "cannot account process %d: it is a kernel thread and has no user memory",
+				  (int)po->pids[i]);
+		else if (why == ESRCH)
+			cli_error(0, "cannot account process %d: it exited or has no memory", (int)po->pids[i]);
+		else if (why)
+			cli_error(why, "cannot account process %d", (int)po->pids[i]);
+		if ((why == EACCES || why == EPERM) && geteuid() == 0)
+			cli_hint("refused to root: a security module (LSM) or a restricted ptrace scope forbids it");
+		else if (why == EACCES || why == EPERM)
+			cli_hint("reading another user's, or a non-dumpable, process needs root (or CAP_SYS_PTRACE)");
+	}
+	return any;
+}
+
+/* Does the memory cgroup --cgroup name exist under ROOT/sys/fs/cgroup (v2, or v1's memory hierarchy)? */
+static bool cgroup_in_sys(struct pm_ctx *ctx, const struct ps_opts *po)
+{
+	static const char *const base[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/memory" };
+	const char *root = strcmp(pm_ctx_root(ctx), "/") ? pm_ctx_root(ctx) : "";
+	char path[4096];
+	struct stat sb;
+	size_t i;
+
+	for (i = 0; i < sizeof(base) / sizeof(base[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s%.*s", root, base[i], (int)po->cgroup_len, po->cgroup);
+		if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+			return true;
+	}
+	return false;
+}
+
+static void report_skipped(const struct ps_opts *po, const struct ps_state *st)
 {
 	unsigned n = st->exited + st->denied + st->kthreads;
 
 	fflush(stdout);	/* the notes come after the table */
-	if (n)
+	if (n && !po->npids)	/* -p names each one */
 		fprintf(stderr, "pagemap: skipped %u process%s: %u exited, %u not permitted, %u kernel threads\n", n,
 			n == 1 ? "" : "es", st->exited, st->denied, st->kthreads);
 	if (st->estimates)
@@ -459,6 +536,13 @@ static int run(struct pm_ctx *ctx, struct ps_opts *po)
 		code = EXIT_RUNTIME;
 		goto out;
 	}
+	/* A cgroup no process is in and sysfs does not show is a mistake, not an empty answer. */
+	if (po->cgroup && !st.cgroup_seen && !cgroup_in_sys(ctx, po)) {
+		cli_error(0, "no memory cgroup %.*s: no process is in it and %s/sys/fs/cgroup does not show it",
+			  (int)po->cgroup_len, po->cgroup, strcmp(pm_ctx_root(ctx), "/") ? pm_ctx_root(ctx) : "");
+		code = EXIT_RUNTIME;
+		goto out;
+	}
 	sort_col = po->sort;
 	if (st.n)
 		qsort(st.rows, st.n, sizeof(*st.rows), row_cmp);
@@ -467,7 +551,9 @@ static int run(struct pm_ctx *ctx, struct ps_opts *po)
 	total_row(out, &st);
 	if (out_print(out) < 0 || st.failed)
 		code = EXIT_RUNTIME;
-	report_skipped(&st);
+	if (report_pids(po))
+		code = EXIT_RUNTIME;
+	report_skipped(po, &st);
 out:
 	for (i = 0; i < st.n; i++)
 		free(st.rows[i].cgroup);
@@ -495,5 +581,6 @@ int cmd_ps(struct pm_ctx *ctx, int argc, char **argv)
 		r = run(ctx, &po);
 	free(po.pids);
 	free(po.seen);
+	free(po.why);
 	return r;
 }

@@ -90,7 +90,9 @@ static int usage_help(void)
 	      "       \"maps\":[{\"start\":\"0x..\",\"end\":\"0x..\",\"path\":\"..\",\"pages\":N,\"written\":BYTES},...]}\n"
 	      "      (with --ranges, \"ranges\":[{\"start\":..,\"end\":..,\"huge\":false},...] instead of \"maps\").\n"
 	      "\nExit status: 0 when tracking ended (COUNT reached, the process exited, or SIGINT/SIGTERM),\n"
-	      "1 when tracking could not start or failed, 2 for a usage error.\n",
+	      "1 when tracking could not start or failed, 2 for a usage error. With -- COMMAND, as time(1):\n"
+	      "COMMAND's exit status (128+N if signal N ended it; SIGINT, SIGTERM and SIGHUP are passed\n"
+	      "on to it), 127 if it was not found, 126 if it could not be run.\n",
 	      stdout);
 	return EXIT_OK;
 }
@@ -299,6 +301,13 @@ static void row(struct out *out, struct libscols_line *ln, uint64_t a, uint64_t 
 	out_str(out, ln, COL_PATH, path);
 }
 
+/* One interval's table; NULL after a usage error for -o. */
+static struct out *new_table(const struct track *tr)
+{
+	return out_new(tr->ranges ? "ranges" : "maps", columns, NCOLS,
+		       tr->ranges ? "START,END,PAGES,WRITTEN,HUGE,PATH" : "START,END,PERMS,PAGES,WRITTEN,HUGE,PATH", &tr->oo);
+}
+
 static int print_table(struct track *tr, double t, double interval, double asked, const struct pm_written *r,
 		       size_t n, uint64_t total, uint64_t total_huge)
 {
@@ -311,8 +320,7 @@ static int print_table(struct track *tr, double t, double interval, double asked
 	printf("%s# t=%.3fs interval %.3fs (asked %gs), %s: %" PRIu64 " pages written (%s)\n", t > interval + 1e-9 ? "\n" : "",
 	       t, interval, asked, pm_watch_method_name(pm_watch_method(tr->w)), total / tr->psize,
 	       out_human_size(total, hs, sizeof(hs)));
-	out = out_new(tr->ranges ? "ranges" : "maps", columns, NCOLS,
-		      tr->ranges ? "START,END,PAGES,WRITTEN,HUGE,PATH" : "START,END,PERMS,PAGES,WRITTEN,HUGE,PATH", &tr->oo);
+	out = new_table(tr);
 	if (!out)
 		return -EINVAL;
 	if (tr->ranges) {
@@ -480,12 +488,32 @@ static int start_watch(struct track *tr, enum pm_watch_method method, unsigned f
 	return EXIT_OK;
 }
 
-/* Fork and exec @argv; returns the PID once exec succeeded, or -1 after a message. */
-static pid_t spawn(char **argv)
+/*
+ * Has our child @pid ended (without reaping it)? A command whose memory went
+ * while it was being watched is exiting: give it 100 ms to become a zombie.
+ */
+static bool command_ended(pid_t pid)
+{
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+	siginfo_t si;
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid)
+			return true;
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+/* Fork and exec @argv; returns the PID once exec succeeded, or -1 after a message with *@err set. */
+static pid_t spawn(char **argv, int *errp)
 {
 	int p[2], err = 0;
 	pid_t pid;
 
+	*errp = 0;
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return cli_error(errno, "track: pipe"), -1;
 	pid = fork();
@@ -504,6 +532,7 @@ static pid_t spawn(char **argv)
 		close(p[0]);
 		waitpid(pid, NULL, 0);
 		cli_error(err, "track: cannot run %s", argv[0]);
+		*errp = err;
 		return -1;
 	}
 	close(p[0]);
@@ -527,8 +556,10 @@ int cmd_track(struct pm_ctx *ctx, int argc, char **argv)
 	unsigned long count = 0;
 	double interval = 1.0;
 	int c, nargs, dd, code, i = 0, st;
+	bool ended = false;
 	char **cmd = NULL;
 	struct sigaction sa;
+	struct out *out;
 
 	/* "--" separates our arguments from a command's: find it before getopt consumes it. */
 	for (dd = 1; dd < argc && strcmp(argv[dd], "--"); dd++)
@@ -539,7 +570,8 @@ int cmd_track(struct pm_ctx *ctx, int argc, char **argv)
 	}
 	opterr = 0;
 	optind = 0;
-	while ((c = getopt_long(dd, argv, "+m:h" OUT_SHORTOPTS, longopts, NULL)) != -1) {
+	/* GNU permutation, as the other subcommands, but only among the arguments before "--". */
+	while ((c = getopt_long(dd, argv, "m:h" OUT_SHORTOPTS, longopts, NULL)) != -1) {
 		if (out_parse_opt(&tr.oo, c, optarg))
 			continue;
 		switch (c) {
@@ -586,6 +618,10 @@ int cmd_track(struct pm_ctx *ctx, int argc, char **argv)
 				return cli_usage_error("invalid count '%s'", argv[optind + 2]);
 		}
 	}
+	/* Every option is checked before the target is touched: -o would fail only at the first table. */
+	if (!(out = new_table(&tr)))
+		return EXIT_USAGE;
+	out_free(out);
 	if (!pm_ctx_features(ctx)) {
 		cli_error(errno, "track: cannot probe the kernel");
 		return EXIT_RUNTIME;
@@ -598,18 +634,24 @@ int cmd_track(struct pm_ctx *ctx, int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
-	if (tr.command && (tr.pid = spawn(cmd)) < 0)
-		return EXIT_RUNTIME;
+	if (tr.command && (tr.pid = spawn(cmd, &st)) < 0)
+		return st == ENOENT ? 127 : st ? 126 : EXIT_RUNTIME;	/* exec failed: as time(1) and the shell */
 	tr.flags = flags;
 	code = start_watch(&tr, method, flags, false);
 	/* The command ran unwatched until now: what it populated counts as written in the first interval. */
 	if (code == EXIT_OK && (i = watch_writable(&tr, tr.command ? PM_WATCH_POPULATED : 0)) == -ESRCH)
 		i = restart_after_exec(&tr);
-	if (code == EXIT_OK && i < 0) {
-		cli_error(-i, "track: cannot watch process %d", (int)tr.pid);
+	if (code == EXIT_OK && i < 0)
 		code = EXIT_RUNTIME;
+	if (code != EXIT_OK && tr.command && command_ended(tr.pid)) {
+		/* A command that ended before it was watched: not a failure, its status is the answer. */
+		fprintf(stderr, "pagemap: track: process %d exited\n", (int)tr.pid);
+		ended = true;
+		code = EXIT_OK;
+	} else if (i < 0) {
+		cli_error(-i, "track: cannot watch process %d", (int)tr.pid);
 	}
-	if (code == EXIT_OK)
+	if (code == EXIT_OK && !ended)
 		code = track_loop(&tr, interval, count);
 	pm_watch_free(tr.w);	/* unregisters and closes: the target is left as found */
 	pm_target_close(tr.t);
@@ -617,7 +659,11 @@ int cmd_track(struct pm_ctx *ctx, int argc, char **argv)
 	if (tr.command) {
 		if (code != EXIT_OK || stop_signal)
 			kill(tr.pid, stop_signal ? stop_signal : SIGTERM);
-		waitpid(tr.pid, &st, 0);
+		while (waitpid(tr.pid, &st, 0) < 0 && errno == EINTR)
+			;
+		/* As time(1): the command's status, 128 + N if signal N ended it; our own failure wins. */
+		if (code == EXIT_OK)
+			code = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : EXIT_RUNTIME;
 	}
 	return code;
 }

@@ -23,11 +23,18 @@ static const struct out_col columns[] = {
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 
-/* One address and what the walk found there. */
+/* One address and what its pagemap entry says. */
 struct v2p {
 	uint64_t addr;
 	const char *state;
 	bool present;
+	uint32_t pmflags;	/* PM_PAGE_* of its page */
+	const char *path;	/* borrowed from the mapping table */
+};
+
+/* The target's mappings, read once, in address order. */
+struct vmap {
+	uint64_t start, end;
 	char *path;
 };
 
@@ -36,48 +43,150 @@ struct v2p_ctx {
 	struct pm_target *t;
 	const char *arg;
 	uint64_t page_size;
+	unsigned page_shift;
 	bool raw;
+	struct vmap *maps;
+	size_t nmaps;
 };
 
-/* Walk the page of @a->addr; *fr gets its PFN if present. Returns 0 or -errno. */
-static int translate(struct v2p_ctx *vc, struct v2p *a, struct pm_frame *fr)
+static void free_maps(struct v2p_ctx *vc)
 {
-	uint64_t page = a->addr & ~(vc->page_size - 1);
-	struct pm_walk *w = pm_walk_new(vc->t, page, page + vc->page_size, PM_WALK_ENTRIES);
-	const struct pm_run *r;
-	int rc;
+	size_t i;
 
-	if (!w)
+	for (i = 0; i < vc->nmaps; i++)
+		free(vc->maps[i].path);
+	free(vc->maps);
+	vc->maps = NULL;
+	vc->nmaps = 0;
+}
+
+/* Read the maps once: O(mappings). Returns 0 or -errno. */
+static int load_maps(struct v2p_ctx *vc)
+{
+	struct pm_maps *it = pm_maps_open(vc->t);
+	const struct pm_mapping *m;
+	size_t cap = 0;
+	int r;
+
+	if (!it)
 		return -errno;
-	a->state = "not mapped";
-	rc = pm_walk_next(w, &r);
-	if (rc == 0) {
-		a->path = strndup(r->map->path, r->map->path_len);
-		a->present = (r->flags & (PM_PAGE_PRESENT | PM_PAGE_FRAME)) == (PM_PAGE_PRESENT | PM_PAGE_FRAME);
-		a->state = a->present ? "present" : (r->flags & PM_PAGE_SWAPPED) ? "swapped" : "not present";
-		fr->pfn = r->pfn;	/* one page: its own frame, even in a zero-page run */
+	while ((r = pm_maps_next(it, &m)) == 0) {
+		if (vc->nmaps == cap) {
+			struct vmap *more = realloc(vc->maps, (cap ? 2 * cap : 64) * sizeof(*more));
+
+			if (!more) {
+				r = -ENOMEM;
+				break;
+			}
+			vc->maps = more;
+			cap = cap ? 2 * cap : 64;
+		}
+		vc->maps[vc->nmaps] = (struct vmap){ m->start, m->end, strndup(m->path, m->path_len) };
+		if (!vc->maps[vc->nmaps].path) {
+			r = -ENOMEM;
+			break;
+		}
+		vc->nmaps++;
 	}
-	pm_walk_free(w);
-	return rc < 0 ? rc : 0;
+	pm_maps_close(it);
+	return r < 0 ? r : 0;
+}
+
+struct by_addr {
+	uint64_t addr;
+	size_t i;
+};
+
+static int by_addr_cmp(const void *x, const void *y)
+{
+	const struct by_addr *a = x, *b = y;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* Decode the entry @raw (@n entries read: 0 past task_size) of @a's page; *fr gets its PFN if present. */
+static void decode(const struct pm_decode_info *info, uint64_t raw, ssize_t n, struct v2p *a, struct pm_frame *fr)
+{
+	struct pm_entry e = { 0 };
+
+	if (n == 1)
+		pm_entry_decode(raw, info, &e);
+	a->pmflags = e.flags;
+	a->present = (e.flags & (PM_PAGE_PRESENT | PM_PAGE_FRAME)) == (PM_PAGE_PRESENT | PM_PAGE_FRAME);
+	a->state = a->present ? "present" : (e.flags & PM_PAGE_SWAPPED) ? "swapped" : "not present";
+	fr->pfn = e.pfn;
+}
+
+/*
+ * Translate every address: sort them, merge with the sorted mappings, read
+ * one entry per distinct page. O(a log a + m) instead of a walk (which
+ * reads the maps) per address. *@at[i] gets the index in @fr of a[i]'s
+ * frame; *@nfr the number of frames. Returns 0 or -errno.
+ */
+static int translate(struct v2p_ctx *vc, struct v2p *a, size_t n, struct pm_frame *fr, size_t *at, size_t *nfr)
+{
+	struct by_addr *ord = malloc(n * sizeof(*ord));
+	struct pm_decode_info info;
+	uint64_t raw = 0, vpn = 0;
+	size_t i, j = 0, m = 0;
+	ssize_t got = -1;
+
+	if (!ord)
+		return -ENOMEM;
+	pm_target_decode_info(vc->t, &info);
+	for (i = 0; i < n; i++)
+		ord[i] = (struct by_addr){ a[i].addr, i };
+	qsort(ord, n, sizeof(*ord), by_addr_cmp);
+	for (i = 0; i < n; i++) {
+		struct v2p *p = &a[ord[i].i];
+
+		while (j < vc->nmaps && vc->maps[j].end <= p->addr)
+			j++;
+		if (j == vc->nmaps || vc->maps[j].start > p->addr) {
+			p->state = "not mapped";
+			continue;
+		}
+		p->path = vc->maps[j].path;
+		if (got < 0 || p->addr >> vc->page_shift != vpn) {
+			vpn = p->addr >> vc->page_shift;
+			got = pm_target_read(vc->t, vpn, &raw, 1);
+			if (got < 0) {
+				free(ord);
+				return (int)got;
+			}
+		}
+		decode(&info, raw, got, p, &fr[m]);
+		if (p->present)
+			at[ord[i].i] = m++;
+	}
+	free(ord);
+	*nfr = m;
+	return 0;
 }
 
 static void row(struct out *out, const struct v2p_ctx *vc, const struct v2p *a, const struct pm_frame *fr,
 		bool have_count, bool have_cgroup)
 {
 	struct libscols_line *ln = out_line(out);
-	uint64_t flags = pm_kpf_cook(fr->flags, vc->raw);
+	uint64_t flags;
 	char buf[1024];
 
 	out_u64(out, ln, COL_ADDR, a->addr);
 	out_str(out, ln, COL_STATE, a->state);
 	out_str(out, ln, COL_PATH, a->path);
+	/* page-types -r: a swapped page has the entry's bits (swap, file, exclusive, soft-dirty) and no frame. */
+	if (!a->present && !(vc->raw && a->path && a->pmflags))
+		return;
+	flags = a->present ? pm_kpf_cook(fr->flags, vc->raw) : 0;
+	if (vc->raw)
+		flags |= cli_kpf_entry_bits(a->pmflags);
+	pm_kpf_describe(flags, buf, sizeof(buf));
+	out_str(out, ln, COL_FLAGS, buf);
+	out_str(out, ln, COL_SYMBOLIC, pm_kpf_letters(flags, vc->raw, buf, sizeof(buf)));
 	if (!a->present)
 		return;
 	out_u64(out, ln, COL_PFN, fr->pfn);
 	out_u64(out, ln, COL_PHYS, fr->pfn * vc->page_size + (a->addr & (vc->page_size - 1)));
-	pm_kpf_describe(flags, buf, sizeof(buf));
-	out_str(out, ln, COL_FLAGS, buf);
-	out_str(out, ln, COL_SYMBOLIC, pm_kpf_letters(flags, vc->raw, buf, sizeof(buf)));
 	if (have_count)
 		out_u64(out, ln, COL_COUNT, fr->count);
 	if (have_cgroup)
@@ -112,13 +221,10 @@ static struct pm_kpage *check_access(struct v2p_ctx *vc)
 static int run(struct v2p_ctx *vc, struct pm_kpage *k, struct out *out, struct v2p *a, struct pm_frame *fr, size_t n)
 {
 	size_t i, m = 0, *at = calloc(n, sizeof(*at));
-	int r = at ? 0 : -ENOMEM;
+	int r = at ? load_maps(vc) : -ENOMEM;
 
-	for (i = 0; r == 0 && i < n; i++) {
-		r = translate(vc, &a[i], &fr[m]);
-		if (r == 0 && a[i].present)
-			at[i] = m++;
-	}
+	if (r == 0)
+		r = translate(vc, a, n, fr, at, &m);
 	if (r < 0) {
 		cli_walk_error(vc->ctx, -r, vc->arg);
 		free(at);
@@ -157,7 +263,7 @@ static int parse_addrs(char **args, size_t n, struct v2p *a)
 	for (i = 0; i < n; i++) {
 		errno = 0;
 		a[i].addr = strtoull(args[i], &e, 0);
-		if (errno || e == args[i] || *e || args[i][0] == '-')
+		if (errno || e == args[i] || *e || args[i][0] < '0' || args[i][0] > '9')
 			return cli_usage_error("invalid address '%s'", args[i]);
 	}
 	return 0;
@@ -191,7 +297,7 @@ int cmd_v2p(struct pm_ctx *ctx, int argc, char **argv)
 	struct out_opts o = { 0 };
 	struct v2p *a;
 	struct out *out;
-	size_t n, i;
+	size_t n;
 	pid_t pid;
 	int c, code;
 
@@ -222,12 +328,12 @@ int cmd_v2p(struct pm_ctx *ctx, int argc, char **argv)
 		code = EXIT_USAGE;
 	vc.arg = argv[optind];
 	vc.page_size = pm_ctx_features(ctx)->page_size;
+	vc.page_shift = pm_ctx_features(ctx)->page_shift;
 	if (!code && (vc.t = cli_open_target(ctx, pid, vc.arg)))
 		code = v2p_target(&vc, out, a, n);
 	else if (!code)
 		code = EXIT_RUNTIME;
-	for (i = 0; i < n; i++)
-		free(a[i].path);
+	free_maps(&vc);
 	free(a);
 	out_free(out);
 	pm_target_close(vc.t);

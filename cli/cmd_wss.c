@@ -11,7 +11,7 @@
 
 #define OPT_METHOD 0x1001
 
-enum { COL_MAPPING, COL_START, COL_END, COL_PERMS, COL_RESIDENT, COL_ACCESSED, COL_PCT, COL_UNTRACKED,
+enum { COL_MAPPING, COL_START, COL_END, COL_PERMS, COL_RSS, COL_ACCESSED, COL_PCT, COL_UNTRACKED,
        COL_METHOD, COL_WINDOW, COL_MEASURED, COL_MAXIMUM };
 
 static const struct out_col columns[] = {
@@ -20,9 +20,10 @@ static const struct out_col columns[] = {
 	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the mapping" },
 	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after its last byte" },
 	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions, as in maps (rwxp/s)" },
-	[COL_RESIDENT] = { "RESIDENT", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes resident when the window closed (smaps Rss)" },
+	[COL_RSS] = { "RSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes resident when the window closed (smaps Rss)",
+			   OUT_RSS_ALIASES },
 	[COL_ACCESSED] = { "ACCESSED", 5, SCOLS_FL_RIGHT, OUT_SIZE, "of those, bytes accessed during the window" },
-	[COL_PCT] = { "PCT", 5, SCOLS_FL_RIGHT, OUT_NUM, "ACCESSED as a percentage of RESIDENT" },
+	[COL_PCT] = { "PCT", 5, SCOLS_FL_RIGHT, OUT_NUM, "ACCESSED as a percentage of RSS" },
 	[COL_UNTRACKED] = { "UNTRACKED", 5, SCOLS_FL_RIGHT, OUT_SIZE,
 			    "idle method: resident bytes the kernel does not track (hugetlb, not on an LRU)" },
 	[COL_METHOD] = { "METHOD", 6, 0, OUT_STR, "idle or referenced (total row)" },
@@ -97,7 +98,7 @@ static void usage_cells(struct out *out, struct libscols_line *ln, uint64_t resi
 {
 	char buf[32];
 
-	out_u64(out, ln, COL_RESIDENT, resident);
+	out_u64(out, ln, COL_RSS, resident);
 	out_u64(out, ln, COL_ACCESSED, accessed);
 	if (resident) {
 		snprintf(buf, sizeof(buf), "%.1f", 100.0 * (double)accessed / (double)resident);
@@ -262,7 +263,7 @@ int cmd_wss(struct pm_ctx *ctx, int argc, char **argv)
 		return usage_help();
 	if (code)
 		return code;
-	out = out_new("wss", columns, NCOLS, "MAPPING,START,END,RESIDENT,ACCESSED,PCT,METHOD,WINDOW,MEASURED", &wo.o);
+	out = out_new("wss", columns, NCOLS, "MAPPING,START,END,RSS,ACCESSED,PCT,METHOD,WINDOW,MEASURED", &wo.o);
 	if (!out)
 		return EXIT_USAGE;
 	t = cli_open_target(ctx, pid, argv[optind]);

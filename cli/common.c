@@ -48,8 +48,16 @@ int cli_usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+int cli_version(void)
+{
+	printf("pagemap %s\n", PAGEMAP_VERSION);
+	return EXIT_OK;
+}
+
 int cli_bad_option(char **argv)
 {
+	if (!optopt && optind > 0 && !strcmp(argv[optind - 1], "--version"))
+		return cli_version();
 	if (optopt && optopt < 0x100)
 		return cli_usage_error("invalid option or missing argument -- '%c'", optopt);
 	return cli_usage_error("unrecognized option or missing argument '%s'", argv[optind - 1]);
@@ -64,6 +72,8 @@ int cli_parse_pid(const char *s, pid_t *pid)
 		*pid = 0;
 		return 0;
 	}
+	if (s[0] < '0' || s[0] > '9')	/* strict decimal: strtol would take " 1" and "+5" */
+		return -EINVAL;
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v <= 0 || v > 4194304)
@@ -149,6 +159,8 @@ int cli_parse_range(const char *s, uint64_t page, uint64_t *start, uint64_t *end
 {
 	char *e;
 
+	if (s[0] < '0' || s[0] > '9')	/* strtoull would take " 1", "+1" and "-1" */
+		return -EINVAL;
 	errno = 0;
 	*start = strtoull(s, &e, 0);
 	if (errno || e == s)
@@ -161,6 +173,23 @@ int cli_parse_range(const char *s, uint64_t page, uint64_t *start, uint64_t *end
 	if (*e != '-')
 		return -EINVAL;
 	s = e + 1;
+	if (s[0] < '0' || s[0] > '9')
+		return -EINVAL;
 	*end = strtoull(s, &e, 0);
 	return errno || e == s || *e || *end <= *start ? -EINVAL : 0;
+}
+
+uint64_t cli_kpf_entry_bits(uint32_t pm)
+{
+	uint64_t f = 0;
+
+	if (pm & PM_PAGE_SOFTDIRTY)
+		f |= 1ULL << PM_KPF_SOFTDIRTY;
+	if (pm & PM_PAGE_FILE)
+		f |= 1ULL << PM_KPF_FILE;
+	if (pm & PM_PAGE_SWAPPED)
+		f |= 1ULL << PM_KPF_SWAP;
+	if (pm & PM_PAGE_EXCLUSIVE)
+		f |= 1ULL << PM_KPF_MMAP_EXCLUSIVE;
+	return f;
 }

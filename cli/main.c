@@ -7,8 +7,6 @@
 #include <unistd.h>
 #include "cli.h"
 
-#define PAGEMAP_VERSION "0.1.0"
-
 struct command {
 	const char *name;
 	int (*fn)(struct pm_ctx *ctx, int argc, char **argv);
@@ -105,6 +103,8 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+R:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'R':
+			if (!*optarg)
+				return cli_usage_error("empty --root: give a directory (/ for the live system)");
 			root = optarg;
 			break;
 		case 'B':
@@ -115,8 +115,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return close_stdout(EXIT_OK);
 		case 'V':
-			printf("pagemap %s\n", PAGEMAP_VERSION);
-			return close_stdout(EXIT_OK);
+			return close_stdout(cli_version());
 		default:
 			return cli_bad_option(argv);
 		}

@@ -17,7 +17,14 @@ struct out {
 	size_t seq[OUT_MAX_COLS];			/* position of each shown column */
 	size_t nshown;
 	struct out_opts o;
+	const char *name;			/* the JSON key */
+	size_t batch, lines;			/* out_stream: lines per batch, lines held */
+	bool streamed;				/* a batch was printed: out_print ends the stream */
+	bool stream_off;			/* this libsmartcols prints JSON we cannot splice */
 };
+
+/* Lines out_stream holds before printing them; PAGEMAP_OUT_BATCH overrides (tests). */
+#define OUT_BATCH 4096
 
 bool out_parse_opt(struct out_opts *o, int c, const char *arg)
 {
@@ -45,7 +52,7 @@ bool out_parse_opt(struct out_opts *o, int c, const char *arg)
 	}
 }
 
-void out_help(FILE *f, const struct out_col *cols, size_t n)
+static void help(FILE *f, const struct out_col *cols, size_t n, bool short_bytes)
 {
 	size_t i;
 
@@ -54,11 +61,50 @@ void out_help(FILE *f, const struct out_col *cols, size_t n)
 	      " -r, --raw              raw output, no alignment\n"
 	      " -n, --noheadings       no column headings\n"
 	      " -o, --output LIST      columns to show; +LIST adds to the default\n"
-	      "     --output-all       every column\n"
-	      " -b, --bytes            sizes in bytes, not human-readable\n"
-	      "\nAvailable output columns:\n", f);
-	for (i = 0; i < n; i++)
-		fprintf(f, " %12s  %s\n", cols[i].name, cols[i].help);
+	      "     --output-all       every column\n", f);
+	fprintf(f, " %s--bytes            sizes in bytes, not human-readable\n", short_bytes ? "-b, " : "    ");
+	fputs("\nAvailable output columns:\n", f);
+	for (i = 0; i < n; i++) {
+		fprintf(f, " %12s  %s", cols[i].name, cols[i].help);
+		if (cols[i].aliases) {	/* the other names, without its own */
+			const char *a = cols[i].aliases, *sep = " (-o also takes ";
+
+			while (*a) {
+				size_t len = strcspn(a, ",");
+
+				if (strlen(cols[i].name) != len || strncasecmp(a, cols[i].name, len)) {
+					fprintf(f, "%s%.*s", sep, (int)len, a);
+					sep = ", ";
+				}
+				a += len + (a[len] == ',');
+			}
+			fputs(")", f);
+		}
+		fputc('\n', f);
+	}
+}
+
+void out_help(FILE *f, const struct out_col *cols, size_t n)
+{
+	help(f, cols, n, true);
+}
+
+void out_help_long_bytes(FILE *f, const struct out_col *cols, size_t n)
+{
+	help(f, cols, n, false);
+}
+
+/* Is @name (@len bytes) one of the comma-separated @list? */
+static bool in_list(const char *list, const char *name, size_t len)
+{
+	while (list && *list) {
+		size_t n = strcspn(list, ",");
+
+		if (n == len && !strncasecmp(list, name, len))
+			return true;
+		list += n + (list[n] == ',');
+	}
+	return false;
 }
 
 static int find_col(const struct out_col *cols, size_t n, const char *name, size_t len)
@@ -67,6 +113,9 @@ static int find_col(const struct out_col *cols, size_t n, const char *name, size
 
 	for (i = 0; i < n; i++)
 		if (strlen(cols[i].name) == len && !strncasecmp(cols[i].name, name, len))
+			return (int)i;
+	for (i = 0; i < n; i++)
+		if (in_list(cols[i].aliases, name, len))
 			return (int)i;
 	return -1;
 }
@@ -129,6 +178,10 @@ static int select_columns(struct out *out, const char *defaults)
 	}
 	if (n < 0)
 		return -EINVAL;
+	if (n == 0) {
+		cli_usage_error("no columns to show: -o needs at least one (see --help for the list)");
+		return -EINVAL;
+	}
 	for (i = 0; i < (size_t)n; i++)
 		if (add_column(out, ids[i]) < 0)
 			return -ENOMEM;
@@ -148,6 +201,10 @@ struct out *out_new(const char *name, const struct out_col *cols, size_t n, cons
 	out->cols = cols;
 	out->ncols = n;
 	out->o = *o;
+	out->name = name;
+	out->batch = OUT_BATCH;
+	if (getenv("PAGEMAP_OUT_BATCH") && atoi(getenv("PAGEMAP_OUT_BATCH")) > 0)
+		out->batch = (size_t)atoi(getenv("PAGEMAP_OUT_BATCH"));
 	scols_table_set_name(out->tb, name);
 	scols_table_enable_json(out->tb, o->json);
 	scols_table_enable_raw(out->tb, o->raw);
@@ -174,6 +231,7 @@ bool out_has(const struct out *out, size_t id)
 
 struct libscols_line *out_line(struct out *out)
 {
+	out->lines++;
 	return scols_table_new_line(out->tb, NULL);
 }
 
@@ -254,7 +312,102 @@ void out_unknown(struct out *out, struct libscols_line *ln, size_t id)
 	set_cell(out, ln, id, out->o.json ? NULL : "-");
 }
 
+/*
+ * JSON in batches. libsmartcols 2.38 cannot print a JSON range (it asserts),
+ * so each batch is printed whole to a string, "{\n   \"NAME\": [\n" ROWS
+ * "\n   ]\n}", and its ROWS are spliced: the first batch's after the opening,
+ * every later one after a ",", its first row's indentation dropped, which
+ * is how libsmartcols itself joins rows ("},{"). Returns 0, 1 if this
+ * library's JSON does not look like that (nothing printed), or -EIO.
+ */
+static int json_batch(struct out *out)
+{
+	char head[256], *s = NULL, *rows;
+	size_t len, hlen;
+	static const char tail[] = "\n   ]\n}";
+	int r;
+
+	snprintf(head, sizeof(head), "{\n   \"%s\": [\n", out->name);
+	hlen = strlen(head);
+	if (scols_print_table_to_string(out->tb, &s) || !s) {
+		free(s);
+		return -EIO;
+	}
+	len = strlen(s);
+	if (len && s[len - 1] == '\n')
+		len--;
+	r = 1;
+	if (len < hlen + sizeof(tail) - 1 || strncmp(s, head, hlen) ||
+	    strncmp(s + len - (sizeof(tail) - 1), tail, sizeof(tail) - 1) || strncmp(s + hlen, "      {", 7))
+		goto out;
+	s[len - (sizeof(tail) - 1)] = '\0';
+	rows = s + hlen;
+	if (out->streamed)
+		r = fputs(",", stdout) < 0 || fputs(rows + 6, stdout) < 0 ? -EIO : 0;
+	else
+		r = fputs(head, stdout) < 0 || fputs(rows, stdout) < 0 ? -EIO : 0;
+out:
+	free(s);
+	return r;
+}
+
+/* Print the lines held and drop them; columns keep the widest width seen, so the stream stays aligned. */
+static int print_batch(struct out *out)
+{
+	size_t i, w;
+	int r;
+
+	if (out->o.json) {
+		r = json_batch(out);
+		if (r == 1 && out->streamed)	/* it did look like that before: cannot happen */
+			return -EIO;
+		if (r == 1) {	/* keep every line: one table at the end */
+			out->stream_off = true;
+			return 0;
+		}
+	} else {
+		r = scols_table_print_range(out->tb, NULL, NULL) || fputc('\n', stdout) == EOF ? -EIO : 0;
+		/*
+		 * Not a left-aligned last column: it is not padded, and its relative
+		 * hint lets it take the rest of a terminal.
+		 */
+		for (i = 0; r == 0 && i < out->ncols; i++) {
+			if (!out->sc[i] || (out->seq[i] + 1 == out->nshown && !(out->cols[i].flags & SCOLS_FL_RIGHT)))
+				continue;
+			w = scols_column_get_width(out->sc[i]);
+			scols_column_set_whint(out->sc[i], (double)w);
+			/*
+			 * libsmartcols (2.38) widens a column narrower than its heading to the
+			 * heading and stops there, ignoring the hint; a strict-width one gets
+			 * the hint, unless the hint is no wider than the heading. So: strict
+			 * only when wider than the heading.
+			 */
+			if (w > strlen(out->cols[i].name))
+				scols_column_set_flags(out->sc[i], scols_column_get_flags(out->sc[i]) | SCOLS_FL_STRICTWIDTH);
+		}
+	}
+	scols_table_remove_lines(out->tb);
+	out->lines = 0;
+	out->streamed = true;
+	return r;
+}
+
+int out_stream(struct out *out)
+{
+	if (out->lines < out->batch || out->stream_off)
+		return 0;
+	return print_batch(out);
+}
+
 int out_print(struct out *out)
 {
-	return scols_print_table(out->tb) ? -EIO : 0;
+	int r = 0;
+
+	if (!out->streamed)
+		return scols_print_table(out->tb) ? -EIO : 0;
+	if (out->lines)
+		r = print_batch(out);
+	if (r == 0 && out->o.json)
+		r = fputs("\n   ]\n}\n", stdout) < 0 ? -EIO : 0;
+	return r;
 }

@@ -24,7 +24,11 @@ struct out_col {
 	int flags;		/* SCOLS_FL_* */
 	enum out_kind kind;
 	const char *help;
+	const char *aliases;	/* other names -o accepts for it, comma separated, or NULL */
 };
+
+/* The names other commands give resident bytes: -o takes any of them for the column so named. */
+#define OUT_RSS_ALIASES "RSS,RESIDENT,PRESENT"
 
 struct out_opts {
 	bool json, raw, noheadings, bytes, all;
@@ -49,6 +53,8 @@ bool out_parse_opt(struct out_opts *o, int c, const char *arg);
 
 /* Print the common options and the column list for --help. */
 void out_help(FILE *f, const struct out_col *cols, size_t n);
+/* The same, for a command whose -b is not --bytes (phys: -b is --bits). */
+void out_help_long_bytes(FILE *f, const struct out_col *cols, size_t n);
 
 /*
  * Make a table named @name (the JSON key) with the columns selected by
@@ -71,7 +77,16 @@ void out_str(struct out *out, struct libscols_line *ln, size_t id, const char *s
 void out_u64(struct out *out, struct libscols_line *ln, size_t id, uint64_t v);
 void out_unknown(struct out *out, struct libscols_line *ln, size_t id);	/* "-" / null */
 
-/* Print the table; returns 0 or -errno. */
+/*
+ * Print the lines made so far and drop them once a batch (4096 lines) is
+ * full, so memory does not grow with the rows. The stream looks like the
+ * whole table printed at once, except that a column may widen after a
+ * batch (it never narrows). Not with a totals line or sorted rows.
+ * Returns 0 or -EIO.
+ */
+int out_stream(struct out *out);
+
+/* Print the table, or the rest of a stream; returns 0 or -errno. */
 int out_print(struct out *out);
 
 /* Human-readable size like util-linux: "0B", "4K", "1.5M". */

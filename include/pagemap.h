@@ -432,6 +432,14 @@ struct pm_entry {
  */
 PM_API int pm_entry_decode(uint64_t raw, const struct pm_decode_info *info, struct pm_entry *out);
 
+/*
+ * pm_target_decode_info - how the entries pm_target_read() returns for @t
+ * decode: the layout found when @t was opened, the page shift, whether
+ * frames are visible, whether swap is on. With pm_entry_decode() it reads
+ * single pages without a walk (no maps). Pure.
+ */
+PM_API void pm_target_decode_info(const struct pm_target *t, struct pm_decode_info *out);
+
 /* ------------------------------------------------------------------ */
 /* Walk                                                               */
 /* ------------------------------------------------------------------ */
@@ -607,11 +615,14 @@ struct pm_kpf_filter {
  *   a,~b     a set and b clear (every ~ term clear, every other set)
  *   =a,b     exactly these bits, all others clear
  *   a,b=a    under the mask a,b the flags equal a
- * A bit is a long name ("anonymous"), a unique-enough prefix of one (the
- * first in table order wins, as page-types: "anon"), "compound" (head and
- * tail), a single table letter (stable bits first: 'a'), or a number
- * (0x1000: a mask of bits).
- * Returns 0, -EINVAL for a malformed expression or an unknown name (f is
+ * Every expression the kernel's tools/mm/page-types accepts means what it
+ * means there. A bit is, in this order: a prefix of "compound" (head and
+ * tail: "c"), a prefix of a long name, the first in bit order winning
+ * ("anon" is anonymous, "u" uptodate, "a" active), or a number (0x1000: a
+ * mask of bits). Empty terms add nothing, ~terms of the =-forms are ignored,
+ * and text after a second '=' too, as there. Beyond page-types: a single
+ * table letter that is no prefix ('L' locked, 'x' ksm; stable bits first).
+ * Returns 0, -EINVAL for an unknown name or a malformed number (f is
  * unchanged), -E2BIG when @f already holds PM_KPF_MAX_TERMS terms.
  */
 PM_API int pm_kpf_parse(struct pm_kpf_filter *f, const char *expr);

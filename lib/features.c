@@ -492,6 +492,23 @@ static enum pm_tristate parse_tristate(const char *v)
 	return PM_UNKNOWN;
 }
 
+/*
+ * A recorded errno: a number, or any name 'pagemap features --export'
+ * writes (glibc's strerrorname_np), not only the few pm_errno_from_name knows.
+ */
+static int recorded_errno(const char *v)
+{
+	int e = pm_errno_from_name(v), i;
+
+	for (i = 1; !e && i < 4096; i++) {
+		const char *n = strerrorname_np(i);
+
+		if (n && !strcmp(n, v))
+			e = i;
+	}
+	return e;
+}
+
 /* One "key=value" line of a capture's pagemap-features file. */
 static void apply_recorded(struct pm_features *f, const char *k, const char *v)
 {
@@ -516,7 +533,7 @@ static void apply_recorded(struct pm_features *f, const char *k, const char *v)
 	else if (!strcmp(k, "soft_dirty"))
 		f->soft_dirty = parse_tristate(v);
 	else if (!strcmp(k, "pagemap_error"))
-		f->pagemap_error = pm_errno_from_name(v);
+		f->pagemap_error = recorded_errno(v);
 	else if (!strcmp(k, "zero_pfn"))
 		f->zero_pfn = strtoull(v, NULL, 0);
 	else if (!strcmp(k, "zero_page"))

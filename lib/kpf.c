@@ -146,29 +146,45 @@ char *pm_kpf_letters(uint64_t flags, bool raw, char *buf, size_t size)
 	return buf;
 }
 
-/* One name, prefix, letter or number of @len bytes; returns 0 with *@bits or -EINVAL. */
+/*
+ * One term of @len bytes, resolved as page-types' parse_flag_name() does, in
+ * this order: empty (no bits), a prefix of "compound" (head and tail), a
+ * prefix of a flag name in bit order (so "u" is uptodate and "a" active), a
+ * number. Only then our own syntax: one flag letter ("L", "x"), which
+ * page-types rejects, so it cannot change the meaning of an expression
+ * page-types accepts. Unlike page-types, a malformed number ("0xzz", "-1",
+ * "12abc") is an error rather than whatever strtoll() made of its start.
+ * Returns 0 with *@bits or -EINVAL.
+ */
 static int parse_name(const char *s, size_t len, uint64_t *bits)
 {
 	char num[24], *end;
 	size_t i;
 
+	*bits = 0;
 	if (!len)
-		return -EINVAL;
-	if (len <= 8 && !strncmp(s, "compound", len) && len >= 4) {
+		return 0;
+	if (len <= 8 && !strncmp(s, "compound", len)) {
 		*bits = BIT(PM_KPF_COMPOUND_HEAD) | BIT(PM_KPF_COMPOUND_TAIL);
 		return 0;
 	}
-	if (s[0] >= '0' && s[0] <= '9' && len < sizeof(num)) {
+	for (i = 0; i < PM_ARRAY_SIZE(kpf_table); i++) {
+		if (len <= strlen(kpf_table[i].name) && !strncmp(s, kpf_table[i].name, len)) {
+			*bits = BIT(kpf_table[i].bit);
+			return 0;
+		}
+	}
+	if (s[0] >= '0' && s[0] <= '9') {
+		if (len >= sizeof(num))
+			return -EINVAL;
 		memcpy(num, s, len);
 		num[len] = '\0';
 		errno = 0;
 		*bits = strtoull(num, &end, 0);
-		if (!errno && *end == '\0')
-			return 0;
+		return errno || *end ? -EINVAL : 0;
 	}
-	for (i = 0; i < PM_ARRAY_SIZE(kpf_table); i++) {
-		if ((len == 1 && s[0] == kpf_table[i].letter) ||
-		    (len > 1 && !strncmp(s, kpf_table[i].name, len))) {
+	for (i = 0; len == 1 && i < PM_ARRAY_SIZE(kpf_table); i++) {
+		if (s[0] == kpf_table[i].letter) {
 			*bits = BIT(kpf_table[i].bit);
 			return 0;
 		}
@@ -177,71 +193,74 @@ static int parse_name(const char *s, size_t len, uint64_t *bits)
 }
 
 /*
- * Comma list [s, s + len): *@set gets the bits of plain terms, *@clear
- * those of ~terms (-EINVAL if @neg_ok is false and there is one).
+ * The bits of the comma list [s, s + len), as page-types' parse_flag_names():
+ * a "~term" counts only when @neg is true, and is otherwise skipped unread.
  */
-static int parse_list(const char *s, size_t len, bool neg_ok, uint64_t *set, uint64_t *clear)
+static int parse_list(const char *s, size_t len, bool neg, uint64_t *bits)
 {
 	const char *end = s + len;
 
-	*set = *clear = 0;
-	if (!len)
-		return -EINVAL;
-	while (s <= end) {
+	*bits = 0;
+	for (;;) {
 		const char *comma = memchr(s, ',', (size_t)(end - s));
 		size_t n = comma ? (size_t)(comma - s) : (size_t)(end - s);
-		bool neg = n && s[0] == '~';
-		uint64_t bits;
+		uint64_t b;
 
-		if ((neg && !neg_ok) || parse_name(s + neg, n - neg, &bits) < 0)
-			return -EINVAL;
-		*(neg ? clear : set) |= bits;
+		if (n && s[0] == '~') {
+			if (neg && parse_name(s + 1, n - 1, &b) < 0)
+				return -EINVAL;
+			if (neg)
+				*bits |= b;
+		} else {
+			if (parse_name(s, n, &b) < 0)
+				return -EINVAL;
+			*bits |= b;
+		}
 		if (!comma)
-			break;
+			return 0;
 		s = comma + 1;
 	}
-	return 0;
 }
 
-/* "MASK=VALUE" or "=VALUE" (@eq points at the '='). */
-static int parse_masked(const char *expr, const char *eq, struct pm_kpf_term *t)
+/* The length of the list at @s: up to the next '=' or the end (page-types ignores the rest). */
+static size_t list_len(const char *s)
 {
-	uint64_t clear;
-
-	if (strchr(eq + 1, '='))
-		return -EINVAL;
-	if (parse_list(eq + 1, strlen(eq + 1), false, &t->value, &clear) < 0)
-		return -EINVAL;
-	if (eq == expr) {
-		t->mask = ~0ULL;
-		return 0;
-	}
-	if (parse_list(expr, (size_t)(eq - expr), false, &t->mask, &clear) < 0)
-		return -EINVAL;
-	return (t->value & ~t->mask) ? -EINVAL : 0;	/* could never match */
+	return strcspn(s, "=");
 }
 
+/*
+ * page-types' parse_bits_mask(): "=V" (flags == V), "M=V" ((flags & M) == V),
+ * "a,~b" ((flags & (a|b)) == a), "a,b" ((flags & (a|b)) != 0).
+ */
 int pm_kpf_parse(struct pm_kpf_filter *f, const char *expr)
 {
 	struct pm_kpf_term t = { 0 };
 	const char *eq;
-	uint64_t set, clear;
+	int r;
 
 	if (!f || !expr)
 		return -EINVAL;
 	if (f->n >= PM_KPF_MAX_TERMS)
 		return -E2BIG;
 	eq = strchr(expr, '=');
-	if (eq) {
-		if (parse_masked(expr, eq, &t) < 0)
-			return -EINVAL;
+	if (eq == expr) {
+		t.mask = ~0ULL;
+		r = parse_list(eq + 1, list_len(eq + 1), false, &t.value);
+	} else if (eq) {
+		r = parse_list(expr, (size_t)(eq - expr), false, &t.mask);
+		if (r == 0)
+			r = parse_list(eq + 1, list_len(eq + 1), false, &t.value);
+	} else if (strchr(expr, '~')) {
+		r = parse_list(expr, strlen(expr), true, &t.mask);
+		if (r == 0)
+			r = parse_list(expr, strlen(expr), false, &t.value);
 	} else {
-		if (parse_list(expr, strlen(expr), true, &set, &clear) < 0 || (set & clear))
-			return -EINVAL;
-		t.mask = set | clear;
-		t.value = set;
-		t.any = !clear;
+		r = parse_list(expr, strlen(expr), false, &t.mask);
+		t.value = ~0ULL;
 	}
+	if (r < 0)
+		return r;
+	t.any = t.value == ~0ULL;	/* page-types' KPF_ALL_BITS test, with its corner case */
 	f->term[f->n++] = t;
 	return 0;
 }

@@ -132,6 +132,11 @@ enum pm_pfn_view pm_target_pfn_view(const struct pm_target *t)
 	return t->pfn_view;
 }
 
+void pm_target_decode_info(const struct pm_target *t, struct pm_decode_info *out)
+{
+	*out = t->decode;
+}
+
 /*
  * A 0-byte read means either the end of the readable address space
  * (task_size) or that the mm is gone (exit, exec). Virtual page 0 is always

@@ -830,7 +830,7 @@ static int cli_json(void)
 	CHECK(strstr(out, "\"children\": [") != NULL);
 	snprintf(want, sizeof(want), "\"start\": \"0x%llx\"", (unsigned long long)k.addr);
 	CHECK(strstr(out, want) != NULL);	/* the child's mapping, written all through but idle now */
-	snprintf(want, sizeof(want), "\"resident\": %llu", (unsigned long long)PAGES * k.ps);
+	snprintf(want, sizeof(want), "\"rss\": %llu", (unsigned long long)PAGES * k.ps);
 	CHECK(strstr(out, want) != NULL);
 	CHECK(strstr(err, "pagemap: wss: clearing the accessed bits of process") != NULL);
 	CHECK(strstr(err, "clear_refs 1") != NULL || strstr(err, "idle page tracking") != NULL);

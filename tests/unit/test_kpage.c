@@ -99,13 +99,14 @@ static int parse_forms(void)
 	CHECK_EQ_U64(match1("anon", 0x28), 0);
 	CHECK_EQ_U64(match1("slab,buddy", B(10)), 1);	/* any of */
 	CHECK_EQ_U64(match1("slab,buddy", ANON_PAGE), 0);
-	CHECK_EQ_U64(match1("a,~M", B(12)), 1);	/* letters, negation */
-	CHECK_EQ_U64(match1("a,~M", ANON_PAGE), 0);
+	CHECK_EQ_U64(match1("anon,~M", B(12)), 1);	/* letters, negation */
+	CHECK_EQ_U64(match1("anon,~M", ANON_PAGE), 0);
 	CHECK_EQ_U64(match1("~lru", B(7)), 1);
 	CHECK_EQ_U64(match1("~lru", ANON_PAGE), 0);
 	CHECK_EQ_U64(match1("=buddy", B(10)), 1);	/* exact */
 	CHECK_EQ_U64(match1("=buddy", B(10) | B(3)), 0);
-	CHECK_EQ_U64(match1("=", 0), -1);
+	CHECK_EQ_U64(match1("=", 0), 1);	/* page-types: flags == 0 */
+	CHECK_EQ_U64(match1("=", B(3)), 0);
 	CHECK_EQ_U64(match1("lru,active=lru", 0x28), 1);	/* masked */
 	CHECK_EQ_U64(match1("lru,active=lru", 0x68), 0);
 	CHECK_EQ_U64(match1("lru,active=lru", 0x08), 0);
@@ -114,8 +115,72 @@ static int parse_forms(void)
 	CHECK_EQ_U64(match1("0x1000,0x4", 0x4), 1);
 	CHECK_EQ_U64(match1("zero_page", B(24)), 1);
 	CHECK_EQ_U64(match1("anon_exclusive", B(47)), 1);
-	CHECK_EQ_U64(match1("r", B(32)), 1);	/* a raw-only letter */
+	CHECK_EQ_U64(match1("r", B(32)), 0);	/* "r" is a prefix: referenced, as page-types */
 	CHECK_EQ_U64(match1("H", B(15)), 1);	/* a colliding letter: the stable bit wins */
+	CHECK_EQ_U64(match1("x", B(21)), 1);	/* a letter page-types rejects: ksm */
+	return T_PASS;
+}
+
+/*
+ * page-types' parse_bits_mask() and bit_mask_ok() from tools/mm/page-types.c,
+ * restated on synthetic flags: each expression below is one page-types
+ * accepts, with the (mask, bits) pair page-types computes for it.
+ */
+#define ALL (~0ULL)
+static int page_types_ok(uint64_t mask, uint64_t bits, uint64_t flags)
+{
+	return bits == ALL ? (flags & mask) != 0 : (flags & mask) == bits;
+}
+
+static int page_types_exprs(void)
+{
+	static const struct {
+		const char *expr;
+		uint64_t mask, bits;
+	} pt[] = {
+		/* One lower-case letter is a prefix of a name, first in bit order. */
+		{ "l", B(0), ALL }, { "e", B(1), ALL }, { "r", B(2), ALL }, { "u", B(3), ALL },
+		{ "d", B(4), ALL }, { "a", B(6), ALL }, { "s", B(7), ALL }, { "w", B(8), ALL },
+		{ "b", B(10), ALL }, { "m", B(11), ALL }, { "c", B(15) | B(16), ALL }, { "h", B(17), ALL },
+		{ "n", B(20), ALL }, { "k", B(21), ALL }, { "t", B(22), ALL }, { "o", B(23), ALL },
+		{ "z", B(24), ALL }, { "i", B(25), ALL }, { "p", B(26), ALL }, { "f", B(40), ALL },
+		/* Prefixes and names. */
+		{ "anon", B(12), ALL }, { "anon_", B(47), ALL }, { "sw", B(13), ALL }, { "swapb", B(14), ALL },
+		{ "compound_t", B(16), ALL }, { "co", B(15) | B(16), ALL }, { "un", B(18), ALL },
+		{ "uncached", B(39), ALL }, { "re", B(2), ALL }, { "res", B(32), ALL }, { "mmap_", B(63), ALL },
+		/* Numbers, alone and in lists. */
+		{ "0x1000", 0x1000, ALL }, { "1", B(0), ALL }, { "0x10,anon", 0x10 | B(12), ALL }, { "0", 0, ALL },
+		/* The four forms. */
+		{ "u,a", B(3) | B(6), ALL }, { "u,~a", B(3) | B(6), B(3) }, { "=u,a", ALL, B(3) | B(6) },
+		{ "u,a=u", B(3) | B(6), B(3) }, { "lru,active=lru", B(5) | B(6), B(5) },
+		/* Corners page-types accepts. */
+		{ "", 0, ALL }, { "lru,", B(5), ALL }, { ",lru", B(5), ALL }, { "a,,b", B(6) | B(10), ALL },
+		{ "~", 0, 0 }, { "lru,~lru", B(5), B(5) }, { "lru=", B(5), 0 }, { "=", ALL, 0 },
+		{ "=lru,~active", ALL, B(5) }, { "~lru=lru", 0, B(5) }, { "=lru=active", ALL, B(5) },
+		{ "lru=active", B(5), B(6) }, { "=0xffffffffffffffff", ALL, ALL },
+	};
+	static const uint64_t samples[] = {
+		0, B(0), B(2), B(3), B(3) | B(6), B(5), B(5) | B(6), B(6), B(10), B(12), 0x5868, 0x5828,
+		B(15), B(16), B(15) | B(17), B(47) | B(12), B(32), B(39), B(63), 0x10, ALL, B(3) | B(5),
+	};
+	size_t i, j;
+
+	for (i = 0; i < sizeof(pt) / sizeof(pt[0]); i++) {
+		struct pm_kpf_filter f = { 0 };
+
+		if (pm_kpf_parse(&f, pt[i].expr) < 0) {
+			printf("  refused page-types expression \"%s\"\n", pt[i].expr);
+			t_failed_checks++;
+			continue;
+		}
+		for (j = 0; j < sizeof(samples) / sizeof(samples[0]); j++) {
+			if (pm_kpf_match(&f, samples[j]) != page_types_ok(pt[i].mask, pt[i].bits, samples[j])) {
+				printf("  \"%s\" on %#llx: page-types says %d\n", pt[i].expr,
+				       (unsigned long long)samples[j], page_types_ok(pt[i].mask, pt[i].bits, samples[j]));
+				t_failed_checks++;
+			}
+		}
+	}
 	return T_PASS;
 }
 
@@ -141,9 +206,10 @@ static int parse_conjunction(void)
 static int parse_hostile(void)
 {
 	static const char *const bad[] = {
-		"", ",", "a,", ",a", "~", "~~a", "nosuch", "a=", "=a=b", "a==a", "lru=active", "~a=a",
-		"a,~a", "lru,=lru", "0x", "0xzz", "99999999999999999999999", "anonymous_", "a b", "\x01",
-		"\xff\xfe", "a,,b", "=~a", "compoundx", "L,", "-1",
+		/* page-types refuses these too ... */
+		"~~a", "nosuch", "anonymous_", "a b", "\x01", "\xff\xfe", "compoundx", "L,x,zz", "=nosuch",
+		/* ... and takes these as whatever strtoll made of their start: we refuse them. */
+		"0x", "0xzz", "99999999999999999999999", "-1", "12abc",
 	};
 	struct pm_kpf_filter f = { 0 };
 	char *big;
@@ -350,5 +416,5 @@ static int kpage_partial_access(void)
 	return T_PASS;
 }
 
-T_MAIN(T(table_sane), T(describe_names), T(letters), T(cook), T(parse_forms), T(parse_conjunction), T(parse_hostile),
+T_MAIN(T(table_sane), T(describe_names), T(letters), T(cook), T(parse_forms), T(page_types_exprs), T(parse_conjunction), T(parse_hostile),
        T(kpage_read_runs), T(kpage_lookup_batches), T(kpage_select_files), T(kpage_partial_access))

@@ -1,0 +1,91 @@
+#!/bin/sh
+# cli-misc.sh - CLI behaviour the golden cases cannot express: exit statuses of track -- CMD, an empty --root.
+# Usage: tests/cli/cli-misc.sh   (PAGEMAP_BUILD comes from make)
+src=${PAGEMAP_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${PAGEMAP_BUILD:-$src/build}
+pagemap="$build/pagemap"
+
+check() {	# check NAME WANT_STATUS CMD...: the command exits WANT_STATUS
+	name=$1 want=$2
+	shift 2
+	"$@" >/dev/null 2>&1 </dev/null
+	rc=$?
+	if [ "$rc" = "$want" ]; then echo "PASS $name"; else echo "FAIL $name: exit $rc, want $want"; fi
+}
+
+check root-empty 2 "$pagemap" --root "" features
+check root-empty-eq 2 "$pagemap" --root= features
+
+# track -- CMD exits with CMD's status, as time(1); needs a method that works here.
+if "$pagemap" track 0.05 -- true >/dev/null 2>&1; then
+	check track-status-0 0 "$pagemap" track 0.05 -- true
+	check track-status-7 7 "$pagemap" track 0.05 -- sh -c 'sleep 0.2; exit 7'
+	check track-status-early 3 "$pagemap" track 0.05 -- sh -c 'exit 3'
+	check track-status-signal 143 "$pagemap" track 0.05 -- sh -c 'sleep 0.2; kill -TERM $$'
+	check track-status-notfound 127 "$pagemap" track 0.05 -- /nonexistent/command
+	# Ctrl-C: SIGINT to pagemap is passed on to the command, whose status (130) is the answer.
+	"$pagemap" track 0.05 -- sleep 10 >/dev/null 2>&1 &
+	pid=$!
+	sleep 0.5
+	kill -INT $pid
+	wait $pid
+	rc=$?
+	if [ $rc = 130 ]; then echo "PASS track-status-sigint"; else echo "FAIL track-status-sigint: exit $rc, want 130"; fi
+else
+	echo "SKIP track-status: pagemap track cannot track a command on this machine"
+fi
+
+# phys --help names -b once (it is --bits there; --bytes has no short form).
+n=$("$pagemap" phys --help | grep -c -- '^ *-b,')
+if [ "$n" = 1 ]; then echo "PASS phys-help-b-once"; else echo "FAIL phys-help-b-once: -b listed $n times"; fi
+
+# -o "" is a usage error with a message, in every command that has -o.
+fx=$(mktemp -d) || exit 1
+trap 'rm -rf "$fx"' EXIT
+"$src/tests/fixtures/unpack" "$src/tests/fixtures/phys-synth" "$fx/t" >/dev/null 2>&1
+for cmd in "v2p 3131 0x555500000123" "maps 3131" "pages 3131" "phys" "ps" "features"; do
+	sub=${cmd%% *}
+	args=${cmd#"$sub"}
+	# shellcheck disable=SC2086
+	err=$("$pagemap" --root "$fx/t" $sub -o "" $args 2>&1 >/dev/null)
+	rc=$?
+	case $rc:$err in
+	2:"pagemap: no columns to show"*) echo "PASS empty-output-list $sub" ;;
+	*) echo "FAIL empty-output-list $sub: exit $rc, stderr '$err'" ;;
+	esac
+done
+
+# ps -p: a kernel thread, a PID that does not exist, and " 1" (strict decimal).
+if [ "$(cat /proc/2/comm 2>/dev/null)" = kthreadd ]; then
+	check ps-pid-kthread 1 "$pagemap" ps -p 2
+else
+	echo "SKIP ps-pid-kthread: PID 2 is not kthreadd here"
+fi
+check ps-pid-space 2 "$pagemap" ps -p " 1"
+check maps-pid-space 2 "$pagemap" maps " 1"
+check ps-cgroup-missing 1 "$pagemap" ps --cgroup /no/such/cgroup/here
+
+# features --export round-trips pagemap_error: a name the library's short table lacks, and a number without a name.
+for want in ENOMEM 200; do
+	rm -rf "$fx/e"
+	cp -r "$src/tests/fixtures/eperm-4.1" "$fx/e"
+	sed -i "s/^pagemap_error=.*/pagemap_error=$want/" "$fx/e/pagemap-features"
+	got=$("$pagemap" --root "$fx/e" features --export | sed -n 's/^pagemap_error=//p')
+	if [ "$got" = "$want" ]; then echo "PASS export-pagemap-error-$want"; else echo "FAIL export-pagemap-error-$want: got '$got'"; fi
+done
+
+# pages prints its rows in batches (cli/output.c out_stream): the stream is the same as one table for JSON and
+# raw output, and memory stays flat: 262,144 rows of --each under a 60 MB address-space limit (it took 150 MB).
+"$src/tests/fixtures/unpack" "$src/tests/fixtures/demo-6.18-root" "$fx/d" >/dev/null 2>&1
+for form in -J -r; do
+	one=$("$pagemap" --root "$fx/d" pages --each $form 4242 | cksum)
+	many=$(PAGEMAP_OUT_BATCH=7 "$pagemap" --root "$fx/d" pages --each $form 4242 | cksum)
+	if [ "$one" = "$many" ]; then echo "PASS stream-same$form"; else echo "FAIL stream-same$form: batches of 7 print otherwise"; fi
+done
+{ echo "100000000-140000000 rw-p 00000000 00:00 0 "; cat "$fx/d/proc/4242/maps"; } >"$fx/maps" && mv "$fx/maps" "$fx/d/proc/4242/maps"
+if ! sh -c 'ulimit -v 60000 && exec "$1" --version' sh "$pagemap" >/dev/null 2>&1; then
+	echo "SKIP stream-bounded: pagemap does not start under ulimit -v (a sanitizer build)"
+else
+	n=$( (ulimit -v 60000 && "$pagemap" --root "$fx/d" pages --each -r -n 4242 0x100000000-0x140000000) 2>/dev/null | wc -l)
+	if [ "$n" = 262144 ]; then echo "PASS stream-bounded"; else echo "FAIL stream-bounded: $n rows of 262144 under ulimit -v 60000"; fi
+fi
