@@ -1,4 +1,5 @@
 /* inject.c - run system calls inside another process by ptrace (x86-64), and take a userfaultfd made there. */
+#include <cpuid.h>
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
@@ -350,16 +351,33 @@ static int find_trampoline(struct pm_inject *in)
 	return err;
 }
 
+/* Bytes of a standard-format XSAVE image that hold the components set in @bv (CPUID leaf 0xd). */
+static uint32_t xsave_size(uint64_t bv)
+{
+	uint32_t size = 576, eax, ebx, ecx, edx;	/* legacy area + header */
+	int i;
+
+	for (i = 2; i < 64; i++)
+		if ((bv >> i & 1) && __get_cpuid_count(0xd, (unsigned)i, &eax, &ebx, &ecx, &edx) && ebx + eax > size)
+			size = ebx + eax;
+	return size;
+}
+
 /*
- * The thread's extended FPU state, as rt_sigreturn wants it: the XSAVE
- * image of NT_X86_XSTATE carries the software bytes of a signal frame
- * (magic1, sizes); MAGIC2 goes after it. Without XSAVE, the FXSAVE image
- * only (rt_sigreturn then restores x87 and SSE).
+ * The thread's extended FPU state, as rt_sigreturn wants it. NT_X86_XSTATE
+ * gives the standard-format XSAVE image, its software bytes holding XCR0
+ * (gdb's convention); a signal frame's hold magic1 and sizes instead, and
+ * MAGIC2 follows the image (arch/x86/kernel/fpu/signal.c,
+ * check_xstate_in_sigframe). The size covers the components the image
+ * holds (XSTATE_BV): within what the kernel accepts for this task, even
+ * where the regset is larger (AMX). Without XSAVE, the FXSAVE image only
+ * (rt_sigreturn then restores x87 and SSE).
  */
 static int read_xstate(struct pm_inject *in)
 {
 	struct iovec iov;
-	uint32_t magic1, size;
+	uint64_t xcr0, bv;
+	uint32_t v;
 
 	in->xstate = calloc(1, XSTATE_MAX + 4);
 	if (!in->xstate)
@@ -367,12 +385,20 @@ static int read_xstate(struct pm_inject *in)
 	iov.iov_base = in->xstate;
 	iov.iov_len = XSTATE_MAX;
 	if (ptrace(PTRACE_GETREGSET, in->tid, (void *)NT_X86_XSTATE, &iov) == 0 && iov.iov_len >= 576) {
-		memcpy(&magic1, in->xstate + 464, 4);
-		memcpy(&size, in->xstate + 480, 4);
-		if (magic1 == FP_XSTATE_MAGIC1 && size >= 576 && size <= iov.iov_len) {
-			in->xsize = size;
-			magic1 = FP_XSTATE_MAGIC2;
-			memcpy(in->xstate + size, &magic1, 4);
+		memcpy(&xcr0, in->xstate + 464, 8);
+		memcpy(&bv, in->xstate + 512, 8);
+		in->xsize = xsave_size(bv);
+		if (in->xsize <= iov.iov_len) {
+			memset(in->xstate + 464, 0, 48);
+			v = FP_XSTATE_MAGIC1;
+			memcpy(in->xstate + 464, &v, 4);
+			v = (uint32_t)in->xsize + 4;	/* extended_size */
+			memcpy(in->xstate + 468, &v, 4);
+			memcpy(in->xstate + 472, &xcr0, 8);	/* xfeatures */
+			v = (uint32_t)in->xsize;	/* xstate_size */
+			memcpy(in->xstate + 480, &v, 4);
+			v = FP_XSTATE_MAGIC2;
+			memcpy(in->xstate + in->xsize, &v, 4);
 			return 0;
 		}
 	}
@@ -494,7 +520,10 @@ static int restore_thread(struct pm_inject *in)
  * The registers rt_sigreturn puts back: those found, with a system call
  * the stop interrupted set up to run again, as the kernel does on the way
  * out of a stop when no handler runs (rt_sigreturn itself does no restart
- * processing).
+ * processing). rt_sigreturn also resets the restart block, so a call that
+ * would go on through restart_syscall (nanosleep, clock_nanosleep, poll,
+ * futex waits with a timeout) is issued again instead: a relative timeout
+ * starts over.
  */
 static void frame_regs(const struct user_regs_struct *r, struct rt_frame *f)
 {
@@ -505,11 +534,8 @@ static void frame_regs(const struct user_regs_struct *r, struct rt_frame *f)
 		case ERESTARTSYS:
 		case ERESTARTNOINTR:
 		case ERESTARTNOHAND:
-			rax = r->orig_rax;
-			rip -= 2;
-			break;
 		case ERESTART_RESTARTBLOCK:
-			rax = SYS_restart_syscall;
+			rax = r->orig_rax;
 			rip -= 2;
 			break;
 		}
