@@ -37,6 +37,23 @@ int pm_remote_unregister(int uffd, uint64_t start, uint64_t len)
 	return ioctl(uffd, UFFDIO_UNREGISTER, &range) < 0 ? -errno : 0;
 }
 
+int pm_inject_seccomp(pid_t pid)
+{
+	char path[64], line[256];
+	int mode = -ESRCH, v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Seccomp: %d", &v) == 1)
+			mode = v;
+	fclose(f);
+	return mode;
+}
+
 #ifdef __x86_64__
 
 #include <sys/ptrace.h>

@@ -165,6 +165,14 @@ int pm_inject_detach(struct pm_inject *in);
 int pm_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_features);
 
 /*
+ * pm_inject_seccomp - the seccomp mode of @pid's thread @pid (/proc/PID/status
+ * "Seccomp:"): 0 none, 1 strict, 2 filter; -errno if unreadable. A target
+ * under a filter is attached with PTRACE_O_SUSPEND_SECCOMP (CAP_SYS_ADMIN):
+ * the injected calls pass its filter.
+ */
+int pm_inject_seccomp(pid_t pid);
+
+/*
  * pm_remote_register_wp - UFFDIO_REGISTER [@start, @start + @len) of the
  * context's process (not the caller's) in write-protect mode on @uffd.
  * Returns 0 or -errno of the ioctl (EINVAL: unaligned, unmapped or not
