@@ -721,9 +721,57 @@ int pm_inject_hold_child(pid_t child)
 		return -errno;
 	if (!WIFSTOPPED(status))
 		return -ESRCH;	/* killed before its first instruction, and waited for */
-	if (ptrace(PTRACE_SETOPTIONS, child, 0L, (long)PTRACE_O_EXITKILL) < 0)
+	if (ptrace(PTRACE_SETOPTIONS, child, 0L, (long)(PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD)) < 0)
 		return -errno;
 	return 0;
+}
+
+/* Resume the held child to its next syscall stop; other stops (SIGSTOP: every other signal is blocked) are passed over. */
+static int child_syscall_stop(pid_t child)
+{
+	int status, n;
+
+	for (n = 0; n < MAX_STOPS; n++) {
+		pid_t r;
+
+		if (ptrace(PTRACE_SYSCALL, child, 0L, 0L) < 0)
+			return -errno;
+		do
+			r = waitpid(child, &status, __WALL);
+		while (r < 0 && errno == EINTR);
+		if (r < 0)
+			return -errno;
+		if (!WIFSTOPPED(status))
+			return -ESRCH;
+		if (WSTOPSIG(status) == SYSCALL_STOP)
+			return 0;
+	}
+	return -EIO;
+}
+
+int pm_inject_child_close_fds(const struct pm_inject *in, pid_t child)
+{
+	struct user_regs_struct r;
+	int err;
+
+	if (!in || in->err)
+		return in ? in->err : -EINVAL;
+	if (ptrace(PTRACE_GETREGS, child, 0L, &r) < 0)
+		return -errno;
+	r.rip = in->sysaddr;
+	r.orig_rax = (unsigned long long)-1;
+	r.rax = SYS_close_range;
+	r.rdi = 0;
+	r.rsi = ~0U;
+	r.rdx = 0;
+	if (ptrace(PTRACE_SETREGS, child, 0L, &r) < 0)
+		return -errno;
+	err = child_syscall_stop(child);	/* entry */
+	if (!err)
+		err = child_syscall_stop(child);	/* exit */
+	if (!err && ptrace(PTRACE_GETREGS, child, 0L, &r) < 0)
+		err = -errno;
+	return err ? err : (long)r.rax < 0 ? (int)r.rax : 0;
 }
 
 /* Stuck in the entry stop of an unexpected call: skip it (orig_rax -1) and stop at its exit. */
@@ -909,6 +957,13 @@ pid_t pm_inject_event_pid(const struct pm_inject *in)
 
 int pm_inject_hold_child(pid_t child)
 {
+	(void)child;
+	return -EOPNOTSUPP;
+}
+
+int pm_inject_child_close_fds(const struct pm_inject *in, pid_t child)
+{
+	(void)in;
 	(void)child;
 	return -EOPNOTSUPP;
 }

@@ -110,6 +110,17 @@ pid_t pm_inject_event_pid(const struct pm_inject *in);
 int pm_inject_hold_child(pid_t child);
 
 /*
+ * pm_inject_child_close_fds - close every descriptor of a child held by
+ * pm_inject_hold_child (close_range(0, ~0U, 0) run in it, from the syscall
+ * instruction of @in's trampoline): its copies of the target's descriptors
+ * would otherwise delay a pipe's EOF, a socket's close or a lock's release
+ * as long as it is held. The child was made without CLONE_FILES: the
+ * target's own descriptors stay. The child stays stopped.
+ * Returns 0, or -errno (ENOSYS before Linux 5.9, ESRCH if it died).
+ */
+int pm_inject_child_close_fds(const struct pm_inject *in, pid_t child);
+
+/*
  * pm_inject_stopped_in - the system call the thread was in when it stopped:
  * its number (-1 if it was running user code) and, in *@ret, the value it
  * was returning (-ERESTARTSYS = -512 etc. when the stop interrupted it).

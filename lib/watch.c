@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "inject.h"
 #include "watch.h"
 
 const char *pm_watch_method_name(enum pm_watch_method method)
@@ -72,8 +73,11 @@ static int snapshot_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size
 		return fd == -ENOENT ? -ESRCH : fd;
 	}
 	close(fd);
-	snprintf(buf, size, "fork-snapshot: a stopped copy-on-write child made inside process %d by ptrace; %s",
-		 (int)pid, how);
+	snprintf(buf, size, "fork-snapshot: a stopped copy-on-write child made inside process %d by ptrace; %s%s",
+		 (int)pid, how,
+		 geteuid() == 0 && pm_inject_seccomp(pid) > 0
+			 ? "; its seccomp filter is suspended for the injected calls (PTRACE_O_SUSPEND_SECCOMP)"
+			 : "");
 	return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -43,6 +44,7 @@ struct snap_state {
 	struct pm_target *st;		/* the snapshot's pagemap */
 	int pipe[2];			/* self: the snapshot reads [0] until EOF, we hold [1] */
 	void *stack;			/* self: the snapshot's stack (STACK_SIZE) */
+	int err;			/* remote: a snapshot could not be made; never tried again */
 };
 
 typedef void (*emit_fn)(struct pm_watch *w, uint64_t start, uint64_t end, bool huge);
@@ -141,6 +143,12 @@ static int remote_clone(struct pm_inject *in, pid_t *child, pid_t *there)
 		return -EIO;
 	if (!err)
 		err = pm_inject_hold_child(*child);
+	if (!err) {
+		/* Its copies of the target's descriptors would hold pipes, sockets and locks open. */
+		err = pm_inject_child_close_fds(in, *child);
+		if (err == -ENOSYS)	/* close_range is 5.9+: keep them */
+			err = 0;
+	}
 	if (err) {
 		kill_wait(*child);
 		reap_there(in, *there);
@@ -199,9 +207,14 @@ static int retake(struct pm_watch *w)
 	pid_t child = 0, there = 0;
 	int err;
 
+	if (s->err)
+		return s->err;
 	err = w->pid ? remote_cycle(w, true, &child, &there) : self_snapshot(s, &child);
-	if (err)
+	if (err) {
+		if (w->pid)
+			s->err = err;	/* ptrace does not work on it: not per range, not per interval */
 		return err;
+	}
 	if (!w->pid && s->snap)
 		kill_wait(s->snap);
 	pm_target_close(s->st);
@@ -330,6 +343,8 @@ static int compare_range(struct pm_watch *w, const struct pm_watch_range *r, emi
 
 /* ---- the back end ---- */
 
+static void snap_fini(struct pm_watch *w);
+
 /* Bytes of [start, end) in shared mappings, and whether any private mapping is there. */
 static int shared_part(struct pm_watch *w, const struct pm_watch_range *r, uint64_t *shared, bool *priv)
 {
@@ -369,13 +384,8 @@ static int snap_add(struct pm_watch *w, const struct pm_watch_range *r)
 		return err;
 	if (!priv)
 		return shared ? -EOPNOTSUPP : -EINVAL;	/* only shared mappings (no COW), or none */
-	if (!s) {
-		s = calloc(1, sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		s->pipe[0] = s->pipe[1] = -1;
-		w->priv = s;
-	}
+	if (!s)
+		return -EBADF;	/* snap_start failed: pm_watch_new did not return the handle */
 	/* A new snapshot re-arms the older ranges too: keep what they reported so far. */
 	for (i = 0; s->snap && i < w->nranges && !err; i++)
 		err = compare_range(w, &w->ranges[i], pm_watch_keep);
@@ -385,6 +395,27 @@ static int snap_add(struct pm_watch *w, const struct pm_watch_range *r)
 		err = retake(w);
 	if (!err)
 		w->stats.shared_bytes += shared;
+	return err;
+}
+
+/* Another process: take a first snapshot now, so that a target ptrace cannot stop fails the watch at once. */
+static int snap_start(struct pm_watch *w, char *why, size_t size)
+{
+	struct snap_state *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	s->pipe[0] = s->pipe[1] = -1;
+	w->priv = s;
+	if (!w->pid)
+		return 0;
+	err = retake(w);
+	if (err) {
+		snprintf(why, size, "fork-snapshot: cannot make a child inside process %d: %s", (int)w->pid,
+			 pm_watch_inject_words(w->pid, err));
+		snap_fini(w);
+	}
 	return err;
 }
 
@@ -423,6 +454,7 @@ static void snap_fini(struct pm_watch *w)
 
 const struct pm_watch_ops pm_watch_snapshot_ops = {
 	.atomic = false,
+	.start = snap_start,
 	.add = snap_add,
 	.collect = snap_collect,
 	.fini = snap_fini,

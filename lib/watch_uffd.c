@@ -68,8 +68,9 @@ int pm_watch_uffd_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
 	if (pid != 0)
 		snprintf(buf, size, "uffd: async write-protect + PAGEMAP_SCAN; the userfaultfd is made inside PID %d "
 			 "by ptrace (it stops once, briefly)%s", (int)pid,
-			 pm_inject_seccomp(pid) > 0 ? "; its seccomp filter is suspended for the two injected calls "
-						      "(PTRACE_O_SUSPEND_SECCOMP)" : "");
+			 geteuid() == 0 && pm_inject_seccomp(pid) > 0
+				 ? "; its seccomp filter is suspended for the two injected calls (PTRACE_O_SUSPEND_SECCOMP)"
+				 : "");
 	else
 		snprintf(buf, size, "uffd: async write-protect + PAGEMAP_SCAN (exact, atomic reset)");
 	return 0;
