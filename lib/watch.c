@@ -76,7 +76,7 @@ static int snapshot_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size
 	snprintf(buf, size, "fork-snapshot: a stopped copy-on-write child made inside process %d by ptrace; %s%s",
 		 (int)pid, how,
 		 geteuid() == 0 && pm_inject_seccomp(pid) > 0
-			 ? "; its seccomp filter is suspended for the injected calls (PTRACE_O_SUSPEND_SECCOMP)"
+			 ? "; its seccomp filter is suspended for the injected calls"
 			 : "");
 	return 0;
 }

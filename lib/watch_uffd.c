@@ -69,7 +69,7 @@ int pm_watch_uffd_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
 		snprintf(buf, size, "uffd: async write-protect + PAGEMAP_SCAN; the userfaultfd is made inside PID %d "
 			 "by ptrace (it stops once, briefly)%s", (int)pid,
 			 geteuid() == 0 && pm_inject_seccomp(pid) > 0
-				 ? "; its seccomp filter is suspended for the two injected calls (PTRACE_O_SUSPEND_SECCOMP)"
+				 ? "; its seccomp filter is suspended for the 2 injected calls"
 				 : "");
 	else
 		snprintf(buf, size, "uffd: async write-protect + PAGEMAP_SCAN (exact, atomic reset)");

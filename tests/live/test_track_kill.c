@@ -1,7 +1,11 @@
-/* test_track_kill.c - pagemap track killed before each of its ptrace calls (strace inject): the target lives on unharmed. */
+/* test_track_kill.c - pagemap track and the targets it stops: killed before each ptrace call (strace inject) they live on unharmed; those it cannot stop are refused at once; snapshot children hold no descriptors. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <stddef.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -11,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -445,6 +450,378 @@ static int sweep(const struct kind *k)
 	return T_PASS;
 }
 
+static const char *cannot_run(void);
+
+/* ---- tracking that cannot start, and what it says ---- */
+
+struct run {
+	int status;
+	double secs;
+	char err[4096];		/* its stderr */
+};
+
+/* Run @argv (stdout to /dev/null), its stderr into r->err. */
+static int run_cmd(char *const argv[], struct run *r)
+{
+	struct timespec t0, t1;
+	int p[2];
+	size_t n = 0;
+	ssize_t got;
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 1);
+		dup2(p[1], 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while (n < sizeof(r->err) - 1 && (got = read(p[0], r->err + n, sizeof(r->err) - 1 - n)) > 0)
+		n += (size_t)got;
+	close(p[0]);
+	waitpid(pid, &r->status, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	r->secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("    %s ... -> %s %d in %.2f s: %s", argv[0], WIFEXITED(r->status) ? "exit" : "signal",
+	       WIFEXITED(r->status) ? WEXITSTATUS(r->status) : WTERMSIG(r->status), r->secs, r->err);
+	return 0;
+}
+
+/*
+ * track PID 0.01 2 could not make the userfaultfd: it exits 1 saying @words,
+ * or (a kernel with soft-dirty) tracks by soft-dirty saying why not uffd.
+ * Never uffd with nothing behind it.
+ */
+static void check_refused(const struct run *r, const char *words)
+{
+	bool failed = WIFEXITED(r->status) && WEXITSTATUS(r->status) == 1;
+	bool fell_back = WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0 && strstr(r->err, "by soft-dirty") &&
+			 strstr(r->err, "not uffd");
+
+	CHECK(failed || fell_back);
+	CHECK(strstr(r->err, words) != NULL);
+	CHECK(!strstr(r->err, "left out"));
+}
+
+/* A child that waits in read on @fd until it reads EOF; then exits 0. */
+static pid_t start_reader(int fd, int close_fd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char c;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (close_fd >= 0)
+			close(close_fd);
+		while (read(fd, &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	return pid;
+}
+
+static int finish(pid_t pid, int wfd)
+{
+	int st = -1;
+
+	close(wfd);
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static long tracer_of(pid_t pid)
+{
+	struct tstat s;
+
+	return task_status(pid, pid, &s) == 0 ? s.tracer : -1;
+}
+
+/* Already traced (a test tracer stands for strace or gdb): refused at once; the tracer keeps it. */
+static int start_traced(void)
+{
+	const char *why = cannot_run();
+	char pid[16];
+	struct run r;
+	int p[2], st;
+	pid_t target, tracer;
+
+	if (why)
+		return t_skip("%s", why);
+	CHECK(pipe2(p, O_CLOEXEC) == 0);
+	target = start_reader(p[0], p[1]);
+	close(p[0]);
+	tracer = fork();
+	if (tracer == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (ptrace(PTRACE_SEIZE, target, 0L, 0L) < 0)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	for (int i = 0; i < 1000 && tracer_of(target) != tracer; i++)
+		sleep_ms(1);
+	CHECK_EQ_U64(tracer_of(target), tracer);
+	snprintf(pid, sizeof(pid), "%d", (int)target);
+	{
+		char *argv[] = { pagemap_bin, "track", pid, "0.01", "2", NULL };
+		char *forced[] = { pagemap_bin, "track", "-m", "uffd", pid, "0.01", "2", NULL };
+		char *snap[] = { pagemap_bin, "track", "-m", "fork-snapshot", pid, "0.01", "2", NULL };
+
+		run_cmd(argv, &r);
+		check_refused(&r, "traced already");
+		CHECK(r.secs < 1.0);
+		run_cmd(forced, &r);
+		CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 1);
+		CHECK(strstr(r.err, "traced already") != NULL);
+		run_cmd(snap, &r);
+		CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 1);
+		CHECK(strstr(r.err, "traced already") != NULL);
+	}
+	CHECK_EQ_U64(tracer_of(target), tracer);
+	kill(tracer, SIGKILL);
+	waitpid(tracer, &st, 0);
+	CHECK_EQ_U64(finish(target, p[1]), 0);
+	return T_PASS;
+}
+
+/* A parent blocked in vfork (uninterruptible): refused after a second, once, not per mapping. */
+static int start_vfork_parent(void)
+{
+	const char *why = cannot_run();
+	char pid[16];
+	struct run r;
+	struct tstat s;
+	int st, i;
+	pid_t target;
+
+	if (why)
+		return t_skip("%s", why);
+	target = fork();
+	if (target == 0) {
+		pid_t v;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		v = vfork();
+		if (v == 0) {
+			struct timespec ts = { 4, 0 };
+
+			nanosleep(&ts, NULL);
+			_exit(0);
+		}
+		_exit(v > 0 && waitpid(v, &st, 0) == v ? 0 : 1);
+	}
+	for (i = 0; i < 2000 && !(task_status(target, target, &s) == 0 && s.state == 'D'); i++)
+		sleep_ms(1);
+	CHECK(s.state == 'D');
+	snprintf(pid, sizeof(pid), "%d", (int)target);
+	{
+		char *argv[] = { pagemap_bin, "track", pid, "0.01", "2", NULL };
+
+		run_cmd(argv, &r);
+	}
+	check_refused(&r, "uninterruptible sleep");
+	CHECK(r.secs < 2.5);	/* one attach gives up after 1 s */
+	CHECK_EQ_U64(tracer_of(target), 0);
+	CHECK(waitpid(target, &st, 0) == target && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	return T_PASS;
+}
+
+/* A filter that fails userfaultfd() with EPERM (as container runtimes do). */
+static void deny_userfaultfd(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_userfaultfd, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
+		_exit(3);
+}
+
+/* A reader under that filter, as uid @uid if not 0 (dumpable, so that uid may ptrace it). */
+static pid_t start_filtered(int fd, int close_fd, uid_t uid)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char c;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(close_fd);
+		if (uid && (setresgid(uid, uid, uid) || setresuid(uid, uid, uid)))
+			_exit(4);
+		prctl(PR_SET_DUMPABLE, 1);
+		deny_userfaultfd();
+		while (read(fd, &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	return pid;
+}
+
+/* Root passes through the target's seccomp filter (PTRACE_O_SUSPEND_SECCOMP): the notice says so. */
+static int start_seccomp_root(void)
+{
+	const char *why = cannot_run();
+	char pid[16];
+	struct run r;
+	int p[2];
+	pid_t target;
+
+	if (why)
+		return t_skip("%s", why);
+	CHECK(pipe2(p, O_CLOEXEC) == 0);
+	target = start_filtered(p[0], p[1], 0);
+	close(p[0]);
+	sleep_ms(50);
+	snprintf(pid, sizeof(pid), "%d", (int)target);
+	{
+		char *argv[] = { pagemap_bin, "track", pid, "0.01", "1", NULL };
+
+		run_cmd(argv, &r);
+	}
+	CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	CHECK(strstr(r.err, "seccomp filter is suspended") != NULL);
+	CHECK_EQ_U64(count_uffds(target), 0);
+	CHECK_EQ_U64(finish(target, p[1]), 0);
+	return T_PASS;
+}
+
+/* An unprivileged tracker and a target of its own uid under a filter: refused, saying it is the filter. */
+static int start_seccomp_unpriv(void)
+{
+	const char *why = cannot_run();
+	char pid[16];
+	struct run r;
+	int p[2];
+	pid_t target;
+
+	if (why)
+		return t_skip("%s", why);
+	if (system("setpriv --help 2>/dev/null | grep -q reuid") != 0)
+		return t_skip("no setpriv --reuid (util-linux)");
+	if (access(pagemap_bin, X_OK) != 0 || system("setpriv --reuid=65534 --regid=65534 --clear-groups "
+						     "sh -c 'test -x \"$0\"' \"$PAGEMAP_BIN\" 2>/dev/null") != 0)
+		return t_skip("uid 65534 cannot run %s", pagemap_bin);
+	CHECK(pipe2(p, O_CLOEXEC) == 0);
+	target = start_filtered(p[0], p[1], 65534);
+	close(p[0]);
+	sleep_ms(50);
+	snprintf(pid, sizeof(pid), "%d", (int)target);
+	{
+		char *argv[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+				 pagemap_bin, "track", pid, "0.01", "2", NULL };
+
+		run_cmd(argv, &r);
+	}
+	check_refused(&r, "seccomp filter");
+	CHECK_EQ_U64(tracer_of(target), 0);
+	CHECK_EQ_U64(count_uffds(target), 0);
+	CHECK_EQ_U64(finish(target, p[1]), 0);
+	return T_PASS;
+}
+
+/* The fork-snapshot child holds none of the target's descriptors: a pipe's EOF is not delayed. */
+static int snapshot_child_fds(void)
+{
+	const char *why = cannot_run();
+	char pid[16], path[64], buf[64];
+	int data[2], ctl[2], st, i;
+	pid_t target, tracker, child = 0;
+	struct pollfd pfd;
+	FILE *f;
+
+	if (why)
+		return t_skip("%s", why);
+	CHECK(pipe2(data, O_CLOEXEC) == 0);
+	CHECK(pipe2(ctl, O_CLOEXEC) == 0);
+	target = fork();
+	if (target == 0) {
+		char c;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(data[0]);
+		close(ctl[1]);
+		if (read(ctl[0], &c, 1) == 1)	/* told: close the pipe's write end */
+			close(data[1]);
+		while (read(ctl[0], &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(data[1]);
+	close(ctl[0]);
+	snprintf(pid, sizeof(pid), "%d", (int)target);
+	tracker = fork();
+	if (tracker == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execl(pagemap_bin, pagemap_bin, "track", "-m", "fork-snapshot", pid, "5", "1", (char *)NULL);
+		_exit(127);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)target, (int)target);
+	for (i = 0; i < 3000 && !child; i++) {
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(buf, sizeof(buf), f))
+				child = atoi(buf);
+			fclose(f);
+		}
+		if (!child)
+			sleep_ms(1);
+	}
+	CHECK(child > 0);
+	sleep_ms(300);	/* start-up replaces the snapshot once per mapping added: take the one that stays */
+	f = fopen(path, "re");
+	child = 0;
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			child = atoi(buf);
+		fclose(f);
+	}
+	CHECK(child > 0);
+	if (child > 0) {
+		char fds[64];
+		struct dirent *d;
+		DIR *dir;
+		int n = 0;
+
+		snprintf(fds, sizeof(fds), "/proc/%d/fd", (int)child);
+		dir = opendir(fds);
+		CHECK(dir != NULL);
+		while (dir && (d = readdir(dir)))
+			n += d->d_name[0] != '.';
+		if (dir)
+			closedir(dir);
+		printf("    the snapshot child %d holds %d descriptors\n", (int)child, n);
+		CHECK_EQ_U64(n, 0);
+	}
+	CHECK(write(ctl[1], "c", 1) == 1);
+	pfd.fd = data[0];
+	pfd.events = POLLIN;
+	CHECK(poll(&pfd, 1, 1000) == 1);	/* EOF at once, not when the snapshot is replaced (5 s) */
+	CHECK(read(data[0], buf, 1) == 0);
+	kill(tracker, SIGTERM);
+	CHECK(waitpid(tracker, &st, 0) == tracker);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(data[0]);
+	CHECK_EQ_U64(finish(target, ctl[1]), 0);
+	return T_PASS;
+}
+
 static int setup(const char *argv0)
 {
 	const char *b = getenv("PAGEMAP_BUILD");
@@ -466,6 +843,7 @@ static int setup(const char *argv0)
 		strcpy(s, "/pagemap");
 		memcpy(pagemap_bin, self, sizeof(pagemap_bin));
 	}
+	setenv("PAGEMAP_BIN", pagemap_bin, 1);
 	have_avx2 = __builtin_cpu_supports("avx2");
 	board = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	signal(SIGPIPE, SIG_IGN);
@@ -498,7 +876,8 @@ SWEEP(4)
 int main(int argc, char **argv)
 {
 	static const struct t_case cases[] = {
-		T(sweep_0), T(sweep_1), T(sweep_2), T(sweep_3), T(sweep_4),
+		T(sweep_0), T(sweep_1), T(sweep_2), T(sweep_3), T(sweep_4), T(start_traced), T(start_vfork_parent),
+		T(start_seccomp_root), T(start_seccomp_unpriv), T(snapshot_child_fds),
 	};
 
 	if (setup(argv[0]) < 0)
