@@ -342,10 +342,22 @@ static int find_tramp(int mem, uint64_t start, uint64_t end, size_t *budget, uin
  * threads still running never meet patched code). The vDSO of x86-64 has
  * none; the C library's is found in its file mapping.
  */
-static int find_trampoline(struct pm_inject *in)
+static bool is_libc(const struct pm_mapping *m)
+{
+	static const char *const names[] = { "/libc.so", "/libc-", "/ld-musl-" };
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (memmem(m->path, m->path_len, names[i], strlen(names[i])))
+			return true;
+	return false;
+}
+
+/* One pass over the executable mappings: the C library's only (@libc), or all. */
+static int search_maps(struct pm_inject *in, bool libc, size_t *budget)
 {
 	char path[64], *line = NULL;
-	size_t cap = 0, budget = SCAN_LIMIT;
+	size_t cap = 0;
 	ssize_t len;
 	FILE *f;
 	int err = -ENOEXEC;
@@ -354,18 +366,27 @@ static int find_trampoline(struct pm_inject *in)
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	while (err && budget && (len = getline(&line, &cap, f)) > 0) {
+	while (err && *budget && (len = getline(&line, &cap, f)) > 0) {
 		struct pm_mapping m;
 
 		if (pm_maps_parse_line(line, (size_t)len, &m) < 0 || !(m.prot & PM_PROT_EXEC) ||
-		    m.kind == PM_MAP_VDSO || m.kind == PM_MAP_VSYSCALL)
+		    m.kind == PM_MAP_VDSO || m.kind == PM_MAP_VSYSCALL || (libc && !is_libc(&m)))
 			continue;
-		if (find_tramp(in->mem, m.start, m.end, &budget, &in->tramp, &in->sysaddr) == 0)
+		if (find_tramp(in->mem, m.start, m.end, budget, &in->tramp, &in->sysaddr) == 0)
 			err = 0;
 	}
 	free(line);
 	fclose(f);
 	return err;
+}
+
+/* The C library first: a big program's own code is not read through before it. */
+static int find_trampoline(struct pm_inject *in)
+{
+	size_t budget = SCAN_LIMIT;
+	int err = search_maps(in, true, &budget);
+
+	return err == -ENOEXEC ? search_maps(in, false, &budget) : err;
 }
 
 /* Bytes of a standard-format XSAVE image that hold the components set in @bv (CPUID leaf 0xd). */
