@@ -795,7 +795,11 @@ int pm_inject_child_close_fds(const struct pm_inject *in, pid_t child)
 	return err ? err : (long)r.rax < 0 ? (int)r.rax : 0;
 }
 
-/* Stuck in the entry stop of an unexpected call: skip it (orig_rax -1) and stop at its exit. */
+/*
+ * Stuck in a syscall-entry stop (a call that failed half-way): skip the
+ * call (orig_rax -1) and stop at its exit. Armed, it returns to the
+ * trampoline, so that a thread let go there still ends in rt_sigreturn.
+ */
 static int leave_entry(struct pm_inject *in)
 {
 	struct user_regs_struct r;
@@ -803,6 +807,8 @@ static int leave_entry(struct pm_inject *in)
 	if (ptrace(PTRACE_GETREGS, in->tid, 0L, &r) < 0)
 		return ptrace_failed(in);
 	r.orig_rax = (unsigned long long)-1;
+	if (in->armed)
+		r.rip = in->tramp;
 	if (ptrace(PTRACE_SETREGS, in->tid, 0L, &r) < 0)
 		return ptrace_failed(in);
 	in->at_entry = false;
