@@ -642,6 +642,37 @@ static int arm(struct pm_inject *in)
 	return 0;
 }
 
+long pm_inject_exit_stack(struct pm_inject *in)
+{
+	struct rt_frame f;
+	uint64_t at;
+	int err;
+
+	if (!in)
+		return -EINVAL;
+	if (in->err)
+		return in->err;
+	err = arm(in);
+	if (err) {
+		in->err = err;
+		return err;
+	}
+	at = (in->frame - sizeof(f)) & ~15ULL;
+	memset(&f, 0, sizeof(f));
+	f.uc_flags = UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
+	f.ss_flags = 3;
+	f.rip = in->sysaddr;		/* rt_sigreturn returns onto the syscall instruction ... */
+	f.rax = SYS_exit_group;		/* ... which ends the child at once */
+	f.rsp = at;
+	f.eflags = in->saved.eflags & ~(uint64_t)EFLAGS_TF;
+	f.cs = (uint16_t)in->saved.cs;
+	f.ss = (uint16_t)in->saved.ss;
+	f.sigmask = ~0ULL;
+	if (pwrite(in->mem, &f, sizeof(f), (off_t)at) != (ssize_t)sizeof(f))
+		return errno ? -errno : -EIO;
+	return (long)(at + 8);
+}
+
 /*
  * Run one call: the thread enters rt_sigreturn at the trampoline; at its
  * syscall-entry stop the number and arguments become ours and rip the
@@ -985,6 +1016,12 @@ pid_t pm_inject_event_pid(const struct pm_inject *in)
 int pm_inject_hold_child(pid_t child)
 {
 	(void)child;
+	return -EOPNOTSUPP;
+}
+
+long pm_inject_exit_stack(struct pm_inject *in)
+{
+	(void)in;
 	return -EOPNOTSUPP;
 }
 

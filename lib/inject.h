@@ -120,6 +120,19 @@ pid_t pm_inject_event_pid(const struct pm_inject *in);
 int pm_inject_hold_child(pid_t child);
 
 /*
+ * pm_inject_exit_stack - a stack pointer for the child of an injected
+ * clone(2) (its newsp argument): a second signal frame, below the first,
+ * whose rt_sigreturn lands on the trampoline's syscall instruction with
+ * exit_group's number and every signal blocked. The child starts at the
+ * trampoline like its parent; if the caller dies before
+ * pm_inject_hold_child gave it PTRACE_O_EXITKILL, it is let go and, instead
+ * of running on as a copy of the target, exits at once (a zombie of the
+ * target, exit signal 0). Arms the thread if no call has yet.
+ * Returns the stack pointer (> 0) or -errno (sticky, as pm_inject_syscall).
+ */
+long pm_inject_exit_stack(struct pm_inject *in);
+
+/*
  * pm_inject_child_close_fds - close every descriptor of a child held by
  * pm_inject_hold_child (close_range(0, ~0U, 0) run in it, from the syscall
  * instruction of @in's trampoline): its copies of the target's descriptors

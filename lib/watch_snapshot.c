@@ -133,7 +133,10 @@ static int remote_clone(struct pm_inject *in, pid_t *child, pid_t *there)
 	err = pm_inject_set_options(in, PTRACE_O_TRACECLONE);
 	if (err)
 		return err;
-	r = pm_inject_syscall(in, SYS_clone, 0, 0, 0, 0, 0, 0);
+	/* Its own stack: let go before it is held (we are killed), it exits instead of running on. */
+	r = pm_inject_exit_stack(in);
+	if (r > 0)
+		r = pm_inject_syscall(in, SYS_clone, 0, r, 0, 0, 0, 0);
 	*child = pm_inject_event_pid(in);
 	err = pm_inject_set_options(in, 0);
 	if (r < 0)

@@ -37,7 +37,7 @@
 #define MAX_THREADS	4
 #define MASK		((1ULL << (SIGUSR2 - 1)) | (1ULL << (SIGWINCH - 1)))	/* every thread blocks these */
 #define SENTINEL	4242	/* errno set before each blocking call; it must come back unchanged */
-#define MAX_N		64
+#define MAX_N		2000
 
 enum role { SPIN, SLEEP, READ };
 
@@ -45,14 +45,17 @@ struct kind {
 	const char *name;
 	enum role roles[MAX_THREADS];	/* [0] is the leader, the thread track stops */
 	int n;
+	const char *method;		/* track -m METHOD, else auto (uffd) */
+	int step;			/* kill points tried: 1, 1 + step, ... (fork-snapshot makes hundreds) */
 };
 
 static const struct kind kinds[] = {
-	{ "1 thread spinning", { SPIN }, 1 },
-	{ "1 thread in nanosleep", { SLEEP }, 1 },
-	{ "1 thread in read", { READ }, 1 },
-	{ "leader in read, 2 spinning, 1 in nanosleep", { READ, SPIN, SPIN, SLEEP }, 4 },
-	{ "leader spinning, 1 in nanosleep, 1 spinning", { SPIN, SLEEP, SPIN }, 3 },
+	{ "1 thread spinning", { SPIN }, 1, NULL, 1 },
+	{ "1 thread in nanosleep", { SLEEP }, 1, NULL, 1 },
+	{ "1 thread in read", { READ }, 1, NULL, 1 },
+	{ "leader in read, 2 spinning, 1 in nanosleep", { READ, SPIN, SPIN, SLEEP }, 4, NULL, 1 },
+	{ "leader spinning, 1 in nanosleep, 1 spinning", { SPIN, SLEEP, SPIN }, 3, NULL, 1 },
+	{ "fork-snapshot: leader in read, 1 spinning, 1 in nanosleep", { READ, SPIN, SLEEP }, 3, "fork-snapshot", 17 },
 };
 
 /* Shared with the target (MAP_SHARED, made before the fork). */
@@ -61,6 +64,7 @@ struct board {
 	volatile uint64_t progress[MAX_THREADS];
 	volatile uint64_t fail;			/* first failure: (thread + 1) << 8 | what */
 	volatile uint64_t ready;		/* threads started */
+	volatile int64_t got, got_errno;	/* READ: what read() returned, and errno */
 };
 
 static struct board *board;
@@ -156,6 +160,8 @@ static void do_read(int t)
 
 	errno = SENTINEL;
 	r = read(read_fd, buf, sizeof(buf));
+	board->got = r;
+	board->got_errno = errno;
 	if (r != sizeof(buf) || memcmp(buf, "finish!!", 8))
 		fail(t, 'r');
 	if (errno != SENTINEL)
@@ -326,6 +332,27 @@ static const char *check_threads(pid_t pid, const struct kind *k, char *why, siz
 		if (s.blk != MASK)
 			return snprintf(why, size, "thread %d SigBlk %016llx", (int)tids[i], s.blk), why;
 	}
+	/* A snapshot child let go must not run on as a copy of it: dead (a zombie of it) or gone. */
+	for (i = 0; i < n; i++) {
+		char path[80], buf[256], *p, *end;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tids[i]);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+		for (p = buf; *p; p = end) {
+			long c = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (task_status(c, c, &s) == 0 && s.state != 'Z' && s.state != 'X' && !s.tracer)
+				return snprintf(why, size, "its child %ld runs (state %c): a copy of it", c, s.state), why;
+		}
+	}
 	return "";
 }
 
@@ -369,8 +396,35 @@ static const char *check_target(pid_t pid, const struct kind *k, char *why, size
 	return "";
 }
 
+/* After a failure: SIGKILL children of the target that run (copies of it a broken tracker let go). */
+static void kill_copies(pid_t pid)
+{
+	pid_t tids[MAX_THREADS + 4];
+	int n = task_ids(pid, tids, MAX_THREADS + 4), i;
+
+	for (i = 0; i < n; i++) {
+		char path[80], buf[256], *p, *end;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tids[i]);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+		for (p = buf; *p; p = end) {
+			long c = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			kill((pid_t)c, SIGKILL);	/* our descendant; a zombie ignores it */
+		}
+	}
+}
+
 /* strace ... pagemap track PID 0.01 1, killed before its @n-th ptrace call: its wait status. */
-static int run_killed(pid_t target, int n)
+static int run_killed(pid_t target, int n, const char *method)
 {
 	char when[64], pid[16];
 	pid_t p;
@@ -386,8 +440,12 @@ static int run_killed(pid_t target, int n)
 		dup2(null, 2);
 		/* LeakSanitizer cannot run in a traced process (SANITIZE=1 builds): everything else still checks. */
 		setenv("LSAN_OPTIONS", "detect_leaks=0", 1);
-		execlp("strace", "strace", "-qq", "-o", "/dev/null", "-e", "trace=ptrace", "-e", when, pagemap_bin,
-		       "track", pid, "0.01", "1", (char *)NULL);
+		if (method)
+			execlp("strace", "strace", "-qq", "-o", "/dev/null", "-e", "trace=ptrace", "-e", when,
+			       pagemap_bin, "track", "-m", method, pid, "0.01", "1", (char *)NULL);
+		else
+			execlp("strace", "strace", "-qq", "-o", "/dev/null", "-e", "trace=ptrace", "-e", when,
+			       pagemap_bin, "track", pid, "0.01", "1", (char *)NULL);
 		_exit(127);
 	}
 	if (p < 0 || waitpid(p, &st, 0) != p)
@@ -417,11 +475,11 @@ static int sweep(const struct kind *k)
 	sleep_ms(20);	/* the leader in its read or sleep */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	printf("  %s (pid %d):\n", k->name, (int)pid);
-	for (n = 1; n <= MAX_N; n++) {
+	for (n = 1; n <= MAX_N; n += k->step ? k->step : 1) {
 		const char *bad;
 		int u;
 
-		st = run_killed(pid, n);
+		st = run_killed(pid, n, k->method);
 		bad = check_target(pid, k, why, sizeof(why));
 		u = count_uffds(pid);
 		if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
@@ -432,7 +490,7 @@ static int sweep(const struct kind *k)
 		CHECK_STR(bad, "");
 		if (*bad)
 			break;
-		if (u > uffds) {
+		if (u > uffds && !k->method) {
 			if (!first_left)
 				first_left = n;
 			CHECK_EQ_U64(last_left + 1 == n || !last_left, 1);	/* one window of kill points */
@@ -448,13 +506,18 @@ static int sweep(const struct kind *k)
 	CHECK(n <= MAX_N);
 	CHECK(killed >= 10);
 	CHECK(!first_left || last_left - first_left < 6);
+	if (t_failed_checks)
+		kill_copies(pid);
 	CHECK(write(pipefd[1], "finish!!", 8) == 8);
 	board->stop = 1;
 	close(pipefd[1]);
 	CHECK(waitpid(pid, &status, 0) == pid);
-	printf("    %d kill points, %.1f s; exit: %s %d\n", n - 1,
+	printf("    %d kill points, %.1f s; exit: %s %d\n", killed,
 	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
 	       WIFEXITED(status) ? "status" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	if (board->fail)
+		printf("    thread %d found '%c' wrong (read: %lld, errno %lld)\n", (int)(board->fail >> 8) - 1,
+		       (int)(board->fail & 0xff), (long long)board->got, (long long)board->got_errno);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	return T_PASS;
 }
@@ -881,11 +944,12 @@ SWEEP(1)
 SWEEP(2)
 SWEEP(3)
 SWEEP(4)
+SWEEP(5)
 
 int main(int argc, char **argv)
 {
 	static const struct t_case cases[] = {
-		T(sweep_0), T(sweep_1), T(sweep_2), T(sweep_3), T(sweep_4), T(start_traced), T(start_vfork_parent),
+		T(sweep_0), T(sweep_1), T(sweep_2), T(sweep_3), T(sweep_4), T(sweep_5), T(start_traced), T(start_vfork_parent),
 		T(start_seccomp_root), T(start_seccomp_unpriv), T(snapshot_child_fds),
 	};
 
