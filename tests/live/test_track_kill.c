@@ -175,10 +175,10 @@ static void do_read(int t)
 static void run_role(int t, enum role role)
 {
 	static char alt[MAX_THREADS][65536];
-	stack_t ss = { .ss_sp = alt[t], .ss_size = sizeof(alt[t]) }, now;
+	stack_t ss = { .ss_sp = alt[t], .ss_size = sizeof(alt[t]) }, now, old;
 	sigset_t m, cur;
 
-	if (sigaltstack(&ss, NULL) < 0)	/* rt_sigreturn must leave it as it is */
+	if (sigaltstack(&ss, &old) < 0)	/* rt_sigreturn must leave it as it is */
 		fail(t, 'a');
 
 	sigemptyset(&m);
@@ -200,6 +200,7 @@ static void run_role(int t, enum role role)
 	}
 	if (sigaltstack(NULL, &now) < 0 || now.ss_sp != ss.ss_sp || now.ss_size != ss.ss_size || now.ss_flags)
 		fail(t, 'a');
+	sigaltstack(&old, NULL);	/* a sanitizer unmaps the one it finds at thread exit as its own */
 	pthread_sigmask(SIG_SETMASK, NULL, &cur);
 	if (!sigismember(&cur, SIGUSR2) || !sigismember(&cur, SIGWINCH) || sigismember(&cur, SIGUSR1))
 		fail(t, 'm');
