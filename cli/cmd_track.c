@@ -464,6 +464,27 @@ static const char *perturbs(enum pm_watch_method m)
 	}
 }
 
+/* Why the userfaultfd (or snapshot) could not be made inside the target, for the errors ptrace gives. */
+static void start_hint(int err)
+{
+	switch (err) {
+	case EBUSY:
+		cli_hint("it is traced already (a debugger, strace): a process has one tracer");
+		break;
+	case EAGAIN:
+		cli_hint("it stays in uninterruptible sleep (a vfork parent waiting for its child, stuck I/O): "
+			 "ptrace cannot stop it");
+		break;
+	case EPERM:
+		cli_hint(geteuid() ? "ptrace refused: another user's process, or a seccomp filter only root may suspend"
+				   : "ptrace refused: a security module (LSM) or a restricted ptrace scope");
+		break;
+	case ENOEXEC:
+		cli_hint("no rt_sigreturn trampoline in its code to run injected calls from");
+		break;
+	}
+}
+
 static int start_watch(struct track *tr, enum pm_watch_method method, unsigned flags, bool quiet)
 {
 	char why[512], arg[32];
@@ -480,6 +501,7 @@ static int start_watch(struct track *tr, enum pm_watch_method method, unsigned f
 			cli_error(0, "track: cannot track process %d here: %s", (int)tr->pid, why);
 		else
 			cli_error(err, "track: cannot track process %d", (int)tr->pid);
+		start_hint(err);
 		return EXIT_RUNTIME;
 	}
 	if (!quiet)

@@ -993,10 +993,24 @@ struct pm_watch;
 /*
  * pm_watch_new - a write watch over process @pid (0: the caller) with
  * @method (PM_WATCH_AUTO: the best this kernel offers) and PM_WATCH_* @flags.
- * Nothing is watched until pm_watch_add().
+ * Nothing is watched until pm_watch_add(), but what needs the target is
+ * done here, once: UFFD makes its userfaultfd (inside another process, by
+ * ptrace injection), SNAPSHOT of another process its first child. If that
+ * fails and @method was AUTO, SOFTDIRTY takes over where the kernel has it,
+ * and pm_watch_reason() says why not UFFD; else the call fails. A watch
+ * never retries ptrace per range.
+ * Another process is stopped only briefly, and killing the caller at any
+ * moment leaves it running in its own state (registers, FPU state, signal
+ * mask); only a caller killed between the injected userfaultfd() and
+ * close() leaves it an unused descriptor. As root, its seccomp filter is
+ * suspended for the injected calls (the reason says so).
  * Returns the handle, or NULL with errno: EOPNOTSUPP (the method cannot
  * work here; pm_watch_explain() gives the words), ENOENT/ESRCH/EACCES/EPERM
- * (the target, or ptrace refused for UFFD on another process), ENOMEM. The context must outlive the handle.
+ * (the target, or ptrace refused), EBUSY (another process: traced already,
+ * by a debugger or strace), EAGAIN (another process: in uninterruptible
+ * sleep for a second, e.g. a parent blocked in vfork), ENOEXEC (another
+ * process: no rt_sigreturn trampoline in its code), ENOMEM. The context
+ * must outlive the handle.
  */
 PM_API struct pm_watch *pm_watch_new(struct pm_ctx *ctx, pid_t pid, enum pm_watch_method method, unsigned flags);
 

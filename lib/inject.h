@@ -8,27 +8,34 @@
 /*
  * Syscall injection (x86-64 only; elsewhere every call but the register
  * helpers returns -EOPNOTSUPP). One thread of the target is stopped with
- * PTRACE_SEIZE + PTRACE_INTERRUPT; its other threads keep running. A
- * system call runs in it by pointing its instruction pointer at a
- * "syscall" instruction (bytes 0f 05) that is already in its code (the
- * vDSO first) and letting it run from syscall-entry to syscall-exit stop
- * (PTRACE_SYSCALL): no byte of the target's memory is written, so threads
- * still running never meet patched code, and no SIGTRAP is raised in it.
- * While a call runs every signal is blocked in that thread
- * (PTRACE_SETSIGMASK): signals sent meanwhile stay pending and arrive after
- * the detach. After each call its registers and signal mask are put back as
- * found; a system call it was blocked in (read on a pipe, nanosleep, ...)
- * restarts after the detach as after any ptrace stop (see
- * pm_inject_detach). PTRACE_O_EXITKILL is not used: the target outlives the
- * caller (only a child made by an injected clone gets it, from
+ * PTRACE_SEIZE + PTRACE_INTERRUPT; its other threads keep running. No byte
+ * of its code is written (threads still running never meet patched code)
+ * and no SIGTRAP is raised in it. PTRACE_O_EXITKILL is not used: the target
+ * outlives the caller (only a child made by an injected clone gets it, from
  * pm_inject_hold_child).
  *
- * Between calls (and from the attach) the stopped thread holds its own
- * registers and signal mask again: if the caller dies there, the kernel
- * detaches it and it goes on as after any ptrace stop. Only while a call
- * runs (microseconds) does it hold ours: a caller killed then leaves it to
- * resume inside the vDSO with every signal blocked, which it will hardly
- * survive. pm_remote_uffd runs two calls.
+ * Killing the caller never harms the target. Before the first call a
+ * signal frame of the thread's state as found is written below its red zone
+ * (registers, with a system call the stop interrupted set up to run again;
+ * the XSAVE image; the signal mask; uc_stack with an invalid mode so that
+ * sigaltstack stays), and the thread is pointed at an rt_sigreturn
+ * trampoline already in its code ("mov $15,%eax; syscall", glibc's
+ * __restore_rt, musl, Go) with rsp at the frame; only then is every signal
+ * blocked in it (PTRACE_SETSIGMASK: signals sent meanwhile stay pending).
+ * A call runs by letting the thread reach the trampoline's syscall-entry
+ * stop (PTRACE_SYSCALL), where rt_sigreturn's number and arguments become
+ * ours and rip the trampoline again, then its syscall-exit stop. Let go at
+ * any instant (the kernel detaches the tracees of a dead tracer), the
+ * thread runs rt_sigreturn, at once or after our call, and is back in its
+ * own state. rt_sigreturn resets the restart block: a call that would go
+ * on through restart_syscall (nanosleep, poll, futex waits with a timeout)
+ * is issued again, a relative timeout starting over (on that path only).
+ * The single window that leaves a trace is pm_remote_uffd's: killed between
+ * the injected userfaultfd() and close(), the target keeps an unused
+ * descriptor. The normal detach puts the mask, then the registers back at
+ * the stop, so the kernel's own restart rules apply (see pm_inject_detach).
+ * tests/live/test_track_kill.c kills pagemap track before each of its ptrace
+ * calls.
  *
  * Rules for callers: every call on one handle from the thread that attached
  * (ptrace is per tracer thread), and no waitpid(-1, ...) elsewhere in the
@@ -55,8 +62,10 @@ struct pm_inject;
  *               seccomp when the caller may not suspend seccomp
  *               (PTRACE_O_SUSPEND_SECCOMP needs CAP_SYS_ADMIN): an injected
  *               call could kill it otherwise
- *   EOPNOTSUPP  not x86-64, or the target runs 32-bit code
- *   ENOEXEC     no syscall instruction found in its executable mappings
+ *   EOPNOTSUPP  not x86-64, the target runs 32-bit code, or the thread
+ *               has a shadow stack (rt_sigreturn would want a token on it)
+ *   ENOEXEC     no rt_sigreturn trampoline in its executable mappings (a
+ *               static binary that never installs a signal handler)
  *   ENOMEM      out of memory
  */
 int pm_inject_attach(pid_t pid, struct pm_inject **out);
@@ -66,7 +75,8 @@ int pm_inject_attach(pid_t pid, struct pm_inject **out);
  * attached thread (x86-64 numbers: SYS_* of <sys/syscall.h>). Returns its
  * result: >= 0, or -errno as the kernel returned it.
  * If the mechanism fails instead (the target was killed: -ESRCH; an
- * unexpected stop: -EIO), the failure is sticky: this and every later call
+ * unexpected stop: -EIO; the signal frame could not be written below its
+ * stack: -EIO or -EFAULT, the thread untouched), the failure is sticky: this and every later call
  * return it, and pm_inject_error() tells it apart from a failed syscall.
  * Blocking calls block the target's thread and the caller.
  */
@@ -108,6 +118,30 @@ pid_t pm_inject_event_pid(const struct pm_inject *in);
  * waited for), ECHILD (not our tracee), the errors of PTRACE_SETOPTIONS.
  */
 int pm_inject_hold_child(pid_t child);
+
+/*
+ * pm_inject_exit_stack - a stack pointer for the child of an injected
+ * clone(2) (its newsp argument): a second signal frame, below the first,
+ * whose rt_sigreturn lands on the trampoline's syscall instruction with
+ * exit_group's number and every signal blocked. The child starts at the
+ * trampoline like its parent; if the caller dies before
+ * pm_inject_hold_child gave it PTRACE_O_EXITKILL, it is let go and, instead
+ * of running on as a copy of the target, exits at once (a zombie of the
+ * target, exit signal 0). Arms the thread if no call has yet.
+ * Returns the stack pointer (> 0) or -errno (sticky, as pm_inject_syscall).
+ */
+long pm_inject_exit_stack(struct pm_inject *in);
+
+/*
+ * pm_inject_child_close_fds - close every descriptor of a child held by
+ * pm_inject_hold_child (close_range(0, ~0U, 0) run in it, from the syscall
+ * instruction of @in's trampoline): its copies of the target's descriptors
+ * would otherwise delay a pipe's EOF, a socket's close or a lock's release
+ * as long as it is held. The child was made without CLONE_FILES: the
+ * target's own descriptors stay. The child stays stopped.
+ * Returns 0, or -errno (ENOSYS before Linux 5.9, ESRCH if it died).
+ */
+int pm_inject_child_close_fds(const struct pm_inject *in, pid_t child);
 
 /*
  * pm_inject_stopped_in - the system call the thread was in when it stopped:
@@ -159,10 +193,19 @@ int pm_inject_detach(struct pm_inject *in);
  *   the errors of pm_inject_attach, the userfaultfd(2) errors in the target
  *   (EPERM, EMFILE, ...), those of pidfd_getfd and of UFFDIO_API.
  * On every failure the target is detached as found; it keeps the injected
- * descriptor only if it was killed or the mechanism broke between the two
- * injected calls.
+ * descriptor only if it was killed, or the caller was, or the mechanism
+ * broke, between the two injected calls (the one window of the design
+ * above).
  */
 int pm_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_features);
+
+/*
+ * pm_inject_seccomp - the seccomp mode of @pid's thread @pid (/proc/PID/status
+ * "Seccomp:"): 0 none, 1 strict, 2 filter; -errno if unreadable. A target
+ * under a filter is attached with PTRACE_O_SUSPEND_SECCOMP (CAP_SYS_ADMIN):
+ * the injected calls pass its filter.
+ */
+int pm_inject_seccomp(pid_t pid);
 
 /*
  * pm_remote_register_wp - UFFDIO_REGISTER [@start, @start + @len) of the

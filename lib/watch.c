@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "inject.h"
 #include "watch.h"
 
 const char *pm_watch_method_name(enum pm_watch_method method)
@@ -72,8 +73,11 @@ static int snapshot_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size
 		return fd == -ENOENT ? -ESRCH : fd;
 	}
 	close(fd);
-	snprintf(buf, size, "fork-snapshot: a stopped copy-on-write child made inside process %d by ptrace; %s",
-		 (int)pid, how);
+	snprintf(buf, size, "fork-snapshot: a stopped copy-on-write child made inside process %d by ptrace; %s%s",
+		 (int)pid, how,
+		 geteuid() == 0 && pm_inject_seccomp(pid) > 0
+			 ? "; its seccomp filter is suspended for the injected calls"
+			 : "");
 	return 0;
 }
 
@@ -151,6 +155,32 @@ static const struct pm_watch_ops *ops_of(enum pm_watch_method m)
 	}
 }
 
+/*
+ * Start the back end. If it cannot start (the userfaultfd cannot be made
+ * inside the target: traced already, a vfork parent, seccomp) and the
+ * method was chosen (@fallback), soft-dirty takes over where this kernel has
+ * it, the reason saying why; else the watch fails.
+ */
+static int start(struct pm_watch *w, bool fallback)
+{
+	char why[300], sd[200];
+	int err;
+
+	if (!w->ops->start)
+		return 0;
+	err = w->ops->start(w, why, sizeof(why));
+	if (!err)
+		return 0;
+	if (fallback && w->method == PM_WATCH_UFFD && softdirty_usable(pm_ctx_features(w->ctx), sd, sizeof(sd)) == 0) {
+		snprintf(w->reason, sizeof(w->reason), "%.199s; not uffd: %.299s", sd, why);
+		w->method = PM_WATCH_SOFTDIRTY;
+		w->ops = ops_of(w->method);
+		return 0;
+	}
+	snprintf(w->reason, sizeof(w->reason), "%s", why);
+	return err;
+}
+
 struct pm_watch *pm_watch_new(struct pm_ctx *ctx, pid_t pid, enum pm_watch_method method, unsigned flags)
 {
 	struct pm_watch *w;
@@ -182,6 +212,13 @@ struct pm_watch *pm_watch_new(struct pm_ctx *ctx, pid_t pid, enum pm_watch_metho
 	w->t = pm_target_open(ctx, pid);
 	if (!w->t) {
 		free(w);
+		return NULL;
+	}
+	r = start(w, method == PM_WATCH_AUTO);
+	if (r < 0) {
+		pm_target_close(w->t);
+		free(w);
+		errno = -r;
 		return NULL;
 	}
 	return w;

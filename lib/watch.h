@@ -26,6 +26,12 @@ int pm_watch_vmas_in(struct pm_watch *w, uint64_t start, uint64_t end,
 
 struct pm_watch_ops {
 	bool atomic;	/* a reset never loses a write that races with it */
+	/*
+	 * Optional, once from pm_watch_new: what needs the target's cooperation
+	 * (a userfaultfd made inside it, a first snapshot), so that a failure shows
+	 * at once, not per range. On failure the words go into @why.
+	 */
+	int (*start)(struct pm_watch *w, char *why, size_t size);
 	/* Start watching [start, end) (already recorded in w->ranges): register, protect, arm. */
 	int (*add)(struct pm_watch *w, const struct pm_watch_range *r);
 	/* Report written pages of every range through pm_watch_emit; re-arm them if @reset. */
@@ -44,7 +50,7 @@ struct pm_watch {
 	const struct pm_watch_ops *ops;
 	unsigned flags;
 	uint64_t psize;
-	char reason[256];
+	char reason[512];
 
 	struct pm_watch_range *ranges;
 	size_t nranges, cap_ranges;
@@ -82,6 +88,9 @@ extern const struct pm_watch_ops pm_watch_mprotect_ops;
 extern const struct pm_watch_ops pm_watch_snapshot_ops;
 /* watch_snapshot.c: with frames visible a SNAPSHOT reset compares two snapshots, atomically. */
 bool pm_watch_snapshot_atomic(const struct pm_watch *w);
+
+/* Words for an error of pm_inject_attach or of a call injected into process @pid (watch_uffd.c). */
+const char *pm_watch_inject_words(pid_t pid, int err);
 
 /* watch_uffd.c: can the UFFD back end watch @pid here? 0 or -EOPNOTSUPP, with words in @buf. */
 int pm_watch_uffd_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size);

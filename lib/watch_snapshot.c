@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -45,6 +46,7 @@ struct snap_state {
 	int pipe[2];			/* self: the snapshot reads [0] until EOF, we hold [1] */
 	void *stack;			/* self: the snapshot's stack (STACK_SIZE) */
 	char *scratch;			/* two pages for content comparisons, or NULL */
+	int err;			/* remote: a snapshot could not be made; never tried again */
 };
 
 typedef void (*emit_fn)(struct pm_watch *w, uint64_t start, uint64_t end, bool huge);
@@ -133,7 +135,10 @@ static int remote_clone(struct pm_inject *in, pid_t *child, pid_t *there)
 	err = pm_inject_set_options(in, PTRACE_O_TRACECLONE);
 	if (err)
 		return err;
-	r = pm_inject_syscall(in, SYS_clone, 0, 0, 0, 0, 0, 0);
+	/* Its own stack: let go before it is held (we are killed), it exits instead of running on. */
+	r = pm_inject_exit_stack(in);
+	if (r > 0)
+		r = pm_inject_syscall(in, SYS_clone, 0, r, 0, 0, 0, 0);
 	*child = pm_inject_event_pid(in);
 	err = pm_inject_set_options(in, 0);
 	if (r < 0)
@@ -143,6 +148,12 @@ static int remote_clone(struct pm_inject *in, pid_t *child, pid_t *there)
 		return -EIO;
 	if (!err)
 		err = pm_inject_hold_child(*child);
+	if (!err) {
+		/* Its copies of the target's descriptors would hold pipes, sockets and locks open. */
+		err = pm_inject_child_close_fds(in, *child);
+		if (err == -ENOSYS)	/* close_range is 5.9+: keep them */
+			err = 0;
+	}
 	if (err) {
 		kill_wait(*child);
 		reap_there(in, *there);
@@ -202,12 +213,17 @@ static int take(struct pm_watch *w, pid_t *child, pid_t *there, struct pm_target
 
 	*child = *there = 0;
 	*st = NULL;
+	if (s->err)
+		return s->err;
 	/* remote_cycle kills s->snap after making the new one: keep it for the comparison. */
 	s->snap = 0;
 	err = w->pid ? remote_cycle(w, true, child, there) : self_snapshot(s, child);
 	s->snap = old;
-	if (err)
+	if (err) {
+		if (w->pid)
+			s->err = err;	/* ptrace does not work on it: not per range, not per interval */
 		return err;
+	}
 	*st = pm_target_open(w->ctx, *child);
 	return *st ? 0 : (errno ? -errno : -ESRCH);
 }
@@ -468,6 +484,8 @@ static int count_part(struct pm_watch *w, const struct pm_watch_vma *m, void *da
 	return 0;
 }
 
+static void snap_fini(struct pm_watch *w);
+
 /* Bytes of [start, end) in shared mappings, and whether any private mapping is there. */
 static int shared_part(struct pm_watch *w, const struct pm_watch_range *r, uint64_t *shared, bool *priv)
 {
@@ -514,13 +532,8 @@ static int snap_add(struct pm_watch *w, const struct pm_watch_range *r)
 		return err;
 	if (!priv)
 		return shared ? -EOPNOTSUPP : -EINVAL;	/* only shared mappings (no COW), or none */
-	if (!s) {
-		s = calloc(1, sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		s->pipe[0] = s->pipe[1] = -1;
-		w->priv = s;
-	}
+	if (!s)
+		return -EBADF;	/* snap_start failed: pm_watch_new did not return the handle */
 	/* In a batch one snapshot is taken at its end (snap_add_done). */
 	if (!w->vmas)
 		err = resnap(w, w->nranges);
@@ -534,6 +547,27 @@ bool pm_watch_snapshot_atomic(const struct pm_watch *w)
 	struct snap_state *s = w->priv;
 
 	return pm_target_pfn_view(w->t) == PM_PFN_VISIBLE && (!s || !s->st || pm_target_pfn_view(s->st) == PM_PFN_VISIBLE);
+}
+
+/* Another process: take a first snapshot now, so that a target ptrace cannot stop fails the watch at once. */
+static int snap_start(struct pm_watch *w, char *why, size_t size)
+{
+	struct snap_state *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	s->pipe[0] = s->pipe[1] = -1;
+	w->priv = s;
+	if (!w->pid)
+		return 0;
+	err = retake(w);
+	if (err) {
+		snprintf(why, size, "fork-snapshot: cannot make a child inside process %d: %s", (int)w->pid,
+			 pm_watch_inject_words(w->pid, err));
+		snap_fini(w);
+	}
+	return err;
 }
 
 static int snap_collect(struct pm_watch *w, bool reset)
@@ -596,6 +630,7 @@ static void snap_fini(struct pm_watch *w)
 
 const struct pm_watch_ops pm_watch_snapshot_ops = {
 	.atomic = false,	/* see pm_watch_snapshot_atomic */
+	.start = snap_start,
 	.add = snap_add,
 	.add_done = snap_add_done,
 	.collect = snap_collect,

@@ -89,7 +89,10 @@ int pm_watch_uffd_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
 #endif
 	if (pid != 0)
 		snprintf(buf, size, "uffd: async write-protect + PAGEMAP_SCAN; the userfaultfd is made inside PID %d "
-			 "by ptrace (it stops once, briefly)", (int)pid);
+			 "by ptrace (it stops once, briefly)%s", (int)pid,
+			 geteuid() == 0 && pm_inject_seccomp(pid) > 0
+				 ? "; its seccomp filter is suspended for the 2 injected calls"
+				 : "");
 	else
 		snprintf(buf, size, "uffd: async write-protect + PAGEMAP_SCAN (exact, atomic reset)");
 	return 0;
@@ -656,27 +659,8 @@ static int uffd_add(struct pm_watch *w, const struct pm_watch_range *r)
 	struct uffd_state *s = w->priv;
 	int err;
 
-	if (!s) {
-		uint64_t want = wanted_features(&w->ctx->features), got = 0;
-		int fd;
-
-		s = calloc(1, sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		if (w->pid == 0) {
-			fd = self_uffd(want);
-		} else {
-			err = pm_remote_uffd(w->pid, want, &fd, &got);
-			if (err < 0)
-				fd = err;
-		}
-		if (fd < 0) {
-			free(s);
-			return fd;
-		}
-		s->fd = fd;
-		w->priv = s;
-	}
+	if (!s)
+		return -EBADF;	/* uffd_start failed: pm_watch_new did not return the handle */
 	err = register_range(w, r);
 	if (err < 0)
 		return err;
@@ -700,6 +684,59 @@ static int uffd_add(struct pm_watch *w, const struct pm_watch_range *r)
 		w->nout = mark;
 	}
 	return err;
+}
+
+const char *pm_watch_inject_words(pid_t pid, int err)
+{
+	switch (-err) {
+	case EBUSY:
+		return "it is traced already (a debugger, strace): a process has one tracer";
+	case EAGAIN:
+		return "it stayed in uninterruptible sleep (a vfork parent waiting for its child, stuck I/O), "
+		       "where ptrace cannot stop it";
+	case EPERM:
+		if (pm_inject_seccomp(pid) > 0 && geteuid() != 0)
+			return "it runs under a seccomp filter, which only CAP_SYS_ADMIN may suspend for the injected "
+			       "calls (one could kill it)";
+		return "ptrace or the injected call was refused (credentials, Yama, an LSM, seccomp)";
+	case ENOEXEC:
+		return "no rt_sigreturn trampoline (mov $15,%eax; syscall) in its code to run injected calls from";
+	case EOPNOTSUPP:
+		return "it runs 32-bit code or has a shadow stack";
+	case ESRCH:
+		return "it exited";
+	}
+	return strerror(-err);
+}
+
+/* The userfaultfd, once: of the caller, or made inside the target. */
+static int uffd_start(struct pm_watch *w, char *why, size_t size)
+{
+	uint64_t want = wanted_features(&w->ctx->features), got = 0;
+	struct uffd_state *s = calloc(1, sizeof(*s));
+	int fd, err;
+
+	if (!s)
+		return -ENOMEM;
+	if (w->pid == 0) {
+		fd = self_uffd(want);
+		if (fd < 0)
+			snprintf(why, size, "uffd: cannot make a userfaultfd: %s", strerror(-fd));
+	} else {
+		err = pm_remote_uffd(w->pid, want, &fd, &got);
+		if (err < 0) {
+			fd = err;
+			snprintf(why, size, "uffd: cannot make a userfaultfd inside process %d: %s", (int)w->pid,
+				 pm_watch_inject_words(w->pid, err));
+		}
+	}
+	if (fd < 0) {
+		free(s);
+		return fd;
+	}
+	s->fd = fd;
+	w->priv = s;
+	return 0;
 }
 
 static int uffd_collect(struct pm_watch *w, bool reset)
@@ -755,6 +792,7 @@ static void uffd_fini(struct pm_watch *w)
 
 const struct pm_watch_ops pm_watch_uffd_ops = {
 	.atomic = true,
+	.start = uffd_start,
 	.add = uffd_add,
 	.collect = uffd_collect,
 	.fini = uffd_fini,
