@@ -26,17 +26,11 @@ static const struct out_col columns[] = {
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 
-struct span {
-	uint64_t start, end;
-};
-
 struct track {
 	struct pm_ctx *ctx;
 	pid_t pid;
 	struct pm_target *t;		/* for the maps */
 	struct pm_watch *w;
-	struct span *added;		/* what pm_watch_add took, sorted */
-	size_t nadded, cap;
 	unsigned skipped;		/* writable mappings the back end refused */
 	unsigned flags;			/* PM_WATCH_* for pm_watch_new */
 	bool json, ranges, command;
@@ -131,84 +125,19 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* ---- watched spans ---- */
+/* ---- watched mappings ---- */
 
-static int remember(struct track *tr, uint64_t a, uint64_t b)
-{
-	size_t i;
-
-	if (tr->nadded == tr->cap) {
-		size_t cap = tr->cap ? 2 * tr->cap : 64;
-		struct span *p = realloc(tr->added, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		tr->added = p;
-		tr->cap = cap;
-	}
-	for (i = tr->nadded; i > 0 && tr->added[i - 1].start > a; i--)
-		tr->added[i] = tr->added[i - 1];
-	tr->added[i] = (struct span){ a, b };
-	tr->nadded++;
-	return 0;
-}
-
-/* Add the parts of [a, b) no earlier add covered. */
-static int add_uncovered(struct track *tr, uint64_t a, uint64_t b, unsigned flags)
-{
-	size_t i;
-
-	for (i = 0; i < tr->nadded && a < b; i++) {
-		const struct span *s = &tr->added[i];
-
-		if (s->end <= a || s->start >= b)
-			continue;
-		if (s->start > a) {
-			int err = pm_watch_add(tr->w, a, s->start, flags);
-
-			if (err < 0)
-				return err;
-			if ((err = remember(tr, a, s->start)) < 0)
-				return err;
-			i++;	/* the span just inserted sits before s */
-		}
-		a = s->end > a ? s->end : a;
-	}
-	if (a < b) {
-		int err = pm_watch_add(tr->w, a, b, flags);
-
-		if (err < 0)
-			return err;
-		return remember(tr, a, b);
-	}
-	return 0;
-}
-
-/* Watch every writable mapping not yet watched. */
+/* Watch every writable mapping not yet watched (the library keeps what is watched). */
 static int watch_writable(struct track *tr, unsigned flags)
 {
-	struct pm_maps *it = pm_maps_open(tr->t);
-	const struct pm_mapping *m;
-	int ret;
+	struct pm_watch_batch b;
+	int err = pm_watch_add_writable(tr->w, flags, &b);
 
-	if (!it)
-		return -errno;
-	while ((ret = pm_maps_next(it, &m)) == 0) {
-		int err;
-
-		if (!(m->prot & PM_PROT_WRITE) || m->kind == PM_MAP_VVAR || m->kind == PM_MAP_VSYSCALL)
-			continue;
-		err = add_uncovered(tr, m->start, m->end, flags);
-		if (err == -ESRCH || err == -ENOMEM) {
-			ret = err;
-			break;
-		}
-		if (err < 0 && !tr->skipped++)
-			cli_error(-err, "track: cannot watch %#" PRIx64 "-%#" PRIx64 " (%.*s); such mappings are left out",
-				  m->start, m->end, (int)m->path_len, m->path);
-	}
-	pm_maps_close(it);
-	return ret < 0 ? ret : 0;
+	if (err == 0 && b.failed && !tr->skipped)
+		cli_error(b.error, "track: cannot watch %#" PRIx64 "-%#" PRIx64 "; such mappings are left out",
+			  b.failed_start, b.failed_end);
+	tr->skipped += (unsigned)b.failed;
+	return err;
 }
 
 /* ---- output ---- */
@@ -232,13 +161,19 @@ static void json_str(const char *s, size_t n)
 }
 
 /* Bytes of the written ranges inside [a, b); *huge gets the part reported at huge-page granularity. */
-static uint64_t written_in(const struct pm_written *r, size_t n, uint64_t a, uint64_t b, uint64_t *huge)
+/*
+ * Mappings come in address order, and so do the ranges: *@from, the first
+ * range that may still overlap, only moves forward (linear in both).
+ */
+static uint64_t written_in(const struct pm_written *r, size_t n, uint64_t a, uint64_t b, uint64_t *huge, size_t *from)
 {
 	uint64_t sum = 0;
 	size_t i;
 
 	*huge = 0;
-	for (i = 0; i < n && r[i].start < b; i++) {
+	while (*from < n && r[*from].end <= a)
+		(*from)++;
+	for (i = *from; i < n && r[i].start < b; i++) {
 		uint64_t lo = r[i].start > a ? r[i].start : a, hi = r[i].end < b ? r[i].end : b;
 
 		if (hi > lo) {
@@ -256,7 +191,7 @@ static int print_json(struct track *tr, double t, double interval, const struct 
 	struct pm_maps *it;
 	const struct pm_mapping *m;
 	const char *sep = "";
-	size_t i;
+	size_t i, from = 0;
 	int ret = 0;
 
 	printf("{\"t\":%.3f,\"interval\":%.3f,\"method\":\"%s\",\"written\":%" PRIu64 ",\"pages\":%" PRIu64, t, interval,
@@ -270,7 +205,7 @@ static int print_json(struct track *tr, double t, double interval, const struct 
 		fputs(",\"maps\":[", stdout);
 		it = pm_maps_open(tr->t);
 		while (it && (ret = pm_maps_next(it, &m)) == 0) {
-			uint64_t huge, bytes = written_in(r, n, m->start, m->end, &huge);
+			uint64_t huge, bytes = written_in(r, n, m->start, m->end, &huge, &from);
 
 			if (!bytes)
 				continue;
@@ -315,7 +250,7 @@ static int print_table(struct track *tr, double t, double interval, double asked
 	struct libscols_line *ln;
 	char hs[32], path[4096];
 	int ret = 0;
-	size_t i;
+	size_t i, from = 0;
 
 	printf("%s# t=%.3fs interval %.3fs (asked %gs), %s: %" PRIu64 " pages written (%s)\n", t > interval + 1e-9 ? "\n" : "",
 	       t, interval, asked, pm_watch_method_name(pm_watch_method(tr->w)), total / tr->psize,
@@ -334,7 +269,7 @@ static int print_table(struct track *tr, double t, double interval, double asked
 		const struct pm_mapping *m;
 
 		while (it && (ret = pm_maps_next(it, &m)) == 0) {
-			uint64_t huge, bytes = written_in(r, n, m->start, m->end, &huge);
+			uint64_t huge, bytes = written_in(r, n, m->start, m->end, &huge, &from);
 
 			if (!bytes)
 				continue;
@@ -401,7 +336,6 @@ static int restart_after_exec(struct track *tr)
 	pm_target_close(tr->t);
 	tr->w = NULL;
 	tr->t = NULL;
-	tr->nadded = 0;
 	code = start_watch(tr, m, flags, true);
 	if (code != EXIT_OK)
 		return -ESRCH;
@@ -677,7 +611,6 @@ int cmd_track(struct pm_ctx *ctx, int argc, char **argv)
 		code = track_loop(&tr, interval, count);
 	pm_watch_free(tr.w);	/* unregisters and closes: the target is left as found */
 	pm_target_close(tr.t);
-	free(tr.added);
 	if (tr.command) {
 		if (code != EXIT_OK || stop_signal)
 			kill(tr.pid, stop_signal ? stop_signal : SIGTERM);
