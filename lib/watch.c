@@ -171,7 +171,8 @@ static int start(struct pm_watch *w, bool fallback)
 	err = w->ops->start(w, why, sizeof(why));
 	if (!err)
 		return 0;
-	if (fallback && w->method == PM_WATCH_UFFD && softdirty_usable(pm_ctx_features(w->ctx), sd, sizeof(sd)) == 0) {
+	if (fallback && w->method == PM_WATCH_UFFD &&
+	    softdirty_usable(pm_ctx_probe(w->ctx, PM_PROBE_SOFT_DIRTY), sd, sizeof(sd)) == 0) {
 		snprintf(w->reason, sizeof(w->reason), "%.199s; not uffd: %.299s", sd, why);
 		w->method = PM_WATCH_SOFTDIRTY;
 		w->ops = ops_of(w->method);
