@@ -94,6 +94,18 @@ PM_API void pm_ctx_free(struct pm_ctx *ctx);
 /* pm_ctx_root - the root prefix ("/" for the live system). Borrowed. */
 PM_API const char *pm_ctx_root(const struct pm_ctx *ctx);
 
+/*
+ * pm_ctx_tree_error - what was wrong with the replayed tree, or NULL.
+ * A captured tree is untrusted input: a file that is not a regular file (a
+ * FIFO would block, a device would be read), a truncated pagemap, a maps line
+ * out of order or not page-aligned, a recorded page or PMD size out of range.
+ * The call that met it failed with -EBADMSG (or, where the library goes on
+ * without the file, nothing failed); this gives one line naming the file and
+ * the reason, for the first such problem. Always NULL for the live system.
+ * Borrowed, valid until pm_ctx_free().
+ */
+PM_API const char *pm_ctx_tree_error(const struct pm_ctx *ctx);
+
 /* Walker back ends. */
 enum pm_backend {
 	PM_BACKEND_AUTO = 0,	/* PAGEMAP_SCAN when the kernel has it, else pread */
