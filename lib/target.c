@@ -83,6 +83,10 @@ struct pm_target *pm_target_open(struct pm_ctx *ctx, pid_t pid)
 
 	if (!f)
 		return NULL;
+	if (ctx->features_bad) {	/* a replayed tree with a page or PMD size out of range */
+		errno = EBADMSG;
+		return NULL;
+	}
 	fd = open_pagemap(ctx, pid);
 	if (fd < 0) {
 		errno = -fd;
