@@ -479,7 +479,8 @@ static void probe_recorded(struct pm_ctx *ctx, struct pm_features *f)
 	}
 	/* Sizes from a tree size reads and allocations: powers of two, 4 KiB to 1 MiB (hexagon's 256 KiB, with room). */
 	if (f->page_size < 4096 || f->page_size > (1u << 20) || (f->page_size & (f->page_size - 1))) {
-		pm_tree_error(ctx, "%s: page_size=%u is not a power of two from 4096 to 1048576", path, f->page_size);
+		pm_tree_error(ctx, "%s: page_size=%u is out of range: a page is a power of two from 4096 to 1048576 bytes",
+			      path, f->page_size);
 		ctx->features_bad = true;
 		f->page_size = 4096;
 	}
@@ -501,7 +502,8 @@ static uint64_t pmd_size(struct pm_ctx *ctx, const struct pm_features *f)
 	if (!v)
 		return fallback;
 	if (v <= ps || v > ps / 8 * ps || v > (1ULL << 30) || (v & (v - 1))) {
-		pm_tree_error(ctx, "%s%s: %llu is not a power of two from %llu to %llu", ctx->live ? "" : ctx->root,
+		pm_tree_error(ctx, "%s%s: %llu is out of range: a PMD maps a power of two from %llu to %llu bytes",
+			      ctx->live ? "" : ctx->root,
 			      file, (unsigned long long)v, (unsigned long long)ps * 2,
 			      (unsigned long long)(ps / 8 * ps < (1ULL << 30) ? ps / 8 * ps : 1ULL << 30));
 		ctx->features_bad = !ctx->live;

@@ -167,7 +167,7 @@ static int page_size_range(void)
 		ctx = pm_ctx_new(root);
 		CHECK_EQ_U64(run_all(ctx), -EBADMSG);
 		CHECK_EQ_U64(pm_ctx_features(ctx)->page_size, 4096);
-		snprintf(want, sizeof(want), "pagemap-features: page_size=%u is not a power of two from 4096 to 1048576",
+		snprintf(want, sizeof(want), "pagemap-features: page_size=%u is out of range: a page is a power of two from 4096 to 1048576 bytes",
 			 bad[i] > UINT32_MAX ? 0 : (unsigned)bad[i]);
 		check_msg(ctx, want);
 		pm_ctx_free(ctx);
@@ -209,7 +209,7 @@ static int pmd_size_range(void)
 			CHECK_EQ_U64(run_all(ctx), -EBADMSG);
 			CHECK(pm_ctx_features(ctx)->pmd_size <= (1ULL << 30));
 			check_msg(ctx, "hpage_pmd_size: ");
-			check_msg(ctx, "is not a power of two from");
+			check_msg(ctx, "is out of range: a PMD maps a power of two from");
 		}
 		pm_ctx_free(ctx);
 		rp_free_root(root);
