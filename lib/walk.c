@@ -10,7 +10,9 @@
 #include "compat.h"
 #include "internal.h"
 
+#ifndef BATCH_PAGES	/* the fuzz build makes batches small: cheaper runs, more batch boundaries */
 #define BATCH_PAGES	65536u	/* entries per pread (512 KiB), a multiple of every PMD's page count */
+#endif
 #define SCAN_VEC	1024u	/* regions per PAGEMAP_SCAN call (24 KiB) */
 #define KPF_HUGE	17
 #define KPF_THP		22
