@@ -192,17 +192,25 @@ static bool has_memory(const char *list)
  * controllers include "memory", else the v2 "0::" line. Allocated; NULL if
  * unreadable (the process exited, or a capture without the file).
  */
-static char *read_memcg(struct pm_ctx *ctx, pid_t pid)
+static char *read_memcg(struct pm_ctx *ctx, pid_t pid, bool *failed)
 {
 	const char *root = pm_ctx_root(ctx);
 	char path[4096], buf[8192], *line, *save = NULL, *v2 = NULL;
+	struct stat sb;
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/proc/%d/cgroup", strcmp(root, "/") ? root : "", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A replayed tree is untrusted: a FIFO there would block open() and read() forever. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | (strcmp(root, "/") ? O_NONBLOCK : 0));
 	if (fd < 0)
 		return NULL;
+	if (strcmp(root, "/") && (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))) {
+		cli_error(0, "cannot open %s: not a regular file", path);
+		*failed = true;
+		close(fd);
+		return NULL;
+	}
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
@@ -254,7 +262,7 @@ static bool skip_reason(struct ps_state *st, int err)
 static int add_proc(struct pm_ctx *ctx, struct pm_kpage *k, const struct ps_opts *po, struct ps_state *st,
 		    const struct pm_proc *p)
 {
-	char *cg = po->want_cgroup ? read_memcg(ctx, p->pid) : NULL;
+	char *cg = po->want_cgroup ? read_memcg(ctx, p->pid, &st->failed) : NULL;
 	struct pm_target *t;
 	struct ps_row *r;
 	int e;
@@ -294,6 +302,11 @@ static int add_proc(struct pm_ctx *ctx, struct pm_kpage *k, const struct ps_opts
 		return 0;
 	}
 	free(cg);
+	if (e == EBADMSG && pm_ctx_tree_error(ctx)) {	/* a damaged replayed tree */
+		cli_error(0, "%s", pm_ctx_tree_error(ctx));
+		st->failed = true;
+		return 0;
+	}
 	note_why(po, p->pid, e);
 	if (!skip_reason(st, e)) {
 		cli_error(e, "cannot account process %d", (int)p->pid);

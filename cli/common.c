@@ -87,6 +87,10 @@ static void explain_open(struct pm_ctx *ctx, pid_t pid, const char *arg, int err
 {
 	enum pm_proc_state st;
 
+	if (err == EBADMSG && pm_ctx_tree_error(ctx)) {	/* a damaged or hostile replayed tree */
+		cli_error(0, "%s", pm_ctx_tree_error(ctx));
+		return;
+	}
 	switch (err) {
 	case ENOENT:
 		if (strcmp(pm_ctx_root(ctx), "/") && pm_proc_state(ctx, pid) != PM_PROC_GONE) {
@@ -130,7 +134,9 @@ struct pm_target *cli_open_target(struct pm_ctx *ctx, pid_t pid, const char *arg
 
 void cli_walk_error(struct pm_ctx *ctx, int err, const char *arg)
 {
-	if (err == ESRCH)
+	if (err == EBADMSG && pm_ctx_tree_error(ctx))
+		cli_error(0, "%s", pm_ctx_tree_error(ctx));
+	else if (err == ESRCH)
 		cli_error(0, "process %s exited or called exec during the scan; its memory is gone", arg);
 	else if (err == EINVAL)
 		cli_error(0, "cannot read the memory of process %s: malformed maps line or invalid range", arg);

@@ -81,6 +81,11 @@ static int run_command(const struct command *cmd, const char *root, enum pm_back
 	if (b != PM_BACKEND_AUTO)
 		pm_ctx_set_backend(ctx, b);
 	code = cmd->fn(ctx, argc, argv);
+	/* A replayed tree's problem the library went on without (an unreadable stat, features file) still fails. */
+	if (code == EXIT_OK && pm_ctx_tree_error(ctx)) {
+		cli_error(0, "%s", pm_ctx_tree_error(ctx));
+		code = EXIT_RUNTIME;
+	}
 	pm_ctx_free(ctx);
 	return code;
 }

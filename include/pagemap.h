@@ -94,6 +94,18 @@ PM_API void pm_ctx_free(struct pm_ctx *ctx);
 /* pm_ctx_root - the root prefix ("/" for the live system). Borrowed. */
 PM_API const char *pm_ctx_root(const struct pm_ctx *ctx);
 
+/*
+ * pm_ctx_tree_error - what was wrong with the replayed tree, or NULL.
+ * A captured tree is untrusted input: a file that is not a regular file (a
+ * FIFO would block, a device would be read), a truncated pagemap, a maps line
+ * out of order or not page-aligned, a recorded page or PMD size out of range.
+ * The call that met it failed with -EBADMSG (or, where the library goes on
+ * without the file, nothing failed); this gives one line naming the file and
+ * the reason, for the first such problem. Always NULL for the live system.
+ * Borrowed, valid until pm_ctx_free().
+ */
+PM_API const char *pm_ctx_tree_error(const struct pm_ctx *ctx);
+
 /* Walker back ends. */
 enum pm_backend {
 	PM_BACKEND_AUTO = 0,	/* PAGEMAP_SCAN when the kernel has it, else pread */
@@ -272,7 +284,9 @@ PM_API enum pm_proc_state pm_proc_state(struct pm_ctx *ctx, pid_t pid);
  * keep its pagemap fd for the handle's life.
  * Returns the handle, or NULL with errno: ENOENT (no such process), ESRCH
  * (zombie, kernel thread, or exited), EACCES (not permitted), EPERM (kernel
- * 4.0-4.1 requires CAP_SYS_ADMIN), ENOMEM. The context must outlive it.
+ * 4.0-4.1 requires CAP_SYS_ADMIN), ENOMEM; replayed trees only: EBADMSG (the
+ * pagemap is not a regular file, or the tree's page or PMD size is out of
+ * range: pm_ctx_tree_error says which). The context must outlive it.
  */
 PM_API struct pm_target *pm_target_open(struct pm_ctx *ctx, pid_t pid);
 
@@ -476,7 +490,10 @@ PM_API struct pm_walk *pm_walk_new(struct pm_target *t, uint64_t start, uint64_t
 /*
  * pm_walk_next - the next run. Returns 0 with *@out (borrowed until the
  * next call), 1 at the end, -ESRCH if the target exited or exec'd, or
- * another -errno.
+ * another -errno. A replayed tree gives -EBADMSG for a maps line the kernel
+ * could not have written (malformed, not whole pages, empty, out of order)
+ * or a pagemap that ends inside a mapping (pm_ctx_tree_error names the file
+ * and the line or byte), never a silent end.
  */
 PM_API int pm_walk_next(struct pm_walk *w, const struct pm_run **out);
 

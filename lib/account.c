@@ -4,7 +4,9 @@
 #include <string.h>
 #include "internal.h"
 
+#ifndef ACCOUNT_BATCH	/* the fuzz build makes batches small: cheaper runs, more batch boundaries */
 #define ACCOUNT_BATCH 16384	/* frames per pm_kpage_lookup: 512 KiB of pm_frame */
+#endif
 
 void pm_pss_add(struct pm_pss *p, uint64_t bytes, uint64_t count)
 {

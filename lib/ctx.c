@@ -30,6 +30,11 @@ struct pm_ctx *pm_ctx_new(const char *root)
 		free(ctx);
 		return NULL;
 	}
+	if (!ctx->live && !(ctx->tree_error = calloc(1, PM_TREE_ERROR_MAX))) {
+		free(ctx->root);
+		free(ctx);
+		return NULL;
+	}
 	n = strlen(ctx->root);
 	while (n > 1 && ctx->root[n - 1] == '/')
 		ctx->root[--n] = '\0';
@@ -49,12 +54,18 @@ void pm_ctx_free(struct pm_ctx *ctx)
 	if (!ctx)
 		return;
 	free(ctx->root);
+	free(ctx->tree_error);
 	free(ctx);
 }
 
 const char *pm_ctx_root(const struct pm_ctx *ctx)
 {
 	return ctx->root;
+}
+
+const char *pm_ctx_tree_error(const struct pm_ctx *ctx)
+{
+	return ctx->tree_error && ctx->tree_error[0] ? ctx->tree_error : NULL;
 }
 
 int pm_ctx_set_backend(struct pm_ctx *ctx, enum pm_backend backend)

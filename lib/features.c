@@ -512,8 +512,10 @@ static int recorded_errno(const char *v)
 /* One "key=value" line of a capture's pagemap-features file. */
 static void apply_recorded(struct pm_features *f, const char *k, const char *v)
 {
-	if (!strcmp(k, "page_size"))
-		f->page_size = (unsigned)strtoul(v, NULL, 0);
+	if (!strcmp(k, "page_size")) {
+		unsigned long long ps = strtoull(v, NULL, 0);
+		f->page_size = ps > UINT32_MAX ? 0 : (unsigned)ps;	/* 2^32 + 4096 is not 4096 */
+	}
 	else if (!strcmp(k, "privileged"))
 		f->privileged = parse_tristate(v) == PM_YES;
 	else if (!strcmp(k, "layout"))
@@ -564,13 +566,44 @@ static void probe_recorded(struct pm_ctx *ctx, struct pm_features *f)
 		*eq = '\0';
 		apply_recorded(f, line, eq + 1);
 	}
-	if (!f->page_size || (f->page_size & (f->page_size - 1)))
+	/* Sizes from a tree size reads and allocations: powers of two, 4 KiB to 1 MiB (hexagon's 256 KiB, with room). */
+	if (f->page_size < 4096 || f->page_size > (1u << 20) || (f->page_size & (f->page_size - 1))) {
+		pm_tree_error(ctx, "%s: page_size=%u is out of range: a page is a power of two from 4096 to 1048576 bytes",
+			      path, f->page_size);
+		ctx->features_bad = true;
 		f->page_size = 4096;
+	}
 	/* Captures older than the zero-page probe recorded a frame only when there was one. */
 	if (f->zero_page == PM_UNKNOWN && f->zero_pfn)
 		f->zero_page = PM_YES;
 	if (f->zero_page != PM_YES)
 		f->zero_pfn = 0;
+}
+
+/*
+ * Bytes one PMD maps: what the kernel says (4.10+), else a page of 8-byte
+ * entries. It sizes reads and an allocation, so a value from a replayed tree
+ * must be a power of two above the page size, at most a page of entries
+ * (fewer on ppc64 hash: 256) and at most 1 GiB.
+ */
+static uint64_t pmd_size(struct pm_ctx *ctx, const struct pm_features *f)
+{
+	static const char file[] = "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size";
+	uint64_t ps = f->page_size, fallback = ps / 8 * ps, v = read_u64_file(ctx, file);
+
+	if (fallback > (1ULL << 30))
+		fallback = 1ULL << 30;
+	if (!v)
+		return fallback;
+	if (v <= ps || v > ps / 8 * ps || v > (1ULL << 30) || (v & (v - 1))) {
+		pm_tree_error(ctx, "%s%s: %llu is out of range: a PMD maps a power of two from %llu to %llu bytes",
+			      ctx->live ? "" : ctx->root,
+			      file, (unsigned long long)v, (unsigned long long)ps * 2,
+			      (unsigned long long)(ps / 8 * ps < (1ULL << 30) ? ps / 8 * ps : 1ULL << 30));
+		ctx->features_bad = !ctx->live;
+		return fallback;
+	}
+	return v;
 }
 
 /* Can an unprivileged user see physical addresses here (the rowhammer exposure)? */
@@ -609,9 +642,7 @@ const struct pm_features *pm_ctx_features(struct pm_ctx *ctx)
 	default_layout(f);
 	if (ctx->live && f->layout == PM_LAYOUT_UNKNOWN)
 		f->layout = PM_LAYOUT_CURRENT;
-	f->pmd_size = read_u64_file(ctx, "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size");
-	if (!f->pmd_size)	/* a PMD holds one page of 8-byte entries */
-		f->pmd_size = (uint64_t)f->page_size / 8 * f->page_size;
+	f->pmd_size = pmd_size(ctx, f);
 	f->unpriv_pfn = unpriv_pfn(f);
 	probe_kfile(ctx, "/proc/kpageflags", &f->kpageflags);
 	probe_kfile(ctx, "/proc/kpagecount", &f->kpagecount);

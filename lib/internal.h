@@ -18,6 +18,8 @@ struct pm_ctx {
 	unsigned probes_done;		/* PM_PROBE_* run (or with nothing to run) */
 	struct pm_features features;
 	int swap_active;		/* -1 unknown, else 0/1 */
+	char *tree_error;		/* replay: the first problem found in the tree ("" if none); NULL when live */
+	bool features_bad;		/* replay: a recorded page or PMD size was refused (pm_target_open fails) */
 };
 
 struct pm_target {
@@ -36,6 +38,9 @@ int pm_pid_path(const struct pm_ctx *ctx, char *buf, size_t size, pid_t pid, con
 ssize_t pm_pread_words(int fd, uint64_t *buf, size_t count, uint64_t word_index);
 int pm_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, size_t size);
 int pm_errno_from_name(const char *s);
+#define PM_TREE_ERROR_MAX 512
+/* Record the first problem of a replayed tree (a hostile or damaged capture); returns -EBADMSG. */
+int pm_tree_error(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* features.c */
 /* Is the kernel at least @maj.@min? True when the version is unknown (assume a current kernel). */

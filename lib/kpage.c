@@ -6,7 +6,9 @@
 #include <unistd.h>
 #include "internal.h"
 
+#ifndef KPAGE_BATCH	/* the fuzz build makes batches small: cheaper runs, more batch boundaries */
 #define KPAGE_BATCH	65536	/* words per pread and per lookup batch: 512 KiB per buffer */
+#endif
 #define KPAGE_GAP	32	/* read through gaps this short rather than issue another pread */
 #define NFILES		3
 

@@ -12,6 +12,7 @@ struct pm_mapstat {
 	char *path;
 	size_t path_cap;
 	struct pm_usage usage;
+	int err;		/* a walk error met after a finished row: returned by the next call */
 };
 
 struct pm_mapstat *pm_mapstat_open(struct pm_target *t, unsigned walk_flags)
@@ -73,7 +74,7 @@ static int take_mapping(struct pm_mapstat *it)
 
 int pm_mapstat_next(struct pm_mapstat *it, const struct pm_mapping **map, const struct pm_usage **usage)
 {
-	int rc = fetch_run(it);
+	int rc = it->err ? it->err : fetch_run(it);
 
 	if (rc < 0)
 		return rc;
@@ -88,8 +89,10 @@ int pm_mapstat_next(struct pm_mapstat *it, const struct pm_mapping **map, const 
 		pm_usage_add(&it->usage, &it->run);
 		it->have_run = false;
 		rc = fetch_run(it);
-		if (rc < 0)
-			return rc;
+		if (rc < 0) {	/* give the row so far; the error comes with the next call */
+			it->err = rc;
+			break;
+		}
 	}
 	*map = &it->map;
 	*usage = &it->usage;

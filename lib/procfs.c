@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "internal.h"
 
@@ -63,9 +64,72 @@ int pm_pid_path(const struct pm_ctx *ctx, char *buf, size_t size, pid_t pid, con
 	return pm_path(ctx, buf, size, "/proc/%d/%s", (int)pid, file);
 }
 
+int pm_tree_error(const struct pm_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ctx->tree_error && !ctx->tree_error[0]) {
+		va_start(ap, fmt);
+		vsnprintf(ctx->tree_error, PM_TREE_ERROR_MAX, fmt, ap);
+		va_end(ap);
+	}
+	return -EBADMSG;
+}
+
+static const char *file_type(mode_t mode)
+{
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "not a plain file";
+}
+
+/*
+ * Open a file of a replayed tree. The tree is untrusted (captures travel in
+ * bug reports): a FIFO would block open() and read() forever, a device would
+ * be read for real. O_NONBLOCK makes open return at once; anything that is
+ * not a regular file is refused, and the flag is cleared again.
+ */
+static int open_replayed(const struct pm_ctx *ctx, const char *path, int flags)
+{
+	struct stat st;
+	int fd = open(path, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), fl;
+
+	if (fd < 0) {
+		int e = errno;
+		/* A FIFO opened for writing with no reader gives ENXIO. */
+		if (e == ENXIO && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+			return pm_tree_error(ctx, "cannot open %s: it is %s, not a regular file", path,
+					     file_type(st.st_mode));
+		return -e;
+	}
+	if (fstat(fd, &st) < 0)
+		goto fail;
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return pm_tree_error(ctx, "cannot open %s: it is %s, not a regular file", path, file_type(st.st_mode));
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+		goto fail;
+	return fd;
+fail:
+	fl = -errno;
+	close(fd);
+	return fl;
+}
+
 /*
  * A replayed tree records a refused open as FILE.errno: the capture could
- * not copy FILE, so opening it must fail the way the kernel did.
+ * not copy FILE, so opening it must fail the way the kernel did. Returns
+ * the errno to fail with (positive), or 0.
  */
 static int recorded_errno(const struct pm_ctx *ctx, const char *path)
 {
@@ -75,10 +139,14 @@ static int recorded_errno(const struct pm_ctx *ctx, const char *path)
 
 	if (ctx->live || snprintf(name, sizeof(name), "%s.errno", path) >= (int)sizeof(name))
 		return 0;
-	fd = open(name, O_RDONLY | O_CLOEXEC);
+	fd = open_replayed(ctx, name, O_RDONLY);
+	if (fd == -EBADMSG)
+		return EBADMSG;
 	if (fd < 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
+	do
+		n = read(fd, buf, sizeof(buf) - 1);
+	while (n < 0 && errno == EINTR);
 	close(fd);
 	if (n <= 0)
 		return 0;
@@ -86,7 +154,7 @@ static int recorded_errno(const struct pm_ctx *ctx, const char *path)
 	return pm_errno_from_name(buf);
 }
 
-/* Open a path made by pm_path(); returns an fd or -errno. */
+/* Open a path made by pm_path(); returns an fd or -errno (-EBADMSG: see pm_ctx_tree_error). */
 int pm_open(const struct pm_ctx *ctx, const char *path, int flags)
 {
 	int e = recorded_errno(ctx, path);
@@ -94,6 +162,8 @@ int pm_open(const struct pm_ctx *ctx, const char *path, int flags)
 
 	if (e)
 		return -e;
+	if (!ctx->live)
+		return open_replayed(ctx, path, flags);
 	fd = open(path, flags | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }

@@ -4,7 +4,9 @@
 #include <string.h>
 #include "internal.h"
 
+#ifndef SHARE_BATCH	/* the fuzz build makes batches small: cheaper runs, more batch boundaries */
 #define SHARE_BATCH	16384		/* distinct frames per lookup: 512 KiB of pm_frame */
+#endif
 #define SWAP_TYPE_SHIFT	50		/* key of a swap slot: PM_SHARE_KEY_SWAP | type << 50 | offset */
 
 /* One recorded page: a frame (or swap slot) mapped by mapping @map. 16 bytes. */

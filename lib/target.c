@@ -83,6 +83,10 @@ struct pm_target *pm_target_open(struct pm_ctx *ctx, pid_t pid)
 
 	if (!f)
 		return NULL;
+	if (ctx->features_bad) {	/* a replayed tree with a page or PMD size out of range */
+		errno = EBADMSG;
+		return NULL;
+	}
 	fd = open_pagemap(ctx, pid);
 	if (fd < 0) {
 		errno = -fd;
@@ -157,7 +161,8 @@ ssize_t pm_target_read(struct pm_target *t, uint64_t vpn, uint64_t *buf, size_t 
 	ssize_t n = pm_pread_words(t->pagemap_fd, buf, count, vpn);
 	int gone;
 
-	if (n < 0 || (size_t)n == count || !count)
+	/* A replayed file never loses its mm: a short read is its end (the walk calls it truncated). */
+	if (n < 0 || (size_t)n == count || !count || !t->ctx->live)
 		return n;
 	gone = mm_gone(t);
 	if (gone < 0)

@@ -1,15 +1,19 @@
 /* walk.c - runs of pages with identical state over a range: PAGEMAP_SCAN and batched pread back ends, same records. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "compat.h"
 #include "internal.h"
 #include "smaps.h"
 
+#ifndef BATCH_PAGES	/* the fuzz build makes batches small: cheaper runs, more batch boundaries */
 #define BATCH_PAGES	65536u	/* entries per pread (512 KiB), a multiple of every PMD's page count */
+#endif
 #define SCAN_VEC	1024u	/* regions per PAGEMAP_SCAN call (24 KiB) */
 #define KPF_HUGE	17
 #define KPF_THP		22
@@ -37,6 +41,8 @@ struct pm_walk {
 	bool have_map;
 	bool unreadable;		/* [vvar]/[vsyscall] under PM_WALK_ALLMAPS: never read */
 	uint64_t map_cur;		/* first address of the mapping not yet segmented */
+	unsigned map_line;		/* maps lines read so far */
+	uint64_t prev_end;		/* end of the last mapping read: a replayed maps must ascend */
 
 	struct segment seg;
 	uint64_t seg_cur;		/* next address of seg to turn into runs */
@@ -218,6 +224,41 @@ static int maps_end(struct pm_walk *w)
 	return n < 0 ? (int)n : 1;
 }
 
+/* Name the maps file and line of a replayed tree that the kernel could not have written. */
+static int bad_maps(struct pm_walk *w, const char *why, const struct pm_mapping *m)
+{
+	char path[4096];
+
+	if (w->t->ctx->live)
+		return -EINVAL;
+	if (pm_pid_path(w->t->ctx, path, sizeof(path), w->t->pid, "maps") < 0)
+		snprintf(path, sizeof(path), "maps");
+	if (!m)
+		return pm_tree_error(w->t->ctx, "%s line %u: %s", path, w->map_line, why);
+	return pm_tree_error(w->t->ctx, "%s line %u: %#llx-%#llx %s", path, w->map_line,
+			     (unsigned long long)m->start, (unsigned long long)m->end, why);
+}
+
+/*
+ * Mappings as the kernel prints them: whole pages, not empty, ascending and
+ * apart. A replayed maps file may hold anything; a piece shorter than a page
+ * would never advance the walk.
+ */
+static int check_mapping(struct pm_walk *w, const struct pm_mapping *m)
+{
+	/* [vsyscall] is 4 KiB whatever the page size of a synthetic tree: it is never read. */
+	uint64_t unit = m->kind == PM_MAP_VSYSCALL || m->kind == PM_MAP_VVAR ? 4096 : w->psize;
+
+	if ((m->start | m->end) & (unit - 1))
+		return bad_maps(w, "is not a whole number of pages", m);
+	if (m->start >= m->end)
+		return bad_maps(w, "is empty", m);
+	if (m->start < w->prev_end && !w->t->ctx->live)
+		return bad_maps(w, "starts before the previous mapping ends", m);
+	w->prev_end = m->end;
+	return 0;
+}
+
 /* Advance to the next mapping that overlaps the range and can be read. Returns 0, 1 at the end, <0. */
 static int next_mapping(struct pm_walk *w)
 {
@@ -228,6 +269,12 @@ static int next_mapping(struct pm_walk *w)
 		r = pm_maps_next(w->maps, &m);
 		if (r == 1)
 			return maps_end(w);
+		w->map_line++;
+		if (r == -EINVAL)
+			return bad_maps(w, "is not a maps line", NULL);
+		if (r)
+			return r;
+		r = check_mapping(w, m);
 		if (r)
 			return r;
 		if (m->end <= w->start || m->start >= w->end)
@@ -240,6 +287,10 @@ static int next_mapping(struct pm_walk *w)
 		/* Runs point at the whole mapping; the walk covers its part in range. */
 		w->map_start = m->start < w->start ? w->start & ~(w->psize - 1) : m->start;
 		w->map_end = m->end > w->end ? (w->end + w->psize - 1) & ~(w->psize - 1) : m->end;
+		if (w->map_start < m->start)	/* a [vsyscall] smaller than a page */
+			w->map_start = m->start;
+		if (w->map_end > m->end || w->map_end < w->map_start)
+			w->map_end = m->end;
 		w->map_cur = w->scan_next = w->map_start;
 		w->vec_n = w->vec_pos = 0;
 		w->seg_cur = w->seg.end = w->map_start;
@@ -357,6 +408,26 @@ static int next_segment(struct pm_walk *w)
 	return 0;
 }
 
+/*
+ * A replayed pagemap that ends inside a mapping: the capture was cut short.
+ * Say so and where, rather than let the mappings past the cut vanish.
+ */
+static int truncated(struct pm_walk *w, uint64_t vpn)
+{
+	char path[4096];
+	struct stat st;
+	unsigned long long size = fstat(w->t->pagemap_fd, &st) == 0 ? (unsigned long long)st.st_size : 0;
+
+	if (pm_pid_path(w->t->ctx, path, sizeof(path), w->t->pid, "pagemap") < 0)
+		snprintf(path, sizeof(path), "pagemap");
+	return pm_tree_error(w->t->ctx,
+			     "%s is truncated: it ends at byte %llu (%#llx), but the entry of %#llx "
+			     "(mapping %#llx-%#llx) is at byte %#llx",
+			     path, size, size, (unsigned long long)(vpn << w->shift),
+			     (unsigned long long)w->map.start, (unsigned long long)w->map.end,
+			     (unsigned long long)(vpn * sizeof(uint64_t)));
+}
+
 /* Read entries from @vpn up to the next batch boundary or the segment's end. */
 static int refill(struct pm_walk *w, uint64_t vpn)
 {
@@ -369,6 +440,9 @@ static int refill(struct pm_walk *w, uint64_t vpn)
 	n = pm_target_read(w->t, vpn, w->buf, (size_t)(lim - vpn));
 	if (n < 0)
 		return (int)n;
+	/* Live, a short read is task_size or a vanished mm; a replayed file holds every mapping whole. */
+	if (!w->t->ctx->live && (uint64_t)n < lim - vpn)
+		return truncated(w, vpn + (uint64_t)n);
 	w->buf_vpn = vpn;
 	w->buf_n = (size_t)n;
 	if (!n) {	/* at task_size: nothing above can be read */
@@ -414,8 +488,8 @@ static bool compatible(const struct pm_run *p, uint64_t addr, uint32_t flags, co
 	return e->swap_type == p->swap_type && e->swap_offset == p->swap_offset + n;
 }
 
-/* Extend the pending run or start a new one. Returns 1 when a finished run is in w->out. */
-static int add_pages(struct pm_walk *w, uint64_t addr, uint64_t n, uint32_t flags, const struct pm_entry *e)
+/* Extend the pending run by @len bytes or start a new one. Returns 1 when a finished run is in w->out. */
+static int add_pages(struct pm_walk *w, uint64_t addr, uint64_t len, uint32_t flags, const struct pm_entry *e)
 {
 	static const struct pm_entry none;
 	bool done;
@@ -424,13 +498,13 @@ static int add_pages(struct pm_walk *w, uint64_t addr, uint64_t n, uint32_t flag
 		e = &none;
 	if (w->has_pending && !(w->flags & PM_WALK_EACH) &&
 	    compatible(&w->pending, addr, flags, e, w->shift, !(w->flags & PM_WALK_NOFRAMES))) {
-		w->pending.end += n << w->shift;
+		w->pending.end += len;
 		return 0;
 	}
 	done = w->has_pending;
 	if (done)
 		w->out = w->pending;
-	w->pending = (struct pm_run){ .start = addr, .end = addr + (n << w->shift), .flags = flags,
+	w->pending = (struct pm_run){ .start = addr, .end = addr + len, .flags = flags,
 				      .pfn = e->pfn, .swap_type = e->swap_type, .swap_offset = e->swap_offset,
 				      .map = &w->map };
 	w->has_pending = true;
@@ -543,7 +617,7 @@ static int add_entries(struct pm_walk *w, uint64_t addr, uint64_t n)
 		fl &= ~PM_PAGE_ZERO;
 	if (fl & PM_PAGE_ZERO)
 		fl &= ~PM_PAGE_FILE;
-	return add_pages(w, addr, n, fl, &e);
+	return add_pages(w, addr, n << w->shift, fl, &e);
 }
 
 /*
@@ -605,11 +679,14 @@ static int consume(struct pm_walk *w)
 
 		if (!w->seg.entries) {
 			uint32_t fl = w->seg.flags;
+			/* In bytes: an unread [vsyscall] may be less than a page, and must still end. */
+			uint64_t len = w->seg.end - addr;
 			if (fl & PM_PAGE_ZERO)
 				fl &= ~PM_PAGE_FILE;
-			n = (w->flags & PM_WALK_EACH) ? 1 : (w->seg.end - addr) >> w->shift;
-			w->seg_cur += n << w->shift;
-			if (add_pages(w, addr, n, fl, NULL))
+			if ((w->flags & PM_WALK_EACH) && len > w->psize)
+				len = w->psize;
+			w->seg_cur += len;
+			if (add_pages(w, addr, len, fl, NULL))
 				return 1;
 			continue;
 		}

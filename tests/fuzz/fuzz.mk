@@ -1,5 +1,6 @@
 # tests/fuzz/fuzz.mk - libFuzzer targets and their replay over the committed corpora (included by the Makefile).
-# make fuzz           libFuzzer binaries in build-fuzz/ (clang; the library's sources are linked in directly)
+# make fuzz           libFuzzer binaries in build-fuzz/ (clang; the library's sources are linked in directly,
+#                     with small batch buffers: cheaper runs under ASan, more batch boundaries crossed)
 # make fuzz-run       run each for FUZZ_SECONDS (default 30) on a copy of its corpus; crashes land in build-fuzz/artifacts/
 # make fuzz-replay    build the targets with a plain main() ($(CC), sanitizers on) and run them over tests/fuzz/corpus/*;
 #                     prints "PASS fuzz_NAME-replay" or "FAIL fuzz_NAME-replay" per target
@@ -13,7 +14,8 @@ FUZZ_REPLAY   := $(addprefix $(FUZZ_DIR)/replay/,$(FUZZ_TARGETS))
 FUZZ_DEPS     := tests/fuzz/replay_main.h $(LIB_SRC) $(wildcard lib/*.h) include/pagemap.h
 # The replay build always runs under ASan+UBSan (the same flags as SANITIZE=1).
 FUZZ_SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-FUZZ_FLAGS    := -std=c11 -D_GNU_SOURCE $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+FUZZ_SMALL    := -DBATCH_PAGES=4096u -DKPAGE_BATCH=4096 -DSHARE_BATCH=1024 -DACCOUNT_BATCH=1024
+FUZZ_FLAGS    := $(FUZZ_SMALL) -std=c11 -D_GNU_SOURCE $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
                  -fno-omit-frame-pointer -fno-sanitize-recover=all -Iinclude -Ilib -Itests/fuzz
 
 .PHONY: fuzz fuzz-run fuzz-replay fuzz-replay-programs
@@ -36,7 +38,7 @@ fuzz-run: fuzz
 	@fail=0; for t in $(FUZZ_TARGETS); do \
 		n=$${t#fuzz_}; c=$(FUZZ_DIR)/corpus/$$n; mkdir -p $$c; cp -n tests/fuzz/corpus/$$n/* $$c/ 2>/dev/null || true; \
 		d=; [ -f tests/fuzz/$$n.dict ] && d=-dict=tests/fuzz/$$n.dict; \
-		case $$n in maps) o=-max_len=512;; entry) o=-max_len=9;; *) o=;; esac; \
+		case $$n in maps) o=-max_len=512;; entry) o=-max_len=9;; tree) o="-max_len=16384 -timeout=10";; *) o=;; esac; \
 		echo "== $$t for $(FUZZ_SECONDS)s"; \
 		$(FUZZ_DIR)/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 			-artifact_prefix=$(FUZZ_DIR)/artifacts/$$t- $$o $$d $$c || fail=1; \
