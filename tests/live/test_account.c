@@ -655,6 +655,13 @@ static int zero_pages(void)
 	if ((r = own_layout(&o, &l, &t)) < 0)
 		return t_skip("no layout child: %s", strerror(-r));
 	check_rollup("zero", l.pid, t, &a);
+	if (l.r[LR_ZERO].error) {
+		const char *why = layout_region_why(&l, LR_ZERO);
+
+		pm_target_close(t);
+		layout_stop(&l);
+		return t_skip("%s", why);
+	}
 	/* the region really is the zero page, so counting it would have shown above */
 	if ((w = pm_walk_new(t, l.r[LR_ZERO].start, l.r[LR_ZERO].end, 0))) {
 		while (pm_walk_next(w, &run) == 0)
