@@ -38,6 +38,18 @@ static struct runs main_runs[NB][NF];
 static int main_runs_err[NB][NF];
 static int main_err = 1;	/* 1: not set up yet */
 
+/* Built with AddressSanitizer: GCC says so by __SANITIZE_ADDRESS__, clang by __has_feature. */
+#if defined(__SANITIZE_ADDRESS__)
+#define PM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PM_ASAN 1
+#endif
+#endif
+#ifndef PM_ASAN
+#define PM_ASAN 0
+#endif
+
 #define CHECK_KNOWN(r, flag, a, b)                   \
 	do {                                         \
 		if ((r)->known & (flag))             \
@@ -1053,12 +1065,18 @@ static int bounded_memory(void)
 	struct layout_opts o = { .big_bytes = (uint64_t)env_uint("PAGEMAP_TEST_BIG_MIB", BIG_MIB_DEFAULT) << 20 };
 	struct layout l;
 	struct pm_target *t = NULL;
-	long long limit_kb = 1536;
+	long long limit_kb = 1536, avail_kb;
 	int b, r;
 
 	if (!o.big_bytes)
 		return t_skip("PAGEMAP_TEST_BIG_MIB=0");
-#if defined(__SANITIZE_ADDRESS__)
+	/* The child populates it all: with less available, it would swap or meet the OOM killer. */
+	avail_kb = proc_field_kb("/proc/meminfo", "MemAvailable");
+	if (avail_kb >= 0 && (uint64_t)avail_kb < (o.big_bytes >> 10) + (o.big_bytes >> 12) + (128 << 10))
+		return t_skip("MemAvailable is %lld MiB: too little for the %" PRIu64
+			      " MiB region and a margin (PAGEMAP_TEST_BIG_MIB sets its size)",
+			      avail_kb >> 10, o.big_bytes >> 20);
+#if PM_ASAN
 	limit_kb += 512;	/* ASan's allocator and shadow add their own, still not proportional */
 #endif
 	if (!init_ctx())
