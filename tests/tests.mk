@@ -40,6 +40,9 @@ test-programs: all $(UNIT_BIN) $(LIVE_BIN) $(TEST_TOOLS)
 export PAGEMAP_BUILD = $(abspath $(BUILD))
 export PAGEMAP_SRC = $(abspath .)
 
+# The golden CLI tests check JSON output with python3.
+DEBS += python3
+
 check: deps
 	$(MAKE) test-programs fuzz-replay-programs
 	@echo "NOTE: make check tests the running kernel only; Linux 6.1 and 6.12 are tested by 'make vm-check' (QEMU; .ci/run does both)"
