@@ -57,3 +57,9 @@ FUZZ_CAN_SANITIZE = $(shell printf 'int main(void) { return 0; }\n' | \
 	$(CC) -fsanitize=address,undefined -x c - -o /dev/null >/dev/null 2>&1 && echo yes)
 FUZZ_SANFLAGS_WANTED := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 override FUZZ_SANFLAGS = $(if $(FUZZ_CAN_SANITIZE),$(FUZZ_SANFLAGS_WANTED))
+
+# check-live: the live kernel tests only (no unit, CLI golden or fuzz replay: nothing of theirs depends on the
+# machine's state). .ci/run runs it once more with a swap file on.
+.PHONY: check-live
+check-live: test-programs
+	tests/run $(filter-out $(LIVE_WRAPPED),$(LIVE_BIN)) $(LIVE_SH)
