@@ -491,7 +491,6 @@ static int setup_zero(struct child *c)
 {
 	size_t n = c->o->zero_pages;
 	char *p = map_anon(n * c->ps, false);
-
 	long long rss;
 
 	if (!p)
