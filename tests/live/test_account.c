@@ -114,10 +114,13 @@ static int counts_in(struct pm_target *t, uint64_t start, uint64_t end, struct p
 	if (!w)
 		return -errno;
 	*n = 0;
-	while ((r = pm_walk_next(w, &run)) == 0)
+	while ((r = pm_walk_next(w, &run)) == 0) {
+		/* not page by page through runs of nothing: an ASan process reserves terabytes of shadow */
+		if (!(run->flags & PM_PAGE_PRESENT) || (run->flags & PM_PAGE_ZERO))
+			continue;
 		for (va = run->start; va < run->end && *n < max; va += lay.page_size)
-			if ((run->flags & PM_PAGE_PRESENT) && !(run->flags & PM_PAGE_ZERO))
-				fr[(*n)++].pfn = run->pfn + (va - run->start) / lay.page_size;
+			fr[(*n)++].pfn = run->pfn + (va - run->start) / lay.page_size;
+	}
 	pm_walk_free(w);
 	return r < 0 ? r : pm_kpage_lookup(kp, fr, *n);
 }
