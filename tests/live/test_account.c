@@ -758,8 +758,10 @@ static int mapcount_probe(void)
 	if (!kernel_at_least(6, 15))
 		CHECK_EQ_U64(f->page_mapcount, PM_YES);
 	if (f->page_mapcount == PM_UNKNOWN) {
-		pm_ctx_free(c);
-		if (f->pfn_view != PM_PFN_VISIBLE || !f->kpagecount.readable)
+		bool no_pfns = f->pfn_view != PM_PFN_VISIBLE || !f->kpagecount.readable;
+
+		pm_ctx_free(c);		/* f is c's */
+		if (no_pfns)
 			return t_skip("the probe needs PFNs and /proc/kpagecount (root)");
 		return t_skip("the probe got no transparent huge page (THP disabled or memory fragmented)");
 	}
