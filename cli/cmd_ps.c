@@ -106,10 +106,11 @@ static int row_cmp(const void *a, const void *b)
 
 /* ---- rows ---- */
 
-static void fill_row(struct out *out, const struct ps_row *r)
+/* @names: this machine's passwd names the UIDs; a tree replayed by --root came from another one: numbers. */
+static void fill_row(struct out *out, const struct ps_row *r, bool names)
 {
 	struct libscols_line *ln = out_line(out);
-	struct passwd *pw = r->uid_known ? getpwuid(r->uid) : NULL;
+	struct passwd *pw = r->uid_known && names ? getpwuid(r->uid) : NULL;
 	char buf[32];
 
 	out_u64(out, ln, COL_PID, (uint64_t)r->pid);
@@ -560,7 +561,7 @@ static int run(struct pm_ctx *ctx, struct ps_opts *po)
 	if (st.n)
 		qsort(st.rows, st.n, sizeof(*st.rows), row_cmp);
 	for (i = 0; i < st.n; i++)
-		fill_row(out, &st.rows[i]);
+		fill_row(out, &st.rows[i], !strcmp(pm_ctx_root(ctx), "/"));
 	total_row(out, &st);
 	if (out_print(out) < 0 || st.failed)
 		code = EXIT_RUNTIME;

@@ -12,7 +12,8 @@ limit=
 command -v timeout >/dev/null && limit="timeout 60"
 
 json_check() {	# json_check FILE: valid JSON, sizes are integers, addresses and PFNs "0x" strings
-	command -v python3 >/dev/null || { echo "no python3"; return 0; }
+	# python3 is a test dependency (make deps installs it): without it the JSON goes unchecked, which fails.
+	command -v python3 >/dev/null || { echo "python3 is not installed (make deps, or apt-get install python3)"; return 1; }
 	python3 - "$1" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
@@ -52,7 +53,7 @@ grep -v '^#' "$src/tests/cli/cases" | while read -r name fixture args; do
 		echo "SKIP $name: golden output rewritten"
 		continue
 	fi
-	case " $expanded " in *" -J "*) if ! err=$(json_check "$out.stdout" 2>&1); then echo "FAIL $name: bad JSON: $err"; continue; fi ;; esac
+	case " $expanded " in *" -J "*) if ! err=$(json_check "$out.stdout" 2>&1); then echo "FAIL $name: JSON check: $err"; continue; fi ;; esac
 	if [ ! -f "$golden" ]; then
 		echo "FAIL $name: no golden output (run tests/cli/golden.sh --update and review)"
 	elif cmp -s "$out" "$golden"; then

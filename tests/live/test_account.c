@@ -20,6 +20,14 @@
 #define COW 128
 #define MEMFD 32
 #define SLACK 4096	/* smaps_rollup prints kB and truncates Pss */
+/*
+ * The children are dynamic programs: the PSS of their shared library pages
+ * moves whenever any process on the machine maps or unmaps libc. Every
+ * comparison of two readings is retried until the readings around it held
+ * still (a real difference stays through every try); at a load of 16 a try
+ * can see a change more often than not, so there are many.
+ */
+#define TRIES 50
 
 static struct pm_ctx *ctx;
 static struct layout lay;
@@ -69,25 +77,12 @@ static long long rollup_of(pid_t pid, const char *field)
 	return v < 0 ? -1 : v * 1024;
 }
 
-static long long rollup(const char *field)
-{
-	return rollup_of(lay.pid, field);
-}
-
 static bool near(uint64_t a, long long b)
 {
 	return b >= 0 && (a > (uint64_t)b ? a - (uint64_t)b : (uint64_t)b - a) <= SLACK;
 }
 
-#define CHECK_NEAR(a, field)                                                                                \
-	do {                                                                                                \
-		long long _b = rollup(field);                                                               \
-		if (!near((a), _b)) {                                                                       \
-			printf("  %s:%d: %s = %llu, smaps_rollup %s = %lld\n", __FILE__, __LINE__, #a,      \
-			       (unsigned long long)(a), field, _b);                                         \
-			t_failed_checks++;                                                                  \
-		}                                                                                           \
-	} while (0)
+static void check_rollup(const char *what, pid_t pid, struct pm_target *t, struct pm_account *a);
 
 /* The figures match the kernel's own rollup for a quiescent child. */
 static int vs_rollup(void)
@@ -97,15 +92,7 @@ static int vs_rollup(void)
 
 	if (r < 0)
 		return t_skip("no layout child: %s", strerror(-r));
-	CHECK_EQ_U64(pm_account_process(tgt, kp, &a), 0);
-	CHECK_NEAR(a.rss, "Rss");
-	CHECK_NEAR(a.pss, "Pss");
-	CHECK(near(a.uss, rollup("Private_Clean") + rollup("Private_Dirty")));
-	CHECK(near(a.shared, rollup("Shared_Clean") + rollup("Shared_Dirty")));
-	if (t_failed_checks)
-		printf("  uss %llu shared %llu; rollup private %lld+%lld shared %lld+%lld\n", (unsigned long long)a.uss,
-		       (unsigned long long)a.shared, rollup("Private_Clean"), rollup("Private_Dirty"),
-		       rollup("Shared_Clean"), rollup("Shared_Dirty"));
+	check_rollup("layout child", lay.pid, tgt, &a);	/* retried while other processes move libc's PSS */
 	CHECK_EQ_U64(a.swap, 0);
 	CHECK(a.uss >= (uint64_t)(ANON + MEMFD) * lay.page_size);
 	CHECK(a.shared >= (uint64_t)COW * lay.page_size);
@@ -127,10 +114,13 @@ static int counts_in(struct pm_target *t, uint64_t start, uint64_t end, struct p
 	if (!w)
 		return -errno;
 	*n = 0;
-	while ((r = pm_walk_next(w, &run)) == 0)
+	while ((r = pm_walk_next(w, &run)) == 0) {
+		/* not page by page through runs of nothing: an ASan process reserves terabytes of shadow */
+		if (!(run->flags & PM_PAGE_PRESENT) || (run->flags & PM_PAGE_ZERO))
+			continue;
 		for (va = run->start; va < run->end && *n < max; va += lay.page_size)
-			if ((run->flags & PM_PAGE_PRESENT) && !(run->flags & PM_PAGE_ZERO))
-				fr[(*n)++].pfn = run->pfn + (va - run->start) / lay.page_size;
+			fr[(*n)++].pfn = run->pfn + (va - run->start) / lay.page_size;
+	}
 	pm_walk_free(w);
 	return r < 0 ? r : pm_kpage_lookup(kp, fr, *n);
 }
@@ -156,7 +146,7 @@ static int cow_half(void)
 	long double exact = 0;
 	struct pm_account a = { 0 };
 	size_t n = 0, i;
-	int r = setup(), tries;
+	int r = setup(), tries, held = 0;
 
 	if (r < 0 || !fr || !per) {
 		free(fr);
@@ -177,7 +167,7 @@ static int cow_half(void)
 	 * Processes starting or exiting elsewhere change the counts of shared
 	 * library pages: sum before and after pm_account, until both agree.
 	 */
-	for (tries = 0; tries < 10; tries++) {
+	for (tries = 0; tries < TRIES; tries++) {
 		long double before = exact;
 
 		memset(per, 0, MAXCOUNT * sizeof(*per));
@@ -190,12 +180,17 @@ static int cow_half(void)
 			exact += (long double)per[i] * lay.page_size / i;
 		if (tries && exact == before && (uint64_t)(exact + 0.5L) == a.pss)
 			break;
+		if (tries && exact == before)
+			held++;	/* the counts held still around pm_account, yet the sums differ */
 		CHECK_EQ_U64(pm_account_process(tgt, kp, &a), 0);
 	}
-	CHECK_EQ_U64(a.pss, (uint64_t)(exact + 0.5L));
 	CHECK(a.pss >= (uint64_t)(ANON + MEMFD) * lay.page_size + (uint64_t)COW * lay.page_size / 2);
 	free(fr);
 	free(per);
+	if (tries == TRIES && !held)	/* never one quiet moment: nothing to compare, not a difference */
+		return t_skip("shared library map counts changed (processes starting and exiting elsewhere) around every one of %d sums: the exact PSS could not be compared; the fork-shared pages' counts were",
+			      TRIES);
+	CHECK_EQ_U64(a.pss, (uint64_t)(exact + 0.5L));
 	return T_PASS;
 }
 
@@ -203,7 +198,7 @@ static int cow_half(void)
 static int sources_agree(void)
 {
 	struct pm_account e, f;
-	int r = setup();
+	int r = setup(), tries;
 
 	if (r < 0)
 		return t_skip("no layout child: %s", strerror(-r));
@@ -214,7 +209,20 @@ static int sources_agree(void)
 	CHECK_EQ_U64(f.rss % 1024, 0);
 	if (!exact_possible())
 		return t_skip("fallback checked; PFNs or /proc/kpagecount not readable (root only) for the exact source");
-	CHECK_EQ_U64(pm_account_process(tgt, kp, &e), 0);
+	/* The two sources read at two moments: retried until the fallback read around the exact one held still. */
+	for (tries = 1;; tries++) {
+		struct pm_account g;
+
+		CHECK_EQ_U64(pm_account_process(tgt, NULL, &f), 0);
+		CHECK_EQ_U64(pm_account_process(tgt, kp, &e), 0);
+		CHECK_EQ_U64(pm_account_process(tgt, NULL, &g), 0);
+		if (tries >= TRIES || (f.rss == g.rss && f.pss == g.pss && f.uss == g.uss && f.shared == g.shared &&
+				       e.rss == f.rss && e.uss == f.uss && e.shared == f.shared &&
+				       e.pss >= f.pss && e.pss - f.pss < 1024 + 1))
+			break;
+	}
+	if (tries > 1)
+		printf("  %d readings until the fallback held still around the exact source\n", tries);
 	CHECK_STR(pm_account_source_name(e.source), "pagemap");
 	CHECK_EQ_U64(e.rss, f.rss);
 	CHECK_EQ_U64(e.uss, f.uss);
@@ -280,7 +288,7 @@ static struct rollup read_rollup(pid_t pid)
  * The target is quiescent, the rest of the system may not be: a process
  * starting or exiting elsewhere changes the map counts of shared library
  * pages. So smaps_rollup is read before and after pm_account_process, and
- * the three readings are retried (up to 10 times) until the two rollups agree.
+ * the three readings are retried (up to TRIES times) until the two rollups agree.
  */
 static void check_rollup(const char *what, pid_t pid, struct pm_target *t, struct pm_account *a)
 {
@@ -297,7 +305,7 @@ static void check_rollup(const char *what, pid_t pid, struct pm_target *t, struc
 		before = read_rollup(pid);
 		r = pm_account_process(t, kp, a);
 		after = read_rollup(pid);
-	} while (++tries < 10 && (memcmp(&before, &after, sizeof(before)) ||
+	} while (++tries < TRIES && (memcmp(&before, &after, sizeof(before)) ||
 				  (r == 0 && !(near(a->rss, after.rss) && near(a->pss, after.pss) &&
 					       near(a->uss, after.uss) && near(a->shared, after.shared)))));
 	rss = after.rss;
@@ -655,6 +663,13 @@ static int zero_pages(void)
 	if ((r = own_layout(&o, &l, &t)) < 0)
 		return t_skip("no layout child: %s", strerror(-r));
 	check_rollup("zero", l.pid, t, &a);
+	if (l.r[LR_ZERO].error) {
+		const char *why = layout_region_why(&l, LR_ZERO);
+
+		pm_target_close(t);
+		layout_stop(&l);
+		return t_skip("%s", why);
+	}
 	/* the region really is the zero page, so counting it would have shown above */
 	if ((w = pm_walk_new(t, l.r[LR_ZERO].start, l.r[LR_ZERO].end, 0))) {
 		while (pm_walk_next(w, &run) == 0)
@@ -743,8 +758,10 @@ static int mapcount_probe(void)
 	if (!kernel_at_least(6, 15))
 		CHECK_EQ_U64(f->page_mapcount, PM_YES);
 	if (f->page_mapcount == PM_UNKNOWN) {
-		pm_ctx_free(c);
-		if (f->pfn_view != PM_PFN_VISIBLE || !f->kpagecount.readable)
+		bool no_pfns = f->pfn_view != PM_PFN_VISIBLE || !f->kpagecount.readable;
+
+		pm_ctx_free(c);		/* f is c's */
+		if (no_pfns)
 			return t_skip("the probe needs PFNs and /proc/kpagecount (root)");
 		return t_skip("the probe got no transparent huge page (THP disabled or memory fragmented)");
 	}

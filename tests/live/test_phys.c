@@ -241,11 +241,18 @@ static int phys_totals_fixture(void)
 	return T_PASS;
 }
 
-/* Live memory moves while it is read: the frame count and holes are exact, the rest near. */
+/*
+ * Live memory moves while it is read: the frame count and holes are exact,
+ * the anonymous pages near. Other processes (builds, a QEMU guest faulting
+ * in its RAM, other tests) can move hundreds of MiB between two readings:
+ * the CLI's count is taken between two straight ones and counts only when
+ * those two agree within 2%; up to 5 tries, else nothing to compare.
+ */
 static int phys_totals_live(void)
 {
-	struct tally t;
-	int64_t total, nopage, anon;
+	struct tally t, u;
+	int64_t total, nopage, anon = -1;
+	int tries;
 
 	if (access("/proc/kpageflags", R_OK) < 0)
 		return t_skip("/proc/kpageflags not readable (root only)");
@@ -254,13 +261,22 @@ static int phys_totals_live(void)
 	CHECK_EQ_U64(straight_read("/proc/kpageflags", &t), 0);
 	total = cli_pages(NULL, "");
 	nopage = cli_pages(NULL, "-b =nopage");
-	anon = cli_pages(NULL, "-b anon");
 	CHECK_EQ_U64(total, t.total);
 	CHECK_EQ_U64(nopage, t.nopage);
+	for (tries = 1; tries <= 5; tries++) {
+		CHECK_EQ_U64(straight_read("/proc/kpageflags", &t), 0);
+		anon = cli_pages(NULL, "-b anon");
+		CHECK_EQ_U64(straight_read("/proc/kpageflags", &u), 0);
+		printf("  try %d: anon %" PRIu64 " (straight) vs %" PRId64 " (phys) vs %" PRIu64 " (straight)\n", tries,
+		       t.anon, anon, u.anon);
+		if (llabs((int64_t)u.anon - (int64_t)t.anon) <= (int64_t)t.anon / 50 + 1024)
+			break;
+	}
+	printf("  %" PRIu64 " frames, %" PRIu64 " holes\n", t.total, t.nopage);
+	if (tries > 5)
+		return t_skip("the machine's anonymous memory moved by more than 2%% between two straight readings, 5 times over: the CLI's count had nothing still to compare with");
 	CHECK(anon > 0 && t.anon > 0);
 	CHECK(llabs(anon - (int64_t)t.anon) <= (int64_t)t.anon / 10 + 4096);
-	printf("  %" PRIu64 " frames, %" PRIu64 " holes, anon %" PRIu64 " (straight) vs %" PRId64 " (phys)\n", t.total,
-	       t.nopage, t.anon, anon);
 	return T_PASS;
 }
 

@@ -39,6 +39,18 @@ static struct runs main_runs[NB][NF];
 static int main_runs_err[NB][NF];
 static int main_err = 1;	/* 1: not set up yet */
 
+/* Built with AddressSanitizer: GCC says so by __SANITIZE_ADDRESS__, clang by __has_feature. */
+#if defined(__SANITIZE_ADDRESS__)
+#define PM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PM_ASAN 1
+#endif
+#endif
+#ifndef PM_ASAN
+#define PM_ASAN 0
+#endif
+
 #define CHECK_KNOWN(r, flag, a, b)                   \
 	do {                                         \
 		if ((r)->known & (flag))             \
@@ -132,18 +144,11 @@ static bool walk_ok(int b, int f)
 	return true;
 }
 
-/* Run @check on region @reg for every back end and flag set; on a failure, say which walk and dump its runs. */
-static int for_each_walk(enum lay_id reg, void (*check)(const struct runs *, const struct lay_region *))
+/* Run @check on region @g for every back end and flag set; on a failure, say which walk and dump its runs. */
+static void check_each_walk(const struct lay_region *g, void (*check)(const struct runs *, const struct lay_region *))
 {
-	const struct lay_region *g;
 	int b, f;
 
-	if (setup_main() < 0)
-		return T_FAIL;
-	g = &main_l.r[reg];
-	if (!g->start || g->error)
-		return t_skip("the child could not set up its %s region: %s", layout_region_name(reg),
-			      strerror(g->error));
 	for (b = 0; b < NB; b++) {
 		for (f = 0; f < NF; f++) {
 			int before = t_failed_checks;
@@ -157,6 +162,20 @@ static int for_each_walk(enum lay_id reg, void (*check)(const struct runs *, con
 			}
 		}
 	}
+}
+
+/* check_each_walk on region @reg of the main child, skipped when the child could not set it up. */
+static int for_each_walk(enum lay_id reg, void (*check)(const struct runs *, const struct lay_region *))
+{
+	const struct lay_region *g;
+
+	if (setup_main() < 0)
+		return T_FAIL;
+	g = &main_l.r[reg];
+	if (!g->start || g->error)
+		return t_skip("the child could not set up its %s region: %s", layout_region_name(reg),
+			      layout_region_why(&main_l, reg));
+	check_each_walk(g, check);
 	return T_PASS;
 }
 
@@ -525,8 +544,30 @@ static void check_zero(const struct runs *r, const struct lay_region *g)
 		CHECK_EQ_U64(runs_bytes(r, g->start, g->end, PM_PAGE_FRAME, 0), n);
 }
 
+/* A kernel that maps no zero page: each read fault allocated a page, which is no zero page (issue 9). */
+static void check_zero_allocated(const struct runs *r, const struct lay_region *g)
+{
+	uint64_t n = g->end - g->start;
+	struct pm_usage u = runs_usage(r, g->start, g->end);
+
+	CHECK_EQ_U64(u.present, n);
+	CHECK_EQ_U64(u.file, 0);
+	CHECK_KNOWN(r, PM_PAGE_ZERO, u.zero, 0);
+	CHECK_KNOWN(r, PM_PAGE_EXCLUSIVE, u.exclusive, n);
+}
+
 static int region_zero(void)
 {
+	const struct lay_region *g;
+
+	if (setup_main() < 0)
+		return T_FAIL;
+	g = &main_l.r[LR_ZERO];
+	if (g->start && g->error == EOPNOTSUPP) {
+		check_each_walk(g, check_zero_allocated);
+		return t_skip("%s; checked instead that those pages are present, exclusive and not flagged zero",
+			      layout_region_why(&main_l, LR_ZERO));
+	}
 	return for_each_walk(LR_ZERO, check_zero);
 }
 
@@ -1025,12 +1066,18 @@ static int bounded_memory(void)
 	struct layout_opts o = { .big_bytes = (uint64_t)env_uint("PAGEMAP_TEST_BIG_MIB", BIG_MIB_DEFAULT) << 20 };
 	struct layout l;
 	struct pm_target *t = NULL;
-	long long limit_kb = 1536;
+	long long limit_kb = 1536, avail_kb;
 	int b, r;
 
 	if (!o.big_bytes)
 		return t_skip("PAGEMAP_TEST_BIG_MIB=0");
-#if defined(__SANITIZE_ADDRESS__)
+	/* The child populates it all: with less available, it would swap or meet the OOM killer. */
+	avail_kb = proc_field_kb("/proc/meminfo", "MemAvailable");
+	if (avail_kb >= 0 && (uint64_t)avail_kb < (o.big_bytes >> 10) + (o.big_bytes >> 12) + (128 << 10))
+		return t_skip("MemAvailable is %lld MiB: too little for the %" PRIu64
+			      " MiB region and a margin (PAGEMAP_TEST_BIG_MIB sets its size)",
+			      avail_kb >> 10, o.big_bytes >> 20);
+#if PM_ASAN
 	limit_kb += 512;	/* ASan's allocator and shadow add their own, still not proportional */
 #endif
 	if (!init_ctx())
@@ -1081,41 +1128,16 @@ static int bounded_memory(void)
 
 /* ---- what the context says of this machine -------------------------- */
 
-/*
- * The kernel's own word on the zero page: a read-faulted page of a fresh
- * private anonymous mapping counts in smaps Rss when it is a page of its own
- * and not when it is the shared zero page.
- */
-static enum pm_tristate zero_page_by_smaps(void)
-{
-	volatile char *p = mmap(NULL, 4 * ps, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	enum pm_tristate r = PM_UNKNOWN;
-	const struct smaps_entry *e;
-	struct smaps s;
-	size_t i;
-
-	if (p == MAP_FAILED)
-		return PM_UNKNOWN;
-	for (i = 0; i < 4; i++)
-		(void)p[i * ps];
-	if (smaps_read(getpid(), &s) == 0) {
-		e = smaps_find(&s, (uint64_t)(uintptr_t)p);
-		if (e && e->end == (uint64_t)(uintptr_t)p + 4 * ps)
-			r = e->rss == 0 ? PM_YES : e->rss == 4 * ps ? PM_NO : PM_UNKNOWN;
-		smaps_free(&s);
-	}
-	munmap((void *)p, 4 * ps);
-	return r;
-}
-
 /* The probe agrees with smaps, here and as the machine is (some guest kernels never map the zero page). */
 static int zero_probe(void)
 {
 	enum pm_tristate want;
+	int zero;
 
 	if (!init_ctx())
 		return T_FAIL;
-	want = zero_page_by_smaps();
+	zero = zero_page_on_read();
+	want = zero > 0 ? PM_YES : zero == 0 ? PM_NO : PM_UNKNOWN;
 	if (want == PM_UNKNOWN)
 		return t_skip("smaps did not tell whether a read fault maps the zero page");
 	printf("  smaps: read faults %s the zero page; probe: zero_page %d, zero_pfn %#llx\n",
@@ -1190,6 +1212,8 @@ static int no_false_zero(void)
 
 static int features_root(void)
 {
+	int zero;
+
 	if (!init_ctx())
 		return T_FAIL;
 	if (geteuid() != 0 || !feat->privileged)
@@ -1197,7 +1221,14 @@ static int features_root(void)
 	CHECK_EQ_U64(feat->layout, PM_LAYOUT_CURRENT);
 	CHECK_EQ_U64(feat->page_size, (uint64_t)sysconf(_SC_PAGESIZE));
 	CHECK_EQ_U64(feat->pfn_view, PM_PFN_VISIBLE);
-	CHECK(feat->zero_pfn == 0 || feat->zero_pfn != 0);	/* zero_probe checks the probe itself */
+	/* By effect, not by the probe under test: a kernel may map no zero page on read faults (issue 9). */
+	zero = zero_page_on_read();
+	printf("  zero page on read faults (smaps Rss of read-only pages): %s; zero_pfn %#llx\n",
+	       zero > 0 ? "yes" : zero == 0 ? "no" : "unknown", (unsigned long long)feat->zero_pfn);
+	if (zero > 0)
+		CHECK(feat->zero_pfn != 0);
+	else if (zero == 0)
+		CHECK_EQ_U64(feat->zero_pfn, 0);
 	CHECK_EQ_U64(feat->pagemap_error, 0);
 	if (kernel_has_scan())
 		CHECK_EQ_U64(feat->scan_categories & 0x7f, 0x7f);	/* every 6.7 category */

@@ -313,7 +313,15 @@ static int idle_exact(void)
  * Nothing in the kernel clears its bits: the test plays the kernel and
  * clears the bits of the frames the child touched.
  */
-static char standin[64];
+static char standin[4096];
+
+/* $TMPDIR, else /tmp, as the other live tests do. */
+static const char *tmpdir(void)
+{
+	const char *d = getenv("TMPDIR");
+
+	return d && *d ? d : "/tmp";
+}
 
 static bool standin_on(void)
 {
@@ -321,7 +329,7 @@ static bool standin_on(void)
 
 	if (geteuid() != 0)
 		return false;
-	snprintf(standin, sizeof(standin), "/tmp/pm-wss-bitmap-XXXXXX");
+	snprintf(standin, sizeof(standin), "%s/pm-wss-bitmap-XXXXXX", tmpdir());
 	fd = mkstemp(standin);
 	if (fd < 0)
 		return false;
@@ -416,7 +424,7 @@ static int idle_standin(void)
 	if (!init_ctx())
 		return T_FAIL;
 	if (!standin_on())
-		return t_skip("needs root (visible frame numbers, kpageflags) and a file in /tmp");
+		return t_skip("needs root (visible frame numbers, kpageflags) and a file in %s", tmpdir());
 	if (kid_start(&k) < 0)
 		goto out;
 	t = pm_target_open(ctx, k.pid);
@@ -792,7 +800,7 @@ static int cli_json(void)
 {
 	const char *build = getenv("PAGEMAP_BUILD");
 	char cmd[4096], out[1 << 16], err[4096], want[64];
-	char errpath[] = "/tmp/pm-wss-err-XXXXXX";
+	char errpath[1024];
 	size_t n = 0;
 	struct kid k;
 	FILE *f;
@@ -803,6 +811,7 @@ static int cli_json(void)
 	snprintf(cmd, sizeof(cmd), "%s/pagemap", build);
 	if (access(cmd, X_OK) < 0)
 		return t_skip("%s is not built", cmd);
+	snprintf(errpath, sizeof(errpath), "%s/pm-wss-err-XXXXXX", tmpdir());
 	fd = mkstemp(errpath);
 	if (fd < 0)
 		return T_FAIL;

@@ -223,7 +223,7 @@ static int setup_memfd(struct child *c)
 	return 0;
 }
 
-/* smaps' AnonHugePages of the mapping at @p, or -1. */
+/* smaps' AnonHugePages of the mapping that starts at @p, or -1. */
 static long long anon_huge_self(const void *p)
 {
 	struct smaps sm;
@@ -236,6 +236,74 @@ static long long anon_huge_self(const void *p)
 		smaps_free(&sm);
 	}
 	return v;
+}
+
+/* smaps' Rss of our mapping that contains @p (it may have merged with a neighbour), or -1. */
+static long long rss_self(const void *p)
+{
+	struct smaps sm;
+	long long v = -1;
+	size_t i;
+
+	if (smaps_read(getpid(), &sm) == 0) {
+		for (i = 0; i < sm.n; i++)
+			if (sm.v[i].start <= (uintptr_t)p && (uintptr_t)p < sm.v[i].end)
+				v = (long long)sm.v[i].rss;
+		smaps_free(&sm);
+	}
+	return v;
+}
+
+/*
+ * Read-fault @n pages at @p (private anonymous, never touched before): the
+ * shared zero page (or huge zero page) is in no Rss, so the mapping's smaps
+ * Rss stays as it was when the kernel mapped it, and grows by @n pages when
+ * every read fault allocated a page of its own. Returns that growth in
+ * bytes, or -1. Before and after, as a neighbour the mapping merged with
+ * may have pages of its own.
+ */
+static long long read_fault_rss(char *p, size_t n, size_t ps)
+{
+	long long before = rss_self(p), after;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		(void)((volatile char *)p)[i * ps];
+	after = rss_self(p);
+	return before < 0 || after < 0 ? -1 : after - before;
+}
+
+int zero_page_on_read(void)
+{
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE), n = 16;
+	char *p = map_anon(n * ps, false);
+	long long rss;
+
+	if (!p)
+		return -errno;
+	rss = read_fault_rss(p, n, ps);
+	munmap(p, n * ps);
+	return rss < 0 ? -EIO : rss == 0;
+}
+
+const char *layout_region_why(const struct layout *l, enum lay_id r)
+{
+	static char buf[256];
+	const struct lay_region *g = &l->r[r];
+
+	if (!g->start && !g->error)
+		return "not set up";
+	if ((r == LR_ZERO || r == LR_HZERO) && g->error == EOPNOTSUPP && g->detail)
+		snprintf(buf, sizeof(buf),
+			 "the kernel maps no %szero page on read faults: the child's read-only %s region grew smaps Rss by %llu kB, not 0 (each read fault allocated a page: mm_forbids_zeropage, or a hypervisor guest booted without the zero page)",
+			 r == LR_HZERO ? "huge " : "", layout_region_name(r), (unsigned long long)g->detail >> 10);
+	else if (r == LR_HZERO && g->error == EAGAIN)
+		snprintf(buf, sizeof(buf), "the read-only hzero region is not the huge zero page (transparent_hugepage/use_zero_page 0, or no huge page for the fault)");
+	else if ((r == LR_THP || r == LR_THP_SPLIT || r == LR_HZERO) && g->error == EOPNOTSUPP)
+		snprintf(buf, sizeof(buf), "transparent_hugepage/enabled is [never]");
+	else
+		snprintf(buf, sizeof(buf), "%s", strerror(g->error));
+	return buf;
 }
 
 /* Do @n pages at @p read as the huge zero page: present and, in private anonymous memory, PM_FILE (6.x quirk)? */
@@ -282,10 +350,14 @@ static char *make_thp(struct child *c, enum lay_id r, size_t count, bool read_on
 	}
 	set_region(c, r, p, len);
 	if (read_only) {	/* a read fault maps the huge zero page when use_zero_page is 1 */
-		for (i = 0; i < len / c->ps; i++)
-			(void)((volatile char *)p)[i * c->ps];
-		if (!huge_zero_self(p, len / c->ps, c->ps))
+		long long rss = read_fault_rss(p, len / c->ps, c->ps);
+
+		if (rss > 0) {
+			c->rep.r[r].error = EOPNOTSUPP;
+			c->rep.r[r].detail = (uint64_t)rss;
+		} else if (!huge_zero_self(p, len / c->ps, c->ps)) {
 			c->rep.r[r].error = EAGAIN;
+		}
 		return p;
 	}
 	for (i = 0; i < len / c->ps; i++)
@@ -417,14 +489,18 @@ static int setup_protnone(struct child *c)
 
 static int setup_zero(struct child *c)
 {
-	size_t n = c->o->zero_pages, i;
+	size_t n = c->o->zero_pages;
 	char *p = map_anon(n * c->ps, false);
+	long long rss;
 
 	if (!p)
 		CHILD_FAIL(c, errno);
-	for (i = 0; i < n; i++)
-		(void)((volatile char *)p)[i * c->ps];
+	rss = read_fault_rss(p, n, c->ps);
 	set_region(c, LR_ZERO, p, n * c->ps);
+	if (rss != 0) {		/* no zero page here (or smaps unreadable: -1) */
+		c->rep.r[LR_ZERO].error = rss > 0 ? EOPNOTSUPP : EIO;
+		c->rep.r[LR_ZERO].detail = rss > 0 ? (uint64_t)rss : 0;
+	}
 	return 0;
 }
 

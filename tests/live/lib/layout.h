@@ -23,12 +23,14 @@ struct layout_opts {
 	unsigned uffd_pages;		/* registered uffd-wp async; pages [0, uffd_populated) written, */
 	unsigned uffd_populated;	/* all write-protected, then page 0 written again */
 	unsigned protnone_pages;	/* written, then mprotect(PROT_NONE) */
-	unsigned zero_pages;		/* read-faulted only: the zero page */
+	unsigned zero_pages;		/* read-faulted only: the zero page (error EOPNOTSUPP, detail the Rss it added,
+					   where read faults allocate pages: no zero page on this kernel) */
 	unsigned sparse_pages;		/* every other page written (pages 0, 2, 4, ...) */
 	unsigned ksm_pages;		/* two MADV_MERGEABLE regions of this many pages with equal content */
 	unsigned swap_pages;		/* written, then MADV_PAGEOUT until every page is swapped (or 20 tries) */
 	uint64_t big_bytes;		/* private anonymous, populated by MADV_POPULATE_WRITE */
-	unsigned hzero_count;		/* PMD-aligned MADV_HUGEPAGE blocks only read: the huge zero page */
+	unsigned hzero_count;		/* PMD-aligned MADV_HUGEPAGE blocks only read: the huge zero page
+					   (error EOPNOTSUPP, detail the Rss it added, as for zero_pages) */
 	bool thp_split;			/* one THP whose PMD is split (uffd-wp on its second half, then
 					   written): PTE-mapped, its folio whole */
 	/*
@@ -62,7 +64,8 @@ struct lay_region {
 	uint64_t start, end;		/* [start, end); 0, 0 when not asked for or not set up */
 	int error;			/* errno when the region could not be set up as asked (THP: EAGAIN if smaps
 					   shows other AnonHugePages than meant) */
-	uint64_t detail;		/* FILE: index of the written page; SWAP: pages seen swapped by the child */
+	uint64_t detail;		/* FILE: index of the written page; SWAP: pages seen swapped by the child;
+					   ZERO, HZERO with error EOPNOTSUPP: the smaps Rss (bytes) their read faults added */
 };
 
 struct layout {
@@ -100,6 +103,19 @@ void layout_stop(struct layout *l);
 
 /* layout_region_name - "anon", "file", ... */
 const char *layout_region_name(enum lay_id r);
+
+/* layout_region_why - why region @r of @l is missing or unusable, for a skip reason (a static buffer). */
+const char *layout_region_why(const struct layout *l, enum lay_id r);
+
+/*
+ * zero_page_on_read - does a read fault on fresh private anonymous memory
+ * map the shared zero page on this machine? Probed by effect in the calling
+ * process: reading 16 fresh pages adds no smaps Rss when it does. Some
+ * kernels never map it (s390 KVM guests: mm_forbids_zeropage; hypervisor
+ * guests booted without it): each read fault allocates a page. Returns 1,
+ * 0, or -errno when smaps is unreadable.
+ */
+int zero_page_on_read(void);
 
 /* thp_enabled - /sys/kernel/mm/transparent_hugepage/enabled is not [never]. */
 bool thp_enabled(void);
