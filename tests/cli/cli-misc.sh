@@ -8,9 +8,9 @@ pagemap="$build/pagemap"
 check() {	# check NAME WANT_STATUS CMD...: the command exits WANT_STATUS
 	name=$1 want=$2
 	shift 2
-	"$@" >/dev/null 2>&1 </dev/null
+	err=$("$@" 2>&1 >/dev/null </dev/null)
 	rc=$?
-	if [ "$rc" = "$want" ]; then echo "PASS $name"; else echo "FAIL $name: exit $rc, want $want"; fi
+	if [ "$rc" = "$want" ]; then echo "PASS $name"; else echo "FAIL $name: exit $rc, want $want"; printf '%s\n' "$err" | tail -n 5 | sed 's/^/  /'; fi
 }
 
 check root-empty 2 "$pagemap" --root "" features
