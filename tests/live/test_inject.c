@@ -769,8 +769,12 @@ static int inject_target_killed(void)
 		CHECK_EQ_U64(pm_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), -ESRCH);
 		CHECK_EQ_U64(pm_inject_detach(in), -ESRCH);
 	}
-	/* We are its parent as well as its tracer: the library's wait took the exit status. */
-	CHECK(waitpid(c.pid, NULL, WNOHANG) < 0 && errno == ECHILD);
+	/* We are its parent as well as its tracer: the exit status is left for us (track -- CMD reports it). */
+	{
+		int st = 0;
+
+		CHECK(waitpid(c.pid, &st, 0) == c.pid && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	}
 	close(c.cmd);
 	close(c.rep);
 	close(c.data);
