@@ -270,10 +270,21 @@ static int referenced_exact(void)
 	struct pm_wss_mapping rec;
 	struct pm_wss_summary sum;
 	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
-	int rc = measure(PM_WSS_REFERENCED, &rec, &sum);
+	int rc, tries = 0;
 
+	/*
+	 * Seen under CI load only (a paravirtualized guest, QEMU guests beside
+	 * it): a window whose touched pages all read unreferenced, with no page
+	 * reclaim at all (pgscan 0). Take up to three windows; one must be exact.
+	 */
+	do
+		rc = measure(PM_WSS_REFERENCED, &rec, &sum);
+	while (rc == T_PASS && rec.accessed != TOUCHED * ps && ++tries < 3);
 	if (rc != T_PASS)
 		return rc;
+	if (tries)
+		printf("  %d window(s) before this one read %llu of %d pages accessed\n", tries,
+		       (unsigned long long)(rec.accessed / ps), TOUCHED);
 	CHECK_EQ_U64(rec.resident, PAGES * ps);
 	CHECK_EQ_U64(rec.accessed, TOUCHED * ps);
 	CHECK_EQ_U64(rec.untracked, 0);
@@ -743,13 +754,14 @@ static int unpriv_eacces(void)
 static int unpriv_own_process(void)
 {
 	pid_t p;
-	int st = 0;
+	int st = 0, tries = 0;
 
 	if (geteuid() != 0)
 		return t_skip("needs root to switch user");
 	if (access("/sys/kernel/mm/page_idle/bitmap", F_OK) < 0)
 		standin_on();	/* mode 0600, root's */
 	fflush(NULL);
+again:
 	p = fork();
 	if (p == 0) {
 		struct pm_wss_mapping rec;
@@ -787,6 +799,9 @@ static int unpriv_own_process(void)
 	if (p > 0)
 		while (waitpid(p, &st, 0) < 0 && errno == EINTR)
 			;
+	/* As in referenced_exact: a window can read no access under load; three tries. */
+	if (p > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 14 && ++tries < 3)
+		goto again;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		printf("  unprivileged child: status %#x (10 setuid, 11 setup, 12 method, 13 window, 14 counts, "
 		       "15 idle not refused)\n", st);
