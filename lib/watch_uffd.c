@@ -654,6 +654,40 @@ static int split_huge(struct pm_watch *w, const struct pm_watch_range *r)
 	return scan_each(w, arg, arm_first_pages, NULL);
 }
 
+/*
+ * Shared memory of a forked process has no page tables where it never
+ * touched it (fork copies none for shared mappings). PAGEMAP_SCAN's arming
+ * installs no marker there on 6.12 kernels without the PMD-hole fix
+ * (kernel-abi.md §6.5), so a later read fault there maps a page that reads
+ * WRITTEN (seen in the 6.12 guest: pages 322-327 of remote_uffd reported
+ * but never written, one run in three). UFFDIO_WRITEPROTECT allocates the
+ * tables and installs the markers: do it over the parts of dense pieces
+ * around the huge pages left whole. Best effort: -EAGAIN (mm changing) or
+ * an error leaves the behaviour as it was.
+ */
+static void protect_holes(struct pm_watch *w, const struct pm_watch_range *r)
+{
+	struct uffd_state *s = w->priv;
+	uint64_t pmd = w->ctx->features.pmd_size;
+	size_t i, j;
+
+	for (i = piece_lower(s, r->start); i < s->npieces && s->pieces[i].start < r->end; i++) {
+		const struct piece *p = &s->pieces[i];
+		uint64_t a = p->start;
+
+		if (p->sparse)
+			continue;	/* page tables for all of it are what sparse pieces avoid */
+		for (j = hb_lower(s, p->start); a < p->end; j++) {
+			uint64_t b = j < s->nhb && s->hb[j].start < p->end ? s->hb[j].start : p->end;
+			struct uffdio_writeprotect wp = { .range = { a, b - a }, .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+
+			if (b > a)
+				ioctl(s->fd, UFFDIO_WRITEPROTECT, &wp);
+			a = b + (b < p->end ? pmd : 0);
+		}
+	}
+}
+
 static int uffd_add(struct pm_watch *w, const struct pm_watch_range *r)
 {
 	struct uffd_state *s = w->priv;
@@ -683,6 +717,8 @@ static int uffd_add(struct pm_watch *w, const struct pm_watch_range *r)
 		err = scan_range(w, r, true, true, false, false);
 		w->nout = mark;
 	}
+	if (err == 0)
+		protect_holes(w, r);
 	return err;
 }
 
