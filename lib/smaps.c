@@ -8,8 +8,7 @@
 #include "internal.h"
 #include "smaps.h"
 
-/* "@key   12 kB" into bytes. */
-static bool kb_field(const char *line, const char *key, uint64_t *bytes)
+bool pm_smaps_field(const char *line, const char *key, uint64_t *bytes)
 {
 	size_t n = strlen(key);
 	unsigned long long kb;
@@ -51,8 +50,8 @@ int pm_smaps_swap_parse(FILE *f, struct pm_smaps_swap **out, size_t *nout)
 	while ((len = getline(&line, &lcap, f)) > 0) {
 		struct pm_mapping m;
 
-		if (n && (kb_field(line, "Swap:", &v[n - 1].swap) ||
-			  kb_field(line, "KernelPageSize:", &v[n - 1].kernel_page)))
+		if (n && (pm_smaps_field(line, "Swap:", &v[n - 1].swap) ||
+			  pm_smaps_field(line, "KernelPageSize:", &v[n - 1].kernel_page)))
 			continue;
 		/* A field line is "Name: value"; a mapping's line starts with its range. */
 		if (strchr(line, ':') && !strchr(line, '-'))

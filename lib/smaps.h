@@ -12,6 +12,9 @@ struct pm_smaps_swap {
 	uint64_t kernel_page;	/* its KernelPageSize: (a hugetlb mapping's huge page size), bytes */
 };
 
+/* pm_smaps_field - "@key   12 kB" (@key with its colon) into *@bytes; false for another line. Pure. */
+bool pm_smaps_field(const char *line, const char *key, uint64_t *bytes);
+
 /*
  * pm_smaps_swap_parse - the mappings of smaps text read from @f, in address
  * order, each with its Swap bytes. Pure over the stream (no /proc access).

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "internal.h"
+#include "smaps.h"
 
 #define BITMAP_PATH	"/sys/kernel/mm/page_idle/bitmap"
 #define BITMAP_ENV	"PAGEMAP_WSS_BITMAP"	/* a plain file standing in for it, for tests */
@@ -745,22 +746,6 @@ out:
 	return r;
 }
 
-/* "Rss:   123 kB" -> bytes into *@v if @line starts with @key. */
-static bool smaps_field(const char *line, const char *key, uint64_t *v)
-{
-	size_t n = strlen(key);
-	char *end;
-	unsigned long long kb;
-
-	if (strncmp(line, key, n))
-		return false;
-	kb = strtoull(line + n, &end, 10);
-	if (end == line + n)
-		return false;
-	*v = (uint64_t)kb * 1024;
-	return true;
-}
-
 /* Read ROOT/proc/PID/smaps: a record per mapping with Rss and Referenced. */
 static int read_smaps(struct pm_wss *w)
 {
@@ -785,8 +770,8 @@ static int read_smaps(struct pm_wss *w)
 	while ((len = getline(&line, &cap, f)) > 0) {
 		struct pm_mapping m;
 		struct pm_wss_mapping *rec = w->nmaps ? &w->maps[w->nmaps - 1] : NULL;
-		if (rec && (smaps_field(line, "Rss:", &rec->resident) ||
-			    smaps_field(line, "Referenced:", &rec->accessed)))
+		if (rec && (pm_smaps_field(line, "Rss:", &rec->resident) ||
+			    pm_smaps_field(line, "Referenced:", &rec->accessed)))
 			continue;
 		/* A field line is "Name: value"; anything else must be a mapping's maps line. */
 		if (strchr(line, ':') && !strchr(line, '-'))
