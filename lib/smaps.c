@@ -72,10 +72,9 @@ int pm_smaps_swap_parse(FILE *f, struct pm_smaps_swap **out, size_t *nout)
 	return 0;
 }
 
-int pm_smaps_swap_read(struct pm_target *t, struct pm_smaps_swap **out, size_t *n)
+int pm_smaps_open(struct pm_target *t, FILE **out)
 {
 	char path[4096];
-	FILE *f;
 	int fd, r;
 
 	if ((r = pm_pid_path(t->ctx, path, sizeof(path), t->pid, "smaps")) < 0)
@@ -83,12 +82,22 @@ int pm_smaps_swap_read(struct pm_target *t, struct pm_smaps_swap **out, size_t *
 	fd = pm_open(t->ctx, path, O_RDONLY);
 	if (fd < 0)
 		return fd == -ENOENT ? -ESRCH : fd;
-	f = fdopen(fd, "r");
-	if (!f) {
+	*out = fdopen(fd, "r");
+	if (!*out) {
 		r = -errno;
 		close(fd);
 		return r;
 	}
+	return 0;
+}
+
+int pm_smaps_swap_read(struct pm_target *t, struct pm_smaps_swap **out, size_t *n)
+{
+	FILE *f;
+	int r = pm_smaps_open(t, &f);
+
+	if (r < 0)
+		return r;
 	r = pm_smaps_swap_parse(f, out, n);
 	fclose(f);
 	return r;

@@ -22,6 +22,9 @@ bool pm_smaps_field(const char *line, const char *key, uint64_t *bytes);
  */
 int pm_smaps_swap_parse(FILE *f, struct pm_smaps_swap **out, size_t *n);
 
+/* pm_smaps_open - ROOT/proc/PID/smaps of @t as a stream (fclose it); -ESRCH when it is gone. */
+int pm_smaps_open(struct pm_target *t, FILE **out);
+
 /* pm_smaps_swap_read - the same from ROOT/proc/PID/smaps of @t; -ESRCH when it is gone. */
 int pm_smaps_swap_read(struct pm_target *t, struct pm_smaps_swap **out, size_t *n);
 

@@ -749,23 +749,14 @@ out:
 /* Read ROOT/proc/PID/smaps: a record per mapping with Rss and Referenced. */
 static int read_smaps(struct pm_wss *w)
 {
-	char path[4096], *line = NULL;
+	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
 	FILE *f;
-	int fd, r = 0;
+	int r = pm_smaps_open(w->t, &f);
 
-	if ((r = pm_pid_path(w->t->ctx, path, sizeof(path), w->t->pid, "smaps")) < 0)
+	if (r < 0)
 		return r;
-	fd = pm_open(w->t->ctx, path, O_RDONLY);
-	if (fd < 0)
-		return fd == -ENOENT ? -ESRCH : fd;
-	f = fdopen(fd, "r");
-	if (!f) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
 	errno = 0;
 	while ((len = getline(&line, &cap, f)) > 0) {
 		struct pm_mapping m;
