@@ -300,17 +300,17 @@ static void keep_within(struct pm_watch *w, uint64_t a, uint64_t b, const struct
 }
 
 /*
- * Keep the populated pages of @r (not the zero page) for the next collect,
+ * Keep the populated pages of the sorted ranges @only (not the zero page) for the next collect,
  * looked up after arming: a page populated from here on was written or read,
  * and the walk sees it either way. With frames hidden and swap on, an entry
  * in swap with the uffd-wp bit may be a marker the arming left on an empty
  * page: count it only where @before (the populated ranges before arming) had
  * a page.
  */
-static int add_populated(struct pm_watch *w, uint64_t start, uint64_t end, const struct pm_watch_range *before,
-			 size_t nbefore, const struct pm_watch_range *only, size_t nonly)
+static int add_populated(struct pm_watch *w, const struct pm_watch_range *before, size_t nbefore,
+			 const struct pm_watch_range *only, size_t nonly)
 {
-	struct pm_walk *walk = pm_walk_new(w->t, start, end, PM_WALK_ENTRIES);
+	struct pm_walk *walk = pm_walk_new(w->t, only[0].start, only[nonly - 1].end, PM_WALK_ENTRIES);
 	const struct pm_run *run;
 	size_t cursor = 0, oc = 0, j;
 	int ret;
@@ -319,21 +319,16 @@ static int add_populated(struct pm_watch *w, uint64_t start, uint64_t end, const
 		return -errno;
 	while ((ret = pm_walk_next(walk, &run)) == 0) {
 		uint32_t f = run->flags;
-		uint64_t a = run->start, b = run->end;
 
 		if (!(f & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED)) || (f & (PM_PAGE_ZERO | PM_PAGE_MARKER)))
 			continue;
-		/* A batch walks from its first range to its last: keep what lies in its ranges (@only). */
-		while (only && oc < nonly && only[oc].end <= a)
+		/* The walk spans the first range to the last (a batch): keep what lies in the ranges. */
+		while (oc < nonly && only[oc].end <= run->start)
 			oc++;
-		for (j = oc; j < (only ? nonly : oc + 1); j++) {
-			uint64_t lo = only ? (only[j].start > a ? only[j].start : a) : a;
-			uint64_t hi = only ? (only[j].end < b ? only[j].end : b) : b;
+		for (j = oc; j < nonly && only[j].start < run->end; j++) {
+			uint64_t lo = only[j].start > run->start ? only[j].start : run->start;
+			uint64_t hi = only[j].end < run->end ? only[j].end : run->end;
 
-			if (only && only[j].start >= b)
-				break;
-			if (lo >= hi)
-				continue;
 			if ((f & PM_PAGE_PRESENT) || (f & PM_PAGE_FRAME) || !(f & PM_PAGE_UFFD_WP))
 				pm_watch_keep(w, lo, hi, false);
 			else
@@ -378,7 +373,7 @@ int pm_watch_add(struct pm_watch *w, uint64_t start, uint64_t end, unsigned flag
 	if (!err) {
 		w->nranges++;
 		if (flags & PM_WATCH_POPULATED)
-			err = add_populated(w, r->start, r->end, before, nbefore, NULL, 0);
+			err = add_populated(w, before, nbefore, r, 1);
 	}
 	free(before);
 	return err;
@@ -584,7 +579,7 @@ int pm_watch_add_writable(struct pm_watch *w, unsigned flags, struct pm_watch_ba
 	if (!err && b->added && w->ops->add_done)
 		err = w->ops->add_done(w);
 	if (!err && b->added && (flags & PM_WATCH_POPULATED))
-		err = add_populated(w, todo[0].start, todo[b->added - 1].end, before, nbefore, todo, b->added);
+		err = add_populated(w, before, nbefore, todo, b->added);
 	if (!err)
 		err = cover(w, todo, b->added);
 	free(before);
