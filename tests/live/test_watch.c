@@ -757,8 +757,61 @@ static int thp_case(enum pm_watch_method m, unsigned flags, size_t *reported, bo
 	return err;
 }
 
+/*
+ * A child of ours that runs @body(@arg, cmd, ack) on two pipes: it sends the
+ * address of its memory first, then answers commands. Returns 0 with c->pid
+ * and *@addr, or -errno (nothing left behind).
+ */
+struct piped_child {
+	pid_t pid;
+	int cmd, ack;
+};
+
+static int piped_start(struct piped_child *c, void (*body)(size_t arg, int cmd, int ack), size_t arg, uint8_t **addr)
+{
+	int cmd[2], ack[2], err;
+
+	c->pid = 0;
+	c->cmd = c->ack = -1;
+	if (pipe(cmd) < 0)
+		return -errno;
+	if (pipe(ack) < 0) {
+		err = -errno;
+		close(cmd[0]);
+		close(cmd[1]);
+		return err;
+	}
+	c->pid = fork();
+	if (c->pid == 0) {
+		close(cmd[1]);
+		close(ack[0]);
+		body(arg, cmd[0], ack[1]);
+		_exit(0);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	c->cmd = cmd[1];
+	c->ack = ack[0];
+	if (c->pid < 0)
+		return -errno;
+	return read(c->ack, addr, sizeof(*addr)) == sizeof(*addr) ? 0 : -ECHILD;
+}
+
+/* Close its pipes (it exits at EOF) and reap it. */
+static void piped_stop(struct piped_child *c)
+{
+	if (c->cmd >= 0)
+		close(c->cmd);
+	if (c->ack >= 0)
+		close(c->ack);
+	if (c->pid > 0)
+		waitpid(c->pid, NULL, 0);
+	c->pid = 0;
+	c->cmd = c->ack = -1;
+}
+
 /* The child of t_thp_kept: two huge pages of its own; each byte read from @cmd names a page of them to write. */
-static void thp_child(int cmd, int ack)
+static void thp_child(size_t unused, int cmd, int ack)
 {
 	size_t pmd = wl.pmd;
 	uint8_t *raw = mmap(NULL, 3 * pmd, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *p;
@@ -786,38 +839,25 @@ static void thp_child(int cmd, int ack)
  */
 static int t_thp_kept(void)
 {
-	int cmd[2], ack[2];
+	struct piped_child c;
 	uint8_t *p = NULL;
 	struct pm_watch *w = NULL;
 	long before, after;
 	char why[256];
-	pid_t pid;
 	int round;
 
 	if (pm_watch_explain(ctx, 1, PM_WATCH_UFFD, why, sizeof(why)) < 0)
 		return t_skip("%s", why);
-	if (pipe(cmd) < 0 || pipe(ack) < 0)
-		return t_skip("pipe: %s", strerror(errno));
-	pid = fork();
-	if (pid == 0) {
-		close(cmd[1]);
-		close(ack[0]);
-		thp_child(cmd[0], ack[1]);
-	}
-	close(cmd[0]);
-	close(ack[1]);
-	if (pid < 0 || read(ack[0], &p, sizeof(p)) != sizeof(p)) {
+	if (piped_start(&c, thp_child, 0, &p) < 0) {
 		t_failed_checks++;
 		goto out;
 	}
-	before = anon_huge_kb(pid, p);
+	before = anon_huge_kb(c.pid, p);
 	if (before < (long)(wl.pmd >> 10)) {
-		close(cmd[1]);
-		close(ack[0]);
-		waitpid(pid, NULL, 0);
+		piped_stop(&c);
 		return t_skip("the child got no huge page (AnonHugePages %ld kB)", before);
 	}
-	w = pm_watch_new(ctx, pid, PM_WATCH_UFFD, 0);
+	w = pm_watch_new(ctx, c.pid, PM_WATCH_UFFD, 0);
 	CHECK(w != NULL);
 	CHECK(w && pm_watch_add(w, (uintptr_t)p, (uintptr_t)p + 2 * wl.pmd, 0) == 0);
 	for (round = 0; w && round < 3; round++) {
@@ -826,7 +866,7 @@ static int t_thp_kept(void)
 		size_t n, i;
 		uint64_t bytes = 0;
 
-		CHECK(write(cmd[1], &k, 1) == 1 && read(ack[0], &k, 1) == 1);
+		CHECK(write(c.cmd, &k, 1) == 1 && read(c.ack, &k, 1) == 1);
 		CHECK_EQ_U64(pm_watch_collect(w, PM_WATCH_RESET, &out, &n), 0);
 		for (i = 0; i < n; i++) {
 			bytes += out[i].end - out[i].start;
@@ -835,16 +875,13 @@ static int t_thp_kept(void)
 		}
 		CHECK_EQ_U64(bytes, wl.pmd);
 	}
-	after = anon_huge_kb(pid, p);
+	after = anon_huge_kb(c.pid, p);
 	printf("  AnonHugePages %ld kB before tracking, %ld kB after; %llu bytes hashed\n", before, after,
 	       w ? (unsigned long long)pm_watch_stats(w)->hashed_bytes : 0ULL);
 	CHECK_EQ_U64(after, before);
 out:
 	pm_watch_free(w);
-	close(cmd[1]);
-	close(ack[0]);
-	if (pid > 0)
-		waitpid(pid, NULL, 0);
+	piped_stop(&c);
 	return t_failed_checks ? T_FAIL : T_PASS;
 }
 
@@ -1558,12 +1595,11 @@ static int t_many_mappings(void)
 	static const uint32_t hits[] = { 0, 7, 12345, 29999 };
 	struct pm_watch_batch b;
 	struct pm_watch *w = NULL;
-	int cmd[2], ack[2];
+	struct piped_child c = { .cmd = -1, .ack = -1 };
 	long max_maps = 0;
 	uint8_t *p = NULL;
 	char why[256];
 	FILE *f;
-	pid_t pid;
 	double t0, t1;
 
 	f = fopen("/proc/sys/vm/max_map_count", "re");
@@ -1575,21 +1611,11 @@ static int t_many_mappings(void)
 		return t_skip("vm.max_map_count is %ld: below %zu mappings", max_maps, 2 * n + 1000);
 	if (pm_watch_explain(ctx, 1, PM_WATCH_UFFD, why, sizeof(why)) < 0)
 		return t_skip("%s", why);
-	if (pipe(cmd) < 0 || pipe(ack) < 0)
-		return t_skip("pipe: %s", strerror(errno));
-	pid = fork();
-	if (pid == 0) {
-		close(cmd[1]);
-		close(ack[0]);
-		many_child(n, cmd[0], ack[1]);
-	}
-	close(cmd[0]);
-	close(ack[1]);
-	if (pid < 0 || read(ack[0], &p, sizeof(p)) != sizeof(p)) {
+	if (piped_start(&c, many_child, n, &p) < 0) {
 		t_failed_checks++;
 		goto out;
 	}
-	w = pm_watch_new(ctx, pid, PM_WATCH_UFFD, 0);
+	w = pm_watch_new(ctx, c.pid, PM_WATCH_UFFD, 0);
 	CHECK(w != NULL);
 	if (!w)
 		goto out;
@@ -1605,7 +1631,7 @@ static int t_many_mappings(void)
 	for (i = 0; i < sizeof(hits) / sizeof(hits[0]); i++) {
 		uint32_t k = hits[i] % (uint32_t)n;
 
-		CHECK(write(cmd[1], &k, sizeof(k)) == sizeof(k) && read(ack[0], &k, sizeof(k)) == sizeof(k));
+		CHECK(write(c.cmd, &k, sizeof(k)) == sizeof(k) && read(c.ack, &k, sizeof(k)) == sizeof(k));
 	}
 	{
 		const struct pm_written *out;
@@ -1631,10 +1657,7 @@ static int t_many_mappings(void)
 	}
 out:
 	pm_watch_free(w);
-	close(cmd[1]);
-	close(ack[0]);
-	if (pid > 0)
-		waitpid(pid, NULL, 0);
+	piped_stop(&c);
 	return t_failed_checks ? T_FAIL : T_PASS;
 }
 
