@@ -173,14 +173,14 @@ static void total_rows(struct out *out, const struct pm_numa *n, pid_t pid, cons
 }
 
 /* "pagemap: PID: node of each page from ..." once per process that is not exact by frames. */
-static void note_source(const char *arg, enum pm_numa_source s)
+static void note_source(const char *arg, enum pm_numa_source s, bool chosen)
 {
 	if (s == PM_NUMA_MOVE_PAGES)
-		fprintf(stderr, "pagemap: %s: node of each page from move_pages(2) (frame numbers hidden from this "
-				"reader): exact, about 30-50 ms per GiB in RAM\n", arg);
+		fprintf(stderr, "pagemap: %s: node of each page from move_pages(2)%s: exact, about 30-50 ms per GiB "
+				"in RAM\n", arg, chosen ? "" : " (frame numbers hidden from this reader)");
 	else if (s == PM_NUMA_MAPS)
-		fprintf(stderr, "pagemap: %s: nodes from numa_maps totals (neither frame numbers nor move_pages(2) "
-				"allowed): classes follow each mapping's kind, THP not told apart\n", arg);
+		fprintf(stderr, "pagemap: %s: nodes from numa_maps totals%s: classes follow each mapping's kind, THP "
+				"not told apart\n", arg, chosen ? "" : " (neither frame numbers nor move_pages(2) allowed)");
 }
 
 static int sum_process(struct pm_ctx *ctx, struct pm_numa *n, const struct numa_opts *no, struct out *out,
@@ -201,7 +201,7 @@ static int sum_process(struct pm_ctx *ctx, struct pm_numa *n, const struct numa_
 		return r;
 	}
 	if (!no->all)
-		note_source(arg, pm_numa_proc_source(p));
+		note_source(arg, pm_numa_proc_source(p), no->source != PM_NUMA_AUTO);
 	memset(s->bytes, 0, nn * sizeof(*s->bytes));
 	memset(s->thp, 0, nn * sizeof(*s->thp));
 	while ((r = pm_numa_proc_next(p, &m)) == 0) {
