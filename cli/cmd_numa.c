@@ -183,6 +183,20 @@ static void note_source(const char *arg, enum pm_numa_source s, bool chosen)
 				"not told apart\n", arg, chosen ? "" : " (neither frame numbers nor move_pages(2) allowed)");
 }
 
+/* Why a source the user asked for cannot be used; NULL for other errors. */
+static const char *refused(enum pm_numa_source s, int r)
+{
+	if (s == PM_NUMA_FRAMES && r == -EACCES)
+		return "--source frames: frame numbers are hidden from this reader (they need CAP_SYS_ADMIN)";
+	if (s == PM_NUMA_MOVE_PAGES && r == -EOPNOTSUPP)
+		return "--source move_pages: move_pages(2) asks the running kernel, not a replayed tree";
+	if (s == PM_NUMA_MOVE_PAGES && r == -EPERM)
+		return "--source move_pages: refused: another user's process needs CAP_SYS_NICE";
+	if (s == PM_NUMA_MAPS && r == -ENOENT)
+		return "--source numa_maps: no numa_maps for this process (a kernel without CONFIG_NUMA?)";
+	return NULL;
+}
+
 static int sum_process(struct pm_ctx *ctx, struct pm_numa *n, const struct numa_opts *no, struct out *out,
 		       pid_t pid, const char *arg, const char *comm, struct proc_sum *s)
 {
@@ -193,7 +207,7 @@ static int sum_process(struct pm_ctx *ctx, struct pm_numa *n, const struct numa_
 	int r;
 
 	if (!t)
-		return -errno;
+		return no->all ? -errno : -ECANCELED;	/* cli_open_target said why */
 	p = pm_numa_proc_open(t, n, no->source);
 	if (!p) {
 		r = -errno;
@@ -292,8 +306,10 @@ static int processes(struct pm_ctx *ctx, struct pm_numa *n, const struct numa_op
 			break;
 		}
 		r = sum_process(ctx, n, no, out, pid, argv[i], "", &s);
-		if (r == -EACCES || r == -EPERM || r == -EOPNOTSUPP || r == -ENOENT) {
-			cli_error(-r, "%s: the node source '%s' cannot be used", argv[i], pm_numa_source_name(no->source));
+		if (r == -ECANCELED) {
+			code = EXIT_RUNTIME;
+		} else if (refused(no->source, r)) {
+			cli_error(0, "%s: %s", argv[i], refused(no->source, r));
 			code = EXIT_RUNTIME;
 		} else if (r < 0) {
 			cli_walk_error(ctx, -r, argv[i]);

@@ -5,12 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "internal.h"
 #include "numa.h"
 
-#define KPF_SWAPBACKED	14	/* kpageflags: backed by swap (anonymous or shmem) */
+#define KPF_SWAPBACKED	14
+#define TMPFS_MAGIC	0x01021994	/* tmpfs: its files' pages are shmem */	/* kpageflags: backed by swap (anonymous or shmem) */
 #define MOVE_BATCH	1024	/* addresses per move_pages(2) call */
 
 struct pm_numa_proc {
@@ -70,6 +72,19 @@ static bool looks_shmem(const struct pm_mapping *m)
 	return (m->prot & PM_MAP_SHARED) && m->kind == PM_MAP_ANON;
 }
 
+/*
+ * A file on tmpfs (initramfs, /run, /tmp on many machines) is shared
+ * memory. Asked of the path in our own mount namespace, live only; the
+ * frames source checks again by kpageflags.
+ */
+static bool on_tmpfs(const struct pm_numa_proc *p)
+{
+	struct statfs sf;
+
+	return p->t->ctx->live && p->map.kind == PM_MAP_FILE && !p->map.deleted && p->path &&
+	       p->map.path == p->path && statfs(p->path, &sf) == 0 && sf.f_type == TMPFS_MAGIC;
+}
+
 /* numa_maps: move the cursor to the line of the mapping starting at @start, if there is one. */
 static void numa_maps_seek(struct pm_numa_proc *p, uint64_t start)
 {
@@ -116,7 +131,7 @@ static void begin_mapping(struct pm_numa_proc *p, const struct pm_mapping *m)
 	}
 	memset(p->bytes, 0, nn * sizeof(*p->bytes));
 	memset(p->thp, 0, nn * sizeof(*p->thp));
-	p->shmem = looks_shmem(m) ? 1 : -1;
+	p->shmem = looks_shmem(m) || on_tmpfs(p) ? 1 : -1;
 	numa_maps_seek(p, m->start);
 	p->hugetlb = p->nm_valid && p->nm.start == m->start && p->nm.huge;
 	p->out.policy = p->nm_valid && p->nm.start == m->start ? p->nm.policy : "";

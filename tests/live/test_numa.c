@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -134,6 +135,20 @@ static void expect(struct classes *c, const char *what, uint64_t got, uint64_t w
 	c->bad++;
 }
 
+/* Is the (unlinked) file of this mapping on tmpfs? Its directory tells: then its pages are shmem. */
+static bool file_on_tmpfs(const struct pm_mapping *m)
+{
+	char dir[4096], *slash;
+	struct statfs sf;
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)m->path_len, m->path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	return statfs(dir[0] ? dir : "/", &sf) == 0 && sf.f_type == 0x01021994;
+}
+
 static void check_classes(const struct pm_numa_map *m, void *data)
 {
 	struct classes *c = data;
@@ -146,7 +161,11 @@ static void check_classes(const struct pm_numa_map *m, void *data)
 		expect(c, "memfd region, SHMEM", class_sum(m, PM_NUMA_SHMEM), 32 * ps);
 	/* numa_maps cannot tell a file mapping's copied pages from its page cache: the others can */
 	if (m->map->start == l->r[LR_FILE].start && c->src != PM_NUMA_MAPS) {
-		expect(c, "file region, FILE", class_sum(m, PM_NUMA_FILE), 15 * ps);
+		/* a deleted file's name cannot say tmpfs: only frames (kpageflags) tell its pages are shmem */
+		if (file_on_tmpfs(m->map) && c->src == PM_NUMA_FRAMES)
+			expect(c, "file region on tmpfs, SHMEM", class_sum(m, PM_NUMA_SHMEM), 15 * ps);
+		else if (!file_on_tmpfs(m->map))
+			expect(c, "file region, FILE", class_sum(m, PM_NUMA_FILE), 15 * ps);
 		expect(c, "file region, ANON (the written page)", class_sum(m, PM_NUMA_ANON), ps);
 	}
 	if (l->r[LR_THP].start && !l->r[LR_THP].error && m->map->start <= l->r[LR_THP].start &&
