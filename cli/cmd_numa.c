@@ -9,6 +9,7 @@
 
 #define OPT_SOURCE 0x1001
 #define OPT_ALL 0x1002
+#define NO_SORT ((size_t)-1)
 
 enum { COL_PID, COL_COMM, COL_MAPPING, COL_START, COL_END, COL_PERMS, COL_POLICY, COL_NODE, COL_TOTAL, COL_ANON,
        COL_FILE, COL_SHMEM, COL_HUGETLB, COL_THP, COL_REMOTE, COL_PATH };
@@ -52,6 +53,21 @@ struct numa_opts {
 	struct out_opts o;
 	enum pm_numa_source source;
 	bool all;
+	size_t sort;			/* --sort column, NO_SORT: process and node order */
+};
+
+/* A process's total on one node; kept for --sort, printed at once otherwise. */
+struct total_row {
+	pid_t pid;
+	char comm[64];
+	size_t node;			/* node index; pm_numa_count(): no known node */
+	uint64_t b[PM_NUMA_NCLASSES], thp;
+	int remote;			/* 1 yes, 0 no, -1 unknown */
+};
+
+struct total_rows {
+	struct total_row *v;
+	size_t n, cap;
 };
 
 /* Per node sums of one process, and where its threads run. */
@@ -60,6 +76,7 @@ struct proc_sum {
 	uint64_t *thp;
 	bool *ran_on, *allowed;
 	int threads;
+	struct total_rows kept;		/* --sort */
 };
 
 static int usage_help(void)
@@ -75,7 +92,8 @@ static int usage_help(void)
 	       "in RAM), else from numa_maps (totals per mapping; classes by the mapping's kind).\n\n"
 	       "Options:\n"
 	       "     --source S         auto, frames, move_pages or numa_maps\n"
-	       "     --all              every process, one row per process and node\n");
+	       "     --all              every process, one row per process and node\n"
+	       " -s, --sort COL         --all: sort by COL (PID, COMM, NODE, or a size: largest first)\n");
 	out_help(stdout, columns, NCOLS);
 	printf("\nColumns of the node table (no PID):\n");
 	out_help(stdout, node_columns, NNODE_COLS);
@@ -147,29 +165,114 @@ static void map_rows(struct out *out, const struct pm_numa *n, pid_t pid, const 
 	}
 }
 
-static void total_rows(struct out *out, const struct pm_numa *n, pid_t pid, const char *comm,
-		       const struct proc_sum *s)
+static void total_line(struct out *out, const struct pm_numa *n, const struct total_row *t)
+{
+	struct libscols_line *ln = out_line(out);
+	char node[16];
+
+	node_name(n, t->node, node, sizeof(node));
+	out_u64(out, ln, COL_PID, (uint64_t)t->pid);
+	out_str(out, ln, COL_COMM, t->comm);
+	out_str(out, ln, COL_MAPPING, "total");
+	out_str(out, ln, COL_NODE, node);
+	fill_classes(out, ln, t->b, t->thp);
+	if (t->remote >= 0)
+		out_str(out, ln, COL_REMOTE, t->remote ? "yes" : "no");
+	else
+		out_unknown(out, ln, COL_REMOTE);
+}
+
+static int keep_row(struct total_rows *k, const struct total_row *t)
+{
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 256;
+		struct total_row *v = realloc(k->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		k->v = v;
+		k->cap = cap;
+	}
+	k->v[k->n++] = *t;
+	return 0;
+}
+
+static int total_rows(struct out *out, const struct pm_numa *n, const struct numa_opts *no, pid_t pid,
+		      const char *comm, struct proc_sum *s)
 {
 	size_t i, nn = pm_numa_count(n) + 1;
 
 	for (i = 0; i < nn; i++) {
-		struct libscols_line *ln;
-		char node[16];
+		struct total_row t = { .pid = pid, .node = i, .thp = s->thp[i], .remote = -1 };
 
 		if (!any(s->bytes[i]))
 			continue;
-		ln = out_line(out);
-		node_name(n, i, node, sizeof(node));
-		out_u64(out, ln, COL_PID, (uint64_t)pid);
-		out_str(out, ln, COL_COMM, comm);
-		out_str(out, ln, COL_MAPPING, "total");
-		out_str(out, ln, COL_NODE, node);
-		fill_classes(out, ln, s->bytes[i], s->thp[i]);
+		snprintf(t.comm, sizeof(t.comm), "%s", comm);
+		memcpy(t.b, s->bytes[i], sizeof(t.b));
 		if (i < nn - 1 && s->threads > 0)
-			out_str(out, ln, COL_REMOTE, s->ran_on[i] ? "no" : "yes");
-		else
-			out_unknown(out, ln, COL_REMOTE);
+			t.remote = !s->ran_on[i];
+		if (no->sort == NO_SORT)
+			total_line(out, n, &t);
+		else if (keep_row(&s->kept, &t) < 0)
+			return -ENOMEM;
 	}
+	return 0;
+}
+
+/* --sort: sizes largest first, PID and NODE ascending, COMM alphabetical; ties by PID, then node. */
+static size_t sort_col;
+
+static uint64_t row_key(const struct total_row *t)
+{
+	switch (sort_col) {
+	case COL_ANON: return t->b[PM_NUMA_ANON];
+	case COL_FILE: return t->b[PM_NUMA_FILE];
+	case COL_SHMEM: return t->b[PM_NUMA_SHMEM];
+	case COL_HUGETLB: return t->b[PM_NUMA_HUGETLB];
+	case COL_THP: return t->thp;
+	default: return t->b[PM_NUMA_ANON] + t->b[PM_NUMA_FILE] + t->b[PM_NUMA_SHMEM] + t->b[PM_NUMA_HUGETLB];
+	}
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct total_row *x = a, *y = b;
+	int c = 0;
+
+	if (sort_col == COL_COMM)
+		c = strcmp(x->comm, y->comm);
+	else if (sort_col == COL_NODE)
+		c = (x->node > y->node) - (x->node < y->node);
+	else if (sort_col != COL_PID)
+		c = (row_key(x) < row_key(y)) - (row_key(x) > row_key(y));
+	if (!c)
+		c = (x->pid > y->pid) - (x->pid < y->pid);
+	return c ? c : (x->node > y->node) - (x->node < y->node);
+}
+
+static int parse_sort(const char *arg, size_t *out)
+{
+	static const size_t ok[] = { COL_PID, COL_COMM, COL_NODE, COL_TOTAL, COL_ANON, COL_FILE, COL_SHMEM,
+				     COL_HUGETLB, COL_THP };
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!strcasecmp(arg, columns[ok[i]].name)) {
+			*out = ok[i];
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static void print_kept(struct out *out, const struct pm_numa *n, size_t col, struct total_rows *k)
+{
+	size_t i;
+
+	sort_col = col;
+	if (k->n)
+		qsort(k->v, k->n, sizeof(*k->v), row_cmp);
+	for (i = 0; i < k->n; i++)
+		total_line(out, n, &k->v[i]);
 }
 
 /* "pagemap: PID: node of each page from ..." once per process that is not exact by frames. */
@@ -232,12 +335,12 @@ static int sum_process(struct pm_ctx *ctx, struct pm_numa *n, const struct numa_
 	if (r < 0)
 		return r;
 	s->threads = pm_numa_locality(n, pid, s->ran_on, s->allowed);
-	total_rows(out, n, pid, comm, s);
-	return 0;
+	return total_rows(out, n, no, pid, comm, s);
 }
 
 static int proc_sum_alloc(struct proc_sum *s, size_t count)
 {
+	memset(s, 0, sizeof(*s));
 	s->bytes = calloc(count + 1, sizeof(*s->bytes));
 	s->thp = calloc(count + 1, sizeof(*s->thp));
 	s->ran_on = calloc(count, sizeof(*s->ran_on));
@@ -251,6 +354,7 @@ static void proc_sum_free(struct proc_sum *s)
 	free(s->thp);
 	free(s->ran_on);
 	free(s->allowed);
+	free(s->kept.v);
 }
 
 /* --all: every process we may read; the ones that exit or refuse us are counted on stderr, not fatal. */
@@ -316,6 +420,8 @@ static int processes(struct pm_ctx *ctx, struct pm_numa *n, const struct numa_op
 			code = EXIT_RUNTIME;
 		}
 	}
+	if (code == EXIT_OK && no->sort != NO_SORT)
+		print_kept(out, n, no->sort, &s.kept);
 	if (code == EXIT_OK && out_print(out) < 0)
 		code = EXIT_RUNTIME;
 	proc_sum_free(&s);
@@ -364,18 +470,24 @@ int cmd_numa(struct pm_ctx *ctx, int argc, char **argv)
 	static const struct option longopts[] = { OUT_LONGOPTS,
 						  { "source", required_argument, NULL, OPT_SOURCE },
 						  { "all", no_argument, NULL, OPT_ALL },
+						  { "sort", required_argument, NULL, 's' },
 						  { "help", no_argument, NULL, 'h' },
 						  { NULL, 0, NULL, 0 } };
-	struct numa_opts no = { .source = PM_NUMA_AUTO };
+	struct numa_opts no = { .source = PM_NUMA_AUTO, .sort = NO_SORT };
 	struct pm_numa *n;
 	int c, code;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, OUT_SHORTOPTS "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, OUT_SHORTOPTS "hs:", longopts, NULL)) != -1) {
 		if (out_parse_opt(&no.o, c, optarg))
 			continue;
 		if (c == 'h')
 			return usage_help();
+		if (c == 's' && parse_sort(optarg, &no.sort) < 0)
+			return cli_usage_error("unknown sort column '%s' (PID, COMM, NODE, TOTAL, ANON, FILE, SHMEM, "
+					       "HUGETLB, THP)", optarg);
+		if (c == 's')
+			continue;
 		if (c == OPT_ALL)
 			no.all = true;
 		else if (c == OPT_SOURCE && parse_source(optarg, &no.source) < 0)
@@ -385,6 +497,8 @@ int cmd_numa(struct pm_ctx *ctx, int argc, char **argv)
 	}
 	if (no.all && optind < argc)
 		return cli_usage_error("--all takes no PID");
+	if (no.sort != NO_SORT && !no.all)
+		return cli_usage_error("--sort goes with --all");
 	n = pm_numa_open(ctx);
 	if (!n) {
 		cli_error(errno, errno == EOPNOTSUPP ? "no NUMA nodes in sysfs (a kernel without CONFIG_NUMA)" :
