@@ -15,11 +15,12 @@ $(BUILD)/bench/%: bench/%.c lib/compat.h
 bench-programs: $(BENCH_BIN)
 
 # One after the other (never in parallel under make -j: they time the same machine).
-.PHONY: bench-maps bench-phys bench-ps
+.PHONY: bench-maps bench-phys bench-ps bench-numa
 bench: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run.sh
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-phys.sh
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-ps.sh
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-numa.sh
 	$(BUILD)/bench/watch $(BENCH_WATCH_ARGS)
 bench-maps: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run.sh
@@ -27,6 +28,8 @@ bench-phys: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-phys.sh
 bench-ps: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-ps.sh
+bench-numa: all bench-programs
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-numa.sh
 
 # bench/watch.c links the library (static: a rebuild of the shared one during a run cannot mix versions).
 # `make bench-watch` runs it (1 and 4 GiB; 16 only when asked: BENCH_WATCH_ARGS="-s 16", which maps only

@@ -53,5 +53,6 @@ int cmd_shared(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_v2p(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_track(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_wss(struct pm_ctx *ctx, int argc, char **argv);
+int cmd_numa(struct pm_ctx *ctx, int argc, char **argv);
 
 #endif

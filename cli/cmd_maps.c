@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "node_cells.h"
 #include "output.h"
 
 enum { COL_START, COL_END, COL_PERMS, COL_SIZE, COL_PRESENT, COL_SWAPPED, COL_FILE, COL_EXCLUSIVE,
-       COL_THP, COL_SOFTDIRTY, COL_UFFDWP, COL_GUARD, COL_ZERO, COL_OFFSET, COL_DEV, COL_INODE, COL_PATH };
+       COL_THP, COL_SOFTDIRTY, COL_UFFDWP, COL_GUARD, COL_ZERO, COL_OFFSET, COL_DEV, COL_INODE, COL_NODES,
+       COL_PATH };
 
 static const struct out_col columns[] = {
 	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address" },
@@ -28,6 +30,7 @@ static const struct out_col columns[] = {
 	[COL_OFFSET] = { "OFFSET", 0.1, SCOLS_FL_RIGHT, OUT_HEX, "file offset" },
 	[COL_DEV] = { "DEV", 5, 0, OUT_STR, "device major:minor" },
 	[COL_INODE] = { "INODE", 5, SCOLS_FL_RIGHT, OUT_NUM, "inode" },
+	[COL_NODES] = { "NODES", 0.1, 0, OUT_STR, "bytes in RAM per NUMA node, \"0:1.2M,1:4K\" (see pagemap numa)" },
 	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "file or [name]" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
@@ -75,9 +78,11 @@ static void usage_cells(struct out *out, struct libscols_line *ln, const struct 
 	}
 }
 
-static void mapping_row(struct out *out, const struct pm_mapping *m, const struct pm_usage *u, uint32_t known)
+static void mapping_row(struct out *out, const struct pm_mapping *m, const struct pm_usage *u, uint32_t known,
+			const struct node_cells *nodes)
 {
 	struct libscols_line *ln = out_line(out);
+	const char *cell = nodes ? node_cells_get(nodes, m->start) : NULL;
 	char buf[4096];
 
 	out_u64(out, ln, COL_START, m->start);
@@ -89,6 +94,10 @@ static void mapping_row(struct out *out, const struct pm_mapping *m, const struc
 	snprintf(buf, sizeof(buf), "%02x:%02x", m->dev_major, m->dev_minor);
 	out_str(out, ln, COL_DEV, buf);
 	out_u64(out, ln, COL_INODE, m->inode);
+	if (cell)
+		out_str(out, ln, COL_NODES, cell);
+	else
+		out_unknown(out, ln, COL_NODES);
 	snprintf(buf, sizeof(buf), "%.*s", (int)m->path_len, m->path);
 	out_str(out, ln, COL_PATH, buf);
 }
@@ -124,7 +133,8 @@ static void note_unknown(struct pm_ctx *ctx, struct out *out, uint32_t known, co
 		cli_error(0, "note: shown as \"-\": %s", line);
 }
 
-static int walk_maps(struct pm_ctx *ctx, struct pm_target *t, struct out *out, const char *arg)
+static int walk_maps(struct pm_ctx *ctx, struct pm_target *t, struct out *out, const char *arg,
+		     const struct node_cells *nodes)
 {
 	bool entries = out_has(out, COL_EXCLUSIVE) || out_has(out, COL_UFFDWP);
 	struct pm_mapstat *it = pm_mapstat_open(t, entries ? PM_WALK_ENTRIES : 0);
@@ -145,7 +155,7 @@ static int walk_maps(struct pm_ctx *ctx, struct pm_target *t, struct out *out, c
 	while ((rc = pm_mapstat_next(it, &m, &u)) == 0) {
 		/* [vvar] (VM_PFNMAP) and [vsyscall] (above task_size) cannot be read: say so. */
 		bool unreadable = m->kind == PM_MAP_VVAR || m->kind == PM_MAP_VSYSCALL;
-		mapping_row(out, m, u, unreadable ? 0 : known);
+		mapping_row(out, m, u, unreadable ? 0 : known, nodes);
 		add_usage(&total, u);
 		size += m->end - m->start;
 	}
@@ -179,6 +189,7 @@ int cmd_maps(struct pm_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = { OUT_LONGOPTS, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	struct out_opts o = { 0 };
+	struct node_cells *nodes = NULL;
 	struct pm_target *t;
 	struct out *out;
 	pid_t pid;
@@ -205,7 +216,11 @@ int cmd_maps(struct pm_ctx *ctx, int argc, char **argv)
 		out_free(out);
 		return EXIT_RUNTIME;
 	}
-	code = walk_maps(ctx, t, out, argv[optind]);
+	if (out_has(out, COL_NODES) && !(nodes = node_cells_new(ctx, t, o.bytes)))
+		cli_error(errno, "note: NODES shown as \"-\": cannot tell the nodes of process %s (see pagemap numa)",
+			  argv[optind]);
+	code = walk_maps(ctx, t, out, argv[optind], nodes);
+	node_cells_free(nodes);
 	if (code == EXIT_OK && out_print(out) < 0)
 		code = EXIT_RUNTIME;
 	pm_target_close(t);

@@ -8,8 +8,8 @@
 #include "cli.h"
 #include "output.h"
 
-enum { COL_START, COL_END, COL_PAGES, COL_SIZE, COL_FLAGS, COL_NAMES, COL_PFN, COL_SWAPTYPE, COL_SWAPOFF,
-       COL_PERMS, COL_PATH };
+enum { COL_START, COL_END, COL_PAGES, COL_SIZE, COL_FLAGS, COL_NAMES, COL_PFN, COL_NODE, COL_SWAPTYPE,
+       COL_SWAPOFF, COL_PERMS, COL_PATH };
 
 static const struct out_col columns[] = {
 	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the run" },
@@ -19,6 +19,8 @@ static const struct out_col columns[] = {
 	[COL_FLAGS] = { "FLAGS", 11, 0, OUT_STR, "one letter per flag (see --help), '-' clear, '?' unknown" },
 	[COL_NAMES] = { "NAMES", 0.2, 0, OUT_STR, "the flags by name" },
 	[COL_PFN] = { "PFN", 0.1, SCOLS_FL_RIGHT, OUT_STR, "physical frames, first-last, or \"hidden\"" },
+	[COL_NODE] = { "NODE", 4, SCOLS_FL_RIGHT, OUT_STR,
+		       "NUMA node(s) of the frames (root), in order; \"?\" for frames in no node" },
 	[COL_SWAPTYPE] = { "SWAPTYPE", 3, SCOLS_FL_RIGHT, OUT_STR, "swap area (type), or \"hidden\"" },
 	[COL_SWAPOFF] = { "SWAPOFF", 0.1, SCOLS_FL_RIGHT, OUT_STR, "first swap slot offset, or \"hidden\"" },
 	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions of the mapping" },
@@ -31,6 +33,7 @@ struct pages_opts {
 	uint32_t known;
 	bool hidden;		/* frames hidden from this reader */
 	uint64_t runs;		/* rows so far */
+	struct pm_numa *numa;	/* for the NODE column, else NULL */
 };
 
 /* Letters for set flags, '-' for clear, '?' for what this walk cannot tell. */
@@ -81,6 +84,30 @@ static void frame_cells(struct out *out, struct libscols_line *ln, const struct 
 	}
 }
 
+/* The nodes of frames [pfn, pfn + n), in order and each once ("0", "0,1", "?"): one lookup per node range. */
+static void node_cell(struct out *out, struct libscols_line *ln, struct pm_numa *numa, uint64_t pfn, uint64_t n)
+{
+	char buf[64] = "";
+	size_t len = 0;
+	uint64_t end = pfn + n, next;
+	int last = -2;
+
+	while (pfn < end && len + 8 < sizeof(buf)) {
+		int i = pm_numa_index_of_pfn(numa, pfn, &next);
+
+		if (i != last) {
+			if (i < 0)
+				len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s?", len ? "," : "");
+			else
+				len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%d", len ? "," : "",
+							pm_numa_node(numa, (size_t)i)->id);
+			last = i;
+		}
+		pfn = next > pfn ? next : end;
+	}
+	out_str(out, ln, COL_NODE, buf);
+}
+
 static void run_row(struct out *out, const struct pm_run *r, const struct pages_opts *po, unsigned shift)
 {
 	struct libscols_line *ln = out_line(out);
@@ -93,6 +120,10 @@ static void run_row(struct out *out, const struct pm_run *r, const struct pages_
 	out_u64(out, ln, COL_SIZE, r->end - r->start);
 	flag_cells(out, ln, r->flags, po->known);
 	frame_cells(out, ln, r, po, pages);
+	if (po->numa && (r->flags & PM_PAGE_PRESENT) && (r->flags & PM_PAGE_FRAME))
+		node_cell(out, ln, po->numa, r->pfn, (r->flags & PM_PAGE_ZERO) && !(r->flags & PM_PAGE_THP) ? 1 : pages);
+	else if (po->hidden && (r->flags & PM_PAGE_PRESENT))
+		out_str(out, ln, COL_NODE, "hidden");
 	out_str(out, ln, COL_PERMS, r->map->perms);
 	snprintf(path, sizeof(path), "%.*s", (int)r->map->path_len, r->map->path);
 	out_str(out, ln, COL_PATH, path);
@@ -239,6 +270,8 @@ int cmd_pages(struct pm_ctx *ctx, int argc, char **argv)
 	}
 	po.hidden = pm_target_pfn_view(t) != PM_PFN_VISIBLE;
 	cli_note_hidden(ctx, t);
+	if (out_has(out, COL_NODE) && !po.hidden && !(po.numa = pm_numa_open(ctx)))
+		cli_error(errno, "NODE: cannot read the NUMA nodes");	/* the column shows "-" */
 	if (range && (range[0] == '[' || range[0] == '/'))
 		code = walk_named(ctx, t, out, &po, range, argv[optind]);
 	else
@@ -249,6 +282,7 @@ int cmd_pages(struct pm_ctx *ctx, int argc, char **argv)
 	}
 	if (code == EXIT_OK && out_print(out) < 0)
 		code = EXIT_RUNTIME;
+	pm_numa_close(po.numa);
 	pm_target_close(t);
 	out_free(out);
 	return code;

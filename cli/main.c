@@ -16,6 +16,7 @@ struct command {
 static const struct command commands[] = {
 	{ "features", cmd_features, "what this kernel and privilege level allow" },
 	{ "maps", cmd_maps, "one row per mapping: present, swapped, shared, huge pages" },
+	{ "numa", cmd_numa, "which NUMA node each mapping's memory is on; the nodes" },
 	{ "pages", cmd_pages, "runs of pages with their flags, frames and swap slots" },
 	{ "phys", cmd_phys, "physical memory by page flags; a process's pages with their frames" },
 	{ "ps", cmd_ps, "one row per process: RSS, PSS, USS, swap and shared bytes" },

@@ -69,8 +69,10 @@ vm-programs:
 VM_ARGS_6.1      = -a transparent_hugepage=always
 vm-check-6.1: vm-programs
 	tests/vm/run "vm 6.1" $(VM_RUNNER) $(VM_ARGS_6.1) $(VM_ARGS) $(VM_DIR)
+# 6.12 with two NUMA nodes, node 1 memory only (a tier, CXL-style): test_numa places pages on it.
+VM_ARGS_6.12     = -N 2 -s 1
 vm-check-6.12: vm-programs
-	tests/vm/run "vm 6.12" $(VM_RUNNER) -S bookworm-backports $(VM_ARGS) $(VM_DIR)
+	tests/vm/run "vm 6.12" $(VM_RUNNER) -S bookworm-backports $(VM_ARGS_6.12) $(VM_ARGS) $(VM_DIR)
 # 6.12 with swap on (zram) for every test, as installed machines have it; tests/vm/0swap-on.sh turns it on.
 vm-check-6.12-swap: vm-programs
 	tests/vm/run "vm 6.12 swap" $(VM_RUNNER) -S bookworm-backports -M zram -e PAGEMAP_VM_SWAP_MIB=256 \
