@@ -252,14 +252,15 @@ static int read_text(struct pm_audit *a, const char *name, char *buf, size_t siz
 struct effect {
 	bool have;
 	int err;		/* errno opening or reading pagemap, 0 if an entry was read */
-	uint64_t entry;		/* the entry of a written page */
+	uint64_t entry;		/* the entry of a present page of the reader's own */
+	bool excl_known;	/* bit 56 of @entry was read (the child), not only the frame view */
 	char who[96];		/* who read it */
 };
 
 /* In the child: become uid 65534 with no capabilities, then read our own entry of a written page. */
 static void child_read(int wfd, unsigned page_shift)
 {
-	struct effect e = { .have = true };
+	struct effect e = { .have = true, .excl_known = true };
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct caps[2];
 	char *p = mmap(NULL, (size_t)1 << page_shift, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -365,10 +366,10 @@ static enum pm_verdict effect_verdict(const struct effect *e, char *what, size_t
 		return e->err == EPERM ? PM_VERDICT_OK : PM_VERDICT_UNKNOWN;
 	}
 	if (!(e->entry & E_PRESENT)) {
-		snprintf(what, size, "%s read its written page as not present", e->who);
+		snprintf(what, size, "%s read a page it had written as not present", e->who);
 		return PM_VERDICT_UNKNOWN;
 	}
-	snprintf(what, size, "%s read its written page with frame %s", e->who,
+	snprintf(what, size, "%s read a present page of its own with frame %s", e->who,
 		 e->entry & E_FRAME_MASK ? "shown" : "0 (hidden)");
 	return e->entry & E_FRAME_MASK ? PM_VERDICT_EXPOSED : PM_VERDICT_OK;
 }
@@ -454,6 +455,13 @@ void pm_audit_move_last(struct pm_audit *a, size_t at)
 	a->f[at] = last;
 }
 
+static int by_pid(const void *x, const void *y)
+{
+	const struct pm_finding *a = x, *b = y;
+
+	return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
 static void check_caps(struct pm_audit *a)
 {
 	struct pm_procs *it = pm_procs_open(a->ctx);
@@ -466,6 +474,7 @@ static void check_caps(struct pm_audit *a)
 	while (it && (r = pm_procs_next(it, &p)) == 0)
 		cap_holder(a, p, &nroot, &nother);
 	pm_procs_close(it);
+	qsort(a->f + at, a->n - at, sizeof(*a->f), by_pid);	/* directory order differs between filesystems */
 	if (!it || r < 0)
 		pm_audit_add(a, "cap-sys-admin", "processes", PM_VERDICT_UNKNOWN, NULL, "cannot list the processes: %s",
 			     strerror(it ? -r : open_err));
@@ -482,11 +491,13 @@ static void check_caps(struct pm_audit *a)
 static void check_thp(struct pm_audit *a, const struct pm_features *f)
 {
 	static const char file[] = "/sys/kernel/mm/transparent_hugepage/enabled";
-	static const char *fix = "echo never > /sys/kernel/mm/transparent_hugepage/enabled "
-				 "(and transparent_hugepage=never on the kernel command line)";
+	static const char *collapse_fix = "no setting closes it on 6.1+: a kernel without CONFIG_TRANSPARENT_HUGEPAGE, "
+					  "or a seccomp filter refusing madvise(MADV_HUGEPAGE, MADV_COLLAPSE)";
 	char buf[256];
 	int r = read_text(a, file, buf, sizeof(buf));
 	bool collapse = f->kernel_major && pm_kernel_at_least(f, 6, 1);
+	const char *fix = collapse ? collapse_fix : "echo never > /sys/kernel/mm/transparent_hugepage/enabled "
+						    "(and transparent_hugepage=never on the kernel command line)";
 
 	buf[r > 0 ? strcspn(buf, "\n") : 0] = '\0';
 	if (r == -ENOENT)
@@ -500,10 +511,7 @@ static void check_thp(struct pm_audit *a, const struct pm_features *f)
 		pm_audit_add(a, "thp", file, PM_VERDICT_EXPOSED, fix, "\"%s\": any process gets physically contiguous 2 MiB "
 			     "huge pages with madvise(MADV_HUGEPAGE)", buf);
 	else if (pm_audit_parse_thp(buf) == PM_THP_NEVER && collapse)
-		pm_audit_add(a, "thp", file, PM_VERDICT_EXPOSED,
-			     "no setting closes it: a kernel without CONFIG_TRANSPARENT_HUGEPAGE, or a seccomp filter "
-			     "refusing madvise(MADV_COLLAPSE)",
-			     "\"%s\", but on Linux 6.1+ madvise(MADV_COLLAPSE) makes a huge page whatever this says", buf);
+		pm_audit_add(a, "thp", file, PM_VERDICT_EXPOSED, collapse_fix, "\"%s\", but on Linux 6.1+ madvise(MADV_COLLAPSE) makes a huge page whatever this says", buf);
 	else if (pm_audit_parse_thp(buf) == PM_THP_NEVER)
 		pm_audit_add(a, "thp", file, PM_VERDICT_OK, NULL, "\"%s\": no transparent huge pages%s", buf,
 			     f->kernel_major ? "" : " (kernel release unknown: 6.1+ would have MADV_COLLAPSE)");
@@ -562,7 +570,7 @@ static void check_ksm(struct pm_audit *a, const struct pm_features *f, const str
 	uint64_t run = 0;
 	int r = read_text(a, file, buf, sizeof(buf));
 
-	if (e->have && !e->err && (e->entry & E_PRESENT))
+	if (e->have && e->excl_known && !e->err && (e->entry & E_PRESENT))
 		snprintf(seen, sizeof(seen), "; by effect: %s read bit 56 %s on its own page", e->who,
 			 e->entry & E_EXCLUSIVE ? "set" : "clear");
 	if (r == -ENOENT)

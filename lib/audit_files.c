@@ -217,19 +217,51 @@ static void snap_file(struct pm_audit *a, const char *path, const struct stat *s
 			     "(dropped or scrambled)");
 	} else if (k == PM_SNAP_UNKNOWN_FORMAT) {
 		t->unknown++;
-		pm_audit_add(a, "snapshot", path, PM_VERDICT_UNKNOWN, "check it with 'pagemap snapshot' tools",
+		pm_audit_add(a, "snapshot", path, PM_VERDICT_UNKNOWN, NULL,
 			     "a pagemap snapshot (magic PMSNAP) of a format this library cannot read yet: frame numbers "
-			     "kept or not is not known; mode %04o, owner %u", (unsigned)st->st_mode & 07777,
-			     (unsigned)st->st_uid);
+			     "kept or not is not known");
 	}
+}
+
+static int by_name(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+static void snap_walk(struct pm_audit *a, const char *path, int depth, struct snap_tally *t);
+
+/* The entries of @dir, sorted (readdir's order differs between filesystems), each searched. */
+static void snap_dir(struct pm_audit *a, const char *path, DIR *dir, int depth, struct snap_tally *t)
+{
+	char **names = NULL, **more, *child;
+	size_t n = 0, i;
+	struct dirent *d;
+
+	while ((d = readdir(dir))) {
+		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+			continue;
+		more = realloc(names, (n + 1) * sizeof(*names));
+		if (!more || asprintf(&child, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", d->d_name) < 0) {
+			names = more ? more : names;
+			a->err = -ENOMEM;
+			break;
+		}
+		names = more;
+		names[n++] = child;
+	}
+	qsort(names, n, sizeof(*names), by_name);
+	for (i = 0; i < n; i++) {
+		if (!a->err)
+			snap_walk(a, names[i], depth + 1, t);
+		free(names[i]);
+	}
+	free(names);
 }
 
 /* Search @path: regular files are sniffed, directories entered, symbolic links and devices never followed. */
 static void snap_walk(struct pm_audit *a, const char *path, int depth, struct snap_tally *t)
 {
-	struct dirent *d;
 	struct stat st;
-	char *child;
 	DIR *dir = NULL;
 
 	if (lstat(path, &st) < 0 || (S_ISDIR(st.st_mode) && !(dir = opendir(path)))) {
@@ -241,18 +273,10 @@ static void snap_walk(struct pm_audit *a, const char *path, int depth, struct sn
 	}
 	if (S_ISREG(st.st_mode))
 		snap_file(a, path, &st, t);
-	if (!S_ISDIR(st.st_mode))
+	if (!dir)
 		return;
-	while (depth < SNAP_DEPTH_MAX && (d = readdir(dir))) {
-		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
-			continue;
-		if (asprintf(&child, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", d->d_name) < 0) {
-			a->err = -ENOMEM;
-			break;
-		}
-		snap_walk(a, child, depth + 1, t);
-		free(child);
-	}
+	if (depth < SNAP_DEPTH_MAX)
+		snap_dir(a, path, dir, depth, t);
 	closedir(dir);
 }
 
