@@ -846,6 +846,8 @@ PM_API int pm_audit_add_path(struct pm_audit *a, const char *path);
  *                      page of its own was merged with another's.
  *   snapshots          per path added: the snapshot files found, one row
  *                      each ("snapshot"), exposed when they hold frame numbers.
+ * Replayed, a file the tree does not hold gives unknown, never ok: only a
+ * recorded FILE.errno of ENOENT says that the kernel has no such file.
  * @flags: PM_AUDIT_*. Returns 0, or -errno: -ENOMEM, -EBADMSG (a replayed
  * tree is damaged: pm_ctx_tree_error), -EALREADY if it ran before.
  */

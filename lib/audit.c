@@ -246,6 +246,12 @@ static int read_text(struct pm_audit *a, const char *name, char *buf, size_t siz
 	return r < 0 ? r : pm_read_small_file(a->ctx, path, buf, size);
 }
 
+/* Why reading @r failed, in words: a replayed tree's missing file is one the capture did not record. */
+static const char *read_error(const struct pm_audit *a, int r)
+{
+	return !a->ctx->live && r == -ENOENT ? "not recorded by the capture" : strerror(-r);
+}
+
 /* ---- frame numbers for unprivileged readers ---- */
 
 /* What a reader without CAP_SYS_ADMIN saw, by effect. */
@@ -500,10 +506,10 @@ static void check_thp(struct pm_audit *a, const struct pm_features *f)
 						    "(and transparent_hugepage=never on the kernel command line)";
 
 	buf[r > 0 ? strcspn(buf, "\n") : 0] = '\0';
-	if (r == -ENOENT)
+	if (pm_audit_absent(a, file, r))
 		pm_audit_add(a, "thp", file, PM_VERDICT_OK, NULL, "absent: kernel without transparent huge pages");
 	else if (r < 0)
-		pm_audit_add(a, "thp", file, PM_VERDICT_UNKNOWN, NULL, "cannot read: %s", strerror(-r));
+		pm_audit_add(a, "thp", file, PM_VERDICT_UNKNOWN, NULL, "cannot read: %s", read_error(a, r));
 	else if (pm_audit_parse_thp(buf) == PM_THP_ALWAYS)
 		pm_audit_add(a, "thp", file, PM_VERDICT_EXPOSED, fix, "\"%s\": every 2 MiB-aligned anonymous range a process "
 			     "touches may be one physically contiguous huge page", buf);
@@ -543,12 +549,12 @@ static void check_hugetlb(struct pm_audit *a)
 	uint64_t pages = 0, over = 0;
 	int r = pool(a, vm, &pages, &over);
 
-	if (r == -ENOENT)
+	if (pm_audit_absent(a, "/proc/sys/vm/nr_hugepages", r))
 		pm_audit_add(a, "hugetlb", "/proc/sys/vm/nr_hugepages", PM_VERDICT_OK, NULL,
 			     "absent: kernel without hugetlbfs");
 	else if (r < 0)
 		pm_audit_add(a, "hugetlb", "/proc/sys/vm/nr_hugepages", PM_VERDICT_UNKNOWN, NULL, "cannot read: %s",
-			     strerror(-r));
+			     read_error(a, r));
 	else if (pages || over)
 		pm_audit_add(a, "hugetlb", "/proc/sys/vm/nr_hugepages", PM_VERDICT_EXPOSED,
 			     "echo 0 > /proc/sys/vm/nr_hugepages and nr_overcommit_hugepages where no service needs them",
@@ -573,11 +579,11 @@ static void check_ksm(struct pm_audit *a, const struct pm_features *f, const str
 	if (e->have && e->excl_known && !e->err && (e->entry & E_PRESENT))
 		snprintf(seen, sizeof(seen), "; by effect: %s read bit 56 %s on its own page", e->who,
 			 e->entry & E_EXCLUSIVE ? "set" : "clear");
-	if (r == -ENOENT)
+	if (pm_audit_absent(a, file, r))
 		pm_audit_add(a, "exclusive-bit", file, PM_VERDICT_OK, NULL, "absent: kernel without KSM");
 	else if (r < 0 || pm_audit_parse_count(buf, &run) < 0)
 		pm_audit_add(a, "exclusive-bit", file, PM_VERDICT_UNKNOWN, NULL, "cannot read: %s",
-			     r < 0 ? strerror(-r) : "not a number");
+			     r < 0 ? read_error(a, r) : "not a number");
 	else if (run != 1)
 		pm_audit_add(a, "exclusive-bit", file, PM_VERDICT_OK, NULL, "run %llu: KSM is not merging pages",
 			     (unsigned long long)run);

@@ -25,6 +25,13 @@ struct pm_finding *pm_audit_add(struct pm_audit *a, const char *name, const char
 void pm_audit_move_last(struct pm_audit *a, size_t at);
 
 /* audit_files.c: the mode checks and the snapshot search. */
+
+/*
+ * Did opening ROOT@name fail with @r because the kernel has no such file?
+ * Live, -ENOENT says so; replayed, only a recorded NAME.errno of ENOENT does
+ * (a file a capture did not record is unknown, not absent).
+ */
+bool pm_audit_absent(struct pm_audit *a, const char *name, int r);
 void pm_audit_modes(struct pm_audit *a);
 void pm_audit_snapshots(struct pm_audit *a, const char *path);
 

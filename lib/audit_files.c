@@ -51,7 +51,7 @@ struct fmode {
 static void replayed_mode(struct pm_audit *a, const char *path, struct fmode *m)
 {
 	char side[PATH_MAX + 8], buf[128];
-	int r, fd;
+	int r;
 
 	snprintf(side, sizeof(side), "%s.mode", path);
 	r = pm_read_small_file(a->ctx, side, buf, sizeof(buf));
@@ -63,11 +63,20 @@ static void replayed_mode(struct pm_audit *a, const char *path, struct fmode *m)
 		snprintf(m->why, sizeof(m->why), "%s", "its recorded mode is malformed");
 		return;
 	}
-	fd = pm_open(a->ctx, path, O_RDONLY);
-	if (fd >= 0)
-		close(fd);
-	m->state = fd == -ENOENT ? FM_ABSENT : FM_UNKNOWN;
+	m->state = FM_UNKNOWN;
 	snprintf(m->why, sizeof(m->why), "%s", "mode and owner not recorded by the capture");
+}
+
+bool pm_audit_absent(struct pm_audit *a, const char *name, int r)
+{
+	char path[PATH_MAX + 8], buf[64];
+
+	if (r != -ENOENT)
+		return false;
+	if (a->ctx->live)
+		return true;
+	return pm_path(a->ctx, path, sizeof(path), "%s.errno", name) == 0 &&
+	       pm_read_small_file(a->ctx, path, buf, sizeof(buf)) >= 0 && pm_errno_from_name(buf) == ENOENT;
 }
 
 static void file_mode(struct pm_audit *a, const char *name, struct fmode *m)
@@ -79,6 +88,8 @@ static void file_mode(struct pm_audit *a, const char *name, struct fmode *m)
 	if (pm_path(a->ctx, path, sizeof(path), "%s", name) < 0) {
 		m->state = FM_UNKNOWN;
 		snprintf(m->why, sizeof(m->why), "%s", strerror(ENAMETOOLONG));
+	} else if (!a->ctx->live && pm_audit_absent(a, name, -ENOENT)) {
+		m->state = FM_ABSENT;
 	} else if (!a->ctx->live) {
 		replayed_mode(a, path, m);
 	} else if (stat(path, &st) < 0) {
