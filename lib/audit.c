@@ -4,6 +4,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,6 +258,7 @@ static const char *read_error(const struct pm_audit *a, int r)
 /* What a reader without CAP_SYS_ADMIN saw, by effect. */
 struct effect {
 	bool have;
+	int drop_err;		/* the child: errno becoming uid 65534 without capabilities, 0 if it did */
 	int err;		/* errno opening or reading pagemap, 0 if an entry was read */
 	uint64_t entry;		/* the entry of a present page of the reader's own */
 	bool excl_known;	/* bit 56 of @entry was read (the child), not only the frame view */
@@ -272,14 +274,15 @@ static void child_read(int wfd, unsigned page_shift)
 	char *p = mmap(NULL, (size_t)1 << page_shift, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int fd;
 
+	/* A failure here is not the kernel refusing pagemap: said apart (root without CAP_SETUID in a container). */
 	if (p == MAP_FAILED || setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
 	    setresuid(NOBODY, NOBODY, NOBODY)) {
-		e.err = errno;
+		e.drop_err = errno;
 		goto out;
 	}
 	/* setresuid away from root cleared the capabilities, unless securebits kept them. */
 	if (syscall(SYS_capget, &hdr, caps) < 0 || (caps[0].effective & (1u << CAP_BIT_SYS_ADMIN))) {
-		e.err = EPERM;
+		e.drop_err = EPERM;
 		goto out;
 	}
 	/* Changing credentials made us undumpable: /proc/self would be root's 0400 files. */
@@ -367,6 +370,11 @@ static enum pm_verdict pfn_rule(const struct pm_features *f, char *why, size_t s
 
 static enum pm_verdict effect_verdict(const struct effect *e, char *what, size_t size)
 {
+	if (e->drop_err) {
+		snprintf(what, size, "no child could drop to uid %d without capabilities: %s", NOBODY,
+			 strerror(e->drop_err));
+		return PM_VERDICT_UNKNOWN;
+	}
 	if (e->err) {
 		snprintf(what, size, "%s could not read pagemap: %s", e->who, strerror(e->err));
 		return e->err == EPERM ? PM_VERDICT_OK : PM_VERDICT_UNKNOWN;
@@ -576,7 +584,7 @@ static void check_ksm(struct pm_audit *a, const struct pm_features *f, const str
 	uint64_t run = 0;
 	int r = read_text(a, file, buf, sizeof(buf));
 
-	if (e->have && e->excl_known && !e->err && (e->entry & E_PRESENT))
+	if (e->have && e->excl_known && !e->drop_err && !e->err && (e->entry & E_PRESENT))
 		snprintf(seen, sizeof(seen), "; by effect: %s read bit 56 %s on its own page", e->who,
 			 e->entry & E_EXCLUSIVE ? "set" : "clear");
 	if (pm_audit_absent(a, file, r))
