@@ -62,10 +62,14 @@ int pm_audit_parse_count(const char *s, uint64_t *v);
 
 /*
  * What the first bytes of a file say about it being a pagemap snapshot.
- * TODO(snapshot reader): once lib/snapshot.c is merged, pm_audit_sniff_path()
- * must ask it whether the file keeps frame numbers (--pfn keep) or not (drop,
- * keyed, keyed-block) and return PM_SNAP_FRAMES or PM_SNAP_NO_FRAMES; today
- * only the magic is known, and a snapshot is PM_SNAP_UNKNOWN_FORMAT.
+ * TODO(snapshot reader): once the snapshot reader (lib/snapshot.c, branch of
+ * issue #13 items 1-4: pm_snapshot_open_fd(), pm_snapshot_meta()) is merged,
+ * pm_audit_sniff_path() must open the file with it (on the fd it already
+ * holds, O_NOFOLLOW) and ask whether it keeps frame numbers (--pfn keep, or
+ * any swap offsets kept) or not (drop, keyed, keyed-block) and return
+ * PM_SNAP_FRAMES or PM_SNAP_NO_FRAMES; a file it rejects stays
+ * PM_SNAP_UNKNOWN_FORMAT. Today only the magic is known, and a snapshot is
+ * PM_SNAP_UNKNOWN_FORMAT.
  */
 enum pm_snap_kind {
 	PM_SNAP_NOT = 0,		/* not a snapshot */
