@@ -14,6 +14,7 @@ struct command {
 };
 
 static const struct command commands[] = {
+	{ "audit", cmd_audit, "rowhammer exposure: who can learn physical addresses or sharing here" },
 	{ "features", cmd_features, "what this kernel and privilege level allow" },
 	{ "maps", cmd_maps, "one row per mapping: present, swapped, shared, huge pages" },
 	{ "numa", cmd_numa, "which NUMA node each mapping's memory is on; the nodes" },
