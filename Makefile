@@ -71,7 +71,7 @@ $(BUILD) $(BUILD)/lib $(BUILD)/cli:
 	mkdir -p $@
 
 # Missing Debian build dependencies are installed when run as root.
-DEBS := libsmartcols-dev libxxhash-dev pkg-config clang strace
+DEBS := libsmartcols-dev libxxhash-dev pkg-config clang strace libmicrohttpd-dev
 deps:
 	@tools/install-deps $(DEBS)
 

@@ -14,6 +14,7 @@ struct command {
 };
 
 static const struct command commands[] = {
+	{ "export", cmd_export, "per-group memory for Prometheus, once: stdout or a textfile directory" },
 	{ "features", cmd_features, "what this kernel and privilege level allow" },
 	{ "maps", cmd_maps, "one row per mapping: present, swapped, shared, huge pages" },
 	{ "pages", cmd_pages, "runs of pages with their flags, frames and swap slots" },
