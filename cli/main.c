@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{ "pages", cmd_pages, "runs of pages with their flags, frames and swap slots" },
 	{ "phys", cmd_phys, "physical memory by page flags; a process's pages with their frames" },
 	{ "ps", cmd_ps, "one row per process: RSS, PSS, USS, swap and shared bytes" },
+	{ "serve", cmd_serve, "an HTTP /metrics endpoint for Prometheus (per-group memory, exact PSS)" },
 	{ "shared", cmd_shared, "what processes share with each other and the rest, per mapping pair" },
 	{ "track", cmd_track, "the pages a process writes, per interval and mapping" },
 	{ "v2p", cmd_v2p, "virtual to physical addresses, with the frames' flags and counts" },
