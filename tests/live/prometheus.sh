@@ -26,13 +26,11 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; }
-freeport() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 wait_http() {	# wait_http URL: up to 30 s
 	for _ in $(seq 150); do curl -sf -o /dev/null "$1" && return 0; sleep 0.2; done
 	return 1
 }
 
-MIB=1048576
 thp=0
 grep -q '\[never\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || thp=1
 "$load" 8 4 "$thp" >"$tmp/ready" &
@@ -42,7 +40,13 @@ read -r _ wpid _ <"$tmp/ready" || { fail prometheus-workload "pm-fleet-load did 
 thp_bytes=$(awk '/^AnonHugePages:/ { print $2 * 1024 }' "/proc/$wpid/smaps_rollup")
 printf 'fleetwork pmfleetwork\nfleetpeer pmfleetpeer\n' >"$tmp/rules"
 
-sport=$(freeport) nport=$(freeport) pport=$(freeport)
+# Three free loopback ports, distinct: all bound at once, then released for the servers.
+read -r sport nport pport <<EOP
+$(python3 -c 'import socket
+s = [socket.socket() for _ in range(3)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*(x.getsockname()[1] for x in s))')
+EOP
 "$pagemap" serve --listen "127.0.0.1:$sport" --group-by rules --rules "$tmp/rules" --pss-interval 1 2>"$tmp/serve.err" &
 pids="$pids $!"
 mkdir "$tmp/textfile" "$tmp/data"
@@ -67,45 +71,51 @@ pids="$pids $!"
 api=http://127.0.0.1:$pport/api/v1
 wait_http "$api/status/buildinfo" || { fail prometheus-start "$(tail -n 5 "$tmp/prom.log")"; exit 1; }
 
-# query EXPR: the value of the single series EXPR returns, or "none".
-query() {
-	curl -s --data-urlencode "query=$1" "$api/query" | python3 -c '
-import json, sys
-r = json.load(sys.stdin)["data"]["result"]
-print(r[0]["value"][1] if len(r) == 1 else "none")'
-}
-# Two scrapes of each job, and the slow tier there too.
-for _ in $(seq 60); do
-	a=$(query 'count_over_time(up{job="pagemap"}[1m]) >= 2 and up{job="pagemap"} == 1')
-	b=$(query 'count_over_time(up{job="node"}[1m]) >= 2 and up{job="node"} == 1')
-	c=$(query 'pagemap_group_pss_bytes{job="pagemap",group="fleetwork"}')
-	[ "$a" != none ] && [ "$b" != none ] && [ "$c" != none ] && break
-	sleep 0.5
-done
-if [ "$a" != none ]; then pass prometheus-two-scrapes-serve; else fail prometheus-two-scrapes-serve "$(tail -n 3 "$tmp/prom.log")"; fi
-if [ "$b" != none ]; then pass prometheus-two-scrapes-node; else fail prometheus-two-scrapes-node "$(tail -n 3 "$tmp/node.log")"; fi
+# One python3 for every query (the interpreter's start is slow on some machines): wait for two scrapes of each
+# job and the slow tier, then check each "NAME|EXPR|LOW|HIGH" line: the single series' value lies in [LOW, HIGH].
+MIB=1048576 priv=$((8 * MIB)) shared=$((4 * MIB))
+{
+	for job in pagemap node; do
+		sel="job=\"$job\",group=\"fleetwork\""
+		# Private: the 8 MiB and the THP, plus what libc and the stack take (under 2 MiB).
+		echo "prometheus-$job-anon|pagemap_group_rss_bytes{$sel,kind=\"anon\"}|$((priv + thp_bytes))|$((priv + thp_bytes + 2 * MIB))"
+		echo "prometheus-$job-shmem|pagemap_group_rss_bytes{$sel,kind=\"shmem\"}|$shared|$shared"
+		echo "prometheus-$job-peer-shmem|pagemap_group_rss_bytes{job=\"$job\",group=\"fleetpeer\",kind=\"shmem\"}|$shared|$shared"
+		# The shared pages are mapped twice: not unique.
+		echo "prometheus-$job-uss|pagemap_group_uss_bytes{$sel}|$((priv + thp_bytes))|$((priv + thp_bytes + 2 * MIB))"
+		echo "prometheus-$job-thp|pagemap_group_huge_bytes{$sel,kind=\"thp\"}|$thp_bytes|$thp_bytes"
+		echo "prometheus-$job-processes|pagemap_group_processes{$sel}|1|1"
+		echo "prometheus-$job-swap|pagemap_group_swap_bytes{$sel}|0|0"
+		# PSS: private whole, the shared 4 MiB half, libc's file pages a share of their size (under 4 MiB).
+		echo "prometheus-$job-pss|pagemap_group_pss_bytes{$sel}|$((priv + thp_bytes + shared / 2))|$((priv + thp_bytes + shared / 2 + 4 * MIB))"
+	done
+	echo 'prometheus-serve-pss-age|pagemap_pss_age_seconds{job="pagemap"}|0|10'
+	echo 'prometheus-serve-duration|pagemap_scrape_duration_seconds{job="pagemap"}|0|1'
+} >"$tmp/checks"
+python3 - "$api" "$tmp/checks" <<'PY'
+import json, sys, time, urllib.parse, urllib.request
+api, checks = sys.argv[1], sys.argv[2]
 
-# between NAME EXPR LOW HIGH: the series' value lies in [LOW, HIGH].
-between() {
-	v=$(query "$2")
-	if python3 -c "import sys; v = float('$v'); sys.exit(not ($3 <= v <= $4))" 2>/dev/null; then pass "$1"
-	else fail "$1" "$2 = $v, want [$3, $4]"; fi
+def query(expr):
+    url = api + "/query?" + urllib.parse.urlencode({"query": expr})
+    r = json.load(urllib.request.urlopen(url, timeout=10))["data"]["result"]
+    return float(r[0]["value"][1]) if len(r) == 1 else None
+
+ready = {
+    "prometheus-two-scrapes-serve": 'count_over_time(up{job="pagemap"}[1m]) >= 2 and up{job="pagemap"} == 1',
+    "prometheus-two-scrapes-node": 'count_over_time(up{job="node"}[1m]) >= 2 and up{job="node"} == 1',
+    "prometheus-slow-tier": 'pagemap_group_pss_bytes{job="pagemap",group="fleetwork"}',
 }
-priv=$((8 * MIB)) shared=$((4 * MIB))
-for job in pagemap node; do
-	sel="job=\"$job\",group=\"fleetwork\""
-	# Private: the 8 MiB and the THP, plus what libc and the stack take (under 2 MiB).
-	between "prometheus-$job-anon" "pagemap_group_rss_bytes{$sel,kind=\"anon\"}" $((priv + thp_bytes)) $((priv + thp_bytes + 2 * MIB))
-	between "prometheus-$job-shmem" "pagemap_group_rss_bytes{$sel,kind=\"shmem\"}" $shared $shared
-	between "prometheus-$job-peer-shmem" "pagemap_group_rss_bytes{job=\"$job\",group=\"fleetpeer\",kind=\"shmem\"}" $shared $shared
-	# The shared pages are mapped twice: not unique.
-	between "prometheus-$job-uss" "pagemap_group_uss_bytes{$sel}" $((priv + thp_bytes)) $((priv + thp_bytes + 2 * MIB))
-	between "prometheus-$job-thp" "pagemap_group_huge_bytes{$sel,kind=\"thp\"}" "$thp_bytes" "$thp_bytes"
-	between "prometheus-$job-processes" "pagemap_group_processes{$sel}" 1 1
-	between "prometheus-$job-swap" "pagemap_group_swap_bytes{$sel}" 0 0
-	# PSS: private whole, the shared 4 MiB half, libc's file pages a share of their size (under 2 MiB).
-	between "prometheus-$job-pss" "pagemap_group_pss_bytes{$sel}" $((priv + thp_bytes + shared / 2)) \
-		$((priv + thp_bytes + shared / 2 + 4 * MIB))
-done
-between prometheus-serve-pss-age 'pagemap_pss_age_seconds{job="pagemap"}' 0 10
-between prometheus-serve-duration 'pagemap_scrape_duration_seconds{job="pagemap"}' 0 1
+deadline = time.time() + 30
+while time.time() < deadline and any(query(e) is None for e in ready.values()):
+    time.sleep(0.5)
+for name, e in ready.items():
+    print(("PASS %s" % name) if query(e) is not None else "FAIL %s: %s returned no series" % (name, e))
+for line in open(checks):
+    name, expr, lo, hi = line.rstrip("\n").split("|")
+    v = query(expr)
+    if v is not None and float(lo) <= v <= float(hi):
+        print("PASS %s" % name)
+    else:
+        print("FAIL %s: %s = %s, want [%s, %s]" % (name, expr, v, lo, hi))
+PY
