@@ -16,7 +16,7 @@
 #define UNKNOWN "unknown"
 #define FIXED_SERIES 32		/* self-telemetry and frame classes, with room to spare */
 #define QUICK_SERIES 8		/* per group: rss x3, uss, swap, huge x2, processes */
-#define EXACT_SERIES 2		/* per group: pss, shared */
+#define EXACT_SERIES 3		/* per group: pss, shared, shared with other groups */
 
 double fleet_now(void)
 {
@@ -267,15 +267,56 @@ static int collect_quick(struct pm_ctx *ctx, const struct fleet_opts *o, struct 
 	return r < 0 ? r : 0;
 }
 
+/*
+ * One process of the slow tier: its exact figures into @out's groups and, when @xs is given, its shared frames
+ * under its group's number. Returns 0, a positive errno when the process is skipped, or -ENOMEM.
+ */
+static int exact_one(struct pm_ctx *ctx, const struct fleet_opts *o, const struct pm_proc *p, struct pm_kpage *k,
+		     struct fleet_exact *out, struct pm_xshare **xs)
+{
+	struct pm_target *tg = pm_target_open(ctx, p->pid);
+	struct pm_account a;
+	char key[4096];
+	int e = tg ? -pm_account_process(tg, k, &a) : errno, gi, xe;
+
+	if (e == 0) {
+		group_key(ctx, o, p, key, sizeof(key));
+		e = pm_groups_add_exact(out->groups, key, &a);
+		gi = e == 0 ? pm_groups_find(out->groups, key) : -ENOENT;
+		/*
+		 * A process gone meanwhile keeps the frames it added. Out of memory, or frames hidden (not root):
+		 * no shared-with-other-groups figures this pass.
+		 */
+		if (*xs && gi >= 0 && (xe = pm_xshare_add(*xs, tg, (uint32_t)gi)) < 0 && (xe == -ENOMEM || xe == -EPERM)) {
+			pm_xshare_free(*xs);
+			*xs = NULL;
+		}
+	}
+	pm_target_close(tg);
+	return e;
+}
+
+/* Each group's bytes shared with other groups, from the frames collected in @xs. */
+static void xshare_finish(struct pm_xshare *xs, struct pm_groups *g, bool *have)
+{
+	size_t i, n = pm_groups_count(g);
+	uint64_t *bytes = calloc(n ? n : 1, sizeof(*bytes));
+
+	if (bytes && pm_xshare_finish(xs, bytes, n) == 0) {
+		for (i = 0; i < n; i++)
+			pm_groups_add_xshared(g, pm_groups_at(g, i)->key, bytes[i]);
+		*have = true;
+	}
+	free(bytes);
+}
+
 int fleet_exact_pass(struct pm_ctx *ctx, const struct fleet_opts *o, struct fleet_exact *out)
 {
 	struct pm_procs *it = pm_procs_open(ctx);
 	struct pm_kpage *k = it ? pm_kpage_open(ctx) : NULL;	/* NULL without root: smaps_rollup */
+	struct pm_xshare *xs = k ? pm_xshare_new(ctx) : NULL;	/* frame numbers are visible to root only */
 	double t0 = fleet_now();
 	const struct pm_proc *p;
-	struct pm_target *tg;
-	struct pm_account a;
-	char key[4096];
 	int r = -ENOMEM, e;
 
 	memset(out, 0, sizeof(*out));
@@ -286,23 +327,22 @@ int fleet_exact_pass(struct pm_ctx *ctx, const struct fleet_opts *o, struct flee
 	while ((r = pm_procs_next(it, &p)) == 0) {
 		if (p->state != PM_PROC_RUNNING)
 			continue;
-		tg = pm_target_open(ctx, p->pid);
-		e = tg ? -pm_account_process(tg, k, &a) : errno;
-		pm_target_close(tg);
-		if (e) {
-			out->skipped_perm += e == EACCES || e == EPERM;
-			out->skipped_gone += e != EACCES && e != EPERM;
-			continue;
-		}
-		group_key(ctx, o, p, key, sizeof(key));
-		if ((r = pm_groups_add_exact(out->groups, key, &a)) < 0)
+		e = exact_one(ctx, o, p, k, out, &xs);
+		if (e < 0) {
+			r = e;
 			break;
+		}
+		out->skipped_perm += e == EACCES || e == EPERM;
+		out->skipped_gone += e > 0 && e != EACCES && e != EPERM;
 	}
 	if (r >= 0)
 		r = 0;
+	if (r == 0 && xs)
+		xshare_finish(xs, out->groups, &out->have_xshared);
 	if (r == 0 && k && pm_kpage_status(k, PM_KPAGE_FLAGS) == 0)
 		out->have_classes = pm_classes_read(ctx, k, &out->classes) == 0;
 out:
+	pm_xshare_free(xs);
 	pm_kpage_close(k);
 	pm_procs_close(it);
 	out->taken = fleet_now();
@@ -353,7 +393,7 @@ static void write_quick(struct mw *w, const struct pm_groups *g)
 	EACH group_u64(w, G(i)->key, NULL, NULL, G(i)->procs);
 }
 
-static void write_exact(struct mw *w, const struct pm_groups *g)
+static void write_exact(struct mw *w, const struct pm_groups *g, bool xshared)
 {
 	size_t i, n = pm_groups_count(g);
 	struct mw_label l[3];
@@ -374,6 +414,15 @@ static void write_exact(struct mw *w, const struct pm_groups *g)
 	EACH
 		if (G(i)->exact_procs)
 			group_u64(w, G(i)->key, NULL, NULL, G(i)->exact.shared);
+	if (!xshared)
+		goto out;
+	mw_family(w, "pagemap_group_shared_other_groups_bytes", MW_GAUGE, "bytes",
+		  "Resident bytes of the group's distinct frames that another group's processes map too (slow tier, "
+		  "root; group=\"other\" sums the groups folded into it)");
+	EACH
+		if (G(i)->exact_procs)
+			group_u64(w, G(i)->key, NULL, NULL, G(i)->xshared);
+out:
 #undef EACH
 #undef G
 }
@@ -455,6 +504,8 @@ int fleet_scrape(struct pm_ctx *ctx, const struct fleet_opts *o, struct fleet_st
 		const struct pm_group *e = pm_groups_at(ex->groups, i);
 
 		r = pm_groups_add_exact(g, e->key, &e->exact);
+		if (r == 0)
+			r = pm_groups_add_xshared(g, e->key, e->xshared);
 	}
 	if (r == 0)
 		r = pm_groups_cap(g, groups_allowed(o, exact), OTHER, &folded);
@@ -463,7 +514,7 @@ int fleet_scrape(struct pm_ctx *ctx, const struct fleet_opts *o, struct fleet_st
 		st->series_dropped += folded * (QUICK_SERIES + (exact ? EXACT_SERIES : 0));
 		write_quick(w, g);
 		if (exact)
-			write_exact(w, g);
+			write_exact(w, g, ex->have_xshared);
 		if (exact && ex->have_classes)
 			write_classes(w, &ex->classes);
 		write_self(w, st, &t, pm_groups_count(g), ex, fleet_now() - t0);

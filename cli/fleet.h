@@ -30,6 +30,7 @@ struct fleet_opts {
 struct fleet_exact {
 	struct pm_groups *groups;	/* NULL before the first pass */
 	bool have_classes;
+	bool have_xshared;		/* groups' xshared filled (root: frame numbers visible) */
 	struct pm_classes classes;
 	double taken;			/* CLOCK_MONOTONIC seconds at its end */
 	double duration;		/* seconds it took */

@@ -32,10 +32,11 @@
  *   Account   pm_account_*  RSS, PSS, USS, swap, shared bytes of a process,
  *                           hugetlb bytes apart: pagemap + kpagecount when
  *                           readable (exact), else the kernel's smaps_rollup.
- *   Fleet     pm_quick_*, pm_groups_*, pm_class*
+ *   Fleet     pm_quick_*, pm_groups_*, pm_xshare_*, pm_class*
  *                           for exporters: cheap per-process figures from
  *                           pagemap bits alone, named groups summed and
- *                           capped, physical memory by frame class.
+ *                           capped, what groups share with each other,
+ *                           physical memory by frame class.
  *   Share     pm_share_*    what a set of processes share with each other
  *                           and with the rest of the system, per pair of
  *                           mappings: pagemap + kpagecount (root).
@@ -879,6 +880,7 @@ struct pm_group {
 	struct pm_quick quick;		/* sums; longest_ns the maximum */
 	uint32_t exact_procs;		/* processes added with pm_groups_add_exact */
 	struct pm_account exact;	/* sums; estimate if any was; source the least exact */
+	uint64_t xshared;		/* bytes of frames other groups map too (pm_xshare); summed when folded */
 };
 
 struct pm_groups;
@@ -898,6 +900,12 @@ PM_API int pm_groups_add(struct pm_groups *g, const char *key, const struct pm_q
 /* pm_groups_add_exact - add one process's pm_account_process() figures to group @key. 0 or -ENOMEM. */
 PM_API int pm_groups_add_exact(struct pm_groups *g, const char *key, const struct pm_account *a);
 
+/* pm_groups_add_xshared - add @bytes to group @key's xshared (pm_xshare_finish). 0 or -ENOMEM. */
+PM_API int pm_groups_add_xshared(struct pm_groups *g, const char *key, uint64_t bytes);
+
+/* pm_groups_find - the index of group @key (for pm_groups_at), or -ENOENT. */
+PM_API int pm_groups_find(const struct pm_groups *g, const char *key);
+
 /*
  * pm_groups_cap - order the groups by size (rss + swap + hugetlb + exact
  * pss, largest first, ties by key) and, when there are more than @keep,
@@ -913,6 +921,39 @@ PM_API size_t pm_groups_count(const struct pm_groups *g);
 
 /* pm_groups_at - group @i (borrowed until the next add, cap or free), NULL past the end. */
 PM_API const struct pm_group *pm_groups_at(const struct pm_groups *g, size_t i);
+
+/*
+ * What groups share with each other. Each process added is walked once
+ * (PM_WALK_ENTRIES) and the frames of its present pages that are not
+ * exclusive (bit 56) and not the zero page are kept with the process's group
+ * number (16 bytes a page); pm_xshare_finish() sorts them by frame and
+ * gives each group the bytes of its distinct frames that at least one other
+ * group maps too. Needs visible PFNs (root).
+ */
+struct pm_xshare;
+
+/* pm_xshare_new - an empty set (page size from @ctx). NULL with errno ENOMEM. Free with pm_xshare_free(). */
+PM_API struct pm_xshare *pm_xshare_new(struct pm_ctx *ctx);
+
+/* pm_xshare_free - free the set. NULL is fine. */
+PM_API void pm_xshare_free(struct pm_xshare *x);
+
+/*
+ * pm_xshare_add - add @t's shared frames to group number @group.
+ * Returns 0, -EPERM when @t does not show PFNs, -ENOMEM, or -errno of the walk
+ * (ESRCH, EACCES); frames added before an error stay.
+ */
+PM_API int pm_xshare_add(struct pm_xshare *x, struct pm_target *t, uint32_t group);
+
+/* pm_xshare_add_pfn - add one frame of group @group (pure; what pm_xshare_add does per page). 0 or -ENOMEM. */
+PM_API int pm_xshare_add_pfn(struct pm_xshare *x, uint64_t pfn, uint32_t group);
+
+/*
+ * pm_xshare_finish - add to @bytes[g] the bytes of group g's distinct frames
+ * that another group maps too, for every group number below @ngroups.
+ * Returns 0, or -EINVAL for a group number >= @ngroups (@bytes partly added).
+ */
+PM_API int pm_xshare_finish(struct pm_xshare *x, uint64_t *bytes, size_t ngroups);
 
 /* Classes of physical frames: each frame is in exactly one (the first that matches, in this order). */
 enum pm_class {

@@ -116,6 +116,27 @@ int pm_groups_add_exact(struct pm_groups *g, const char *key, const struct pm_ac
 	return 0;
 }
 
+int pm_groups_add_xshared(struct pm_groups *g, const char *key, uint64_t bytes)
+{
+	struct pm_group *p = find(g, key);
+
+	if (!p)
+		return -ENOMEM;
+	p->xshared += bytes;
+	return 0;
+}
+
+int pm_groups_find(const struct pm_groups *g, const char *key)
+{
+	uint32_t h = fnv1a(key);
+	size_t i;
+
+	for (i = 0; i < g->n && i <= INT32_MAX; i++)
+		if (g->hash[i] == h && !strcmp(g->g[i].key, key))
+			return (int)i;
+	return -ENOENT;
+}
+
 static uint64_t weight(const struct pm_group *p)
 {
 	return p->quick.rss + p->quick.swap + p->quick.hugetlb + p->exact.pss;
@@ -134,6 +155,7 @@ static void fold(struct pm_group *o, struct pm_group *p)
 {
 	o->procs += p->procs;
 	o->exact_procs += p->exact_procs;
+	o->xshared += p->xshared;
 	quick_sum(&o->quick, &p->quick);
 	exact_sum(&o->exact, &p->exact);
 	free((char *)p->key);

@@ -27,6 +27,14 @@ for fam in pagemap_group_rss_bytes pagemap_group_uss_bytes pagemap_group_swap_by
 	if grep -q "^# TYPE $fam " "$tmp/plain.prom"; then pass "export-family-$fam"; else fail "export-family-$fam" "no TYPE line"; fi
 done
 
+# The slow tier: exact PSS, and as root what groups share with each other.
+check export-pss 0 "$pagemap" export --pss
+fams=pagemap_group_pss_bytes
+[ "$(id -u)" = 0 ] && fams="$fams pagemap_group_shared_other_groups_bytes pagemap_physical_bytes"
+for fam in $fams; do
+	if grep -q "^# TYPE $fam " "$tmp/out"; then pass "export-pss-$fam"; else fail "export-pss-$fam" "no TYPE line"; fi
+done
+
 # A rule whose group name holds a quote and a backslash: escaped in the label value.
 printf '# comment\n\nwe"ird\\name *\n' >"$tmp/rules"
 check export-rules 0 "$pagemap" export --group-by rules --rules "$tmp/rules" --pss

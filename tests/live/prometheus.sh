@@ -90,6 +90,11 @@ MIB=1048576 priv=$((8 * MIB)) shared=$((4 * MIB))
 		echo "prometheus-$job-pss|pagemap_group_pss_bytes{$sel}|$((priv + thp_bytes + shared / 2))|$((priv + thp_bytes + shared / 2 + 4 * MIB))"
 	done
 	echo 'prometheus-serve-pss-age|pagemap_pss_age_seconds{job="pagemap"}|0|10'
+	# Root only (frames visible): the 4 MiB the two groups share, plus the libc, loader and program pages they share.
+	if [ "$(id -u)" = 0 ]; then
+		echo "prometheus-xshared-work|pagemap_group_shared_other_groups_bytes{job=\"pagemap\",group=\"fleetwork\"}|$shared|$((shared + 4 * MIB))"
+		echo "prometheus-xshared-peer|pagemap_group_shared_other_groups_bytes{job=\"node\",group=\"fleetpeer\"}|$shared|$((shared + 4 * MIB))"
+	fi
 	echo 'prometheus-serve-duration|pagemap_scrape_duration_seconds{job="pagemap"}|0|1'
 } >"$tmp/checks"
 python3 - "$api" "$tmp/checks" <<'PY'

@@ -1,6 +1,10 @@
 /* test_fleet.c - the exporter's pure parts: frame classes, the cheap tier's run sums, groups and their cap,
  * the metrics writer's escaping and negotiation, the rules parser with hostile input. */
+#include <signal.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "../harness.h"
 #include "internal.h"
 /* The CLI's writer and rules parser are compiled in: they are pure, and unit tests link no CLI objects. */
@@ -117,6 +121,134 @@ static int groups_cap(void)
 	return T_PASS;
 }
 
+/* Frames of groups: shared across groups counted once per group, a group's own repeats never. */
+static int xshare_pure(void)
+{
+	struct pm_ctx *ctx = pm_ctx_new(NULL);
+	struct pm_xshare *x = ctx ? pm_xshare_new(ctx) : NULL;
+	uint64_t page, bytes[3] = { 0 }, none[1] = { 0 };
+	size_t i;
+
+	CHECK(x != NULL);
+	if (!x)
+		return T_FAIL;
+	page = pm_ctx_features(ctx)->page_size;
+	CHECK(pm_xshare_finish(x, bytes, 3) == 0);	/* empty */
+	CHECK_EQ_U64(bytes[0] + bytes[1] + bytes[2], 0);
+	/* 100: groups 0 (three times) and 1; 200: group 2 alone (twice); 300: 0, 1, 2; 400: group 1 alone. */
+	static const uint32_t add[][2] = { { 300, 2 }, { 100, 0 }, { 200, 2 }, { 100, 1 }, { 100, 0 },
+					   { 300, 0 }, { 400, 1 }, { 200, 2 }, { 300, 1 }, { 100, 0 } };
+	for (i = 0; i < sizeof(add) / sizeof(add[0]); i++)
+		CHECK(pm_xshare_add_pfn(x, add[i][0], add[i][1]) == 0);
+	CHECK(pm_xshare_finish(x, bytes, 3) == 0);
+	CHECK_EQ_U64(bytes[0], 2 * page);
+	CHECK_EQ_U64(bytes[1], 2 * page);
+	CHECK_EQ_U64(bytes[2], 1 * page);
+	/* Hostile: a group number past the array is refused, not written. */
+	CHECK(pm_xshare_add_pfn(x, 500, 7) == 0 && pm_xshare_add_pfn(x, 500, 0) == 0);
+	CHECK(pm_xshare_finish(x, none, 1) == -EINVAL);
+	pm_xshare_free(x);
+	pm_xshare_free(NULL);
+	/* Many frames: the array grows past its first allocation. */
+	x = pm_xshare_new(ctx);
+	for (i = 0; x && i < 100000; i++)
+		CHECK(pm_xshare_add_pfn(x, i / 2, (uint32_t)(i % 2)) == 0);
+	memset(bytes, 0, sizeof(bytes));
+	CHECK(x && pm_xshare_finish(x, bytes, 2) == 0);
+	CHECK_EQ_U64(bytes[0], 50000 * page);
+	CHECK_EQ_U64(bytes[1], 50000 * page);
+	pm_xshare_free(x);
+	pm_ctx_free(ctx);
+	return T_PASS;
+}
+
+/* pm_groups_find and pm_groups_add_xshared, and xshared summed when groups fold into "other". */
+static int groups_xshared(void)
+{
+	struct pm_groups *g = pm_groups_new();
+	struct pm_quick q = { .rss = 4096 };
+	size_t folded = 0;
+
+	CHECK(g != NULL);
+	CHECK(pm_groups_find(g, "a") == -ENOENT);
+	CHECK(pm_groups_add(g, "a", &q) == 0);
+	q.rss = 8192;
+	CHECK(pm_groups_add(g, "b", &q) == 0);
+	CHECK(pm_groups_add(g, "c", &q) == 0);
+	CHECK(pm_groups_find(g, "a") == 0);
+	CHECK(pm_groups_find(g, "c") == 2);
+	CHECK(pm_groups_add_xshared(g, "a", 10) == 0);
+	CHECK(pm_groups_add_xshared(g, "c", 5) == 0);
+	CHECK(pm_groups_add_xshared(g, "c", 1) == 0);
+	CHECK_EQ_U64(pm_groups_at(g, 2)->xshared, 6);
+	CHECK(pm_groups_cap(g, 2, "other", &folded) == 0);	/* b kept (ties by key), a and c folded */
+	CHECK_STR(pm_groups_at(g, 0)->key, "b");
+	CHECK_STR(pm_groups_at(g, 1)->key, "other");
+	CHECK_EQ_U64(pm_groups_at(g, 1)->xshared, 16);
+	CHECK(pm_groups_find(g, "other") == 1);
+	pm_groups_free(g);
+	return T_PASS;
+}
+
+/* Live, root: a MAP_SHARED region that a child maps too is shared between the parent's group and the child's. */
+static int xshare_live(void)
+{
+	const size_t len = 64 * 4096;
+	struct pm_ctx *ctx = pm_ctx_new(NULL);
+	struct pm_target *me = ctx ? pm_target_open(ctx, getpid()) : NULL, *kid = NULL;
+	struct pm_xshare *x = NULL;
+	uint64_t bytes[2] = { 0 }, same[1] = { 0 };
+	int fds[2] = { -1, -1 }, rc = T_PASS;
+	char *s = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t pid = -1;
+	char c;
+
+	if (!me || s == MAP_FAILED || pm_target_pfn_view(me) != PM_PFN_VISIBLE) {
+		rc = t_skip("frame numbers are not visible (run as root)");
+		goto out;
+	}
+	memset(s, 1, len);
+	CHECK(pipe(fds) == 0);
+	if ((pid = fork()) == 0) {
+		if (write(fds[1], "r", 1) != 1)
+			_exit(1);
+		pause();	/* keeps the shared region mapped and present */
+		_exit(0);
+	}
+	CHECK(pid > 0 && read(fds[0], &c, 1) == 1);
+	kid = pm_target_open(ctx, pid);
+	x = pm_xshare_new(ctx);
+	CHECK(kid && x);
+	if (!kid || !x)
+		goto out;
+	CHECK(pm_xshare_add(x, me, 0) == 0);
+	CHECK(pm_xshare_add(x, kid, 1) == 0);
+	CHECK(pm_xshare_finish(x, bytes, 2) == 0);
+	CHECK(bytes[0] >= len && bytes[1] >= len);
+	pm_xshare_free(x);
+	/* The same process twice in one group: nothing is shared with another group. */
+	x = pm_xshare_new(ctx);
+	CHECK(x && pm_xshare_add(x, me, 0) == 0 && pm_xshare_add(x, me, 0) == 0);
+	CHECK(x && pm_xshare_finish(x, same, 1) == 0);
+	CHECK_EQ_U64(same[0], 0);
+out:
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	if (fds[0] >= 0) {
+		close(fds[0]);
+		close(fds[1]);
+	}
+	pm_xshare_free(x);
+	pm_target_close(kid);
+	pm_target_close(me);
+	pm_ctx_free(ctx);
+	if (s != MAP_FAILED)
+		munmap(s, len);
+	return rc;
+}
+
 static int writer(void)
 {
 	struct mw_label l[2] = { { "group", "a\"b\\c\nd" }, { "kind", "" } };
@@ -184,4 +316,4 @@ static int rules_hostile(void)
 	return T_PASS;
 }
 
-T_MAIN(T(classes), T(quick_sums), T(groups_cap), T(writer), T(negotiate), T(rules_hostile))
+T_MAIN(T(classes), T(quick_sums), T(groups_cap), T(xshare_pure), T(groups_xshared), T(xshare_live), T(writer), T(negotiate), T(rules_hostile))
