@@ -93,7 +93,8 @@ int pm_xshare_finish(struct pm_xshare *x, uint64_t *bytes, size_t ngroups)
 {
 	size_t i, j, k;
 
-	qsort(x->e, x->n, sizeof(*x->e), by_pfn);
+	if (x->n)	/* qsort of a NULL array is undefined even for 0 elements */
+		qsort(x->e, x->n, sizeof(*x->e), by_pfn);
 	for (i = 0; i < x->n; i = j) {
 		for (j = i + 1; j < x->n && x->e[j].pfn == x->e[i].pfn; j++)
 			;
