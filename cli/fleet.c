@@ -464,7 +464,7 @@ static void write_self(struct mw *w, const struct fleet_state *st, const struct 
 	mw_sample_u64(w, NULL, 0, st->series_dropped);
 	gauge(w, "pagemap_scrape_processes", NULL, "Processes accounted this scrape", (double)t->accounted);
 	gauge(w, "pagemap_scrape_groups", NULL, "Groups exported this scrape (other included)", (double)ngroups);
-	gauge(w, "pagemap_scrape_pagemap_entries", NULL, "Pagemap entries read this scrape", (double)t->entries);
+	gauge(w, "pagemap_scrape_pagemap_entries", NULL, "Pagemap entries read this scrape (the scan back end reads only present and swapped regions' entries)", (double)t->entries);
 	gauge(w, "pagemap_frames_visible", NULL, "1 when physical frame numbers are visible to the exporter (root)",
 	      t->visible);
 	gauge(w, "pagemap_longest_read_seconds", "seconds",

@@ -852,7 +852,8 @@ struct pm_quick {
 	uint64_t swap;		/* swap entries */
 	uint64_t thp;		/* PMD-mapped transparent huge pages (in rss) */
 	uint64_t hugetlb;	/* present in MAP_HUGETLB/SHM_HUGETLB mappings (not in rss) */
-	uint64_t entries;	/* pagemap entries covered by the walk */
+	uint64_t entries;	/* pagemap entries read: all of every mapping with the pread back end,
+				   those of present and swapped regions with the scan back end */
 	uint64_t longest_ns;	/* the longest single walk step: a bound on one read's hold on the target */
 	bool uss_known;		/* the walk could read the exclusive bit (else uss is 0) */
 };

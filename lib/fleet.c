@@ -78,6 +78,7 @@ int pm_quick_process(struct pm_target *t, struct pm_quick *out)
 	struct pm_walk *w;
 	const struct pm_run *run;
 	uint64_t page = t->ctx->features.page_size ? t->ctx->features.page_size : 4096, t0, dt;
+	bool scan;
 	int r;
 
 	memset(out, 0, sizeof(*out));
@@ -85,6 +86,7 @@ int pm_quick_process(struct pm_target *t, struct pm_quick *out)
 	if (!w)
 		return -errno;
 	out->uss_known = (pm_walk_known(w) & PM_PAGE_EXCLUSIVE) != 0;
+	scan = pm_walk_backend(w) == PM_BACKEND_SCAN;
 	for (;;) {
 		/* The time of one step bounds the longest read the walker made to refill its batch. */
 		t0 = now_ns();
@@ -94,7 +96,9 @@ int pm_quick_process(struct pm_target *t, struct pm_quick *out)
 			out->longest_ns = dt;
 		if (r != 0)
 			break;
-		out->entries += (run->end - run->start) / page;
+		/* The scan back end reads entries only where the kernel found present or swapped pages. */
+		if (!scan || (run->flags & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED)))
+			out->entries += (run->end - run->start) / page;
 		pm_quick_add(out, run);
 	}
 	pm_walk_free(w);

@@ -249,6 +249,42 @@ out:
 	return rc;
 }
 
+/* Live: the cheap tier of this process sees a touched region, and the scan back end reads fewer entries than pread. */
+static int quick_live(void)
+{
+	const size_t page = 4096, len = 256 * page;
+	struct pm_ctx *ctx = pm_ctx_new(NULL);
+	struct pm_quick q[2] = { { 0 }, { 0 } };
+	enum pm_backend b[2] = { PM_BACKEND_PREAD, PM_BACKEND_SCAN };
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct pm_target *t;
+	int i, n = 0;
+
+	CHECK(ctx && p != MAP_FAILED);
+	if (!ctx || p == MAP_FAILED)
+		return T_FAIL;
+	madvise(p, len, MADV_NOHUGEPAGE);
+	memset(p, 1, len / 4);	/* a quarter present, the rest never touched */
+	for (i = 0; i < 2; i++) {
+		if (pm_ctx_set_backend(ctx, b[i]) < 0 || !(t = pm_target_open(ctx, getpid())))
+			continue;
+		if (pm_quick_process(t, &q[i]) == 0)
+			n = i + 1;
+		pm_target_close(t);
+	}
+	CHECK(n >= 1);
+	CHECK(q[0].anon >= len / 4);
+	CHECK(q[0].rss == q[0].anon + q[0].file + q[0].shmem);
+	CHECK(q[0].entries >= len / page);	/* pread reads the untouched pages' entries too */
+	if (n == 2) {	/* the kernel has PAGEMAP_SCAN */
+		CHECK(q[1].anon >= len / 4);
+		CHECK(q[1].entries < q[0].entries);
+	}
+	munmap(p, len);
+	pm_ctx_free(ctx);
+	return n == 2 ? T_PASS : t_skip("no PAGEMAP_SCAN: the scan back end was not compared");
+}
+
 static int writer(void)
 {
 	struct mw_label l[2] = { { "group", "a\"b\\c\nd" }, { "kind", "" } };
@@ -316,4 +352,4 @@ static int rules_hostile(void)
 	return T_PASS;
 }
 
-T_MAIN(T(classes), T(quick_sums), T(groups_cap), T(xshare_pure), T(groups_xshared), T(xshare_live), T(writer), T(negotiate), T(rules_hostile))
+T_MAIN(T(classes), T(quick_sums), T(groups_cap), T(xshare_pure), T(groups_xshared), T(xshare_live), T(quick_live), T(writer), T(negotiate), T(rules_hostile))
