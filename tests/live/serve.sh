@@ -51,9 +51,12 @@ if grep -qi '^content-type: application/openmetrics-text' "$tmp/hdr" && [ "$(tai
 	pass serve-type-openmetrics
 else fail serve-type-openmetrics "$(grep -i content-type "$tmp/hdr")"; fi
 
-# The slow tier arrives with its age.
-sleep 1.5
-curl -s --max-time 20 "$url" >"$tmp/body"
+# The slow tier arrives with its age: its first pass takes seconds on a busy machine (more under ASan), so poll.
+for _ in $(seq 60); do
+	curl -s --max-time 20 "$url" >"$tmp/body"
+	grep -q '^pagemap_pss_age_seconds ' "$tmp/body" && break
+	sleep 0.5
+done
 if grep -q '^pagemap_pss_age_seconds ' "$tmp/body" && grep -q '^pagemap_group_pss_bytes{' "$tmp/body"; then pass serve-pss-age
 else fail serve-pss-age "no pagemap_pss_age_seconds or pss samples"; fi
 
