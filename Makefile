@@ -29,6 +29,9 @@ WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-proto
 BASEFLAGS  := -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Iinclude
 SMARTCOLS_CFLAGS = $(shell pkg-config --cflags smartcols 2>/dev/null)
 SMARTCOLS_LIBS   = $(shell pkg-config --libs smartcols 2>/dev/null || echo -lsmartcols)
+# pagemap serve's HTTP server (Debian's libmicrohttpd-dev)
+MHD_CFLAGS = $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
+MHD_LIBS   = $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 
 LIB_SRC    := $(wildcard lib/*.c)
 LIB_PIC    := $(patsubst lib/%.c,$(BUILD)/lib/%.pic.o,$(LIB_SRC))
@@ -49,7 +52,7 @@ $(BUILD)/lib/%.pic.o: lib/%.c lib/*.h include/pagemap.h | $(BUILD)/lib
 $(BUILD)/lib/%.o: lib/%.c lib/*.h include/pagemap.h | $(BUILD)/lib
 	$(CC) $(BASEFLAGS) $(CFLAGS) -fvisibility=hidden -c $< -o $@
 $(BUILD)/cli/%.o: cli/%.c cli/*.h include/pagemap.h | $(BUILD)/cli
-	$(CC) $(BASEFLAGS) $(CFLAGS) $(SMARTCOLS_CFLAGS) -c $< -o $@
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(SMARTCOLS_CFLAGS) $(MHD_CFLAGS) -c $< -o $@
 
 $(SHLIB): $(LIB_PIC) lib/libpagemap.sym
 	$(CC) $(SANFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libpagemap.sym -o $@ $(LIB_PIC)
@@ -60,7 +63,7 @@ $(STLIB): $(LIB_OBJ)
 
 # The CLI links the shared library, so it uses the ABI it ships.
 $(CLI): $(CLI_OBJ) $(SHLIB)
-	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) -L$(BUILD) -lpagemap $(SMARTCOLS_LIBS) -Wl,-rpath,'$$ORIGIN'
+	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) -L$(BUILD) -lpagemap $(SMARTCOLS_LIBS) $(MHD_LIBS) -lpthread -Wl,-rpath,'$$ORIGIN'
 
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|'
 # Generated again by install, so PREFIX given there counts.
@@ -71,7 +74,7 @@ $(BUILD) $(BUILD)/lib $(BUILD)/cli:
 	mkdir -p $@
 
 # Missing Debian build dependencies are installed when run as root.
-DEBS := libsmartcols-dev libxxhash-dev pkg-config clang strace
+DEBS := libsmartcols-dev libxxhash-dev pkg-config clang strace libmicrohttpd-dev
 deps:
 	@tools/install-deps $(DEBS)
 

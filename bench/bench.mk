@@ -41,3 +41,8 @@ $(BUILD)/bench/watch: bench/watch.c $(STLIB) include/pagemap.h lib/compat.h
 .PHONY: bench-watch
 bench-watch: all $(BUILD)/bench/watch
 	$(BUILD)/bench/watch $(BENCH_WATCH_ARGS)
+
+# `make bench-fleet`: the exporter's cost (#14); not part of `make bench` (it starts 2000 processes).
+.PHONY: bench-fleet
+bench-fleet: all $(BUILD)/bench/touch
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-fleet.sh

@@ -45,11 +45,13 @@ uint64_t cli_kpf_entry_bits(uint32_t pmflags);
 
 /* Subcommands: int cmd_NAME(struct pm_ctx *ctx, int argc, char **argv) returning an exit code. */
 int cmd_audit(struct pm_ctx *ctx, int argc, char **argv);
+int cmd_export(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_features(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_maps(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_pages(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_phys(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_ps(struct pm_ctx *ctx, int argc, char **argv);
+int cmd_serve(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_shared(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_v2p(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_track(struct pm_ctx *ctx, int argc, char **argv);

@@ -15,12 +15,14 @@ struct command {
 
 static const struct command commands[] = {
 	{ "audit", cmd_audit, "rowhammer exposure: who can learn physical addresses or sharing here" },
+	{ "export", cmd_export, "per-group memory for Prometheus, once: stdout or a textfile directory" },
 	{ "features", cmd_features, "what this kernel and privilege level allow" },
 	{ "maps", cmd_maps, "one row per mapping: present, swapped, shared, huge pages" },
 	{ "numa", cmd_numa, "which NUMA node each mapping's memory is on; the nodes" },
 	{ "pages", cmd_pages, "runs of pages with their flags, frames and swap slots" },
 	{ "phys", cmd_phys, "physical memory by page flags; a process's pages with their frames" },
 	{ "ps", cmd_ps, "one row per process: RSS, PSS, USS, swap and shared bytes" },
+	{ "serve", cmd_serve, "an HTTP /metrics endpoint for Prometheus (per-group memory, exact PSS)" },
 	{ "shared", cmd_shared, "what processes share with each other and the rest, per mapping pair" },
 	{ "track", cmd_track, "the pages a process writes, per interval and mapping" },
 	{ "v2p", cmd_v2p, "virtual to physical addresses, with the frames' flags and counts" },

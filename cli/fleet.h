@@ -1,0 +1,74 @@
+/* fleet.h - what `pagemap export` and `pagemap serve` share: options, one scrape, the slow exact pass. */
+#ifndef PM_CLI_FLEET_H
+#define PM_CLI_FLEET_H
+
+#include <pagemap.h>
+#include <stdbool.h>
+#include "metrics.h"
+
+enum fleet_by { BY_CGROUP = 0, BY_USER, BY_COMM, BY_PID, BY_RULES };
+
+#define FLEET_MAX_SERIES 1000
+#define FLEET_MAX_RULES 256
+
+/* A rule of a --rules file: processes whose command name matches @pattern (fnmatch) join group @name. */
+struct fleet_rule {
+	char *name, *pattern;
+};
+
+struct fleet_opts {
+	enum fleet_by by;
+	struct fleet_rule *rules;
+	size_t nrules;
+	size_t max_series;	/* hard cap on the samples of one exposition */
+	size_t top;		/* at most this many groups besides "other"; 0: as many as the cap allows */
+	double budget;		/* seconds for the per-process walks of one scrape; 0: none */
+	enum mw_format format;
+};
+
+/* The slow tier's last result: exact PSS per group and frame classes, and when it was taken. */
+struct fleet_exact {
+	struct pm_groups *groups;	/* NULL before the first pass */
+	bool have_classes;
+	bool have_xshared;		/* groups' xshared filled (root: frame numbers visible) */
+	struct pm_classes classes;
+	double taken;			/* CLOCK_MONOTONIC seconds at its end */
+	double duration;		/* seconds it took */
+	uint64_t skipped_gone, skipped_perm;
+};
+
+/* What lives from one scrape to the next (serve): counters. */
+struct fleet_state {
+	uint64_t series_dropped;	/* total, over every scrape */
+	uint64_t scrapes;
+};
+
+/* Parse a --group-by value. Returns 0 or -EINVAL. */
+int fleet_parse_by(const char *s, enum fleet_by *by);
+/*
+ * Parse a rules file: "GROUP PATTERN" per line, '#' comments and blank
+ * lines ignored; GROUP is printable without spaces (1..127 bytes), PATTERN a
+ * glob on the command name. Returns 0, or -errno with a message in @err.
+ */
+int fleet_rules_load(const char *path, struct fleet_opts *o, char *err, size_t errsize);
+/* Parse rules from a buffer (what fleet_rules_load reads; pure, for tests). */
+int fleet_rules_parse(const char *text, struct fleet_opts *o, char *err, size_t errsize);
+void fleet_rules_free(struct fleet_opts *o);
+
+/* The slow tier: exact PSS per group (pagemap + kpagecount; smaps_rollup without root) and frame classes. */
+int fleet_exact_pass(struct pm_ctx *ctx, const struct fleet_opts *o, struct fleet_exact *out);
+void fleet_exact_free(struct fleet_exact *e);
+
+/*
+ * One scrape into @w: the cheap tier per group (walks now), @ex's exact
+ * figures with their age when given, self-telemetry. Returns 0 or -errno
+ * (ENOMEM, or the error listing ROOT/proc).
+ */
+int fleet_scrape(struct pm_ctx *ctx, const struct fleet_opts *o, struct fleet_state *st,
+		 const struct fleet_exact *ex, struct mw *w);
+
+double fleet_now(void);
+/* Check the options that go together, load --rules. Returns -1 to go on, or an exit code after a message. */
+int fleet_check_opts(struct fleet_opts *o, const char *rules);
+
+#endif
