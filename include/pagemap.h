@@ -481,7 +481,8 @@ struct pm_walk;
  * a mapping that are neither present nor swapped come as runs with no
  * PRESENT/SWAPPED flag. @flags: PM_WALK_*. The address range is clamped to
  * what the kernel can read (task_size).
- * Returns the walk, or NULL with errno: EINVAL (@start > @end), EOPNOTSUPP
+ * Returns the walk, or NULL with errno: EINVAL (@start > @end, or a bit in
+ * @flags that is not a PM_WALK_* flag), EOPNOTSUPP
  * (scan back end forced on a kernel without PAGEMAP_SCAN), ENOMEM, or the
  * errors of pm_maps_open. Memory use is bounded by the batch size.
  */
@@ -531,7 +532,8 @@ struct pm_mapstat;
  * the whole address space. @walk_flags: PM_WALK_ENTRIES when exclusive,
  * uffd-wp or frame details are wanted (costs a pread on the scan back end).
  * The walk reads /proc/PID/maps once, for both the mappings and the pages.
- * Returns the iterator or NULL with errno as pm_walk_new.
+ * Returns the iterator or NULL with errno as pm_walk_new (EINVAL for a bit
+ * in @walk_flags that is not a PM_WALK_* flag).
  */
 PM_API struct pm_mapstat *pm_mapstat_open(struct pm_target *t, unsigned walk_flags);
 

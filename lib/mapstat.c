@@ -17,14 +17,18 @@ struct pm_mapstat {
 
 struct pm_mapstat *pm_mapstat_open(struct pm_target *t, unsigned walk_flags)
 {
-	struct pm_mapstat *it = calloc(1, sizeof(*it));
+	struct pm_mapstat *it;
 	int e;
 
+	if (walk_flags & ~(PM_WALK_ENTRIES | PM_WALK_EACH)) {	/* as pm_walk_new: unknown bits are refused */
+		errno = EINVAL;
+		return NULL;
+	}
+	it = calloc(1, sizeof(*it));
 	if (!it)
 		return NULL;
 	/* Only sums: frames need not continue; every mapping, readable or not, gets a row. */
-	it->walk = pm_walk_new(t, 0, UINT64_MAX,
-			       (walk_flags & ~PM_WALK_EACH) | PM_WALK_NOFRAMES | PM_WALK_ALLMAPS);
+	it->walk = pm_walk_open(t, 0, UINT64_MAX, walk_flags & ~PM_WALK_EACH, PM_IWALK_NOFRAMES | PM_IWALK_ALLMAPS);
 	if (!it->walk) {
 		e = errno;
 		free(it);

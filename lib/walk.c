@@ -28,7 +28,8 @@ struct segment {
 struct pm_walk {
 	struct pm_target *t;
 	const struct pm_features *f;
-	unsigned flags;
+	unsigned flags;			/* PM_WALK_* */
+	unsigned iflags;		/* PM_IWALK_*: asked by callers inside the library */
 	enum pm_backend backend;
 	uint32_t known;
 	uint64_t start, end;
@@ -39,7 +40,7 @@ struct pm_walk {
 	struct pm_mapping map;		/* current mapping, as maps gave it */
 	uint64_t map_start, map_end;	/* its part inside [start, end) */
 	bool have_map;
-	bool unreadable;		/* [vvar]/[vsyscall] under PM_WALK_ALLMAPS: never read */
+	bool unreadable;		/* [vvar]/[vsyscall] under PM_IWALK_ALLMAPS: never read */
 	uint64_t map_cur;		/* first address of the mapping not yet segmented */
 	unsigned map_line;		/* maps lines read so far */
 	uint64_t prev_end;		/* end of the last mapping read: a replayed maps must ascend */
@@ -140,6 +141,16 @@ static int choose_backend(struct pm_walk *w)
 
 struct pm_walk *pm_walk_new(struct pm_target *t, uint64_t start, uint64_t end, unsigned flags)
 {
+	/* Unknown bits are refused, so a later flag cannot be silently ignored by an older library. */
+	if (flags & ~(PM_WALK_ENTRIES | PM_WALK_EACH)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return pm_walk_open(t, start, end, flags, 0);
+}
+
+struct pm_walk *pm_walk_open(struct pm_target *t, uint64_t start, uint64_t end, unsigned flags, unsigned iflags)
+{
 	struct pm_walk *w;
 	int r;
 
@@ -153,6 +164,7 @@ struct pm_walk *pm_walk_new(struct pm_target *t, uint64_t start, uint64_t end, u
 	w->t = t;
 	w->f = pm_ctx_features(t->ctx);
 	w->flags = flags;
+	w->iflags = iflags;
 	w->start = start;
 	w->end = end;
 	w->kpf_fd = -1;
@@ -281,7 +293,7 @@ static int next_mapping(struct pm_walk *w)
 			continue;
 		/* [vsyscall] lies above task_size; [vvar] is VM_PFNMAP and always reads empty. */
 		w->unreadable = m->kind == PM_MAP_VSYSCALL || m->kind == PM_MAP_VVAR;
-		if (w->unreadable && !(w->flags & PM_WALK_ALLMAPS))
+		if (w->unreadable && !(w->iflags & PM_IWALK_ALLMAPS))
 			continue;
 		w->map = *m;
 		/* Runs point at the whole mapping; the walk covers its part in range. */
@@ -497,7 +509,7 @@ static int add_pages(struct pm_walk *w, uint64_t addr, uint64_t len, uint32_t fl
 	if (!e)
 		e = &none;
 	if (w->has_pending && !(w->flags & PM_WALK_EACH) &&
-	    compatible(&w->pending, addr, flags, e, w->shift, !(w->flags & PM_WALK_NOFRAMES))) {
+	    compatible(&w->pending, addr, flags, e, w->shift, !(w->iflags & PM_IWALK_NOFRAMES))) {
 		w->pending.end += len;
 		return 0;
 	}
@@ -534,7 +546,7 @@ static size_t same_run(const struct pm_walk *w, size_t i, size_t lim)
 
 	if (is_zero)
 		return 1;
-	if (frames && !(w->flags & PM_WALK_NOFRAMES)) {
+	if (frames && !(w->iflags & PM_IWALK_NOFRAMES)) {
 		if (first & E_PRESENT)
 			step = 1;
 		else if ((first & E_SWAP) && !((first & SWAP_TYPE_MASK) == PM_SWAP_TYPE_MARKER && (first & E_UFFD_WP)))
