@@ -42,13 +42,7 @@ int pm_errno_from_name(const char *s);
 /* Record the first problem of a replayed tree (a hostile or damaged capture); returns -EBADMSG. */
 int pm_tree_error(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* features.c */
-/* Is the kernel at least @maj.@min? True when the version is unknown (assume a current kernel). */
-static inline bool pm_kernel_at_least(const struct pm_features *f, unsigned maj, unsigned min)
-{
-	return !f->kernel_major || f->kernel_major > maj || (f->kernel_major == maj && f->kernel_minor >= min);
-}
-
+/* features.c (the kernel version check is public: pm_kernel_at_least) */
 void pm_dbg(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool pm_swap_active(struct pm_ctx *ctx);
 
