@@ -97,7 +97,7 @@ static void rows_pagemap(struct out *out, const struct pm_features *f)
 					   "not probed");
 	row(out, "unprivileged-pfn", tri(f->unpriv_pfn), "%s",
 	    f->unpriv_pfn == PM_YES ? "before 4.0 any user who may read a process sees its physical addresses (rowhammer exposure)" :
-	    f->unpriv_pfn == PM_NO ? (pm_kernel_at_least(f, 4, 2) ? "4.2+ zero PFNs for readers without CAP_SYS_ADMIN: no exposure through pagemap" :
+	    f->unpriv_pfn == PM_NO ? (f->kernel_major && pm_kernel_at_least(f, 4, 2) ? "4.2+ zero PFNs for readers without CAP_SYS_ADMIN: no exposure through pagemap" :
 						       "4.0-4.1 refuse pagemap to readers without CAP_SYS_ADMIN: no exposure") :
 				     "kernel version unknown");
 	row(out, "exclusive-bit", f->layout == PM_LAYOUT_CURRENT ? "yes" : "no", "%s",
@@ -141,7 +141,7 @@ static void rows_tracking(struct out *out, const struct pm_features *f)
 		row(out, "uffd-wp-async", tri(f->uffd_wp_async), "%s",
 		    f->uffd_wp_async == PM_NO ? "needs Linux 6.7+ (UFFD_FEATURE_WP_ASYNC)" : "not probed");
 	row(out, "soft-dirty", tri(f->soft_dirty), "%s",
-	    f->soft_dirty == PM_YES ? (f->by_effect && pm_kernel_at_least(f, 4, 2) ?
+	    f->soft_dirty == PM_YES ? (f->by_effect && f->kernel_major && pm_kernel_at_least(f, 4, 2) ?
 				       "clear_refs 4 then bit 55 tracks written pages (verified by a round trip)" :
 				       "clear_refs 4 then bit 55 tracks written pages") :
 	    f->soft_dirty == PM_NO ? (!pm_kernel_at_least(f, 3, 11) ? "needs Linux 3.11+" :
