@@ -149,7 +149,7 @@ static int lack_bad_flag(void)
 	CHECK_EQ_U64(pm_flag_lack(&f, &pread_vis, 0), (uint64_t)-EINVAL);
 	CHECK_EQ_U64(pm_flag_lack(&f, &pread_vis, PM_PAGE_PRESENT | PM_PAGE_FILE), (uint64_t)-EINVAL);
 	CHECK_EQ_U64(pm_flag_lack(&f, &pread_vis, UINT32_MAX), (uint64_t)-EINVAL);
-	for (i = 12; i < 32; i++)
+	for (i = PM_PAGE_NFLAGS; i < 32; i++)
 		CHECK_EQ_U64(pm_flag_lack(&f, &pread_vis, 1u << i), (uint64_t)-EINVAL);
 	return T_PASS;
 }
