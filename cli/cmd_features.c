@@ -36,11 +36,6 @@ static const char *tri(enum pm_tristate t)
 	return t == PM_YES ? "yes" : t == PM_NO ? "no" : "unknown";
 }
 
-static bool at_least(const struct pm_features *f, unsigned maj, unsigned min)
-{
-	return f->kernel_major > maj || (f->kernel_major == maj && f->kernel_minor >= min);
-}
-
 static void rows_kernel(struct out *out, const struct pm_features *f, bool live)
 {
 	char v[32];
@@ -53,9 +48,9 @@ static void rows_kernel(struct out *out, const struct pm_features *f, bool live)
 	row(out, "pmd-size", v, "bytes one PMD maps: the size of a PMD-mapped huge page");
 	row(out, "privileged", f->privileged ? "yes" : "no", "%s",
 	    f->privileged ? "CAP_SYS_ADMIN in the initial user namespace" :
-	    f->kernel_major && !at_least(f, 4, 0) ? "no CAP_SYS_ADMIN: before 4.0 PFNs are shown anyway" :
-	    f->kernel_major && !at_least(f, 4, 2) ? "no CAP_SYS_ADMIN: Linux 4.0-4.1 refuse to open pagemap" :
-	    f->kernel_major && !at_least(f, 4, 18) ? "no CAP_SYS_ADMIN: PFNs are hidden (4.2-4.17 still show swap slots)" :
+	    !pm_kernel_at_least(f, 4, 0) ? "no CAP_SYS_ADMIN: before 4.0 PFNs are shown anyway" :
+	    !pm_kernel_at_least(f, 4, 2) ? "no CAP_SYS_ADMIN: Linux 4.0-4.1 refuse to open pagemap" :
+	    !pm_kernel_at_least(f, 4, 18) ? "no CAP_SYS_ADMIN: PFNs are hidden (4.2-4.17 still show swap slots)" :
 						    "no CAP_SYS_ADMIN in the initial user namespace: PFNs and swap slots are hidden");
 }
 
@@ -102,13 +97,13 @@ static void rows_pagemap(struct out *out, const struct pm_features *f)
 					   "not probed");
 	row(out, "unprivileged-pfn", tri(f->unpriv_pfn), "%s",
 	    f->unpriv_pfn == PM_YES ? "before 4.0 any user who may read a process sees its physical addresses (rowhammer exposure)" :
-	    f->unpriv_pfn == PM_NO ? (at_least(f, 4, 2) ? "4.2+ zero PFNs for readers without CAP_SYS_ADMIN: no exposure through pagemap" :
+	    f->unpriv_pfn == PM_NO ? (f->kernel_major && pm_kernel_at_least(f, 4, 2) ? "4.2+ zero PFNs for readers without CAP_SYS_ADMIN: no exposure through pagemap" :
 						       "4.0-4.1 refuse pagemap to readers without CAP_SYS_ADMIN: no exposure") :
 				     "kernel version unknown");
 	row(out, "exclusive-bit", f->layout == PM_LAYOUT_CURRENT ? "yes" : "no", "%s",
 	    f->layout == PM_LAYOUT_CURRENT ? "bit 56: page mapped only by this process" : "needs Linux 4.2+");
-	row(out, "uffd-wp-bit", at_least(f, 5, 13) ? "yes" : f->kernel_major ? "no" : "unknown", "%s",
-	    at_least(f, 5, 13) ? "bit 57: userfaultfd write-protected" : "needs Linux 5.13+");
+	row(out, "uffd-wp-bit", !f->kernel_major ? "unknown" : pm_kernel_at_least(f, 5, 13) ? "yes" : "no", "%s",
+	    f->kernel_major && pm_kernel_at_least(f, 5, 13) ? "bit 57: userfaultfd write-protected" : "needs Linux 5.13+");
 	row(out, "guard-regions", tri(f->guard_regions), "%s",
 	    f->guard_regions == PM_YES ? "bit 58 marks MADV_GUARD_INSTALL pages" :
 	    f->guard_regions == PM_NO ? "needs Linux 6.15+ (bit 58)" : "not recorded by the capture");
@@ -146,10 +141,10 @@ static void rows_tracking(struct out *out, const struct pm_features *f)
 		row(out, "uffd-wp-async", tri(f->uffd_wp_async), "%s",
 		    f->uffd_wp_async == PM_NO ? "needs Linux 6.7+ (UFFD_FEATURE_WP_ASYNC)" : "not probed");
 	row(out, "soft-dirty", tri(f->soft_dirty), "%s",
-	    f->soft_dirty == PM_YES ? (f->by_effect && at_least(f, 4, 2) ?
+	    f->soft_dirty == PM_YES ? (f->by_effect && f->kernel_major && pm_kernel_at_least(f, 4, 2) ?
 				       "clear_refs 4 then bit 55 tracks written pages (verified by a round trip)" :
 				       "clear_refs 4 then bit 55 tracks written pages") :
-	    f->soft_dirty == PM_NO ? (f->kernel_major && !at_least(f, 3, 11) ? "needs Linux 3.11+" :
+	    f->soft_dirty == PM_NO ? (!pm_kernel_at_least(f, 3, 11) ? "needs Linux 3.11+" :
 				      "kernel built without CONFIG_MEM_SOFT_DIRTY: clear_refs 4 is accepted but does nothing") :
 	    f->layout == PM_LAYOUT_PSHIFT ? "page-shift layout: only a clear_refs 4, which switches every reader to v2, would tell" :
 					    "not probed");
@@ -174,7 +169,7 @@ static void row_mapcount(struct out *out, const struct pm_features *f)
 {
 	if (f->page_mapcount == PM_YES)
 		row(out, "page-mapcount", "yes", "%s",
-		    f->kernel_major && !at_least(f, 6, 15) ?
+		    !pm_kernel_at_least(f, 6, 15) ?
 			    "each page of a large folio has its own map count in kpagecount and smaps (every kernel before 6.15)" :
 			    "each page of a large folio has its own map count in kpagecount and smaps (CONFIG_PAGE_MAPCOUNT)");
 	else if (f->page_mapcount == PM_NO)

@@ -1,7 +1,6 @@
 /* cmd_maps.c - `pagemap maps PID`: one row per mapping with what its pages are doing. */
 #include <errno.h>
 #include <getopt.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
@@ -35,50 +34,50 @@ static const struct out_col columns[] = {
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 
-/* Which usage field a size column shows, and the page flag that must be known for it. */
+/* The page flag whose bytes a size column shows (the sums are pm_flag_bytes, one per flag). */
 static const struct {
 	size_t col;
-	size_t offset;
 	uint32_t flag;
 } usage_cols[] = {
-	{ COL_PRESENT, offsetof(struct pm_usage, present), PM_PAGE_PRESENT },
-	{ COL_SWAPPED, offsetof(struct pm_usage, swapped), PM_PAGE_SWAPPED },
-	{ COL_FILE, offsetof(struct pm_usage, file), PM_PAGE_FILE },
-	{ COL_EXCLUSIVE, offsetof(struct pm_usage, exclusive), PM_PAGE_EXCLUSIVE },
-	{ COL_THP, offsetof(struct pm_usage, thp), PM_PAGE_THP },
-	{ COL_SOFTDIRTY, offsetof(struct pm_usage, softdirty), PM_PAGE_SOFTDIRTY },
-	{ COL_UFFDWP, offsetof(struct pm_usage, uffdwp), PM_PAGE_UFFD_WP },
-	{ COL_GUARD, offsetof(struct pm_usage, guard), PM_PAGE_GUARD },
-	{ COL_ZERO, offsetof(struct pm_usage, zero), PM_PAGE_ZERO },
+	{ COL_PRESENT, PM_PAGE_PRESENT },
+	{ COL_SWAPPED, PM_PAGE_SWAPPED },
+	{ COL_FILE, PM_PAGE_FILE },
+	{ COL_EXCLUSIVE, PM_PAGE_EXCLUSIVE },
+	{ COL_THP, PM_PAGE_THP },
+	{ COL_SOFTDIRTY, PM_PAGE_SOFTDIRTY },
+	{ COL_UFFDWP, PM_PAGE_UFFD_WP },
+	{ COL_GUARD, PM_PAGE_GUARD },
+	{ COL_ZERO, PM_PAGE_ZERO },
 };
+#define NUSAGE (sizeof(usage_cols) / sizeof(usage_cols[0]))
 
-static uint64_t usage_field(const struct pm_usage *u, size_t i)
+static uint64_t flag_bytes(const struct pm_flag_bytes *b, uint32_t flag)
 {
-	return *(const uint64_t *)((const char *)u + usage_cols[i].offset);
+	return b->by_flag[__builtin_ctz(flag)];
 }
 
-static void add_usage(struct pm_usage *sum, const struct pm_usage *u)
+static void add_bytes(struct pm_flag_bytes *sum, const struct pm_flag_bytes *b)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(*sum) / sizeof(uint64_t); i++)
-		((uint64_t *)sum)[i] += ((const uint64_t *)u)[i];
+	for (i = 0; i < sizeof(sum->by_flag) / sizeof(sum->by_flag[0]); i++)
+		sum->by_flag[i] += b->by_flag[i];
 }
 
 /* Size cells; a flag the kernel or back end cannot tell prints "-" (null), never 0. */
-static void usage_cells(struct out *out, struct libscols_line *ln, const struct pm_usage *u, uint32_t known)
+static void usage_cells(struct out *out, struct libscols_line *ln, const struct pm_flag_bytes *b, uint32_t known)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(usage_cols) / sizeof(usage_cols[0]); i++) {
+	for (i = 0; i < NUSAGE; i++) {
 		if (known & usage_cols[i].flag)
-			out_u64(out, ln, usage_cols[i].col, usage_field(u, i));
+			out_u64(out, ln, usage_cols[i].col, flag_bytes(b, usage_cols[i].flag));
 		else
 			out_unknown(out, ln, usage_cols[i].col);
 	}
 }
 
-static void mapping_row(struct out *out, const struct pm_mapping *m, const struct pm_usage *u, uint32_t known,
+static void mapping_row(struct out *out, const struct pm_mapping *m, const struct pm_flag_bytes *b, uint32_t known,
 			const struct node_cells *nodes)
 {
 	struct libscols_line *ln = out_line(out);
@@ -89,7 +88,7 @@ static void mapping_row(struct out *out, const struct pm_mapping *m, const struc
 	out_u64(out, ln, COL_END, m->end);
 	out_str(out, ln, COL_PERMS, m->perms);
 	out_u64(out, ln, COL_SIZE, m->end - m->start);
-	usage_cells(out, ln, u, known);
+	usage_cells(out, ln, b, known);
 	out_u64(out, ln, COL_OFFSET, m->offset);
 	snprintf(buf, sizeof(buf), "%02x:%02x", m->dev_major, m->dev_minor);
 	out_str(out, ln, COL_DEV, buf);
@@ -102,33 +101,64 @@ static void mapping_row(struct out *out, const struct pm_mapping *m, const struc
 	out_str(out, ln, COL_PATH, buf);
 }
 
+static const struct pm_flag_fact *fact_of(uint32_t flag)
+{
+	const struct pm_flag_fact *x;
+	size_t i, n;
+
+	for (x = pm_flag_facts(&n), i = 0; i < n; i++)
+		if (x[i].bit == flag)
+			return &x[i];
+	return NULL;
+}
+
+/* Why @flag cannot be told (pm_flag_lack's @lack), in words, from its kernel facts. */
+static void lack_words(char *buf, size_t size, uint32_t flag, int lack, bool scan)
+{
+	const struct pm_flag_fact *x = fact_of(flag);
+	bool sd = x && (x->needs & PM_NEED_SOFT_DIRTY);
+	char what[32];
+
+	if (sd)	/* bit 55 is older than soft-dirty: it held the page shift */
+		snprintf(what, sizeof(what), "soft-dirty");
+	else
+		snprintf(what, sizeof(what), "bit %d", x ? x->raw_bit : -1);
+	if (lack == PM_LACK_KERNEL && x)
+		snprintf(buf, size, "%s came with Linux %u.%u", what, x->since_major, x->since_minor);
+	else if (lack == PM_LACK_LAYOUT)
+		snprintf(buf, size, "this pagemap layout has no %s bit", sd ? "soft-dirty" : what);
+	else if (lack == PM_LACK_CONFIG)
+		snprintf(buf, size, "%s", sd ? "kernel built without CONFIG_MEM_SOFT_DIRTY" : "the kernel refuses MADV_GUARD_INSTALL");
+	else if (lack == PM_LACK_FRAMES)
+		snprintf(buf, size, "%s", scan ? "PFNs are hidden" : "PFNs are hidden and the pread back end needs them");
+	else if (lack == PM_LACK_ZERO_PFN)
+		snprintf(buf, size, "the zero page's frame is not known");
+	else if (lack == PM_LACK_ENTRIES)
+		snprintf(buf, size, "the scan back end was not asked to read entries");
+	else
+		snprintf(buf, size, "PAGEMAP_SCAN here does not report it");
+}
+
 /* Why a column the kernel, privilege or back end cannot tell is "-", all in one stderr line. */
-static void note_unknown(struct pm_ctx *ctx, struct out *out, uint32_t known, const struct pm_walk *w)
+static void note_unknown(struct pm_ctx *ctx, struct out *out, uint32_t known, const struct pm_target *t,
+			 const struct pm_walk *w, bool entries)
 {
 	const struct pm_features *f = pm_ctx_features(ctx);
-	bool old_sd = f->kernel_major && (f->kernel_major < 3 || (f->kernel_major == 3 && f->kernel_minor < 11));
-	char line[1024];
-	size_t n = 0;
-	const struct {
-		size_t col;
-		uint32_t flag;
-		const char *why;
-	} *r, reasons[] = {
-		{ COL_FILE, PM_PAGE_FILE, "FILE (bit 61 came with Linux 3.5)" },
-		{ COL_EXCLUSIVE, PM_PAGE_EXCLUSIVE, "EXCLUSIVE (bit 56 came with Linux 4.2)" },
-		{ COL_THP, PM_PAGE_THP, "THP (PFNs are hidden and the pread back end needs them)" },
-		{ COL_ZERO, PM_PAGE_ZERO, "ZERO (PFNs are hidden and the pread back end needs them)" },
-		{ COL_SOFTDIRTY, PM_PAGE_SOFTDIRTY,
-		  f->soft_dirty != PM_NO ? "SOFTDIRTY (this pagemap layout has no soft-dirty bit)" :
-		  old_sd ? "SOFTDIRTY (soft-dirty came with Linux 3.11)" :
-			   "SOFTDIRTY (kernel built without CONFIG_MEM_SOFT_DIRTY)" },
-		{ COL_UFFDWP, PM_PAGE_UFFD_WP, "UFFDWP (bit 57 came with Linux 5.13)" },
-		{ COL_GUARD, PM_PAGE_GUARD, "GUARD (bit 58 came with Linux 6.15)" },
-	};
+	struct pm_decode_info d;
+	struct pm_read_how how;
+	char line[1024], why[128];
+	size_t i, n = 0;
 
-	for (r = reasons; r < reasons + sizeof(reasons) / sizeof(reasons[0]); r++)
-		if (out_has(out, r->col) && !(known & r->flag) && n < sizeof(line))
-			n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s", n ? ", " : "", r->why);
+	pm_target_decode_info(t, &d);
+	how = (struct pm_read_how){ .layout = d.layout, .frames = d.frame_visible,
+				    .scan = pm_walk_backend(w) == PM_BACKEND_SCAN, .entries = entries };
+	for (i = 0; i < NUSAGE; i++) {
+		if (!out_has(out, usage_cols[i].col) || (known & usage_cols[i].flag) || n >= sizeof(line))
+			continue;
+		lack_words(why, sizeof(why), usage_cols[i].flag, pm_flag_lack(f, &how, usage_cols[i].flag), how.scan);
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s (%s)", n ? ", " : "",
+				      columns[usage_cols[i].col].name, why);
+	}
 	if (n)
 		cli_error(0, "note: shown as \"-\": %s", line);
 }
@@ -140,7 +170,7 @@ static int walk_maps(struct pm_ctx *ctx, struct pm_target *t, struct out *out, c
 	struct pm_mapstat *it = pm_mapstat_open(t, entries ? PM_WALK_ENTRIES : 0);
 	const struct pm_mapping *m;
 	const struct pm_usage *u;
-	struct pm_usage total = { 0 };
+	struct pm_flag_bytes total = { { 0 } };
 	uint64_t size = 0;
 	uint32_t known;
 	struct libscols_line *ln;
@@ -151,12 +181,12 @@ static int walk_maps(struct pm_ctx *ctx, struct pm_target *t, struct out *out, c
 		return EXIT_RUNTIME;
 	}
 	known = pm_walk_known(pm_mapstat_walk(it));
-	note_unknown(ctx, out, known, pm_mapstat_walk(it));
+	note_unknown(ctx, out, known, t, pm_mapstat_walk(it), entries);
 	while ((rc = pm_mapstat_next(it, &m, &u)) == 0) {
 		/* [vvar] (VM_PFNMAP) and [vsyscall] (above task_size) cannot be read: say so. */
 		bool unreadable = m->kind == PM_MAP_VVAR || m->kind == PM_MAP_VSYSCALL;
-		mapping_row(out, m, u, unreadable ? 0 : known, nodes);
-		add_usage(&total, u);
+		mapping_row(out, m, pm_mapstat_bytes(it), unreadable ? 0 : known, nodes);
+		add_bytes(&total, pm_mapstat_bytes(it));
 		size += m->end - m->start;
 	}
 	pm_mapstat_close(it);

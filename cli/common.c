@@ -154,7 +154,7 @@ void cli_note_hidden(struct pm_ctx *ctx, const struct pm_target *t)
 		return;
 	if (!strcmp(pm_ctx_root(ctx), "/"))
 		cli_error(0, "note: physical frame numbers are hidden: %s",
-			  f->kernel_major && (f->kernel_major < 4 || (f->kernel_major == 4 && f->kernel_minor < 2)) ?
+			  !pm_kernel_at_least(f, 4, 2) ?
 				  "the reader lacks privilege" :
 				  "the reader lacks CAP_SYS_ADMIN in the initial user namespace (Linux 4.2+)");
 	else

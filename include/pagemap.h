@@ -426,6 +426,74 @@ PM_API const struct pm_flag_info *pm_flag_table(size_t *n);
  */
 PM_API char *pm_flags_letters(uint32_t flags, char *buf, size_t size);
 
+/*
+ * What a flag needs besides a kernel that reports it (pm_flag_fact.needs).
+ * PM_NEED_SOFT_DIRTY and PM_NEED_GUARD name a probed answer in struct
+ * pm_features: PM_NO makes the flag unknown, PM_YES makes the kernel version
+ * irrelevant. Under PAGEMAP_SCAN an accepted category proves the kernel
+ * support (guard regions), but not the kernel config (soft-dirty).
+ */
+#define PM_NEED_FRAMES		(1u << 0)	/* the reader sees frame numbers (pm_decode_info.frame_visible) */
+#define PM_NEED_ENTRIES		(1u << 1)	/* entries are read: under PAGEMAP_SCAN only with PM_WALK_ENTRIES */
+#define PM_NEED_SOFT_DIRTY	(1u << 2)	/* CONFIG_MEM_SOFT_DIRTY (pm_features.soft_dirty) */
+#define PM_NEED_GUARD		(1u << 3)	/* MADV_GUARD_INSTALL guard regions (pm_features.guard_regions) */
+#define PM_NEED_ZERO_PFN	(1u << 4)	/* the zero page's frame is known (pm_features.zero_pfn), or there is none */
+
+/* One row of the kernel facts behind a PM_PAGE_* flag. */
+struct pm_flag_fact {
+	uint32_t bit;			/* PM_PAGE_* value */
+	int raw_bit;			/* the pagemap entry bit that is this flag; -1 when it is derived
+					   (from the frame field, the swap type, or frames side by side) */
+	unsigned since_major, since_minor;	/* first kernel that reports it; 0.0: every kernel */
+	uint32_t needs;			/* PM_NEED_* */
+	uint64_t scan_category;		/* PM_CAT_* that gives it under PAGEMAP_SCAN without reading
+					   entries; 0 when entries must be read */
+};
+
+/*
+ * pm_flag_facts - the kernel facts of each PM_PAGE_* flag: the rows of
+ * pm_flag_table() in its order, then PM_PAGE_FRAME (which has no letter);
+ * *@n gets the length. Static.
+ */
+PM_API const struct pm_flag_fact *pm_flag_facts(size_t *n);
+
+/* How pages are read, for pm_flag_lack(). */
+struct pm_read_how {
+	enum pm_layout layout;		/* of the entries (pm_target_decode_info) */
+	bool frames;			/* the reader sees frame numbers */
+	bool scan;			/* the PAGEMAP_SCAN back end (else pread) */
+	bool entries;			/* PM_WALK_ENTRIES: the scan back end reads entries too */
+};
+
+/* Why a flag cannot be told: pm_flag_lack()'s answer. */
+enum pm_lack {
+	PM_LACK_NONE = 0,	/* it can be told: clear means clear */
+	PM_LACK_KERNEL,		/* the kernel is older than the flag (since_major.since_minor) */
+	PM_LACK_LAYOUT,		/* this entry layout has no such bit (bits 55-60 before 4.2) */
+	PM_LACK_CONFIG,		/* the probe says the kernel lacks what it needs (PM_NEED_SOFT_DIRTY, _GUARD) */
+	PM_LACK_FRAMES,		/* frame numbers are hidden from this reader */
+	PM_LACK_ZERO_PFN,	/* the zero page's frame is not known */
+	PM_LACK_ENTRIES,	/* the scan back end does not read entries (no PM_WALK_ENTRIES) */
+	PM_LACK_SCAN,		/* PAGEMAP_SCAN here does not accept the flag's category */
+};
+
+/*
+ * pm_flag_lack - can flag @flag (one PM_PAGE_* bit) be told on the kernel of
+ * @f, read as @how says? The one rule behind pm_walk_known() and the tool's
+ * "shown as -" notes, from pm_flag_facts(). Pure.
+ * Returns PM_LACK_NONE (0), the first reason it cannot (enum pm_lack, in the
+ * order listed there), or -EINVAL for a value that is not one known flag.
+ */
+PM_API int pm_flag_lack(const struct pm_features *f, const struct pm_read_how *how, uint32_t flag);
+
+/*
+ * pm_kernel_at_least - is the kernel of @f at least @major.@minor? True
+ * when its version is unknown (a replayed tree without one): the library
+ * then assumes a current kernel. The one version check of the library and
+ * the tool. Pure.
+ */
+PM_API bool pm_kernel_at_least(const struct pm_features *f, unsigned major, unsigned minor);
+
 /* How to read raw entries. */
 struct pm_decode_info {
 	enum pm_layout layout;
@@ -489,7 +557,8 @@ struct pm_walk;
  * a mapping that are neither present nor swapped come as runs with no
  * PRESENT/SWAPPED flag. @flags: PM_WALK_*. The address range is clamped to
  * what the kernel can read (task_size).
- * Returns the walk, or NULL with errno: EINVAL (@start > @end), EOPNOTSUPP
+ * Returns the walk, or NULL with errno: EINVAL (@start > @end, or a bit in
+ * @flags that is not a PM_WALK_* flag), EOPNOTSUPP
  * (scan back end forced on a kernel without PAGEMAP_SCAN), ENOMEM, or the
  * errors of pm_maps_open. Memory use is bounded by the batch size.
  */
@@ -527,6 +596,18 @@ struct pm_usage {
 /* pm_usage_add - add @run's bytes to @u under each flag the run has (pure). */
 PM_API void pm_usage_add(struct pm_usage *u, const struct pm_run *run);
 
+/*
+ * Bytes by page flag: by_flag[i] sums the runs that have flag 1u << i
+ * (PM_PAGE_*). Room for every bit of the flags word, so a new flag changes
+ * no layout; struct pm_usage is the same sums for the first nine flags.
+ */
+struct pm_flag_bytes {
+	uint64_t by_flag[32];
+};
+
+/* pm_flag_bytes_add - add @run's bytes to @b under each flag the run has (pure). */
+PM_API void pm_flag_bytes_add(struct pm_flag_bytes *b, const struct pm_run *run);
+
 /* ------------------------------------------------------------------ */
 /* Per-mapping usage                                                  */
 /* ------------------------------------------------------------------ */
@@ -539,7 +620,8 @@ struct pm_mapstat;
  * the whole address space. @walk_flags: PM_WALK_ENTRIES when exclusive,
  * uffd-wp or frame details are wanted (costs a pread on the scan back end).
  * The walk reads /proc/PID/maps once, for both the mappings and the pages.
- * Returns the iterator or NULL with errno as pm_walk_new.
+ * Returns the iterator or NULL with errno as pm_walk_new (EINVAL for a bit
+ * in @walk_flags that is not a PM_WALK_* flag).
  */
 PM_API struct pm_mapstat *pm_mapstat_open(struct pm_target *t, unsigned walk_flags);
 
@@ -548,6 +630,12 @@ PM_API struct pm_mapstat *pm_mapstat_open(struct pm_target *t, unsigned walk_fla
  * next call). Returns 0, 1 at the end, or -errno as pm_walk_next.
  */
 PM_API int pm_mapstat_next(struct pm_mapstat *it, const struct pm_mapping **map, const struct pm_usage **usage);
+
+/*
+ * pm_mapstat_bytes - the mapping pm_mapstat_next() gave last, as bytes by
+ * flag (borrowed until the next call); all zero before the first call.
+ */
+PM_API const struct pm_flag_bytes *pm_mapstat_bytes(const struct pm_mapstat *it);
 
 /* pm_mapstat_walk - the walk behind the iterator, for pm_walk_known/pm_walk_backend. */
 PM_API const struct pm_walk *pm_mapstat_walk(const struct pm_mapstat *it);

@@ -13,10 +13,8 @@
 #include <unistd.h>
 #include "compat.h"
 #include "internal.h"
+#include "pme.h"
 
-#define PSHIFT_NOT_PRESENT(shift) ((uint64_t)(shift) << 55)
-#define E_SOFT_DIRTY (1ULL << 55)
-#define E_FRAME_MASK ((1ULL << 55) - 1)
 
 const char *pm_layout_name(enum pm_layout layout)
 {
@@ -48,9 +46,9 @@ const char *pm_pfn_view_name(enum pm_pfn_view view)
 	}
 }
 
-static bool version_ge(const struct pm_features *f, unsigned maj, unsigned min)
+bool pm_kernel_at_least(const struct pm_features *f, unsigned major, unsigned minor)
 {
-	return f->kernel_major > maj || (f->kernel_major == maj && f->kernel_minor >= min);
+	return !f->kernel_major || f->kernel_major > major || (f->kernel_major == major && f->kernel_minor >= minor);
 }
 
 static void probe_release(struct pm_ctx *ctx, struct pm_features *f)
@@ -135,7 +133,6 @@ static int self_entry(int fd, const void *addr, unsigned page_shift, uint64_t *e
 	return n == 1 ? 0 : (n < 0 ? (int)n : -EIO);
 }
 
-#define E_EXCLUSIVE (1ULL << 56)
 #define KPF_ZERO_PAGE_BIT 24
 
 /* Does /proc/kpageflags say @pfn is the zero page? PM_UNKNOWN when it cannot be read. */
@@ -177,13 +174,13 @@ static void probe_zero_page(int fd, struct pm_features *f)
 	(void)p[0];
 	(void)p[ps];
 	if (self_entry(fd, (const void *)p, f->page_shift, &e[0]) < 0 ||
-	    self_entry(fd, (const void *)(p + ps), f->page_shift, &e[1]) < 0 || !(e[0] >> 63) || !(e[1] >> 63))
+	    self_entry(fd, (const void *)(p + ps), f->page_shift, &e[1]) < 0 || !(e[0] & PME_PRESENT) || !(e[1] & PME_PRESENT))
 		goto out;
-	pfn = e[0] & E_FRAME_MASK;
-	if (f->layout == PM_LAYOUT_CURRENT && ((e[0] | e[1]) & E_EXCLUSIVE))
+	pfn = e[0] & PME_PFRAME_MASK;
+	if (f->layout == PM_LAYOUT_CURRENT && ((e[0] | e[1]) & PME_MMAP_EXCLUSIVE))
 		f->zero_page = PM_NO;
 	else if (f->pfn_view == PM_PFN_VISIBLE)
-		f->zero_page = pfn && pfn == (e[1] & E_FRAME_MASK) && kpf_zero(pfn) != PM_NO ? PM_YES : PM_NO;
+		f->zero_page = pfn && pfn == (e[1] & PME_PFRAME_MASK) && kpf_zero(pfn) != PM_NO ? PM_YES : PM_NO;
 	else if (f->layout == PM_LAYOUT_CURRENT)
 		f->zero_page = PM_YES;	/* present and not exclusive: mapped by no one, the zero page */
 	if (f->zero_page == PM_YES && f->pfn_view == PM_PFN_VISIBLE)
@@ -228,13 +225,13 @@ static void probe_self_pagemap(struct pm_features *f)
 	/* Virtual page 0 is below mmap_min_addr: never mapped. */
 	if (self_entry(fd, NULL, f->page_shift, &e0) == 0) {
 		f->layout_by_effect = true;
-		if (e0 == PSHIFT_NOT_PRESENT(f->page_shift))
+		if (e0 == PME_PSHIFT_NOT_PRESENT(f->page_shift))
 			f->layout = PM_LAYOUT_PSHIFT;
 		else if (f->layout == PM_LAYOUT_PSHIFT || f->layout == PM_LAYOUT_UNKNOWN)
-			f->layout = version_ge(f, 4, 2) || !f->kernel_major ? PM_LAYOUT_CURRENT : PM_LAYOUT_V2;
+			f->layout = pm_kernel_at_least(f, 4, 2) ? PM_LAYOUT_CURRENT : PM_LAYOUT_V2;
 	}
-	if (self_entry(fd, (const void *)page_probe, f->page_shift, &e) == 0 && (e >> 63))
-		f->pfn_view = (e & E_FRAME_MASK) ? PM_PFN_VISIBLE : PM_PFN_HIDDEN;
+	if (self_entry(fd, (const void *)page_probe, f->page_shift, &e) == 0 && (e & PME_PRESENT))
+		f->pfn_view = (e & PME_PFRAME_MASK) ? PM_PFN_VISIBLE : PM_PFN_HIDDEN;
 	probe_zero_page(fd, f);
 	close(fd);
 }
@@ -327,12 +324,12 @@ static int soft_dirty_child(unsigned page_shift)
 	if (p == MAP_FAILED || fd < 0 || cfd < 0)
 		return 2;
 	p[0] = 1;
-	if (self_entry(fd, p, page_shift, &e) || !(e & E_SOFT_DIRTY))
+	if (self_entry(fd, p, page_shift, &e) || !(e & PME_SOFT_DIRTY))
 		return 1;
-	if (write(cfd, "4", 1) != 1 || self_entry(fd, p, page_shift, &e) || (e & E_SOFT_DIRTY))
+	if (write(cfd, "4", 1) != 1 || self_entry(fd, p, page_shift, &e) || (e & PME_SOFT_DIRTY))
 		return 1;
 	p[0] = 2;
-	if (self_entry(fd, p, page_shift, &e) || !(e & E_SOFT_DIRTY))
+	if (self_entry(fd, p, page_shift, &e) || !(e & PME_SOFT_DIRTY))
 		return 1;
 	return 0;
 }
@@ -359,7 +356,7 @@ static void probe_soft_dirty(struct pm_features *f)
 	else if (f->layout == PM_LAYOUT_PSHIFT)
 		goto out;
 	else if (self_entry(fd, p, f->page_shift, &e) == 0)
-		f->soft_dirty = (e & E_SOFT_DIRTY) ? PM_YES : PM_NO;
+		f->soft_dirty = (e & PME_SOFT_DIRTY) ? PM_YES : PM_NO;
 out:
 	if (fd >= 0)
 		close(fd);
@@ -373,7 +370,7 @@ static void probe_soft_dirty_trip(struct pm_features *f)
 	int status;
 	pid_t pid;
 
-	if (f->soft_dirty != PM_YES || !version_ge(f, 4, 2))
+	if (f->soft_dirty != PM_YES || !f->kernel_major || !pm_kernel_at_least(f, 4, 2))
 		return;
 	pid = fork();
 	if (pid == 0)
@@ -436,9 +433,9 @@ static bool thp_here(const struct pm_features *f, char *p, uint64_t nr, uint64_t
 	ok = self_entry(fd, p, f->page_shift, &first) == 0 &&
 	     self_entry(fd, p + (nr - 1) * f->page_size, f->page_shift, &last) == 0;
 	close(fd);
-	*head_pfn = first & E_FRAME_MASK;
-	return ok && (first >> 63) && (last >> 63) && *head_pfn && *head_pfn % nr == 0 &&
-	       (last & E_FRAME_MASK) == *head_pfn + nr - 1;
+	*head_pfn = first & PME_PFRAME_MASK;
+	return ok && (first & PME_PRESENT) && (last & PME_PRESENT) && *head_pfn && *head_pfn % nr == 0 &&
+	       (last & PME_PFRAME_MASK) == *head_pfn + nr - 1;
 }
 
 static enum pm_tristate probe_page_mapcount(struct pm_ctx *ctx, const struct pm_features *f)
@@ -611,7 +608,7 @@ static enum pm_tristate unpriv_pfn(const struct pm_features *f)
 {
 	if (!f->kernel_major)
 		return PM_UNKNOWN;
-	if (!version_ge(f, 4, 0))
+	if (!pm_kernel_at_least(f, 4, 0))
 		return PM_YES;	/* before 4.0 anyone who may ptrace-read the task sees PFNs */
 	return PM_NO;		/* 4.0-4.1 refuse the open; 4.2+ zero the PFNs */
 }
@@ -620,7 +617,7 @@ static void default_layout(struct pm_features *f)
 {
 	if (f->layout != PM_LAYOUT_UNKNOWN || !f->kernel_major)
 		return;
-	if (version_ge(f, 4, 2))
+	if (pm_kernel_at_least(f, 4, 2))
 		f->layout = PM_LAYOUT_CURRENT;
 	else
 		f->layout = PM_LAYOUT_PSHIFT;	/* 3.11-4.1 turn v2 after a clear_refs 4: targets re-check */
@@ -651,7 +648,7 @@ const struct pm_features *pm_ctx_features(struct pm_ctx *ctx)
 	if (ctx->live)
 		probe_huge_zero(ctx, f);
 	/* CONFIG_NO_PAGE_MAPCOUNT came in 6.15: every older kernel counts per page. */
-	if (f->page_mapcount == PM_UNKNOWN && f->kernel_major && !pm_kernel_at_least(f, 6, 15))
+	if (f->page_mapcount == PM_UNKNOWN && !pm_kernel_at_least(f, 6, 15))
 		f->page_mapcount = PM_YES;
 	/* A replayed tree has nothing more to probe; a live one does it when asked (pm_ctx_probe). */
 	ctx->probes_done = ctx->live ? 0 : PM_PROBE_ALL;

@@ -42,20 +42,19 @@ int pm_errno_from_name(const char *s);
 /* Record the first problem of a replayed tree (a hostile or damaged capture); returns -EBADMSG. */
 int pm_tree_error(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* features.c */
-/* Is the kernel at least @maj.@min? True when the version is unknown (assume a current kernel). */
-static inline bool pm_kernel_at_least(const struct pm_features *f, unsigned maj, unsigned min)
-{
-	return !f->kernel_major || f->kernel_major > maj || (f->kernel_major == maj && f->kernel_minor >= min);
-}
-
+/* features.c (the kernel version check is public: pm_kernel_at_least) */
 void pm_dbg(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool pm_swap_active(struct pm_ctx *ctx);
 
-/* walk.c: a walk flag for callers inside the library that only sum runs (mapstat): frames need not continue. */
-#define PM_WALK_NOFRAMES	(1u << 31)
-/* walk.c: also yield [vvar] and [vsyscall], unread, as one run with no flags (mapstat lists every mapping). */
-#define PM_WALK_ALLMAPS		(1u << 30)
+/*
+ * walk.c: pm_walk_new with flags for callers inside the library (@iflags), kept out of the public
+ * PM_WALK_* word, which pm_walk_new checks.
+ */
+struct pm_walk *pm_walk_open(struct pm_target *t, uint64_t start, uint64_t end, unsigned flags, unsigned iflags);
+/* Only sums are wanted (mapstat): runs need not have continuing frames. */
+#define PM_IWALK_NOFRAMES	(1u << 0)
+/* Also yield [vvar] and [vsyscall], unread, as one run with no flags (mapstat lists every mapping). */
+#define PM_IWALK_ALLMAPS	(1u << 1)
 
 /* compat.h carries the kernel uapi bits old headers lack. */
 

@@ -1,5 +1,6 @@
 /* mapstat.c - every mapping with its usage, summed from one walk that also reads the mappings. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
@@ -12,19 +13,73 @@ struct pm_mapstat {
 	char *path;
 	size_t path_cap;
 	struct pm_usage usage;
+	struct pm_flag_bytes bytes;
 	int err;		/* a walk error met after a finished row: returned by the next call */
 };
 
+/* The fields of struct pm_usage (kept for the ABI) and the flag each sums. */
+static const struct {
+	uint32_t flag;
+	size_t offset;
+} usage_fields[] = {
+	{ PM_PAGE_PRESENT, offsetof(struct pm_usage, present) },
+	{ PM_PAGE_SWAPPED, offsetof(struct pm_usage, swapped) },
+	{ PM_PAGE_FILE, offsetof(struct pm_usage, file) },
+	{ PM_PAGE_EXCLUSIVE, offsetof(struct pm_usage, exclusive) },
+	{ PM_PAGE_THP, offsetof(struct pm_usage, thp) },
+	{ PM_PAGE_SOFTDIRTY, offsetof(struct pm_usage, softdirty) },
+	{ PM_PAGE_UFFD_WP, offsetof(struct pm_usage, uffdwp) },
+	{ PM_PAGE_GUARD, offsetof(struct pm_usage, guard) },
+	{ PM_PAGE_ZERO, offsetof(struct pm_usage, zero) },
+};
+
+static uint64_t *usage_field(struct pm_usage *u, size_t i)
+{
+	return (uint64_t *)((char *)u + usage_fields[i].offset);
+}
+
+void pm_usage_add(struct pm_usage *u, const struct pm_run *run)
+{
+	size_t i;
+
+	for (i = 0; i < PM_ARRAY_SIZE(usage_fields); i++)
+		if (run->flags & usage_fields[i].flag)
+			*usage_field(u, i) += run->end - run->start;
+}
+
+void pm_flag_bytes_add(struct pm_flag_bytes *b, const struct pm_run *run)
+{
+	uint32_t f = run->flags;
+
+	while (f) {
+		int i = __builtin_ctz(f);
+		b->by_flag[i] += run->end - run->start;
+		f &= f - 1;
+	}
+}
+
+static void usage_from_bytes(struct pm_usage *u, const struct pm_flag_bytes *b)
+{
+	size_t i;
+
+	for (i = 0; i < PM_ARRAY_SIZE(usage_fields); i++)
+		*usage_field(u, i) = b->by_flag[__builtin_ctz(usage_fields[i].flag)];
+}
+
 struct pm_mapstat *pm_mapstat_open(struct pm_target *t, unsigned walk_flags)
 {
-	struct pm_mapstat *it = calloc(1, sizeof(*it));
+	struct pm_mapstat *it;
 	int e;
 
+	if (walk_flags & ~(PM_WALK_ENTRIES | PM_WALK_EACH)) {	/* as pm_walk_new: unknown bits are refused */
+		errno = EINVAL;
+		return NULL;
+	}
+	it = calloc(1, sizeof(*it));
 	if (!it)
 		return NULL;
 	/* Only sums: frames need not continue; every mapping, readable or not, gets a row. */
-	it->walk = pm_walk_new(t, 0, UINT64_MAX,
-			       (walk_flags & ~PM_WALK_EACH) | PM_WALK_NOFRAMES | PM_WALK_ALLMAPS);
+	it->walk = pm_walk_open(t, 0, UINT64_MAX, walk_flags & ~PM_WALK_EACH, PM_IWALK_NOFRAMES | PM_IWALK_ALLMAPS);
 	if (!it->walk) {
 		e = errno;
 		free(it);
@@ -84,9 +139,10 @@ int pm_mapstat_next(struct pm_mapstat *it, const struct pm_mapping **map, const 
 	if (rc < 0)
 		return rc;
 	memset(&it->usage, 0, sizeof(it->usage));
+	memset(&it->bytes, 0, sizeof(it->bytes));
 	/* Runs never span mappings: sum until the walk's mapping changes. */
 	while (it->have_run && it->run.map->start == it->map.start) {
-		pm_usage_add(&it->usage, &it->run);
+		pm_flag_bytes_add(&it->bytes, &it->run);
 		it->have_run = false;
 		rc = fetch_run(it);
 		if (rc < 0) {	/* give the row so far; the error comes with the next call */
@@ -94,9 +150,15 @@ int pm_mapstat_next(struct pm_mapstat *it, const struct pm_mapping **map, const 
 			break;
 		}
 	}
+	usage_from_bytes(&it->usage, &it->bytes);
 	*map = &it->map;
 	*usage = &it->usage;
 	return 0;
+}
+
+const struct pm_flag_bytes *pm_mapstat_bytes(const struct pm_mapstat *it)
+{
+	return &it->bytes;
 }
 
 const struct pm_walk *pm_mapstat_walk(const struct pm_mapstat *it)

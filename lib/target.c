@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "internal.h"
+#include "pme.h"
 
 #define PF_KTHREAD 0x00200000u	/* include/linux/sched.h */
 
@@ -44,7 +45,7 @@ static enum pm_layout target_layout(struct pm_target *t, const struct pm_feature
 
 	if (f->layout == PM_LAYOUT_CURRENT || pm_pread_words(t->pagemap_fd, &e0, 1, 0) != 1)
 		return f->layout;
-	if (e0 == (uint64_t)f->page_shift << 55)
+	if (e0 == PME_PSHIFT_NOT_PRESENT(f->page_shift))
 		return PM_LAYOUT_PSHIFT;
 	/* Page 0 reads 0: v2 on a kernel known to be 3.11-4.1, else the current layout. */
 	return f->layout == PM_LAYOUT_PSHIFT || f->layout == PM_LAYOUT_V2 ? PM_LAYOUT_V2 : PM_LAYOUT_CURRENT;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "compat.h"
 #include "internal.h"
+#include "pme.h"
 #include "smaps.h"
 
 #ifndef BATCH_PAGES	/* the fuzz build makes batches small: cheaper runs, more batch boundaries */
@@ -28,7 +29,8 @@ struct segment {
 struct pm_walk {
 	struct pm_target *t;
 	const struct pm_features *f;
-	unsigned flags;
+	unsigned flags;			/* PM_WALK_* */
+	unsigned iflags;		/* PM_IWALK_*: asked by callers inside the library */
 	enum pm_backend backend;
 	uint32_t known;
 	uint64_t start, end;
@@ -39,7 +41,7 @@ struct pm_walk {
 	struct pm_mapping map;		/* current mapping, as maps gave it */
 	uint64_t map_start, map_end;	/* its part inside [start, end) */
 	bool have_map;
-	bool unreadable;		/* [vvar]/[vsyscall] under PM_WALK_ALLMAPS: never read */
+	bool unreadable;		/* [vvar]/[vsyscall] under PM_IWALK_ALLMAPS: never read */
 	uint64_t map_cur;		/* first address of the mapping not yet segmented */
 	unsigned map_line;		/* maps lines read so far */
 	uint64_t prev_end;		/* end of the last mapping read: a replayed maps must ascend */
@@ -75,50 +77,22 @@ static bool private_anon(const struct pm_mapping *m)
 		m->kind == PM_MAP_ANON_NAMED);
 }
 
-/* The bits each kernel has (kernel-abi.md §1): a bit it lacks reads 0 and means nothing. */
-static uint32_t entry_known(const struct pm_walk *w)
+/* The flags this walk can tell: each one the flag facts say this kernel, reader and back end can. */
+static uint32_t known_flags(const struct pm_walk *w)
 {
-	const struct pm_features *f = w->f;
-	enum pm_layout l = w->t->decode.layout;
-	uint32_t k = PM_PAGE_PRESENT | PM_PAGE_SWAPPED | PM_PAGE_MARKER;
+	const struct pm_read_how how = {
+		.layout = w->t->decode.layout,
+		.frames = w->t->decode.frame_visible,
+		.scan = w->backend == PM_BACKEND_SCAN,
+		.entries = w->flags & PM_WALK_ENTRIES,
+	};
+	const struct pm_flag_fact *x;
+	uint32_t k = 0;
+	size_t i, n;
 
-	if (pm_kernel_at_least(f, 3, 5))
-		k |= PM_PAGE_FILE;
-	if (l == PM_LAYOUT_CURRENT)
-		k |= PM_PAGE_EXCLUSIVE;
-	if ((l == PM_LAYOUT_CURRENT || l == PM_LAYOUT_V2) && f->soft_dirty != PM_NO)
-		k |= PM_PAGE_SOFTDIRTY;	/* without CONFIG_MEM_SOFT_DIRTY bit 55 is always 0 */
-	if (l == PM_LAYOUT_CURRENT && pm_kernel_at_least(f, 5, 13))
-		k |= PM_PAGE_UFFD_WP;
-	if (l == PM_LAYOUT_CURRENT && (f->guard_regions == PM_YES || pm_kernel_at_least(f, 6, 15)) &&
-	    f->guard_regions != PM_NO)
-		k |= PM_PAGE_GUARD;
-	return k;
-}
-
-static uint32_t pread_known(const struct pm_walk *w)
-{
-	uint32_t k = entry_known(w);
-
-	if (w->t->decode.frame_visible)
-		k |= PM_PAGE_FRAME | PM_PAGE_NONSWAP | PM_PAGE_THP | (w->f->zero_pfn || w->f->zero_page == PM_NO ? PM_PAGE_ZERO : 0);
-	return k;
-}
-
-static uint32_t scan_known(const struct pm_walk *w)
-{
-	uint32_t k = PM_PAGE_PRESENT | PM_PAGE_SWAPPED | PM_PAGE_FILE | PM_PAGE_MARKER | PM_PAGE_THP |
-		     PM_PAGE_ZERO;
-
-	if ((w->scan_mask & PAGE_IS_SOFT_DIRTY) && w->f->soft_dirty != PM_NO)
-		k |= PM_PAGE_SOFTDIRTY;
-	if (w->scan_mask & PAGE_IS_GUARD)
-		k |= PM_PAGE_GUARD;
-	if (w->flags & PM_WALK_ENTRIES)
-		k |= entry_known(w) & (PM_PAGE_EXCLUSIVE | PM_PAGE_UFFD_WP);
-	/* Swapped regions are always read: their type tells migration from swap, when shown. */
-	if (w->t->decode.frame_visible)
-		k |= PM_PAGE_NONSWAP | ((w->flags & PM_WALK_ENTRIES) ? PM_PAGE_FRAME : 0);
+	for (x = pm_flag_facts(&n), i = 0; i < n; i++)
+		if (pm_flag_lack(w->f, &how, x[i].bit) == PM_LACK_NONE)
+			k |= x[i].bit;
 	return k;
 }
 
@@ -134,11 +108,21 @@ static int choose_backend(struct pm_walk *w)
 	w->backend = b;
 	w->scan_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED | PAGE_IS_FILE | PAGE_IS_PFNZERO | PAGE_IS_HUGE;
 	w->scan_mask |= w->f->scan_categories & (PAGE_IS_SOFT_DIRTY | PAGE_IS_GUARD);
-	w->known = b == PM_BACKEND_SCAN ? scan_known(w) : pread_known(w);
+	w->known = known_flags(w);
 	return 0;
 }
 
 struct pm_walk *pm_walk_new(struct pm_target *t, uint64_t start, uint64_t end, unsigned flags)
+{
+	/* Unknown bits are refused, so a later flag cannot be silently ignored by an older library. */
+	if (flags & ~(PM_WALK_ENTRIES | PM_WALK_EACH)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return pm_walk_open(t, start, end, flags, 0);
+}
+
+struct pm_walk *pm_walk_open(struct pm_target *t, uint64_t start, uint64_t end, unsigned flags, unsigned iflags)
 {
 	struct pm_walk *w;
 	int r;
@@ -153,6 +137,7 @@ struct pm_walk *pm_walk_new(struct pm_target *t, uint64_t start, uint64_t end, u
 	w->t = t;
 	w->f = pm_ctx_features(t->ctx);
 	w->flags = flags;
+	w->iflags = iflags;
 	w->start = start;
 	w->end = end;
 	w->kpf_fd = -1;
@@ -281,7 +266,7 @@ static int next_mapping(struct pm_walk *w)
 			continue;
 		/* [vsyscall] lies above task_size; [vvar] is VM_PFNMAP and always reads empty. */
 		w->unreadable = m->kind == PM_MAP_VSYSCALL || m->kind == PM_MAP_VVAR;
-		if (w->unreadable && !(w->flags & PM_WALK_ALLMAPS))
+		if (w->unreadable && !(w->iflags & PM_IWALK_ALLMAPS))
 			continue;
 		w->map = *m;
 		/* Runs point at the whole mapping; the walk covers its part in range. */
@@ -456,9 +441,9 @@ static int refill(struct pm_walk *w, uint64_t vpn)
 static bool huge_block(struct pm_walk *w, const uint64_t *e, size_t avail)
 {
 	uint64_t n = w->pmd_size >> w->shift, first = e[0], j, kpf;
-	uint64_t pfn = first & ((1ULL << 55) - 1), diff = 0;
+	uint64_t pfn = first & PME_PFRAME_MASK, diff = 0;
 
-	if (!(first >> 63) || !pfn || (pfn & (n - 1)) || n > avail)
+	if (!(first & PME_PRESENT) || !pfn || (pfn & (n - 1)) || n > avail)
 		return false;
 	for (j = 1; j < n; j++)	/* no early exit: a branch-free loop the compiler can vectorise */
 		diff |= e[j] ^ (first + j);
@@ -497,7 +482,7 @@ static int add_pages(struct pm_walk *w, uint64_t addr, uint64_t len, uint32_t fl
 	if (!e)
 		e = &none;
 	if (w->has_pending && !(w->flags & PM_WALK_EACH) &&
-	    compatible(&w->pending, addr, flags, e, w->shift, !(w->flags & PM_WALK_NOFRAMES))) {
+	    compatible(&w->pending, addr, flags, e, w->shift, !(w->iflags & PM_IWALK_NOFRAMES))) {
 		w->pending.end += len;
 		return 0;
 	}
@@ -511,11 +496,6 @@ static int add_pages(struct pm_walk *w, uint64_t addr, uint64_t len, uint32_t fl
 	return done;
 }
 
-#define E_PRESENT	(1ULL << 63)
-#define E_SWAP		(1ULL << 62)
-#define E_UFFD_WP	(1ULL << 57)
-#define E_FRAME_MASK	((1ULL << 55) - 1)
-#define SWAP_TYPE_MASK	0x1fULL
 
 /*
  * How many entries from buffer index @i (below @lim) decode to the same flags
@@ -528,28 +508,28 @@ static size_t same_run(const struct pm_walk *w, size_t i, size_t lim)
 	const uint64_t *b = w->buf;
 	uint64_t first = b[i], zero = w->f->zero_pfn, step = 0, mask;
 	/* A swap entry may show its slot even when PFNs are hidden (4.2-4.17). */
-	bool frames = w->t->decode.frame_visible || ((first & E_SWAP) && (first & E_FRAME_MASK));
-	bool is_zero = frames && zero && (first & E_PRESENT) && (first & E_FRAME_MASK) == zero;
+	bool frames = w->t->decode.frame_visible || ((first & PME_SWAP) && (first & PME_PFRAME_MASK));
+	bool is_zero = frames && zero && (first & PME_PRESENT) && (first & PME_PFRAME_MASK) == zero;
 	size_t j;
 
 	if (is_zero)
 		return 1;
-	if (frames && !(w->flags & PM_WALK_NOFRAMES)) {
-		if (first & E_PRESENT)
+	if (frames && !(w->iflags & PM_IWALK_NOFRAMES)) {
+		if (first & PME_PRESENT)
 			step = 1;
-		else if ((first & E_SWAP) && !((first & SWAP_TYPE_MASK) == PM_SWAP_TYPE_MARKER && (first & E_UFFD_WP)))
+		else if ((first & PME_SWAP) && !((first & PME_SWAP_TYPE_MASK) == PM_SWAP_TYPE_MARKER && (first & PME_UFFD_WP)))
 			step = 1ULL << 5;	/* the offset above the 5 type bits */
 		for (j = i + 1; j < lim && b[j] == first + (j - i) * step; j++)
 			;
 		/* A frame run that reaches the zero page stops before it. */
-		if (step == 1 && zero > (first & E_FRAME_MASK) && zero - (first & E_FRAME_MASK) < j - i)
-			j = i + (size_t)(zero - (first & E_FRAME_MASK));
+		if (step == 1 && zero > (first & PME_PFRAME_MASK) && zero - (first & PME_PFRAME_MASK) < j - i)
+			j = i + (size_t)(zero - (first & PME_PFRAME_MASK));
 		return j - i;
 	}
 	/* Flags depend on bits 55-63, the swap type when frames show, and whether the PFN is the zero page. */
-	mask = ~E_FRAME_MASK | (frames && (first & E_SWAP) ? SWAP_TYPE_MASK : 0);
-	if (frames && zero && (first & E_PRESENT)) {
-		for (j = i + 1; j < lim && !((b[j] ^ first) & mask) && (b[j] & E_FRAME_MASK) != zero; j++)
+	mask = ~PME_PFRAME_MASK | (frames && (first & PME_SWAP) ? PME_SWAP_TYPE_MASK : 0);
+	if (frames && zero && (first & PME_PRESENT)) {
+		for (j = i + 1; j < lim && !((b[j] ^ first) & mask) && (b[j] & PME_PFRAME_MASK) != zero; j++)
 			;
 		return j - i;
 	}
@@ -586,8 +566,8 @@ static const struct pm_decode_info *decode_info(struct pm_walk *w, uint64_t raw,
 {
 	const struct pm_decode_info *d = &w->t->decode;
 
-	if (d->frame_visible || !d->swap_active || d->layout != PM_LAYOUT_CURRENT || !(raw & E_SWAP) ||
-	    !(raw & E_UFFD_WP) || (raw & E_FRAME_MASK))
+	if (d->frame_visible || !d->swap_active || d->layout != PM_LAYOUT_CURRENT || !(raw & PME_SWAP) ||
+	    !(raw & PME_UFFD_WP) || (raw & PME_PFRAME_MASK))
 		return d;
 	*tmp = *d;
 	tmp->swap_active = mapping_has_swap(w);
@@ -743,29 +723,4 @@ int pm_walk_next(struct pm_walk *w, const struct pm_run **out)
 			return 0;
 		}
 	}
-}
-
-void pm_usage_add(struct pm_usage *u, const struct pm_run *run)
-{
-	uint64_t b = run->end - run->start;
-	uint32_t f = run->flags;
-
-	if (f & PM_PAGE_PRESENT)
-		u->present += b;
-	if (f & PM_PAGE_SWAPPED)
-		u->swapped += b;
-	if (f & PM_PAGE_FILE)
-		u->file += b;
-	if (f & PM_PAGE_EXCLUSIVE)
-		u->exclusive += b;
-	if (f & PM_PAGE_THP)
-		u->thp += b;
-	if (f & PM_PAGE_SOFTDIRTY)
-		u->softdirty += b;
-	if (f & PM_PAGE_UFFD_WP)
-		u->uffdwp += b;
-	if (f & PM_PAGE_GUARD)
-		u->guard += b;
-	if (f & PM_PAGE_ZERO)
-		u->zero += b;
 }

@@ -685,7 +685,7 @@ static void count_page(const struct pm_wss *w, struct pm_wss_mapping *rec, uint6
 /* Walk the target again and sort every present page into accessed, idle or untracked, per mapping. */
 static int tally_idle(struct pm_wss *w)
 {
-	struct pm_walk *walk = pm_walk_new(w->t, 0, UINT64_MAX, PM_WALK_ENTRIES | PM_WALK_ALLMAPS);
+	struct pm_walk *walk = pm_walk_open(w->t, 0, UINT64_MAX, PM_WALK_ENTRIES, PM_IWALK_ALLMAPS);
 	const struct pm_run *run;
 	uint64_t va;
 	int r;

@@ -506,6 +506,15 @@ static int walk_known_visible(void)
 	errno = 0;
 	CHECK(pm_walk_new(fx.t, 2, 1, 0) == NULL);
 	CHECK_EQ_U64(errno, EINVAL);
+	/* Flag bits the API does not define (the library's own walk flags among them) are refused. */
+	for (unsigned bit = 2; bit < 32; bit++) {
+		errno = 0;
+		CHECK(pm_walk_new(fx.t, 0, UINT64_MAX, PM_WALK_ENTRIES | (1u << bit)) == NULL);
+		CHECK_EQ_U64(errno, EINVAL);
+	}
+	errno = 0;
+	CHECK(pm_mapstat_open(fx.t, 1u << 31) == NULL);
+	CHECK_EQ_U64(errno, EINVAL);
 	/* The scan back end cannot read plain files. */
 	CHECK_EQ_U64(pm_ctx_set_backend(fx.ctx, PM_BACKEND_SCAN), 0);
 	errno = 0;
