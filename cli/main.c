@@ -14,6 +14,7 @@ struct command {
 };
 
 static const struct command commands[] = {
+	{ "cache", cmd_cache, "the page cache per file, and who maps the files or holds them open" },
 	{ "features", cmd_features, "what this kernel and privilege level allow" },
 	{ "maps", cmd_maps, "one row per mapping: present, swapped, shared, huge pages" },
 	{ "pages", cmd_pages, "runs of pages with their flags, frames and swap slots" },
