@@ -211,9 +211,10 @@ int pm_meminfo_field(const char *text, const char *name, uint64_t *bytes)
 			while (*s == ' ' || *s == '\t')
 				s++;
 			for (; *s >= '0' && *s <= '9'; s++, digits = true) {
-				if (v > (UINT64_MAX / 1024 - 9) / 10)
-					return -EINVAL;
-				v = v * 10 + (uint64_t)(*s - '0');
+				uint64_t d = (uint64_t)(*s - '0');
+				if (v > (UINT64_MAX / 1024 - d) / 10)
+					return -EINVAL;	/* the bytes would not fit */
+				v = v * 10 + d;
 			}
 			if (!digits)
 				return -EINVAL;
