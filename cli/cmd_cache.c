@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 #include "cli.h"
 #include "output.h"
 
@@ -498,8 +499,10 @@ static int parse_opts(struct cache_opts *co, int argc, char **argv)
 			if (!np)
 				return cli_usage_error("out of memory");
 			co->pids = np;
-			if (cli_parse_pid(optarg, &co->pids[co->npids]) < 0 || co->pids[co->npids] == 0)
+			if (cli_parse_pid(optarg, &co->pids[co->npids]) < 0)
 				return cli_usage_error("invalid PID '%s'", optarg);
+			if (co->pids[co->npids] == 0)	/* "self": found in ROOT/proc by number */
+				co->pids[co->npids] = getpid();
 			co->npids++;
 			break;
 		case 'A':
