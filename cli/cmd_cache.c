@@ -13,7 +13,7 @@
 
 enum {
 	COL_PID, COL_COMMAND, COL_CACHED, COL_DIRTY, COL_WRITEBACK, COL_EVICTED, COL_RECENT, COL_SIZE, COL_MAPPED,
-	COL_MAPONLY, COL_PROCS, COL_SHARED, COL_FILES, COL_VIA, COL_METHOD, COL_DEV, COL_INODE, COL_PATH
+	COL_MAPONLY, COL_PROCS, COL_SHARED, COL_FILES, COL_VIA, COL_METHOD, COL_DEV, COL_INODE, COL_MEMCG, COL_OWNCG, COL_OTHERCG, COL_PAYER, COL_PATH
 };
 
 static const struct out_col columns[] = {
@@ -34,6 +34,10 @@ static const struct out_col columns[] = {
 	[COL_METHOD] = { "METHOD", 5, 0, OUT_STR, "cachestat, mincore (cached only) or unknown" },
 	[COL_DEV] = { "DEV", 5, 0, OUT_STR, "device major:minor" },
 	[COL_INODE] = { "INODE", 5, SCOLS_FL_RIGHT, OUT_NUM, "inode" },
+	[COL_MEMCG] = { "MEMCG", 0.1, 0, OUT_STR, "the process's memory cgroup (root: kpagecgroup)" },
+	[COL_OWNCG] = { "OWNCG", 5, SCOLS_FL_RIGHT, OUT_SIZE, "of MAPPED, bytes charged to the process's memory cgroup" },
+	[COL_OTHERCG] = { "OTHERCG", 5, SCOLS_FL_RIGHT, OUT_SIZE, "of MAPPED, bytes charged to another memory cgroup" },
+	[COL_PAYER] = { "PAYER", 0.1, 0, OUT_STR, "the other memory cgroup charged for most of OTHERCG" },
 	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "file name (first seen)" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
@@ -223,6 +227,38 @@ static void sum_procs(struct cache_run *cr)
 	}
 }
 
+/* A memory cgroup's path from its inode; "-" where unknown. */
+static void cgroup_cell(struct out *out, struct libscols_line *ln, size_t col, const struct cache_run *cr, uint64_t ino)
+{
+	char path[4096];
+
+	if (ino && pm_cache_cgroup_path(cr->c, ino, path, sizeof(path)) == 0)
+		out_str(out, ln, col, path);
+	else if (ino)
+		snprintf(path, sizeof(path), "inode %llu", (unsigned long long)ino), out_str(out, ln, col, path);
+	else
+		out_unknown(out, ln, col);
+}
+
+/* Who pays for the mapped pages: the process's own memory cgroup or another (kpagecgroup, root). */
+static void payer_cells(struct out *out, struct libscols_line *ln, const struct cache_run *cr,
+			const struct pm_cache_use *u)
+{
+	if (!u->charged_known) {
+		out_unknown(out, ln, COL_MEMCG);
+		out_unknown(out, ln, COL_OWNCG);
+		out_unknown(out, ln, COL_OTHERCG);
+		out_unknown(out, ln, COL_PAYER);
+		return;
+	}
+	if (out_has(out, COL_MEMCG))
+		cgroup_cell(out, ln, COL_MEMCG, cr, u->memcg);
+	out_u64(out, ln, COL_OWNCG, u->charged_own);
+	out_u64(out, ln, COL_OTHERCG, u->charged_other);
+	if (out_has(out, COL_PAYER))
+		cgroup_cell(out, ln, COL_PAYER, cr, u->other_memcg);
+}
+
 static void pair_row(struct out *out, const struct cache_run *cr, const struct proc_row *p,
 		     const struct pm_cache_use *u)
 {
@@ -241,16 +277,45 @@ static void pair_row(struct out *out, const struct cache_run *cr, const struct p
 		out_unknown(out, ln, COL_MAPONLY);
 	out_u64(out, ln, COL_PROCS, f->nprocs);
 	out_u64(out, ln, COL_SHARED, f->nprocs ? f->nprocs - 1 : 0);
+	payer_cells(out, ln, cr, u);
+}
+
+static const struct pm_cache *sort_uses_set;
+
+/* Pairs by their process's mapped bytes of the file, then the file's cached bytes. */
+static int by_use_mapped(const void *a, const void *b)
+{
+	const struct pm_cache_use *x = pm_cache_use_at(sort_uses_set, *(const size_t *)a);
+	const struct pm_cache_use *y = pm_cache_use_at(sort_uses_set, *(const size_t *)b);
+	uint64_t cx = file_cached(pm_cache_file_at(sort_uses_set, x->file));
+	uint64_t cy = file_cached(pm_cache_file_at(sort_uses_set, y->file));
+
+	if (x->mapped != y->mapped)
+		return x->mapped < y->mapped ? 1 : -1;
+	return cx < cy ? 1 : cx > cy ? -1 : 0;
 }
 
 static int pairs_view(const struct cache_opts *co, struct cache_run *cr, struct out *out)
 {
-	size_t i, hint = 0, n = pm_cache_nuses(cr->c);
+	size_t i, hint, n = pm_cache_nuses(cr->c), *idx = malloc((n + 1) * sizeof(*idx));
 
+	if (!idx) {
+		cli_error(ENOMEM, "cannot sort pairs");
+		return EXIT_RUNTIME;
+	}
+	for (i = 0; i < n; i++)
+		idx[i] = i;
+	if (co->top) {
+		sort_uses_set = cr->c;
+		qsort(idx, n, sizeof(*idx), by_use_mapped);
+		n = co->top < n ? co->top : n;
+	}
 	for (i = 0; i < n; i++) {
-		const struct pm_cache_use *u = pm_cache_use_at(cr->c, i);
+		const struct pm_cache_use *u = pm_cache_use_at(cr->c, idx[i]);
+		hint = 0;
 		pair_row(out, cr, proc_of(cr, u->pid, &hint), u);
 	}
+	free(idx);
 	return EXIT_OK;
 }
 
@@ -570,6 +635,7 @@ int cmd_cache(struct pm_ctx *ctx, int argc, char **argv)
 	struct cache_opts co = { 0 };
 	struct cache_run cr = { 0 };
 	struct out *out = NULL;
+	struct pm_kpage *kp = NULL;
 	int code = parse_opts(&co, argc, argv), shown;
 
 	if (code != EXIT_OK)
@@ -579,6 +645,13 @@ int cmd_cache(struct pm_ctx *ctx, int argc, char **argv)
 	if (!out || !cr.c) {
 		code = out ? EXIT_RUNTIME : EXIT_USAGE;
 		goto out;
+	}
+	if (out_has(out, COL_MEMCG) || out_has(out, COL_OWNCG) || out_has(out, COL_OTHERCG) || out_has(out, COL_PAYER)) {
+		kp = pm_kpage_open(ctx);
+		if (!kp || pm_cache_set_kpage(cr.c, kp) < 0) {
+			cli_error(kp ? EACCES : errno, "note: cannot read /proc/kpagecgroup: who pays is shown as \"-\"");
+			cli_hint("run as root");
+		}
 	}
 	code = collect(ctx, &co, &cr, argc, argv);
 	if (code != EXIT_OK && !pm_cache_nfiles(cr.c) && !cr.nprocs)
@@ -594,6 +667,7 @@ out:
 	if (code == -1)
 		code = EXIT_OK;	/* --help */
 	pm_cache_free(cr.c);
+	pm_kpage_close(kp);
 	free(cr.procs);
 	free(co.pids);
 	out_free(out);

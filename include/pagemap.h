@@ -1510,6 +1510,12 @@ struct pm_cache_use {
 	uint64_t mapped;		/* bytes of its file-backed pages of the file that are present */
 	uint64_t mapped_only;		/* of those, mapped by no other process (pagemap bit 56) */
 	bool mapped_only_known;		/* false where the walk cannot tell (kernel before 4.2) */
+	/* Who pays, with pm_cache_set_kpage and a readable kpagecgroup (root): */
+	bool charged_known;		/* the fields below are measured */
+	uint64_t memcg;			/* the process's memory cgroup (its directory's inode; 0 unknown) */
+	uint64_t charged_own;		/* of @mapped, bytes charged to @memcg */
+	uint64_t charged_other;		/* of @mapped, bytes charged to other memory cgroups (or none) */
+	uint64_t other_memcg;		/* the cgroup charged for most of those (majority vote; 0 none) */
 };
 
 /*
@@ -1542,6 +1548,23 @@ PM_API int pm_cache_add_path(struct pm_cache *c, const char *path);
  * pm_walk_next (nothing of the process is kept then), ENOMEM.
  */
 PM_API int pm_cache_add_process(struct pm_cache *c, pid_t pid);
+
+/*
+ * pm_cache_set_kpage - join mapped pages to the memory cgroups charged for
+ * them (ROOT/proc/kpagecgroup through @k, root only): processes added
+ * later get pm_cache_use.charged_*. @k must outlive @c; NULL turns it off.
+ * Returns 0, or the open error of kpagecgroup (-EACCES, -ENOENT).
+ */
+PM_API int pm_cache_set_kpage(struct pm_cache *c, struct pm_kpage *k);
+
+/*
+ * pm_cache_cgroup_path - the path below the cgroup mount (ROOT/sys/fs/
+ * cgroup, or its "memory" hierarchy on cgroup v1) of the cgroup directory
+ * with inode @ino, into @buf ("/" for the root cgroup). Walks the tree
+ * each call: call it for the few cgroups shown. Returns 0, -ENOENT (no
+ * such cgroup: removed, or 0), -ENAMETOOLONG.
+ */
+PM_API int pm_cache_cgroup_path(struct pm_cache *c, uint64_t ino, char *buf, size_t size);
 
 /* pm_cache_nfiles - how many files the set holds. */
 PM_API size_t pm_cache_nfiles(const struct pm_cache *c);

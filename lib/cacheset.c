@@ -10,24 +10,6 @@
 #include "internal.h"
 #include "pagecache.h"
 
-struct file_rec {
-	struct pm_cache_file pub;
-	char *path;
-	size_t last_proc;		/* the process (1-based sequence) that last used it */
-	size_t last_use;		/* its pm_cache_use index for that process */
-};
-
-struct pm_cache {
-	struct pm_ctx *ctx;
-	struct file_rec *files;
-	size_t nfiles, cap_files;
-	size_t *slots;			/* open addressing on (dev, ino): file index + 1, 0 empty */
-	size_t nslots;
-	struct pm_cache_use *uses;
-	size_t nuses, cap_uses;
-	size_t proc_seq;
-};
-
 /* Per process: maps (dev, ino) -> file index, so a file mapped five times is opened once. */
 struct map_key {
 	uint64_t mdev, ino;
@@ -63,6 +45,8 @@ void pm_cache_free(struct pm_cache *c)
 	free(c->files);
 	free(c->slots);
 	free(c->uses);
+	free(c->frames);
+	free(c->frame_use);
 	free(c);
 }
 
@@ -268,6 +252,7 @@ static struct pm_cache_use *use_of(struct proc_scan *ps, size_t fi, unsigned via
 		u->pid = ps->pid;
 		u->file = fi;
 		u->mapped_only_known = true;	/* held open only: nothing mapped, known */
+		u->charged_known = c->kpage != NULL;
 		f->last_proc = c->proc_seq;
 		f->last_use = c->nuses++;
 		f->pub.nprocs++;
@@ -312,7 +297,10 @@ static long map_file(struct proc_scan *ps, const struct pm_mapping *m)
 /* One pagemap walk: every file mapping becomes a use; its present file pages its mapped bytes. */
 static int scan_maps(struct proc_scan *ps, struct pm_target *t)
 {
-	struct pm_walk *w = pm_walk_new(t, 0, UINT64_MAX, PM_WALK_ENTRIES | PM_WALK_NOFRAMES);
+	struct pm_cache *c = ps->c;
+	uint64_t memcg = c->kpage ? pm_cache_proc_memcg(c, ps->pid) : 0;
+	/* Frames are needed only to ask kpagecgroup who pays. */
+	struct pm_walk *w = pm_walk_new(t, 0, UINT64_MAX, PM_WALK_ENTRIES | (c->kpage ? 0 : PM_WALK_NOFRAMES));
 	uint64_t last_start = 0, last_end = 0;	/* the walker may reuse its mapping record */
 	struct pm_cache_use *u = NULL;
 	const struct pm_run *run;
@@ -337,14 +325,29 @@ static int scan_maps(struct proc_scan *ps, struct pm_target *t)
 				break;
 			}
 			u->mapped_only_known = excl_known;
+			u->charged_known = c->kpage != NULL;
+			u->memcg = memcg;
 		}
 		if (!u || (run->flags & (PM_PAGE_PRESENT | PM_PAGE_FILE)) != (PM_PAGE_PRESENT | PM_PAGE_FILE))
 			continue;
 		u->mapped += run->end - run->start;
 		if (run->flags & PM_PAGE_EXCLUSIVE)
 			u->mapped_only += run->end - run->start;
+		if (c->kpage && (run->flags & PM_PAGE_FRAME)) {
+			int e = pm_cache_push_frames(c, (size_t)(u - c->uses), run->pfn,
+						     (run->end - run->start) / pm_ctx_features(c->ctx)->page_size);
+			if (e < 0) {
+				r = e;
+				break;
+			}
+		} else if (c->kpage)
+			u->charged_known = false;	/* frames hidden: who pays is unknown */
 	}
 	pm_walk_free(w);
+	if (r >= 0 && c->kpage)
+		r = pm_cache_flush_frames(c);
+	else
+		c->nframes = 0;
 	return r < 0 ? r : 0;
 }
 
