@@ -239,6 +239,7 @@ static int held_and_deleted(void)
 	const struct pm_cache_use *u;
 	const struct pm_cache_file *f;
 	struct pm_cache *c;
+	struct pm_kpage *kp;
 	int release = -1, status;
 	pid_t pid;
 
@@ -251,6 +252,12 @@ static int held_and_deleted(void)
 	CHECK_EQ_U64(raw_cachestat(held, &before), 0);
 	c = pm_cache_new(ctx);
 	CHECK(c != NULL);
+	/* As root, who pays too: every mapped byte is charged somewhere (or to no cgroup). */
+	kp = geteuid() == 0 ? pm_kpage_open(ctx) : NULL;
+	if (kp && pm_cache_set_kpage(c, kp) < 0) {
+		pm_kpage_close(kp);
+		kp = NULL;
+	}
 	CHECK_EQ_U64(pm_cache_add_process(c, pid), 0);
 	u = use_for(c, pid, (uint64_t)hs.st_ino);
 	CHECK(u != NULL);
@@ -273,10 +280,14 @@ static int held_and_deleted(void)
 		/* The four pages it read are mapped (fault-around may map more of what is cached). */
 		CHECK(u->mapped >= 4 * ps && u->mapped <= f->stat.cached);
 		CHECK(!u->mapped_only_known || u->mapped_only == u->mapped);
+		CHECK_EQ_U64(u->charged_known, kp != NULL);
+		if (u->charged_known)
+			CHECK_EQ_U64(u->charged_own + u->charged_other, u->mapped);
 	}
 	CHECK_EQ_U64(raw_cachestat(held, &after), 0);
 	CHECK(!memcmp(&before, &after, sizeof(before)));
 	pm_cache_free(c);
+	pm_kpage_close(kp);
 	close(release);
 	waitpid(pid, &status, 0);
 	unlink(held);
