@@ -38,3 +38,8 @@ $(BUILD)/bench/watch: bench/watch.c $(STLIB) include/pagemap.h lib/compat.h
 .PHONY: bench-watch
 bench-watch: all $(BUILD)/bench/watch
 	$(BUILD)/bench/watch $(BENCH_WATCH_ARGS)
+
+# The page cache view over a synthetic 100k-file tree (issue 16); not part of `make bench` (it writes 100k files).
+.PHONY: bench-cache
+bench-cache: all bench-programs
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-cache.sh
