@@ -1535,6 +1535,14 @@ PM_API struct pm_cache *pm_cache_new(struct pm_ctx *ctx);
 PM_API int pm_cache_add_path(struct pm_cache *c, const char *path);
 
 /*
+ * pm_cache_add_at - pm_cache_add_path on @name relative to the directory
+ * @dirfd (or AT_FDCWD), recorded as @path: for walking a tree with openat,
+ * which spares the kernel a lookup of the whole path per file. Symbolic
+ * links in @name are followed. Returns as pm_cache_add_path.
+ */
+PM_API int pm_cache_add_at(struct pm_cache *c, int dirfd, const char *name, const char *path);
+
+/*
  * pm_cache_add_process - add the files process @pid maps (ROOT/proc/PID/
  * maps; each file opened through map_files, which reaches deleted files
  * and other mount namespaces and needs CAP_SYS_ADMIN, else through

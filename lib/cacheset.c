@@ -158,7 +158,7 @@ static long add_file(struct pm_cache *c, const struct pm_cache_stat *st, const c
 	return (long)c->nfiles++;
 }
 
-int pm_cache_add_path(struct pm_cache *c, const char *path)
+int pm_cache_add_at(struct pm_cache *c, int dirfd, const char *name, const char *path)
 {
 	struct pm_cache_stat st;
 	struct stat sb;
@@ -166,16 +166,16 @@ int pm_cache_add_path(struct pm_cache *c, const char *path)
 	long r;
 
 	/* Look the inode up before opening: a hard link or bind mount seen before costs one stat. */
-	if (stat(path, &sb) < 0)
+	if (fstatat(dirfd, name, &sb, 0) < 0)
 		return -errno;
 	if (!S_ISREG(sb.st_mode))
 		return -EINVAL;
 	i = find_file(c, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino);
 	if (i == (size_t)-1) {
-		r = pm_cache_stat_path(c->ctx, path, &st);
+		r = pm_cache_measure_at(c->ctx, dirfd, name, &sb, &st);
 		if (r == -ENOENT || r == -EINVAL || r == -ENOMEM)
 			return (int)r;
-		if (!st.dev && !st.ino) {
+		if (!st.dev && !st.ino) {	/* fstat of the opened file failed */
 			st.dev = (uint64_t)sb.st_dev;
 			st.ino = (uint64_t)sb.st_ino;
 		}
@@ -186,6 +186,11 @@ int pm_cache_add_path(struct pm_cache *c, const char *path)
 	}
 	c->files[i].pub.via |= PM_CACHE_VIA_ARG;
 	return 0;
+}
+
+int pm_cache_add_path(struct pm_cache *c, const char *path)
+{
+	return pm_cache_add_at(c, AT_FDCWD, path, path);
 }
 
 int pm_map_files_name(uint64_t start, uint64_t end, char *buf, size_t size)

@@ -161,35 +161,50 @@ int pm_cache_stat_fd(struct pm_ctx *ctx, int fd, struct pm_cache_stat *out)
  * fails with EPERM), O_NONBLOCK so a FIFO or device node swapped in after
  * the stat cannot block us.
  */
-int pm_cache_open(const char *path)
+int pm_cache_open_at(int dirfd, const char *name)
 {
-	int fd = open(path, O_RDONLY | O_NOATIME | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int fd = openat(dirfd, name, O_RDONLY | O_NOATIME | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 
 	if (fd < 0 && errno == EPERM)
-		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
 
-int pm_cache_stat_path(struct pm_ctx *ctx, const char *path, struct pm_cache_stat *out)
+int pm_cache_open(const char *path)
 {
-	struct stat st;
+	return pm_cache_open_at(AT_FDCWD, path);
+}
+
+/* Measure @name under @dirfd, whose stat @sb the caller took (a regular file is opened, nothing else). */
+int pm_cache_measure_at(struct pm_ctx *ctx, int dirfd, const char *name, const struct stat *sb,
+			struct pm_cache_stat *out)
+{
 	int fd, r;
 
 	memset(out, 0, sizeof(*out));
+	out->dev = (uint64_t)sb->st_dev;
+	out->ino = (uint64_t)sb->st_ino;
+	out->size = (uint64_t)sb->st_size;
 	/* Never open what is not a regular file: opening a device can have effects (a tape rewinds). */
-	if (stat(path, &st) < 0)
-		return out->error = -errno;
-	out->dev = (uint64_t)st.st_dev;
-	out->ino = (uint64_t)st.st_ino;
-	out->size = (uint64_t)st.st_size;
-	if (!S_ISREG(st.st_mode))
+	if (!S_ISREG(sb->st_mode))
 		return out->error = -EINVAL;
-	fd = pm_cache_open(path);
+	fd = pm_cache_open_at(dirfd, name);
 	if (fd < 0)
 		return out->error = fd;
 	r = pm_cache_stat_fd(ctx, fd, out);
 	close(fd);
 	return r;
+}
+
+int pm_cache_stat_path(struct pm_ctx *ctx, const char *path, struct pm_cache_stat *out)
+{
+	struct stat sb;
+
+	if (stat(path, &sb) < 0) {
+		memset(out, 0, sizeof(*out));
+		return out->error = -errno;
+	}
+	return pm_cache_measure_at(ctx, AT_FDCWD, path, &sb, out);
 }
 
 /*

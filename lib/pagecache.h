@@ -5,8 +5,13 @@
 #include <stdint.h>
 #include "internal.h"
 
-/* Open @path for cachestat without reading it (O_NOATIME where allowed, O_NONBLOCK). fd or -errno. */
+/* Open @path (@name under @dirfd) for cachestat without reading it (O_NOATIME where allowed, O_NONBLOCK). fd or -errno. */
 int pm_cache_open(const char *path);
+int pm_cache_open_at(int dirfd, const char *name);
+/* pm_cache_stat_path on @name under @dirfd, with its stat @sb taken by the caller (one stat per file, not two). */
+struct stat;
+int pm_cache_measure_at(struct pm_ctx *ctx, int dirfd, const char *name, const struct stat *sb,
+			struct pm_cache_stat *out);
 /* The value of "@name:" in meminfo-style @text, in bytes (the text says kB). Pure. 0, -ENOENT or -EINVAL. */
 int pm_meminfo_field(const char *text, const char *name, uint64_t *bytes);
 /* "START-END" of a map_files name for a mapping (lower-case hex, no 0x), into @buf. Pure. 0 or -ENAMETOOLONG. */

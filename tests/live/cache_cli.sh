@@ -35,6 +35,19 @@ then ok file; else bad file "rc $rc: $(cat "$dir/err")"; fi
 [ $rc -eq 1 ] && grep -q "$dir/f" "$dir/out" && grep -q "cannot measure $dir/missing" "$dir/err" && ok missing ||
 	bad missing "rc $rc"
 
+# A directory: every regular file below it, nested ones included, once per inode; symbolic links and FIFOs
+# are not followed or opened; a trailing slash does not double the separator.
+mkdir -p "$dir/t/sub/deeper" && cp "$dir/f" "$dir/t/a" && cp "$dir/f" "$dir/t/sub/deeper/b" &&
+	ln "$dir/t/a" "$dir/t/sub/hard" && ln -s "$dir/f" "$dir/t/link" && mkfifo "$dir/t/fifo"
+"$pm" cache -r -n -o PATH "$dir/t/" >"$dir/out" 2>"$dir/err"; rc=$?
+n=$(wc -l <"$dir/out")
+if [ $rc -eq 0 ] && [ "$n" -eq 2 ] && grep -qx "$dir/t/sub/deeper/b" "$dir/out" &&
+	grep -Eqx "$dir/t/(a|sub/hard)" "$dir/out" && ! grep -q "//" "$dir/out"; then
+	ok tree
+else
+	bad tree "rc $rc, $n rows: $(tr '\n' ' ' <"$dir/out") $(cat "$dir/err")"
+fi
+
 # The system view: the rows (top N, the others, unattributed) add up to meminfo Cached, which is printed.
 "$pm" cache --all --top 5 -J >"$dir/json" 2>"$dir/err"; rc=$?
 if [ $rc -eq 0 ] && python3 - "$dir/json" <<'PY'

@@ -319,6 +319,35 @@ static int dedup_and_refusals(void)
 	return T_PASS;
 }
 
+/* A name relative to a directory descriptor: measured as its full path is, recorded under the path given. */
+static int add_at_relative(void)
+{
+	char a[512];
+	struct pm_cache *c = pm_cache_new(ctx);
+	struct pm_cache_stat want;
+	const struct pm_cache_file *f;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+
+	if (make_file("rel", a, sizeof(a)) < 0 || dfd < 0 || !c)
+		return t_skip("cannot make a test file: %s", strerror(errno));
+	CHECK_EQ_U64(pm_cache_stat_path(ctx, a, &want), 0);
+	CHECK_EQ_U64(pm_cache_add_at(c, dfd, "rel", "shown-as"), 0);
+	CHECK_EQ_U64(pm_cache_add_at(c, AT_FDCWD, a, a), 0);	/* the same inode: not added again */
+	CHECK_EQ_U64(pm_cache_add_at(c, dfd, "no-such-file", "x"), -ENOENT);
+	CHECK_EQ_U64(pm_cache_add_at(c, dfd, ".", "x"), -EINVAL);
+	CHECK_EQ_U64(pm_cache_nfiles(c), 1);
+	f = pm_cache_file_at(c, 0);
+	CHECK(!strcmp(f->path, "shown-as"));
+	CHECK_EQ_U64(f->stat.error, 0);
+	CHECK_EQ_U64(f->stat.ino, want.ino);
+	CHECK_EQ_U64(f->stat.cached, want.cached);
+	CHECK_EQ_U64(f->via, PM_CACHE_VIA_ARG);
+	pm_cache_free(c);
+	close(dfd);
+	unlink(a);
+	return T_PASS;
+}
+
 static int meminfo_cached(void)
 {
 	uint64_t cached = 0;
@@ -337,6 +366,7 @@ int main(int argc, char **argv)
 		{ "no_fake_answer", no_fake_answer },
 		{ "held_and_deleted", held_and_deleted },
 		{ "dedup_and_refusals", dedup_and_refusals },
+		{ "add_at_relative", add_at_relative },
 		{ "meminfo_cached", meminfo_cached },
 	};
 	const char *tmp = getenv("TMPDIR");
