@@ -382,8 +382,10 @@ static unsigned char entry_type(int dirfd, const struct dirent *de)
  * Every regular file under the directory @dfd (taken over and closed), whose
  * name is @path[0..@len). Depth first, symbolic links not followed. Names are
  * looked up relative to their directory (openat), not as whole paths: on a
- * tree of 100k files that is most of the kernel's work. Directories that
- * vanish or cannot be read are skipped, as nftw's were. -1 on ENOMEM.
+ * tree of 100k files that is most of the kernel's work. A directory that
+ * vanishes is skipped; one that cannot be opened (EACCES, EMFILE at great
+ * depth: one descriptor per level) is said and makes the exit status 1,
+ * never hidden. -1 on ENOMEM.
  */
 static int walk_dir(struct cache_run *cr, int dfd, char *path, size_t len, size_t cap)
 {
@@ -392,6 +394,8 @@ static int walk_dir(struct cache_run *cr, int dfd, char *path, size_t len, size_
 	int r = 0;
 
 	if (!d) {
+		cli_error(errno, "cannot walk %.*s", (int)len, path);
+		cr->bad_args++;
 		close(dfd);
 		return 0;
 	}
@@ -415,8 +419,12 @@ static int walk_dir(struct cache_run *cr, int dfd, char *path, size_t len, size_
 			r = tree_file(cr, dfd, de->d_name, path);
 		} else {
 			int sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub >= 0)
+			if (sub >= 0) {
 				r = walk_dir(cr, sub, path, len + 1 + n, cap);
+			} else if (errno != ENOENT) {
+				cli_error(errno, "cannot walk %s", path);
+				cr->bad_args++;
+			}
 		}
 		path[len] = '\0';
 	}

@@ -48,6 +48,17 @@ else
 	bad tree "rc $rc, $n rows: $(tr '\n' ' ' <"$dir/out") $(cat "$dir/err")"
 fi
 
+# A directory the caller may not read is said, with exit 1, not skipped in silence (root: run as nobody).
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	mkdir -p "$dir/u/no" && chmod 755 "$dir" "$dir/u" && cp "$dir/f" "$dir/u/a" && chmod 644 "$dir/u/a" && chmod 000 "$dir/u/no"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$pm" cache -r -n -o PATH "$dir/u" >"$dir/out" 2>"$dir/err"; rc=$?
+	chmod 755 "$dir/u/no"
+	[ $rc -eq 1 ] && grep -qx "$dir/u/a" "$dir/out" && grep -q "cannot walk $dir/u/no: Permission denied" "$dir/err" &&
+		ok unreadable_dir || bad unreadable_dir "rc $rc: $(cat "$dir/err")"
+else
+	echo "SKIP cache_cli_unreadable_dir: needs root and setpriv"
+fi
+
 # The system view: the rows (top N, the others, unattributed) add up to meminfo Cached, which is printed.
 "$pm" cache --all --top 5 -J >"$dir/json" 2>"$dir/err"; rc=$?
 if [ $rc -eq 0 ] && python3 - "$dir/json" <<'PY'
