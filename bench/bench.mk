@@ -46,3 +46,8 @@ bench-watch: all $(BUILD)/bench/watch
 .PHONY: bench-fleet
 bench-fleet: all $(BUILD)/bench/touch
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-fleet.sh
+
+# The page cache view over a synthetic 100k-file tree (issue 16); not part of `make bench` (it writes 100k files).
+.PHONY: bench-cache
+bench-cache: all bench-programs
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-cache.sh
