@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "compat.h"
 #include "internal.h"
+#include "scan.h"
 #include "smaps.h"
 
 #ifndef BATCH_PAGES	/* the fuzz build makes batches small: cheaper runs, more batch boundaries */
@@ -321,28 +322,17 @@ static uint32_t flags_from_categories(uint64_t c)
 	return f;
 }
 
-/*
- * One PAGEMAP_SCAN call over the rest of the mapping. Resume rule for the
- * stale walk_end that 6.12-6.18 return after more than 512 regions in one
- * call (kernel-abi.md §6.2): a full vec resumes at the later of walk_end and
- * the end of the last region.
- */
+/* One PAGEMAP_SCAN call over the rest of the mapping (pm_scan_step keeps the resume rule). */
 static int scan_refill(struct pm_walk *w)
 {
-	struct pm_scan_arg arg = {
-		.size = sizeof(arg), .start = w->scan_next, .end = w->map_end,
-		.vec = (uint64_t)(uintptr_t)w->vec, .vec_len = SCAN_VEC, .return_mask = w->scan_mask,
-	};
-	int n = ioctl(w->t->pagemap_fd, PAGEMAP_SCAN, &arg);
+	struct pm_scan_arg arg = { .start = w->scan_next, .return_mask = w->scan_mask };
+	int n = pm_scan_step(w->t->pagemap_fd, &arg, w->map_end, w->vec, SCAN_VEC);
 
 	if (n < 0)
-		return -errno;
+		return n;
 	w->vec_n = (size_t)n;
 	w->vec_pos = 0;
-	if ((size_t)n < SCAN_VEC)
-		w->scan_next = w->map_end;
-	else
-		w->scan_next = arg.walk_end > w->vec[n - 1].end ? arg.walk_end : w->vec[n - 1].end;
+	w->scan_next = arg.start;
 	return 0;
 }
 
