@@ -1079,3 +1079,26 @@ int pm_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_fe
 }
 
 #endif
+
+const char *pm_watch_inject_words(pid_t pid, int err)
+{
+	switch (-err) {
+	case EBUSY:
+		return "it is traced already (a debugger, strace): a process has one tracer";
+	case EAGAIN:
+		return "it stayed in uninterruptible sleep (a vfork parent waiting for its child, stuck I/O), "
+		       "where ptrace cannot stop it";
+	case EPERM:
+		if (pm_inject_seccomp(pid) > 0 && geteuid() != 0)
+			return "it runs under a seccomp filter, which only CAP_SYS_ADMIN may suspend for the injected "
+			       "calls (one could kill it)";
+		return "ptrace or the injected call was refused (credentials, Yama, an LSM, seccomp)";
+	case ENOEXEC:
+		return "no rt_sigreturn trampoline (mov $15,%eax; syscall) in its code to run injected calls from";
+	case EOPNOTSUPP:
+		return "it runs 32-bit code or has a shadow stack";
+	case ESRCH:
+		return "it exited";
+	}
+	return strerror(-err);
+}

@@ -13,6 +13,7 @@
 #define XXH_INLINE_ALL	/* header-only: no link dependency */
 #include <xxhash.h>
 #include "compat.h"
+#include "scan.h"
 #include "smaps.h"
 #include "inject.h"
 #include "watch.h"
@@ -66,7 +67,7 @@ struct uffd_state {
 	struct page_region vec[VEC_LEN];
 };
 
-int pm_watch_uffd_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
+static int uffd_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
 {
 	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_UFFD);
 
@@ -158,35 +159,32 @@ static bool mm_gone(struct pm_watch *w)
 /* What to do with each batch of regions one PAGEMAP_SCAN call returned. */
 typedef int (*regions_fn)(struct pm_watch *w, const struct page_region *v, int n, void *data);
 
+struct scan_call {
+	struct pm_watch *w;
+	regions_fn fn;
+	void *data;
+};
+
+static int scan_batch(void *data, const struct page_region *v, size_t n)
+{
+	struct scan_call *c = data;
+
+	return c->fn(c->w, v, (int)n, c->data);
+}
+
 /*
  * PAGEMAP_SCAN over [arg.start, arg.end) with @arg's flags and masks; with
  * arg.vec_len non-zero the regions go to @fn batch by batch (the vector is
- * the handle's), else one call does it all. Resumes from the later of
- * walk_end and the last region's end (kernel-abi.md §6.2: walk_end can be
- * stale after more than 512 regions in one call).
+ * the handle's), else one call does it all. The loop and its resume rule
+ * are pm_scan_each's.
  */
 static int scan_each(struct pm_watch *w, struct pm_scan_arg arg, regions_fn fn, void *data)
 {
 	struct uffd_state *s = w->priv;
+	struct scan_call c = { w, fn, data };
 	bool out = arg.vec_len != 0;
-	uint64_t end = arg.end;
 
-	arg.size = sizeof(arg);
-	arg.vec = out ? (uintptr_t)s->vec : 0;
-	arg.vec_len = out ? VEC_LEN : 0;
-	while (arg.start < end) {
-		int err, n = ioctl(w->t->pagemap_fd, PAGEMAP_SCAN, &arg);
-
-		if (n < 0)
-			return -errno;
-		if (n > 0 && (err = fn(w, s->vec, n, data)) < 0)
-			return err;
-		if (!out || (unsigned)n < VEC_LEN)
-			break;
-		arg.start = arg.walk_end > s->vec[n - 1].end ? arg.walk_end : s->vec[n - 1].end;
-		arg.end = end;
-	}
-	return 0;
+	return pm_scan_each(w->t->pagemap_fd, arg, out ? s->vec : NULL, out ? VEC_LEN : 0, scan_batch, &c);
 }
 
 static int count_pages(struct pm_watch *w, const struct page_region *v, int n, void *data)
@@ -722,29 +720,6 @@ static int uffd_add(struct pm_watch *w, const struct pm_watch_range *r)
 	return err;
 }
 
-const char *pm_watch_inject_words(pid_t pid, int err)
-{
-	switch (-err) {
-	case EBUSY:
-		return "it is traced already (a debugger, strace): a process has one tracer";
-	case EAGAIN:
-		return "it stayed in uninterruptible sleep (a vfork parent waiting for its child, stuck I/O), "
-		       "where ptrace cannot stop it";
-	case EPERM:
-		if (pm_inject_seccomp(pid) > 0 && geteuid() != 0)
-			return "it runs under a seccomp filter, which only CAP_SYS_ADMIN may suspend for the injected "
-			       "calls (one could kill it)";
-		return "ptrace or the injected call was refused (credentials, Yama, an LSM, seccomp)";
-	case ENOEXEC:
-		return "no rt_sigreturn trampoline (mov $15,%eax; syscall) in its code to run injected calls from";
-	case EOPNOTSUPP:
-		return "it runs 32-bit code or has a shadow stack";
-	case ESRCH:
-		return "it exited";
-	}
-	return strerror(-err);
-}
-
 /* The userfaultfd, once: of the caller, or made inside the target. */
 static int uffd_start(struct pm_watch *w, char *why, size_t size)
 {
@@ -827,6 +802,10 @@ static void uffd_fini(struct pm_watch *w)
 }
 
 const struct pm_watch_ops pm_watch_uffd_ops = {
+	.method = PM_WATCH_UFFD,
+	.name = "uffd",
+	.auto_pick = true,
+	.usable = uffd_usable,
 	.atomic = true,
 	.start = uffd_start,
 	.add = uffd_add,
