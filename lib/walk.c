@@ -52,7 +52,7 @@ struct pm_walk {
 	uint64_t buf_vpn;
 	size_t buf_n;
 	uint64_t thp_end;		/* pread: end of the PMD block found huge */
-	int kpf_fd;			/* /proc/kpageflags to confirm a huge block, or -1 */
+	struct pm_kpage *kpage;		/* kpageflags to confirm a huge block, or NULL */
 
 	struct page_region *vec;	/* scan results for the current mapping */
 	size_t vec_n, vec_pos;
@@ -156,7 +156,6 @@ struct pm_walk *pm_walk_new(struct pm_target *t, uint64_t start, uint64_t end, u
 	w->flags = flags;
 	w->start = start;
 	w->end = end;
-	w->kpf_fd = -1;
 	w->smaps_err = 1;
 	w->psize = w->f->page_size;
 	w->shift = w->f->page_shift;
@@ -177,9 +176,7 @@ struct pm_walk *pm_walk_new(struct pm_target *t, uint64_t start, uint64_t end, u
 		return NULL;
 	}
 	if (w->backend == PM_BACKEND_PREAD && t->decode.frame_visible) {
-		char path[4096];
-		if (pm_path(t->ctx, path, sizeof(path), "/proc/kpageflags") == 0)
-			w->kpf_fd = pm_open(t->ctx, path, O_RDONLY);
+		w->kpage = pm_kpage_open(t->ctx);	/* NULL: nothing to confirm with */
 	}
 	return w;
 }
@@ -189,8 +186,7 @@ void pm_walk_free(struct pm_walk *w)
 	if (!w)
 		return;
 	pm_maps_close(w->maps);
-	if (w->kpf_fd >= 0)
-		close(w->kpf_fd);
+	pm_kpage_close(w->kpage);
 	free(w->smaps);
 	free(w->buf);
 	free(w->vec);
@@ -455,7 +451,7 @@ static bool huge_block(struct pm_walk *w, const uint64_t *e, size_t avail)
 	if (diff)
 		return false;
 	/* Contiguous and aligned: a huge page unless the buddy allocator was very kind. */
-	if (w->kpf_fd < 0 || pm_pread_words(w->kpf_fd, &kpf, 1, pfn) != 1)
+	if (!w->kpage || pm_kpage_word(w->kpage, PM_KPAGE_FLAGS, pfn, &kpf) != 1)
 		return true;
 	return kpf & ((1ULL << KPF_THP) | (1ULL << KPF_HUGE));
 }

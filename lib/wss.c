@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "internal.h"
 #include "smaps.h"
+#include "sparse.h"
 
 #define BITMAP_PATH	"/sys/kernel/mm/page_idle/bitmap"
 #define BITMAP_ENV	"PAGEMAP_WSS_BITMAP"	/* a plain file standing in for it, for tests */
@@ -25,7 +26,8 @@ struct pm_wss {
 	struct pm_target *t;
 	enum pm_wss_method method;
 	char reason[256];
-	int bitmap_fd, kpf_fd, clear_fd;	/* -1 when the method does not use them */
+	int bitmap_fd, clear_fd;	/* -1 when the method does not use them */
+	struct pm_kpage *kpage;		/* IDLE: kpageflags, to find large folios' heads */
 	uint64_t psize, pmd_pages;
 
 	bool started, stopped;
@@ -39,7 +41,7 @@ struct pm_wss {
 	uint64_t *heads;		/* sorted unique heads marked idle */
 	uint8_t *idle;			/* per head, read by pm_wss_stop */
 	size_t nheads;
-	uint64_t *io;			/* IO_WORDS words */
+	struct pm_sparse io;		/* on the bitmap; buf: IO_WORDS words */
 
 	struct pm_wss_mapping *maps;	/* results of the last stop; paths owned */
 	size_t nmaps, maps_cap, next;
@@ -79,8 +81,8 @@ static void say(char *buf, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Open what IDLE needs into fds[0] (bitmap) and fds[1] (kpageflags). Returns 0 or -errno with the words in @buf. */
-static int open_idle(struct pm_target *t, int *fds, char *buf, size_t size)
+/* Open what IDLE needs into fds[0] (bitmap) and *@kpage. Returns 0 or -errno with the words in @buf. */
+static int open_idle(struct pm_target *t, int *fds, struct pm_kpage **kpage, char *buf, size_t size)
 {
 	const char *standin = secure_getenv(BITMAP_ENV);
 	char path[4096];
@@ -111,14 +113,12 @@ static int open_idle(struct pm_target *t, int *fds, char *buf, size_t size)
 		say(buf, size, "the target's frame numbers are hidden from this reader (needs CAP_SYS_ADMIN)");
 		return -EACCES;
 	}
-	if ((r = pm_path(t->ctx, path, sizeof(path), "/proc/kpageflags")) < 0)
+	*kpage = pm_kpage_open(t->ctx);
+	r = *kpage ? pm_kpage_status(*kpage, PM_KPAGE_FLAGS) : -errno;
+	if (r < 0) {
+		say(buf, size, "cannot open /proc/kpageflags (to find large folios' heads): %s", strerror(-r));
 		return r;
-	fd = pm_open(t->ctx, path, O_RDONLY);
-	if (fd < 0) {
-		say(buf, size, "cannot open /proc/kpageflags (to find large folios' heads): %s", strerror(-fd));
-		return fd;
 	}
-	fds[1] = fd;
 	if (standin && *standin)
 		say(buf, size, "idle page tracking emulated: %s=%s stands in for %s (a test: nothing marks "
 			       "pages accessed)", BITMAP_ENV, standin, BITMAP_PATH);
@@ -152,7 +152,7 @@ static int open_referenced(struct pm_target *t, int *fds, char *buf, size_t size
 	return 0;
 }
 
-static void close_fds(int *fds)
+static void close_fds(int *fds, struct pm_kpage **kpage)
 {
 	int i;
 
@@ -161,10 +161,13 @@ static void close_fds(int *fds)
 			close(fds[i]);
 		fds[i] = -1;
 	}
+	pm_kpage_close(*kpage);
+	*kpage = NULL;
 }
 
-/* Decide the method and open its files into fds (bitmap, kpageflags, clear_refs). */
-static int choose(struct pm_target *t, enum pm_wss_method *m, int *fds, char *buf, size_t size)
+/* Decide the method and open its files into fds (bitmap, unused, clear_refs) and *@kpage. */
+static int choose(struct pm_target *t, enum pm_wss_method *m, int *fds, struct pm_kpage **kpage, char *buf,
+		  size_t size)
 {
 	char idle_why[256];
 	uint64_t e;
@@ -172,6 +175,7 @@ static int choose(struct pm_target *t, enum pm_wss_method *m, int *fds, char *bu
 	int r;
 
 	fds[0] = fds[1] = fds[2] = -1;
+	*kpage = NULL;
 	if (*m != PM_WSS_AUTO && *m != PM_WSS_IDLE && *m != PM_WSS_REFERENCED) {
 		say(buf, size, "unknown method %d", (int)*m);
 		return -EINVAL;
@@ -186,31 +190,32 @@ static int choose(struct pm_target *t, enum pm_wss_method *m, int *fds, char *bu
 		return (int)n;
 	}
 	if (*m != PM_WSS_REFERENCED) {
-		r = open_idle(t, fds, idle_why, sizeof(idle_why));
+		r = open_idle(t, fds, kpage, idle_why, sizeof(idle_why));
 		if (r == 0 || *m == PM_WSS_IDLE) {
 			say(buf, size, "%s%s", r ? "idle page tracking unavailable: " : "", idle_why);
 			if (r == 0)
 				*m = PM_WSS_IDLE;
 			else
-				close_fds(fds);
+				close_fds(fds, kpage);
 			return r;
 		}
-		close_fds(fds);
+		close_fds(fds, kpage);
 		*m = PM_WSS_REFERENCED;
 		r = open_referenced(t, fds, buf, size, idle_why);
 	} else {
 		r = open_referenced(t, fds, buf, size, NULL);
 	}
 	if (r < 0)
-		close_fds(fds);
+		close_fds(fds, kpage);
 	return r;
 }
 
 int pm_wss_explain(struct pm_target *t, enum pm_wss_method method, char *buf, size_t size)
 {
-	int fds[3], r = choose(t, &method, fds, buf, size);
+	struct pm_kpage *kpage;
+	int fds[3], r = choose(t, &method, fds, &kpage, buf, size);
 
-	close_fds(fds);
+	close_fds(fds, &kpage);
 	return r;
 }
 
@@ -223,7 +228,7 @@ struct pm_wss *pm_wss_new(struct pm_target *t, enum pm_wss_method method)
 	if (!w)
 		return NULL;
 	f = pm_ctx_features(t->ctx);
-	r = f ? choose(t, &method, fds, w->reason, sizeof(w->reason)) : -ENOMEM;
+	r = f ? choose(t, &method, fds, &w->kpage, w->reason, sizeof(w->reason)) : -ENOMEM;
 	if (r < 0) {
 		free(w);
 		errno = -r;
@@ -232,10 +237,11 @@ struct pm_wss *pm_wss_new(struct pm_target *t, enum pm_wss_method method)
 	w->t = t;
 	w->method = method;
 	w->bitmap_fd = fds[0];
-	w->kpf_fd = fds[1];
 	w->clear_fd = fds[2];
 	w->psize = f->page_size;
 	w->pmd_pages = f->pmd_size / f->page_size;
+	w->io.span = IO_WORDS;
+	w->io.gap = IO_GAP;
 	return w;
 }
 
@@ -270,12 +276,12 @@ void pm_wss_free(struct pm_wss *w)
 	drop_results(w);
 	drop_snapshot(w);
 	fds[0] = w->bitmap_fd;
-	fds[1] = w->kpf_fd;
+	fds[1] = -1;
 	fds[2] = w->clear_fd;
-	close_fds(fds);
+	close_fds(fds, &w->kpage);
 	free(w->snap);
 	free(w->maps);
-	free(w->io);
+	free(w->io.buf);
 	free(w);
 }
 
@@ -289,79 +295,7 @@ const char *pm_wss_reason(const struct pm_wss *w)
 	return w->reason;
 }
 
-/* ---- coalesced word I/O on kpageflags and the idle bitmap ---------------- */
-
-/* End of the group of sorted @idx starting at @i that one read or write covers. */
-static size_t group_end(const uint64_t *idx, size_t n, size_t i)
-{
-	size_t j = i + 1;
-
-	while (j < n && idx[j] - idx[j - 1] <= IO_GAP && idx[j] - idx[i] < IO_WORDS)
-		j++;
-	return j;
-}
-
-/* out[k] = word idx[k] of @fd for sorted unique @idx; words past the file's end read as @fill. */
-static int read_sorted(struct pm_wss *w, int fd, const uint64_t *idx, size_t n, uint64_t *out, uint64_t fill)
-{
-	size_t i = 0, j, k;
-
-	while (i < n) {
-		size_t span;
-		ssize_t got;
-
-		j = group_end(idx, n, i);
-		span = (size_t)(idx[j - 1] - idx[i] + 1);
-		got = pm_pread_words(fd, w->io, span, idx[i]);	/* loops: the bitmap gives 4096 bytes a call */
-		if (got < 0)
-			return (int)got;
-		for (k = (size_t)got; k < span; k++)
-			w->io[k] = fill;
-		for (k = i; k < j; k++)
-			out[k] = w->io[idx[k] - idx[i]];
-		i = j;
-	}
-	return 0;
-}
-
-static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pwrite(fd, (const char *)buf + done, len - done, off + (off_t)done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		done += (size_t)n;	/* sysfs binary files take at most a page per call */
-	}
-	return 0;
-}
-
-/* Write value val[k] at word idx[k] for sorted unique @idx, gaps filled with 0 (which the bitmap ignores). */
-static int write_sorted(struct pm_wss *w, int fd, const uint64_t *idx, const uint64_t *val, size_t n)
-{
-	size_t i = 0, j, k;
-	int r;
-
-	while (i < n) {
-		size_t span;
-
-		j = group_end(idx, n, i);
-		span = (size_t)(idx[j - 1] - idx[i] + 1);
-		memset(w->io, 0, span * sizeof(uint64_t));
-		for (k = i; k < j; k++)
-			w->io[idx[k] - idx[i]] = val[k];
-		r = pwrite_all(fd, w->io, span * sizeof(uint64_t), (off_t)(idx[i] * sizeof(uint64_t)));
-		if (r < 0)
-			return r;
-		i = j;
-	}
-	return 0;
-}
+/* ---- sorted sets ------------------------------------------------------------ */
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -468,15 +402,14 @@ static bool trackable(uint64_t head_flags)
 static uint64_t find_head(struct pm_wss *w, uint64_t pfn, uint64_t *head_flags)
 {
 	uint64_t lo = pfn & ~(w->pmd_pages - 1), p;
-	ssize_t got;
 
 	if (lo == pfn || pfn - lo > IO_WORDS)
 		return NO_HEAD;
-	got = pm_pread_words(w->kpf_fd, w->io, (size_t)(pfn - lo), lo);
-	if (got != (ssize_t)(pfn - lo))
+	/* words past kpageflags' end read as KPF_NOPAGE: neither head nor tail */
+	if (pm_kpage_read(w->kpage, lo, (size_t)(pfn - lo), w->io.buf, NULL, NULL) < 0)
 		return NO_HEAD;
 	for (p = pfn; p-- > lo;) {
-		uint64_t f = w->io[p - lo];
+		uint64_t f = w->io.buf[p - lo];
 		if (f & (1ULL << PM_KPF_COMPOUND_HEAD)) {
 			*head_flags = f;
 			return p;
@@ -504,7 +437,7 @@ static int find_heads(struct pm_wss *w)
 		free(flags);
 		return -ENOMEM;
 	}
-	r = read_sorted(w, w->kpf_fd, w->pfns, w->npfns, flags, 1ULL << PM_KPF_NOPAGE);
+	r = pm_kpage_read_sorted(w->kpage, PM_KPAGE_FLAGS, w->pfns, w->npfns, flags);
 	for (i = 0; r == 0 && i < w->npfns; i++) {
 		uint64_t f = flags[i], head = w->pfns[i], hf = f;
 
@@ -556,7 +489,7 @@ static int mark_idle(struct pm_wss *w)
 		bits[n++] = bit;
 	}
 	w->reset_start = now_ns();
-	r = write_sorted(w, w->bitmap_fd, words, bits, n);
+	r = pm_sparse_write(&w->io, w->bitmap_fd, words, bits, n);
 	w->reset_end = now_ns();
 	free(words);
 	free(bits);
@@ -568,7 +501,7 @@ static int start_idle(struct pm_wss *w)
 	int r;
 
 	drop_snapshot(w);
-	if (!w->io && !(w->io = malloc(IO_WORDS * sizeof(uint64_t))))
+	if (!w->io.buf && !(w->io.buf = malloc(IO_WORDS * sizeof(uint64_t))))
 		return -ENOMEM;
 	if ((r = take_snapshot(w)) < 0 || (r = find_heads(w)) < 0 || (r = mark_idle(w)) < 0)
 		return r;
@@ -731,7 +664,7 @@ static int stop_idle(struct pm_wss *w, uint64_t *read_start, uint64_t *read_end)
 		if (!n || words[n - 1] != w->heads[i] / 64)
 			words[n++] = w->heads[i] / 64;
 	*read_start = now_ns();
-	r = read_sorted(w, w->bitmap_fd, words, n, vals, 0);
+	r = pm_sparse_read(&w->io, w->bitmap_fd, words, n, vals, 0);
 	*read_end = now_ns();
 	if (r < 0)
 		goto out;
