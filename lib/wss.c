@@ -679,33 +679,30 @@ out:
 	return r;
 }
 
+/* One smaps record: a result with its Rss and Referenced. */
+static int smaps_add(void *arg, const struct pm_smaps_rec *rec)
+{
+	struct pm_wss *w = arg;
+	int r;
+
+	if (!rec->mapped)	/* fields before any mapping line */
+		return 0;
+	if ((r = add_mapping(w, &rec->map)) < 0)
+		return r;
+	w->maps[w->nmaps - 1].resident = rec->val[PM_SMAPS_RSS];
+	w->maps[w->nmaps - 1].accessed = rec->val[PM_SMAPS_REFERENCED];
+	return 0;
+}
+
 /* Read ROOT/proc/PID/smaps: a record per mapping with Rss and Referenced. */
 static int read_smaps(struct pm_wss *w)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
 	FILE *f;
 	int r = pm_smaps_open(w->t, &f);
 
 	if (r < 0)
 		return r;
-	errno = 0;
-	while ((len = getline(&line, &cap, f)) > 0) {
-		struct pm_mapping m;
-		struct pm_wss_mapping *rec = w->nmaps ? &w->maps[w->nmaps - 1] : NULL;
-		if (rec && (pm_smaps_field(line, "Rss:", &rec->resident) ||
-			    pm_smaps_field(line, "Referenced:", &rec->accessed)))
-			continue;
-		/* A field line is "Name: value"; anything else must be a mapping's maps line. */
-		if (strchr(line, ':') && !strchr(line, '-'))
-			continue;
-		if (pm_maps_parse_line(line, (size_t)len, &m) == 0 && (r = add_mapping(w, &m)) < 0)
-			break;
-	}
-	if (!r && ferror(f))
-		r = errno ? -errno : -EIO;
-	free(line);
+	r = pm_smaps_parse_file(f, smaps_add, w);
 	fclose(f);
 	return r;
 }
