@@ -77,9 +77,9 @@ struct pm_inject {
 	pid_t event_pid;		/* the child of the last call's PTRACE_EVENT_CLONE/FORK/VFORK, 0 if none */
 };
 
-/* inject_attach.c: wait for the thread's next stop (reaping a dead one for its parent); 0 or -errno. */
+/* inject_wait.c: wait for the thread's next stop (reaping a dead one for its parent); 0 or -errno. */
 int pm_inject_wait_stop(struct pm_inject *in, int *status);
-/* inject_attach.c: a ptrace request failed; ESRCH on a held thread: wait for its death. Returns -errno. */
+/* inject_wait.c: a ptrace request failed; ESRCH on a held thread: wait for its death. Returns -errno. */
 int pm_inject_ptrace_failed(struct pm_inject *in);
 
 #endif
