@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
+#include "smaps.h"
 
 #ifndef ACCOUNT_BATCH	/* the fuzz build makes batches small: cheaper runs, more batch boundaries */
 #define ACCOUNT_BATCH 16384	/* frames per pm_kpage_lookup: 512 KiB of pm_frame */
@@ -121,29 +122,27 @@ static int account_pagemap(struct pm_target *t, struct pm_kpage *k, struct pm_ac
 
 /* ---- smaps_rollup ---- */
 
-/* The kB value of "Name:" in @buf, in bytes; false if the line is absent. */
-static bool rollup_field(const char *buf, const char *name, uint64_t *bytes)
+/* Each field's first line in the rollup, whatever record it falls in (the header need not parse). */
+static int rollup_add(void *arg, const struct pm_smaps_rec *rec)
 {
-	size_t n = strlen(name);
-	const char *p;
+	struct pm_smaps_rec *all = arg;
+	int k;
 
-	for (p = buf; (p = strstr(p, name)); p += n) {
-		if ((p == buf || p[-1] == '\n') && p[n] == ':') {
-			char *e;
-			unsigned long long v = strtoull(p + n + 1, &e, 10);
-
-			if (e == p + n + 1)
-				return false;
-			*bytes = (uint64_t)v * 1024;
-			return true;
+	for (k = 0; k < PM_SMAPS_NKEYS; k++)
+		if ((rec->have & PM_SMAPS_HAVE(k)) && !(all->have & PM_SMAPS_HAVE(k))) {
+			all->val[k] = rec->val[k];
+			all->have |= PM_SMAPS_HAVE(k);
 		}
-	}
-	return false;
+	return 0;
 }
+
+#define NEED	(PM_SMAPS_HAVE(PM_SMAPS_RSS) | PM_SMAPS_HAVE(PM_SMAPS_PSS) | \
+		 PM_SMAPS_HAVE(PM_SMAPS_PRIVATE_CLEAN) | PM_SMAPS_HAVE(PM_SMAPS_PRIVATE_DIRTY) | \
+		 PM_SMAPS_HAVE(PM_SMAPS_SHARED_CLEAN) | PM_SMAPS_HAVE(PM_SMAPS_SHARED_DIRTY))
 
 static int account_rollup(struct pm_target *t, struct pm_account *out)
 {
-	uint64_t pc = 0, pd = 0, sc = 0, sd = 0, ph = 0, sh = 0;
+	struct pm_smaps_rec all = { 0 };
 	char path[4096], buf[8192];
 	int r = pm_pid_path(t->ctx, path, sizeof(path), t->pid, "smaps_rollup");
 
@@ -153,16 +152,18 @@ static int account_rollup(struct pm_target *t, struct pm_account *out)
 		return -ESRCH;	/* no mm: a kernel thread, a zombie, or exited */
 	if (r < 0)
 		return r;
-	if (!rollup_field(buf, "Rss", &out->rss) || !rollup_field(buf, "Pss", &out->pss) ||
-	    !rollup_field(buf, "Private_Clean", &pc) || !rollup_field(buf, "Private_Dirty", &pd) ||
-	    !rollup_field(buf, "Shared_Clean", &sc) || !rollup_field(buf, "Shared_Dirty", &sd))
+	r = pm_smaps_parse_buf(buf, (size_t)r, rollup_add, &all);
+	if (r < 0)
+		return r;
+	if ((all.have & NEED) != NEED)
 		return -EINVAL;
-	rollup_field(buf, "Swap", &out->swap);	/* absent without CONFIG_SWAP */
-	rollup_field(buf, "Private_Hugetlb", &ph);	/* absent without CONFIG_HUGETLB_PAGE */
-	rollup_field(buf, "Shared_Hugetlb", &sh);
-	out->uss = pc + pd;
-	out->shared = sc + sd;
-	out->hugetlb = ph + sh;
+	/* Swap is absent without CONFIG_SWAP, the *_Hugetlb lines without CONFIG_HUGETLB_PAGE: 0 then */
+	out->rss = all.val[PM_SMAPS_RSS];
+	out->pss = all.val[PM_SMAPS_PSS];
+	out->swap = all.val[PM_SMAPS_SWAP];
+	out->uss = all.val[PM_SMAPS_PRIVATE_CLEAN] + all.val[PM_SMAPS_PRIVATE_DIRTY];
+	out->shared = all.val[PM_SMAPS_SHARED_CLEAN] + all.val[PM_SMAPS_SHARED_DIRTY];
+	out->hugetlb = all.val[PM_SMAPS_PRIVATE_HUGETLB] + all.val[PM_SMAPS_SHARED_HUGETLB];
 	out->source = PM_ACCOUNT_SMAPS_ROLLUP;
 	/* smaps averages large folios' map counts too, and the rollup cannot say whether there are any */
 	out->estimate = pm_ctx_probe(t->ctx, PM_PROBE_MAPCOUNT)->page_mapcount == PM_NO;

@@ -1,10 +1,9 @@
-/* inject.c - run system calls inside another process by ptrace (x86-64), and take a userfaultfd made there. */
+/* inject.c - run system calls inside another process by ptrace (x86-64): the calls, the frame, the detach. */
 #include <cpuid.h>
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/userfaultfd.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,521 +19,9 @@
 #include "inject.h"
 #include "internal.h"
 
-int pm_remote_register_wp(int uffd, uint64_t start, uint64_t len)
-{
-	struct uffdio_register reg = {
-		.range = { .start = start, .len = len },
-		.mode = UFFDIO_REGISTER_MODE_WP,
-	};
-
-	return ioctl(uffd, UFFDIO_REGISTER, &reg) < 0 ? -errno : 0;
-}
-
-int pm_remote_unregister(int uffd, uint64_t start, uint64_t len)
-{
-	struct uffdio_range range = { .start = start, .len = len };
-
-	return ioctl(uffd, UFFDIO_UNREGISTER, &range) < 0 ? -errno : 0;
-}
-
-int pm_inject_seccomp(pid_t pid)
-{
-	char path[64], line[256];
-	int mode = -ESRCH, v;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Seccomp: %d", &v) == 1)
-			mode = v;
-	fclose(f);
-	return mode;
-}
-
 #ifdef __x86_64__
 
-#include <sys/ptrace.h>
-#include <sys/user.h>
-#include <sys/wait.h>
-
-#define USER_CS_64	0x33		/* cs of a task running 64-bit code; 0x23 is ia32 */
-#define EFLAGS_TF	0x100
-#define SYSCALL_STOP	(SIGTRAP | 0x80)	/* PTRACE_O_TRACESYSGOOD */
-#define MAX_STOPS	64		/* unexpected stops tolerated while one call runs */
-#define SCAN_LIMIT	(256u << 20)	/* bytes of executable mappings searched for a trampoline */
-#define RED_ZONE	128		/* bytes below rsp the x86-64 ABI lets a function use */
-#define XSTATE_MAX	(64u << 10)	/* largest extended FPU state taken (AMX tiles are 8 KiB) */
-#define FP_XSTATE_MAGIC1	0x46505853U
-#define FP_XSTATE_MAGIC2	0x46505845U
-#define UC_FP_XSTATE		0x1
-#define UC_SIGCONTEXT_SS	0x2
-#define UC_STRICT_RESTORE_SS	0x4
-#define ERESTARTSYS		512	/* kernel-internal returns of an interrupted call (include/linux/errno.h) */
-#define ERESTARTNOINTR		513
-#define ERESTARTNOHAND		514
-#define ERESTART_RESTARTBLOCK	516
-
-/*
- * The kernel's x86-64 rt_sigframe (arch/x86/include/asm/sigframe.h): what
- * rt_sigreturn reads at rsp - 8. Written out here: glibc's ucontext_t is
- * another layout past uc_mcontext.
- */
-struct rt_frame {
-	uint64_t pretcode;		/* the return address a handler pops; rsp points just above it */
-	uint64_t uc_flags;
-	uint64_t uc_link;
-	uint64_t ss_sp;			/* uc_stack: sigaltstack(2) settings to restore */
-	int32_t ss_flags;
-	int32_t ss_pad;
-	uint64_t ss_size;
-	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;	/* uc_mcontext: struct sigcontext */
-	uint64_t rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags;
-	uint16_t cs, gs, fs, ss;
-	uint64_t err, trapno, oldmask, cr2;
-	uint64_t fpstate;		/* the XSAVE image, 64-byte aligned; 0 would reset the FPU */
-	uint64_t reserved1[8];
-	uint64_t sigmask;		/* uc_sigmask: the mask rt_sigreturn sets */
-	uint8_t info[128];		/* siginfo: unused, but rt_sigreturn checks the whole frame is user memory */
-};
-
-_Static_assert(offsetof(struct rt_frame, r8) == 48, "uc_mcontext offset");
-_Static_assert(offsetof(struct rt_frame, sigmask) == 304, "uc_sigmask offset");
-_Static_assert(sizeof(struct rt_frame) == 440, "rt_sigframe size");
-
-struct pm_inject {
-	pid_t pid;			/* thread group */
-	pid_t tid;			/* the stopped thread */
-	struct user_regs_struct saved;	/* as found at the stop */
-	uint64_t sigmask;		/* blocked signals as found */
-	bool mask_set;			/* we blocked every signal */
-	bool dirty;			/* registers changed since the stop */
-	bool armed;			/* the thread points at the trampoline, its frame written */
-	bool at_entry;			/* in the syscall-entry stop of a call of ours */
-	bool seized;			/* PTRACE_SEIZE done */
-	bool gone;			/* the target died (and was waited for) */
-	int err;			/* sticky failure of the mechanism */
-	int mem;			/* /proc/PID/task/TID/mem, read-write */
-	uint64_t tramp;			/* "mov $15,%eax|%rax; syscall" in the target's code: rt_sigreturn */
-	uint64_t sysaddr;		/* the syscall instruction of the trampoline */
-	uint64_t frame;			/* where the frame is written: the thread's rsp while armed is frame + 8 */
-	unsigned char *xstate;		/* its extended FPU state as found (XSAVE layout) */
-	size_t xsize;			/* bytes of it rt_sigreturn reads */
-	uint64_t held;			/* signals taken at stops, sent again after the detach (bit n-1: signal n) */
-	long opts;			/* the ptrace options of the seize */
-	pid_t event_pid;		/* the child of the last call's PTRACE_EVENT_CLONE/FORK/VFORK, 0 if none */
-};
-
-/* What /proc/PID/task/TID/status says about a thread. */
-struct task_status {
-	char state;
-	pid_t tgid;
-	pid_t tracer;
-	int seccomp;
-	bool shstk;			/* a user shadow stack (CET): rt_sigreturn would want a token on it */
-};
-
-static int read_task_status(pid_t pid, pid_t tid, struct task_status *ts)
-{
-	char path[64], line[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	memset(ts, 0, sizeof(*ts));
-	while (fgets(line, sizeof(line), f)) {
-		int v;
-
-		if (sscanf(line, "State: %c", &ts->state) == 1)
-			continue;
-		if (sscanf(line, "Tgid: %d", &v) == 1)
-			ts->tgid = v;
-		else if (sscanf(line, "TracerPid: %d", &v) == 1)
-			ts->tracer = v;
-		else if (sscanf(line, "Seccomp: %d", &v) == 1)
-			ts->seccomp = v;
-		else if (!strncmp(line, "x86_Thread_features:", 20) && strstr(line, "shstk"))
-			ts->shstk = true;
-	}
-	fclose(f);
-	return ts->tgid > 0 ? 0 : -ESRCH;
-}
-
-static bool thread_dead(const struct task_status *ts)
-{
-	return ts->state == 'Z' || ts->state == 'X' || ts->state == 'x';
-}
-
-/* A leader that exited while its threads run stays a zombie thread: take the first live thread instead. */
-static int pick_live_thread(struct pm_inject *in, struct task_status *ts)
-{
-	char path[64];
-	struct dirent *d;
-	DIR *dir;
-	int err = -ESRCH;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)in->pid);
-	dir = opendir(path);
-	if (!dir)
-		return -ESRCH;
-	while (err && (d = readdir(dir))) {
-		pid_t tid = (pid_t)strtol(d->d_name, NULL, 10);
-
-		if (tid > 0 && tid != in->pid && read_task_status(in->pid, tid, ts) == 0 && !thread_dead(ts)) {
-			in->tid = tid;
-			err = 0;
-		}
-	}
-	closedir(dir);
-	return err;
-}
-
-/*
- * A thread in uninterruptible sleep (a vfork parent, stuck I/O) stops only
- * once it leaves it, and the wait for the stop cannot be given up (a seized
- * thread cannot be detached while it runs): give it a second, else refuse.
- */
-static int wait_interruptible(struct pm_inject *in, struct task_status *ts)
-{
-	struct timespec ms10 = { 0, 10000000 };
-	int i, err = 0;
-
-	for (i = 0; !err && ts->state == 'D' && i < 100; i++) {
-		nanosleep(&ms10, NULL);
-		err = read_task_status(in->pid, in->tid, ts);
-	}
-	return err ? err : (ts->state == 'D' ? -EAGAIN : 0);
-}
-
-/* Which thread to stop, and whether it may be stopped at all. */
-static int choose_thread(struct pm_inject *in, pid_t pid, struct task_status *ts)
-{
-	int err = read_task_status(pid, pid, ts);
-
-	if (err)
-		return err;
-	in->pid = ts->tgid;
-	in->tid = pid;
-	if (thread_dead(ts)) {
-		if (pid != ts->tgid)
-			return -ESRCH;
-		err = pick_live_thread(in, ts);
-		if (err)
-			return err;
-	}
-	if (ts->tracer)
-		return -EBUSY;
-	if (ts->shstk)
-		return -EOPNOTSUPP;
-	return wait_interruptible(in, ts);
-}
-
-/* Is the dead thread group leader @pid a child of ours (its /proc entry stays while it is a zombie)? */
-static bool own_child(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	int ppid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
-		sscanf(p + 1, " %*c %d", &ppid);
-	fclose(f);
-	return ppid == getpid();
-}
-
-/*
- * Wait for the next report of the thread; -ESRCH once it is dead. A dead
- * tracee is waited for so that its real parent can reap it, unless that
- * parent is us (pagemap track -- CMD): then its exit status is our
- * caller's to collect, and reaping it here would lose it.
- */
-static int wait_stop(struct pm_inject *in, int *status)
-{
-	siginfo_t si;
-	pid_t r;
-	int w;
-
-	do {
-		memset(&si, 0, sizeof(si));
-		w = waitid(P_PID, (id_t)in->tid, &si, WEXITED | WSTOPPED | __WALL | WNOWAIT);
-	} while (w < 0 && errno == EINTR);
-	if (w < 0)
-		return -errno;
-	if (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED) {
-		in->gone = true;
-		*status = si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8 : si.si_status & 0x7f;
-		if (!(in->tid == in->pid && own_child(in->pid)))
-			while (waitpid(in->tid, status, __WALL) < 0 && errno == EINTR)
-				;
-		return -ESRCH;
-	}
-	do
-		r = waitpid(in->tid, status, __WALL);
-	while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return -errno;
-	if (WIFEXITED(*status) || WIFSIGNALED(*status)) {
-		in->gone = true;
-		return -ESRCH;
-	}
-	return 0;
-}
-
-/*
- * A ptrace request failed. ESRCH on a thread we hold stopped means SIGKILL
- * woke it: wait for its death, so that its real parent gets to reap it.
- */
-static int ptrace_failed(struct pm_inject *in)
-{
-	int err = -errno, status;
-
-	if (err == -ESRCH && !in->gone)
-		wait_stop(in, &status);
-	return err;
-}
-
-/*
- * Seize and interrupt. A signal reported before the interrupt's stop is
- * delivered (its handler runs); the stop comes after it, as in CRIU's
- * compel. A group-stopped target reports PTRACE_EVENT_STOP too.
- */
-static int seize(struct pm_inject *in, const struct task_status *ts)
-{
-	long opts = PTRACE_O_TRACESYSGOOD;
-	int status, err;
-
-	if (ts->seccomp)	/* an injected call could be killed by the filter */
-		opts |= PTRACE_O_SUSPEND_SECCOMP;
-	if (ptrace(PTRACE_SEIZE, in->tid, 0L, opts) < 0)	/* EINVAL: no CONFIG_CHECKPOINT_RESTORE */
-		return errno == EINVAL && ts->seccomp ? -EPERM : -errno;
-	in->seized = true;
-	in->opts = opts;
-	if (ptrace(PTRACE_INTERRUPT, in->tid, 0L, 0L) < 0)
-		return ptrace_failed(in);
-	for (;;) {
-		err = wait_stop(in, &status);
-		if (err)
-			return err;
-		if (status >> 16 == PTRACE_EVENT_STOP)
-			return 0;
-		if (ptrace(PTRACE_CONT, in->tid, 0L, (long)WSTOPSIG(status)) < 0)
-			return ptrace_failed(in);
-	}
-}
-
-/*
- * The first rt_sigreturn trampoline in [start, end) of the target: "mov
- * $15,%eax; syscall" (b8 0f 00 00 00 0f 05: glibc's __restore_rt, musl) or
- * "mov $15,%rax; syscall" (48 c7 c0 0f 00 00 00 0f 05: Go). *@budget
- * counts down the bytes read.
- */
-static int find_tramp(int mem, uint64_t start, uint64_t end, size_t *budget, uint64_t *addr, uint64_t *sys)
-{
-	static const unsigned char pat1[] = { 0xb8, 0x0f, 0, 0, 0, 0x0f, 0x05 };
-	static const unsigned char pat2[] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
-	unsigned char buf[65536 + sizeof(pat2)];
-	size_t keep = 0;
-	uint64_t a = start;
-
-	while (a < end && *budget) {
-		size_t want = end - a < 65536 ? (size_t)(end - a) : 65536;
-		ssize_t n = pread(mem, buf + keep, want, (off_t)a);
-		size_t i, len;
-
-		if (n <= 0)
-			return -EIO;
-		*budget = *budget > (size_t)n ? *budget - (size_t)n : 0;
-		len = keep + (size_t)n;
-		for (i = 0; i + sizeof(pat1) <= len; i++) {
-			uint64_t at = a - keep + i;
-
-			if (!memcmp(buf + i, pat1, sizeof(pat1))) {
-				*addr = at;
-				*sys = at + 5;
-				return 0;
-			}
-			if (i + sizeof(pat2) <= len && !memcmp(buf + i, pat2, sizeof(pat2))) {
-				*addr = at;
-				*sys = at + 7;
-				return 0;
-			}
-		}
-		keep = len < sizeof(pat2) - 1 ? len : sizeof(pat2) - 1;
-		memmove(buf, buf + len - keep, keep);
-		a += (uint64_t)n;
-	}
-	return -ENOENT;
-}
-
-/*
- * Where the thread runs while calls are injected: an rt_sigreturn
- * trampoline already in the target's code (no byte of code is written, so
- * threads still running never meet patched code). The vDSO of x86-64 has
- * none; the C library's is found in its file mapping.
- */
-static bool is_libc(const struct pm_mapping *m)
-{
-	static const char *const names[] = { "/libc.so", "/libc-", "/ld-musl-" };
-	size_t i;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (memmem(m->path, m->path_len, names[i], strlen(names[i])))
-			return true;
-	return false;
-}
-
-/* One pass over the executable mappings: the C library's only (@libc), or all. */
-static int search_maps(struct pm_inject *in, bool libc, size_t *budget)
-{
-	char path[64], *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	FILE *f;
-	int err = -ENOEXEC;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", (int)in->pid, (int)in->tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (err && *budget && (len = getline(&line, &cap, f)) > 0) {
-		struct pm_mapping m;
-
-		if (pm_maps_parse_line(line, (size_t)len, &m) < 0 || !(m.prot & PM_PROT_EXEC) ||
-		    m.kind == PM_MAP_VDSO || m.kind == PM_MAP_VSYSCALL || (libc && !is_libc(&m)))
-			continue;
-		if (find_tramp(in->mem, m.start, m.end, budget, &in->tramp, &in->sysaddr) == 0)
-			err = 0;
-	}
-	free(line);
-	fclose(f);
-	return err;
-}
-
-/* The C library first: a big program's own code is not read through before it. */
-static int find_trampoline(struct pm_inject *in)
-{
-	size_t budget = SCAN_LIMIT;
-	int err = search_maps(in, true, &budget);
-
-	return err == -ENOEXEC ? search_maps(in, false, &budget) : err;
-}
-
-/* Bytes of a standard-format XSAVE image that hold the components set in @bv (CPUID leaf 0xd). */
-static uint32_t xsave_size(uint64_t bv)
-{
-	uint32_t size = 576, eax, ebx, ecx, edx;	/* legacy area + header */
-	int i;
-
-	for (i = 2; i < 64; i++)
-		if ((bv >> i & 1) && __get_cpuid_count(0xd, (unsigned)i, &eax, &ebx, &ecx, &edx) && ebx + eax > size)
-			size = ebx + eax;
-	return size;
-}
-
-/*
- * The thread's extended FPU state, as rt_sigreturn wants it. NT_X86_XSTATE
- * gives the standard-format XSAVE image, its software bytes holding XCR0
- * (gdb's convention); a signal frame's hold magic1 and sizes instead, and
- * MAGIC2 follows the image (arch/x86/kernel/fpu/signal.c,
- * check_xstate_in_sigframe). The size covers the components the image
- * holds (XSTATE_BV): within what the kernel accepts for this task, even
- * where the regset is larger (AMX). Without XSAVE, the FXSAVE image only
- * (rt_sigreturn then restores x87 and SSE).
- */
-static int read_xstate(struct pm_inject *in)
-{
-	struct iovec iov;
-	uint64_t xcr0, bv;
-	uint32_t v;
-
-	in->xstate = calloc(1, XSTATE_MAX + 4);
-	if (!in->xstate)
-		return -ENOMEM;
-	iov.iov_base = in->xstate;
-	iov.iov_len = XSTATE_MAX;
-	if (ptrace(PTRACE_GETREGSET, in->tid, (void *)NT_X86_XSTATE, &iov) == 0 && iov.iov_len >= 576) {
-		memcpy(&xcr0, in->xstate + 464, 8);
-		memcpy(&bv, in->xstate + 512, 8);
-		in->xsize = xsave_size(bv);
-		if (in->xsize <= iov.iov_len) {
-			memset(in->xstate + 464, 0, 48);
-			v = FP_XSTATE_MAGIC1;
-			memcpy(in->xstate + 464, &v, 4);
-			v = (uint32_t)in->xsize + 4;	/* extended_size */
-			memcpy(in->xstate + 468, &v, 4);
-			memcpy(in->xstate + 472, &xcr0, 8);	/* xfeatures */
-			v = (uint32_t)in->xsize;	/* xstate_size */
-			memcpy(in->xstate + 480, &v, 4);
-			v = FP_XSTATE_MAGIC2;
-			memcpy(in->xstate + in->xsize, &v, 4);
-			return 0;
-		}
-	}
-	iov.iov_len = 512;
-	if (ptrace(PTRACE_GETREGSET, in->tid, (void *)NT_PRFPREG, &iov) < 0 || iov.iov_len != 512)
-		return ptrace_failed(in);
-	memset(in->xstate + 464, 0, 48);	/* no magic1: the FXSAVE part only */
-	in->xsize = 512;
-	return 0;
-}
-
-static int read_state(struct pm_inject *in)
-{
-	char path[64];
-	int err;
-
-	if (ptrace(PTRACE_GETREGS, in->tid, 0L, &in->saved) < 0)
-		return ptrace_failed(in);
-	if (in->saved.cs != USER_CS_64)
-		return -EOPNOTSUPP;
-	if (ptrace(PTRACE_GETSIGMASK, in->tid, sizeof(in->sigmask), &in->sigmask) < 0)
-		return ptrace_failed(in);
-	err = read_xstate(in);
-	if (err)
-		return err;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/mem", (int)in->pid, (int)in->tid);
-	in->mem = open(path, O_RDWR | O_CLOEXEC);
-	if (in->mem < 0)
-		return -errno;
-	return find_trampoline(in);
-}
-
-int pm_inject_attach(pid_t pid, struct pm_inject **out)
-{
-	struct task_status ts;
-	struct pm_inject *in;
-	int err;
-
-	*out = NULL;
-	if (pid <= 0 || pid == getpid())
-		return -EINVAL;
-	in = calloc(1, sizeof(*in));
-	if (!in)
-		return -ENOMEM;
-	in->mem = -1;
-	err = choose_thread(in, pid, &ts);
-	if (!err)
-		err = seize(in, &ts);
-	if (!err)
-		err = read_state(in);
-	if (err) {
-		if (in->seized)
-			pm_inject_detach(in);
-		else
-			free(in);	/* nothing else is held before the seize */
-		return err;
-	}
-	*out = in;
-	return 0;
-}
+#include "inject_x86.h"
 
 /* A clone/fork/vfork event of a call of ours (pm_inject_set_options asked for it): note the new child. */
 static void event_child(struct pm_inject *in, int event)
@@ -554,8 +41,8 @@ static int to_syscall_stop(struct pm_inject *in)
 
 	for (n = 0; n < MAX_STOPS; n++) {
 		if (ptrace(PTRACE_SYSCALL, in->tid, 0L, 0L) < 0)
-			return ptrace_failed(in);
-		err = wait_stop(in, &status);
+			return pm_inject_ptrace_failed(in);
+		err = pm_inject_wait_stop(in, &status);
 		if (err)
 			return err;
 		if (WSTOPSIG(status) == SYSCALL_STOP)
@@ -583,10 +70,10 @@ static int to_syscall_stop(struct pm_inject *in)
 static int restore_thread(struct pm_inject *in)
 {
 	if (in->mask_set && ptrace(PTRACE_SETSIGMASK, in->tid, sizeof(in->sigmask), &in->sigmask) < 0)
-		return ptrace_failed(in);
+		return pm_inject_ptrace_failed(in);
 	in->mask_set = false;
 	if (in->dirty && ptrace(PTRACE_SETREGS, in->tid, 0L, &in->saved) < 0)
-		return ptrace_failed(in);
+		return pm_inject_ptrace_failed(in);
 	in->dirty = false;
 	in->armed = false;
 	return 0;
@@ -674,7 +161,7 @@ static int arm(struct pm_inject *in)
 	r.eflags &= ~(unsigned long long)EFLAGS_TF;
 	in->dirty = true;
 	if (ptrace(PTRACE_SETREGS, in->tid, 0L, &r) < 0)
-		return ptrace_failed(in);
+		return pm_inject_ptrace_failed(in);
 	in->armed = true;
 	in->mask_set = ptrace(PTRACE_SETSIGMASK, in->tid, sizeof(all), &all) == 0;
 	return 0;
@@ -730,7 +217,7 @@ static int run_call(struct pm_inject *in, struct user_regs_struct *r, long nr, c
 		return err;
 	in->at_entry = true;
 	if (ptrace(PTRACE_GETREGS, in->tid, 0L, r) < 0)
-		return ptrace_failed(in);
+		return pm_inject_ptrace_failed(in);
 	if ((long)r->orig_rax != SYS_rt_sigreturn || r->rip != in->sysaddr + 2)
 		return -EIO;
 	r->orig_rax = (unsigned long long)nr;
@@ -742,13 +229,13 @@ static int run_call(struct pm_inject *in, struct user_regs_struct *r, long nr, c
 	r->r9 = (unsigned long long)a[5];
 	r->rip = in->tramp;
 	if (ptrace(PTRACE_SETREGS, in->tid, 0L, r) < 0)
-		return ptrace_failed(in);
+		return pm_inject_ptrace_failed(in);
 	err = to_syscall_stop(in);
 	if (err)
 		return err;
 	in->at_entry = false;
 	if (ptrace(PTRACE_GETREGS, in->tid, 0L, r) < 0)
-		return ptrace_failed(in);
+		return pm_inject_ptrace_failed(in);
 	return r->rip == in->tramp ? 0 : -EIO;
 }
 
@@ -790,7 +277,7 @@ int pm_inject_set_options(struct pm_inject *in, long extra)
 	if (in->err)
 		return in->err;
 	if (ptrace(PTRACE_SETOPTIONS, in->tid, 0L, in->opts | extra) < 0)
-		return ptrace_failed(in);
+		return pm_inject_ptrace_failed(in);
 	return 0;
 }
 
@@ -874,12 +361,12 @@ static int leave_entry(struct pm_inject *in)
 	struct user_regs_struct r;
 
 	if (ptrace(PTRACE_GETREGS, in->tid, 0L, &r) < 0)
-		return ptrace_failed(in);
+		return pm_inject_ptrace_failed(in);
 	r.orig_rax = (unsigned long long)-1;
 	if (in->armed)
 		r.rip = in->tramp;
 	if (ptrace(PTRACE_SETREGS, in->tid, 0L, &r) < 0)
-		return ptrace_failed(in);
+		return pm_inject_ptrace_failed(in);
 	in->at_entry = false;
 	return to_syscall_stop(in);
 }
@@ -895,7 +382,7 @@ static int restore_and_detach(struct pm_inject *in)
 		err = e;
 	/* The detach sets TIF_SIGPENDING: the kernel restarts an interrupted call on the way out. */
 	if (!in->gone && ptrace(PTRACE_DETACH, in->tid, 0L, 0L) < 0) {
-		e = ptrace_failed(in);
+		e = pm_inject_ptrace_failed(in);
 		if (!err)
 			err = e;
 	}
@@ -919,92 +406,6 @@ int pm_inject_detach(struct pm_inject *in)
 	free(in->xstate);
 	free(in);
 	return err;
-}
-
-/* The features a userfaultfd of our own offers (same kernel); 0 if none can be made. */
-static uint64_t offered_features(void)
-{
-	struct uffdio_api api = { .api = UFFD_API };
-	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
-
-	if (fd < 0 && errno == EINVAL)	/* UFFD_USER_MODE_ONLY is 5.11+ */
-		fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return 0;
-	if (ioctl(fd, UFFDIO_API, &api) < 0)
-		api.features = 0;
-	close(fd);
-	return api.features;
-}
-
-/* Inject userfaultfd(), take the descriptor through @pidfd, close it in the target. */
-static int take_remote_uffd(struct pm_inject *in, int pidfd, int *fd)
-{
-	long rfd, cerr;
-	int err = 0;
-
-	rfd = pm_inject_syscall(in, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY, 0, 0, 0, 0, 0);
-	if (rfd == -EINVAL && !pm_inject_error(in))	/* UFFD_USER_MODE_ONLY is 5.11+ */
-		rfd = pm_inject_syscall(in, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0, 0);
-	if (rfd < 0)
-		return (int)rfd;
-	*fd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)rfd, 0);
-	if (*fd < 0)
-		err = -errno;
-	cerr = pm_inject_syscall(in, SYS_close, rfd, 0, 0, 0, 0, 0);
-	if (!err && cerr < 0)
-		err = (int)cerr;
-	if (err && *fd >= 0) {
-		close(*fd);
-		*fd = -1;
-	}
-	return err;
-}
-
-static int uffd_api(int fd, uint64_t features, uint64_t *got)
-{
-	struct uffdio_api api = { .api = UFFD_API, .features = features };
-
-	if (ioctl(fd, UFFDIO_API, &api) < 0)
-		return -errno;
-	if (got)
-		*got = api.features;
-	return (api.features & features) == features ? 0 : -EOPNOTSUPP;
-}
-
-int pm_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_features)
-{
-	struct pm_inject *in;
-	uint64_t offered = offered_features();
-	int pidfd, fd = -1, err, derr;
-
-	*local_fd = -1;
-	if (got_features)
-		*got_features = offered;
-	if (!(features & UFFD_FEATURE_WP_ASYNC))
-		return -EINVAL;
-	if (offered && (features & ~offered))
-		return -EOPNOTSUPP;
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd < 0)
-		return -errno;
-	err = pm_inject_attach(pid, &in);
-	if (!err) {
-		err = take_remote_uffd(in, pidfd, &fd);
-		derr = pm_inject_detach(in);
-		if (!err)
-			err = derr;
-	}
-	close(pidfd);
-	if (!err)
-		err = uffd_api(fd, features, got_features);
-	if (err) {
-		if (fd >= 0)
-			close(fd);
-		return err;
-	}
-	*local_fd = fd;
-	return 0;
 }
 
 #else	/* !__x86_64__ */
@@ -1067,14 +468,6 @@ int pm_inject_child_close_fds(const struct pm_inject *in, pid_t child)
 {
 	(void)in;
 	(void)child;
-	return -EOPNOTSUPP;
-}
-
-int pm_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_features)
-{
-	*local_fd = -1;
-	if (got_features)
-		*got_features = 0;
 	return -EOPNOTSUPP;
 }
 

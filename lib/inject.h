@@ -207,6 +207,9 @@ int pm_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_fe
  */
 int pm_inject_seccomp(pid_t pid);
 
+/* pm_watch_inject_words - words for an error of pm_inject_attach or of a call injected into process @pid. */
+const char *pm_watch_inject_words(pid_t pid, int err);
+
 /*
  * pm_remote_register_wp - UFFDIO_REGISTER [@start, @start + @len) of the
  * context's process (not the caller's) in write-protect mode on @uffd.

@@ -60,6 +60,14 @@ struct pm_walk *pm_walk_open(struct pm_target *t, uint64_t start, uint64_t end, 
 
 /* kpage.c: preads issued so far on a pm_kpage's files (tests check that lookups batch). */
 uint64_t pm_kpage_nreads(const struct pm_kpage *k);
+/*
+ * kpage.c: words of @file for ascending @pfns (repeats allowed) into @out, reads
+ * coalesced; past the end kpageflags reads KPF_NOPAGE, the others 0. 0 or -errno.
+ */
+int pm_kpage_read_sorted(struct pm_kpage *k, enum pm_kpage_file file, const uint64_t *pfns, size_t n,
+			 uint64_t *out);
+/* kpage.c: the word of @file at @pfn into *@w: 1, or 0 past the file's end, or -errno. */
+int pm_kpage_word(struct pm_kpage *k, enum pm_kpage_file file, uint64_t pfn, uint64_t *w);
 /* kpage.c: the files lookups read now (pm_kpage_select), to restore after a temporary choice. */
 unsigned pm_kpage_selected(const struct pm_kpage *k);
 

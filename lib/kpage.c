@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "internal.h"
+#include "sparse.h"
 
 #ifndef KPAGE_BATCH	/* the fuzz build makes batches small: cheaper runs, more batch boundaries */
 #define KPAGE_BATCH	65536	/* words per pread and per lookup batch: 512 KiB per buffer */
@@ -17,7 +18,7 @@ static const char *const kpage_paths[NFILES] = { "/proc/kpageflags", "/proc/kpag
 struct pm_kpage {
 	struct pm_ctx *ctx;
 	int fd[NFILES];		/* -errno when not readable */
-	uint64_t *buf;		/* KPAGE_BATCH words, for lookups */
+	struct pm_sparse io;	/* buf: KPAGE_BATCH words, for lookups and sorted reads */
 	uint64_t nreads;
 	unsigned lookup_files;	/* PM_KPAGE_BIT(file) of the files lookups read */
 };
@@ -58,7 +59,7 @@ void pm_kpage_close(struct pm_kpage *k)
 	for (i = 0; i < NFILES; i++)
 		if (k->fd[i] >= 0)
 			close(k->fd[i]);
-	free(k->buf);
+	free(k->io.buf);
 	free(k);
 }
 
@@ -71,7 +72,7 @@ int pm_kpage_status(const struct pm_kpage *k, enum pm_kpage_file file)
 
 uint64_t pm_kpage_nreads(const struct pm_kpage *k)
 {
-	return k->nreads;
+	return k->nreads + k->io.nio;
 }
 
 static int any_fd(const struct pm_kpage *k)
@@ -84,14 +85,27 @@ static int any_fd(const struct pm_kpage *k)
 	return -EBADF;
 }
 
-/* Is there a readable word at @pfn? 1 yes, 0 no, <0 error. */
-static int readable(struct pm_kpage *k, int fd, uint64_t pfn)
+/* Is there a readable word at @pfn? 1 yes (in *@w), 0 no, <0 error. */
+static int read_word(struct pm_kpage *k, int fd, uint64_t pfn, uint64_t *w)
 {
-	uint64_t w;
-	ssize_t r = pm_pread_words(fd, &w, 1, pfn);
+	ssize_t r = pm_pread_words(fd, w, 1, pfn);
 
 	k->nreads++;
 	return r < 0 ? (int)r : r == 1;
+}
+
+static int readable(struct pm_kpage *k, int fd, uint64_t pfn)
+{
+	uint64_t w;
+
+	return read_word(k, fd, pfn, &w);
+}
+
+int pm_kpage_word(struct pm_kpage *k, enum pm_kpage_file file, uint64_t pfn, uint64_t *w)
+{
+	if (!k || (unsigned)file >= NFILES)
+		return -EINVAL;
+	return k->fd[file] < 0 ? k->fd[file] : read_word(k, k->fd[file], pfn, w);
 }
 
 int pm_kpage_end(struct pm_kpage *k, uint64_t *end)
@@ -190,46 +204,59 @@ static void set_field(struct pm_frame *fr, int f, uint64_t v)
 		fr->cgroup = v;
 }
 
-/* Read one run [s[0].pfn, s[m-1].pfn] of sorted slots from every open file into @frames. */
-static int lookup_run(struct pm_kpage *k, struct pm_frame *frames, const struct slot *s, size_t m)
+/* The scratch of one lookup batch: the slots, their PFNs in sorted order, the words read for them. */
+struct batch {
+	struct slot *s;
+	uint64_t *pfn, *val;
+};
+
+/* Sort one batch of @m frames starting at @base, then read each selected file for it, sparsely. */
+static int lookup_batch(struct pm_kpage *k, struct pm_frame *frames, size_t base, size_t m, struct batch *b)
 {
-	uint64_t first = s[0].pfn;
-	size_t len = (size_t)(s[m - 1].pfn - first + 1), i;
+	size_t i;
 	int f, r;
 
+	for (i = 0; i < m; i++) {
+		b->s[i].pfn = frames[base + i].pfn;
+		b->s[i].idx = base + i;
+		frames[base + i].flags = frames[base + i].count = frames[base + i].cgroup = 0;
+	}
+	qsort(b->s, m, sizeof(*b->s), slot_cmp);
+	for (i = 0; i < m; i++)
+		b->pfn[i] = b->s[i].pfn;
 	for (f = 0; f < NFILES; f++) {
 		if (k->fd[f] < 0 || !(k->lookup_files & PM_KPAGE_BIT(f)))
 			continue;
-		r = read_file(k, f, first, len, k->buf, f == PM_KPAGE_FLAGS ? 1ULL << PM_KPF_NOPAGE : 0);
+		r = pm_sparse_read(&k->io, k->fd[f], b->pfn, m, b->val, f == PM_KPAGE_FLAGS ? 1ULL << PM_KPF_NOPAGE : 0);
 		if (r < 0)
 			return r;
 		for (i = 0; i < m; i++)
-			set_field(&frames[s[i].idx], f, k->buf[s[i].pfn - first]);
+			set_field(&frames[b->s[i].idx], f, b->val[i]);
 	}
 	return 0;
 }
 
-/* Sort one batch of @m frames starting at @base, then read it run by run. */
-static int lookup_batch(struct pm_kpage *k, struct pm_frame *frames, size_t base, size_t m, struct slot *s)
+static int io_ready(struct pm_kpage *k)
 {
-	size_t i, start = 0;
+	if (!k->io.buf && !(k->io.buf = malloc(KPAGE_BATCH * sizeof(uint64_t))))
+		return -ENOMEM;
+	k->io.span = KPAGE_BATCH;
+	k->io.gap = KPAGE_GAP;
+	return 0;
+}
+
+int pm_kpage_read_sorted(struct pm_kpage *k, enum pm_kpage_file file, const uint64_t *pfns, size_t n,
+			 uint64_t *out)
+{
 	int r;
 
-	for (i = 0; i < m; i++) {
-		s[i].pfn = frames[base + i].pfn;
-		s[i].idx = base + i;
-		frames[base + i].flags = frames[base + i].count = frames[base + i].cgroup = 0;
-	}
-	qsort(s, m, sizeof(*s), slot_cmp);
-	for (i = 1; i <= m; i++) {
-		if (i < m && s[i].pfn - s[start].pfn < KPAGE_BATCH && s[i].pfn - s[i - 1].pfn <= KPAGE_GAP)
-			continue;
-		r = lookup_run(k, frames, s + start, i - start);
-		if (r < 0)
-			return r;
-		start = i;
-	}
-	return 0;
+	if (!k || (unsigned)file >= NFILES)
+		return -EINVAL;
+	if (k->fd[file] < 0)
+		return k->fd[file];
+	r = io_ready(k);
+	return r < 0 ? r : pm_sparse_read(&k->io, k->fd[file], pfns, n, out,
+					   file == PM_KPAGE_FLAGS ? 1ULL << PM_KPF_NOPAGE : 0);
 }
 
 unsigned pm_kpage_selected(const struct pm_kpage *k)
@@ -248,22 +275,26 @@ int pm_kpage_select(struct pm_kpage *k, unsigned files)
 int pm_kpage_lookup(struct pm_kpage *k, struct pm_frame *frames, size_t n)
 {
 	size_t base, m = n < KPAGE_BATCH ? n : KPAGE_BATCH;
-	struct slot *s;
+	struct batch b;
 	int r = 0;
 
 	if (!k || (!frames && n))
 		return -EINVAL;
 	if (!n)
 		return 0;
-	if (!k->buf && !(k->buf = malloc(KPAGE_BATCH * sizeof(uint64_t))))
+	if (io_ready(k) < 0)
 		return -ENOMEM;
-	s = malloc(m * sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	for (base = 0; base < n && r == 0; base += m) {
+	b.s = malloc(m * sizeof(*b.s));
+	b.pfn = malloc(m * sizeof(*b.pfn));
+	b.val = malloc(m * sizeof(*b.val));
+	for (base = 0; base < n && r == 0 && b.s && b.pfn && b.val; base += m) {
 		size_t cnt = n - base < m ? n - base : m;
-		r = lookup_batch(k, frames, base, cnt, s);
+		r = lookup_batch(k, frames, base, cnt, &b);
 	}
-	free(s);
+	if (!b.s || !b.pfn || !b.val)
+		r = -ENOMEM;
+	free(b.s);
+	free(b.pfn);
+	free(b.val);
 	return r;
 }

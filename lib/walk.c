@@ -10,6 +10,7 @@
 #include "compat.h"
 #include "internal.h"
 #include "pme.h"
+#include "scan.h"
 #include "smaps.h"
 
 #ifndef BATCH_PAGES	/* the fuzz build makes batches small: cheaper runs, more batch boundaries */
@@ -53,7 +54,7 @@ struct pm_walk {
 	uint64_t buf_vpn;
 	size_t buf_n;
 	uint64_t thp_end;		/* pread: end of the PMD block found huge */
-	int kpf_fd;			/* /proc/kpageflags to confirm a huge block, or -1 */
+	struct pm_kpage *kpage;		/* kpageflags to confirm a huge block, or NULL */
 
 	struct page_region *vec;	/* scan results for the current mapping */
 	size_t vec_n, vec_pos;
@@ -140,7 +141,6 @@ struct pm_walk *pm_walk_open(struct pm_target *t, uint64_t start, uint64_t end, 
 	w->iflags = iflags;
 	w->start = start;
 	w->end = end;
-	w->kpf_fd = -1;
 	w->smaps_err = 1;
 	w->psize = w->f->page_size;
 	w->shift = w->f->page_shift;
@@ -161,9 +161,7 @@ struct pm_walk *pm_walk_open(struct pm_target *t, uint64_t start, uint64_t end, 
 		return NULL;
 	}
 	if (w->backend == PM_BACKEND_PREAD && t->decode.frame_visible) {
-		char path[4096];
-		if (pm_path(t->ctx, path, sizeof(path), "/proc/kpageflags") == 0)
-			w->kpf_fd = pm_open(t->ctx, path, O_RDONLY);
+		w->kpage = pm_kpage_open(t->ctx);	/* NULL: nothing to confirm with */
 	}
 	return w;
 }
@@ -173,8 +171,7 @@ void pm_walk_free(struct pm_walk *w)
 	if (!w)
 		return;
 	pm_maps_close(w->maps);
-	if (w->kpf_fd >= 0)
-		close(w->kpf_fd);
+	pm_kpage_close(w->kpage);
 	free(w->smaps);
 	free(w->buf);
 	free(w->vec);
@@ -306,28 +303,17 @@ static uint32_t flags_from_categories(uint64_t c)
 	return f;
 }
 
-/*
- * One PAGEMAP_SCAN call over the rest of the mapping. Resume rule for the
- * stale walk_end that 6.12-6.18 return after more than 512 regions in one
- * call (kernel-abi.md §6.2): a full vec resumes at the later of walk_end and
- * the end of the last region.
- */
+/* One PAGEMAP_SCAN call over the rest of the mapping (pm_scan_step keeps the resume rule). */
 static int scan_refill(struct pm_walk *w)
 {
-	struct pm_scan_arg arg = {
-		.size = sizeof(arg), .start = w->scan_next, .end = w->map_end,
-		.vec = (uint64_t)(uintptr_t)w->vec, .vec_len = SCAN_VEC, .return_mask = w->scan_mask,
-	};
-	int n = ioctl(w->t->pagemap_fd, PAGEMAP_SCAN, &arg);
+	struct pm_scan_arg arg = { .start = w->scan_next, .return_mask = w->scan_mask };
+	int n = pm_scan_step(w->t->pagemap_fd, &arg, w->map_end, w->vec, SCAN_VEC);
 
 	if (n < 0)
-		return -errno;
+		return n;
 	w->vec_n = (size_t)n;
 	w->vec_pos = 0;
-	if ((size_t)n < SCAN_VEC)
-		w->scan_next = w->map_end;
-	else
-		w->scan_next = arg.walk_end > w->vec[n - 1].end ? arg.walk_end : w->vec[n - 1].end;
+	w->scan_next = arg.start;
 	return 0;
 }
 
@@ -450,7 +436,7 @@ static bool huge_block(struct pm_walk *w, const uint64_t *e, size_t avail)
 	if (diff)
 		return false;
 	/* Contiguous and aligned: a huge page unless the buddy allocator was very kind. */
-	if (w->kpf_fd < 0 || pm_pread_words(w->kpf_fd, &kpf, 1, pfn) != 1)
+	if (!w->kpage || pm_kpage_word(w->kpage, PM_KPAGE_FLAGS, pfn, &kpf) != 1)
 		return true;
 	return kpf & ((1ULL << KPF_THP) | (1ULL << KPF_HUGE));
 }

@@ -1,92 +1,77 @@
-/* watch.c - the write watch: choosing a back end, the watched ranges, coalescing what a collect reports. */
+/* watch.c - the write watch's front: the table of back ends, choosing one, the watched ranges, collecting. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "inject.h"
 #include "watch.h"
+
+/*
+ * The back ends, the best first: uffd is exact and atomic, soft-dirty is
+ * neither quite, mprotect breaks kernel writes. A fork snapshot is never
+ * chosen (auto_rank 0): only forced, since it makes a process inside the target.
+ */
+static const struct pm_watch_ops *const backends[] = {
+	&pm_watch_uffd_ops,
+	&pm_watch_softdirty_ops,
+	&pm_watch_mprotect_ops,
+	&pm_watch_snapshot_ops,
+};
+
+static const struct pm_watch_ops *ops_of(enum pm_watch_method m)
+{
+	size_t i;
+
+	for (i = 0; i < PM_ARRAY_SIZE(backends); i++)
+		if (backends[i]->method == m)
+			return backends[i];
+	return NULL;
+}
 
 const char *pm_watch_method_name(enum pm_watch_method method)
 {
-	switch (method) {
-	case PM_WATCH_AUTO:
+	const struct pm_watch_ops *o = ops_of(method);
+
+	if (method == PM_WATCH_AUTO)
 		return "auto";
-	case PM_WATCH_UFFD:
-		return "uffd";
-	case PM_WATCH_SOFTDIRTY:
-		return "soft-dirty";
-	case PM_WATCH_MPROTECT:
-		return "mprotect";
-	case PM_WATCH_SNAPSHOT:
-		return "fork-snapshot";
-	}
-	return "unknown";
+	return o ? o->name : "unknown";
 }
 
-static int softdirty_usable(const struct pm_features *f, char *buf, size_t size)
+/*
+ * AUTO: the first usable back end of the table that may be chosen, its
+ * words then why not each better one (the first is named again, as the
+ * fallback in start() names it). Returns its index, or -EOPNOTSUPP.
+ */
+static int explain_auto(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
 {
-	if (f->soft_dirty == PM_YES) {
-		snprintf(buf, size, "soft-dirty: this kernel keeps soft-dirty bits (a written page read back soft-dirty)");
-		return 0;
-	}
-	snprintf(buf, size, "soft-dirty: %s",
-		 f->soft_dirty == PM_NO ? "this kernel has no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY is off)"
-					: "soft-dirty support could not be probed");
-	return -EOPNOTSUPP;
-}
+	char why[PM_ARRAY_SIZE(backends)][200];
+	size_t i, j, len;
+	int pick = -EOPNOTSUPP;
 
-static int mprotect_usable(pid_t pid, char *buf, size_t size)
-{
-	if (pid != 0) {
-		snprintf(buf, size, "mprotect: only for the calling process (it needs the process's own SIGSEGV handler)");
-		return -EOPNOTSUPP;
+	for (i = 0; i < PM_ARRAY_SIZE(backends) && pick < 0; i++)
+		if (backends[i]->auto_pick && backends[i]->usable(ctx, pid, why[i], sizeof(why[i])) == 0)
+			pick = (int)i;
+	len = (size_t)snprintf(buf, size, "%s", pick >= 0 ? why[pick] : "no back end: ");
+	for (j = 0; j < i && len < size; j++) {
+		if (!backends[j]->auto_pick || (int)j == pick)
+			continue;
+		if (pick < 0)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", j ? "; " : "", why[j]);
+		else if (j == 0)
+			len += (size_t)snprintf(buf + len, size - len, "; not %s: %s", backends[j]->name, why[j]);
+		else
+			len += (size_t)snprintf(buf + len, size - len, "; not %s", why[j]);
 	}
-	snprintf(buf, size, "mprotect: read-only pages and a SIGSEGV handler (kernel writes into them fail)");
-	return 0;
-}
-
-/* A fork snapshot: any process for itself; another one by ptrace injection (x86-64), with the right to attach. */
-static int snapshot_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
-{
-	const char *how = pm_ctx_features(ctx)->pfn_view == PM_PFN_VISIBLE
-				  ? "pages compared by PFN (root)"
-				  : "pages compared by the exclusive bit (PFNs hidden: not root)";
-	char path[64];
-	int fd;
-
-	if (pid == 0) {
-		snprintf(buf, size, "fork-snapshot: a copy-on-write child of this process that never runs; %s", how);
-		return 0;
-	}
-#ifndef __x86_64__
-	snprintf(buf, size, "fork-snapshot: making a child inside another process is only done on x86-64");
-	return -EOPNOTSUPP;
-#endif
-	/* Opening /proc/PID/mem takes the same check as PTRACE_ATTACH (credentials, Yama, LSM). */
-	if (pm_pid_path(ctx, path, sizeof(path), pid, "mem") < 0)
-		return -ENAMETOOLONG;
-	fd = pm_open(ctx, path, O_RDONLY);
-	if (fd < 0) {
-		snprintf(buf, size, "fork-snapshot: no right to ptrace process %d: %s", (int)pid, strerror(-fd));
-		return fd == -ENOENT ? -ESRCH : fd;
-	}
-	close(fd);
-	snprintf(buf, size, "fork-snapshot: a stopped copy-on-write child made inside process %d by ptrace; %s%s",
-		 (int)pid, how,
-		 geteuid() == 0 && pm_inject_seccomp(pid) > 0
-			 ? "; its seccomp filter is suspended for the injected calls"
-			 : "");
-	return 0;
+	return pick;
 }
 
 int pm_watch_explain(struct pm_ctx *ctx, pid_t pid, enum pm_watch_method method, char *buf, size_t size)
 {
 	/* Every back end's answer: the userfaultfd and soft-dirty probes run now. */
 	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_UFFD | PM_PROBE_SOFT_DIRTY);
-	char why[3][200];
-	int r[3];
+	const struct pm_watch_ops *o = ops_of(method);
+	int r;
 
 	if (!f)
 		return -errno;
@@ -96,74 +81,44 @@ int pm_watch_explain(struct pm_ctx *ctx, pid_t pid, enum pm_watch_method method,
 		snprintf(buf, size, "%s: a replayed tree cannot be watched", pm_watch_method_name(method));
 		return -EOPNOTSUPP;
 	}
-	switch (method) {
-	case PM_WATCH_UFFD:
-		return pm_watch_uffd_usable(ctx, pid, buf, size);
-	case PM_WATCH_SOFTDIRTY:
-		return softdirty_usable(f, buf, size);
-	case PM_WATCH_MPROTECT:
-		return mprotect_usable(pid, buf, size);
-	case PM_WATCH_SNAPSHOT:
-		return snapshot_usable(ctx, pid, buf, size);
-	case PM_WATCH_AUTO:
-		break;
-	default:
+	if (o)
+		return o->usable(ctx, pid, buf, size);
+	if (method != PM_WATCH_AUTO) {
 		snprintf(buf, size, "unknown method %d", (int)method);
 		return -EINVAL;
 	}
-	/*
-	 * The best first: uffd is exact and atomic, soft-dirty is neither quite, mprotect breaks kernel writes.
-	 * A fork snapshot is never chosen: only forced (it makes a process inside the target).
-	 */
-	r[0] = pm_watch_uffd_usable(ctx, pid, why[0], sizeof(why[0]));
-	r[1] = softdirty_usable(f, why[1], sizeof(why[1]));
-	r[2] = mprotect_usable(pid, why[2], sizeof(why[2]));
-	if (r[0] == 0)
-		snprintf(buf, size, "%s", why[0]);
-	else if (r[1] == 0)
-		snprintf(buf, size, "%s; not uffd: %s", why[1], why[0]);
-	else if (r[2] == 0)
-		snprintf(buf, size, "%s; not uffd: %s; not %s", why[2], why[0], why[1]);
-	else
-		snprintf(buf, size, "no back end: %s; %s; %s", why[0], why[1], why[2]);
-	return r[0] == 0 || r[1] == 0 || r[2] == 0 ? 0 : -EOPNOTSUPP;
+	r = explain_auto(ctx, pid, buf, size);
+	return r < 0 ? r : 0;
 }
 
-/* The method AUTO stands for, given what explain found usable. */
+/* The method AUTO stands for, given what explain found usable: the last choosable row when none is. */
 static enum pm_watch_method choose(struct pm_ctx *ctx, pid_t pid)
 {
+	enum pm_watch_method m = PM_WATCH_MPROTECT;
 	char buf[256];
+	size_t i;
 
-	if (pm_watch_uffd_usable(ctx, pid, buf, sizeof(buf)) == 0)
-		return PM_WATCH_UFFD;
-	if (softdirty_usable(pm_ctx_probe(ctx, PM_PROBE_SOFT_DIRTY), buf, sizeof(buf)) == 0)
-		return PM_WATCH_SOFTDIRTY;
-	return PM_WATCH_MPROTECT;
-}
-
-static const struct pm_watch_ops *ops_of(enum pm_watch_method m)
-{
-	switch (m) {
-	case PM_WATCH_UFFD:
-		return &pm_watch_uffd_ops;
-	case PM_WATCH_SOFTDIRTY:
-		return &pm_watch_softdirty_ops;
-	case PM_WATCH_SNAPSHOT:
-		return &pm_watch_snapshot_ops;
-	default:
-		return &pm_watch_mprotect_ops;
+	for (i = 0; i < PM_ARRAY_SIZE(backends); i++) {
+		if (!backends[i]->auto_pick)
+			continue;
+		m = backends[i]->method;
+		if (backends[i]->usable(ctx, pid, buf, sizeof(buf)) == 0)
+			break;
 	}
+	return m;
 }
 
 /*
  * Start the back end. If it cannot start (the userfaultfd cannot be made
  * inside the target: traced already, a vfork parent, seccomp) and the
- * method was chosen (@fallback), soft-dirty takes over where this kernel has
- * it, the reason saying why; else the watch fails.
+ * method was chosen (@fallback), a later row that may take over (soft-dirty,
+ * which needs nothing of the target) does where this kernel has it, the
+ * reason saying why; else the watch fails.
  */
 static int start(struct pm_watch *w, bool fallback)
 {
 	char why[300], sd[200];
+	size_t i;
 	int err;
 
 	if (!w->ops->start)
@@ -171,11 +126,14 @@ static int start(struct pm_watch *w, bool fallback)
 	err = w->ops->start(w, why, sizeof(why));
 	if (!err)
 		return 0;
-	if (fallback && w->method == PM_WATCH_UFFD &&
-	    softdirty_usable(pm_ctx_probe(w->ctx, PM_PROBE_SOFT_DIRTY), sd, sizeof(sd)) == 0) {
-		snprintf(w->reason, sizeof(w->reason), "%.199s; not uffd: %.299s", sd, why);
-		w->method = PM_WATCH_SOFTDIRTY;
-		w->ops = ops_of(w->method);
+	for (i = 0; fallback && i < PM_ARRAY_SIZE(backends); i++) {
+		const struct pm_watch_ops *o = backends[i];
+
+		if (o == w->ops || !o->takes_over || o->usable(w->ctx, w->pid, sd, sizeof(sd)) < 0)
+			continue;
+		snprintf(w->reason, sizeof(w->reason), "%.199s; not %s: %.299s", sd, w->ops->name, why);
+		w->method = o->method;
+		w->ops = o;
 		return 0;
 	}
 	snprintf(w->reason, sizeof(w->reason), "%s", why);
@@ -223,30 +181,6 @@ struct pm_watch *pm_watch_new(struct pm_ctx *ctx, pid_t pid, enum pm_watch_metho
 		return NULL;
 	}
 	return w;
-}
-
-void pm_watch_keep(struct pm_watch *w, uint64_t start, uint64_t end, bool huge)
-{
-	struct pm_written *p;
-
-	if (start >= end || w->out_err)
-		return;
-	if (w->npending && w->pending[w->npending - 1].end == start && w->pending[w->npending - 1].huge == huge) {
-		w->pending[w->npending - 1].end = end;
-		return;
-	}
-	if (w->npending == w->cap_pending) {
-		size_t cap = w->cap_pending ? 2 * w->cap_pending : 64;
-
-		p = realloc(w->pending, cap * sizeof(*p));
-		if (!p) {
-			w->out_err = ENOMEM;
-			return;
-		}
-		w->pending = p;
-		w->cap_pending = cap;
-	}
-	w->pending[w->npending++] = (struct pm_written){ .start = start, .end = end, .huge = huge };
 }
 
 /* The populated ranges of @r (present or swapped, not the zero page), in address order. */
@@ -380,43 +314,6 @@ int pm_watch_add(struct pm_watch *w, uint64_t start, uint64_t end, unsigned flag
 }
 
 /* ---- mappings, one listing per batch ---- */
-
-int pm_watch_vmas_in(struct pm_watch *w, uint64_t start, uint64_t end,
-		     int (*fn)(struct pm_watch *w, const struct pm_watch_vma *v, void *data), void *data)
-{
-	const struct pm_mapping *m;
-	struct pm_maps *it;
-	int ret;
-
-	if (w->vmas) {
-		size_t lo = 0, hi = w->nvmas;
-
-		while (lo < hi) {	/* the first mapping that ends after start */
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (w->vmas[mid].end <= start)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (; lo < w->nvmas && w->vmas[lo].start < end; lo++)
-			if ((ret = fn(w, &w->vmas[lo], data)) != 0)
-				return ret;
-		return 0;
-	}
-	it = pm_maps_open(w->t);
-	if (!it)
-		return -errno;
-	while ((ret = pm_maps_next(it, &m)) == 0 && m->start < end) {
-		struct pm_watch_vma v = { m->start, m->end, m->prot,
-					  m->kind == PM_MAP_VVAR || m->kind == PM_MAP_VSYSCALL };
-
-		if (m->end > start && (ret = fn(w, &v, data)) != 0)
-			break;
-	}
-	pm_maps_close(it);
-	return ret < 0 ? ret : ret == 1 ? 0 : ret;
-}
 
 /* The process's mappings, read once. */
 static int list_vmas(struct pm_watch *w, struct pm_watch_vma **out, size_t *n)
@@ -588,64 +485,6 @@ int pm_watch_add_writable(struct pm_watch *w, unsigned flags, struct pm_watch_ba
 	return err;
 }
 
-void pm_watch_emit(struct pm_watch *w, uint64_t start, uint64_t end, bool huge)
-{
-	struct pm_written *o;
-
-	if (start >= end || w->out_err)
-		return;
-	if (w->nout && w->out[w->nout - 1].end == start && w->out[w->nout - 1].huge == huge) {
-		w->out[w->nout - 1].end = end;
-		return;
-	}
-	if (w->nout == w->cap_out) {
-		size_t cap = w->cap_out ? 2 * w->cap_out : 256;
-
-		o = realloc(w->out, cap * sizeof(*o));
-		if (!o) {
-			w->out_err = ENOMEM;
-			return;
-		}
-		w->out = o;
-		w->cap_out = cap;
-	}
-	w->out[w->nout++] = (struct pm_written){ .start = start, .end = end, .huge = huge };
-}
-
-static int by_start(const void *a, const void *b)
-{
-	const struct pm_written *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* Sort, merge overlaps (a huge report covering small ones stays huge), join neighbours of one kind. */
-static void coalesce(struct pm_watch *w)
-{
-	size_t i, n = 0;
-	bool sorted = true;
-
-	/* Back ends report each range in address order: sort only when ranges were added out of order. */
-	for (i = 1; i < w->nout && sorted; i++)
-		sorted = w->out[i - 1].start <= w->out[i].start;
-	if (!sorted)
-		qsort(w->out, w->nout, sizeof(*w->out), by_start);
-	for (i = 0; i < w->nout; i++) {
-		struct pm_written *cur = &w->out[i], *last = n ? &w->out[n - 1] : NULL;
-
-		if (last && cur->start < last->end) {	/* overlap: ranges may repeat across watched ranges */
-			if (cur->end > last->end)
-				last->end = cur->end;
-			last->huge = last->huge || cur->huge;
-		} else if (last && cur->start == last->end && cur->huge == last->huge) {
-			last->end = cur->end;
-		} else {
-			w->out[n++] = *cur;
-		}
-	}
-	w->nout = n;
-}
-
 int pm_watch_collect(struct pm_watch *w, unsigned flags, const struct pm_written **out, size_t *n)
 {
 	size_t i;
@@ -677,7 +516,7 @@ int pm_watch_collect(struct pm_watch *w, unsigned flags, const struct pm_written
 		w->nout = 0;
 		return err;
 	}
-	coalesce(w);
+	pm_watch_coalesce(w);
 	w->stats.collects++;
 	for (i = 0; i < w->nout; i++) {
 		uint64_t pages = (w->out[i].end - w->out[i].start) / w->psize;
@@ -703,9 +542,7 @@ const char *pm_watch_reason(const struct pm_watch *w)
 
 bool pm_watch_atomic(const struct pm_watch *w)
 {
-	if (w->method == PM_WATCH_SNAPSHOT)
-		return pm_watch_snapshot_atomic(w);
-	return w->ops->atomic;
+	return w->ops->atomic_now ? w->ops->atomic_now(w) : w->ops->atomic;
 }
 
 const struct pm_watch_stats *pm_watch_stats(const struct pm_watch *w)

@@ -17,15 +17,24 @@ struct pm_watch_vma {
 };
 
 /*
- * pm_watch_vmas_in - call @fn for each mapping of @w's process overlapping
+ * pm_watch_vmas_in (watch_vmas.c) - call @fn for each mapping of @w's process overlapping
  * [@start, @end): from the batch listing when there is one, else from one
  * read of its maps. Stops at the first non-zero return of @fn and returns it.
  */
 int pm_watch_vmas_in(struct pm_watch *w, uint64_t start, uint64_t end,
 		     int (*fn)(struct pm_watch *w, const struct pm_watch_vma *v, void *data), void *data);
 
+/* One back end: a row of watch.c's preference-ordered table. */
 struct pm_watch_ops {
+	enum pm_watch_method method;
+	const char *name;	/* pm_watch_method_name() */
+	bool auto_pick;		/* PM_WATCH_AUTO may choose it (in the table's order) */
+	bool takes_over;	/* may replace a chosen back end that failed to start */
+	/* Can it watch @pid (0: the caller) here? 0 or -errno, with words (starting "NAME: ") in @buf. */
+	int (*usable)(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size);
 	bool atomic;	/* a reset never loses a write that races with it */
+	/* Optional: atomic depends on the handle's state (overrides @atomic). */
+	bool (*atomic_now)(const struct pm_watch *w);
 	/*
 	 * Optional, once from pm_watch_new: what needs the target's cooperation
 	 * (a userfaultfd made inside it, a first snapshot), so that a failure shows
@@ -73,6 +82,7 @@ struct pm_watch {
 	size_t batch_first;			/* ranges[batch_first..] were added by the batch */
 };
 
+/* watch_result.c: the result collector every back end calls. */
 /* Append a written range to this collect's result (coalesced when the collect ends). */
 void pm_watch_emit(struct pm_watch *w, uint64_t start, uint64_t end, bool huge);
 /*
@@ -81,18 +91,12 @@ void pm_watch_emit(struct pm_watch *w, uint64_t start, uint64_t end, bool huge);
  * ENOMEM is left in w->out_err, which pm_watch_add() turns into its result.
  */
 void pm_watch_keep(struct pm_watch *w, uint64_t start, uint64_t end, bool huge);
+/* Sort this collect's result, merge overlaps (a huge report covering small ones stays huge), join neighbours. */
+void pm_watch_coalesce(struct pm_watch *w);
 
 extern const struct pm_watch_ops pm_watch_uffd_ops;
 extern const struct pm_watch_ops pm_watch_softdirty_ops;
 extern const struct pm_watch_ops pm_watch_mprotect_ops;
 extern const struct pm_watch_ops pm_watch_snapshot_ops;
-/* watch_snapshot.c: with frames visible a SNAPSHOT reset compares two snapshots, atomically. */
-bool pm_watch_snapshot_atomic(const struct pm_watch *w);
-
-/* Words for an error of pm_inject_attach or of a call injected into process @pid (watch_uffd.c). */
-const char *pm_watch_inject_words(pid_t pid, int err);
-
-/* watch_uffd.c: can the UFFD back end watch @pid here? 0 or -EOPNOTSUPP, with words in @buf. */
-int pm_watch_uffd_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size);
 
 #endif

@@ -1,5 +1,6 @@
 /* watch_mprotect.c - write watch back end for the caller only: read-only pages and a SIGSEGV handler. */
 #include <errno.h>
+#include <stdio.h>
 #include <sched.h>
 #include <signal.h>
 #include <ucontext.h>
@@ -391,7 +392,21 @@ static void mp_fini(struct pm_watch *w)
 	w->priv = NULL;
 }
 
+static int mp_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
+{
+	if (pid != 0) {
+		snprintf(buf, size, "mprotect: only for the calling process (it needs the process's own SIGSEGV handler)");
+		return -EOPNOTSUPP;
+	}
+	snprintf(buf, size, "mprotect: read-only pages and a SIGSEGV handler (kernel writes into them fail)");
+	return 0;
+}
+
 const struct pm_watch_ops pm_watch_mprotect_ops = {
+	.method = PM_WATCH_MPROTECT,
+	.name = "mprotect",
+	.auto_pick = true,
+	.usable = mp_usable,
 	.atomic = true,
 	.add = mp_add,
 	.collect = mp_collect,

@@ -542,7 +542,8 @@ static int snap_add(struct pm_watch *w, const struct pm_watch_range *r)
 	return err;
 }
 
-bool pm_watch_snapshot_atomic(const struct pm_watch *w)
+/* With frames visible a SNAPSHOT reset compares two snapshots, atomically. */
+static bool snap_atomic(const struct pm_watch *w)
 {
 	struct snap_state *s = w->priv;
 
@@ -588,7 +589,7 @@ static int snap_collect(struct pm_watch *w, bool reset)
 	 * one's copy of a page the process has split out of a huge page reads
 	 * as exclusive (6.18) like a written one.
 	 */
-	if (!reset || !pm_watch_snapshot_atomic(w)) {
+	if (!reset || !snap_atomic(w)) {
 		for (i = 0; i < w->nranges && !err; i++)
 			err = compare_range(w, &w->ranges[i], w->t, false, pm_watch_emit);
 		return err || !reset ? err : retake(w);
@@ -628,8 +629,46 @@ static void snap_fini(struct pm_watch *w)
 	w->priv = NULL;
 }
 
+/* A fork snapshot: any process for itself; another one by ptrace injection (x86-64), with the right to attach. */
+static int snap_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
+{
+	const char *how = pm_ctx_features(ctx)->pfn_view == PM_PFN_VISIBLE
+				  ? "pages compared by PFN (root)"
+				  : "pages compared by the exclusive bit (PFNs hidden: not root)";
+	char path[64];
+	int fd;
+
+	if (pid == 0) {
+		snprintf(buf, size, "fork-snapshot: a copy-on-write child of this process that never runs; %s", how);
+		return 0;
+	}
+#ifndef __x86_64__
+	snprintf(buf, size, "fork-snapshot: making a child inside another process is only done on x86-64");
+	return -EOPNOTSUPP;
+#endif
+	/* Opening /proc/PID/mem takes the same check as PTRACE_ATTACH (credentials, Yama, LSM). */
+	if (pm_pid_path(ctx, path, sizeof(path), pid, "mem") < 0)
+		return -ENAMETOOLONG;
+	fd = pm_open(ctx, path, O_RDONLY);
+	if (fd < 0) {
+		snprintf(buf, size, "fork-snapshot: no right to ptrace process %d: %s", (int)pid, strerror(-fd));
+		return fd == -ENOENT ? -ESRCH : fd;
+	}
+	close(fd);
+	snprintf(buf, size, "fork-snapshot: a stopped copy-on-write child made inside process %d by ptrace; %s%s",
+		 (int)pid, how,
+		 geteuid() == 0 && pm_inject_seccomp(pid) > 0
+			 ? "; its seccomp filter is suspended for the injected calls"
+			 : "");
+	return 0;
+}
+
 const struct pm_watch_ops pm_watch_snapshot_ops = {
-	.atomic = false,	/* see pm_watch_snapshot_atomic */
+	.method = PM_WATCH_SNAPSHOT,
+	.name = "fork-snapshot",
+	.usable = snap_usable,
+	.atomic = false,
+	.atomic_now = snap_atomic,
 	.start = snap_start,
 	.add = snap_add,
 	.add_done = snap_add_done,

@@ -1,5 +1,6 @@
 /* watch_softdirty.c - write watch back end: clear_refs 4 and the soft-dirty bit, read through the page walker. */
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,7 +190,31 @@ static void sd_fini(struct pm_watch *w)
 	w->priv = NULL;
 }
 
+/* Usable where a written page was read back soft-dirty by the probe; any process. */
+static int sd_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
+{
+	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_SOFT_DIRTY);
+
+	if (!f) {
+		snprintf(buf, size, "soft-dirty: soft-dirty support could not be probed");
+		return -EOPNOTSUPP;
+	}
+	if (f->soft_dirty == PM_YES) {
+		snprintf(buf, size, "soft-dirty: this kernel keeps soft-dirty bits (a written page read back soft-dirty)");
+		return 0;
+	}
+	snprintf(buf, size, "soft-dirty: %s",
+		 f->soft_dirty == PM_NO ? "this kernel has no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY is off)"
+					: "soft-dirty support could not be probed");
+	return -EOPNOTSUPP;
+}
+
 const struct pm_watch_ops pm_watch_softdirty_ops = {
+	.method = PM_WATCH_SOFTDIRTY,
+	.name = "soft-dirty",
+	.auto_pick = true,
+	.takes_over = true,
+	.usable = sd_usable,
 	.atomic = false,
 	.add = sd_add,
 	.collect = sd_collect,

@@ -38,7 +38,7 @@ fuzz-run: fuzz
 	@fail=0; for t in $(FUZZ_TARGETS); do \
 		n=$${t#fuzz_}; c=$(FUZZ_DIR)/corpus/$$n; mkdir -p $$c; cp -n tests/fuzz/corpus/$$n/* $$c/ 2>/dev/null || true; \
 		d=; [ -f tests/fuzz/$$n.dict ] && d=-dict=tests/fuzz/$$n.dict; \
-		case $$n in maps) o=-max_len=512;; entry) o=-max_len=9;; tree) o="-max_len=16384 -timeout=10";; *) o=;; esac; \
+		case $$n in maps) o=-max_len=512;; smaps) o=-max_len=4096;; entry) o=-max_len=9;; tree) o="-max_len=16384 -timeout=10";; *) o=;; esac; \
 		echo "== $$t for $(FUZZ_SECONDS)s"; \
 		$(FUZZ_DIR)/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 			-artifact_prefix=$(FUZZ_DIR)/artifacts/$$t- $$o $$d $$c || fail=1; \

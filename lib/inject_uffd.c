@@ -1,0 +1,170 @@
+/* inject_uffd.c - a userfaultfd made inside another process, its register calls, the words for injection errors. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "compat.h"
+#include "inject.h"
+#include "internal.h"
+
+int pm_remote_register_wp(int uffd, uint64_t start, uint64_t len)
+{
+	struct uffdio_register reg = {
+		.range = { .start = start, .len = len },
+		.mode = UFFDIO_REGISTER_MODE_WP,
+	};
+
+	return ioctl(uffd, UFFDIO_REGISTER, &reg) < 0 ? -errno : 0;
+}
+
+int pm_remote_unregister(int uffd, uint64_t start, uint64_t len)
+{
+	struct uffdio_range range = { .start = start, .len = len };
+
+	return ioctl(uffd, UFFDIO_UNREGISTER, &range) < 0 ? -errno : 0;
+}
+
+int pm_inject_seccomp(pid_t pid)
+{
+	char path[64], line[256];
+	int mode = -ESRCH, v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Seccomp: %d", &v) == 1)
+			mode = v;
+	fclose(f);
+	return mode;
+}
+
+#ifdef __x86_64__
+
+/* The features a userfaultfd of our own offers (same kernel); 0 if none can be made. */
+static uint64_t offered_features(void)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+
+	if (fd < 0 && errno == EINVAL)	/* UFFD_USER_MODE_ONLY is 5.11+ */
+		fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	if (ioctl(fd, UFFDIO_API, &api) < 0)
+		api.features = 0;
+	close(fd);
+	return api.features;
+}
+
+/* Inject userfaultfd(), take the descriptor through @pidfd, close it in the target. */
+static int take_remote_uffd(struct pm_inject *in, int pidfd, int *fd)
+{
+	long rfd, cerr;
+	int err = 0;
+
+	rfd = pm_inject_syscall(in, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY, 0, 0, 0, 0, 0);
+	if (rfd == -EINVAL && !pm_inject_error(in))	/* UFFD_USER_MODE_ONLY is 5.11+ */
+		rfd = pm_inject_syscall(in, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0, 0);
+	if (rfd < 0)
+		return (int)rfd;
+	*fd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)rfd, 0);
+	if (*fd < 0)
+		err = -errno;
+	cerr = pm_inject_syscall(in, SYS_close, rfd, 0, 0, 0, 0, 0);
+	if (!err && cerr < 0)
+		err = (int)cerr;
+	if (err && *fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	return err;
+}
+
+static int uffd_api(int fd, uint64_t features, uint64_t *got)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = features };
+
+	if (ioctl(fd, UFFDIO_API, &api) < 0)
+		return -errno;
+	if (got)
+		*got = api.features;
+	return (api.features & features) == features ? 0 : -EOPNOTSUPP;
+}
+
+int pm_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_features)
+{
+	struct pm_inject *in;
+	uint64_t offered = offered_features();
+	int pidfd, fd = -1, err, derr;
+
+	*local_fd = -1;
+	if (got_features)
+		*got_features = offered;
+	if (!(features & UFFD_FEATURE_WP_ASYNC))
+		return -EINVAL;
+	if (offered && (features & ~offered))
+		return -EOPNOTSUPP;
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
+		return -errno;
+	err = pm_inject_attach(pid, &in);
+	if (!err) {
+		err = take_remote_uffd(in, pidfd, &fd);
+		derr = pm_inject_detach(in);
+		if (!err)
+			err = derr;
+	}
+	close(pidfd);
+	if (!err)
+		err = uffd_api(fd, features, got_features);
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	*local_fd = fd;
+	return 0;
+}
+
+#else	/* !__x86_64__ */
+
+int pm_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_features)
+{
+	*local_fd = -1;
+	if (got_features)
+		*got_features = 0;
+	return -EOPNOTSUPP;
+}
+
+#endif
+
+const char *pm_watch_inject_words(pid_t pid, int err)
+{
+	switch (-err) {
+	case EBUSY:
+		return "it is traced already (a debugger, strace): a process has one tracer";
+	case EAGAIN:
+		return "it stayed in uninterruptible sleep (a vfork parent waiting for its child, stuck I/O), "
+		       "where ptrace cannot stop it";
+	case EPERM:
+		if (pm_inject_seccomp(pid) > 0 && geteuid() != 0)
+			return "it runs under a seccomp filter, which only CAP_SYS_ADMIN may suspend for the injected "
+			       "calls (one could kill it)";
+		return "ptrace or the injected call was refused (credentials, Yama, an LSM, seccomp)";
+	case ENOEXEC:
+		return "no rt_sigreturn trampoline (mov $15,%eax; syscall) in its code to run injected calls from";
+	case EOPNOTSUPP:
+		return "it runs 32-bit code or has a shadow stack";
+	case ESRCH:
+		return "it exited";
+	}
+	return strerror(-err);
+}
