@@ -29,6 +29,8 @@ WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-proto
 BASEFLAGS  := -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Iinclude
 SMARTCOLS_CFLAGS = $(shell pkg-config --cflags smartcols 2>/dev/null)
 SMARTCOLS_LIBS   = $(shell pkg-config --libs smartcols 2>/dev/null || echo -lsmartcols)
+# What the library links: zstd for snapshots (xxhash is header-only).
+LIB_LIBS         = -lzstd
 
 LIB_SRC    := $(wildcard lib/*.c)
 LIB_PIC    := $(patsubst lib/%.c,$(BUILD)/lib/%.pic.o,$(LIB_SRC))
@@ -52,7 +54,7 @@ $(BUILD)/cli/%.o: cli/%.c cli/*.h include/pagemap.h | $(BUILD)/cli
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(SMARTCOLS_CFLAGS) -c $< -o $@
 
 $(SHLIB): $(LIB_PIC) lib/libpagemap.sym
-	$(CC) $(SANFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libpagemap.sym -o $@ $(LIB_PIC)
+	$(CC) $(SANFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libpagemap.sym -o $@ $(LIB_PIC) $(LIB_LIBS)
 	ln -sf libpagemap.so.$(VERSION) $(BUILD)/$(SONAME)
 	ln -sf $(SONAME) $(BUILD)/libpagemap.so
 $(STLIB): $(LIB_OBJ)
@@ -71,7 +73,7 @@ $(BUILD) $(BUILD)/lib $(BUILD)/cli:
 	mkdir -p $@
 
 # Missing Debian build dependencies are installed when run as root.
-DEBS := libsmartcols-dev libxxhash-dev pkg-config clang strace
+DEBS := libsmartcols-dev libxxhash-dev libzstd-dev pkg-config clang strace
 deps:
 	@tools/install-deps $(DEBS)
 

@@ -24,12 +24,12 @@ fuzz-replay-programs: $(FUZZ_REPLAY)
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $(LIB_LIBS)
 
 $(FUZZ_DIR)/replay/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(if $(SANFLAGS),,$(FUZZ_SANFLAGS)) $(CFLAGS) -DPM_FUZZ_REPLAY -Ilib -Itests/fuzz \
-		-o $@ $< $(LIB_SRC)
+		-o $@ $< $(LIB_SRC) $(LIB_LIBS)
 
 # The corpus of fuzz_NAME is tests/fuzz/corpus/NAME; tests/fuzz/NAME.dict is used when present.
 # Lines are short: maps inputs stop at 512 bytes (whole files replay through fuzz-replay).
