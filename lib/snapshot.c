@@ -220,10 +220,13 @@ static int load_meta_sec(struct pm_snapshot *s, const struct snap_sec *c, const 
 	s->meta = m;
 	if (read_at(s, m + s->meta_len, c->length, c->offset + SNAP_SEC_SIZE))
 		return fail(s, -EBADMSG, "%s: truncated", where);
+	if (memchr(m + s->meta_len, '\0', c->length))
+		return fail(s, -EBADMSG, "%s: NUL byte in metadata", where);
+	for (size_t i = s->meta_len; i < s->meta_len + c->length; i++)
+		if (m[i] == '\n')
+			m[i] = '\0';	/* lines become strings: pm_snapshot_meta hands out values */
 	s->meta_len += c->length;
 	m[s->meta_len] = '\0';
-	if (strlen(m) != s->meta_len)
-		return fail(s, -EBADMSG, "%s: NUL byte in metadata", where);
 	return 0;
 }
 
@@ -467,13 +470,11 @@ int pm_snapshot_next(struct pm_snapshot *s, struct pm_snapshot_section *out)
 const char *pm_snapshot_meta(const struct pm_snapshot *s, const char *key)
 {
 	size_t n = strlen(key);
-	const char *p = s->meta;
+	const char *p = s->meta, *end = s->meta + s->meta_len;
 
-	while (p && *p) {
-		const char *nl = strchr(p, '\n');
+	for (; p && p < end; p += strlen(p) + 1) {	/* the lines, each NUL-terminated when loaded */
 		if (!strncmp(p, key, n) && p[n] == '=')
-			return p + n + 1;	/* the value runs to '\n': the writer ends the buffer's lines there */
-		p = nl ? nl + 1 : NULL;
+			return p + n + 1;
 	}
 	return NULL;
 }
