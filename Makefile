@@ -78,7 +78,7 @@ deps:
 	@tools/install-deps $(DEBS)
 
 install: all
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
 	install -m 644 include/pagemap.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libpagemap.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -88,6 +88,7 @@ install: all
 	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/
 	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/*.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 man/*.5 $(DESTDIR)$(MANDIR)/man5/
 
 clean:
 	rm -rf build build-asan build-fuzz
