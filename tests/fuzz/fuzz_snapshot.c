@@ -29,6 +29,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static int fd = -1;
 static char root[256];
 
+/* The private directory goes when the run ends (each input's tree goes after the input). */
+static void remove_root(void)
+{
+	pm_snap_remove_tree(root);
+}
+
 /* Every extent lies inside its file, and what a callback gets is readable. */
 static int check_extent(void *arg, uint64_t off, const void *buf, size_t len)
 {
@@ -53,6 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fd = memfd_create("fuzz_snapshot", MFD_CLOEXEC);
 		snprintf(root, sizeof(root), "%s/fuzz_snapshot.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 		ASSERT(fd >= 0 && mkdtemp(root));
+		atexit(remove_root);
 	}
 	ASSERT(ftruncate(fd, 0) == 0);
 	ASSERT(size == 0 || pwrite(fd, data, size, 0) == (ssize_t)size);
