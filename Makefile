@@ -32,6 +32,8 @@ SMARTCOLS_LIBS   = $(shell pkg-config --libs smartcols 2>/dev/null || echo -lsma
 # pagemap serve's HTTP server (Debian's libmicrohttpd-dev)
 MHD_CFLAGS = $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS   = $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
+# What the library links: zstd for snapshots (xxhash is header-only).
+LIB_LIBS         = -lzstd
 
 LIB_SRC    := $(wildcard lib/*.c)
 LIB_PIC    := $(patsubst lib/%.c,$(BUILD)/lib/%.pic.o,$(LIB_SRC))
@@ -55,7 +57,7 @@ $(BUILD)/cli/%.o: cli/%.c cli/*.h include/pagemap.h | $(BUILD)/cli
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(SMARTCOLS_CFLAGS) $(MHD_CFLAGS) -c $< -o $@
 
 $(SHLIB): $(LIB_PIC) lib/libpagemap.sym
-	$(CC) $(SANFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libpagemap.sym -o $@ $(LIB_PIC)
+	$(CC) $(SANFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libpagemap.sym -o $@ $(LIB_PIC) $(LIB_LIBS)
 	ln -sf libpagemap.so.$(VERSION) $(BUILD)/$(SONAME)
 	ln -sf $(SONAME) $(BUILD)/libpagemap.so
 $(STLIB): $(LIB_OBJ)
@@ -74,12 +76,12 @@ $(BUILD) $(BUILD)/lib $(BUILD)/cli:
 	mkdir -p $@
 
 # Missing Debian build dependencies are installed when run as root.
-DEBS := libsmartcols-dev libxxhash-dev pkg-config clang strace libmicrohttpd-dev
+DEBS := libsmartcols-dev libxxhash-dev libzstd-dev pkg-config clang strace libmicrohttpd-dev
 deps:
 	@tools/install-deps $(DEBS)
 
 install: all
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
 	install -m 644 include/pagemap.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libpagemap.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -89,6 +91,7 @@ install: all
 	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/
 	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/*.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 man/*.5 $(DESTDIR)$(MANDIR)/man5/
 
 clean:
 	rm -rf build build-asan build-fuzz

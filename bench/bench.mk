@@ -31,12 +31,17 @@ bench-ps: all bench-programs
 bench-numa: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-numa.sh
 
+# Not part of `make bench` (issue #13's figures, on request): snapshot size per page and time against pages.
+.PHONY: bench-snapshot
+bench-snapshot: all bench-programs
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-snapshot.sh
+
 # bench/watch.c links the library (static: a rebuild of the shared one during a run cannot mix versions).
 # `make bench-watch` runs it (1 and 4 GiB; 16 only when asked: BENCH_WATCH_ARGS="-s 16", which maps only
 # with MemAvailable >= 20 GiB); BENCH_WATCH_ARGS passes options (e.g. "-s 1 -f 1 -r 21").
 $(BUILD)/bench/watch: bench/watch.c $(STLIB) include/pagemap.h lib/compat.h
 	@mkdir -p $(@D)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(STLIB) -lm
+	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(STLIB) $(LIB_LIBS) -lm
 
 .PHONY: bench-watch
 bench-watch: all $(BUILD)/bench/watch

@@ -54,6 +54,7 @@ int cmd_phys(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_ps(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_serve(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_shared(struct pm_ctx *ctx, int argc, char **argv);
+int cmd_snapshot(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_v2p(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_track(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_wss(struct pm_ctx *ctx, int argc, char **argv);

@@ -186,22 +186,13 @@ static void row_mapcount(struct out *out, const struct pm_features *f)
 /* The key=value form a captured tree keeps in ROOT/pagemap-features (read back by the library). */
 static int export_features(const struct pm_features *f)
 {
-	static const char *tri_name[] = { "no", "yes", "unknown" };
+	char buf[2048];
 
-	printf("# pagemap-features: recorded by 'pagemap features --export'\n");
-	printf("kernel=%s\npage_size=%u\nprivileged=%s\nlayout=%s\npfn_view=%s\n", f->kernel_release,
-	       f->page_size, f->privileged ? "yes" : "no", pm_layout_name(f->layout), pm_pfn_view_name(f->pfn_view));
-	if (f->pagemap_error && strerrorname_np(f->pagemap_error))
-		printf("pagemap_error=%s\n", strerrorname_np(f->pagemap_error));
-	else if (f->pagemap_error)	/* an errno glibc has no name for: its number (read back as such) */
-		printf("pagemap_error=%d\n", f->pagemap_error);
-	printf("zero_pfn=0x%llx\nscan=%s\nscan_categories=0x%llx\n", (unsigned long long)f->zero_pfn,
-	       f->scan ? "yes" : "no", (unsigned long long)f->scan_categories);
-	printf("uffd_wp_async=%s\nuffd_features=0x%llx\nsoft_dirty=%s\nguard_regions=%s\n",
-	       tri_name[f->uffd_wp_async], (unsigned long long)f->uffd_features, tri_name[f->soft_dirty],
-	       tri_name[f->guard_regions]);
-	printf("page_mapcount=%s\n", tri_name[f->page_mapcount]);
-	printf("zero_page=%s\nhuge_zero_page=%s\n", tri_name[f->zero_page], tri_name[f->huge_zero_page]);
+	if (pm_features_export(f, buf, sizeof(buf)) < 0) {
+		cli_error(ENOSPC, "cannot export the features");
+		return EXIT_RUNTIME;
+	}
+	fputs(buf, stdout);
 	return EXIT_OK;
 }
 

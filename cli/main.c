@@ -25,6 +25,7 @@ static const struct command commands[] = {
 	{ "ps", cmd_ps, "one row per process: RSS, PSS, USS, swap and shared bytes" },
 	{ "serve", cmd_serve, "an HTTP /metrics endpoint for Prometheus (per-group memory, exact PSS)" },
 	{ "shared", cmd_shared, "what processes share with each other and the rest, per mapping pair" },
+	{ "snapshot", cmd_snapshot, "write processes' page state into one file that every command replays" },
 	{ "track", cmd_track, "the pages a process writes, per interval and mapping" },
 	{ "v2p", cmd_v2p, "virtual to physical addresses, with the frames' flags and counts" },
 	{ "wss", cmd_wss, "working-set size: bytes a process accessed during a window" },
@@ -34,13 +35,14 @@ static void usage(FILE *f)
 {
 	size_t i;
 
-	fputs("Usage: pagemap [--root DIR] [--backend auto|pread|scan] COMMAND [ARGS]\n"
+	fputs("Usage: pagemap [--root DIR | --snapshot FILE] [--backend auto|pread|scan] COMMAND [ARGS]\n"
 	      "\nInspect Linux /proc/PID/pagemap: where a process's memory is and what it shares.\n"
 	      "\nCommands:\n", f);
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fputs("\nOptions:\n"
 	      "  -R, --root DIR       read /proc and /sys under DIR (a captured tree)\n"
+	      "  -S, --snapshot FILE  replay a file written by 'pagemap snapshot'\n"
 	      "      --backend NAME   walker back end: auto (default), pread or scan\n"
 	      "  -h, --help           this help\n"
 	      "  -V, --version        version\n"
@@ -73,14 +75,34 @@ static int parse_backend(const char *s, enum pm_backend *b)
 	return 0;
 }
 
-static int run_command(const struct command *cmd, const char *root, enum pm_backend b, int argc, char **argv)
+/* The context of --snapshot FILE: the snapshot checked whole, then replayed as its tree. */
+static struct pm_ctx *snapshot_ctx(const char *file)
+{
+	struct pm_snapshot *s;
+	struct pm_ctx *ctx;
+	char err[256];
+
+	if (!(s = pm_snapshot_open(file, err, sizeof(err)))) {
+		cli_error(0, "cannot read snapshot %s: %s", file, err);
+		return NULL;
+	}
+	if (!(ctx = pm_ctx_new_snapshot(s)))
+		cli_error(0, "cannot replay snapshot %s: %s", file,
+			  errno == EBADMSG && pm_snapshot_error(s) ? pm_snapshot_error(s) : strerror(errno));
+	pm_snapshot_close(s);
+	return ctx;
+}
+
+static int run_command(const struct command *cmd, const char *root, const char *snap, enum pm_backend b, int argc,
+		       char **argv)
 {
 	struct pm_ctx *ctx;
 	int code;
 
-	ctx = pm_ctx_new(root);
+	ctx = snap ? snapshot_ctx(snap) : pm_ctx_new(root);
 	if (!ctx) {
-		cli_error(errno, "cannot use root %s", root ? root : "/");
+		if (!snap)
+			cli_error(errno, "cannot use root %s", root ? root : "/");
 		return EXIT_RUNTIME;
 	}
 	if (b != PM_BACKEND_AUTO)
@@ -99,23 +121,29 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "root", required_argument, NULL, 'R' },
+		{ "snapshot", required_argument, NULL, 'S' },
 		{ "backend", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum pm_backend backend = PM_BACKEND_AUTO;
-	const char *root = NULL;
+	const char *root = NULL, *snap = NULL;
 	size_t i;
 	int c;
 
 	opterr = 0;	/* our own one-line messages */
-	while ((c = getopt_long(argc, argv, "+R:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+R:S:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'R':
 			if (!*optarg)
 				return cli_usage_error("empty --root: give a directory (/ for the live system)");
 			root = optarg;
+			break;
+		case 'S':
+			if (!*optarg)
+				return cli_usage_error("empty --snapshot: give a file written by 'pagemap snapshot'");
+			snap = optarg;
 			break;
 		case 'B':
 			if (parse_backend(optarg, &backend) < 0)
@@ -132,11 +160,13 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cli_usage_error("no command given");
+	if (root && snap)
+		return cli_usage_error("--root and --snapshot exclude each other");
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (!strcmp(argv[optind], commands[i].name)) {
 			cli_cmd = commands[i].name;
 			optind++;
-			return close_stdout(run_command(&commands[i], root, backend, argc - optind + 1,
+			return close_stdout(run_command(&commands[i], root, snap, backend, argc - optind + 1,
 							argv + optind - 1));
 		}
 	}

@@ -50,6 +50,9 @@
  *                           or accessed bits (clear_refs 1 + smaps Referenced).
  *   Cache     pm_cache_*    page cache per file (cachestat), joined to the
  *                           processes that map the files or hold them open.
+ *   Snapshot  pm_snapshot_* one file holding a captured tree (maps, pagemap,
+ *                           frames' kpage* words, features): write, check,
+ *                           iterate, extract; pm_ctx_new_snapshot replays it.
  *
  * Conventions: functions returning int give 0 on success and -errno on
  * failure; functions returning a pointer give NULL and set errno. Iterators
@@ -2062,6 +2065,159 @@ PM_API const struct pm_cache_use *pm_cache_use_at(const struct pm_cache *c, size
 
 /* pm_cache_free - free the set. NULL is fine. */
 PM_API void pm_cache_free(struct pm_cache *c);
+
+/* ------------------------------------------------------------------ */
+/* Snapshots: one file of page state, replayed by every command       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Snapshot: pm_snapshot_* - one file holding a captured /proc tree (the tree
+ * `pagemap --root` replays, tests/fixtures/README.md): every file as a
+ * section with its path, text in zstd chunks, pagemap and kpage* in a
+ * columnar word encoding, each chunk xxh64-checked, an index at the end.
+ * The format is man/pagemap-snapshot.5. A snapshot is untrusted input: the
+ * reader bounds every count and length and never allocates by what the
+ * file says beyond fixed chunk limits (1 MiB decoded, 65536 words).
+ */
+#define PM_SNAPSHOT_VERSION	1
+
+enum pm_snapshot_type {
+	PM_SNAPSHOT_META = 1,	/* key=value lines: what made the snapshot, when, of what */
+	PM_SNAPSHOT_FILE = 2,	/* a file of the tree: path, kind, length */
+	PM_SNAPSHOT_BYTES = 3,	/* a chunk of a text file's bytes */
+	PM_SNAPSHOT_WORDS = 4,	/* a chunk of a word file's 64-bit words (pagemap, kpage*) */
+	PM_SNAPSHOT_INDEX = 5,	/* the last section: every section's type and offset */
+};
+
+/* One section of an open snapshot, as pm_snapshot_next() yields it. */
+struct pm_snapshot_section {
+	uint32_t type;		/* enum pm_snapshot_type, or a type this reader does not know */
+	uint64_t offset;	/* of its header in the file */
+	uint64_t length;	/* payload bytes */
+	uint32_t file;		/* FILE, BYTES, WORDS: the file's id (order of its FILE section, from 0) */
+	const char *path;	/* FILE, BYTES, WORDS: its path in the tree ("proc/42/maps"); else NULL */
+	uint32_t kind;		/* FILE, BYTES, WORDS: PM_SNAPSHOT_BYTES or PM_SNAPSHOT_WORDS */
+	uint64_t size;		/* FILE, BYTES, WORDS: the file's length in bytes */
+};
+
+struct pm_snapshot;
+struct pm_snapshot_writer;
+
+/*
+ * pm_snapshot_open - open the snapshot at @path and check it whole: magic,
+ * version, every section header and checksum, the index and trailer, the
+ * paths (relative, no "..", no empty or "." component).
+ * @err, @errsize: where a one-line reason goes on failure (may be NULL);
+ * it names the section ("section 7 (WORDS of proc/42/pagemap): ...").
+ * Returns the handle, or NULL with errno: EBADMSG (damaged or not a
+ * snapshot), EPROTONOSUPPORT (another format version), ENOMEM, or the open
+ * error. Free with pm_snapshot_close().
+ */
+PM_API struct pm_snapshot *pm_snapshot_open(const char *path, char *err, size_t errsize);
+
+/* pm_snapshot_open_fd - the same on an open file (@fd stays the caller's, read with pread). */
+PM_API struct pm_snapshot *pm_snapshot_open_fd(int fd, char *err, size_t errsize);
+
+/*
+ * pm_snapshot_next - the next section, in file order (unknown types too:
+ * readers skip them). Returns 0 with *@out (its path borrowed until the
+ * handle is closed), 1 at the end; pm_snapshot_rewind() starts again.
+ */
+PM_API int pm_snapshot_next(struct pm_snapshot *s, struct pm_snapshot_section *out);
+PM_API void pm_snapshot_rewind(struct pm_snapshot *s);
+
+/* pm_snapshot_meta - the value of META key @key (borrowed), or NULL. */
+PM_API const char *pm_snapshot_meta(const struct pm_snapshot *s, const char *key);
+
+/* Called with each extent of a chunk: @off is the byte offset in the file, @buf its @len bytes (borrowed). */
+typedef int (*pm_snapshot_extent_fn)(void *data, uint64_t off, const void *buf, size_t len);
+
+/*
+ * pm_snapshot_read - decompress and decode a BYTES or WORDS section @sec
+ * and call @fn for each extent (words native-endian). Returns 0, what @fn
+ * returned if not 0, -EINVAL for another section type, -EBADMSG (the reason
+ * from pm_snapshot_error()) or a read error.
+ */
+PM_API int pm_snapshot_read(struct pm_snapshot *s, const struct pm_snapshot_section *sec, pm_snapshot_extent_fn fn,
+			    void *data);
+
+/*
+ * pm_snapshot_extract - write the tree into directory @dir (existing; files
+ * are created 0600, directories 0700, never through a symlink, never over an
+ * existing file). Word files are sparse: only the stored ranges are written,
+ * the rest reads 0. Returns 0 or -errno (-EBADMSG: see pm_snapshot_error()).
+ */
+PM_API int pm_snapshot_extract(struct pm_snapshot *s, const char *dir);
+
+/* pm_snapshot_error - the last failure of @s as one line (borrowed), or NULL. */
+PM_API const char *pm_snapshot_error(const struct pm_snapshot *s);
+
+/* pm_snapshot_close - close and free. NULL is fine. */
+PM_API void pm_snapshot_close(struct pm_snapshot *s);
+
+/*
+ * pm_ctx_new_snapshot - a context that replays snapshot @s as --root would
+ * replay its tree: the tree is extracted into a private directory (0700,
+ * under $TMPDIR or /tmp) that pm_ctx_free() removes. @s may be closed after.
+ * Returns the context, or NULL with errno (EBADMSG: pm_snapshot_error()).
+ */
+PM_API struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s);
+
+/*
+ * pm_snapshot_create - start writing a snapshot to @path: a temporary file
+ * (O_TMPFILE, else a mkstemp name) in @path's directory, mode 0600, that
+ * pm_snapshot_commit() makes appear at @path whole, or not at all. A
+ * symlink at @path is replaced, never followed. Returns the writer, or NULL
+ * with errno. Memory is bounded whatever is added (one chunk per open file).
+ */
+PM_API struct pm_snapshot_writer *pm_snapshot_create(const char *path);
+
+/* pm_snapshot_add_meta - a META key=value line (neither may hold '\n'; key no '='). 0 or -errno. */
+PM_API int pm_snapshot_add_meta(struct pm_snapshot_writer *w, const char *key, const char *value);
+
+/*
+ * pm_snapshot_add_tree - add every regular file under directory @dir (a
+ * captured tree, sorted by name): files named pagemap, kpageflags, kpagecount
+ * or kpagecgroup whose length is a multiple of 8 as words (their holes
+ * skipped), the others as bytes. A symlink, device or FIFO in the tree fails
+ * with -EINVAL. Returns 0 or -errno.
+ */
+PM_API int pm_snapshot_add_tree(struct pm_snapshot_writer *w, const char *dir);
+
+#define PM_SNAPSHOT_FRAMES	(1u << 0)	/* join the present frames' kpageflags/count/cgroup words */
+#define PM_SNAPSHOT_PHYS	(1u << 1)	/* add_system: the whole kpageflags, kpagecount, kpagecgroup */
+
+/*
+ * pm_snapshot_add_process - add process @pid as seen through @ctx (live):
+ * maps, stat, status, smaps, smaps_rollup, cgroup as text; pagemap over each
+ * mapping read in batches; with PM_SNAPSHOT_FRAMES and readable PFNs, the
+ * kpage* words of its present frames. A refused file is recorded as
+ * FILE.errno, as a captured tree does. Returns 0, or -errno (-ESRCH, -ENOENT:
+ * the process is gone or never was; nothing of it is kept then in a way that
+ * replays wrongly: its files are simply missing).
+ */
+PM_API int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, unsigned flags);
+
+/*
+ * pm_snapshot_add_system - the files every tree has: osrelease, swaps,
+ * hpage_pmd_size, pagemap-features (pm_features_export of @ctx's full probe),
+ * and kpage*.errno ENODATA unless frames were added (with PM_SNAPSHOT_PHYS:
+ * the whole frame files). Call once, after the processes. 0 or -errno.
+ */
+PM_API int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned flags);
+
+/* pm_snapshot_commit - write the index and trailer, fsync, and put the file at its path. 0 or -errno. */
+PM_API int pm_snapshot_commit(struct pm_snapshot_writer *w);
+
+/* pm_snapshot_writer_free - free; an uncommitted snapshot is discarded. NULL is fine. */
+PM_API void pm_snapshot_writer_free(struct pm_snapshot_writer *w);
+
+/*
+ * pm_features_export - @f as the key=value lines a captured tree keeps in
+ * ROOT/pagemap-features (what `pagemap features --export` prints), into
+ * @buf of @size, NUL-terminated. Returns the length, or -ENOSPC.
+ */
+PM_API int pm_features_export(const struct pm_features *f, char *buf, size_t size);
 
 /* (new API families go above this line, each in its own section) */
 

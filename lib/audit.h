@@ -61,15 +61,12 @@ enum pm_audit_thp pm_audit_parse_thp(const char *s);
 int pm_audit_parse_count(const char *s, uint64_t *v);
 
 /*
- * What the first bytes of a file say about it being a pagemap snapshot.
- * TODO(snapshot reader): once the snapshot reader (lib/snapshot.c, branch of
- * issue #13 items 1-4: pm_snapshot_open_fd(), pm_snapshot_meta()) is merged,
- * pm_audit_sniff_path() must open the file with it (on the fd it already
- * holds, O_NOFOLLOW) and ask whether it keeps frame numbers (--pfn keep, or
- * any swap offsets kept) or not (drop, keyed, keyed-block) and return
- * PM_SNAP_FRAMES or PM_SNAP_NO_FRAMES; a file it rejects stays
- * PM_SNAP_UNKNOWN_FORMAT. Today only the magic is known, and a snapshot is
- * PM_SNAP_UNKNOWN_FORMAT.
+ * What a file is, as a pagemap snapshot: pm_audit_sniff() looks at the
+ * magic only; pm_audit_sniff_path() opens a file with the snapshot magic
+ * through the snapshot reader (on the descriptor it holds, O_NOFOLLOW) and
+ * asks its META "frames": "kept" is PM_SNAP_FRAMES, "hidden", "refused",
+ * "dropped" or "keyed" PM_SNAP_NO_FRAMES; a file the reader rejects, or
+ * one that does not say (converted from a tree), stays PM_SNAP_UNKNOWN_FORMAT.
  */
 enum pm_snap_kind {
 	PM_SNAP_NOT = 0,		/* not a snapshot */

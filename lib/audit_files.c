@@ -165,12 +165,28 @@ void pm_audit_modes(struct pm_audit *a)
 enum pm_snap_kind pm_audit_sniff(const unsigned char *head, size_t n)
 {
 	/*
-	 * The magic is "PMSNAP" at offset 0. The snapshot writer being written
-	 * (lib/snapshot.h there) starts with "\x89PMSNAP\n", PNG style: accept both.
+	 * This library's snapshots start with "\x89PMSNAP\n" (lib/snapshot.h,
+	 * PNG style); a bare "PMSNAP" at offset 0 is taken for one of another
+	 * format.
 	 */
 	if ((n >= 6 && !memcmp(head, "PMSNAP", 6)) || (n >= 8 && !memcmp(head, "\x89PMSNAP\n", 8)))
-		return PM_SNAP_UNKNOWN_FORMAT;	/* TODO(snapshot reader): frames kept or not (audit.h) */
+		return PM_SNAP_UNKNOWN_FORMAT;	/* pm_audit_sniff_path() asks the reader which */
 	return PM_SNAP_NOT;
+}
+
+/* A file with this library's snapshot magic: does its writer say it kept frame numbers? */
+static int snapshot_frames(int fd)
+{
+	struct pm_snapshot *s = pm_snapshot_open_fd(fd, NULL, 0);
+	const char *v = s ? pm_snapshot_meta(s, "frames") : NULL;
+	int k = PM_SNAP_UNKNOWN_FORMAT;
+
+	if (v && !strcmp(v, "kept"))
+		k = PM_SNAP_FRAMES;
+	else if (v && (!strcmp(v, "hidden") || !strcmp(v, "refused") || !strcmp(v, "dropped") || !strcmp(v, "keyed")))
+		k = PM_SNAP_NO_FRAMES;
+	pm_snapshot_close(s);
+	return k;
 }
 
 int pm_audit_sniff_path(const char *path)
@@ -195,6 +211,12 @@ int pm_audit_sniff_path(const char *path)
 		n = read(fd, head, sizeof(head));
 	while (n < 0 && errno == EINTR);
 	e = errno;
+	if (n >= 8 && !memcmp(head, "\x89PMSNAP\n", 8)) {
+		int k = snapshot_frames(fd);
+
+		close(fd);
+		return k;
+	}
 	close(fd);
 	return n < 0 ? -e : (int)pm_audit_sniff(head, (size_t)n);
 }
@@ -225,12 +247,12 @@ static void snap_file(struct pm_audit *a, const char *path, const struct stat *s
 	} else if (k == PM_SNAP_NO_FRAMES) {
 		t->noframes++;
 		pm_audit_add(a, "snapshot", path, PM_VERDICT_OK, NULL, "a pagemap snapshot without frame numbers "
-			     "(dropped or scrambled)");
+			     "(hidden from its writer, dropped or scrambled)");
 	} else if (k == PM_SNAP_UNKNOWN_FORMAT) {
 		t->unknown++;
 		pm_audit_add(a, "snapshot", path, PM_VERDICT_UNKNOWN, NULL,
-			     "a pagemap snapshot (magic PMSNAP) of a format this library cannot read yet: frame numbers "
-			     "kept or not is not known");
+			     "a pagemap snapshot that this library cannot read (damaged, another format, or it does not "
+			     "say whether it kept frame numbers)");
 	}
 }
 

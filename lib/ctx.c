@@ -55,6 +55,8 @@ void pm_ctx_free(struct pm_ctx *ctx)
 		return;
 	free(ctx->root);
 	free(ctx->tree_error);
+	pm_snap_remove_tree(ctx->snapshot_dir);
+	free(ctx->snapshot_dir);
 	free(ctx);
 }
 

@@ -20,6 +20,7 @@ struct pm_ctx {
 	int swap_active;		/* -1 unknown, else 0/1 */
 	char *tree_error;		/* replay: the first problem found in the tree ("" if none); NULL when live */
 	bool features_bad;		/* replay: a recorded page or PMD size was refused (pm_target_open fails) */
+	char *snapshot_dir;		/* pm_ctx_new_snapshot: the extracted tree, removed by pm_ctx_free */
 };
 
 struct pm_target {
@@ -41,6 +42,9 @@ int pm_errno_from_name(const char *s);
 #define PM_TREE_ERROR_MAX 512
 /* Record the first problem of a replayed tree (a hostile or damaged capture); returns -EBADMSG. */
 int pm_tree_error(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* snapshot_tree.c: remove an extracted snapshot tree (never following symlinks). NULL is fine. */
+void pm_snap_remove_tree(const char *dir);
 
 /* features.c (the kernel version check is public: pm_kernel_at_least) */
 void pm_dbg(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

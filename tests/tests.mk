@@ -20,12 +20,12 @@ TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TEST_TOOLS_SRC
 
 $(BUILD)/tests/unit/%: tests/unit/%.c tests/harness.h $(LIB_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -Ilib -Itests -o $@ $< $(LIB_OBJ)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Ilib -Itests -o $@ $< $(LIB_OBJ) $(LIB_LIBS)
 
 # test_inject drives lib/inject.c, which is internal: it links the library's objects, as unit tests do.
 $(BUILD)/tests/live/test_inject: tests/live/test_inject.c tests/harness.h $(wildcard tests/live/lib/*.h) $(LIVE_LIB) $(LIB_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -Itests -Itests/live/lib -o $@ $< $(LIVE_LIB) $(LIB_OBJ) -lpthread
+	$(CC) $(BASEFLAGS) $(CFLAGS) -Itests -Itests/live/lib -o $@ $< $(LIVE_LIB) $(LIB_OBJ) $(LIB_LIBS) -lpthread
 
 $(BUILD)/tests/live/%: tests/live/%.c tests/harness.h $(wildcard tests/live/lib/*.h) $(LIVE_LIB) $(SHLIB)
 	@mkdir -p $(@D)

@@ -1,0 +1,69 @@
+#!/bin/bash
+# run-snapshot.sh - `pagemap snapshot -p PID` on a process with GIB GiB touched: its size per page and its time,
+# against `pagemap pages PID` (text and -J) of the same target in the same run, and the replay of the snapshot.
+# Usage: bench/run-snapshot.sh [GIB]    (or BENCH_GIB=GIB; default 1)
+# Environment: BENCH_RUNS (default 5), BENCH_THP ("off on"), BENCH_BUILD, BENCH_TOOL (see run-phys.sh).
+# As root the snapshot also holds the kpageflags/kpagecount/kpagecgroup words of the target's frames.
+# Never a timed assertion: prints figures and exits 0 once it has measured.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+gib=${1:-${BENCH_GIB:-1}}
+runs=${BENCH_RUNS:-5}
+thp_modes=${BENCH_THP:-off on}
+build=${BENCH_BUILD:-$here/../build}
+tool=${BENCH_TOOL:-$build/pagemap}
+target=$build/bench/target
+timeit=$build/bench/timeit
+
+# shellcheck source=bench/common.sh
+. "$here/common.sh"
+bench_check_programs "$tool" "$target" "$timeit"
+tmp=$(mktemp -d) || exit 1
+cleanup() {
+	stop_targets
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+bench_snapshot_tool
+
+labels=(pages pages-json snapshot replay-pages)
+command_for() {
+	case $1 in
+	pages) echo "$tool pages $2" ;;
+	pages-json) echo "$tool pages -J $2" ;;
+	snapshot) echo "$tool snapshot -p $2 -o $tmp/s.snap" ;;
+	replay-pages) echo "$tool --snapshot $tmp/s.snap pages $2" ;;
+	esac
+}
+
+summary=()
+for thp in $thp_modes; do
+	start_target "$thp" "$gib"
+	pid=${tgt_pids[0]}
+	rm -f "$tmp"/*.times "$tmp/s.snap"
+	pages=$(($(awk '/^Rss:/ { print $2 }' "/proc/$pid/smaps_rollup") / 4))
+	echo "== THP $thp: target pid $pid, $gib GiB touched, $pages resident 4 KiB pages, $runs runs per command"
+	run_rounds "$pid"
+	snap=$(stat -c %s "$tmp/s.snap")
+	txt=$(stat -c %s "$tmp/pages.out")
+	json=$(stat -c %s "$tmp/pages-json.out")
+	if cmp -s "$tmp/pages.out" "$tmp/replay-pages.out"; then same=yes; else same=NO; fi
+	printf '%-14s %9s %9s %9s %9s %8s  %s\n' COMMAND WALL_MS MIN_MS MAX_MS CPU_MS RSS_MIB OUTPUT_BYTES
+	for l in "${labels[@]}"; do
+		medians "$l"
+		eval "wall_${l//-/_}=$med_wall"
+		case $l in snapshot) b=$snap ;; *) b=$(stat -c %s "$tmp/$l.out") ;; esac
+		printf '%-14s %9s %9s %9s %9s %8s  %s\n' "$l" "$(ms "$med_wall")" "$(ms "$min_wall")" "$(ms "$max_wall")" \
+			"$(ms "$med_cpu")" "$(mib "$max_rss")" "$b"
+	done
+	echo "sections: $("$tool" snapshot --list "$tmp/s.snap" | awk '{ n[$2]++ } END { for (t in n) printf "%s %d ", t, n[t] }')"
+	echo
+	summary+=("THP $thp: snapshot $snap bytes = $(awk -v a="$snap" -v p="$pages" 'BEGIN { printf "%.3f", a / p }') bytes per resident page (pages: $(awk -v a="$txt" -v p="$pages" 'BEGIN { printf "%.3f", a / p }') text, $(awk -v a="$json" -v p="$pages" 'BEGIN { printf "%.3f", a / p }') JSON); time snapshot/pages $(ratio "$wall_snapshot" "$wall_pages")x, replay-pages/pages $(ratio "$wall_replay_pages" "$wall_pages")x; replayed pages output identical: $same")
+	stop_targets
+done
+for s in "${summary[@]}"; do
+	echo "$s"
+done

@@ -1,0 +1,232 @@
+/* cmd_snapshot.c - pagemap snapshot: write one file holding processes' page state; convert to and from trees. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+
+#define OPT_FROM_TREE	0x2000
+#define OPT_TO_TREE	0x2001
+#define OPT_PHYS	0x2002
+#define OPT_LIST	0x2003
+
+struct snap_opts {
+	const char *out, *from_tree, *to_tree, *pids;
+	bool all, phys, list;
+};
+
+static void help(void)
+{
+	printf("Usage: pagemap snapshot [-p PID,...] [--all] [--phys] -o FILE\n"
+	       "       pagemap snapshot --from-tree DIR -o FILE\n"
+	       "       pagemap snapshot --to-tree DIR FILE\n"
+	       "       pagemap snapshot --list FILE\n\n"
+	       "Write the page state of processes into one file that every command replays\n"
+	       "with 'pagemap --snapshot FILE COMMAND' as it would have answered at capture\n"
+	       "time. The file is the tree 'pagemap --root' replays (maps, pagemap, stat,\n"
+	       "status, smaps, smaps_rollup, cgroup, the features probe) in zstd chunks with\n"
+	       "checksums (pagemap-snapshot(5)); as root it also holds the kpageflags,\n"
+	       "kpagecount and kpagecgroup words of the processes' frames. Stop the processes\n"
+	       "first (SIGSTOP) for a consistent picture. The file is created 0600, whole or\n"
+	       "not at all.\n\n"
+	       "Options:\n"
+	       "  -p, --pid LIST         processes to write (comma-separated PIDs, self)\n"
+	       "      --all              every process\n"
+	       "      --phys             the whole frame files (all of RAM) too, for 'phys' (root)\n"
+	       "  -o, --output FILE      the snapshot to write\n"
+	       "      --from-tree DIR    write a captured tree (tests/fixtures) as a snapshot\n"
+	       "      --to-tree DIR      write the snapshot FILE out as a tree (DIR is created)\n"
+	       "      --list             list FILE's sections\n");
+}
+
+static int check_pids(const char *list)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	pid_t pid;
+	int r = 0;
+
+	if (!copy || !*list)
+		return cli_usage_error("no PID given");
+	for (tok = strtok_r(copy, ",", &save); tok && !r; tok = strtok_r(NULL, ",", &save))
+		if (cli_parse_pid(tok, &pid) < 0)
+			r = cli_usage_error("bad PID '%s'", tok);
+	free(copy);
+	return r;
+}
+
+static int parse(int argc, char **argv, struct snap_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' }, { "all", no_argument, NULL, 'a' },
+		{ "phys", no_argument, NULL, OPT_PHYS }, { "output", required_argument, NULL, 'o' },
+		{ "from-tree", required_argument, NULL, OPT_FROM_TREE },
+		{ "to-tree", required_argument, NULL, OPT_TO_TREE }, { "list", no_argument, NULL, OPT_LIST },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "p:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p': o->pids = optarg; break;
+		case 'a': o->all = true; break;
+		case OPT_PHYS: o->phys = true; break;
+		case 'o': o->out = optarg; break;
+		case OPT_FROM_TREE: o->from_tree = optarg; break;
+		case OPT_TO_TREE: o->to_tree = optarg; break;
+		case OPT_LIST: o->list = true; break;
+		case 'h': help(); return -1;
+		default: return cli_bad_option(argv);
+		}
+	}
+	if (o->pids && check_pids(o->pids))
+		return EXIT_USAGE;
+	if ((o->to_tree || o->list) && optind + 1 != argc)
+		return cli_usage_error("give one snapshot FILE to read");
+	if (!o->to_tree && !o->list && optind < argc)
+		return cli_usage_error("unexpected argument '%s'", argv[optind]);
+	if (!o->to_tree && !o->list && !o->out)
+		return cli_usage_error("no output file given (-o FILE)");
+	if (!o->to_tree && !o->list && !o->from_tree && !o->pids && !o->all)
+		return cli_usage_error("nothing to write: give -p PID, --all or --from-tree DIR");
+	return 0;
+}
+
+static int add_pid(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, unsigned flags, bool quiet)
+{
+	int r = pm_snapshot_add_process(w, ctx, pid, flags);
+
+	if (r == -ENOENT || r == -ESRCH) {
+		if (!quiet)	/* --all: processes come and go meanwhile */
+			cli_error(-r, "cannot read process %d", (int)pid);
+		return quiet ? 0 : r;
+	}
+	if (r)
+		cli_error(-r, "cannot write process %d", (int)pid);
+	return r;
+}
+
+static int add_pids(struct pm_snapshot_writer *w, struct pm_ctx *ctx, const char *list, unsigned flags)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	int r = copy ? 0 : -ENOMEM;
+	pid_t pid;
+
+	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && !r; tok = strtok_r(NULL, ",", &save)) {
+		if (cli_parse_pid(tok, &pid) < 0)
+			continue;	/* parse() refused the list already */
+		r = add_pid(w, ctx, pid ? pid : getpid(), flags, false);
+	}
+	free(copy);
+	return r;
+}
+
+static int add_all(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned flags)
+{
+	struct pm_procs *it = pm_procs_open(ctx);
+	const struct pm_proc *p;
+	int r = 0;
+
+	if (!it) {
+		cli_error(errno, "cannot list /proc");
+		return -errno;
+	}
+	while (!r && pm_procs_next(it, &p) == 0)
+		r = add_pid(w, ctx, p->pid, flags, true);
+	pm_procs_close(it);
+	return r;
+}
+
+static int add_meta(struct pm_snapshot_writer *w, const struct snap_opts *o, struct pm_ctx *ctx)
+{
+	const struct pm_features *f = o->from_tree ? NULL : pm_ctx_features(ctx);
+	char now[32];
+	int r;
+
+	snprintf(now, sizeof(now), "%lld", (long long)time(NULL));
+	if ((r = pm_snapshot_add_meta(w, "writer", "pagemap " PAGEMAP_VERSION)) ||
+	    (r = pm_snapshot_add_meta(w, "source", o->from_tree ? "tree" : "live")) ||
+	    (!o->from_tree && (r = pm_snapshot_add_meta(w, "time", now))))
+		return r;
+	if (f)	/* hidden frame numbers are said so, never stored as if 0 were a frame */
+		r = pm_snapshot_add_meta(w, "frames", f->pfn_view == PM_PFN_VISIBLE ? "kept" :
+					 f->pfn_view == PM_PFN_HIDDEN ? "hidden" : "refused");
+	return r;
+}
+
+static int write_snapshot(struct pm_ctx *ctx, const struct snap_opts *o)
+{
+	struct pm_snapshot_writer *w = pm_snapshot_create(o->out);
+	unsigned flags = o->phys ? 0 : PM_SNAPSHOT_FRAMES;
+	int r;
+
+	if (!w) {
+		cli_error(errno, "cannot create %s", o->out);
+		return EXIT_RUNTIME;
+	}
+	r = add_meta(w, o, ctx);
+	if (!r && o->from_tree && (r = pm_snapshot_add_tree(w, o->from_tree)))
+		cli_error(-r, "cannot read the tree %s", o->from_tree);
+	else if (!r && !o->from_tree) {
+		r = o->all ? add_all(w, ctx, flags) : add_pids(w, ctx, o->pids, flags);
+		if (!r && (r = pm_snapshot_add_system(w, ctx, o->phys ? PM_SNAPSHOT_PHYS : 0)))
+			cli_error(-r, "cannot write the system files");
+	}
+	if (!r && (r = pm_snapshot_commit(w)))
+		cli_error(-r, "cannot write %s", o->out);
+	pm_snapshot_writer_free(w);
+	return r ? EXIT_RUNTIME : EXIT_OK;
+}
+
+static const char *type_name(uint32_t t)
+{
+	static const char *names[] = { "?", "META", "FILE", "BYTES", "WORDS", "INDEX" };
+
+	return t < sizeof(names) / sizeof(names[0]) ? names[t] : "unknown";
+}
+
+static int read_snapshot(const struct snap_opts *o, const char *file)
+{
+	struct pm_snapshot_section sec;
+	char err[256];
+	struct pm_snapshot *s = pm_snapshot_open(file, err, sizeof(err));
+	int r = 0;
+
+	if (!s) {
+		cli_error(0, "cannot read snapshot %s: %s", file, err);
+		return EXIT_RUNTIME;
+	}
+	if (o->list) {
+		while (pm_snapshot_next(s, &sec) == 0)
+			printf("%10llu %-6s %8llu %s\n", (unsigned long long)sec.offset, type_name(sec.type),
+			       (unsigned long long)sec.length, sec.path ? sec.path : "");
+	} else if (mkdir(o->to_tree, 0700) < 0) {
+		cli_error(errno, "cannot create %s", o->to_tree);
+		r = EXIT_RUNTIME;
+	} else if ((r = pm_snapshot_extract(s, o->to_tree)) < 0) {
+		cli_error(0, "cannot write %s from %s: %s", o->to_tree, file,
+			  pm_snapshot_error(s) ? pm_snapshot_error(s) : strerror(-r));
+		r = EXIT_RUNTIME;
+	}
+	pm_snapshot_close(s);
+	return r;
+}
+
+int cmd_snapshot(struct pm_ctx *ctx, int argc, char **argv)
+{
+	struct snap_opts o = { 0 };
+	int r = parse(argc, argv, &o);
+
+	if (r)
+		return r < 0 ? EXIT_OK : r;
+	if (o.to_tree || o.list)
+		return read_snapshot(&o, argv[optind]);
+	if (!o.from_tree && strcmp(pm_ctx_root(ctx), "/"))
+		return cli_usage_error("snapshot reads live processes: --root and --snapshot are for replay "
+				       "(use --from-tree DIR)");
+	return write_snapshot(ctx, &o);
+}

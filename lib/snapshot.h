@@ -1,0 +1,104 @@
+/* snapshot.h - the snapshot file format (man/pagemap-snapshot.5), shared by its reader and writer. */
+#ifndef PM_SNAPSHOT_H
+#define PM_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SNAP_MAGIC		"\x89PMSNAP\n"
+#define SNAP_END_MAGIC		"PMSNEND\n"
+#define SNAP_HEAD_SIZE		16u		/* magic, u32 version, u32 check */
+#define SNAP_SEC_SIZE		24u		/* u32 type, u32 check, u64 length, u64 xxh64 of the payload */
+#define SNAP_TRAILER_SIZE	16u		/* u64 offset of the INDEX section, end magic */
+#define SNAP_FILE_FIXED		20u		/* FILE payload before the path: u32 id, u32 kind, u64 size, u32 len */
+#define SNAP_CHUNK_FIXED	16u		/* BYTES: u32 id, u32 0, u64 offset; WORDS: u32 id, u32 nwords, u64 0 */
+
+/* Limits a reader enforces, so a hostile file cannot make it allocate or loop much. */
+#define SNAP_MAX_RAW		(1u << 20)	/* decompressed bytes of one chunk */
+#define SNAP_MAX_WORDS		65536u		/* words of one WORDS chunk */
+#define SNAP_MAX_PATH		1024u
+#define SNAP_MAX_FILES		(1u << 20)
+#define SNAP_MAX_META		65536u
+#define SNAP_MAX_FILE_SIZE	(1ULL << 58)	/* logical bytes of one file (a pagemap spans 2^57 on la57) */
+
+/* Little-endian load and store (the format is little-endian whatever the host). */
+static inline uint32_t snap_get32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t snap_get64(const unsigned char *p)
+{
+	return snap_get32(p) | (uint64_t)snap_get32(p + 4) << 32;
+}
+
+static inline void snap_put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+	p[2] = (unsigned char)(v >> 16);
+	p[3] = (unsigned char)(v >> 24);
+}
+
+static inline void snap_put64(unsigned char *p, uint64_t v)
+{
+	snap_put32(p, (uint32_t)v);
+	snap_put32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* The check word of a section header: covers type, length and payload hash, so a flipped bit there shows. */
+uint32_t pm_snap_header_check(uint32_t type, uint64_t length, uint64_t hash);
+uint64_t pm_snap_hash(const void *p, size_t n);
+
+/*
+ * The columnar word encoding of a WORDS chunk (pure). Raw layout: varint
+ * extent count; per extent varint gap (words from the previous extent's end,
+ * the first from word 0) and varint count; a 2-byte column per word (bits
+ * 55-63, and bit 9 set when bits 0-54 are not zero); then for each word with
+ * non-zero low bits a zig-zag varint of its low bits minus the previous such
+ * word's (frame numbers of contiguous memory cost one byte).
+ */
+struct snap_extent {
+	uint64_t start;		/* word index in the file */
+	uint32_t count;
+};
+/* Encode; @out must hold pm_snap_encode_bound(@nwords, @next) bytes. Returns the length. */
+size_t pm_snap_encode_bound(size_t nwords, size_t next);
+size_t pm_snap_encode(const struct snap_extent *ext, size_t next, const uint64_t *words, unsigned char *out);
+/*
+ * Decode @raw of @len: at most @max_ext extents into @ext and @max_words
+ * words into @words. Returns the number of extents, or -EBADMSG (with a
+ * reason in *@why) when the data is malformed or exceeds the limits.
+ */
+int pm_snap_decode(const unsigned char *raw, size_t len, struct snap_extent *ext, size_t max_ext, uint64_t *words,
+		   size_t max_words, size_t *nwords, const char **why);
+
+/* snapshot.c: record an I/O failure @r while extracting @sec as the snapshot's error line. */
+void pm_snap_fail_io(struct pm_snapshot *s, const struct pm_snapshot_section *sec, int r);
+
+/* snapshot_write.c: the writer's pieces, for the tree and process writers. */
+struct pm_snapshot_writer;
+struct snap_ws;
+/* Declare a file; returns its id (>= 0) or -errno. */
+int pm_snap_w_file(struct pm_snapshot_writer *w, const char *path, uint32_t kind, uint64_t size);
+/* Bytes of file @id at byte @off (split into chunks). 0 or -errno. */
+int pm_snap_w_bytes(struct pm_snapshot_writer *w, uint32_t id, uint64_t off, const void *buf, size_t len);
+/* A word stream of file @id: words added at any index (ascending), flushed as WORDS chunks; NULL with errno. */
+struct snap_ws *pm_snap_ws_new(struct pm_snapshot_writer *w, uint32_t id);
+int pm_snap_ws_add(struct snap_ws *ws, uint64_t index, const uint64_t *words, size_t n);
+/* Flush what is pending and free; returns 0 or the first error of the stream. NULL is fine. */
+int pm_snap_ws_close(struct snap_ws *ws);
+/* A whole file read from @fd to its end as bytes of a new file @path. 0 or -errno. */
+int pm_snap_w_stream(struct pm_snapshot_writer *w, const char *path, int fd);
+
+/* The frame files of a snapshot being written: declared once, fed by every process, closed by add_system. */
+struct snap_frames {
+	bool declared;
+	int fd[3];			/* live kpageflags, kpagecount, kpagecgroup (or -errno) */
+	struct snap_ws *ws[3];
+	uint64_t end;			/* frames in the files */
+};
+struct snap_frames *pm_snap_w_frames(struct pm_snapshot_writer *w);
+
+#endif

@@ -1,0 +1,360 @@
+/* snapshot_proc.c - write a live process and the system files into a snapshot, as tests/fixtures/capture would. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "internal.h"
+#include "snapshot.h"
+
+#define PM_BATCH	65536u		/* pagemap words read at once */
+#define FRAME_BATCH	(1u << 18)	/* PFNs gathered before their kpage words are read */
+
+static const char *const kfile[3] = { "kpageflags", "kpagecount", "kpagecgroup" };
+
+int pm_features_export(const struct pm_features *f, char *buf, size_t size)
+{
+	static const char *tri[] = { "no", "yes", "unknown" };
+	char err[32] = "";
+	int n;
+
+	if (f->pagemap_error && strerrorname_np(f->pagemap_error))
+		snprintf(err, sizeof(err), "pagemap_error=%s\n", strerrorname_np(f->pagemap_error));
+	else if (f->pagemap_error)	/* an errno glibc has no name for: its number (read back as such) */
+		snprintf(err, sizeof(err), "pagemap_error=%d\n", f->pagemap_error);
+	n = snprintf(buf, size,
+		     "# pagemap-features: recorded by 'pagemap features --export'\n"
+		     "kernel=%s\npage_size=%u\nprivileged=%s\nlayout=%s\npfn_view=%s\n%s"
+		     "zero_pfn=0x%llx\nscan=%s\nscan_categories=0x%llx\n"
+		     "uffd_wp_async=%s\nuffd_features=0x%llx\nsoft_dirty=%s\nguard_regions=%s\n"
+		     "page_mapcount=%s\nzero_page=%s\nhuge_zero_page=%s\n",
+		     f->kernel_release, f->page_size, f->privileged ? "yes" : "no", pm_layout_name(f->layout),
+		     pm_pfn_view_name(f->pfn_view), err, (unsigned long long)f->zero_pfn, f->scan ? "yes" : "no",
+		     (unsigned long long)f->scan_categories, tri[f->uffd_wp_async],
+		     (unsigned long long)f->uffd_features, tri[f->soft_dirty], tri[f->guard_regions],
+		     tri[f->page_mapcount], tri[f->zero_page], tri[f->huge_zero_page]);
+	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
+}
+
+/* A refused open becomes FILE.errno, as tests/fixtures/README.md describes. */
+static int put_errno(struct pm_snapshot_writer *w, const char *path, int e)
+{
+	char name[SNAP_MAX_PATH + 8], val[32];
+	const char *en = strerrorname_np(e);
+	int id, n = en ? snprintf(val, sizeof(val), "%s\n", en) : snprintf(val, sizeof(val), "%d\n", e);
+
+	snprintf(name, sizeof(name), "%s.errno", path);
+	if ((id = pm_snap_w_file(w, name, PM_SNAPSHOT_BYTES, (uint64_t)n)) < 0)
+		return id;
+	return pm_snap_w_bytes(w, (uint32_t)id, 0, val, (size_t)n);
+}
+
+/* Copy kernel file @live (a pm_path) to tree path @path, or record why it could not be opened. */
+static int copy_file(struct pm_snapshot_writer *w, struct pm_ctx *ctx, const char *live, const char *path)
+{
+	int fd = pm_open(ctx, live, O_RDONLY), r;
+
+	if (fd < 0)
+		return put_errno(w, path, -fd);
+	r = pm_snap_w_stream(w, path, fd);
+	close(fd);
+	return r;
+}
+
+/* The whole of maps in memory: its mappings are what the pagemap pass reads. */
+static int read_all(int fd, char **out, size_t *len)
+{
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap + 1), *nb;
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t r;
+		if (n == cap) {
+			if (!(nb = realloc(buf, cap * 2 + 1))) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = -errno;
+			free(buf);
+			return e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Declare the frame files once (their length: the live files' readable end). */
+static int frames_declare(struct pm_snapshot_writer *w, struct pm_ctx *ctx)
+{
+	struct snap_frames *fr = pm_snap_w_frames(w);
+	struct pm_kpage *k;
+	char live[256], path[64];
+	int i, id;
+
+	if (fr->declared)
+		return 0;
+	fr->declared = true;
+	k = pm_kpage_open(ctx);
+	if (!k || pm_kpage_end(k, &fr->end) < 0)
+		fr->end = 0;
+	pm_kpage_close(k);
+	for (i = 0; i < 3; i++) {
+		pm_path(ctx, live, sizeof(live), "/proc/%s", kfile[i]);
+		snprintf(path, sizeof(path), "proc/%s", kfile[i]);
+		fr->fd[i] = pm_open(ctx, live, O_RDONLY);
+		if (fr->fd[i] < 0 || !fr->end) {
+			int r = put_errno(w, path, fr->fd[i] < 0 ? -fr->fd[i] : ENODATA);
+			if (r)
+				return r;
+			continue;
+		}
+		if ((id = pm_snap_w_file(w, path, PM_SNAPSHOT_WORDS, fr->end * 8)) < 0)
+			return id;
+		if (!(fr->ws[i] = pm_snap_ws_new(w, (uint32_t)id)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The kpage words of @n PFNs (sorted here), read in runs of contiguous frames. */
+static int frames_flush(struct pm_snapshot_writer *w, uint64_t *pfn, size_t n, uint64_t *buf)
+{
+	struct snap_frames *fr = pm_snap_w_frames(w);
+	size_t i = 0, j, u = 0;
+	int f, r;
+
+	qsort(pfn, n, sizeof(*pfn), cmp_u64);
+	for (j = 0; j < n; j++)
+		if (!u || pfn[j] != pfn[u - 1])
+			pfn[u++] = pfn[j];
+	while (i < u) {
+		for (j = i + 1; j < u && pfn[j] == pfn[j - 1] + 1 && j - i < PM_BATCH; j++)
+			;
+		for (f = 0; f < 3; f++) {
+			ssize_t got;
+			if (!fr->ws[f] || pfn[i] >= fr->end)
+				continue;
+			got = pm_pread_words(fr->fd[f], buf, j - i, pfn[i]);
+			if (got < 0)
+				return (int)got;
+			if ((r = pm_snap_ws_add(fr->ws[f], pfn[i], buf, (size_t)got)))
+				return r;
+		}
+		i = j;
+	}
+	return 0;
+}
+
+struct proc_pass {
+	struct pm_snapshot_writer *w;
+	struct snap_ws *ws;
+	uint64_t *buf, *pfn, *kbuf;
+	size_t npfn;
+	bool frames;
+	unsigned page_size;
+};
+
+/* Read one mapping's pagemap words into the stream, gathering present frames for the join. */
+static int pass_mapping(struct proc_pass *p, int fd, uint64_t start, uint64_t end)
+{
+	uint64_t vpn = start / p->page_size, last = end / p->page_size;
+	int r;
+
+	while (vpn < last) {
+		size_t want = last - vpn < PM_BATCH ? (size_t)(last - vpn) : PM_BATCH, i;
+		ssize_t n = pm_pread_words(fd, p->buf, want, vpn);
+		if (n <= 0)
+			return n < 0 ? (int)n : 0;	/* 0: above task_size ([vsyscall]) or the mm is gone */
+		if ((r = pm_snap_ws_add(p->ws, vpn, p->buf, (size_t)n)))
+			return r;
+		for (i = 0; p->frames && i < (size_t)n; i++) {
+			uint64_t pfn = p->buf[i] & ((1ULL << 55) - 1);
+			if (!(p->buf[i] >> 63) || !pfn)
+				continue;
+			if (p->npfn == FRAME_BATCH && (r = frames_flush(p->w, p->pfn, p->npfn, p->kbuf)))
+				return r;
+			p->npfn = p->npfn == FRAME_BATCH ? 0 : p->npfn;
+			p->pfn[p->npfn++] = pfn;
+		}
+		vpn += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* The pagemap's length: the end of the last mapping that reads (what tests/tools/pm-sparse records). */
+static uint64_t pagemap_size(int fd, const char *maps, unsigned ps)
+{
+	struct pm_mapping m;
+	uint64_t size = 0, w;
+	const char *line = maps;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		if (!pm_maps_parse_line(line, n, &m) && pm_pread_words(fd, &w, 1, m.start / ps) == 1)
+			size = m.end / ps * 8 > size ? m.end / ps * 8 : size;
+		line = nl ? nl + 1 : NULL;
+	}
+	return size;
+}
+
+static int pass_pagemap(struct proc_pass *p, int fd, const char *maps, const char *path)
+{
+	struct pm_mapping m;
+	const char *line = maps;
+	int id, r = 0;
+
+	if ((id = pm_snap_w_file(p->w, path, PM_SNAPSHOT_WORDS, pagemap_size(fd, maps, p->page_size))) < 0)
+		return id;
+	if (!(p->ws = pm_snap_ws_new(p->w, (uint32_t)id)))
+		return -ENOMEM;
+	while (!r && line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		if (!pm_maps_parse_line(line, n, &m))
+			r = pass_mapping(p, fd, m.start, m.end);
+		line = nl ? nl + 1 : NULL;
+	}
+	if (!r && p->npfn)
+		r = frames_flush(p->w, p->pfn, p->npfn, p->kbuf);
+	return pm_snap_ws_close(p->ws) ?: r;
+}
+
+static int add_pagemap(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, const char *maps, bool frames)
+{
+	const struct pm_features *f = pm_ctx_features(ctx);
+	struct proc_pass p = { .w = w, .page_size = f ? f->page_size : 4096 };
+	char live[256], path[64];
+	int fd, r;
+
+	pm_pid_path(ctx, live, sizeof(live), pid, "pagemap");
+	snprintf(path, sizeof(path), "proc/%d/pagemap", (int)pid);
+	if ((fd = pm_open(ctx, live, O_RDONLY)) < 0)
+		return put_errno(w, path, -fd);
+	p.frames = frames && f && f->pfn_view == PM_PFN_VISIBLE;
+	if (p.frames && (r = frames_declare(w, ctx)))
+		goto out;
+	p.buf = malloc(PM_BATCH * 8);
+	p.kbuf = malloc(PM_BATCH * 8);
+	p.pfn = p.frames ? malloc(FRAME_BATCH * 8) : NULL;
+	r = !p.buf || !p.kbuf || (p.frames && !p.pfn) ? -ENOMEM : pass_pagemap(&p, fd, maps, path);
+	free(p.buf);
+	free(p.kbuf);
+	free(p.pfn);
+out:
+	close(fd);
+	return r;
+}
+
+int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, unsigned flags)
+{
+	static const char *const text[] = { "stat", "status", "smaps", "smaps_rollup", "cgroup" };
+	char live[256], path[64], *maps = NULL;
+	size_t len = 0, i;
+	int fd, id, r;
+
+	pm_pid_path(ctx, live, sizeof(live), pid, "maps");
+	if ((fd = pm_open(ctx, live, O_RDONLY)) < 0)
+		return fd;	/* no process: nothing of it is written */
+	r = read_all(fd, &maps, &len);
+	close(fd);
+	if (r)
+		return r;
+	snprintf(path, sizeof(path), "proc/%d/maps", (int)pid);
+	if ((id = pm_snap_w_file(w, path, PM_SNAPSHOT_BYTES, len)) < 0 ||
+	    (r = pm_snap_w_bytes(w, (uint32_t)id, 0, maps, len)) ||
+	    (r = add_pagemap(w, ctx, pid, maps, flags & PM_SNAPSHOT_FRAMES)))
+		goto out;
+	for (i = 0; i < PM_ARRAY_SIZE(text) && !r; i++) {
+		pm_pid_path(ctx, live, sizeof(live), pid, text[i]);
+		snprintf(path, sizeof(path), "proc/%d/%s", (int)pid, text[i]);
+		r = copy_file(w, ctx, live, path);
+	}
+out:
+	free(maps);
+	return id < 0 ? id : r;
+}
+
+/* The whole frame files (machine scope). */
+static int add_phys(struct pm_snapshot_writer *w)
+{
+	struct snap_frames *fr = pm_snap_w_frames(w);
+	uint64_t *buf = malloc(PM_BATCH * 8), pfn;
+	int f, r = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (f = 0; f < 3 && !r; f++) {
+		for (pfn = 0; fr->ws[f] && pfn < fr->end && !r; pfn += PM_BATCH) {
+			size_t want = fr->end - pfn < PM_BATCH ? (size_t)(fr->end - pfn) : PM_BATCH;
+			ssize_t n = pm_pread_words(fr->fd[f], buf, want, pfn);
+			if (n <= 0) {
+				r = (int)n;
+				break;
+			}
+			r = pm_snap_ws_add(fr->ws[f], pfn, buf, (size_t)n);
+		}
+	}
+	free(buf);
+	return r;
+}
+
+int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned flags)
+{
+	static const char *const files[][2] = {
+		{ "/proc/sys/kernel/osrelease", "proc/sys/kernel/osrelease" },
+		{ "/proc/swaps", "proc/swaps" },
+		{ "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "sys/kernel/mm/transparent_hugepage/hpage_pmd_size" },
+	};
+	struct snap_frames *fr = pm_snap_w_frames(w);
+	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_ALL);
+	char live[256], feat[2048];
+	size_t i;
+	int id, r = 0, n;
+
+	if (!f)
+		return -errno;
+	if ((flags & PM_SNAPSHOT_PHYS) && !(r = frames_declare(w, ctx)))
+		r = add_phys(w);
+	for (i = 0; i < 3 && !r; i++) {
+		r = pm_snap_ws_close(fr->ws[i]);
+		fr->ws[i] = NULL;
+	}
+	for (i = 0; i < 3 && !r && !fr->declared; i++) {	/* not copied: they describe all of RAM */
+		snprintf(live, sizeof(live), "proc/%s", kfile[i]);
+		r = put_errno(w, live, ENODATA);
+	}
+	if (!r)
+		r = put_errno(w, "sys/kernel/mm/page_idle/bitmap", ENODATA);
+	for (i = 0; i < PM_ARRAY_SIZE(files) && !r; i++) {
+		if ((r = pm_path(ctx, live, sizeof(live), "%s", files[i][0])) == 0)
+			r = copy_file(w, ctx, live, files[i][1]);
+	}
+	if (r || (n = pm_features_export(f, feat, sizeof(feat))) < 0)
+		return r ? r : -ENOSPC;
+	if ((id = pm_snap_w_file(w, "pagemap-features", PM_SNAPSHOT_BYTES, (uint64_t)n)) < 0)
+		return id;
+	return pm_snap_w_bytes(w, (uint32_t)id, 0, feat, (size_t)n);
+}

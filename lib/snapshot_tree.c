@@ -1,0 +1,269 @@
+/* snapshot_tree.c - snapshots to and from captured /proc trees, and the replay context over an extracted tree. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "internal.h"
+#include "snapshot.h"
+
+/* Open (creating with @create) the parent directory of @path below @dirfd, never through a symlink. */
+static int open_parent(int dirfd, const char *path, const char **base, bool create)
+{
+	char part[SNAP_MAX_PATH + 1];
+	const char *p = path, *slash;
+	int fd = dup(dirfd), nfd;
+
+	if (fd < 0)
+		return -errno;
+	while ((slash = strchr(p, '/'))) {
+		size_t n = (size_t)(slash - p);
+		memcpy(part, p, n);
+		part[n] = '\0';
+		if (create && mkdirat(fd, part, 0700) < 0 && errno != EEXIST)
+			nfd = -errno;
+		else if ((nfd = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			nfd = -errno;
+		close(fd);
+		if (nfd < 0)
+			return nfd;
+		fd = nfd;
+		p = slash + 1;
+	}
+	*base = p;
+	return fd;
+}
+
+struct extract {
+	struct pm_snapshot *s;
+	int dirfd, fd;
+};
+
+static int write_extent(void *data, uint64_t off, const void *buf, size_t len)
+{
+	struct extract *x = data;
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pwrite(x->fd, (const char *)buf + done, len - done, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+static int extract_section(struct extract *x, const struct pm_snapshot_section *sec)
+{
+	const char *base;
+	int pfd, r = 0;
+
+	if (sec->type != PM_SNAPSHOT_FILE && sec->type != PM_SNAPSHOT_BYTES && sec->type != PM_SNAPSHOT_WORDS)
+		return 0;	/* META, INDEX and types of later versions hold no file bytes */
+	pfd = open_parent(x->dirfd, sec->path, &base, sec->type == PM_SNAPSHOT_FILE);
+	if (pfd < 0)
+		return pfd;
+	if (sec->type == PM_SNAPSHOT_FILE) {
+		x->fd = openat(pfd, base, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (x->fd >= 0 && ftruncate(x->fd, (off_t)sec->size) < 0)
+			r = -errno;
+	} else {
+		x->fd = openat(pfd, base, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (x->fd >= 0)
+			r = pm_snapshot_read(x->s, sec, write_extent, x);
+	}
+	if (x->fd < 0)
+		r = -errno;
+	else
+		close(x->fd);
+	close(pfd);
+	return r;
+}
+
+int pm_snapshot_extract(struct pm_snapshot *s, const char *dir)
+{
+	struct pm_snapshot_section sec;
+	struct extract x = { .s = s };
+	int r = 0;
+
+	x.dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (x.dirfd < 0)
+		return -errno;
+	pm_snapshot_rewind(s);
+	while (!r && pm_snapshot_next(s, &sec) == 0) {
+		r = extract_section(&x, &sec);
+		if (r && r != -EBADMSG)	/* EBADMSG already says which section */
+			pm_snap_fail_io(s, &sec, r);
+	}
+	close(x.dirfd);
+	return r;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+void pm_snap_remove_tree(const char *dir)
+{
+	if (dir)
+		nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s)
+{
+	const char *tmp = getenv("TMPDIR");
+	struct pm_ctx *ctx = NULL;
+	char *dir;
+	int r;
+
+	if (asprintf(&dir, "%s/pagemap-snapshot.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
+		return NULL;
+	if (!mkdtemp(dir)) {	/* mode 0700: the tree may hold frame numbers */
+		free(dir);
+		return NULL;
+	}
+	r = pm_snapshot_extract(s, dir);
+	if (!r && !(ctx = pm_ctx_new(dir)))
+		r = -errno;
+	if (r) {
+		pm_snap_remove_tree(dir);
+		free(dir);
+		errno = -r;
+		return NULL;
+	}
+	ctx->snapshot_dir = dir;
+	return ctx;
+}
+
+static bool is_word_file(const char *name, off_t size)
+{
+	return size % 8 == 0 && (!strcmp(name, "pagemap") || !strcmp(name, "kpageflags") ||
+				 !strcmp(name, "kpagecount") || !strcmp(name, "kpagecgroup"));
+}
+
+/* A word file's data ranges (SEEK_DATA/SEEK_HOLE: holes read 0 and stay holes). */
+static int add_words(struct pm_snapshot_writer *w, const char *path, int fd, off_t size)
+{
+	static const size_t batch = 8192;
+	uint64_t *buf = malloc(batch * 8);
+	struct snap_ws *ws = NULL;
+	off_t data = 0, hole;
+	int id, r = 0;
+
+	if (!buf || (id = pm_snap_w_file(w, path, PM_SNAPSHOT_WORDS, (uint64_t)size)) < 0 ||
+	    !(ws = pm_snap_ws_new(w, (uint32_t)id))) {
+		free(buf);
+		return !buf || !ws ? -ENOMEM : id;
+	}
+	while (!r && data < size && (data = lseek(fd, data, SEEK_DATA)) >= 0) {
+		hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0)
+			hole = size;
+		data &= ~(off_t)7;
+		while (!r && data < hole) {
+			ssize_t n = pm_pread_words(fd, buf, batch, (uint64_t)data / 8);
+			if (n <= 0) {
+				r = n < 0 ? (int)n : -EIO;
+				break;
+			}
+			r = pm_snap_ws_add(ws, (uint64_t)data / 8, buf, (size_t)n);
+			data += n * 8;
+		}
+	}
+	free(buf);
+	r = r ? r : (data < 0 && errno != ENXIO ? -errno : 0);
+	return pm_snap_ws_close(ws) ?: r;
+}
+
+static int add_entry(struct pm_snapshot_writer *w, int dirfd, const char *rel, const char *name);
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int add_dir(struct pm_snapshot_writer *w, int fd, const char *rel)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0, cap = 0, i;
+	int r = 0;
+
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (n == cap) {
+			char **nn = realloc(names, (cap = cap ? cap * 2 : 32) * sizeof(*nn));
+			if (!nn) {
+				r = -ENOMEM;
+				break;
+			}
+			names = nn;
+		}
+		if (!(names[n] = strdup(de->d_name))) {
+			r = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	qsort(names, n, sizeof(*names), name_cmp);	/* the same tree gives the same file */
+	for (i = 0; i < n; i++) {
+		if (!r)
+			r = add_entry(w, dirfd(d), rel, names[i]);
+		free(names[i]);
+	}
+	free(names);
+	closedir(d);
+	return r;
+}
+
+static int add_entry(struct pm_snapshot_writer *w, int dirfd, const char *rel, const char *name)
+{
+	char path[SNAP_MAX_PATH + 1];
+	struct stat st;
+	int fd, r;
+
+	if (snprintf(path, sizeof(path), "%s%s%s", rel, *rel ? "/" : "", name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP ? -EINVAL : -errno;	/* a symlink: a tree holds none */
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	if (S_ISDIR(st.st_mode))
+		return add_dir(w, fd, path);
+	if (!S_ISREG(st.st_mode))
+		r = -EINVAL;
+	else if (is_word_file(name, st.st_size))
+		r = add_words(w, path, fd, st.st_size);
+	else
+		r = pm_snap_w_stream(w, path, fd);
+	close(fd);
+	return r;
+}
+
+int pm_snapshot_add_tree(struct pm_snapshot_writer *w, const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return add_dir(w, fd, "");
+}

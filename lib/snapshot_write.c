@@ -1,0 +1,439 @@
+/* snapshot_write.c - the snapshot writer: sections, chunks, word streams, atomic creation (man/pagemap-snapshot.5). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+#include "internal.h"
+#include "snapshot.h"
+
+#define SNAP_LEVEL	3		/* zstd level: measured for sizing in issue #13 */
+#define SNAP_TEXT_CHUNK	(256u << 10)
+#define SNAP_ZERO_RUN	16		/* a run of this many zero words is left out of a chunk (it reads 0) */
+
+struct idx {
+	uint32_t type;
+	uint64_t offset;
+};
+
+struct pm_snapshot_writer {
+	int fd;
+	int dirfd;
+	char *name;		/* the final name in dirfd */
+	char *tmpname;		/* mkstemp fallback: the temporary name in dirfd; NULL with O_TMPFILE */
+	uint64_t off;
+	struct idx *idx;
+	size_t nidx, cap;
+	uint32_t nfiles;
+	ZSTD_CCtx *cctx;
+	unsigned char *pay;	/* one section's payload */
+	unsigned char *raw;	/* one chunk before compression */
+	struct snap_frames frames;
+	bool committed;
+	int error;		/* the first write error: every later call fails with it */
+};
+
+struct snap_ws {
+	struct pm_snapshot_writer *w;
+	uint32_t id;
+	struct snap_extent ext[SNAP_MAX_WORDS];
+	uint64_t words[SNAP_MAX_WORDS];
+	size_t next, nwords;
+	int error;
+};
+
+static int write_all(struct pm_snapshot_writer *w, const void *buf, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = write(w->fd, (const char *)buf + done, n - done);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		done += (size_t)r;
+	}
+	w->off += n;
+	return 0;
+}
+
+/* Append one section: header then @len bytes of payload. */
+static int put_section(struct pm_snapshot_writer *w, uint32_t type, const void *payload, size_t len)
+{
+	unsigned char h[SNAP_SEC_SIZE];
+	uint64_t hash = pm_snap_hash(payload, len);
+	int r;
+
+	if (w->error)
+		return w->error;
+	if (w->nidx == w->cap) {
+		size_t nc = w->cap ? w->cap * 2 : 256;
+		struct idx *ni = realloc(w->idx, nc * sizeof(*ni));
+		if (!ni)
+			return -ENOMEM;
+		w->idx = ni;
+		w->cap = nc;
+	}
+	w->idx[w->nidx].type = type;
+	w->idx[w->nidx].offset = w->off;
+	snap_put32(h, type);
+	snap_put32(h + 4, pm_snap_header_check(type, len, hash));
+	snap_put64(h + 8, len);
+	snap_put64(h + 16, hash);
+	if ((r = write_all(w, h, sizeof(h))) || (r = write_all(w, payload, len)))
+		return w->error = r;
+	w->nidx++;
+	return 0;
+}
+
+/* A chunk: @fixed (16 bytes) then @rawlen bytes of w->raw, compressed. */
+static int put_chunk(struct pm_snapshot_writer *w, uint32_t type, const unsigned char *fixed, size_t rawlen)
+{
+	size_t z;
+
+	memcpy(w->pay, fixed, SNAP_CHUNK_FIXED);
+	z = ZSTD_compressCCtx(w->cctx, w->pay + SNAP_CHUNK_FIXED, ZSTD_compressBound(SNAP_MAX_RAW), w->raw, rawlen,
+			      SNAP_LEVEL);
+	if (ZSTD_isError(z))
+		return -EIO;
+	return put_section(w, type, w->pay, SNAP_CHUNK_FIXED + z);
+}
+
+struct snap_frames *pm_snap_w_frames(struct pm_snapshot_writer *w)
+{
+	return &w->frames;
+}
+
+int pm_snap_w_file(struct pm_snapshot_writer *w, const char *path, uint32_t kind, uint64_t size)
+{
+	size_t n = strlen(path);
+	int r;
+
+	if (!n || n > SNAP_MAX_PATH || size > SNAP_MAX_FILE_SIZE || (kind == PM_SNAPSHOT_WORDS && size % 8))
+		return -EINVAL;
+	snap_put32(w->pay, w->nfiles);
+	snap_put32(w->pay + 4, kind);
+	snap_put64(w->pay + 8, size);
+	snap_put32(w->pay + 16, (uint32_t)n);
+	memcpy(w->pay + SNAP_FILE_FIXED, path, n);
+	if ((r = put_section(w, PM_SNAPSHOT_FILE, w->pay, SNAP_FILE_FIXED + n)))
+		return r;
+	return (int)w->nfiles++;
+}
+
+int pm_snap_w_bytes(struct pm_snapshot_writer *w, uint32_t id, uint64_t off, const void *buf, size_t len)
+{
+	unsigned char fixed[SNAP_CHUNK_FIXED];
+	int r;
+
+	while (len) {
+		size_t n = len < SNAP_TEXT_CHUNK ? len : SNAP_TEXT_CHUNK;
+		snap_put32(fixed, id);
+		snap_put32(fixed + 4, 0);
+		snap_put64(fixed + 8, off);
+		memcpy(w->raw, buf, n);
+		if ((r = put_chunk(w, PM_SNAPSHOT_BYTES, fixed, n)))
+			return r;
+		buf = (const char *)buf + n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int pm_snap_w_stream(struct pm_snapshot_writer *w, const char *path, int fd)
+{
+	static const size_t step = SNAP_TEXT_CHUNK;
+	uint64_t off = 0;
+	char *buf;
+	int id, r = 0;
+
+	/*
+	 * /proc files say length 0: their length is what reading gives, and the
+	 * FILE section (with the length) comes first. So read twice, keeping
+	 * memory at one chunk; the second pass stops at the first's length.
+	 */
+	if (!(buf = malloc(step)))
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n = pread(fd, buf, step, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		off += (uint64_t)n;
+	}
+	if (r || (id = pm_snap_w_file(w, path, PM_SNAPSHOT_BYTES, off)) < 0) {
+		free(buf);
+		return r ? r : id;
+	}
+	for (uint64_t pos = 0; pos < off && !r;) {
+		ssize_t n = pread(fd, buf, step < off - pos ? step : (size_t)(off - pos), (off_t)pos);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {	/* the file shrank between the reads (a /proc file changes): keep what is there */
+			r = n < 0 ? -errno : 0;
+			break;
+		}
+		r = pm_snap_w_bytes(w, (uint32_t)id, pos, buf, (size_t)n);
+		pos += (uint64_t)n;
+	}
+	free(buf);
+	return r;
+}
+
+struct snap_ws *pm_snap_ws_new(struct pm_snapshot_writer *w, uint32_t id)
+{
+	struct snap_ws *ws = calloc(1, sizeof(*ws));
+
+	if (ws) {
+		ws->w = w;
+		ws->id = id;
+	}
+	return ws;
+}
+
+static int ws_flush(struct snap_ws *ws)
+{
+	unsigned char fixed[SNAP_CHUNK_FIXED];
+	size_t n;
+
+	if (!ws->next || ws->error)
+		return ws->error;
+	n = pm_snap_encode(ws->ext, ws->next, ws->words, ws->w->raw);
+	snap_put32(fixed, ws->id);
+	snap_put32(fixed + 4, (uint32_t)ws->nwords);
+	snap_put64(fixed + 8, 0);
+	ws->error = put_chunk(ws->w, PM_SNAPSHOT_WORDS, fixed, n);
+	ws->next = ws->nwords = 0;
+	return ws->error;
+}
+
+/* Append one word at @index (after what is pending), starting a new extent where it does not continue one. */
+static int ws_put(struct snap_ws *ws, uint64_t index, uint64_t word)
+{
+	struct snap_extent *e = ws->next ? &ws->ext[ws->next - 1] : NULL;
+
+	if (ws->nwords == SNAP_MAX_WORDS || (e && index < e->start + e->count)) {
+		if (ws_flush(ws))
+			return ws->error;
+		e = NULL;
+	}
+	if (!e || index != e->start + e->count) {
+		e = &ws->ext[ws->next++];
+		e->start = index;
+		e->count = 0;
+	}
+	e->count++;
+	ws->words[ws->nwords++] = word;
+	return 0;
+}
+
+int pm_snap_ws_add(struct snap_ws *ws, uint64_t index, const uint64_t *words, size_t n)
+{
+	size_t i = 0, z;
+	int r;
+
+	while (i < n) {
+		for (z = i; z < n && !words[z]; z++)
+			;
+		if (z - i >= SNAP_ZERO_RUN || z == n) {	/* holes read 0: zero runs are left out */
+			i = z;
+			continue;
+		}
+		for (; i <= z && i < n; i++)
+			if ((r = ws_put(ws, index + i, words[i])))
+				return r;
+	}
+	return ws->error;
+}
+
+int pm_snap_ws_close(struct snap_ws *ws)
+{
+	int r;
+
+	if (!ws)
+		return 0;
+	r = ws_flush(ws);
+	free(ws);
+	return r;
+}
+
+/* Open a temporary file in @w's directory: O_TMPFILE (never visible), else a mkstemp name. */
+static int open_temp(struct pm_snapshot_writer *w)
+{
+	char name[64];
+	int fd;
+
+	w->fd = openat(w->dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (w->fd >= 0)
+		return 0;
+	for (int i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), ".%s.%08x", "pagemap-snapshot", (unsigned)rand() ^ (unsigned)getpid());
+		fd = openat(w->dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			w->fd = fd;
+			return (w->tmpname = strdup(name)) ? 0 : -ENOMEM;
+		}
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+static int split_path(struct pm_snapshot_writer *w, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+
+	if (!*path || (slash && !slash[1]))
+		return -EISDIR;
+	dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	w->name = strdup(slash ? slash + 1 : path);
+	if (!dir || !w->name) {
+		free(dir);
+		return -ENOMEM;
+	}
+	w->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	return w->dirfd < 0 ? -errno : 0;
+}
+
+struct pm_snapshot_writer *pm_snapshot_create(const char *path)
+{
+	struct pm_snapshot_writer *w = calloc(1, sizeof(*w));
+	unsigned char h[SNAP_HEAD_SIZE];
+	int r = -ENOMEM;
+
+	if (!w)
+		goto fail;
+	w->fd = w->dirfd = -1;
+	w->frames.fd[0] = w->frames.fd[1] = w->frames.fd[2] = -1;
+	w->cctx = ZSTD_createCCtx();
+	w->pay = malloc(SNAP_CHUNK_FIXED + ZSTD_compressBound(SNAP_MAX_RAW));
+	w->raw = malloc(pm_snap_encode_bound(SNAP_MAX_WORDS, SNAP_MAX_WORDS));
+	if (!w->cctx || !w->pay || !w->raw)
+		goto fail;
+	if ((r = split_path(w, path)) || (r = open_temp(w)))
+		goto fail;
+	memcpy(h, SNAP_MAGIC, 8);
+	snap_put32(h + 8, PM_SNAPSHOT_VERSION);
+	snap_put32(h + 12, (uint32_t)pm_snap_hash(h, 12));
+	if ((r = write_all(w, h, sizeof(h))))
+		goto fail;
+	return w;
+fail:
+	pm_snapshot_writer_free(w);
+	errno = -r;
+	return NULL;
+}
+
+int pm_snapshot_add_meta(struct pm_snapshot_writer *w, const char *key, const char *value)
+{
+	char line[4096];
+	int n;
+
+	if (!*key || strpbrk(key, "=\n") || strchr(value, '\n'))
+		return -EINVAL;
+	n = snprintf(line, sizeof(line), "%s=%s\n", key, value);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return -E2BIG;
+	return put_section(w, PM_SNAPSHOT_META, line, (size_t)n);
+}
+
+static int put_index(struct pm_snapshot_writer *w)
+{
+	size_t n = w->nidx, i, len = 8 + n * 16;
+	unsigned char *p = malloc(len), t[SNAP_TRAILER_SIZE];
+	uint64_t at = w->off;
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	snap_put64(p, n);
+	for (i = 0; i < n; i++) {
+		snap_put32(p + 8 + i * 16, w->idx[i].type);
+		snap_put32(p + 12 + i * 16, 0);
+		snap_put64(p + 16 + i * 16, w->idx[i].offset);
+	}
+	r = put_section(w, PM_SNAPSHOT_INDEX, p, len);
+	free(p);
+	snap_put64(t, at);
+	memcpy(t + 8, SNAP_END_MAGIC, 8);
+	return r ? r : write_all(w, t, sizeof(t));
+}
+
+/* Make the finished file appear at its name: rename() replaces a symlink there, it never follows one. */
+static int publish(struct pm_snapshot_writer *w)
+{
+	char proc[64], tmp[64];
+
+	if (w->tmpname)
+		return renameat(w->dirfd, w->tmpname, w->dirfd, w->name) < 0 ? -errno : 0;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", w->fd);
+	for (int i = 0; i < 100; i++) {
+		snprintf(tmp, sizeof(tmp), ".pagemap-snapshot.%08x", (unsigned)rand() ^ (unsigned)getpid());
+		if (linkat(AT_FDCWD, proc, w->dirfd, tmp, AT_SYMLINK_FOLLOW) == 0)
+			break;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	if (renameat(w->dirfd, tmp, w->dirfd, w->name) < 0) {
+		int e = -errno;
+		unlinkat(w->dirfd, tmp, 0);
+		return e;
+	}
+	return 0;
+}
+
+int pm_snapshot_commit(struct pm_snapshot_writer *w)
+{
+	int r;
+
+	if (w->error)
+		return w->error;
+	if ((r = put_index(w)))
+		return r;
+	if (fsync(w->fd) < 0)
+		return -errno;
+	if ((r = publish(w)))
+		return r;
+	free(w->tmpname);
+	w->tmpname = NULL;
+	w->committed = true;
+	fsync(w->dirfd);	/* the new name durable too; a failure here loses nothing already written */
+	return 0;
+}
+
+void pm_snapshot_writer_free(struct pm_snapshot_writer *w)
+{
+	if (!w)
+		return;
+	if (w->tmpname && !w->committed)
+		unlinkat(w->dirfd, w->tmpname, 0);
+	for (int i = 0; i < 3; i++) {
+		pm_snap_ws_close(w->frames.ws[i]);
+		if (w->frames.fd[i] >= 0)
+			close(w->frames.fd[i]);
+	}
+	if (w->fd >= 0)
+		close(w->fd);
+	if (w->dirfd >= 0)
+		close(w->dirfd);
+	ZSTD_freeCCtx(w->cctx);
+	free(w->tmpname);
+	free(w->name);
+	free(w->idx);
+	free(w->pay);
+	free(w->raw);
+	free(w);
+}

@@ -1,0 +1,89 @@
+#!/bin/sh
+# snapshot.sh - a stopped process with a known layout (python3: private anonymous memory, every other page
+# written, a forked child sharing it copy-on-write) answers the same live and through `pagemap --snapshot`:
+# maps, pages, ps, shared and (as root) phys -p, byte for byte.
+# Usage: tests/live/snapshot.sh   (PAGEMAP_BUILD comes from make)
+build=${PAGEMAP_BUILD:-$(cd "$(dirname "$0")/../.." && pwd)/build}
+pagemap="$build/pagemap"
+command -v python3 >/dev/null || { echo "SKIP snapshot-live: no python3"; exit 77; }
+work=$(mktemp -d) || exit 1
+parent= child=
+cleanup() {
+	[ -n "$child" ] && kill -CONT "$child" 2>/dev/null && kill "$child" 2>/dev/null
+	[ -n "$parent" ] && kill -CONT "$parent" 2>/dev/null && kill "$parent" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+python3 - >"$work/pids" <<'PY' &
+import ctypes, mmap, os, sys, time
+m = mmap.mmap(-1, 4 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+start = ctypes.addressof(ctypes.c_char.from_buffer(m))
+for off in range(0, 4 << 20, 8192):	# every other page written: present and absent runs
+    m[off] = 1
+pid = os.fork()
+if pid == 0:
+    m[4096 * 10] = 2	# one page written after the fork: the child's own copy
+    while True:
+        time.sleep(1)
+print(os.getpid(), pid, "0x%x-0x%x" % (start, start + (4 << 20)), "0x%x" % start, flush=True)
+while True:
+    time.sleep(1)
+PY
+parent=$!	# python3 may start slowly on a loaded machine: wait up to 30 s for its line
+i=0
+while [ ! -s "$work/pids" ] && [ $i -lt 150 ] && kill -0 "$parent" 2>/dev/null; do
+	sleep 0.2
+	i=$((i + 1))
+done
+read -r parent child range addr <"$work/pids" || { echo "FAIL snapshot-live: the target did not start"; exit 1; }
+sleep 0.3	# the child's write
+kill -STOP "$parent" "$child"
+
+if ! err=$("$pagemap" snapshot -p "$parent,$child" -o "$work/s.snap" 2>&1); then
+	echo "FAIL snapshot-write: $err"
+	exit 1
+fi
+echo "PASS snapshot-write"
+mode=$(stat -c %a "$work/s.snap")
+[ "$mode" = 600 ] && echo "PASS snapshot-mode" || echo "FAIL snapshot-mode: $mode, want 600"
+
+# The targets are stopped, the rest of the system is not: other processes map and unmap the shared libraries
+# (their map counts, so PSS and shared bytes of file pages, change) and idle page tracking may set the idle
+# flag of any frame. So the comparisons stay on the targets' private anonymous memory, and FILTER (a command
+# both outputs go through) drops what the live system changes meanwhile.
+filter=cat
+same() {	# same NAME ARGS...: live and replayed output and status are identical
+	name=$1
+	shift
+	"$pagemap" "$@" 2>&1 | $filter >"$work/live.out"
+	rl=$?
+	"$pagemap" --snapshot "$work/s.snap" "$@" 2>&1 | $filter >"$work/snap.out"
+	rs=$?
+	if [ "$(wc -l <"$work/live.out")" -lt 2 ]; then
+		echo "FAIL snapshot-$name: no rows live:"
+		cat "$work/live.out"
+	elif [ $rl = $rs ] && cmp -s "$work/live.out" "$work/snap.out"; then
+		echo "PASS snapshot-$name"
+	else
+		echo "FAIL snapshot-$name: exit $rs replayed, $rl live"
+		diff -u "$work/live.out" "$work/snap.out" | head -20
+	fi
+}
+filter="grep -e ^START -e ^$addr"
+same maps maps -b -r -o START,END,PERMS,SIZE,RSS,SWAPPED,EXCLUSIVE,THP,PATH "$parent"
+same maps-child maps -b -r --output-all "$child"
+filter=cat
+same pages pages "$parent" "$range"
+same pages-json pages -J "$child" "$range"
+# USER: a replay shows UIDs, not this machine's names for them (as --root does); PSS and USS: see above.
+same ps ps -b -p "$parent,$child" -o PID,COMMAND,RSS,SWAP,HUGETLB
+filter="grep -e ^KIND -e $addr"	# OTHERS of the libraries' rows: see above
+same shared shared "$parent" "$child"
+if [ "$(id -u)" = 0 ]; then
+	filter="tr i _"	# the idle flag (kpageflags bit 25), set by whoever runs idle page tracking
+	same phys phys -p "$parent" "$range"
+	same phys-child phys -p "$child" "$range"
+else
+	echo "SKIP snapshot-phys: not root (frames are hidden)"
+fi

@@ -1,0 +1,483 @@
+/* test_snapshot.c - the snapshot format: codec, reader on synthetic and hostile files, writer round trip. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+#include "harness.h"
+#include "internal.h"
+#include "snapshot.h"
+
+/* A snapshot built by hand, section by section, so tests can write what no writer would. */
+struct build {
+	unsigned char *p;
+	size_t len, cap;
+	uint32_t type[64];
+	uint64_t off[64];
+	size_t n;
+};
+
+static void b_put(struct build *b, const void *d, size_t n)
+{
+	if (b->len + n > b->cap) {
+		b->cap = (b->len + n) * 2;
+		b->p = realloc(b->p, b->cap);
+	}
+	memcpy(b->p + b->len, d, n);
+	b->len += n;
+}
+
+static void b_head(struct build *b, uint32_t version)
+{
+	unsigned char h[SNAP_HEAD_SIZE];
+
+	memcpy(h, SNAP_MAGIC, 8);
+	snap_put32(h + 8, version);
+	snap_put32(h + 12, (uint32_t)pm_snap_hash(h, 12));
+	b_put(b, h, sizeof(h));
+}
+
+/* A section whose header claims @length (normally @n, the payload's real size). */
+static void b_sec_len(struct build *b, uint32_t type, const void *pay, size_t n, uint64_t length)
+{
+	unsigned char h[SNAP_SEC_SIZE];
+	uint64_t hash = pm_snap_hash(pay, n);
+
+	b->type[b->n] = type;
+	b->off[b->n++] = b->len;
+	snap_put32(h, type);
+	snap_put32(h + 4, pm_snap_header_check(type, length, hash));
+	snap_put64(h + 8, length);
+	snap_put64(h + 16, hash);
+	b_put(b, h, sizeof(h));
+	b_put(b, pay, n);
+}
+
+static void b_sec(struct build *b, uint32_t type, const void *pay, size_t n)
+{
+	b_sec_len(b, type, pay, n, n);
+}
+
+static void b_file(struct build *b, uint32_t id, uint32_t kind, uint64_t size, const char *path)
+{
+	unsigned char p[SNAP_FILE_FIXED + 256];
+	size_t n = strlen(path);
+
+	snap_put32(p, id);
+	snap_put32(p + 4, kind);
+	snap_put64(p + 8, size);
+	snap_put32(p + 16, (uint32_t)n);
+	memcpy(p + SNAP_FILE_FIXED, path, n);
+	b_sec(b, PM_SNAPSHOT_FILE, p, SNAP_FILE_FIXED + n);
+}
+
+/* A chunk: the 16 fixed bytes then @raw compressed. */
+static void b_chunk(struct build *b, uint32_t type, uint32_t id, uint32_t mid, uint64_t off, const void *raw,
+		    size_t n)
+{
+	size_t bound = ZSTD_compressBound(n);
+	unsigned char *p = malloc(SNAP_CHUNK_FIXED + bound);
+	size_t z = ZSTD_compress(p + SNAP_CHUNK_FIXED, bound, raw, n, 3);
+
+	snap_put32(p, id);
+	snap_put32(p + 4, mid);
+	snap_put64(p + 8, off);
+	b_sec(b, type, p, SNAP_CHUNK_FIXED + z);
+	free(p);
+}
+
+static void b_finish(struct build *b)
+{
+	unsigned char e[16], t[SNAP_TRAILER_SIZE];
+	unsigned char *idx = malloc(8 + b->n * 16);
+	size_t n = b->n, i;
+	uint64_t at = b->len;
+
+	snap_put64(idx, n);
+	for (i = 0; i < n; i++) {
+		snap_put32(e, b->type[i]);
+		snap_put32(e + 4, 0);
+		snap_put64(e + 8, b->off[i]);
+		memcpy(idx + 8 + i * 16, e, 16);
+	}
+	b_sec(b, PM_SNAPSHOT_INDEX, idx, 8 + n * 16);
+	free(idx);
+	snap_put64(t, at);
+	memcpy(t + 8, SNAP_END_MAGIC, 8);
+	b_put(b, t, sizeof(t));
+}
+
+static const uint64_t pm_words[3] = { 0x8100000000001234ULL, 0x8100000000001235ULL, 0x4000000000000000ULL | 0x2a0 };
+
+/* The sample: META, a text file, a future section type, a sparse pagemap. */
+static void build_sample(struct build *b, uint32_t version)
+{
+	struct snap_extent ext = { .start = 10, .count = 3 };
+	unsigned char raw[256];
+	size_t n = pm_snap_encode(&ext, 1, pm_words, raw);
+
+	memset(b, 0, sizeof(*b));
+	b_head(b, version);
+	b_sec(b, PM_SNAPSHOT_META, "writer=test\n", 12);
+	b_file(b, 0, PM_SNAPSHOT_BYTES, 5, "proc/42/stat");
+	b_sec(b, 99, "from the future", 15);	/* a later version's section: skipped */
+	b_chunk(b, PM_SNAPSHOT_BYTES, 0, 0, 0, "hello", 5);
+	b_file(b, 1, PM_SNAPSHOT_WORDS, 100 * 8, "proc/42/pagemap");
+	b_chunk(b, PM_SNAPSHOT_WORDS, 1, 3, 0, raw, n);
+	b_finish(b);
+}
+
+static int mem_fd(const void *p, size_t n)
+{
+	int fd = memfd_create("snap", MFD_CLOEXEC);
+
+	if (fd >= 0 && write(fd, p, n) != (ssize_t)n) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Open @n bytes of @p; NULL with errno and the reason in @err. */
+static struct pm_snapshot *open_mem(const void *p, size_t n, char *err, size_t errsize)
+{
+	int fd = mem_fd(p, n), e;
+	struct pm_snapshot *s;
+
+	if (fd < 0)
+		return NULL;
+	s = pm_snapshot_open_fd(fd, err, errsize);
+	e = errno;
+	if (!s)
+		close(fd);
+	errno = e;
+	return s;
+}
+
+static void close_mem(struct pm_snapshot *s)
+{
+	/* open_fd leaves the descriptor to the caller: the fuzz-style tests drop it with the handle */
+	pm_snapshot_close(s);
+}
+
+static int t_codec_roundtrip(void)
+{
+	struct snap_extent ext[3] = { { 0, 2 }, { 5, 1 }, { 1000000, 3 } }, dext[8];
+	uint64_t words[6] = { 0x8180000000000001ULL, 0x8180000000000002ULL, 0, 0x4000000000000000ULL | 0x5b,
+			      0x8000000000777777ULL, 0xff80000000000010ULL }, out[8];
+	unsigned char raw[512];
+	const char *why = NULL;
+	size_t n = pm_snap_encode(ext, 3, words, raw), nw = 0, cut;
+	int next = pm_snap_decode(raw, n, dext, 8, out, 8, &nw, &why);
+
+	CHECK(n <= pm_snap_encode_bound(6, 3));
+	CHECK_EQ_U64(next, 3);
+	CHECK_EQ_U64(nw, 6);
+	CHECK(!memcmp(out, words, sizeof(words)));
+	CHECK_EQ_U64(dext[2].start, 1000000);
+	for (cut = 0; cut < n; cut++)	/* every proper prefix is refused */
+		CHECK(pm_snap_decode(raw, cut, dext, 8, out, 8, &nw, &why) == -EBADMSG);
+	CHECK(pm_snap_decode(raw, n, dext, 2, out, 8, &nw, &why) == -EBADMSG);	/* over the extent limit */
+	CHECK(pm_snap_decode(raw, n, dext, 8, out, 5, &nw, &why) == -EBADMSG);	/* over the word limit */
+	return T_PASS;
+}
+
+static int t_codec_hostile(void)
+{
+	static const unsigned char cases[][12] = {
+		{ 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f },	/* absurd extent count */
+		{ 1, 0, 0xff, 0xff, 0xff, 0xff, 0x0f },				/* absurd word count */
+		{ 2, 0, 1, 0, 1, 0, 0, 0, 0 },					/* a zero gap: extents overlap */
+		{ 1, 0, 1, 0, 0x04 },						/* unknown column bits */
+		{ 1, 0, 1, 0, 0x02, 0 },					/* low bits set, frame missing */
+		{ 1, 0, 1, 0, 0x02, 0x00 },
+	};
+	struct snap_extent ext[16];
+	uint64_t words[16];
+	unsigned char junk[64];
+	const char *why;
+	size_t nw, i, j;
+
+	for (i = 0; i < PM_ARRAY_SIZE(cases); i++) {
+		why = NULL;
+		CHECK(pm_snap_decode(cases[i], sizeof(cases[i]), ext, 16, words, 16, &nw, &why) == -EBADMSG);
+		CHECK(why != NULL);
+	}
+	srand(13);
+	for (i = 0; i < 20000; i++) {	/* random input: refused or decoded within bounds, never past them */
+		for (j = 0; j < sizeof(junk); j++)
+			junk[j] = (unsigned char)rand();
+		junk[0] &= 7;
+		int r = pm_snap_decode(junk, (size_t)rand() % sizeof(junk), ext, 16, words, 16, &nw, &why);
+		CHECK(r == -EBADMSG || (r >= 0 && r <= 16 && nw <= 16));
+	}
+	return T_PASS;
+}
+
+struct collect {
+	char text[16];
+	uint64_t words[100];
+	int calls;
+};
+
+static int collect_fn(void *data, uint64_t off, const void *buf, size_t len)
+{
+	struct collect *c = data;
+
+	c->calls++;
+	if (len <= 16 && off + len <= 16 && off < 16)
+		memcpy(c->text + off, buf, len);
+	if (len % 8 == 0 && off / 8 + len / 8 <= 100)
+		memcpy((char *)c->words + off, buf, len);
+	return 0;
+}
+
+static int t_reader_sample(void)
+{
+	struct build b;
+	struct pm_snapshot_section sec;
+	struct collect c = { 0 };
+	struct pm_snapshot *s;
+	char err[256];
+	int types = 0, future = 0;
+
+	build_sample(&b, PM_SNAPSHOT_VERSION);
+	s = open_mem(b.p, b.len, err, sizeof(err));
+	CHECK(s != NULL);
+	if (!s) {
+		printf("  %s\n", err);
+		free(b.p);
+		return T_FAIL;
+	}
+	CHECK_STR(pm_snapshot_meta(s, "writer"), "test");
+	CHECK(pm_snapshot_meta(s, "nope") == NULL);
+	while (pm_snapshot_next(s, &sec) == 0) {
+		types++;
+		future += sec.type == 99;
+		if (sec.type == PM_SNAPSHOT_BYTES || sec.type == PM_SNAPSHOT_WORDS)
+			CHECK(pm_snapshot_read(s, &sec, collect_fn, &c) == 0);
+		else
+			CHECK(pm_snapshot_read(s, &sec, collect_fn, &c) == -EINVAL);
+	}
+	CHECK_EQ_U64(types, 7);	/* with the INDEX */
+	CHECK_EQ_U64(future, 1);
+	CHECK_STR(c.text, "hello");
+	CHECK_EQ_U64(c.words[10], pm_words[0]);
+	CHECK_EQ_U64(c.words[12], pm_words[2]);
+	CHECK_EQ_U64(c.words[9], 0);
+	pm_snapshot_rewind(s);
+	CHECK(pm_snapshot_next(s, &sec) == 0 && sec.type == PM_SNAPSHOT_META);
+	close_mem(s);
+	free(b.p);
+	return T_PASS;
+}
+
+/* Every proper prefix fails with EBADMSG and a one-line reason. */
+static int t_reader_truncated(void)
+{
+	struct build b;
+	struct pm_snapshot *s;
+	char err[256];
+	size_t cut;
+
+	build_sample(&b, PM_SNAPSHOT_VERSION);
+	for (cut = 0; cut < b.len; cut++) {
+		err[0] = '\0';
+		s = open_mem(b.p, cut, err, sizeof(err));
+		CHECK(s == NULL && errno == EBADMSG);
+		CHECK(err[0] && !strchr(err, '\n'));
+		pm_snapshot_close(s);
+	}
+	free(b.p);
+	return T_PASS;
+}
+
+/* Every single bit flipped anywhere is caught when the file is opened. */
+static int t_reader_bitflips(void)
+{
+	struct build b;
+	struct pm_snapshot *s;
+	char err[256];
+	size_t bit;
+
+	build_sample(&b, PM_SNAPSHOT_VERSION);
+	for (bit = 0; bit < b.len * 8; bit++) {
+		b.p[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+		err[0] = '\0';
+		s = open_mem(b.p, b.len, err, sizeof(err));
+		CHECK(s == NULL && (errno == EBADMSG || errno == EPROTONOSUPPORT));
+		CHECK(err[0] && !strchr(err, '\n'));
+		if (s)
+			printf("  bit %zu flipped went unseen\n", bit);
+		pm_snapshot_close(s);
+		b.p[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+	}
+	free(b.p);
+	return T_PASS;
+}
+
+static int t_reader_version(void)
+{
+	struct build b;
+	char err[256];
+	struct pm_snapshot *s;
+
+	build_sample(&b, PM_SNAPSHOT_VERSION + 1);
+	s = open_mem(b.p, b.len, err, sizeof(err));
+	CHECK(s == NULL && errno == EPROTONOSUPPORT);
+	CHECK(strstr(err, "version") != NULL);
+	free(b.p);
+	return T_PASS;
+}
+
+/* Lengths and counts far past anything real: refused by the bounds, not by a failed allocation. */
+static int t_reader_absurd(void)
+{
+	struct build b;
+	struct pm_snapshot_section sec;
+	struct collect c = { 0 };
+	struct snap_extent ext = { .start = 0, .count = 1 };
+	unsigned char raw[64], big[16];
+	uint64_t w = 0x8100000000000001ULL;
+	size_t n;
+	char err[256];
+	struct pm_snapshot *s;
+	int bad = 0;
+
+	/* a section claiming 2^62 bytes */
+	memset(&b, 0, sizeof(b));
+	b_head(&b, PM_SNAPSHOT_VERSION);
+	b_sec_len(&b, PM_SNAPSHOT_META, "a=b\n", 4, 1ULL << 62);
+	b_finish(&b);
+	s = open_mem(b.p, b.len, err, sizeof(err));
+	CHECK(s == NULL && errno == EBADMSG && strstr(err, "section 0"));
+	free(b.p);
+
+	/* a file of 2^62 bytes, a path with "..", a chunk of an undeclared file */
+	memset(&b, 0, sizeof(b));
+	b_head(&b, PM_SNAPSHOT_VERSION);
+	b_file(&b, 0, PM_SNAPSHOT_WORDS, 1ULL << 62, "proc/1/pagemap");
+	b_finish(&b);
+	s = open_mem(b.p, b.len, err, sizeof(err));
+	CHECK(s == NULL && errno == EBADMSG && strstr(err, "absurd file length"));
+	free(b.p);
+	memset(&b, 0, sizeof(b));
+	b_head(&b, PM_SNAPSHOT_VERSION);
+	b_file(&b, 0, PM_SNAPSHOT_BYTES, 1, "proc/../../etc/passwd");
+	b_finish(&b);
+	s = open_mem(b.p, b.len, err, sizeof(err));
+	CHECK(s == NULL && errno == EBADMSG && strstr(err, "unsafe path"));
+	free(b.p);
+	memset(&b, 0, sizeof(b));
+	b_head(&b, PM_SNAPSHOT_VERSION);
+	b_chunk(&b, PM_SNAPSHOT_BYTES, 7, 0, 0, "x", 1);
+	b_finish(&b);
+	s = open_mem(b.p, b.len, err, sizeof(err));
+	CHECK(s == NULL && errno == EBADMSG && strstr(err, "not declared"));
+	free(b.p);
+
+	/* chunks that open (the checksums hold) but decode to nonsense: words past the file, a huge zstd frame */
+	n = pm_snap_encode(&ext, 1, &w, raw);
+	memset(big, 0, sizeof(big));
+	big[0] = 0x28, big[1] = 0xb5, big[2] = 0x2f, big[3] = 0xfd;	/* zstd magic, then a 2^40 content size */
+	big[4] = 0xc0, big[9] = 0x01, big[10] = 0;
+	memset(&b, 0, sizeof(b));
+	b_head(&b, PM_SNAPSHOT_VERSION);
+	b_file(&b, 0, PM_SNAPSHOT_WORDS, 0, "proc/1/pagemap");
+	b_chunk(&b, PM_SNAPSHOT_WORDS, 0, 1, 0, raw, n);
+	b_file(&b, 1, PM_SNAPSHOT_WORDS, 8, "proc/2/pagemap");
+	b_chunk(&b, PM_SNAPSHOT_WORDS, 1, 99, 0, raw, n);	/* the header's word count is wrong */
+	{
+		unsigned char p[SNAP_CHUNK_FIXED + sizeof(big)];
+		memset(p, 0, SNAP_CHUNK_FIXED);
+		snap_put32(p, 1);
+		memcpy(p + SNAP_CHUNK_FIXED, big, sizeof(big));
+		b_sec(&b, PM_SNAPSHOT_WORDS, p, sizeof(p));
+	}
+	b_finish(&b);
+	s = open_mem(b.p, b.len, err, sizeof(err));
+	CHECK(s != NULL);
+	while (s && pm_snapshot_next(s, &sec) == 0) {
+		if (sec.type != PM_SNAPSHOT_WORDS)
+			continue;
+		CHECK(pm_snapshot_read(s, &sec, collect_fn, &c) == -EBADMSG);
+		CHECK(pm_snapshot_error(s) && strstr(pm_snapshot_error(s), "section "));
+		bad++;
+	}
+	CHECK_EQ_U64(bad, 3);
+	CHECK_EQ_U64(c.calls, 0);
+	pm_snapshot_close(s);
+	free(b.p);
+	return T_PASS;
+}
+
+static int write_file(const char *path, const void *p, size_t n, off_t at)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	int ok = fd >= 0 && pwrite(fd, p, n, at) == (ssize_t)n;
+
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : -1;
+}
+
+/* The public writer: a tree in, the same tree out; the file is 0600 and nothing is left beside it. */
+static int t_writer_tree(void)
+{
+	char dir[] = "/tmp/test_snapshot.XXXXXX", path[512], back[512], snap[512];
+	struct pm_snapshot_writer *w;
+	struct pm_snapshot *s;
+	struct stat st;
+	uint64_t words[4] = { 0x8100000000000100ULL, 0x8100000000000101ULL, 0, 0x8100000000000050ULL }, got[4];
+	char err[256], buf[16] = "";
+	int fd;
+
+	if (!mkdtemp(dir))
+		return t_skip("no temporary directory");
+	snprintf(path, sizeof(path), "%s/tree", dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/tree/proc", dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/tree/proc/pagemap", dir);
+	CHECK(write_file(path, words, sizeof(words), 1 << 20) == 0);	/* sparse: a hole of 1 MiB first */
+	snprintf(path, sizeof(path), "%s/tree/proc/maps", dir);
+	CHECK(write_file(path, "maps\n", 5, 0) == 0);
+	snprintf(snap, sizeof(snap), "%s/out.snap", dir);
+	w = pm_snapshot_create(snap);
+	CHECK(w != NULL);
+	snprintf(path, sizeof(path), "%s/tree", dir);
+	CHECK(w && pm_snapshot_add_meta(w, "k", "v") == 0);
+	CHECK(w && pm_snapshot_add_meta(w, "bad=key", "v") == -EINVAL);
+	CHECK(w && pm_snapshot_add_tree(w, path) == 0);
+	CHECK(w && stat(snap, &st) < 0);	/* nothing at the name before the commit */
+	CHECK(w && pm_snapshot_commit(w) == 0);
+	pm_snapshot_writer_free(w);
+	CHECK(stat(snap, &st) == 0 && (st.st_mode & 0777) == 0600);
+	s = pm_snapshot_open(snap, err, sizeof(err));
+	CHECK(s != NULL);
+	snprintf(back, sizeof(back), "%s/back", dir);
+	mkdir(back, 0700);
+	CHECK(s && pm_snapshot_extract(s, back) == 0);
+	CHECK(s && pm_snapshot_extract(s, back) != 0);	/* never over existing files */
+	pm_snapshot_close(s);
+	snprintf(path, sizeof(path), "%s/back/proc/pagemap", dir);
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0 && fstat(fd, &st) == 0 && st.st_size == (1 << 20) + 32);
+	CHECK(fd >= 0 && pread(fd, got, sizeof(got), 1 << 20) == sizeof(got) && !memcmp(got, words, sizeof(got)));
+	if (fd >= 0)
+		close(fd);
+	snprintf(path, sizeof(path), "%s/back/proc/maps", dir);
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0 && read(fd, buf, sizeof(buf)) == 5 && !strcmp(buf, "maps\n"));
+	if (fd >= 0)
+		close(fd);
+	pm_snap_remove_tree(dir);
+	return T_PASS;
+}
+
+T_MAIN(T(t_codec_roundtrip), T(t_codec_hostile), T(t_reader_sample), T(t_reader_truncated), T(t_reader_bitflips),
+       T(t_reader_version), T(t_reader_absurd), T(t_writer_tree))
