@@ -6,6 +6,7 @@
 #include <strings.h>
 #include "output.h"
 #include "cli.h"
+#include "complete.h"
 
 #define OUT_MAX_COLS 64
 
@@ -56,6 +57,7 @@ static void help(FILE *f, const struct out_col *cols, size_t n, bool short_bytes
 {
 	size_t i;
 
+	complete_columns(cols, n);	/* when completing; nothing otherwise */
 	fputs("\nOutput:\n"
 	      " -J, --json             JSON (sizes in bytes, addresses as \"0x...\" strings)\n"
 	      " -r, --raw              raw output, no alignment\n"
