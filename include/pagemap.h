@@ -136,7 +136,7 @@ PM_API void pm_ctx_set_log(struct pm_ctx *ctx, pm_log_fn fn, void *data);
 /* Features                                                           */
 /* ------------------------------------------------------------------ */
 
-/* Entry layouts (kernel-abi.md §1). */
+/* Entry layouts (docs/kernel-interface.md §1). */
 enum pm_layout {
 	PM_LAYOUT_UNKNOWN = 0,
 	PM_LAYOUT_PSHIFT,	/* 2.6.25-4.1 before any clear_refs 4: bits 55-60 = PAGE_SHIFT */

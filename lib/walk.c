@@ -75,7 +75,7 @@ static bool private_anon(const struct pm_mapping *m)
 		m->kind == PM_MAP_ANON_NAMED);
 }
 
-/* The bits each kernel has (kernel-abi.md §1): a bit it lacks reads 0 and means nothing. */
+/* The bits each kernel has (docs/kernel-interface.md §1): a bit it lacks reads 0 and means nothing. */
 static uint32_t entry_known(const struct pm_walk *w)
 {
 	const struct pm_features *f = w->f;
@@ -324,7 +324,7 @@ static uint32_t flags_from_categories(uint64_t c)
 /*
  * One PAGEMAP_SCAN call over the rest of the mapping. Resume rule for the
  * stale walk_end that 6.12-6.18 return after more than 512 regions in one
- * call (kernel-abi.md §6.2): a full vec resumes at the later of walk_end and
+ * call (docs/kernel-interface.md §6.2): a full vec resumes at the later of walk_end and
  * the end of the last region.
  */
 static int scan_refill(struct pm_walk *w)

@@ -162,7 +162,7 @@ typedef int (*regions_fn)(struct pm_watch *w, const struct page_region *v, int n
  * PAGEMAP_SCAN over [arg.start, arg.end) with @arg's flags and masks; with
  * arg.vec_len non-zero the regions go to @fn batch by batch (the vector is
  * the handle's), else one call does it all. Resumes from the later of
- * walk_end and the last region's end (kernel-abi.md §6.2: walk_end can be
+ * walk_end and the last region's end (docs/kernel-interface.md §6.2: walk_end can be
  * stale after more than 512 regions in one call).
  */
 static int scan_each(struct pm_watch *w, struct pm_scan_arg arg, regions_fn fn, void *data)
@@ -611,8 +611,8 @@ static int scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool r
 		.category_mask = PAGE_IS_WRITTEN | (sparse ? PAGE_IS_PFNZERO : 0),
 		.category_anyof_mask = sparse ? PAGE_IS_PRESENT | PAGE_IS_SWAPPED : 0,
 		/*
-		 * WRITTEN alone: the kernel's fast path (kernel-abi.md §6.2). Before the
-		 * stable fix of §6.5 (6.12.95 lacks it) only that path reads an emptied
+		 * WRITTEN alone: the kernel's fast path (docs/kernel-interface.md §6.2). Before the
+		 * stable fix of docs/kernel-interface.md §6.5 (6.12.95 lacks it) only that path reads an emptied
 		 * entry (MADV_DONTNEED) as written. A huge page needs no HUGE bit here:
 		 * the first write splits its PMD, so reports are per page anyway.
 		 */
@@ -622,7 +622,7 @@ static int scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool r
 	return scan_each(w, arg, emit_regions, NULL);
 }
 
-/* Arm the first page of each PMD-sized step of these huge regions alone: the kernel splits the PMD (§6.4). */
+/* Arm the first page of each PMD-sized step of these huge regions alone: the kernel splits the PMD (docs/kernel-interface.md §6.4). */
 static int arm_first_pages(struct pm_watch *w, const struct page_region *v, int n, void *data)
 {
 	int i;
@@ -658,7 +658,7 @@ static int split_huge(struct pm_watch *w, const struct pm_watch_range *r)
  * Shared memory of a forked process has no page tables where it never
  * touched it (fork copies none for shared mappings). PAGEMAP_SCAN's arming
  * installs no marker there on 6.12 kernels without the PMD-hole fix
- * (kernel-abi.md §6.5), so a later read fault there maps a page that reads
+ * (docs/kernel-interface.md §6.5), so a later read fault there maps a page that reads
  * WRITTEN (seen in the 6.12 guest: pages 322-327 of remote_uffd reported
  * but never written, one run in three). UFFDIO_WRITEPROTECT allocates the
  * tables and installs the markers: do it over the parts of dense pieces
@@ -708,7 +708,7 @@ static int uffd_add(struct pm_watch *w, const struct pm_watch_range *r)
 	if (err == 0) {
 		/*
 		 * Arm again through the reporting path, and drop what it reports: 6.12 kernels
-		 * before the fixes of kernel-abi.md §6.5 skip page-table holes when arming
+		 * before the fixes of docs/kernel-interface.md §6.5 skip page-table holes when arming
 		 * without output, and then read them WRITTEN once (seen in the 6.12 guest:
 		 * never-touched shared pages of a forked child reported by the first collect).
 		 */
