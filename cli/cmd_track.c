@@ -230,7 +230,6 @@ static int fill_rows(struct track *tr, const struct pm_written *r, size_t n, uin
 {
 	struct libscols_line *ln;
 	size_t i;
-
 	int err = 0;
 
 	if (!tr->ranges)
