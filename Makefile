@@ -14,6 +14,8 @@ INCLUDEDIR ?= $(PREFIX)/include
 BINDIR     ?= $(PREFIX)/bin
 MANDIR     ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+# bash-completion's own directory when its pkg-config file is there, else Debian's.
+BASHCOMPDIR ?= $(or $(shell pkg-config --variable=completionsdir bash-completion 2>/dev/null),/usr/share/bash-completion/completions)
 
 ifeq ($(SANITIZE),1)
 BUILD      ?= build-asan
@@ -63,9 +65,10 @@ $(SHLIB): $(LIB_PIC) lib/libpagemap.sym
 $(STLIB): $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-# The CLI links the shared library, so it uses the ABI it ships.
+# The CLI links the shared library, so it uses the ABI it ships. --wrap: completion reads each
+# command's getopt_long table as it is passed (cli/complete.c).
 $(CLI): $(CLI_OBJ) $(SHLIB)
-	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) -L$(BUILD) -lpagemap $(SMARTCOLS_LIBS) $(MHD_LIBS) -lpthread -Wl,-rpath,'$$ORIGIN'
+	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) -L$(BUILD) -lpagemap $(SMARTCOLS_LIBS) $(MHD_LIBS) -lpthread -Wl,-rpath,'$$ORIGIN' -Wl,--wrap=getopt_long
 
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|'
 # Generated again by install, so PREFIX given there counts.
@@ -92,6 +95,8 @@ install: all
 	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/*.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 man/*.5 $(DESTDIR)$(MANDIR)/man5/
+	install -d $(DESTDIR)$(BASHCOMPDIR)
+	install -m 644 completion/pagemap.bash $(DESTDIR)$(BASHCOMPDIR)/pagemap
 
 clean:
 	rm -rf build build-asan build-fuzz

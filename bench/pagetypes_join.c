@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TASK_SIZE	0x7ffffffff000ULL	/* x86-64 4-level: nothing at or above reads (kernel-abi.md §3) */
+#define TASK_SIZE	0x7ffffffff000ULL	/* x86-64 4-level: nothing at or above reads (docs/kernel-interface.md §3) */
 #define PM_PRESENT	(1ULL << 63)
 #define PM_PFN_MASK	((1ULL << 55) - 1)
 #define PT_BATCH	65536u		/* page-types' PAGEMAP_BATCH: entries per pagemap pread in batch mode */

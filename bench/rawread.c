@@ -12,7 +12,7 @@
 
 #define PREAD_ENTRIES	262144u		/* 2 MiB of entries per pread */
 #define SCAN_VEC	1024u		/* regions per PAGEMAP_SCAN call, as lib/walk.c */
-#define TASK_SIZE	0x7ffffffff000ULL	/* x86-64 4-level: nothing at or above reads (kernel-abi.md §3) */
+#define TASK_SIZE	0x7ffffffff000ULL	/* x86-64 4-level: nothing at or above reads (docs/kernel-interface.md §3) */
 #define PM_PRESENT	(1ULL << 63)
 
 /* The same return mask as the tool's scan back end (lib/walk.c choose_backend, with soft-dirty and guard). */
@@ -80,7 +80,7 @@ static int scan_range(int fd, uint64_t start, uint64_t end, struct page_region *
 		}
 		if ((unsigned)n < SCAN_VEC)
 			break;
-		/* A full vec: walk_end may be stale on 6.12-6.18 (kernel-abi.md §6.2); resume past the last region. */
+		/* A full vec: walk_end may be stale on 6.12-6.18 (docs/kernel-interface.md §6.2); resume past the last region. */
 		start = arg.walk_end > vec[n - 1].end ? arg.walk_end : vec[n - 1].end;
 	}
 	return 0;

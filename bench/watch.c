@@ -192,7 +192,7 @@ static int raw_arm(struct bench *b)
 
 /*
  * RAW collect-and-reset: as little as a caller can do. Resume at the later of
- * walk_end and the last region's end (kernel-abi.md §6.2: stale walk_end).
+ * walk_end and the last region's end (docs/kernel-interface.md §6.2: stale walk_end).
  */
 static void raw_collect(struct bench *b, uint64_t return_mask, struct found *f)
 {

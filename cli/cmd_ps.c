@@ -1,12 +1,10 @@
 /* cmd_ps.c - `pagemap ps`: one row per process with RSS, PSS, USS, swap, shared and hugetlb bytes, by user, PID or memory cgroup. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
 #include "output.h"
@@ -175,67 +173,21 @@ static bool wanted(const struct ps_opts *po, const struct pm_proc *p)
 	return hit && (!po->by_user || (p->uid_known && p->uid == po->user));
 }
 
-/* Is "memory" one of the comma-separated controllers in @list? */
-static bool has_memory(const char *list)
-{
-	size_t n;
-
-	for (; *list; list += n + (list[n] == ',')) {
-		n = strcspn(list, ",");
-		if (n == 6 && !strncmp(list, "memory", 6))
-			return true;
-	}
-	return false;
-}
-
 /*
- * The memory cgroup of @pid from ROOT/proc/PID/cgroup: the v1 line whose
- * controllers include "memory", else the v2 "0::" line. Allocated; NULL if
- * unreadable (the process exited, or a capture without the file).
+ * The memory cgroup of @pid, allocated; NULL if unknown (the process
+ * exited, or a capture without the file). A damaged replayed tree is an
+ * error worth a message.
  */
-static char *read_memcg(struct pm_ctx *ctx, pid_t pid, bool *failed)
+static char *memcg_of(struct pm_ctx *ctx, pid_t pid, bool *failed)
 {
-	const char *root = pm_ctx_root(ctx);
-	char path[4096], buf[8192], *line, *save = NULL, *v2 = NULL;
-	struct stat sb;
-	ssize_t n;
-	int fd;
+	char buf[4096];
+	int r = pm_memcg_of(ctx, pid, buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "%s/proc/%d/cgroup", strcmp(root, "/") ? root : "", (int)pid);
-	/* A replayed tree is untrusted: a FIFO there would block open() and read() forever. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | (strcmp(root, "/") ? O_NONBLOCK : 0));
-	if (fd < 0)
-		return NULL;
-	if (strcmp(root, "/") && (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))) {
-		cli_error(0, "cannot open %s: not a regular file", path);
+	if (r == -EBADMSG && pm_ctx_tree_error(ctx)) {
+		cli_error(0, "%s", pm_ctx_tree_error(ctx));
 		*failed = true;
-		close(fd);
-		return NULL;
 	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-
-		if (!c2)
-			continue;
-		*c2 = '\0';
-		if (has_memory(c1 + 1))
-			return strdup(c2 + 1);
-		if (c1 == line + 1 && line[0] == '0' && c2 == c1 + 1)
-			v2 = c2 + 1;
-	}
-	return v2 ? strdup(v2) : NULL;
-}
-
-/* @cg is the --cgroup path or below it (whole path components). */
-static bool cgroup_match(const struct ps_opts *po, const char *cg)
-{
-	return cg && !strncmp(cg, po->cgroup, po->cgroup_len) &&
-	       (cg[po->cgroup_len] == '\0' || cg[po->cgroup_len] == '/' || !po->cgroup_len);
+	return r == 0 ? strdup(buf) : NULL;
 }
 
 /* Remember why -p PID has no row: @why is an errno or WHY_KTHREAD. */
@@ -263,12 +215,12 @@ static bool skip_reason(struct ps_state *st, int err)
 static int add_proc(struct pm_ctx *ctx, struct pm_kpage *k, const struct ps_opts *po, struct ps_state *st,
 		    const struct pm_proc *p)
 {
-	char *cg = po->want_cgroup ? read_memcg(ctx, p->pid, &st->failed) : NULL;
+	char *cg = po->want_cgroup ? memcg_of(ctx, p->pid, &st->failed) : NULL;
 	struct pm_target *t;
 	struct ps_row *r;
 	int e;
 
-	if (po->cgroup && !cgroup_match(po, cg)) {
+	if (po->cgroup && !pm_memcg_within(cg, po->cgroup)) {
 		free(cg);
 		return 0;
 	}
@@ -500,23 +452,6 @@ static bool report_pids(const struct ps_opts *po)
 	return any;
 }
 
-/* Does the memory cgroup --cgroup name exist under ROOT/sys/fs/cgroup (v2, or v1's memory hierarchy)? */
-static bool cgroup_in_sys(struct pm_ctx *ctx, const struct ps_opts *po)
-{
-	static const char *const base[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/memory" };
-	const char *root = strcmp(pm_ctx_root(ctx), "/") ? pm_ctx_root(ctx) : "";
-	char path[4096];
-	struct stat sb;
-	size_t i;
-
-	for (i = 0; i < sizeof(base) / sizeof(base[0]); i++) {
-		snprintf(path, sizeof(path), "%s%s%.*s", root, base[i], (int)po->cgroup_len, po->cgroup);
-		if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
-			return true;
-	}
-	return false;
-}
-
 static void report_skipped(const struct ps_opts *po, const struct ps_state *st)
 {
 	unsigned n = st->exited + st->denied + st->kthreads;
@@ -551,7 +486,7 @@ static int run(struct pm_ctx *ctx, struct ps_opts *po)
 		goto out;
 	}
 	/* A cgroup no process is in and sysfs does not show is a mistake, not an empty answer. */
-	if (po->cgroup && !st.cgroup_seen && !cgroup_in_sys(ctx, po)) {
+	if (po->cgroup && !st.cgroup_seen && !pm_memcg_exists(ctx, po->cgroup)) {
 		cli_error(0, "no memory cgroup %.*s: no process is in it and %s/sys/fs/cgroup does not show it",
 			  (int)po->cgroup_len, po->cgroup, strcmp(pm_ctx_root(ctx), "/") ? pm_ctx_root(ctx) : "");
 		code = EXIT_RUNTIME;

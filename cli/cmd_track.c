@@ -26,6 +26,17 @@ static const struct out_col columns[] = {
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 
+/* --ranges: a range is reported whole with a huge page or page by page, so HUGE is yes or no (JSON true/false). */
+static const struct out_col range_columns[] = {
+	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the range" },
+	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after its last byte" },
+	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "(empty for ranges)" },
+	[COL_PAGES] = { "PAGES", 6, SCOLS_FL_RIGHT, OUT_NUM, "pages written in the interval" },
+	[COL_WRITTEN] = { "WRITTEN", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes written in the interval" },
+	[COL_HUGE] = { "HUGE", 4, 0, OUT_BOOL, "reported whole with a huge page, not page by page" },
+	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "(empty for ranges)" },
+};
+
 struct track {
 	struct pm_ctx *ctx;
 	pid_t pid;
@@ -33,8 +44,9 @@ struct track {
 	struct pm_watch *w;
 	unsigned skipped;		/* writable mappings the back end refused */
 	unsigned flags;			/* PM_WATCH_* for pm_watch_new */
-	bool json, ranges, command;
+	bool ranges, command;
 	struct out_opts oo;
+	struct out *out;		/* one record per interval */
 	uint64_t psize;
 };
 
@@ -81,7 +93,8 @@ static int usage_help(void)
 	      "  -n, --noheadings     no table headings\n"
 	      "  -h, --help           this help\n"
 	      "\nJSON: {\"t\":SECONDS,\"interval\":SECONDS,\"method\":\"uffd\",\"written\":BYTES,\"pages\":N,\n"
-	      "       \"maps\":[{\"start\":\"0x..\",\"end\":\"0x..\",\"path\":\"..\",\"pages\":N,\"written\":BYTES},...]}\n"
+	      "       \"maps\":[{\"start\":\"0x..\",\"end\":\"0x..\",\"path\":\"..\",\"pages\":N,\"written\":BYTES,\n"
+	      "                \"huge\":BYTES},...]}   (path null without a file or name; -o picks the keys)\n"
 	      "      (with --ranges, \"ranges\":[{\"start\":..,\"end\":..,\"huge\":false},...] instead of \"maps\").\n"
 	      "\nExit status: 0 when tracking ended (COUNT reached, the process exited, or SIGINT/SIGTERM),\n"
 	      "1 when tracking could not start or failed, 2 for a usage error. With -- COMMAND, as time(1):\n"
@@ -142,28 +155,11 @@ static int watch_writable(struct track *tr, unsigned flags)
 
 /* ---- output ---- */
 
-static void json_str(const char *s, size_t n)
-{
-	size_t i;
-
-	putchar('"');
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
-/* Bytes of the written ranges inside [a, b); *huge gets the part reported at huge-page granularity. */
 /*
- * Mappings come in address order, and so do the ranges: *@from, the first
- * range that may still overlap, only moves forward (linear in both).
+ * Bytes of the written ranges inside [a, b); *huge gets the part reported at
+ * huge-page granularity. Mappings come in address order, and so do the
+ * ranges: *@from, the first range that may still overlap, only moves forward
+ * (linear in both).
  */
 static uint64_t written_in(const struct pm_written *r, size_t n, uint64_t a, uint64_t b, uint64_t *huge, size_t *from)
 {
@@ -185,45 +181,6 @@ static uint64_t written_in(const struct pm_written *r, size_t n, uint64_t a, uin
 	return sum;
 }
 
-static int print_json(struct track *tr, double t, double interval, const struct pm_written *r, size_t n,
-		      uint64_t total)
-{
-	struct pm_maps *it;
-	const struct pm_mapping *m;
-	const char *sep = "";
-	size_t i, from = 0;
-	int ret = 0;
-
-	printf("{\"t\":%.3f,\"interval\":%.3f,\"method\":\"%s\",\"written\":%" PRIu64 ",\"pages\":%" PRIu64, t, interval,
-	       pm_watch_method_name(pm_watch_method(tr->w)), total, total / tr->psize);
-	if (tr->ranges) {
-		fputs(",\"ranges\":[", stdout);
-		for (i = 0; i < n; i++)
-			printf("%s{\"start\":\"%#" PRIx64 "\",\"end\":\"%#" PRIx64 "\",\"huge\":%s}", i ? "," : "",
-			       r[i].start, r[i].end, r[i].huge ? "true" : "false");
-	} else {
-		fputs(",\"maps\":[", stdout);
-		it = pm_maps_open(tr->t);
-		while (it && (ret = pm_maps_next(it, &m)) == 0) {
-			uint64_t huge, bytes = written_in(r, n, m->start, m->end, &huge, &from);
-
-			if (!bytes)
-				continue;
-			printf("%s{\"start\":\"%#" PRIx64 "\",\"end\":\"%#" PRIx64 "\",\"path\":", sep, m->start, m->end);
-			json_str(m->path, m->path_len);
-			printf(",\"pages\":%" PRIu64 ",\"written\":%" PRIu64 ",\"huge\":%" PRIu64 "}", bytes / tr->psize,
-			       bytes, huge);
-			sep = ",";
-		}
-		if (!it)
-			ret = -errno;
-		pm_maps_close(it);
-	}
-	fputs("]}\n", stdout);
-	fflush(stdout);
-	return ret < 0 ? ret : 0;
-}
-
 static void row(struct out *out, struct libscols_line *ln, uint64_t a, uint64_t b, const char *perms,
 		const char *path, uint64_t bytes, uint64_t huge, uint64_t psize)
 {
@@ -236,61 +193,74 @@ static void row(struct out *out, struct libscols_line *ln, uint64_t a, uint64_t 
 	out_str(out, ln, COL_PATH, path);
 }
 
-/* One interval's table; NULL after a usage error for -o. */
+/* The table every interval fills; NULL after a usage error for -o. JSON keeps the keys it always had. */
 static struct out *new_table(const struct track *tr)
 {
-	return out_new(tr->ranges ? "ranges" : "maps", columns, NCOLS,
-		       tr->ranges ? "START,END,PAGES,WRITTEN,HUGE,PATH" : "START,END,PERMS,PAGES,WRITTEN,HUGE,PATH", &tr->oo);
+	if (tr->ranges)
+		return out_new("ranges", range_columns, NCOLS,
+			       tr->oo.json ? "START,END,HUGE" : "START,END,PAGES,WRITTEN,HUGE", &tr->oo);
+	return out_new("maps", columns, NCOLS,
+		       tr->oo.json ? "START,END,PATH,PAGES,WRITTEN,HUGE" : "START,END,PERMS,PAGES,WRITTEN,HUGE,PATH", &tr->oo);
 }
 
-static int print_table(struct track *tr, double t, double interval, double asked, const struct pm_written *r,
-		       size_t n, uint64_t total, uint64_t total_huge)
+/* One row per written mapping: the maps are read again each interval (they change). */
+static int fill_maps(struct track *tr, const struct pm_written *r, size_t n)
 {
-	struct out *out;
-	struct libscols_line *ln;
-	char hs[32], path[4096];
+	struct pm_maps *it = pm_maps_open(tr->t);
+	const struct pm_mapping *m;
+	char path[4096];
+	size_t from = 0;
 	int ret = 0;
-	size_t i, from = 0;
 
-	printf("%s# t=%.3fs interval %.3fs (asked %gs), %s: %" PRIu64 " pages written (%s)\n", t > interval + 1e-9 ? "\n" : "",
-	       t, interval, asked, pm_watch_method_name(pm_watch_method(tr->w)), total / tr->psize,
-	       out_human_size(total, hs, sizeof(hs)));
-	out = new_table(tr);
-	if (!out)
-		return -EINVAL;
-	if (tr->ranges) {
-		for (i = 0; i < n; i++) {
-			ln = out_line(out);
-			row(out, ln, r[i].start, r[i].end, "", "", r[i].end - r[i].start, r[i].huge ? r[i].end - r[i].start : 0,
-			    tr->psize);
-		}
-	} else {
-		struct pm_maps *it = pm_maps_open(tr->t);
-		const struct pm_mapping *m;
+	while (it && (ret = pm_maps_next(it, &m)) == 0) {
+		uint64_t huge, bytes = written_in(r, n, m->start, m->end, &huge, &from);
 
-		while (it && (ret = pm_maps_next(it, &m)) == 0) {
-			uint64_t huge, bytes = written_in(r, n, m->start, m->end, &huge, &from);
-
-			if (!bytes)
-				continue;
-			snprintf(path, sizeof(path), "%.*s", (int)m->path_len, m->path);
-			row(out, out_line(out), m->start, m->end, m->perms, path, bytes, huge, tr->psize);
-		}
-		if (!it)
-			ret = -errno;
-		pm_maps_close(it);
+		if (!bytes)
+			continue;
+		snprintf(path, sizeof(path), "%.*s", (int)m->path_len, m->path);
+		row(tr->out, out_line(tr->out), m->start, m->end, m->perms, path, bytes, huge, tr->psize);
 	}
-	if ((ln = out_total_line(out))) {
-		out_str(out, ln, COL_PATH, "total");
-		out_u64(out, ln, COL_PAGES, total / tr->psize);
-		out_u64(out, ln, COL_WRITTEN, total);
-		out_u64(out, ln, COL_HUGE, total_huge);
-	}
-	if (ret >= 0)
-		ret = out_print(out);
-	out_free(out);
-	fflush(stdout);
+	if (!it)
+		ret = -errno;
+	pm_maps_close(it);
 	return ret < 0 ? ret : 0;
+}
+
+static int fill_rows(struct track *tr, const struct pm_written *r, size_t n, uint64_t total, uint64_t huge)
+{
+	struct libscols_line *ln;
+	size_t i;
+	int err = 0;
+
+	if (!tr->ranges)
+		err = fill_maps(tr, r, n);
+	for (i = 0; tr->ranges && i < n; i++)
+		row(tr->out, out_line(tr->out), r[i].start, r[i].end, "", "", r[i].end - r[i].start, r[i].huge, tr->psize);
+	if ((ln = out_total_line(tr->out))) {	/* tables only */
+		out_str(tr->out, ln, COL_PATH, "total");
+		out_u64(tr->out, ln, COL_PAGES, total / tr->psize);
+		out_u64(tr->out, ln, COL_WRITTEN, total);
+		if (!tr->ranges)	/* a range's HUGE is yes or no */
+			out_u64(tr->out, ln, COL_HUGE, huge);
+	}
+	return err;
+}
+
+/* The interval's head: a comment line over the table, or the first keys of its JSON line. */
+static int print_interval(struct track *tr, double t, double interval, double asked, uint64_t total)
+{
+	const char *method = pm_watch_method_name(pm_watch_method(tr->w));
+	const struct out_field head[] = {
+		{ "t", OUT_SECS, 0, t, NULL }, { "interval", OUT_SECS, 0, interval, NULL },
+		{ "method", OUT_STR, 0, 0, method }, { "written", OUT_NUM, total, 0, NULL },
+		{ "pages", OUT_NUM, total / tr->psize, 0, NULL },
+	};
+	char heading[256], hs[32];
+
+	snprintf(heading, sizeof(heading), "%s# t=%.3fs interval %.3fs (asked %gs), %s: %" PRIu64 " pages written (%s)\n",
+		 t > interval + 1e-9 ? "\n" : "", t, interval, asked, method, total / tr->psize,
+		 out_human_size(total, hs, sizeof(hs)));
+	return out_print_record(tr->out, heading, head, sizeof(head) / sizeof(head[0]));
 }
 
 /* ---- the loop ---- */
@@ -313,7 +283,8 @@ static int one_interval(struct track *tr, double t, double interval, double aske
 		if (r[i].huge)
 			huge += r[i].end - r[i].start;
 	}
-	return tr->json ? print_json(tr, t, interval, r, n, total) : print_table(tr, t, interval, asked, r, n, total, huge);
+	err = fill_rows(tr, r, n, total, huge);
+	return err < 0 ? err : print_interval(tr, t, interval, asked, total);
 }
 
 static int start_watch(struct track *tr, enum pm_watch_method method, unsigned flags, bool quiet);
@@ -495,130 +466,158 @@ static pid_t spawn(char **argv, int *errp)
 	return pid;
 }
 
-int cmd_track(struct pm_ctx *ctx, int argc, char **argv)
+/* What the command line asks for, apart from the output options (in struct track). */
+struct track_args {
+	enum pm_watch_method method;
+	unsigned flags;			/* PM_WATCH_NOTHP */
+	unsigned long count;		/* intervals; 0: until the process exits or a signal */
+	double interval;
+	char **cmd;			/* after "--", or NULL */
+	int dd;				/* argv index of "--" (argc without one) */
+};
+
+/* The options before "--"; returns -1 to go on, or an exit code. */
+static int parse_options(struct track *tr, struct track_args *a, int argc, char **argv)
 {
 	enum { OPT_RANGES = 0x2000, OPT_NOTHP };
 	static const struct option longopts[] = {
-		{ "method", required_argument, NULL, 'm' },
-		{ "ranges", no_argument, NULL, OPT_RANGES },
-		{ "no-thp", no_argument, NULL, OPT_NOTHP },
-		{ "help", no_argument, NULL, 'h' },
-		OUT_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
+		{ "method", required_argument, NULL, 'm' }, { "ranges", no_argument, NULL, OPT_RANGES },
+		{ "no-thp", no_argument, NULL, OPT_NOTHP }, { "help", no_argument, NULL, 'h' },
+		OUT_LONGOPTS, { NULL, 0, NULL, 0 },
 	};
-	struct track tr = { .ctx = ctx };
-	enum pm_watch_method method = PM_WATCH_AUTO;
-	unsigned flags = 0;
-	unsigned long count = 0;
-	double interval = 1.0;
-	int c, nargs, dd, code, i = 0, st;
-	bool ended = false;
-	char **cmd = NULL;
-	struct sigaction sa;
-	struct out *out;
+	int c;
 
 	/* "--" separates our arguments from a command's: find it before getopt consumes it. */
-	for (dd = 1; dd < argc && strcmp(argv[dd], "--"); dd++)
+	for (a->dd = 1; a->dd < argc && strcmp(argv[a->dd], "--"); a->dd++)
 		;
-	if (dd < argc) {
-		cmd = argv + dd + 1;
-		tr.command = true;
+	if (a->dd < argc) {
+		a->cmd = argv + a->dd + 1;
+		tr->command = true;
 	}
 	opterr = 0;
 	optind = 0;
 	/* GNU permutation, as the other subcommands, but only among the arguments before "--". */
-	while ((c = getopt_long(dd, argv, "m:h" OUT_SHORTOPTS, longopts, NULL)) != -1) {
-		if (out_parse_opt(&tr.oo, c, optarg))
+	while ((c = getopt_long(a->dd, argv, "m:h" OUT_SHORTOPTS, longopts, NULL)) != -1) {
+		if (out_parse_opt(&tr->oo, c, optarg))
 			continue;
-		switch (c) {
-		case 'm':
-			if (parse_method(optarg, &method) < 0)
-				return cli_usage_error("unknown method '%s' (auto, uffd, soft-dirty or fork-snapshot)", optarg);
-			break;
-		case OPT_RANGES:
-			tr.ranges = true;
-			break;
-		case OPT_NOTHP:
-			flags |= PM_WATCH_NOTHP;
-			break;
-		case 'h':
+		if (c == 'm' && parse_method(optarg, &a->method) < 0)
+			return cli_usage_error("unknown method '%s' (auto, uffd, soft-dirty or fork-snapshot)", optarg);
+		else if (c == OPT_RANGES)
+			tr->ranges = true;
+		else if (c == OPT_NOTHP)
+			a->flags |= PM_WATCH_NOTHP;
+		else if (c == 'h')
 			return usage_help();
-		default:
+		else if (c != 'm')
 			return cli_bad_option(argv);
-		}
 	}
-	tr.json = tr.oo.json;
-	nargs = dd - optind;
-	if (tr.command) {
-		if (!*cmd)
+	return -1;
+}
+
+/* PID [INTERVAL [COUNT]], or [INTERVAL] before "--"; returns -1 to go on, or an exit code. */
+static int parse_operands(struct track *tr, struct track_args *a, char **argv)
+{
+	int nargs = a->dd - optind;
+	char **v = argv + optind, *end;
+
+	if (tr->command) {
+		if (!*a->cmd)
 			return cli_usage_error("no command after --");
 		if (nargs > 1)
 			return cli_usage_error("too many arguments before --");
-		if (nargs == 1 && parse_interval(argv[optind], &interval) < 0)
-			return cli_usage_error("invalid interval '%s' (seconds, at least 0.01)", argv[optind]);
-	} else {
-		char *end;
-
-		if (nargs < 1)
-			return cli_usage_error("no PID given");
-		if (nargs > 3)
-			return cli_usage_error("too many arguments");
-		if (cli_parse_pid(argv[optind], &tr.pid) < 0 || tr.pid == 0)
-			return cli_usage_error("invalid PID '%s' (track watches another process)", argv[optind]);
-		if (nargs >= 2 && parse_interval(argv[optind + 1], &interval) < 0)
-			return cli_usage_error("invalid interval '%s' (seconds, at least 0.01)", argv[optind + 1]);
-		if (nargs == 3) {
-			errno = 0;
-			count = strtoul(argv[optind + 2], &end, 10);
-			if (errno || end == argv[optind + 2] || *end || count == 0 || argv[optind + 2][0] == '-')
-				return cli_usage_error("invalid count '%s'", argv[optind + 2]);
-		}
+		if (nargs == 1 && parse_interval(v[0], &a->interval) < 0)
+			return cli_usage_error("invalid interval '%s' (seconds, at least 0.01)", v[0]);
+		return -1;
 	}
-	/* Every option is checked before the target is touched: -o would fail only at the first table. */
-	if (!(out = new_table(&tr)))
+	if (nargs < 1)
+		return cli_usage_error("no PID given");
+	if (nargs > 3)
+		return cli_usage_error("too many arguments");
+	if (cli_parse_pid(v[0], &tr->pid) < 0 || tr->pid == 0)
+		return cli_usage_error("invalid PID '%s' (track watches another process)", v[0]);
+	if (nargs >= 2 && parse_interval(v[1], &a->interval) < 0)
+		return cli_usage_error("invalid interval '%s' (seconds, at least 0.01)", v[1]);
+	if (nargs == 3) {
+		errno = 0;
+		a->count = strtoul(v[2], &end, 10);
+		if (errno || end == v[2] || *end || a->count == 0 || v[2][0] == '-')
+			return cli_usage_error("invalid count '%s'", v[2]);
+	}
+	return -1;
+}
+
+/* Start watching (spawning the command first); EXIT_OK with tr->w set, or an exit code; *@ended: it already exited. */
+static int start(struct track *tr, const struct track_args *a, bool *ended)
+{
+	int code, err = 0, st;
+
+	if (tr->command && (tr->pid = spawn(a->cmd, &st)) < 0)
+		return st == ENOENT ? 127 : st ? 126 : EXIT_RUNTIME;	/* exec failed: as time(1) and the shell */
+	tr->flags = a->flags;
+	code = start_watch(tr, a->method, a->flags, false);
+	/* The command ran unwatched until now: what it populated counts as written in the first interval. */
+	if (code == EXIT_OK && (err = watch_writable(tr, tr->command ? PM_WATCH_POPULATED : 0)) == -ESRCH)
+		err = restart_after_exec(tr);
+	if (code == EXIT_OK && err < 0)
+		code = EXIT_RUNTIME;
+	if (code != EXIT_OK && tr->command && command_ended(tr->pid)) {
+		/* A command that ended before it was watched: not a failure, its status is the answer. */
+		fprintf(stderr, "pagemap: track: process %d exited\n", (int)tr->pid);
+		*ended = true;
+		return EXIT_OK;
+	}
+	if (err < 0)
+		cli_error(-err, "track: cannot watch process %d", (int)tr->pid);
+	return code;
+}
+
+/* Stop tracking; with -- COMMAND, its status as time(1) gives it (128 + N if signal N ended it; ours wins). */
+static int finish(struct track *tr, int code)
+{
+	int st;
+
+	pm_watch_free(tr->w);	/* unregisters and closes: the target is left as found */
+	pm_target_close(tr->t);
+	out_free(tr->out);
+	if (!tr->command || tr->pid <= 0)
+		return code;
+	if (code != EXIT_OK || stop_signal)
+		kill(tr->pid, stop_signal ? stop_signal : SIGTERM);
+	while (waitpid(tr->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (code == EXIT_OK)
+		code = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : EXIT_RUNTIME;
+	return code;
+}
+
+int cmd_track(struct pm_ctx *ctx, int argc, char **argv)
+{
+	struct track tr = { .ctx = ctx };
+	struct track_args a = { .method = PM_WATCH_AUTO, .interval = 1.0 };
+	struct sigaction sa;
+	bool ended = false;
+	int code = parse_options(&tr, &a, argc, argv);
+
+	if (code < 0)
+		code = parse_operands(&tr, &a, argv);
+	if (code >= 0)
+		return code;
+	/* Every option is checked before the target is touched. */
+	if (!(tr.out = new_table(&tr)))
 		return EXIT_USAGE;
-	out_free(out);
 	if (!pm_ctx_features(ctx)) {
 		cli_error(errno, "track: cannot probe the kernel");
+		out_free(tr.out);
 		return EXIT_RUNTIME;
 	}
 	tr.psize = pm_ctx_features(ctx)->page_size;
-
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-
-	if (tr.command && (tr.pid = spawn(cmd, &st)) < 0)
-		return st == ENOENT ? 127 : st ? 126 : EXIT_RUNTIME;	/* exec failed: as time(1) and the shell */
-	tr.flags = flags;
-	code = start_watch(&tr, method, flags, false);
-	/* The command ran unwatched until now: what it populated counts as written in the first interval. */
-	if (code == EXIT_OK && (i = watch_writable(&tr, tr.command ? PM_WATCH_POPULATED : 0)) == -ESRCH)
-		i = restart_after_exec(&tr);
-	if (code == EXIT_OK && i < 0)
-		code = EXIT_RUNTIME;
-	if (code != EXIT_OK && tr.command && command_ended(tr.pid)) {
-		/* A command that ended before it was watched: not a failure, its status is the answer. */
-		fprintf(stderr, "pagemap: track: process %d exited\n", (int)tr.pid);
-		ended = true;
-		code = EXIT_OK;
-	} else if (i < 0) {
-		cli_error(-i, "track: cannot watch process %d", (int)tr.pid);
-	}
+	code = start(&tr, &a, &ended);
 	if (code == EXIT_OK && !ended)
-		code = track_loop(&tr, interval, count);
-	pm_watch_free(tr.w);	/* unregisters and closes: the target is left as found */
-	pm_target_close(tr.t);
-	if (tr.command) {
-		if (code != EXIT_OK || stop_signal)
-			kill(tr.pid, stop_signal ? stop_signal : SIGTERM);
-		while (waitpid(tr.pid, &st, 0) < 0 && errno == EINTR)
-			;
-		/* As time(1): the command's status, 128 + N if signal N ended it; our own failure wins. */
-		if (code == EXIT_OK)
-			code = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : EXIT_RUNTIME;
-	}
-	return code;
+		code = track_loop(&tr, a.interval, a.count);
+	return finish(&tr, code);
 }

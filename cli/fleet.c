@@ -41,45 +41,6 @@ int fleet_parse_by(const char *s, enum fleet_by *by)
 
 /* ---- the group of a process ---- */
 
-/*
- * The memory cgroup of @pid: the v1 line listing "memory", else the v2
- * "0::" line, into @out. TODO: the library's cgroup call (being moved out of
- * cli/cmd_ps.c) replaces this.
- */
-static bool read_cgroup(struct pm_ctx *ctx, pid_t pid, char *out, size_t size)
-{
-	const char *root = pm_ctx_root(ctx);
-	char path[4096], buf[8192], *line, *save = NULL;
-	bool found = false;
-	struct stat sb;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/proc/%d/cgroup", strcmp(root, "/") ? root : "", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);	/* a FIFO in a replayed tree must not block */
-	if (fd < 0)
-		return false;
-	n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? read(fd, buf, sizeof(buf) - 1) : -1;
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-
-		if (!c2)
-			continue;
-		*c2 = '\0';
-		if (strstr(c1 + 1, "memory") || (!found && !strcmp(line, "0:"))) {
-			snprintf(out, size, "%s", c2 + 1);
-			found = true;
-			if (strstr(c1 + 1, "memory"))
-				break;
-		}
-	}
-	return found;
-}
-
 static void group_key(struct pm_ctx *ctx, const struct fleet_opts *o, const struct pm_proc *p, char *key,
 		      size_t size)
 {
@@ -88,7 +49,7 @@ static void group_key(struct pm_ctx *ctx, const struct fleet_opts *o, const stru
 
 	switch (o->by) {
 	case BY_CGROUP:
-		if (!read_cgroup(ctx, p->pid, key, size))
+		if (pm_memcg_of(ctx, p->pid, key, size) < 0)
 			snprintf(key, size, UNKNOWN);
 		return;
 	case BY_USER:

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "complete.h"
 
 struct command {
 	const char *name;
@@ -30,6 +31,16 @@ static const struct command commands[] = {
 	{ "v2p", cmd_v2p, "virtual to physical addresses, with the frames' flags and counts" },
 	{ "wss", cmd_wss, "working-set size: bytes a process accessed during a window" },
 };
+
+static const struct option global_opts[] = {
+	{ "root", required_argument, NULL, 'R' },
+	{ "snapshot", required_argument, NULL, 'S' },
+	{ "backend", required_argument, NULL, 'B' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+#define GLOBAL_SHORTOPTS "+R:S:hV"
 
 static void usage(FILE *f)
 {
@@ -117,23 +128,40 @@ static int run_command(const struct command *cmd, const char *root, const char *
 	return code;
 }
 
+/*
+ * Hidden: the words bash completion offers (completion/pagemap.bash), from
+ * the tables above and each command's own. Without CMD: "cmd NAME" per
+ * command, the global options, "val --backend NAME" per back end.
+ */
+static int complete_words(int argc, char **argv)
+{
+	static const enum pm_backend backends[] = { PM_BACKEND_AUTO, PM_BACKEND_PREAD, PM_BACKEND_SCAN };
+	size_t i;
+
+	for (i = 0; argc > 0 && i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[0], commands[i].name))
+			return complete_command(commands[i].fn, commands[i].name);
+	if (argc > 0)
+		return EXIT_USAGE;
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		printf("cmd %s\n", commands[i].name);
+	complete_options(stdout, GLOBAL_SHORTOPTS, global_opts);
+	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		printf("val --backend %s\n", pm_backend_name(backends[i]));
+	return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "root", required_argument, NULL, 'R' },
-		{ "snapshot", required_argument, NULL, 'S' },
-		{ "backend", required_argument, NULL, 'B' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	enum pm_backend backend = PM_BACKEND_AUTO;
 	const char *root = NULL, *snap = NULL;
 	size_t i;
 	int c;
 
+	if (argc > 1 && !strcmp(argv[1], "--complete-words"))
+		return close_stdout(complete_words(argc - 2, argv + 2));
 	opterr = 0;	/* our own one-line messages */
-	while ((c = getopt_long(argc, argv, "+R:S:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, GLOBAL_SHORTOPTS, global_opts, NULL)) != -1) {
 		switch (c) {
 		case 'R':
 			if (!*optarg)

@@ -6,6 +6,7 @@
 #include <strings.h>
 #include "output.h"
 #include "cli.h"
+#include "complete.h"
 
 #define OUT_MAX_COLS 64
 
@@ -56,6 +57,7 @@ static void help(FILE *f, const struct out_col *cols, size_t n, bool short_bytes
 {
 	size_t i;
 
+	complete_columns(cols, n);	/* when completing; nothing otherwise */
 	fputs("\nOutput:\n"
 	      " -J, --json             JSON (sizes in bytes, addresses as \"0x...\" strings)\n"
 	      " -r, --raw              raw output, no alignment\n"
@@ -146,7 +148,7 @@ static int add_column(struct out *out, size_t id)
 	const struct out_col *c = &out->cols[id];
 	static const int json_type[] = { [OUT_STR] = SCOLS_JSON_STRING, [OUT_SIZE] = SCOLS_JSON_NUMBER,
 					 [OUT_NUM] = SCOLS_JSON_NUMBER, [OUT_HEX] = SCOLS_JSON_STRING,
-					 [OUT_BOOL] = SCOLS_JSON_BOOLEAN };
+					 [OUT_BOOL] = SCOLS_JSON_BOOLEAN, [OUT_SECS] = SCOLS_JSON_NUMBER };
 	struct libscols_column *sc;
 
 	if (out->sc[id])
@@ -409,5 +411,100 @@ int out_print(struct out *out)
 		r = print_batch(out);
 	if (r == 0 && out->o.json)
 		r = fputs("\n   ]\n}\n", stdout) < 0 ? -EIO : 0;
+	return r;
+}
+
+/* ---- record streams: one JSON object per line ---- */
+
+/* Drop the whitespace libsmartcols puts between JSON tokens (not inside strings); in place. */
+static void json_compact(char *s)
+{
+	bool in_str = false, esc = false;
+	char *d = s;
+
+	for (; *s; s++) {
+		if (in_str) {
+			in_str = esc || *s != '"';
+			esc = !esc && *s == '\\';
+		} else if (*s == ' ' || *s == '\n' || *s == '\t') {
+			continue;
+		} else {
+			in_str = *s == '"';
+		}
+		*d++ = *s;
+	}
+	*d = '\0';
+}
+
+/* @f's JSON value; a string's bytes are escaped as libsmartcols escapes cells. */
+static int json_field(const struct out_field *f)
+{
+	const unsigned char *c;
+
+	switch (f->kind) {
+	case OUT_SECS:
+		return printf("%.3f", f->secs);
+	case OUT_HEX:
+		return printf("\"0x%" PRIx64 "\"", f->u);
+	case OUT_BOOL:
+		return fputs(f->u ? "true" : "false", stdout);
+	case OUT_STR:
+		putchar('"');
+		for (c = (const unsigned char *)(f->s ? f->s : ""); *c; c++)
+			if (*c == '"' || *c == '\\')
+				printf("\\%c", *c);
+			else if (*c < 0x20)
+				printf("\\u%04x", *c);
+			else
+				putchar(*c);
+		return putchar('"');
+	default:
+		return printf("%" PRIu64, f->u);
+	}
+}
+
+/*
+ * The rows as libsmartcols prints them, compacted to {"NAME":[...]}, and
+ * spliced after the head fields: the JSON types, keys and escaping stay
+ * those of every other table.
+ */
+static int json_record(struct out *out, const struct out_field *f, size_t n)
+{
+	char *s = NULL, head[256];
+	size_t i, hlen, len;
+	int r = -EIO;
+
+	if (scols_print_table_to_string(out->tb, &s) || !s)
+		goto out;
+	json_compact(s);
+	hlen = (size_t)snprintf(head, sizeof(head), "{\"%s\":[", out->name);
+	len = strlen(s);
+	if (len < hlen + 2 || strncmp(s, head, hlen) || strcmp(s + len - 2, "]}"))
+		goto out;	/* not the JSON this wrapper was written against */
+	putchar('{');
+	for (i = 0; i < n; i++) {
+		printf("\"%s\":", f[i].key);
+		json_field(&f[i]);
+		putchar(',');
+	}
+	r = fputs(s + 1, stdout) == EOF || putchar('\n') == EOF || fflush(stdout) ? -EIO : 0;
+out:
+	free(s);
+	return r;
+}
+
+int out_print_record(struct out *out, const char *heading, const struct out_field *f, size_t n)
+{
+	int r;
+
+	if (out->o.json) {
+		r = json_record(out, f, n);
+	} else {
+		r = heading && fputs(heading, stdout) == EOF ? -EIO : 0;
+		if (r == 0)
+			r = scols_print_table(out->tb) || fflush(stdout) ? -EIO : 0;
+	}
+	scols_table_remove_lines(out->tb);
+	out->lines = 0;
 	return r;
 }

@@ -15,6 +15,7 @@ enum out_kind {
 	OUT_NUM,	/* integer */
 	OUT_HEX,	/* address or PFN: "0x..." everywhere (a string in JSON) */
 	OUT_BOOL,	/* yes/no, true/false in JSON */
+	OUT_SECS,	/* seconds with 3 decimals, a number in JSON (record fields) */
 };
 
 /* One row of a subcommand's column table: drives --output, help and JSON types. */
@@ -88,6 +89,24 @@ int out_stream(struct out *out);
 
 /* Print the table, or the rest of a stream; returns 0 or -errno. */
 int out_print(struct out *out);
+
+/* One field of a record's head (out_print_record), typed as a column's cells are. */
+struct out_field {
+	const char *key;	/* the JSON key */
+	enum out_kind kind;
+	uint64_t u;		/* OUT_NUM, OUT_SIZE, OUT_HEX, OUT_BOOL */
+	double secs;		/* OUT_SECS */
+	const char *s;		/* OUT_STR */
+};
+
+/*
+ * A record stream: the table is one record of a series (track's intervals).
+ * In JSON, one object per line: the @n head fields, then the rows under the
+ * table's name, {"k":v,...,"NAME":[{row},...]}, flushed at once. Otherwise
+ * the @heading line (if not NULL) and the table. The lines are dropped
+ * either way, so the table can hold the next record. Returns 0 or -errno.
+ */
+int out_print_record(struct out *out, const char *heading, const struct out_field *f, size_t n);
 
 /* Human-readable size like util-linux: "0B", "4K", "1.5M". */
 char *out_human_size(uint64_t bytes, char *buf, size_t size);

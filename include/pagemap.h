@@ -32,6 +32,8 @@
  *   Audit     pm_audit_*    rowhammer exposure: what on this machine can learn
  *                           physical addresses or page-sharing facts, each
  *                           finding with a verdict, its evidence and the fix.
+ *   Memcg     pm_memcg_*    a process's memory cgroup (ROOT/proc/PID/cgroup),
+ *                           pure parser and path matching included.
  *   Account   pm_account_*  RSS, PSS, USS, swap, shared bytes of a process,
  *                           hugetlb bytes apart: pagemap + kpagecount when
  *                           readable (exact), else the kernel's smaps_rollup.
@@ -147,7 +149,7 @@ PM_API void pm_ctx_set_log(struct pm_ctx *ctx, pm_log_fn fn, void *data);
 /* Features                                                           */
 /* ------------------------------------------------------------------ */
 
-/* Entry layouts (kernel-abi.md §1). */
+/* Entry layouts (docs/kernel-interface.md §1). */
 enum pm_layout {
 	PM_LAYOUT_UNKNOWN = 0,
 	PM_LAYOUT_PSHIFT,	/* 2.6.25-4.1 before any clear_refs 4: bits 55-60 = PAGE_SHIFT */
@@ -969,6 +971,47 @@ PM_API void pm_audit_free(struct pm_audit *a);
 
 /* pm_verdict_name - "ok", "exposed" or "unknown". Static string. */
 PM_API const char *pm_verdict_name(enum pm_verdict v);
+
+/* ------------------------------------------------------------------ */
+/* Memory cgroups                                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * pm_memcg_parse - pure: the memory cgroup path in the text of a
+ * /proc/PID/cgroup file (@len bytes at @text, NUL bytes allowed). A cgroup
+ * v1 line "ID:CONTROLLERS:PATH" whose controllers include "memory" wins;
+ * otherwise the cgroup v2 line "0::PATH". Malformed lines are skipped.
+ * Copies PATH, NUL-terminated, into @buf of @size bytes.
+ * Returns 0, -ENODATA (no such line), -ERANGE (@buf too small) or
+ * -EBADMSG (the line's path is empty).
+ */
+PM_API int pm_memcg_parse(const char *text, size_t len, char *buf, size_t size);
+
+/*
+ * pm_memcg_of - the memory cgroup of process @pid, read from
+ * ROOT/proc/PID/cgroup through the context's root prefix (a replayed tree's
+ * recorded errors apply; a FIFO or directory there is refused, never read).
+ * Fills @buf as pm_memcg_parse() does.
+ * Returns 0, -EINVAL (@pid <= 0 or no buffer), -ENOENT or -ESRCH (no such
+ * process, or it exited), -EACCES, -EBADMSG (see pm_ctx_tree_error; or an
+ * empty path), -ENODATA, -ERANGE, -ENOMEM.
+ */
+PM_API int pm_memcg_of(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size);
+
+/*
+ * pm_memcg_within - pure: is cgroup @cg the cgroup @path or below it, by
+ * whole path components? @path starts with '/'; trailing slashes are
+ * ignored, so "/" holds every cgroup and "/a/" holds "/a/b" but not "/ab".
+ * False when either is NULL or @path is relative.
+ */
+PM_API bool pm_memcg_within(const char *cg, const char *path);
+
+/*
+ * pm_memcg_exists - does memory cgroup @path (absolute, as pm_memcg_of()
+ * gives it) exist as a directory of ROOT/sys/fs/cgroup (cgroup v2) or
+ * ROOT/sys/fs/cgroup/memory (v1)? Only stat()s, never opens.
+ */
+PM_API bool pm_memcg_exists(struct pm_ctx *ctx, const char *path);
 
 /* ------------------------------------------------------------------ */
 /* Per-process accounting                                             */

@@ -26,70 +26,25 @@ int pm_cache_set_kpage(struct pm_cache *c, struct pm_kpage *k)
 	return 0;
 }
 
-/* Is @name one of the comma-separated controllers in [@s, @end)? */
-static bool has_controller(const char *s, const char *end, const char *name)
-{
-	size_t n = strlen(name);
-
-	while (s < end) {
-		const char *comma = memchr(s, ',', (size_t)(end - s));
-		const char *e = comma ? comma : end;
-		if ((size_t)(e - s) == n && !memcmp(s, name, n))
-			return true;
-		s = e + 1;
-	}
-	return false;
-}
-
-static int copy_path(const char *s, const char *end, char *buf, size_t size)
-{
-	size_t n = (size_t)(end - s);
-
-	if (n + 1 > size)
-		return -ENAMETOOLONG;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	return 0;
-}
-
-int pm_cgroup_memory_path(const char *text, char *buf, size_t size)
-{
-	const char *line = text, *v2 = NULL, *v2end = NULL;
-
-	while (line && *line) {
-		const char *nl = strchr(line, '\n'), *end = nl ? nl : line + strlen(line);
-		const char *c1 = memchr(line, ':', (size_t)(end - line));
-		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(end - c1 - 1)) : NULL;
-
-		if (c2 && c2 + 1 < end && c2[1] == '/') {
-			if (has_controller(c1 + 1, c2, "memory"))
-				return copy_path(c2 + 1, end, buf, size) ? -ENAMETOOLONG : 1;
-			if (c1 - line == 1 && line[0] == '0' && c2 == c1 + 1) {
-				v2 = c2 + 1;
-				v2end = end;
-			}
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	if (!v2)
-		return -ENOENT;
-	return copy_path(v2, v2end, buf, size);
-}
-
+/*
+ * The inode of @pid's memory cgroup directory (kpagecgroup's number), 0
+ * unknown: the path pm_memcg_of() reads, under the v1 memory hierarchy if
+ * there is one, else the v2 tree. A path that is not absolute is ignored.
+ */
 uint64_t pm_cache_proc_memcg(struct pm_cache *c, pid_t pid)
 {
-	char path[4096], text[8192], cg[4096];
+	static const char *const base[] = { "/sys/fs/cgroup/memory", "/sys/fs/cgroup" };
+	char path[4096], cg[4096];
 	struct stat st;
-	int v1;
+	size_t i;
 
-	if (pm_pid_path(c->ctx, path, sizeof(path), pid, "cgroup") < 0 ||
-	    pm_read_small_file(c->ctx, path, text, sizeof(text)) < 0)
+	if (pm_memcg_of(c->ctx, pid, cg, sizeof(cg)) < 0 || cg[0] != '/')
 		return 0;
-	v1 = pm_cgroup_memory_path(text, cg, sizeof(cg));
-	if (v1 < 0 || pm_path(c->ctx, path, sizeof(path), "/sys/fs/cgroup%s%s", v1 ? "/memory" : "", cg) < 0 ||
-	    stat(path, &st) < 0)
-		return 0;
-	return (uint64_t)st.st_ino;
+	for (i = 0; i < sizeof(base) / sizeof(base[0]); i++)
+		if (pm_path(c->ctx, path, sizeof(path), "%s%s", base[i], cg) == 0 && stat(path, &st) == 0 &&
+		    S_ISDIR(st.st_mode))
+			return (uint64_t)st.st_ino;
+	return 0;
 }
 
 int pm_cache_push_frames(struct pm_cache *c, size_t use, uint64_t pfn, uint64_t npages)

@@ -1,4 +1,4 @@
-/* entry.c - pure decoding of one pagemap entry, every layout since 2.6.25 (kernel-abi.md §1). */
+/* entry.c - pure decoding of one pagemap entry, every layout since 2.6.25 (docs/kernel-interface.md §1). */
 #include <errno.h>
 #include <string.h>
 #include "internal.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 #include "internal.h"
 
-/* Bit numbers of the overloaded bits pm_kpf_cook() unfolds (kernel-abi.md §7.1, page-types.c). */
+/* Bit numbers of the overloaded bits pm_kpf_cook() unfolds (docs/kernel-interface.md §7.1, page-types.c). */
 enum {
 	KPF_ERROR = 1, KPF_ACTIVE = 6, KPF_SLAB = 7, KPF_WRITEBACK = 8, KPF_RECLAIM = 9,
 	KPF_OWNER_2 = 34, KPF_READAHEAD = 48, KPF_SLUB_FROZEN = 50, KPF_SLUB_DEBUG = 51,
@@ -13,7 +13,7 @@ enum {
 
 #define BIT(n) (1ULL << (n))
 
-/* Stable bits first, then kernel-internal, then page-types' pseudo-bits: letters as page-types (§8). */
+/* Stable bits first, then kernel-internal, then page-types' pseudo-bits: letters as page-types (docs/kernel-interface.md §8). */
 static const struct pm_kpf_info kpf_table[] = {
 	{ 0, "locked", 'L', "page lock held (I/O in progress)", false },
 	{ 1, "error", 'E', "I/O error (never set since 6.12)", false },

@@ -48,11 +48,5 @@ uint64_t pm_cache_proc_memcg(struct pm_cache *c, pid_t pid);
 int pm_cache_push_frames(struct pm_cache *c, size_t use, uint64_t pfn, uint64_t npages);
 /* cachecg.c: look the batched frames up and add their bytes to their uses. 0 or -errno. */
 int pm_cache_flush_frames(struct pm_cache *c);
-/*
- * The memory cgroup path in a /proc/PID/cgroup @text: the v1 line whose
- * controllers include "memory", else the v2 "0::" line. Pure.
- * Returns 1 (v1) or 0 (v2) with the path in @buf, -ENOENT, -ENAMETOOLONG.
- */
-int pm_cgroup_memory_path(const char *text, char *buf, size_t size);
 
 #endif

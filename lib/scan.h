@@ -12,7 +12,7 @@
  * the whole range in one call). Afterwards arg->start is where the next call
  * starts: @end once the answer was not full, else the later of walk_end and
  * the last region's end, because 6.12-6.18 return a stale walk_end after
- * more than 512 regions in one call (kernel-abi.md §6.2).
+ * more than 512 regions in one call (docs/kernel-interface.md §6.2).
  * Returns the number of regions, or -errno.
  */
 int pm_scan_step(int fd, struct pm_scan_arg *arg, uint64_t end, struct page_region *vec, size_t vec_len);

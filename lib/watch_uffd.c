@@ -238,7 +238,7 @@ static int register_range(struct pm_watch *w, const struct pm_watch_range *r)
 	return c.any ? 0 : -EINVAL;
 }
 
-/* Arm the first page of each PMD-sized step of these huge regions alone: the kernel splits the PMD (§6.4). */
+/* Arm the first page of each PMD-sized step of these huge regions alone: the kernel splits the PMD (docs/kernel-interface.md §6.4). */
 static int arm_first_pages(struct pm_watch *w, const struct page_region *v, int n, void *data)
 {
 	int i;
@@ -274,7 +274,7 @@ static int split_huge(struct pm_watch *w, const struct pm_watch_range *r)
  * Shared memory of a forked process has no page tables where it never
  * touched it (fork copies none for shared mappings). PAGEMAP_SCAN's arming
  * installs no marker there on 6.12 kernels without the PMD-hole fix
- * (kernel-abi.md §6.5), so a later read fault there maps a page that reads
+ * (docs/kernel-interface.md §6.5), so a later read fault there maps a page that reads
  * WRITTEN (seen in the 6.12 guest: pages 322-327 of remote_uffd reported
  * but never written, one run in three). UFFDIO_WRITEPROTECT allocates the
  * tables and installs the markers: do it over the parts of dense pieces
@@ -324,7 +324,7 @@ static int uffd_add(struct pm_watch *w, const struct pm_watch_range *r)
 	if (err == 0) {
 		/*
 		 * Arm again through the reporting path, and drop what it reports: 6.12 kernels
-		 * before the fixes of kernel-abi.md §6.5 skip page-table holes when arming
+		 * before the fixes of docs/kernel-interface.md §6.5 skip page-table holes when arming
 		 * without output, and then read them WRITTEN once (seen in the 6.12 guest:
 		 * never-touched shared pages of a forked child reported by the first collect).
 		 */

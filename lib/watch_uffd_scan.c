@@ -65,8 +65,8 @@ int pm_uffd_scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool 
 		.category_mask = PAGE_IS_WRITTEN | (sparse ? PAGE_IS_PFNZERO : 0),
 		.category_anyof_mask = sparse ? PAGE_IS_PRESENT | PAGE_IS_SWAPPED : 0,
 		/*
-		 * WRITTEN alone: the kernel's fast path (kernel-abi.md §6.2). Before the
-		 * stable fix of §6.5 (6.12.95 lacks it) only that path reads an emptied
+		 * WRITTEN alone: the kernel's fast path (docs/kernel-interface.md §6.2). Before the
+		 * stable fix of docs/kernel-interface.md §6.5 (6.12.95 lacks it) only that path reads an emptied
 		 * entry (MADV_DONTNEED) as written. A huge page needs no HUGE bit here:
 		 * the first write splits its PMD, so reports are per page anyway.
 		 */

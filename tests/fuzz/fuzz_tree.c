@@ -198,6 +198,9 @@ static void ps_cmd(struct pm_ctx *ctx, struct pm_kpage *k)
 	while (it && n++ < 8 && pm_procs_next(it, &p) == 0) {
 		struct pm_target *t = p->state == PM_PROC_RUNNING ? pm_target_open(ctx, p->pid) : NULL;
 		struct pm_account a;
+		char cg[256];
+
+		(void)pm_memcg_of(ctx, p->pid, cg, sizeof(cg));	/* proc/42/cgroup */
 
 		if (t)
 			(void)pm_account_process(t, k, &a);

@@ -594,7 +594,7 @@ static int region_hzero(void)
 /*
  * Every other page written over more than 2048 pages: one PAGEMAP_SCAN call
  * returns more than 512 regions, where 6.12-6.18 leave walk_end stale
- * (kernel-abi.md §6.2). A walker trusting walk_end counts pages twice.
+ * (docs/kernel-interface.md §6.2). A walker trusting walk_end counts pages twice.
  */
 static void check_sparse(const struct runs *r, const struct lay_region *g)
 {
@@ -727,7 +727,7 @@ static int thp_pte_mapped(void)
 
 /* ---- soft-dirty -------------------------------------------------------- */
 
-/* clear_refs @what (kernel-abi.md §5) of @pid. */
+/* clear_refs @what (docs/kernel-interface.md §5) of @pid. */
 static int clear_refs(pid_t pid, const char *what)
 {
 	char path[64];
@@ -1099,7 +1099,7 @@ static int bounded_memory(void)
 
 		if (backends[b] == PM_BACKEND_SCAN && !kernel_has_scan())
 			continue;
-		/* 5 resets VmHWM to the current RSS (kernel-abi.md §5). */
+		/* 5 resets VmHWM to the current RSS (docs/kernel-interface.md §5). */
 		CHECK(fd >= 0 && write(fd, "5", 1) == 1);
 		if (fd >= 0)
 			close(fd);

@@ -6,7 +6,7 @@
  * capture of a current-layout kernel with PFNs visible (root).
  *
  * Usage: pm-derive [OPTION...] IN.sparse OUT.sparse
- *   -l LAYOUT  pshift, v2 or current (kernel-abi.md §1.1-1.3)
+ *   -l LAYOUT  pshift, v2 or current (docs/kernel-interface.md §1.1-1.3)
  *   -S SHIFT   PAGE_SHIFT of the capture (default 12)
  *   -F         the kernel has bit 61 PM_FILE (3.5+); else it reads 0
  *   -E         the kernel has bit 56 PM_MMAP_EXCLUSIVE (4.2+)
@@ -41,7 +41,7 @@
 #define E_SOFT_DIRTY	(1ULL << 55)
 #define E_FRAME		((1ULL << 55) - 1)
 #define SWAP_TYPE_MASK	0x1fULL
-#define MARKER_TYPE	31	/* PTE markers: swap type 31 on the capture's kernel (kernel-abi.md §1.1) */
+#define MARKER_TYPE	31	/* PTE markers: swap type 31 on the capture's kernel (docs/kernel-interface.md §9.1) */
 
 enum layout { PSHIFT, V2, CURRENT };
 
@@ -180,7 +180,7 @@ static void split_thp(struct words *s, const struct opts *o)
 	}
 }
 
-/* One entry as the older kernel reports it (kernel-abi.md §1.2, §1.3, §1.1, §2.1). */
+/* One entry as the older kernel reports it (docs/kernel-interface.md §1.2, §1.3, §1.1, §2.1). */
 static uint64_t rewrite(uint64_t w, const struct opts *o)
 {
 	uint64_t frame = w & E_FRAME, flags = w & (E_PRESENT | E_SWAP | E_FILE);

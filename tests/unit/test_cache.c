@@ -64,37 +64,4 @@ static int map_files_names(void)
 	return T_PASS;
 }
 
-static int cgroup_paths(void)
-{
-	char buf[64];
-
-	/* cgroup v1: the line whose controllers include "memory" wins over 0::. */
-	CHECK_EQ_U64(pm_cgroup_memory_path("5:devices:/\n4:memory:/a/b\n0::/\n", buf, sizeof(buf)), 1);
-	CHECK_STR(buf, "/a/b");
-	CHECK_EQ_U64(pm_cgroup_memory_path("3:cpu,memory,pids:/x", buf, sizeof(buf)), 1);
-	CHECK_STR(buf, "/x");
-	/* v2 only. */
-	CHECK_EQ_U64(pm_cgroup_memory_path("0::/system.slice/foo.service\n", buf, sizeof(buf)), 0);
-	CHECK_STR(buf, "/system.slice/foo.service");
-	/* "memoryx" is not "memory"; a name= hierarchy is not v2. */
-	CHECK_EQ_U64(pm_cgroup_memory_path("4:memoryx:/a\n9:name=systemd:/\n", buf, sizeof(buf)), -ENOENT);
-	return T_PASS;
-}
-
-/* Captured trees are untrusted: no colons, no path, relative paths, too long, empty. */
-static int cgroup_hostile(void)
-{
-	char buf[64], tiny[4];
-
-	CHECK_EQ_U64(pm_cgroup_memory_path("", buf, sizeof(buf)), -ENOENT);
-	CHECK_EQ_U64(pm_cgroup_memory_path("garbage\n::\n0:\n", buf, sizeof(buf)), -ENOENT);
-	CHECK_EQ_U64(pm_cgroup_memory_path("4:memory:\n0::relative\n", buf, sizeof(buf)), -ENOENT);
-	CHECK_EQ_U64(pm_cgroup_memory_path("4:memory:/long/path", tiny, sizeof(tiny)), -ENAMETOOLONG);
-	CHECK_EQ_U64(pm_cgroup_memory_path("0::/long", tiny, sizeof(tiny)), -ENAMETOOLONG);
-	CHECK_EQ_U64(pm_cgroup_memory_path("0::/", tiny, sizeof(tiny)), 0);
-	CHECK_STR(tiny, "/");
-	return T_PASS;
-}
-
-T_MAIN(T(meminfo_normal), T(meminfo_prefix), T(meminfo_hostile), T(map_files_names), T(cgroup_paths),
-       T(cgroup_hostile))
+T_MAIN(T(meminfo_normal), T(meminfo_prefix), T(meminfo_hostile), T(map_files_names))

@@ -14,7 +14,7 @@
 #define B_EXCL		(1ULL << 56)
 #define B_SD		(1ULL << 55)
 #define SWP(type, off)	(B_SWAP | ((uint64_t)(off) << 5) | (uint64_t)(type))
-#define UFFD_MARKER	0x420000000000003fULL	/* kernel-abi §1.5 */
+#define UFFD_MARKER	0x420000000000003fULL	/* docs/kernel-interface.md §1.5 */
 #define GUARD_MARKER	0x440000000000009fULL
 #define ZERO_PFN	0x3b30
 

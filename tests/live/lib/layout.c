@@ -377,7 +377,7 @@ static int setup_thp(struct child *c)
 
 /*
  * Split a THP's PMD but not its folio: write-protecting half of it through
- * uffd-wp async splits the PMD (kernel-abi.md §6.4); writing that half back
+ * uffd-wp async splits the PMD (docs/kernel-interface.md §6.4); writing that half back
  * clears the bits again. All 512 PTEs then map the still-whole folio with
  * identical flags, contiguous aligned PFNs: pagemap alone cannot tell this
  * from a PMD mapping.
@@ -437,7 +437,7 @@ static int setup_guard(struct child *c)
 	return 0;
 }
 
-/* kernel-abi.md §6.4: the process creates, registers and arms its own uffd; the fd stays open. */
+/* docs/kernel-interface.md §6.4: the process creates, registers and arms its own uffd; the fd stays open. */
 static int setup_uffd(struct child *c)
 {
 	size_t n = c->o->uffd_pages, len = n * c->ps, i;

@@ -386,7 +386,7 @@ static size_t check_mapping(const struct runs *r, const struct smaps_entry *e, s
 	} else if (e->rss + hugetlb > u.present) {
 		n += mismatch(bad + n, r, e, "Rss > present", e->rss + hugetlb, u.present);
 	}
-	/* Shared memory's Swap also counts swapped shmem, which pagemap cannot see (kernel-abi.md §10.3). */
+	/* Shared memory's Swap also counts swapped shmem, which pagemap cannot see (docs/kernel-interface.md §10.3). */
 	if (e->perms[3] != 's' && e->swap != u.swapped)
 		n += mismatch(bad + n, r, e, "Swap vs swapped", e->swap, u.swapped);
 	if ((r->known & PM_PAGE_THP) &&
