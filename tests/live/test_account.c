@@ -143,8 +143,9 @@ static int cow_half(void)
 	const struct lay_region *c = &lay.r[LR_COW];
 	struct pm_frame *fr = calloc(MAXFRAMES, sizeof(*fr));
 	uint64_t *per = calloc(MAXCOUNT, sizeof(*per));
-	long double exact = 0;
+	long double exact = 0, held_exact = 0;
 	struct pm_account a = { 0 };
+	uint64_t held_pss = 0;
 	size_t n = 0, i;
 	int r = setup(), tries, held = 0;
 
@@ -180,17 +181,28 @@ static int cow_half(void)
 			exact += (long double)per[i] * lay.page_size / i;
 		if (tries && exact == before && (uint64_t)(exact + 0.5L) == a.pss)
 			break;
-		if (tries && exact == before)
+		if (tries && exact == before) {
 			held++;	/* the counts held still around pm_account, yet the sums differ */
+			held_exact = exact;
+			held_pss = a.pss;
+		}
 		CHECK_EQ_U64(pm_account_process(tgt, kp, &a), 0);
 	}
 	CHECK(a.pss >= (uint64_t)(ANON + MEMFD) * lay.page_size + (uint64_t)COW * lay.page_size / 2);
 	free(fr);
 	free(per);
-	if (tries == TRIES && !held)	/* never one quiet moment: nothing to compare, not a difference */
-		return t_skip("shared library map counts changed (processes starting and exiting elsewhere) around every one of %d sums: the exact PSS could not be compared; the fork-shared pages' counts were",
-			      TRIES);
-	CHECK_EQ_U64(a.pss, (uint64_t)(exact + 0.5L));
+	if (tries < TRIES)
+		return T_PASS;	/* one sum held still around pm_account and agreed with it */
+	/*
+	 * A process that starts and exits between two sums leaves them equal
+	 * (its +1 and -1 cancel) while pm_account saw it: a busy machine can
+	 * make a quiet moment look held. A real difference shows at every
+	 * quiet moment, so it takes three of them to call it one.
+	 */
+	if (held < 3)
+		return t_skip("shared library map counts changed (processes starting and exiting elsewhere) around %d of %d sums: the exact PSS could not be compared; the fork-shared pages' counts were",
+			      TRIES - held, TRIES);
+	CHECK_EQ_U64(held_pss, (uint64_t)(held_exact + 0.5L));
 	return T_PASS;
 }
 
