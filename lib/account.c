@@ -9,13 +9,13 @@
 #define ACCOUNT_BATCH 16384	/* frames per pm_kpage_lookup: 512 KiB of pm_frame */
 #endif
 
-void pm_pss_add(struct pm_pss *p, uint64_t bytes, uint64_t count)
+void pmi_pss_add(struct pm_pss *p, uint64_t bytes, uint64_t count)
 {
 	if (count)
 		p->sum += ((unsigned __int128)bytes << PM_PSS_SHIFT) / count;
 }
 
-uint64_t pm_pss_bytes(const struct pm_pss *p)
+uint64_t pmi_pss_bytes(const struct pm_pss *p)
 {
 	return (uint64_t)((p->sum + ((unsigned __int128)1 << (PM_PSS_SHIFT - 1))) >> PM_PSS_SHIFT);
 }
@@ -69,7 +69,7 @@ static int acct_flush(struct acct *a)
 			a->out->uss += a->page_size;
 		else
 			a->out->shared += a->page_size;
-		pm_pss_add(&a->pss, a->page_size, f->count);
+		pmi_pss_add(&a->pss, a->page_size, f->count);
 	}
 	a->n = 0;
 	return r;
@@ -100,7 +100,7 @@ static int account_pagemap(struct pm_target *t, struct pm_kpage *k, struct pm_ac
 	struct acct a = { k, malloc(ACCOUNT_BATCH * sizeof(struct pm_frame)), 0, 0, { 0 }, out, false };
 	struct pm_walk *w = a.fr ? pm_walk_new(t, 0, UINT64_MAX, PM_WALK_ENTRIES) : NULL;
 	const struct pm_run *run;
-	unsigned files = pm_kpage_selected(k);
+	unsigned files = pmi_kpage_selected(k);
 	int r = w ? 0 : -errno;
 
 	/* Map counts, and flags for hugetlb; not cgroups: each file read costs the kernel per frame. */
@@ -113,7 +113,7 @@ static int account_pagemap(struct pm_target *t, struct pm_kpage *k, struct pm_ac
 	pm_kpage_select(k, files);
 	pm_walk_free(w);
 	free(a.fr);
-	out->pss = pm_pss_bytes(&a.pss);
+	out->pss = pmi_pss_bytes(&a.pss);
 	out->source = PM_ACCOUNT_PAGEMAP;
 	out->exact = true;
 	out->estimate = a.large && pm_ctx_probe(t->ctx, PM_PROBE_MAPCOUNT)->page_mapcount == PM_NO;
@@ -144,15 +144,15 @@ static int account_rollup(struct pm_target *t, struct pm_account *out)
 {
 	struct pm_smaps_rec all = { 0 };
 	char path[4096], buf[8192];
-	int r = pm_pid_path(t->ctx, path, sizeof(path), t->pid, "smaps_rollup");
+	int r = pmi_pid_path(t->ctx, path, sizeof(path), t->pid, "smaps_rollup");
 
 	if (r == 0)
-		r = pm_read_small_file(t->ctx, path, buf, sizeof(buf));
+		r = pmi_read_small_file(t->ctx, path, buf, sizeof(buf));
 	if (r == 0)
 		return -ESRCH;	/* no mm: a kernel thread, a zombie, or exited */
 	if (r < 0)
 		return r;
-	r = pm_smaps_parse_buf(buf, (size_t)r, rollup_add, &all);
+	r = pmi_smaps_parse_buf(buf, (size_t)r, rollup_add, &all);
 	if (r < 0)
 		return r;
 	if ((all.have & NEED) != NEED)

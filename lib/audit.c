@@ -83,7 +83,7 @@ void pm_audit_free(struct pm_audit *a)
 	free(a);
 }
 
-struct pm_finding *pm_audit_add(struct pm_audit *a, const char *name, const char *subject, enum pm_verdict v,
+struct pm_finding *pmi_audit_add(struct pm_audit *a, const char *name, const char *subject, enum pm_verdict v,
 				const char *fix, const char *fmt, ...)
 {
 	struct pm_finding *f;
@@ -156,7 +156,7 @@ static const char *status_field(const char *s, const char *key)
 	return NULL;
 }
 
-int pm_audit_parse_status(const char *status, uint64_t *capeff, uint32_t *euid)
+int pmi_audit_parse_status(const char *status, uint64_t *capeff, uint32_t *euid)
 {
 	const char *c = status_field(status, "CapEff:"), *u = status_field(status, "Uid:");
 	unsigned long long caps, uids[2];
@@ -189,7 +189,7 @@ int pm_audit_parse_status(const char *status, uint64_t *capeff, uint32_t *euid)
 	return 0;
 }
 
-bool pm_audit_uid_map_initial(const char *m)
+bool pmi_audit_uid_map_initial(const char *m)
 {
 	unsigned long long in, out, count;
 	int used = 0;
@@ -199,12 +199,12 @@ bool pm_audit_uid_map_initial(const char *m)
 	return in == 0 && out == 0 && count == 4294967295ULL && m[used] == '\0';
 }
 
-bool pm_audit_ns_initial(const char *link)
+bool pmi_audit_ns_initial(const char *link)
 {
 	return !strcmp(link, "user:[4026531837]");
 }
 
-enum pm_audit_thp pm_audit_parse_thp(const char *s)
+enum pm_audit_thp pmi_audit_parse_thp(const char *s)
 {
 	const char *a = strchr(s, '['), *b = a ? strchr(a, ']') : NULL;
 	size_t n;
@@ -221,7 +221,7 @@ enum pm_audit_thp pm_audit_parse_thp(const char *s)
 	return PM_THP_UNKNOWN;
 }
 
-int pm_audit_parse_count(const char *s, uint64_t *v)
+int pmi_audit_parse_count(const char *s, uint64_t *v)
 {
 	unsigned long long x;
 	char *end;
@@ -242,9 +242,9 @@ int pm_audit_parse_count(const char *s, uint64_t *v)
 static int read_text(struct pm_audit *a, const char *name, char *buf, size_t size)
 {
 	char path[PATH_MAX];
-	int r = pm_path(a->ctx, path, sizeof(path), "%s", name);
+	int r = pmi_path(a->ctx, path, sizeof(path), "%s", name);
 
-	return r < 0 ? r : pm_read_small_file(a->ctx, path, buf, size);
+	return r < 0 ? r : pmi_read_small_file(a->ctx, path, buf, size);
 }
 
 /* Why reading @r failed, in words: a replayed tree's missing file is one the capture did not record. */
@@ -293,7 +293,7 @@ static void child_read(int wfd, unsigned page_shift)
 		e.err = errno;
 		goto out;
 	}
-	if (pm_pread_words(fd, &e.entry, 1, (uint64_t)(uintptr_t)p >> page_shift) != 1)
+	if (pmi_pread_words(fd, &e.entry, 1, (uint64_t)(uintptr_t)p >> page_shift) != 1)
 		e.err = EIO;
 	close(fd);
 out:
@@ -400,7 +400,7 @@ static void check_pfn(struct pm_audit *a, const struct pm_features *f, const str
 		if (ev != PM_VERDICT_UNKNOWN)
 			v = ev;
 	}
-	pm_audit_add(a, "pfn-unprivileged", "/proc/PID/pagemap", v,
+	pmi_audit_add(a, "pfn-unprivileged", "/proc/PID/pagemap", v,
 		     v == PM_VERDICT_EXPOSED ? "run Linux 4.2 or later (or a kernel with 'pagemap: hide physical addresses "
 					       "from non-privileged users' backported)" : NULL,
 		     "%s%s%s", rule, e->have ? "; by effect: " : "", what);
@@ -414,15 +414,15 @@ static int initial_ns(struct pm_audit *a, pid_t pid)
 	char path[PATH_MAX], buf[256];
 	ssize_t n;
 
-	if (pm_pid_path(a->ctx, path, sizeof(path), pid, "ns/user") == 0 &&
+	if (pmi_pid_path(a->ctx, path, sizeof(path), pid, "ns/user") == 0 &&
 	    (n = readlink(path, buf, sizeof(buf) - 1)) > 0) {
 		buf[n] = '\0';
-		return pm_audit_ns_initial(buf);
+		return pmi_audit_ns_initial(buf);
 	}
-	if (pm_pid_path(a->ctx, path, sizeof(path), pid, "uid_map") < 0 ||
-	    pm_read_small_file(a->ctx, path, buf, sizeof(buf)) < 0)
+	if (pmi_pid_path(a->ctx, path, sizeof(path), pid, "uid_map") < 0 ||
+	    pmi_read_small_file(a->ctx, path, buf, sizeof(buf)) < 0)
 		return -1;
-	return pm_audit_uid_map_initial(buf);
+	return pmi_audit_uid_map_initial(buf);
 }
 
 /* One holder's row; counts into @nroot/@nother. */
@@ -434,8 +434,8 @@ static void cap_holder(struct pm_audit *a, const struct pm_proc *p, unsigned *nr
 	struct pm_finding *f;
 	int init;
 
-	if (p->state != PM_PROC_RUNNING || pm_pid_path(a->ctx, path, sizeof(path), p->pid, "status") < 0 ||
-	    pm_read_small_file(a->ctx, path, buf, sizeof(buf)) < 0 || pm_audit_parse_status(buf, &caps, &euid) < 0 ||
+	if (p->state != PM_PROC_RUNNING || pmi_pid_path(a->ctx, path, sizeof(path), p->pid, "status") < 0 ||
+	    pmi_read_small_file(a->ctx, path, buf, sizeof(buf)) < 0 || pmi_audit_parse_status(buf, &caps, &euid) < 0 ||
 	    !(caps & (1ULL << CAP_BIT_SYS_ADMIN)))
 		return;
 	init = initial_ns(a, p->pid);
@@ -443,7 +443,7 @@ static void cap_holder(struct pm_audit *a, const struct pm_proc *p, unsigned *nr
 		return;
 	snprintf(subject, sizeof(subject), "pid %d (%s)", (int)p->pid, p->comm);
 	*(euid ? nother : nroot) += 1;
-	f = pm_audit_add(a, "cap-sys-admin", subject, euid ? PM_VERDICT_EXPOSED : PM_VERDICT_OK,
+	f = pmi_audit_add(a, "cap-sys-admin", subject, euid ? PM_VERDICT_EXPOSED : PM_VERDICT_OK,
 			 euid ? "drop CAP_SYS_ADMIN from its file capabilities, ambient set or service unit "
 				"(AmbientCapabilities=, CapabilityBoundingSet=)" : NULL,
 			 "CapEff %016llx, effective uid %u, user namespace %s", (unsigned long long)caps, euid,
@@ -458,7 +458,7 @@ static void cap_holder(struct pm_audit *a, const struct pm_proc *p, unsigned *nr
 	}
 }
 
-void pm_audit_move_last(struct pm_audit *a, size_t at)
+void pmi_audit_move_last(struct pm_audit *a, size_t at)
 {
 	struct pm_finding last;
 
@@ -490,14 +490,14 @@ static void check_caps(struct pm_audit *a)
 	pm_procs_close(it);
 	qsort(a->f + at, a->n - at, sizeof(*a->f), by_pid);	/* directory order differs between filesystems */
 	if (!it || r < 0)
-		pm_audit_add(a, "cap-sys-admin", "processes", PM_VERDICT_UNKNOWN, NULL, "cannot list the processes: %s",
+		pmi_audit_add(a, "cap-sys-admin", "processes", PM_VERDICT_UNKNOWN, NULL, "cannot list the processes: %s",
 			     strerror(it ? -r : open_err));
 	else
-		pm_audit_add(a, "cap-sys-admin", "processes", nother ? PM_VERDICT_EXPOSED : PM_VERDICT_OK,
+		pmi_audit_add(a, "cap-sys-admin", "processes", nother ? PM_VERDICT_EXPOSED : PM_VERDICT_OK,
 			     nother ? "take CAP_SYS_ADMIN from the processes below that do not run as root" : NULL,
 			     "%u processes hold CAP_SYS_ADMIN in the initial user namespace (%u as root, %u as other "
 			     "users): each reads every frame number", nroot + nother, nroot, nother);
-	pm_audit_move_last(a, at);
+	pmi_audit_move_last(a, at);
 }
 
 /* ---- 2 MiB of known physical contiguity ---- */
@@ -514,23 +514,23 @@ static void check_thp(struct pm_audit *a, const struct pm_features *f)
 						    "(and transparent_hugepage=never on the kernel command line)";
 
 	buf[r > 0 ? strcspn(buf, "\n") : 0] = '\0';
-	if (pm_audit_absent(a, file, r))
-		pm_audit_add(a, "thp", file, PM_VERDICT_OK, NULL, "absent: kernel without transparent huge pages");
+	if (pmi_audit_absent(a, file, r))
+		pmi_audit_add(a, "thp", file, PM_VERDICT_OK, NULL, "absent: kernel without transparent huge pages");
 	else if (r < 0)
-		pm_audit_add(a, "thp", file, PM_VERDICT_UNKNOWN, NULL, "cannot read: %s", read_error(a, r));
-	else if (pm_audit_parse_thp(buf) == PM_THP_ALWAYS)
-		pm_audit_add(a, "thp", file, PM_VERDICT_EXPOSED, fix, "\"%s\": every 2 MiB-aligned anonymous range a process "
+		pmi_audit_add(a, "thp", file, PM_VERDICT_UNKNOWN, NULL, "cannot read: %s", read_error(a, r));
+	else if (pmi_audit_parse_thp(buf) == PM_THP_ALWAYS)
+		pmi_audit_add(a, "thp", file, PM_VERDICT_EXPOSED, fix, "\"%s\": every 2 MiB-aligned anonymous range a process "
 			     "touches may be one physically contiguous huge page", buf);
-	else if (pm_audit_parse_thp(buf) == PM_THP_MADVISE)
-		pm_audit_add(a, "thp", file, PM_VERDICT_EXPOSED, fix, "\"%s\": any process gets physically contiguous 2 MiB "
+	else if (pmi_audit_parse_thp(buf) == PM_THP_MADVISE)
+		pmi_audit_add(a, "thp", file, PM_VERDICT_EXPOSED, fix, "\"%s\": any process gets physically contiguous 2 MiB "
 			     "huge pages with madvise(MADV_HUGEPAGE)", buf);
-	else if (pm_audit_parse_thp(buf) == PM_THP_NEVER && collapse)
-		pm_audit_add(a, "thp", file, PM_VERDICT_EXPOSED, collapse_fix, "\"%s\", but on Linux 6.1+ madvise(MADV_COLLAPSE) makes a huge page whatever this says", buf);
-	else if (pm_audit_parse_thp(buf) == PM_THP_NEVER)
-		pm_audit_add(a, "thp", file, PM_VERDICT_OK, NULL, "\"%s\": no transparent huge pages%s", buf,
+	else if (pmi_audit_parse_thp(buf) == PM_THP_NEVER && collapse)
+		pmi_audit_add(a, "thp", file, PM_VERDICT_EXPOSED, collapse_fix, "\"%s\", but on Linux 6.1+ madvise(MADV_COLLAPSE) makes a huge page whatever this says", buf);
+	else if (pmi_audit_parse_thp(buf) == PM_THP_NEVER)
+		pmi_audit_add(a, "thp", file, PM_VERDICT_OK, NULL, "\"%s\": no transparent huge pages%s", buf,
 			     f->kernel_major ? "" : " (kernel release unknown: 6.1+ would have MADV_COLLAPSE)");
 	else
-		pm_audit_add(a, "thp", file, PM_VERDICT_UNKNOWN, NULL, "\"%s\": not a mode this audit knows", buf);
+		pmi_audit_add(a, "thp", file, PM_VERDICT_UNKNOWN, NULL, "\"%s\": not a mode this audit knows", buf);
 }
 
 /* One pool's pages and overcommit limit: -errno, or 0 with @pages/@over. */
@@ -541,11 +541,11 @@ static int pool(struct pm_audit *a, const char *dir, uint64_t *pages, uint64_t *
 
 	snprintf(name, sizeof(name), "%s/nr_hugepages", dir);
 	r = read_text(a, name, buf, sizeof(buf));
-	if (r < 0 || pm_audit_parse_count(buf, pages) < 0)
+	if (r < 0 || pmi_audit_parse_count(buf, pages) < 0)
 		return r < 0 ? r : -EINVAL;
 	snprintf(name, sizeof(name), "%s/nr_overcommit_hugepages", dir);
 	r = read_text(a, name, buf, sizeof(buf));
-	if (r < 0 || pm_audit_parse_count(buf, over) < 0)
+	if (r < 0 || pmi_audit_parse_count(buf, over) < 0)
 		*over = 0;	/* no overcommit file: nothing to add */
 	return 0;
 }
@@ -557,20 +557,20 @@ static void check_hugetlb(struct pm_audit *a)
 	uint64_t pages = 0, over = 0;
 	int r = pool(a, vm, &pages, &over);
 
-	if (pm_audit_absent(a, "/proc/sys/vm/nr_hugepages", r))
-		pm_audit_add(a, "hugetlb", "/proc/sys/vm/nr_hugepages", PM_VERDICT_OK, NULL,
+	if (pmi_audit_absent(a, "/proc/sys/vm/nr_hugepages", r))
+		pmi_audit_add(a, "hugetlb", "/proc/sys/vm/nr_hugepages", PM_VERDICT_OK, NULL,
 			     "absent: kernel without hugetlbfs");
 	else if (r < 0)
-		pm_audit_add(a, "hugetlb", "/proc/sys/vm/nr_hugepages", PM_VERDICT_UNKNOWN, NULL, "cannot read: %s",
+		pmi_audit_add(a, "hugetlb", "/proc/sys/vm/nr_hugepages", PM_VERDICT_UNKNOWN, NULL, "cannot read: %s",
 			     read_error(a, r));
 	else if (pages || over)
-		pm_audit_add(a, "hugetlb", "/proc/sys/vm/nr_hugepages", PM_VERDICT_EXPOSED,
+		pmi_audit_add(a, "hugetlb", "/proc/sys/vm/nr_hugepages", PM_VERDICT_EXPOSED,
 			     "echo 0 > /proc/sys/vm/nr_hugepages and nr_overcommit_hugepages where no service needs them",
 			     "nr_hugepages %llu, nr_overcommit_hugepages %llu: any process may mmap(MAP_HUGETLB) a "
 			     "physically contiguous huge page of the default size", (unsigned long long)pages,
 			     (unsigned long long)over);
 	else
-		pm_audit_add(a, "hugetlb", "/proc/sys/vm/nr_hugepages", PM_VERDICT_OK, NULL,
+		pmi_audit_add(a, "hugetlb", "/proc/sys/vm/nr_hugepages", PM_VERDICT_OK, NULL,
 			     "nr_hugepages 0, nr_overcommit_hugepages 0: no pool of the default size");
 }
 
@@ -587,27 +587,27 @@ static void check_ksm(struct pm_audit *a, const struct pm_features *f, const str
 	if (e->have && e->excl_known && !e->drop_err && !e->err && (e->entry & E_PRESENT))
 		snprintf(seen, sizeof(seen), "; by effect: %s read bit 56 %s on its own page", e->who,
 			 e->entry & E_EXCLUSIVE ? "set" : "clear");
-	if (pm_audit_absent(a, file, r))
-		pm_audit_add(a, "exclusive-bit", file, PM_VERDICT_OK, NULL, "absent: kernel without KSM");
-	else if (r < 0 || pm_audit_parse_count(buf, &run) < 0)
-		pm_audit_add(a, "exclusive-bit", file, PM_VERDICT_UNKNOWN, NULL, "cannot read: %s",
+	if (pmi_audit_absent(a, file, r))
+		pmi_audit_add(a, "exclusive-bit", file, PM_VERDICT_OK, NULL, "absent: kernel without KSM");
+	else if (r < 0 || pmi_audit_parse_count(buf, &run) < 0)
+		pmi_audit_add(a, "exclusive-bit", file, PM_VERDICT_UNKNOWN, NULL, "cannot read: %s",
 			     r < 0 ? read_error(a, r) : "not a number");
 	else if (run != 1)
-		pm_audit_add(a, "exclusive-bit", file, PM_VERDICT_OK, NULL, "run %llu: KSM is not merging pages",
+		pmi_audit_add(a, "exclusive-bit", file, PM_VERDICT_OK, NULL, "run %llu: KSM is not merging pages",
 			     (unsigned long long)run);
 	else if (!f->kernel_major)
-		pm_audit_add(a, "exclusive-bit", file, PM_VERDICT_UNKNOWN, NULL,
+		pmi_audit_add(a, "exclusive-bit", file, PM_VERDICT_UNKNOWN, NULL,
 			     "run 1: KSM merges pages; kernel release unknown%s", seen);
 	else if (pm_kernel_at_least(f, 4, 2))
-		pm_audit_add(a, "exclusive-bit", file, PM_VERDICT_EXPOSED, fix,
+		pmi_audit_add(a, "exclusive-bit", file, PM_VERDICT_EXPOSED, fix,
 			     "run 1: KSM merges pages, and bit 56 (4.2+, shown to every reader) clears when a page of a "
 			     "process was merged with another's identical page%s", seen);
 	else if (pm_kernel_at_least(f, 4, 0))
-		pm_audit_add(a, "exclusive-bit", file, PM_VERDICT_OK, NULL,
+		pmi_audit_add(a, "exclusive-bit", file, PM_VERDICT_OK, NULL,
 			     "run 1, but Linux %s refuses pagemap to unprivileged readers and has no bit 56",
 			     f->kernel_release);
 	else
-		pm_audit_add(a, "exclusive-bit", file, PM_VERDICT_EXPOSED, fix,
+		pmi_audit_add(a, "exclusive-bit", file, PM_VERDICT_EXPOSED, fix,
 			     "run 1: no bit 56 before 4.2, but Linux %s shows frame numbers to every reader: merged "
 			     "pages share one", f->kernel_release);
 }
@@ -629,13 +629,13 @@ int pm_audit_run(struct pm_audit *a, unsigned flags)
 	else
 		effect_self(f, a->ctx->live, &e);
 	check_pfn(a, f, &e);
-	pm_audit_modes(a);
+	pmi_audit_modes(a);
 	check_caps(a);
 	check_thp(a, f);
 	check_hugetlb(a);
 	check_ksm(a, f, &e);
 	for (i = 0; i < a->npaths; i++)
-		pm_audit_snapshots(a, a->paths[i]);
+		pmi_audit_snapshots(a, a->paths[i]);
 	if (a->err)
 		return a->err;
 	return a->ctx->tree_error && a->ctx->tree_error[0] ? -EBADMSG : 0;

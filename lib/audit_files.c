@@ -12,7 +12,7 @@
 
 #define SNAP_DEPTH_MAX 32	/* directories below a given path: deeper ones are not searched */
 
-int pm_audit_parse_mode(const char *s, unsigned *mode, uint32_t *uid, uint32_t *gid)
+int pmi_audit_parse_mode(const char *s, unsigned *mode, uint32_t *uid, uint32_t *gid)
 {
 	unsigned long long v[3];
 	const char *p = s;
@@ -54,11 +54,11 @@ static void replayed_mode(struct pm_audit *a, const char *path, struct fmode *m)
 	int r;
 
 	snprintf(side, sizeof(side), "%s.mode", path);
-	r = pm_read_small_file(a->ctx, side, buf, sizeof(buf));
-	if (r >= 0 && pm_audit_parse_mode(buf, &m->mode, &m->uid, &m->gid) == 0)
+	r = pmi_read_small_file(a->ctx, side, buf, sizeof(buf));
+	if (r >= 0 && pmi_audit_parse_mode(buf, &m->mode, &m->uid, &m->gid) == 0)
 		return;
 	if (r >= 0) {
-		pm_tree_error(a->ctx, "%s: not \"MODE UID GID\" (octal mode, decimal IDs)", side);
+		pmi_tree_error(a->ctx, "%s: not \"MODE UID GID\" (octal mode, decimal IDs)", side);
 		m->state = FM_UNKNOWN;
 		snprintf(m->why, sizeof(m->why), "%s", "its recorded mode is malformed");
 		return;
@@ -67,7 +67,7 @@ static void replayed_mode(struct pm_audit *a, const char *path, struct fmode *m)
 	snprintf(m->why, sizeof(m->why), "%s", "mode and owner not recorded by the capture");
 }
 
-bool pm_audit_absent(struct pm_audit *a, const char *name, int r)
+bool pmi_audit_absent(struct pm_audit *a, const char *name, int r)
 {
 	char path[PATH_MAX + 8], buf[64];
 
@@ -75,8 +75,8 @@ bool pm_audit_absent(struct pm_audit *a, const char *name, int r)
 		return false;
 	if (a->ctx->live)
 		return true;
-	return pm_path(a->ctx, path, sizeof(path), "%s.errno", name) == 0 &&
-	       pm_read_small_file(a->ctx, path, buf, sizeof(buf)) >= 0 && pm_errno_from_name(buf) == ENOENT;
+	return pmi_path(a->ctx, path, sizeof(path), "%s.errno", name) == 0 &&
+	       pmi_read_small_file(a->ctx, path, buf, sizeof(buf)) >= 0 && pmi_errno_from_name(buf) == ENOENT;
 }
 
 static void file_mode(struct pm_audit *a, const char *name, struct fmode *m)
@@ -85,10 +85,10 @@ static void file_mode(struct pm_audit *a, const char *name, struct fmode *m)
 	struct stat st;
 
 	memset(m, 0, sizeof(*m));
-	if (pm_path(a->ctx, path, sizeof(path), "%s", name) < 0) {
+	if (pmi_path(a->ctx, path, sizeof(path), "%s", name) < 0) {
 		m->state = FM_UNKNOWN;
 		snprintf(m->why, sizeof(m->why), "%s", strerror(ENAMETOOLONG));
-	} else if (!a->ctx->live && pm_audit_absent(a, name, -ENOENT)) {
+	} else if (!a->ctx->live && pmi_audit_absent(a, name, -ENOENT)) {
 		m->state = FM_ABSENT;
 	} else if (!a->ctx->live) {
 		replayed_mode(a, path, m);
@@ -118,14 +118,14 @@ static void check_frame_file(struct pm_audit *a, const char *name, const char *p
 	file_mode(a, path, &m);
 	snprintf(fix, sizeof(fix), "chmod 0%o %s; chown 0:0 %s", m.mode & 0600 ? m.mode & 0600 : 0400, path, path);
 	if (m.state == FM_ABSENT)
-		pm_audit_add(a, name, path, PM_VERDICT_OK, NULL, "absent: kernel without %s", config);
+		pmi_audit_add(a, name, path, PM_VERDICT_OK, NULL, "absent: kernel without %s", config);
 	else if (m.state == FM_UNKNOWN)
-		pm_audit_add(a, name, path, PM_VERDICT_UNKNOWN, NULL, "%s", m.why);
+		pmi_audit_add(a, name, path, PM_VERDICT_UNKNOWN, NULL, "%s", m.why);
 	else if (open_to_others(&m))
-		pm_audit_add(a, name, path, PM_VERDICT_EXPOSED, fix, "mode %04o, owner %u:%u: users other than root may "
+		pmi_audit_add(a, name, path, PM_VERDICT_EXPOSED, fix, "mode %04o, owner %u:%u: users other than root may "
 			     "open it and %s", m.mode, m.uid, m.gid, what);
 	else
-		pm_audit_add(a, name, path, PM_VERDICT_OK, NULL, "mode %04o, owner %u:%u: root only", m.mode, m.uid, m.gid);
+		pmi_audit_add(a, name, path, PM_VERDICT_OK, NULL, "mode %04o, owner %u:%u: root only", m.mode, m.uid, m.gid);
 }
 
 /* /proc/PID/pagemap is its process's user's by design: only group and other bits would widen it. */
@@ -136,18 +136,18 @@ static void check_pagemap_file(struct pm_audit *a)
 
 	file_mode(a, path, &m);
 	if (m.state != FM_KNOWN)
-		pm_audit_add(a, "pagemap-file", path, PM_VERDICT_UNKNOWN, NULL, "%s",
+		pmi_audit_add(a, "pagemap-file", path, PM_VERDICT_UNKNOWN, NULL, "%s",
 			     m.state == FM_ABSENT ? "absent: kernel without CONFIG_PROC_PAGE_MONITOR?" : m.why);
 	else if (m.mode & 0066)
-		pm_audit_add(a, "pagemap-file", path, PM_VERDICT_EXPOSED, "run a kernel whose pagemap files are 0400",
+		pmi_audit_add(a, "pagemap-file", path, PM_VERDICT_EXPOSED, "run a kernel whose pagemap files are 0400",
 			     "mode %04o, owner %u:%u: other users may open a process's pagemap", m.mode, m.uid, m.gid);
 	else
-		pm_audit_add(a, "pagemap-file", path, PM_VERDICT_OK, NULL,
+		pmi_audit_add(a, "pagemap-file", path, PM_VERDICT_OK, NULL,
 			     "mode %04o, owner %u:%u: each process's pagemap is its own user's (and root's), with ptrace "
 			     "read rights; what they see of frames is pfn-unprivileged's answer", m.mode, m.uid, m.gid);
 }
 
-void pm_audit_modes(struct pm_audit *a)
+void pmi_audit_modes(struct pm_audit *a)
 {
 	check_pagemap_file(a);
 	check_frame_file(a, "kpageflags", "/proc/kpageflags", "learn the flags of every physical frame",
@@ -162,7 +162,7 @@ void pm_audit_modes(struct pm_audit *a)
 
 /* ---- snapshot files ---- */
 
-enum pm_snap_kind pm_audit_sniff(const unsigned char *head, size_t n)
+enum pm_snap_kind pmi_audit_sniff(const unsigned char *head, size_t n)
 {
 	/*
 	 * This library's snapshots start with "\x89PMSNAP\n" (lib/snapshot.h,
@@ -170,7 +170,7 @@ enum pm_snap_kind pm_audit_sniff(const unsigned char *head, size_t n)
 	 * format.
 	 */
 	if ((n >= 6 && !memcmp(head, "PMSNAP", 6)) || (n >= 8 && !memcmp(head, "\x89PMSNAP\n", 8)))
-		return PM_SNAP_UNKNOWN_FORMAT;	/* pm_audit_sniff_path() asks the reader which */
+		return PM_SNAP_UNKNOWN_FORMAT;	/* pmi_audit_sniff_path() asks the reader which */
 	return PM_SNAP_NOT;
 }
 
@@ -189,7 +189,7 @@ static int snapshot_frames(int fd)
 	return k;
 }
 
-int pm_audit_sniff_path(const char *path)
+int pmi_audit_sniff_path(const char *path)
 {
 	unsigned char head[16];
 	struct stat st;
@@ -218,7 +218,7 @@ int pm_audit_sniff_path(const char *path)
 		return k;
 	}
 	close(fd);
-	return n < 0 ? -e : (int)pm_audit_sniff(head, (size_t)n);
+	return n < 0 ? -e : (int)pmi_audit_sniff(head, (size_t)n);
 }
 
 struct snap_tally {
@@ -229,7 +229,7 @@ struct snap_tally {
 
 static void snap_file(struct pm_audit *a, const char *path, const struct stat *st, struct snap_tally *t)
 {
-	int k = pm_audit_sniff_path(path);
+	int k = pmi_audit_sniff_path(path);
 
 	t->files++;
 	if (k < 0) {
@@ -241,16 +241,16 @@ static void snap_file(struct pm_audit *a, const char *path, const struct stat *s
 	}
 	if (k == PM_SNAP_FRAMES) {
 		t->frames++;
-		pm_audit_add(a, "snapshot", path, PM_VERDICT_EXPOSED, "rewrite it with --pfn drop or --pfn keyed, "
+		pmi_audit_add(a, "snapshot", path, PM_VERDICT_EXPOSED, "rewrite it with --pfn drop or --pfn keyed, "
 			     "or delete it", "a pagemap snapshot with unscrambled frame numbers, mode %04o, owner %u",
 			     (unsigned)st->st_mode & 07777, (unsigned)st->st_uid);
 	} else if (k == PM_SNAP_NO_FRAMES) {
 		t->noframes++;
-		pm_audit_add(a, "snapshot", path, PM_VERDICT_OK, NULL, "a pagemap snapshot without frame numbers "
+		pmi_audit_add(a, "snapshot", path, PM_VERDICT_OK, NULL, "a pagemap snapshot without frame numbers "
 			     "(hidden from its writer, dropped or scrambled)");
 	} else if (k == PM_SNAP_UNKNOWN_FORMAT) {
 		t->unknown++;
-		pm_audit_add(a, "snapshot", path, PM_VERDICT_UNKNOWN, NULL,
+		pmi_audit_add(a, "snapshot", path, PM_VERDICT_UNKNOWN, NULL,
 			     "a pagemap snapshot that this library cannot read (damaged, another format, or it does not "
 			     "say whether it kept frame numbers)");
 	}
@@ -313,7 +313,7 @@ static void snap_walk(struct pm_audit *a, const char *path, int depth, struct sn
 	closedir(dir);
 }
 
-void pm_audit_snapshots(struct pm_audit *a, const char *path)
+void pmi_audit_snapshots(struct pm_audit *a, const char *path)
 {
 	struct snap_tally t = { 0 };
 	size_t at = a->n;
@@ -324,8 +324,8 @@ void pm_audit_snapshots(struct pm_audit *a, const char *path)
 	if (t.errors)
 		snprintf(err, sizeof(err), "; %u could not be read (%s: %s)", t.errors, t.err_path, strerror(t.first_err));
 	v = t.frames ? PM_VERDICT_EXPOSED : t.unknown || t.errors ? PM_VERDICT_UNKNOWN : PM_VERDICT_OK;
-	pm_audit_add(a, "snapshots", path, v, t.frames ? "rewrite the files below without frame numbers, or delete them" : NULL,
+	pmi_audit_add(a, "snapshots", path, v, t.frames ? "rewrite the files below without frame numbers, or delete them" : NULL,
 		     "%u files searched: %u snapshots with frame numbers, %u without, %u of an unknown format%s",
 		     t.files, t.frames, t.noframes, t.unknown, err);
-	pm_audit_move_last(a, at);
+	pmi_audit_move_last(a, at);
 }

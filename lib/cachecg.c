@@ -31,7 +31,7 @@ int pm_cache_set_kpage(struct pm_cache *c, struct pm_kpage *k)
  * unknown: the path pm_memcg_of() reads, under the v1 memory hierarchy if
  * there is one, else the v2 tree. A path that is not absolute is ignored.
  */
-uint64_t pm_cache_proc_memcg(struct pm_cache *c, pid_t pid)
+uint64_t pmi_cache_proc_memcg(struct pm_cache *c, pid_t pid)
 {
 	static const char *const base[] = { "/sys/fs/cgroup/memory", "/sys/fs/cgroup" };
 	char path[4096], cg[4096];
@@ -41,19 +41,19 @@ uint64_t pm_cache_proc_memcg(struct pm_cache *c, pid_t pid)
 	if (pm_memcg_of(c->ctx, pid, cg, sizeof(cg)) < 0 || cg[0] != '/')
 		return 0;
 	for (i = 0; i < sizeof(base) / sizeof(base[0]); i++)
-		if (pm_path(c->ctx, path, sizeof(path), "%s%s", base[i], cg) == 0 && stat(path, &st) == 0 &&
+		if (pmi_path(c->ctx, path, sizeof(path), "%s%s", base[i], cg) == 0 && stat(path, &st) == 0 &&
 		    S_ISDIR(st.st_mode))
 			return (uint64_t)st.st_ino;
 	return 0;
 }
 
-int pm_cache_push_frames(struct pm_cache *c, size_t use, uint64_t pfn, uint64_t npages)
+int pmi_cache_push_frames(struct pm_cache *c, size_t use, uint64_t pfn, uint64_t npages)
 {
 	uint64_t i;
 	int r;
 
 	for (i = 0; i < npages; i++) {
-		if (c->nframes == CG_BATCH && (r = pm_cache_flush_frames(c)) < 0)
+		if (c->nframes == CG_BATCH && (r = pmi_cache_flush_frames(c)) < 0)
 			return r;
 		c->frames[c->nframes].pfn = pfn + i;
 		c->frame_use[c->nframes++] = use;
@@ -78,10 +78,10 @@ static void charge(struct pm_cache_use *u, uint64_t memcg, uint64_t page, uint64
 		(*votes)--;
 }
 
-int pm_cache_flush_frames(struct pm_cache *c)
+int pmi_cache_flush_frames(struct pm_cache *c)
 {
 	uint64_t page = pm_ctx_features(c->ctx)->page_size, votes = 0;
-	unsigned saved = pm_kpage_selected(c->kpage);
+	unsigned saved = pmi_kpage_selected(c->kpage);
 	size_t i;
 	int r;
 
@@ -136,7 +136,7 @@ int pm_cache_cgroup_path(struct pm_cache *c, uint64_t ino, char *buf, size_t siz
 	size_t i, base;
 
 	for (i = 0; ino && i < PM_ARRAY_SIZE(mounts); i++) {
-		if (pm_path(c->ctx, dir, sizeof(dir), "%s", mounts[i]) < 0 || stat(dir, &st) < 0)
+		if (pmi_path(c->ctx, dir, sizeof(dir), "%s", mounts[i]) < 0 || stat(dir, &st) < 0)
 			continue;
 		base = strlen(dir);
 		if ((uint64_t)st.st_ino != ino && find_dir(dir, base, sizeof(dir), ino, 0) != 1)

@@ -172,7 +172,7 @@ int pm_cache_add_at(struct pm_cache *c, int dirfd, const char *name, const char 
 		return -EINVAL;
 	i = find_file(c, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino);
 	if (i == (size_t)-1) {
-		r = pm_cache_measure_at(c->ctx, dirfd, name, &sb, &st);
+		r = pmi_cache_measure_at(c->ctx, dirfd, name, &sb, &st);
 		if (r == -ENOENT || r == -EINVAL || r == -ENOMEM)
 			return (int)r;
 		if (!st.dev && !st.ino) {	/* fstat of the opened file failed */
@@ -193,7 +193,7 @@ int pm_cache_add_path(struct pm_cache *c, const char *path)
 	return pm_cache_add_at(c, AT_FDCWD, path, path);
 }
 
-int pm_map_files_name(uint64_t start, uint64_t end, char *buf, size_t size)
+int pmi_map_files_name(uint64_t start, uint64_t end, char *buf, size_t size)
 {
 	int n = snprintf(buf, size, "map_files/%llx-%llx", (unsigned long long)start, (unsigned long long)end);
 
@@ -204,13 +204,13 @@ int pm_map_files_name(uint64_t start, uint64_t end, char *buf, size_t size)
 static int open_proc_file(const struct pm_ctx *ctx, pid_t pid, const char *rel)
 {
 	char path[4096];
-	int fd, r = pm_pid_path(ctx, path, sizeof(path), pid, rel);
+	int fd, r = pmi_pid_path(ctx, path, sizeof(path), pid, rel);
 
 	if (r < 0)
 		return r;
-	fd = pm_open(ctx, path, O_RDONLY | O_NOATIME | O_NONBLOCK | O_NOCTTY);
+	fd = pmi_open(ctx, path, O_RDONLY | O_NOATIME | O_NONBLOCK | O_NOCTTY);
 	if (fd == -EPERM)
-		fd = pm_open(ctx, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+		fd = pmi_open(ctx, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
 	return fd;
 }
 
@@ -280,7 +280,7 @@ static long map_file(struct proc_scan *ps, const struct pm_mapping *m)
 	for (i = 0; i < ps->nkeys; i++)
 		if (ps->keys[i].mdev == mdev && ps->keys[i].ino == m->inode)
 			return (long)ps->keys[i].file;
-	if (pm_map_files_name(m->start, m->end, rel, sizeof(rel)) < 0)
+	if (pmi_map_files_name(m->start, m->end, rel, sizeof(rel)) < 0)
 		return -ENAMETOOLONG;
 	fd = open_proc_file(ps->c->ctx, ps->pid, rel);
 	/* map_files needs CAP_SYS_ADMIN; a file not deleted is reachable through the process's root. */
@@ -303,9 +303,9 @@ static long map_file(struct proc_scan *ps, const struct pm_mapping *m)
 static int scan_maps(struct proc_scan *ps, struct pm_target *t)
 {
 	struct pm_cache *c = ps->c;
-	uint64_t memcg = c->kpage ? pm_cache_proc_memcg(c, ps->pid) : 0;
+	uint64_t memcg = c->kpage ? pmi_cache_proc_memcg(c, ps->pid) : 0;
 	/* Frames are needed only to ask kpagecgroup who pays. */
-	struct pm_walk *w = pm_walk_open(t, 0, UINT64_MAX, PM_WALK_ENTRIES, c->kpage ? 0 : PM_IWALK_NOFRAMES);
+	struct pm_walk *w = pmi_walk_open(t, 0, UINT64_MAX, PM_WALK_ENTRIES, c->kpage ? 0 : PM_IWALK_NOFRAMES);
 	uint64_t last_start = 0, last_end = 0;	/* the walker may reuse its mapping record */
 	struct pm_cache_use *u = NULL;
 	const struct pm_run *run;
@@ -339,7 +339,7 @@ static int scan_maps(struct proc_scan *ps, struct pm_target *t)
 		if (run->flags & PM_PAGE_EXCLUSIVE)
 			u->mapped_only += run->end - run->start;
 		if (c->kpage && (run->flags & PM_PAGE_FRAME)) {
-			int e = pm_cache_push_frames(c, (size_t)(u - c->uses), run->pfn,
+			int e = pmi_cache_push_frames(c, (size_t)(u - c->uses), run->pfn,
 						     (run->end - run->start) / pm_ctx_features(c->ctx)->page_size);
 			if (e < 0) {
 				r = e;
@@ -350,7 +350,7 @@ static int scan_maps(struct proc_scan *ps, struct pm_target *t)
 	}
 	pm_walk_free(w);
 	if (r >= 0 && c->kpage)
-		r = pm_cache_flush_frames(c);
+		r = pmi_cache_flush_frames(c);
 	else
 		c->nframes = 0;
 	return r < 0 ? r : 0;
@@ -369,7 +369,7 @@ static int scan_fds(struct proc_scan *ps)
 	struct dirent *de;
 	struct stat sb;
 	DIR *d;
-	int r = pm_pid_path(c->ctx, dir, sizeof(dir), ps->pid, "fd");
+	int r = pmi_pid_path(c->ctx, dir, sizeof(dir), ps->pid, "fd");
 
 	if (r < 0)
 		return r;
@@ -443,7 +443,7 @@ int pm_cache_add_process(struct pm_cache *c, pid_t pid)
 		if (e == -ENOMEM)
 			r = e;
 		else if (e < 0)
-			pm_dbg(c->ctx, "cache: %d: cannot list fd: %s", (int)pid, strerror(-e));
+			pmi_dbg(c->ctx, "cache: %d: cannot list fd: %s", (int)pid, strerror(-e));
 	}
 	free(ps.keys);
 	if (r < 0)

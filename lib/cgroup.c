@@ -75,13 +75,13 @@ int pm_memcg_of(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
 
 	if (pid <= 0 || !buf || !size)
 		return -EINVAL;
-	n = pm_pid_path(ctx, path, sizeof(path), pid, "cgroup");
+	n = pmi_pid_path(ctx, path, sizeof(path), pid, "cgroup");
 	if (n < 0)
 		return n;
 	text = malloc(CGROUP_FILE_MAX);
 	if (!text)
 		return -ENOMEM;
-	n = pm_read_small_file(ctx, path, text, CGROUP_FILE_MAX);
+	n = pmi_read_small_file(ctx, path, text, CGROUP_FILE_MAX);
 	if (n == CGROUP_FILE_MAX - 1) {		/* full: the last line may be cut */
 		char *nl = memrchr(text, '\n', (size_t)n);
 		n = nl ? (int)(nl - text) : 0;
@@ -123,7 +123,7 @@ bool pm_memcg_exists(struct pm_ctx *ctx, const char *path)
 	while (n && path[n - 1] == '/')
 		n--;
 	for (i = 0; i < PM_ARRAY_SIZE(base); i++)
-		if (pm_path(ctx, dir, sizeof(dir), "%s%.*s", base[i], (int)n, path) == 0 && stat(dir, &sb) == 0 &&
+		if (pmi_path(ctx, dir, sizeof(dir), "%s%.*s", base[i], (int)n, path) == 0 && stat(dir, &sb) == 0 &&
 		    S_ISDIR(sb.st_mode))
 			return true;
 	return false;

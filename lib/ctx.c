@@ -55,7 +55,7 @@ void pm_ctx_free(struct pm_ctx *ctx)
 		return;
 	free(ctx->root);
 	free(ctx->tree_error);
-	pm_snap_remove_tree(ctx->snapshot_dir);
+	pmi_snap_remove_tree(ctx->snapshot_dir);
 	free(ctx->snapshot_dir);
 	free(ctx);
 }
@@ -100,7 +100,7 @@ void pm_ctx_set_log(struct pm_ctx *ctx, pm_log_fn fn, void *data)
 	ctx->debug = fn || (env && *env && strcmp(env, "0"));
 }
 
-void pm_dbg(const struct pm_ctx *ctx, const char *fmt, ...)
+void pmi_dbg(const struct pm_ctx *ctx, const char *fmt, ...)
 {
 	char line[512];
 	va_list ap;

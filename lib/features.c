@@ -56,8 +56,8 @@ static void probe_release(struct pm_ctx *ctx, struct pm_features *f)
 	char path[4096], buf[128];
 	size_t n;
 
-	if (pm_path(ctx, path, sizeof(path), "/proc/sys/kernel/osrelease") < 0 ||
-	    pm_read_small_file(ctx, path, buf, sizeof(buf)) <= 0)
+	if (pmi_path(ctx, path, sizeof(path), "/proc/sys/kernel/osrelease") < 0 ||
+	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) <= 0)
 		return;
 	n = strcspn(buf, "\n");
 	if (n >= sizeof(f->kernel_release))
@@ -83,11 +83,11 @@ static void probe_kfile(struct pm_ctx *ctx, const char *name, struct pm_kfile *k
 	char path[4096];
 	int fd;
 
-	if (pm_path(ctx, path, sizeof(path), "%s", name) < 0) {
+	if (pmi_path(ctx, path, sizeof(path), "%s", name) < 0) {
 		k->error = ENAMETOOLONG;
 		return;
 	}
-	fd = pm_open(ctx, path, O_RDONLY);
+	fd = pmi_open(ctx, path, O_RDONLY);
 	k->readable = fd >= 0;
 	k->error = fd >= 0 ? 0 : -fd;
 	if (fd >= 0)
@@ -98,8 +98,8 @@ static uint64_t read_u64_file(struct pm_ctx *ctx, const char *name)
 {
 	char path[4096], buf[64];
 
-	if (pm_path(ctx, path, sizeof(path), "%s", name) < 0 ||
-	    pm_read_small_file(ctx, path, buf, sizeof(buf)) <= 0)
+	if (pmi_path(ctx, path, sizeof(path), "%s", name) < 0 ||
+	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) <= 0)
 		return 0;
 	return strtoull(buf, NULL, 10);
 }
@@ -129,7 +129,7 @@ static bool probe_privileged(void)
 /* Read our own entry for @addr through @fd. */
 static int self_entry(int fd, const void *addr, unsigned page_shift, uint64_t *e)
 {
-	ssize_t n = pm_pread_words(fd, e, 1, (uint64_t)(uintptr_t)addr >> page_shift);
+	ssize_t n = pmi_pread_words(fd, e, 1, (uint64_t)(uintptr_t)addr >> page_shift);
 	return n == 1 ? 0 : (n < 0 ? (int)n : -EIO);
 }
 
@@ -144,7 +144,7 @@ static enum pm_tristate kpf_zero(uint64_t pfn)
 
 	if (fd < 0)
 		return PM_UNKNOWN;
-	n = pm_pread_words(fd, &flags, 1, pfn);
+	n = pmi_pread_words(fd, &flags, 1, pfn);
 	close(fd);
 	if (n != 1)
 		return PM_UNKNOWN;
@@ -203,8 +203,8 @@ static void probe_huge_zero(struct pm_ctx *ctx, struct pm_features *f)
 		return;
 	}
 	f->huge_zero_page = PM_UNKNOWN;
-	if (f->zero_page != PM_YES || pm_path(ctx, path, sizeof(path), "/sys/kernel/mm/transparent_hugepage/use_zero_page") < 0 ||
-	    pm_read_small_file(ctx, path, buf, sizeof(buf)) <= 0)
+	if (f->zero_page != PM_YES || pmi_path(ctx, path, sizeof(path), "/sys/kernel/mm/transparent_hugepage/use_zero_page") < 0 ||
+	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) <= 0)
 		return;
 	f->huge_zero_page = buf[0] == '1' ? PM_YES : PM_NO;
 }
@@ -410,8 +410,8 @@ static int mapcount_child(char *p, uint64_t len, uint64_t head_pfn, uint64_t nr)
 	if (madvise(p + len / 2, len / 2, MADV_DONTNEED) < 0)
 		return 2;
 	fd = open("/proc/kpagecount", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || pm_pread_words(fd, lo, MAPCOUNT_SAMPLES, head_pfn + nr / 2 - MAPCOUNT_SAMPLES) != MAPCOUNT_SAMPLES ||
-	    pm_pread_words(fd, hi, MAPCOUNT_SAMPLES, head_pfn + nr / 2) != MAPCOUNT_SAMPLES)
+	if (fd < 0 || pmi_pread_words(fd, lo, MAPCOUNT_SAMPLES, head_pfn + nr / 2 - MAPCOUNT_SAMPLES) != MAPCOUNT_SAMPLES ||
+	    pmi_pread_words(fd, hi, MAPCOUNT_SAMPLES, head_pfn + nr / 2) != MAPCOUNT_SAMPLES)
 		return 2;
 	for (i = 0; i < MAPCOUNT_SAMPLES; i++) {
 		split &= lo[i] == 2 && hi[i] == 1;
@@ -459,9 +459,9 @@ static enum pm_tristate probe_page_mapcount(struct pm_ctx *ctx, const struct pm_
 			_exit(mapcount_child(p, len, head_pfn, nr));
 		if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) < 2)
 			r = WEXITSTATUS(status) == 0 ? PM_YES : PM_NO;
-		pm_dbg(ctx, "page_mapcount probe: %s", r == PM_YES ? "per-page" : r == PM_NO ? "averaged" : "no answer");
+		pmi_dbg(ctx, "page_mapcount probe: %s", r == PM_YES ? "per-page" : r == PM_NO ? "averaged" : "no answer");
 	} else {
-		pm_dbg(ctx, "page_mapcount probe: no THP to probe with");
+		pmi_dbg(ctx, "page_mapcount probe: no THP to probe with");
 	}
 	munmap(raw, 2 * len);
 	return r;
@@ -491,11 +491,11 @@ static enum pm_tristate parse_tristate(const char *v)
 
 /*
  * A recorded errno: a number, or any name 'pagemap features --export'
- * writes (glibc's strerrorname_np), not only the few pm_errno_from_name knows.
+ * writes (glibc's strerrorname_np), not only the few pmi_errno_from_name knows.
  */
 static int recorded_errno(const char *v)
 {
-	int e = pm_errno_from_name(v), i;
+	int e = pmi_errno_from_name(v), i;
 
 	for (i = 1; !e && i < 4096; i++) {
 		const char *n = strerrorname_np(i);
@@ -553,8 +553,8 @@ static void probe_recorded(struct pm_ctx *ctx, struct pm_features *f)
 	f->page_size = 4096;
 	f->soft_dirty = f->uffd_wp_async = f->guard_regions = f->page_mapcount = PM_UNKNOWN;
 	f->zero_page = f->huge_zero_page = PM_UNKNOWN;
-	if (pm_path(ctx, path, sizeof(path), "/pagemap-features") < 0 ||
-	    pm_read_small_file(ctx, path, buf, sizeof(buf)) < 0)
+	if (pmi_path(ctx, path, sizeof(path), "/pagemap-features") < 0 ||
+	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) < 0)
 		return;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *eq = strchr(line, '=');
@@ -565,7 +565,7 @@ static void probe_recorded(struct pm_ctx *ctx, struct pm_features *f)
 	}
 	/* Sizes from a tree size reads and allocations: powers of two, 4 KiB to 1 MiB (hexagon's 256 KiB, with room). */
 	if (f->page_size < 4096 || f->page_size > (1u << 20) || (f->page_size & (f->page_size - 1))) {
-		pm_tree_error(ctx, "%s: page_size=%u is out of range: a page is a power of two from 4096 to 1048576 bytes",
+		pmi_tree_error(ctx, "%s: page_size=%u is out of range: a page is a power of two from 4096 to 1048576 bytes",
 			      path, f->page_size);
 		ctx->features_bad = true;
 		f->page_size = 4096;
@@ -593,7 +593,7 @@ static uint64_t pmd_size(struct pm_ctx *ctx, const struct pm_features *f)
 	if (!v)
 		return fallback;
 	if (v <= ps || v > ps / 8 * ps || v > (1ULL << 30) || (v & (v - 1))) {
-		pm_tree_error(ctx, "%s%s: %llu is out of range: a PMD maps a power of two from %llu to %llu bytes",
+		pmi_tree_error(ctx, "%s%s: %llu is out of range: a PMD maps a power of two from %llu to %llu bytes",
 			      ctx->live ? "" : ctx->root,
 			      file, (unsigned long long)v, (unsigned long long)ps * 2,
 			      (unsigned long long)(ps / 8 * ps < (1ULL << 30) ? ps / 8 * ps : 1ULL << 30));
@@ -655,7 +655,7 @@ const struct pm_features *pm_ctx_features(struct pm_ctx *ctx)
 	if (f->page_mapcount != PM_UNKNOWN)
 		ctx->probes_done |= PM_PROBE_MAPCOUNT;
 	ctx->probed = true;
-	pm_dbg(ctx, "features: kernel %s layout %s pfn %s scan %d cats %#llx sd %d page_mapcount %d",
+	pmi_dbg(ctx, "features: kernel %s layout %s pfn %s scan %d cats %#llx sd %d page_mapcount %d",
 	       f->kernel_release, pm_layout_name(f->layout), pm_pfn_view_name(f->pfn_view), f->scan,
 	       (unsigned long long)f->scan_categories, f->soft_dirty, f->page_mapcount);
 	return f;
@@ -679,14 +679,14 @@ const struct pm_features *pm_ctx_probe(struct pm_ctx *ctx, unsigned what)
 	return f;
 }
 
-bool pm_swap_active(struct pm_ctx *ctx)
+bool pmi_swap_active(struct pm_ctx *ctx)
 {
 	char path[4096], buf[512];
 
 	if (ctx->swap_active < 0) {
 		ctx->swap_active = 0;
-		if (pm_path(ctx, path, sizeof(path), "/proc/swaps") == 0 &&
-		    pm_read_small_file(ctx, path, buf, sizeof(buf)) > 0) {
+		if (pmi_path(ctx, path, sizeof(path), "/proc/swaps") == 0 &&
+		    pmi_read_small_file(ctx, path, buf, sizeof(buf)) > 0) {
 			char *nl = strchr(buf, '\n');	/* a header line, then one line per area */
 			ctx->swap_active = nl && nl[1] != '\0';
 		}

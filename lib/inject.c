@@ -23,7 +23,7 @@
 
 #include "inject_x86.h"
 
-/* A clone/fork/vfork event of a call of ours (pm_inject_set_options asked for it): note the new child. */
+/* A clone/fork/vfork event of a call of ours (pmi_inject_set_options asked for it): note the new child. */
 static void event_child(struct pm_inject *in, int event)
 {
 	unsigned long msg;
@@ -41,8 +41,8 @@ static int to_syscall_stop(struct pm_inject *in)
 
 	for (n = 0; n < MAX_STOPS; n++) {
 		if (ptrace(PTRACE_SYSCALL, in->tid, 0L, 0L) < 0)
-			return pm_inject_ptrace_failed(in);
-		err = pm_inject_wait_stop(in, &status);
+			return pmi_inject_ptrace_failed(in);
+		err = pmi_inject_wait_stop(in, &status);
 		if (err)
 			return err;
 		if (WSTOPSIG(status) == SYSCALL_STOP)
@@ -70,10 +70,10 @@ static int to_syscall_stop(struct pm_inject *in)
 static int restore_thread(struct pm_inject *in)
 {
 	if (in->mask_set && ptrace(PTRACE_SETSIGMASK, in->tid, sizeof(in->sigmask), &in->sigmask) < 0)
-		return pm_inject_ptrace_failed(in);
+		return pmi_inject_ptrace_failed(in);
 	in->mask_set = false;
 	if (in->dirty && ptrace(PTRACE_SETREGS, in->tid, 0L, &in->saved) < 0)
-		return pm_inject_ptrace_failed(in);
+		return pmi_inject_ptrace_failed(in);
 	in->dirty = false;
 	in->armed = false;
 	return 0;
@@ -161,13 +161,13 @@ static int arm(struct pm_inject *in)
 	r.eflags &= ~(unsigned long long)EFLAGS_TF;
 	in->dirty = true;
 	if (ptrace(PTRACE_SETREGS, in->tid, 0L, &r) < 0)
-		return pm_inject_ptrace_failed(in);
+		return pmi_inject_ptrace_failed(in);
 	in->armed = true;
 	in->mask_set = ptrace(PTRACE_SETSIGMASK, in->tid, sizeof(all), &all) == 0;
 	return 0;
 }
 
-long pm_inject_exit_stack(struct pm_inject *in)
+long pmi_inject_exit_stack(struct pm_inject *in)
 {
 	struct rt_frame f;
 	uint64_t at;
@@ -217,7 +217,7 @@ static int run_call(struct pm_inject *in, struct user_regs_struct *r, long nr, c
 		return err;
 	in->at_entry = true;
 	if (ptrace(PTRACE_GETREGS, in->tid, 0L, r) < 0)
-		return pm_inject_ptrace_failed(in);
+		return pmi_inject_ptrace_failed(in);
 	if ((long)r->orig_rax != SYS_rt_sigreturn || r->rip != in->sysaddr + 2)
 		return -EIO;
 	r->orig_rax = (unsigned long long)nr;
@@ -229,17 +229,17 @@ static int run_call(struct pm_inject *in, struct user_regs_struct *r, long nr, c
 	r->r9 = (unsigned long long)a[5];
 	r->rip = in->tramp;
 	if (ptrace(PTRACE_SETREGS, in->tid, 0L, r) < 0)
-		return pm_inject_ptrace_failed(in);
+		return pmi_inject_ptrace_failed(in);
 	err = to_syscall_stop(in);
 	if (err)
 		return err;
 	in->at_entry = false;
 	if (ptrace(PTRACE_GETREGS, in->tid, 0L, r) < 0)
-		return pm_inject_ptrace_failed(in);
+		return pmi_inject_ptrace_failed(in);
 	return r->rip == in->tramp ? 0 : -EIO;
 }
 
-long pm_inject_syscall(struct pm_inject *in, long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+long pmi_inject_syscall(struct pm_inject *in, long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	const long a[6] = { a0, a1, a2, a3, a4, a5 };
 	struct user_regs_struct r;
@@ -258,35 +258,35 @@ long pm_inject_syscall(struct pm_inject *in, long nr, long a0, long a1, long a2,
 	return (long)r.rax;
 }
 
-int pm_inject_error(const struct pm_inject *in)
+int pmi_inject_error(const struct pm_inject *in)
 {
 	return in ? in->err : -EINVAL;
 }
 
-long pm_inject_stopped_in(const struct pm_inject *in, long *ret)
+long pmi_inject_stopped_in(const struct pm_inject *in, long *ret)
 {
 	if (ret)
 		*ret = in ? (long)in->saved.rax : 0;
 	return in ? (long)in->saved.orig_rax : -1;
 }
 
-int pm_inject_set_options(struct pm_inject *in, long extra)
+int pmi_inject_set_options(struct pm_inject *in, long extra)
 {
 	if (!in)
 		return -EINVAL;
 	if (in->err)
 		return in->err;
 	if (ptrace(PTRACE_SETOPTIONS, in->tid, 0L, in->opts | extra) < 0)
-		return pm_inject_ptrace_failed(in);
+		return pmi_inject_ptrace_failed(in);
 	return 0;
 }
 
-pid_t pm_inject_event_pid(const struct pm_inject *in)
+pid_t pmi_inject_event_pid(const struct pm_inject *in)
 {
 	return in ? in->event_pid : 0;
 }
 
-int pm_inject_hold_child(pid_t child)
+int pmi_inject_hold_child(pid_t child)
 {
 	int status;
 	pid_t r;
@@ -326,7 +326,7 @@ static int child_syscall_stop(pid_t child)
 	return -EIO;
 }
 
-int pm_inject_child_close_fds(const struct pm_inject *in, pid_t child)
+int pmi_inject_child_close_fds(const struct pm_inject *in, pid_t child)
 {
 	struct user_regs_struct r;
 	int err;
@@ -361,12 +361,12 @@ static int leave_entry(struct pm_inject *in)
 	struct user_regs_struct r;
 
 	if (ptrace(PTRACE_GETREGS, in->tid, 0L, &r) < 0)
-		return pm_inject_ptrace_failed(in);
+		return pmi_inject_ptrace_failed(in);
 	r.orig_rax = (unsigned long long)-1;
 	if (in->armed)
 		r.rip = in->tramp;
 	if (ptrace(PTRACE_SETREGS, in->tid, 0L, &r) < 0)
-		return pm_inject_ptrace_failed(in);
+		return pmi_inject_ptrace_failed(in);
 	in->at_entry = false;
 	return to_syscall_stop(in);
 }
@@ -382,7 +382,7 @@ static int restore_and_detach(struct pm_inject *in)
 		err = e;
 	/* The detach sets TIF_SIGPENDING: the kernel restarts an interrupted call on the way out. */
 	if (!in->gone && ptrace(PTRACE_DETACH, in->tid, 0L, 0L) < 0) {
-		e = pm_inject_ptrace_failed(in);
+		e = pmi_inject_ptrace_failed(in);
 		if (!err)
 			err = e;
 	}
@@ -394,7 +394,7 @@ static int restore_and_detach(struct pm_inject *in)
 	return err;
 }
 
-int pm_inject_detach(struct pm_inject *in)
+int pmi_inject_detach(struct pm_inject *in)
 {
 	int err;
 
@@ -410,61 +410,61 @@ int pm_inject_detach(struct pm_inject *in)
 
 #else	/* !__x86_64__ */
 
-int pm_inject_attach(pid_t pid, struct pm_inject **out)
+int pmi_inject_attach(pid_t pid, struct pm_inject **out)
 {
 	(void)pid;
 	*out = NULL;
 	return -EOPNOTSUPP;
 }
 
-long pm_inject_syscall(struct pm_inject *in, long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+long pmi_inject_syscall(struct pm_inject *in, long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	return -EOPNOTSUPP;
 }
 
-int pm_inject_error(const struct pm_inject *in)
+int pmi_inject_error(const struct pm_inject *in)
 {
 	return -EOPNOTSUPP;
 }
 
-long pm_inject_stopped_in(const struct pm_inject *in, long *ret)
+long pmi_inject_stopped_in(const struct pm_inject *in, long *ret)
 {
 	if (ret)
 		*ret = 0;
 	return -1;
 }
 
-int pm_inject_detach(struct pm_inject *in)
+int pmi_inject_detach(struct pm_inject *in)
 {
 	return in ? -EOPNOTSUPP : 0;
 }
 
-int pm_inject_set_options(struct pm_inject *in, long extra)
+int pmi_inject_set_options(struct pm_inject *in, long extra)
 {
 	(void)in;
 	(void)extra;
 	return -EOPNOTSUPP;
 }
 
-pid_t pm_inject_event_pid(const struct pm_inject *in)
+pid_t pmi_inject_event_pid(const struct pm_inject *in)
 {
 	(void)in;
 	return 0;
 }
 
-int pm_inject_hold_child(pid_t child)
+int pmi_inject_hold_child(pid_t child)
 {
 	(void)child;
 	return -EOPNOTSUPP;
 }
 
-long pm_inject_exit_stack(struct pm_inject *in)
+long pmi_inject_exit_stack(struct pm_inject *in)
 {
 	(void)in;
 	return -EOPNOTSUPP;
 }
 
-int pm_inject_child_close_fds(const struct pm_inject *in, pid_t child)
+int pmi_inject_child_close_fds(const struct pm_inject *in, pid_t child)
 {
 	(void)in;
 	(void)child;

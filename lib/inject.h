@@ -12,7 +12,7 @@
  * of its code is written (threads still running never meet patched code)
  * and no SIGTRAP is raised in it. PTRACE_O_EXITKILL is not used: the target
  * outlives the caller (only a child made by an injected clone gets it, from
- * pm_inject_hold_child).
+ * pmi_inject_hold_child).
  *
  * Killing the caller never harms the target. Before the first call a
  * signal frame of the thread's state as found is written below its red zone
@@ -30,10 +30,10 @@
  * own state. rt_sigreturn resets the restart block: a call that would go
  * on through restart_syscall (nanosleep, poll, futex waits with a timeout)
  * is issued again, a relative timeout starting over (on that path only).
- * The single window that leaves a trace is pm_remote_uffd's: killed between
+ * The single window that leaves a trace is pmi_remote_uffd's: killed between
  * the injected userfaultfd() and close(), the target keeps an unused
  * descriptor. The normal detach puts the mask, then the registers back at
- * the stop, so the kernel's own restart rules apply (see pm_inject_detach).
+ * the stop, so the kernel's own restart rules apply (see pmi_inject_detach).
  * tests/live/test_track_kill.c kills pagemap track before each of its ptrace
  * calls.
  *
@@ -44,7 +44,7 @@
 struct pm_inject;
 
 /*
- * pm_inject_attach - stop a thread of @pid for injection. The thread is
+ * pmi_inject_attach - stop a thread of @pid for injection. The thread is
  * @pid itself (a process's leader, or any thread id), or, when @pid is a
  * leader that has exited while its threads run, another thread of it. A
  * signal that reaches the thread before the stop is delivered as usual (its
@@ -68,46 +68,46 @@ struct pm_inject;
  *               static binary that never installs a signal handler)
  *   ENOMEM      out of memory
  */
-int pm_inject_attach(pid_t pid, struct pm_inject **out);
+int pmi_inject_attach(pid_t pid, struct pm_inject **out);
 
 /*
- * pm_inject_syscall - run system call @nr with arguments @a0..@a5 in the
+ * pmi_inject_syscall - run system call @nr with arguments @a0..@a5 in the
  * attached thread (x86-64 numbers: SYS_* of <sys/syscall.h>). Returns its
  * result: >= 0, or -errno as the kernel returned it.
  * If the mechanism fails instead (the target was killed: -ESRCH; an
  * unexpected stop: -EIO; the signal frame could not be written below its
  * stack: -EIO or -EFAULT, the thread untouched), the failure is sticky: this and every later call
- * return it, and pm_inject_error() tells it apart from a failed syscall.
+ * return it, and pmi_inject_error() tells it apart from a failed syscall.
  * Blocking calls block the target's thread and the caller.
  */
-long pm_inject_syscall(struct pm_inject *in, long nr, long a0, long a1, long a2, long a3, long a4, long a5);
+long pmi_inject_syscall(struct pm_inject *in, long nr, long a0, long a1, long a2, long a3, long a4, long a5);
 
-/* pm_inject_error - 0 while the mechanism works, else the -errno that broke it (sticky). */
-int pm_inject_error(const struct pm_inject *in);
+/* pmi_inject_error - 0 while the mechanism works, else the -errno that broke it (sticky). */
+int pmi_inject_error(const struct pm_inject *in);
 
 /*
- * pm_inject_set_options - PTRACE_SETOPTIONS on the attached thread: the
+ * pmi_inject_set_options - PTRACE_SETOPTIONS on the attached thread: the
  * options of the attach (PTRACE_O_TRACESYSGOOD, and SUSPEND_SECCOMP when
  * it was needed) plus @extra, e.g. PTRACE_O_TRACECLONE so that a child an
  * injected clone(2) makes is auto-attached to the caller's thread and held
  * at its first stop before it runs a single instruction. @extra 0 puts the
  * attach's options back (the detach drops them anyway).
- * Returns 0 or -errno (sticky mechanism failures as pm_inject_syscall).
+ * Returns 0 or -errno (sticky mechanism failures as pmi_inject_syscall).
  */
-int pm_inject_set_options(struct pm_inject *in, long extra);
+int pmi_inject_set_options(struct pm_inject *in, long extra);
 
 /*
- * pm_inject_event_pid - the child a PTRACE_EVENT_CLONE, _FORK or _VFORK
- * stop reported while the last pm_inject_syscall ran (in the caller's PID
+ * pmi_inject_event_pid - the child a PTRACE_EVENT_CLONE, _FORK or _VFORK
+ * stop reported while the last pmi_inject_syscall ran (in the caller's PID
  * namespace; the call's own return value is its PID in the target's), or
  * 0 if there was none. Such a child is traced by the calling thread, seized
- * like its parent: see pm_inject_hold_child.
+ * like its parent: see pmi_inject_hold_child.
  */
-pid_t pm_inject_event_pid(const struct pm_inject *in);
+pid_t pmi_inject_event_pid(const struct pm_inject *in);
 
 /*
- * pm_inject_hold_child - wait (waitpid __WALL) for the first stop of a
- * child auto-attached by an injected clone (pm_inject_event_pid) and set
+ * pmi_inject_hold_child - wait (waitpid __WALL) for the first stop of a
+ * child auto-attached by an injected clone (pmi_inject_event_pid) and set
  * PTRACE_O_EXITKILL on it: it stays stopped, never having run, as long as
  * the caller's thread traces it, and the kernel kills it if the caller
  * dies. Killing it is the caller's business (SIGKILL, then waitpid with
@@ -117,41 +117,41 @@ pid_t pm_inject_event_pid(const struct pm_inject *in);
  * Returns 0, or -errno: ESRCH (it died before its first stop; it was
  * waited for), ECHILD (not our tracee), the errors of PTRACE_SETOPTIONS.
  */
-int pm_inject_hold_child(pid_t child);
+int pmi_inject_hold_child(pid_t child);
 
 /*
- * pm_inject_exit_stack - a stack pointer for the child of an injected
+ * pmi_inject_exit_stack - a stack pointer for the child of an injected
  * clone(2) (its newsp argument): a second signal frame, below the first,
  * whose rt_sigreturn lands on the trampoline's syscall instruction with
  * exit_group's number and every signal blocked. The child starts at the
  * trampoline like its parent; if the caller dies before
- * pm_inject_hold_child gave it PTRACE_O_EXITKILL, it is let go and, instead
+ * pmi_inject_hold_child gave it PTRACE_O_EXITKILL, it is let go and, instead
  * of running on as a copy of the target, exits at once (a zombie of the
  * target, exit signal 0). Arms the thread if no call has yet.
- * Returns the stack pointer (> 0) or -errno (sticky, as pm_inject_syscall).
+ * Returns the stack pointer (> 0) or -errno (sticky, as pmi_inject_syscall).
  */
-long pm_inject_exit_stack(struct pm_inject *in);
+long pmi_inject_exit_stack(struct pm_inject *in);
 
 /*
- * pm_inject_child_close_fds - close every descriptor of a child held by
- * pm_inject_hold_child (close_range(0, ~0U, 0) run in it, from the syscall
+ * pmi_inject_child_close_fds - close every descriptor of a child held by
+ * pmi_inject_hold_child (close_range(0, ~0U, 0) run in it, from the syscall
  * instruction of @in's trampoline): its copies of the target's descriptors
  * would otherwise delay a pipe's EOF, a socket's close or a lock's release
  * as long as it is held. The child was made without CLONE_FILES: the
  * target's own descriptors stay. The child stays stopped.
  * Returns 0, or -errno (ENOSYS before Linux 5.9, ESRCH if it died).
  */
-int pm_inject_child_close_fds(const struct pm_inject *in, pid_t child);
+int pmi_inject_child_close_fds(const struct pm_inject *in, pid_t child);
 
 /*
- * pm_inject_stopped_in - the system call the thread was in when it stopped:
+ * pmi_inject_stopped_in - the system call the thread was in when it stopped:
  * its number (-1 if it was running user code) and, in *@ret, the value it
  * was returning (-ERESTARTSYS = -512 etc. when the stop interrupted it).
  */
-long pm_inject_stopped_in(const struct pm_inject *in, long *ret);
+long pmi_inject_stopped_in(const struct pm_inject *in, long *ret);
 
 /*
- * pm_inject_detach - PTRACE_DETACH (after putting the registers and the
+ * pmi_inject_detach - PTRACE_DETACH (after putting the registers and the
  * signal mask back, if a failed call left them changed); then signals that
  * stopped the thread while calls ran and had to be held back (SIGSTOP,
  * which cannot be blocked) are sent to it again. Frees @in (NULL is fine);
@@ -168,10 +168,10 @@ long pm_inject_stopped_in(const struct pm_inject *in, long *ret);
  * far as ptrace holds it; if the caller is also its parent, the exit status
  * is consumed here).
  */
-int pm_inject_detach(struct pm_inject *in);
+int pmi_inject_detach(struct pm_inject *in);
 
 /*
- * pm_remote_uffd - a userfaultfd whose context is @pid's memory, held only
+ * pmi_remote_uffd - a userfaultfd whose context is @pid's memory, held only
  * by the caller: userfaultfd(O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY)
  * is injected (without UFFD_USER_MODE_ONLY on kernels before 5.11), the
  * descriptor taken with pidfd_getfd(2) (Linux 5.6+, needs ptrace-attach
@@ -190,35 +190,35 @@ int pm_inject_detach(struct pm_inject *in);
  *               userfaultfd of our own, before the target is touched;
  *               *@got_features says what is offered), or not x86-64
  *   ENOSYS      no pidfd_open/pidfd_getfd (before 5.6) or no userfaultfd
- *   the errors of pm_inject_attach, the userfaultfd(2) errors in the target
+ *   the errors of pmi_inject_attach, the userfaultfd(2) errors in the target
  *   (EPERM, EMFILE, ...), those of pidfd_getfd and of UFFDIO_API.
  * On every failure the target is detached as found; it keeps the injected
  * descriptor only if it was killed, or the caller was, or the mechanism
  * broke, between the two injected calls (the one window of the design
  * above).
  */
-int pm_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_features);
+int pmi_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_features);
 
 /*
- * pm_inject_seccomp - the seccomp mode of @pid's thread @pid (/proc/PID/status
+ * pmi_inject_seccomp - the seccomp mode of @pid's thread @pid (/proc/PID/status
  * "Seccomp:"): 0 none, 1 strict, 2 filter; -errno if unreadable. A target
  * under a filter is attached with PTRACE_O_SUSPEND_SECCOMP (CAP_SYS_ADMIN):
  * the injected calls pass its filter.
  */
-int pm_inject_seccomp(pid_t pid);
+int pmi_inject_seccomp(pid_t pid);
 
-/* pm_watch_inject_words - words for an error of pm_inject_attach or of a call injected into process @pid. */
-const char *pm_watch_inject_words(pid_t pid, int err);
+/* pmi_watch_inject_words - words for an error of pmi_inject_attach or of a call injected into process @pid. */
+const char *pmi_watch_inject_words(pid_t pid, int err);
 
 /*
- * pm_remote_register_wp - UFFDIO_REGISTER [@start, @start + @len) of the
+ * pmi_remote_register_wp - UFFDIO_REGISTER [@start, @start + @len) of the
  * context's process (not the caller's) in write-protect mode on @uffd.
  * Returns 0 or -errno of the ioctl (EINVAL: unaligned, unmapped or not
  * registrable, e.g. VM_PFNMAP; EBUSY: registered on another userfaultfd).
- * pm_remote_unregister - UFFDIO_UNREGISTER the range: its uffd-wp bits and
+ * pmi_remote_unregister - UFFDIO_UNREGISTER the range: its uffd-wp bits and
  * markers go too (tested on 6.12 and 6.18). Same returns.
  */
-int pm_remote_register_wp(int uffd, uint64_t start, uint64_t len);
-int pm_remote_unregister(int uffd, uint64_t start, uint64_t len);
+int pmi_remote_register_wp(int uffd, uint64_t start, uint64_t len);
+int pmi_remote_unregister(int uffd, uint64_t start, uint64_t len);
 
 #endif

@@ -146,15 +146,15 @@ static int seize(struct pm_inject *in, const struct task_status *ts)
 	in->seized = true;
 	in->opts = opts;
 	if (ptrace(PTRACE_INTERRUPT, in->tid, 0L, 0L) < 0)
-		return pm_inject_ptrace_failed(in);
+		return pmi_inject_ptrace_failed(in);
 	for (;;) {
-		err = pm_inject_wait_stop(in, &status);
+		err = pmi_inject_wait_stop(in, &status);
 		if (err)
 			return err;
 		if (status >> 16 == PTRACE_EVENT_STOP)
 			return 0;
 		if (ptrace(PTRACE_CONT, in->tid, 0L, (long)WSTOPSIG(status)) < 0)
-			return pm_inject_ptrace_failed(in);
+			return pmi_inject_ptrace_failed(in);
 	}
 }
 
@@ -308,7 +308,7 @@ static int read_xstate(struct pm_inject *in)
 	}
 	iov.iov_len = 512;
 	if (ptrace(PTRACE_GETREGSET, in->tid, (void *)NT_PRFPREG, &iov) < 0 || iov.iov_len != 512)
-		return pm_inject_ptrace_failed(in);
+		return pmi_inject_ptrace_failed(in);
 	memset(in->xstate + 464, 0, 48);	/* no magic1: the FXSAVE part only */
 	in->xsize = 512;
 	return 0;
@@ -320,11 +320,11 @@ static int read_state(struct pm_inject *in)
 	int err;
 
 	if (ptrace(PTRACE_GETREGS, in->tid, 0L, &in->saved) < 0)
-		return pm_inject_ptrace_failed(in);
+		return pmi_inject_ptrace_failed(in);
 	if (in->saved.cs != USER_CS_64)
 		return -EOPNOTSUPP;
 	if (ptrace(PTRACE_GETSIGMASK, in->tid, sizeof(in->sigmask), &in->sigmask) < 0)
-		return pm_inject_ptrace_failed(in);
+		return pmi_inject_ptrace_failed(in);
 	err = read_xstate(in);
 	if (err)
 		return err;
@@ -335,7 +335,7 @@ static int read_state(struct pm_inject *in)
 	return find_trampoline(in);
 }
 
-int pm_inject_attach(pid_t pid, struct pm_inject **out)
+int pmi_inject_attach(pid_t pid, struct pm_inject **out)
 {
 	struct task_status ts;
 	struct pm_inject *in;
@@ -355,7 +355,7 @@ int pm_inject_attach(pid_t pid, struct pm_inject **out)
 		err = read_state(in);
 	if (err) {
 		if (in->seized)
-			pm_inject_detach(in);
+			pmi_inject_detach(in);
 		else
 			free(in);	/* nothing else is held before the seize */
 		return err;

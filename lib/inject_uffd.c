@@ -12,7 +12,7 @@
 #include "inject.h"
 #include "internal.h"
 
-int pm_remote_register_wp(int uffd, uint64_t start, uint64_t len)
+int pmi_remote_register_wp(int uffd, uint64_t start, uint64_t len)
 {
 	struct uffdio_register reg = {
 		.range = { .start = start, .len = len },
@@ -22,14 +22,14 @@ int pm_remote_register_wp(int uffd, uint64_t start, uint64_t len)
 	return ioctl(uffd, UFFDIO_REGISTER, &reg) < 0 ? -errno : 0;
 }
 
-int pm_remote_unregister(int uffd, uint64_t start, uint64_t len)
+int pmi_remote_unregister(int uffd, uint64_t start, uint64_t len)
 {
 	struct uffdio_range range = { .start = start, .len = len };
 
 	return ioctl(uffd, UFFDIO_UNREGISTER, &range) < 0 ? -errno : 0;
 }
 
-int pm_inject_seccomp(pid_t pid)
+int pmi_inject_seccomp(pid_t pid)
 {
 	char path[64], line[256];
 	int mode = -ESRCH, v;
@@ -70,15 +70,15 @@ static int take_remote_uffd(struct pm_inject *in, int pidfd, int *fd)
 	long rfd, cerr;
 	int err = 0;
 
-	rfd = pm_inject_syscall(in, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY, 0, 0, 0, 0, 0);
-	if (rfd == -EINVAL && !pm_inject_error(in))	/* UFFD_USER_MODE_ONLY is 5.11+ */
-		rfd = pm_inject_syscall(in, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0, 0);
+	rfd = pmi_inject_syscall(in, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY, 0, 0, 0, 0, 0);
+	if (rfd == -EINVAL && !pmi_inject_error(in))	/* UFFD_USER_MODE_ONLY is 5.11+ */
+		rfd = pmi_inject_syscall(in, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0, 0);
 	if (rfd < 0)
 		return (int)rfd;
 	*fd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)rfd, 0);
 	if (*fd < 0)
 		err = -errno;
-	cerr = pm_inject_syscall(in, SYS_close, rfd, 0, 0, 0, 0, 0);
+	cerr = pmi_inject_syscall(in, SYS_close, rfd, 0, 0, 0, 0, 0);
 	if (!err && cerr < 0)
 		err = (int)cerr;
 	if (err && *fd >= 0) {
@@ -99,7 +99,7 @@ static int uffd_api(int fd, uint64_t features, uint64_t *got)
 	return (api.features & features) == features ? 0 : -EOPNOTSUPP;
 }
 
-int pm_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_features)
+int pmi_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_features)
 {
 	struct pm_inject *in;
 	uint64_t offered = offered_features();
@@ -115,10 +115,10 @@ int pm_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_fe
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pidfd < 0)
 		return -errno;
-	err = pm_inject_attach(pid, &in);
+	err = pmi_inject_attach(pid, &in);
 	if (!err) {
 		err = take_remote_uffd(in, pidfd, &fd);
-		derr = pm_inject_detach(in);
+		derr = pmi_inject_detach(in);
 		if (!err)
 			err = derr;
 	}
@@ -136,7 +136,7 @@ int pm_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_fe
 
 #else	/* !__x86_64__ */
 
-int pm_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_features)
+int pmi_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_features)
 {
 	*local_fd = -1;
 	if (got_features)
@@ -146,7 +146,7 @@ int pm_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_fe
 
 #endif
 
-const char *pm_watch_inject_words(pid_t pid, int err)
+const char *pmi_watch_inject_words(pid_t pid, int err)
 {
 	switch (-err) {
 	case EBUSY:
@@ -155,7 +155,7 @@ const char *pm_watch_inject_words(pid_t pid, int err)
 		return "it stayed in uninterruptible sleep (a vfork parent waiting for its child, stuck I/O), "
 		       "where ptrace cannot stop it";
 	case EPERM:
-		if (pm_inject_seccomp(pid) > 0 && geteuid() != 0)
+		if (pmi_inject_seccomp(pid) > 0 && geteuid() != 0)
 			return "it runs under a seccomp filter, which only CAP_SYS_ADMIN may suspend for the injected "
 			       "calls (one could kill it)";
 		return "ptrace or the injected call was refused (credentials, Yama, an LSM, seccomp)";

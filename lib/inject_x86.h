@@ -78,8 +78,8 @@ struct pm_inject {
 };
 
 /* inject_wait.c: wait for the thread's next stop (reaping a dead one for its parent); 0 or -errno. */
-int pm_inject_wait_stop(struct pm_inject *in, int *status);
+int pmi_inject_wait_stop(struct pm_inject *in, int *status);
 /* inject_wait.c: a ptrace request failed; ESRCH on a held thread: wait for its death. Returns -errno. */
-int pm_inject_ptrace_failed(struct pm_inject *in);
+int pmi_inject_ptrace_failed(struct pm_inject *in);
 
 #endif

@@ -1,4 +1,8 @@
-/* internal.h - declarations shared inside libpagemap, never installed. */
+/*
+ * internal.h - declarations shared inside libpagemap, never installed.
+ * Functions one file of lib/ calls in another are named pmi_*: pm_* is the
+ * public ABI of include/pagemap.h only (tests/abi/check-abi.py holds it).
+ */
 #ifndef PM_INTERNAL_H
 #define PM_INTERNAL_H
 
@@ -32,29 +36,29 @@ struct pm_target {
 };
 
 /* procfs.c: every kernel path goes through the context's root. */
-int pm_path(const struct pm_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
+int pmi_path(const struct pm_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-int pm_open(const struct pm_ctx *ctx, const char *path, int flags);
-int pm_pid_path(const struct pm_ctx *ctx, char *buf, size_t size, pid_t pid, const char *file);
-ssize_t pm_pread_words(int fd, uint64_t *buf, size_t count, uint64_t word_index);
-int pm_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, size_t size);
-int pm_errno_from_name(const char *s);
+int pmi_open(const struct pm_ctx *ctx, const char *path, int flags);
+int pmi_pid_path(const struct pm_ctx *ctx, char *buf, size_t size, pid_t pid, const char *file);
+ssize_t pmi_pread_words(int fd, uint64_t *buf, size_t count, uint64_t word_index);
+int pmi_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, size_t size);
+int pmi_errno_from_name(const char *s);
 #define PM_TREE_ERROR_MAX 512
 /* Record the first problem of a replayed tree (a hostile or damaged capture); returns -EBADMSG. */
-int pm_tree_error(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int pmi_tree_error(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* snapshot_tree.c: remove an extracted snapshot tree (never following symlinks). NULL is fine. */
-void pm_snap_remove_tree(const char *dir);
+void pmi_snap_remove_tree(const char *dir);
 
 /* features.c (the kernel version check is public: pm_kernel_at_least) */
-void pm_dbg(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-bool pm_swap_active(struct pm_ctx *ctx);
+void pmi_dbg(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+bool pmi_swap_active(struct pm_ctx *ctx);
 
 /*
  * walk.c: pm_walk_new with flags for callers inside the library (@iflags), kept out of the public
  * PM_WALK_* word, which pm_walk_new checks.
  */
-struct pm_walk *pm_walk_open(struct pm_target *t, uint64_t start, uint64_t end, unsigned flags, unsigned iflags);
+struct pm_walk *pmi_walk_open(struct pm_target *t, uint64_t start, uint64_t end, unsigned flags, unsigned iflags);
 /* Only sums are wanted (mapstat): runs need not have continuing frames. */
 #define PM_IWALK_NOFRAMES	(1u << 0)
 /* Also yield [vvar] and [vsyscall], unread, as one run with no flags (mapstat lists every mapping). */
@@ -63,17 +67,17 @@ struct pm_walk *pm_walk_open(struct pm_target *t, uint64_t start, uint64_t end, 
 /* compat.h carries the kernel uapi bits old headers lack. */
 
 /* kpage.c: preads issued so far on a pm_kpage's files (tests check that lookups batch). */
-uint64_t pm_kpage_nreads(const struct pm_kpage *k);
+uint64_t pmi_kpage_nreads(const struct pm_kpage *k);
 /*
  * kpage.c: words of @file for ascending @pfns (repeats allowed) into @out, reads
  * coalesced; past the end kpageflags reads KPF_NOPAGE, the others 0. 0 or -errno.
  */
-int pm_kpage_read_sorted(struct pm_kpage *k, enum pm_kpage_file file, const uint64_t *pfns, size_t n,
+int pmi_kpage_read_sorted(struct pm_kpage *k, enum pm_kpage_file file, const uint64_t *pfns, size_t n,
 			 uint64_t *out);
 /* kpage.c: the word of @file at @pfn into *@w: 1, or 0 past the file's end, or -errno. */
-int pm_kpage_word(struct pm_kpage *k, enum pm_kpage_file file, uint64_t pfn, uint64_t *w);
+int pmi_kpage_word(struct pm_kpage *k, enum pm_kpage_file file, uint64_t pfn, uint64_t *w);
 /* kpage.c: the files lookups read now (pm_kpage_select), to restore after a temporary choice. */
-unsigned pm_kpage_selected(const struct pm_kpage *k);
+unsigned pmi_kpage_selected(const struct pm_kpage *k);
 
 /* account.c: PSS in fixed point, summed without per-page truncation and rounded once (unit tests check it). */
 #define PM_PSS_SHIFT 32
@@ -81,23 +85,23 @@ struct pm_pss {
 	unsigned __int128 sum;	/* bytes << PM_PSS_SHIFT */
 };
 /* Add @bytes mapped @count times (@count 0 adds nothing). Pure. */
-void pm_pss_add(struct pm_pss *p, uint64_t bytes, uint64_t count);
+void pmi_pss_add(struct pm_pss *p, uint64_t bytes, uint64_t count);
 /* The sum in bytes, rounded to the nearest byte. Pure. */
-uint64_t pm_pss_bytes(const struct pm_pss *p);
+uint64_t pmi_pss_bytes(const struct pm_pss *p);
 
 /* share.c: the counting step apart from walking and kpagecount, so unit tests can feed it synthetic pages. */
 #define PM_SHARE_KEY_SWAP	(1ULL << 63)	/* a page key with this bit is a swap slot: type << 50 | offset */
 /* Look up @n frames (distinct, ascending PFNs) as pm_kpage_lookup does; 0 or -errno. */
 typedef int (*pm_share_lookup_fn)(void *data, struct pm_frame *frames, size_t n);
 /* A handle without context or pm_kpage (pm_share_add refuses it); NULL with errno. */
-struct pm_share *pm_share_alloc(uint64_t page_size);
+struct pm_share *pmi_share_alloc(uint64_t page_size);
 /* Start the next process; the maps pushed next are its. 0 or -errno. */
-int pm_share_push_target(struct pm_share *s, pid_t pid);
+int pmi_share_push_target(struct pm_share *s, pid_t pid);
 /* A mapping of the last process (its path is copied); the pages pushed next are its. 0 or -errno. */
-int pm_share_push_map(struct pm_share *s, const struct pm_mapping *m);
+int pmi_share_push_map(struct pm_share *s, const struct pm_mapping *m);
 /* One page of the last mapping: a PFN, or PM_SHARE_KEY_SWAP | type << 50 | offset. 0 or -errno. */
-int pm_share_push_page(struct pm_share *s, uint64_t key);
+int pmi_share_push_page(struct pm_share *s, uint64_t key);
 /* pm_share_finish with @fn for the lookups: called with at most 16384 distinct frames at a time. */
-int pm_share_tally(struct pm_share *s, pm_share_lookup_fn fn, void *data);
+int pmi_share_tally(struct pm_share *s, pm_share_lookup_fn fn, void *data);
 
 #endif

@@ -36,9 +36,9 @@ struct pm_kpage *pm_kpage_open(struct pm_ctx *ctx)
 	k->ctx = ctx;
 	k->lookup_files = PM_KPAGE_BIT(PM_KPAGE_FLAGS) | PM_KPAGE_BIT(PM_KPAGE_COUNT) | PM_KPAGE_BIT(PM_KPAGE_CGROUP);
 	for (i = 0; i < NFILES; i++) {
-		k->fd[i] = pm_path(ctx, path, sizeof(path), "%s", kpage_paths[i]);
+		k->fd[i] = pmi_path(ctx, path, sizeof(path), "%s", kpage_paths[i]);
 		if (k->fd[i] == 0)
-			k->fd[i] = pm_open(ctx, path, O_RDONLY);
+			k->fd[i] = pmi_open(ctx, path, O_RDONLY);
 		any |= k->fd[i] >= 0;
 	}
 	if (!any) {
@@ -70,7 +70,7 @@ int pm_kpage_status(const struct pm_kpage *k, enum pm_kpage_file file)
 	return k->fd[file] >= 0 ? 0 : k->fd[file];
 }
 
-uint64_t pm_kpage_nreads(const struct pm_kpage *k)
+uint64_t pmi_kpage_nreads(const struct pm_kpage *k)
 {
 	return k->nreads + k->io.nio;
 }
@@ -88,7 +88,7 @@ static int any_fd(const struct pm_kpage *k)
 /* Is there a readable word at @pfn? 1 yes (in *@w), 0 no, <0 error. */
 static int read_word(struct pm_kpage *k, int fd, uint64_t pfn, uint64_t *w)
 {
-	ssize_t r = pm_pread_words(fd, w, 1, pfn);
+	ssize_t r = pmi_pread_words(fd, w, 1, pfn);
 
 	k->nreads++;
 	return r < 0 ? (int)r : r == 1;
@@ -101,7 +101,7 @@ static int readable(struct pm_kpage *k, int fd, uint64_t pfn)
 	return read_word(k, fd, pfn, &w);
 }
 
-int pm_kpage_word(struct pm_kpage *k, enum pm_kpage_file file, uint64_t pfn, uint64_t *w)
+int pmi_kpage_word(struct pm_kpage *k, enum pm_kpage_file file, uint64_t pfn, uint64_t *w)
 {
 	if (!k || (unsigned)file >= NFILES)
 		return -EINVAL;
@@ -147,7 +147,7 @@ static int read_file(struct pm_kpage *k, int f, uint64_t pfn, size_t n, uint64_t
 		return k->fd[f];
 	while (done < n) {
 		size_t want = n - done < KPAGE_BATCH ? n - done : KPAGE_BATCH;
-		ssize_t got = pm_pread_words(k->fd[f], out + done, want, pfn + done);
+		ssize_t got = pmi_pread_words(k->fd[f], out + done, want, pfn + done);
 
 		k->nreads++;
 		if (got < 0)
@@ -227,7 +227,7 @@ static int lookup_batch(struct pm_kpage *k, struct pm_frame *frames, size_t base
 	for (f = 0; f < NFILES; f++) {
 		if (k->fd[f] < 0 || !(k->lookup_files & PM_KPAGE_BIT(f)))
 			continue;
-		r = pm_sparse_read(&k->io, k->fd[f], b->pfn, m, b->val, f == PM_KPAGE_FLAGS ? 1ULL << PM_KPF_NOPAGE : 0);
+		r = pmi_sparse_read(&k->io, k->fd[f], b->pfn, m, b->val, f == PM_KPAGE_FLAGS ? 1ULL << PM_KPF_NOPAGE : 0);
 		if (r < 0)
 			return r;
 		for (i = 0; i < m; i++)
@@ -245,7 +245,7 @@ static int io_ready(struct pm_kpage *k)
 	return 0;
 }
 
-int pm_kpage_read_sorted(struct pm_kpage *k, enum pm_kpage_file file, const uint64_t *pfns, size_t n,
+int pmi_kpage_read_sorted(struct pm_kpage *k, enum pm_kpage_file file, const uint64_t *pfns, size_t n,
 			 uint64_t *out)
 {
 	int r;
@@ -255,11 +255,11 @@ int pm_kpage_read_sorted(struct pm_kpage *k, enum pm_kpage_file file, const uint
 	if (k->fd[file] < 0)
 		return k->fd[file];
 	r = io_ready(k);
-	return r < 0 ? r : pm_sparse_read(&k->io, k->fd[file], pfns, n, out,
+	return r < 0 ? r : pmi_sparse_read(&k->io, k->fd[file], pfns, n, out,
 					   file == PM_KPAGE_FLAGS ? 1ULL << PM_KPF_NOPAGE : 0);
 }
 
-unsigned pm_kpage_selected(const struct pm_kpage *k)
+unsigned pmi_kpage_selected(const struct pm_kpage *k)
 {
 	return k->lookup_files;
 }

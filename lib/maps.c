@@ -160,12 +160,12 @@ struct pm_maps *pm_maps_open(struct pm_target *t)
 	char path[4096];
 	int fd, r;
 
-	r = pm_pid_path(t->ctx, path, sizeof(path), t->pid, "maps");
+	r = pmi_pid_path(t->ctx, path, sizeof(path), t->pid, "maps");
 	if (r < 0) {
 		errno = -r;
 		return NULL;
 	}
-	fd = pm_open(t->ctx, path, O_RDONLY);
+	fd = pmi_open(t->ctx, path, O_RDONLY);
 	if (fd < 0) {
 		errno = -fd;
 		return NULL;

@@ -103,7 +103,7 @@ static void numa_maps_seek(struct pm_numa_proc *p, uint64_t start)
 			while ((c = fgetc(p->numa_maps)) != EOF && c != '\n')
 				;
 		}
-		p->nm_valid = pm_numa_maps_parse(line, p->n, &p->nm, p->nm_pages) == 0;
+		p->nm_valid = pmi_numa_maps_parse(line, p->n, &p->nm, p->nm_pages) == 0;
 		if (p->nm_valid && !p->nm.page_size)
 			p->nm.page_size = pm_ctx_features(p->t->ctx)->page_size;
 	}
@@ -330,9 +330,9 @@ static FILE *open_numa_maps(struct pm_target *t)
 	FILE *f;
 	int fd;
 
-	if (pm_pid_path(t->ctx, path, sizeof(path), pm_target_pid(t), "numa_maps") < 0)
+	if (pmi_pid_path(t->ctx, path, sizeof(path), pm_target_pid(t), "numa_maps") < 0)
 		return NULL;
-	fd = pm_open(t->ctx, path, O_RDONLY);
+	fd = pmi_open(t->ctx, path, O_RDONLY);
 	if (fd < 0)
 		return NULL;
 	f = fdopen(fd, "r");

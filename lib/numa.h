@@ -41,10 +41,10 @@ struct pm_numa_maps_line {
  * of nodes @n does not know go to the last slot. Returns 0, or -EINVAL for
  * a line the kernel cannot have written (no address, absurd numbers).
  */
-int pm_numa_maps_parse(const char *line, const struct pm_numa *n, struct pm_numa_maps_line *out, uint64_t *pages);
+int pmi_numa_maps_parse(const char *line, const struct pm_numa *n, struct pm_numa_maps_line *out, uint64_t *pages);
 
-int pm_numa_cmp_long(const void *a, const void *b);
-int pm_numa_parse_list(const char *s, void (*fn)(long v, void *data), void *data);
-void pm_numa_parse_distances(struct pm_numa *n, int i, const char *text);
+int pmi_numa_cmp_long(const void *a, const void *b);
+int pmi_numa_parse_list(const char *s, void (*fn)(long v, void *data), void *data);
+void pmi_numa_parse_distances(struct pm_numa *n, int i, const char *text);
 
 #endif

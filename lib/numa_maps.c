@@ -72,7 +72,7 @@ static int parse_token(const char *tok, const struct pm_numa *n, struct pm_numa_
 	return 0;	/* file=, heap, stack, dirty=, mapped=, ...: not needed */
 }
 
-int pm_numa_maps_parse(const char *line, const struct pm_numa *n, struct pm_numa_maps_line *out, uint64_t *pages)
+int pmi_numa_maps_parse(const char *line, const struct pm_numa *n, struct pm_numa_maps_line *out, uint64_t *pages)
 {
 	const char *s = line;
 	char *end;
@@ -105,8 +105,8 @@ static long last_cpu(struct pm_ctx *ctx, pid_t pid, const char *tid)
 	char path[4096], buf[1024], *p;
 	int field;
 
-	if (pm_path(ctx, path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, tid) < 0 ||
-	    pm_read_small_file(ctx, path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
+	if (pmi_path(ctx, path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, tid) < 0 ||
+	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
 		return -1;
 	for (field = 2; field < 39 && p; field++)
 		p = strchr(p + 1, ' ');
@@ -131,13 +131,13 @@ static int read_allowed(struct pm_numa *n, pid_t pid, bool *allowed)
 {
 	char path[4096], buf[8192], *p;
 	struct mark m = { n, allowed };
-	int r = pm_pid_path(n->ctx, path, sizeof(path), pid, "status");
+	int r = pmi_pid_path(n->ctx, path, sizeof(path), pid, "status");
 
-	if (r < 0 || (r = pm_read_small_file(n->ctx, path, buf, sizeof(buf))) < 0)
+	if (r < 0 || (r = pmi_read_small_file(n->ctx, path, buf, sizeof(buf))) < 0)
 		return r == -ENOENT ? -ESRCH : r;
 	p = strstr(buf, "\nCpus_allowed_list:");
 	if (p)
-		pm_numa_parse_list(p + strlen("\nCpus_allowed_list:") + strspn(p + 19, " \t"), mark_cpu, &m);
+		pmi_numa_parse_list(p + strlen("\nCpus_allowed_list:") + strspn(p + 19, " \t"), mark_cpu, &m);
 	return 0;
 }
 
@@ -152,7 +152,7 @@ int pm_numa_locality(struct pm_numa *n, pid_t pid, bool *ran_on, bool *allowed)
 	memset(allowed, 0, n->count * sizeof(*allowed));
 	if ((r = read_allowed(n, pid, allowed)) < 0)
 		return r;
-	if ((r = pm_pid_path(n->ctx, path, sizeof(path), pid, "task")) < 0)
+	if ((r = pmi_pid_path(n->ctx, path, sizeof(path), pid, "task")) < 0)
 		return r;
 	if (!(d = opendir(path)))
 		return errno == ENOENT ? -ESRCH : -errno;

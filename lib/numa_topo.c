@@ -20,7 +20,7 @@ static int list_numbered(const struct pm_ctx *ctx, const char *dir, const char *
 	size_t cap = 0, len = strlen(prefix);
 	struct dirent *de;
 	DIR *d;
-	int r = pm_path(ctx, path, sizeof(path), "%s", dir);
+	int r = pmi_path(ctx, path, sizeof(path), "%s", dir);
 
 	*out = NULL;
 	*n = 0;
@@ -53,11 +53,11 @@ static int list_numbered(const struct pm_ctx *ctx, const char *dir, const char *
 		(*out)[(*n)++] = v;
 	}
 	closedir(d);
-	qsort(*out, *n, sizeof(**out), pm_numa_cmp_long);
+	qsort(*out, *n, sizeof(**out), pmi_numa_cmp_long);
 	return 0;
 }
 
-int pm_numa_cmp_long(const void *a, const void *b)
+int pmi_numa_cmp_long(const void *a, const void *b)
 {
 	long x = *(const long *)a, y = *(const long *)b;
 
@@ -69,7 +69,7 @@ int pm_numa_cmp_long(const void *a, const void *b)
  * @fn for each number in it. Returns 0, or -EINVAL for anything else
  * (numbers over PM_NUMA_MAX_CPU refused: a hostile tree cannot make us loop).
  */
-int pm_numa_parse_list(const char *s, void (*fn)(long v, void *data), void *data)
+int pmi_numa_parse_list(const char *s, void (*fn)(long v, void *data), void *data)
 {
 	while (*s && *s != '\n') {
 		char *end;
@@ -116,7 +116,7 @@ static void read_text(const struct pm_ctx *ctx, char *buf, size_t size, const ch
 	char path[4096];
 
 	buf[0] = '\0';
-	if (pm_path(ctx, path, sizeof(path), fmt, id) < 0 || pm_read_small_file(ctx, path, buf, size) < 0)
+	if (pmi_path(ctx, path, sizeof(path), fmt, id) < 0 || pmi_read_small_file(ctx, path, buf, size) < 0)
 		buf[0] = '\0';
 }
 
@@ -167,7 +167,7 @@ static int read_node(struct pm_numa *n, int i, long id)
 	node->tier = -1;
 	read_text(n->ctx, node->cpulist, sizeof(node->cpulist), NODE_DIR "/node%ld/cpulist", id);
 	node->cpulist[strcspn(node->cpulist, "\n")] = '\0';
-	if (pm_numa_parse_list(node->cpulist, add_cpu, &a) < 0)
+	if (pmi_numa_parse_list(node->cpulist, add_cpu, &a) < 0)
 		node->ncpus = 0;
 	read_text(n->ctx, text, PM_NUMA_TEXT_MAX, NODE_DIR "/node%ld/meminfo", id);
 	node->mem_total = meminfo_bytes(text, "MemTotal:");
@@ -176,13 +176,13 @@ static int read_node(struct pm_numa *n, int i, long id)
 	node->promoted = vmstat_sum(text, promoted);
 	node->demoted = vmstat_sum(text, demoted);
 	read_text(n->ctx, text, PM_NUMA_TEXT_MAX, NODE_DIR "/node%ld/distance", id);
-	pm_numa_parse_distances(n, i, text);
+	pmi_numa_parse_distances(n, i, text);
 	free(text);
 	return 0;
 }
 
 /* nodeN/distance: one number per online node, in node order. */
-void pm_numa_parse_distances(struct pm_numa *n, int i, const char *text)
+void pmi_numa_parse_distances(struct pm_numa *n, int i, const char *text)
 {
 	const char *s = text;
 	size_t j;
@@ -248,8 +248,8 @@ static uint64_t block_pages(struct pm_numa *n)
 	unsigned long long bytes;
 	unsigned ps = pm_ctx_features(n->ctx)->page_size;
 
-	if (!ps || pm_path(n->ctx, path, sizeof(path), MEMORY_DIR "/block_size_bytes") < 0 ||
-	    pm_read_small_file(n->ctx, path, buf, sizeof(buf)) <= 0 || sscanf(buf, "%llx", &bytes) != 1 ||
+	if (!ps || pmi_path(n->ctx, path, sizeof(path), MEMORY_DIR "/block_size_bytes") < 0 ||
+	    pmi_read_small_file(n->ctx, path, buf, sizeof(buf)) <= 0 || sscanf(buf, "%llx", &bytes) != 1 ||
 	    bytes < ps || bytes % ps)
 		return 0;
 	return bytes / ps;
@@ -283,7 +283,7 @@ static int read_tiers(struct pm_numa *n)
 		char buf[256];
 
 		read_text(n->ctx, buf, sizeof(buf), TIER_DIR "/memory_tier%ld/nodelist", tiers[i]);
-		pm_numa_parse_list(buf, set_tier, &t);
+		pmi_numa_parse_list(buf, set_tier, &t);
 	}
 	free(tiers);
 	return 0;

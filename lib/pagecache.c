@@ -146,7 +146,7 @@ int pm_cache_stat_fd(struct pm_ctx *ctx, int fd, struct pm_cache_stat *out)
 		/* Only a kernel without cachestat (before 6.5) falls back; a refusal is the answer. */
 		if (r != -ENOSYS || force == PM_CACHE_CACHESTAT)
 			return out->error = r;
-		pm_dbg(ctx, "cachestat: ENOSYS, trying mincore");
+		pmi_dbg(ctx, "cachestat: ENOSYS, trying mincore");
 	}
 	r = by_mincore(fd, &st, page, out);
 	/* -EPERM here: mincore would have said "all resident"; the reason to give is the missing cachestat. */
@@ -161,7 +161,7 @@ int pm_cache_stat_fd(struct pm_ctx *ctx, int fd, struct pm_cache_stat *out)
  * fails with EPERM), O_NONBLOCK so a FIFO or device node swapped in after
  * the stat cannot block us.
  */
-int pm_cache_open_at(int dirfd, const char *name)
+int pmi_cache_open_at(int dirfd, const char *name)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_NOATIME | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 
@@ -170,13 +170,13 @@ int pm_cache_open_at(int dirfd, const char *name)
 	return fd < 0 ? -errno : fd;
 }
 
-int pm_cache_open(const char *path)
+int pmi_cache_open(const char *path)
 {
-	return pm_cache_open_at(AT_FDCWD, path);
+	return pmi_cache_open_at(AT_FDCWD, path);
 }
 
 /* Measure @name under @dirfd, whose stat @sb the caller took (a regular file is opened, nothing else). */
-int pm_cache_measure_at(struct pm_ctx *ctx, int dirfd, const char *name, const struct stat *sb,
+int pmi_cache_measure_at(struct pm_ctx *ctx, int dirfd, const char *name, const struct stat *sb,
 			struct pm_cache_stat *out)
 {
 	int fd, r;
@@ -188,7 +188,7 @@ int pm_cache_measure_at(struct pm_ctx *ctx, int dirfd, const char *name, const s
 	/* Never open what is not a regular file: opening a device can have effects (a tape rewinds). */
 	if (!S_ISREG(sb->st_mode))
 		return out->error = -EINVAL;
-	fd = pm_cache_open_at(dirfd, name);
+	fd = pmi_cache_open_at(dirfd, name);
 	if (fd < 0)
 		return out->error = fd;
 	r = pm_cache_stat_fd(ctx, fd, out);
@@ -204,7 +204,7 @@ int pm_cache_stat_path(struct pm_ctx *ctx, const char *path, struct pm_cache_sta
 		memset(out, 0, sizeof(*out));
 		return out->error = -errno;
 	}
-	return pm_cache_measure_at(ctx, AT_FDCWD, path, &sb, out);
+	return pmi_cache_measure_at(ctx, AT_FDCWD, path, &sb, out);
 }
 
 /*
@@ -212,7 +212,7 @@ int pm_cache_stat_path(struct pm_ctx *ctx, const char *path, struct pm_cache_sta
  * value in bytes (the file says kB). Pure. Returns 0, -ENOENT if absent,
  * -EINVAL if the value is not a number or overflows.
  */
-int pm_meminfo_field(const char *text, const char *name, uint64_t *bytes)
+int pmi_meminfo_field(const char *text, const char *name, uint64_t *bytes)
 {
 	size_t n = strlen(name);
 	const char *p = text;
@@ -246,15 +246,15 @@ int pm_meminfo_field(const char *text, const char *name, uint64_t *bytes)
 int pm_cache_meminfo(struct pm_ctx *ctx, uint64_t *cached)
 {
 	char path[4096], buf[16384];
-	int r = pm_path(ctx, path, sizeof(path), "/proc/meminfo");
+	int r = pmi_path(ctx, path, sizeof(path), "/proc/meminfo");
 
 	if (r < 0)
 		return r;
-	r = pm_read_small_file(ctx, path, buf, sizeof(buf));
+	r = pmi_read_small_file(ctx, path, buf, sizeof(buf));
 	if (r < 0)
 		return r;
-	r = pm_meminfo_field(buf, "Cached", cached);
+	r = pmi_meminfo_field(buf, "Cached", cached);
 	if (r == -ENOENT || r == -EINVAL)
-		return pm_tree_error(ctx, "%s: no valid \"Cached:\" line", path);
+		return pmi_tree_error(ctx, "%s: no valid \"Cached:\" line", path);
 	return r;
 }

@@ -6,16 +6,16 @@
 #include "internal.h"
 
 /* Open @path (@name under @dirfd) for cachestat without reading it (O_NOATIME where allowed, O_NONBLOCK). fd or -errno. */
-int pm_cache_open(const char *path);
-int pm_cache_open_at(int dirfd, const char *name);
+int pmi_cache_open(const char *path);
+int pmi_cache_open_at(int dirfd, const char *name);
 /* pm_cache_stat_path on @name under @dirfd, with its stat @sb taken by the caller (one stat per file, not two). */
 struct stat;
-int pm_cache_measure_at(struct pm_ctx *ctx, int dirfd, const char *name, const struct stat *sb,
+int pmi_cache_measure_at(struct pm_ctx *ctx, int dirfd, const char *name, const struct stat *sb,
 			struct pm_cache_stat *out);
 /* The value of "@name:" in meminfo-style @text, in bytes (the text says kB). Pure. 0, -ENOENT or -EINVAL. */
-int pm_meminfo_field(const char *text, const char *name, uint64_t *bytes);
+int pmi_meminfo_field(const char *text, const char *name, uint64_t *bytes);
 /* "START-END" of a map_files name for a mapping (lower-case hex, no 0x), into @buf. Pure. 0 or -ENAMETOOLONG. */
-int pm_map_files_name(uint64_t start, uint64_t end, char *buf, size_t size);
+int pmi_map_files_name(uint64_t start, uint64_t end, char *buf, size_t size);
 
 
 struct file_rec {
@@ -43,10 +43,10 @@ struct pm_cache {
 
 
 /* cachecg.c: the memory cgroup of @pid, as the inode kpagecgroup gives (0 unknown). */
-uint64_t pm_cache_proc_memcg(struct pm_cache *c, pid_t pid);
+uint64_t pmi_cache_proc_memcg(struct pm_cache *c, pid_t pid);
 /* cachecg.c: @npages frames from @pfn, mapped by use @use: charged where? Flushes when the batch is full. */
-int pm_cache_push_frames(struct pm_cache *c, size_t use, uint64_t pfn, uint64_t npages);
+int pmi_cache_push_frames(struct pm_cache *c, size_t use, uint64_t pfn, uint64_t npages);
 /* cachecg.c: look the batched frames up and add their bytes to their uses. 0 or -errno. */
-int pm_cache_flush_frames(struct pm_cache *c);
+int pmi_cache_flush_frames(struct pm_cache *c);
 
 #endif

@@ -17,7 +17,7 @@ static const struct { const char *name; int value; } errno_names[] = {
 };
 
 /* Map "EPERM" or "1" to 1; returns 0 for anything else. */
-int pm_errno_from_name(const char *s)
+int pmi_errno_from_name(const char *s)
 {
 	size_t i;
 	char *end;
@@ -37,7 +37,7 @@ int pm_errno_from_name(const char *s)
 	return 0;
 }
 
-int pm_path(const struct pm_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
+int pmi_path(const struct pm_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
 {
 	va_list ap;
 	size_t n = 0;
@@ -57,14 +57,14 @@ int pm_path(const struct pm_ctx *ctx, char *buf, size_t size, const char *fmt, .
 	return 0;
 }
 
-int pm_pid_path(const struct pm_ctx *ctx, char *buf, size_t size, pid_t pid, const char *file)
+int pmi_pid_path(const struct pm_ctx *ctx, char *buf, size_t size, pid_t pid, const char *file)
 {
 	if (pid == 0)
-		return pm_path(ctx, buf, size, "/proc/self/%s", file);
-	return pm_path(ctx, buf, size, "/proc/%d/%s", (int)pid, file);
+		return pmi_path(ctx, buf, size, "/proc/self/%s", file);
+	return pmi_path(ctx, buf, size, "/proc/%d/%s", (int)pid, file);
 }
 
-int pm_tree_error(const struct pm_ctx *ctx, const char *fmt, ...)
+int pmi_tree_error(const struct pm_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -106,7 +106,7 @@ static int open_replayed(const struct pm_ctx *ctx, const char *path, int flags)
 		int e = errno;
 		/* A FIFO opened for writing with no reader gives ENXIO. */
 		if (e == ENXIO && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-			return pm_tree_error(ctx, "cannot open %s: it is %s, not a regular file", path,
+			return pmi_tree_error(ctx, "cannot open %s: it is %s, not a regular file", path,
 					     file_type(st.st_mode));
 		return -e;
 	}
@@ -114,7 +114,7 @@ static int open_replayed(const struct pm_ctx *ctx, const char *path, int flags)
 		goto fail;
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		return pm_tree_error(ctx, "cannot open %s: it is %s, not a regular file", path, file_type(st.st_mode));
+		return pmi_tree_error(ctx, "cannot open %s: it is %s, not a regular file", path, file_type(st.st_mode));
 	}
 	fl = fcntl(fd, F_GETFL);
 	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
@@ -151,11 +151,11 @@ static int recorded_errno(const struct pm_ctx *ctx, const char *path)
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
-	return pm_errno_from_name(buf);
+	return pmi_errno_from_name(buf);
 }
 
-/* Open a path made by pm_path(); returns an fd or -errno (-EBADMSG: see pm_ctx_tree_error). */
-int pm_open(const struct pm_ctx *ctx, const char *path, int flags)
+/* Open a path made by pmi_path(); returns an fd or -errno (-EBADMSG: see pm_ctx_tree_error). */
+int pmi_open(const struct pm_ctx *ctx, const char *path, int flags)
 {
 	int e = recorded_errno(ctx, path);
 	int fd;
@@ -175,7 +175,7 @@ int pm_open(const struct pm_ctx *ctx, const char *path, int flags)
  * the kernel (counts are multiples of 8) but a replayed file may end in one:
  * it is dropped. Returns words read or -errno.
  */
-ssize_t pm_pread_words(int fd, uint64_t *buf, size_t count, uint64_t word_index)
+ssize_t pmi_pread_words(int fd, uint64_t *buf, size_t count, uint64_t word_index)
 {
 	size_t want = count * sizeof(uint64_t), got = 0;
 	off_t off = (off_t)(word_index * sizeof(uint64_t));
@@ -197,10 +197,10 @@ ssize_t pm_pread_words(int fd, uint64_t *buf, size_t count, uint64_t word_index)
 }
 
 /* Read a small text file into @buf, NUL-terminated. Returns length or -errno. */
-int pm_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, size_t size)
+int pmi_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, size_t size)
 {
 	size_t got = 0;
-	int fd = pm_open(ctx, path, O_RDONLY);
+	int fd = pmi_open(ctx, path, O_RDONLY);
 
 	if (fd < 0)
 		return fd;

@@ -15,7 +15,7 @@ struct pm_procs *pm_procs_open(struct pm_ctx *ctx)
 {
 	struct pm_procs *it;
 	char path[4096];
-	int r = pm_path(ctx, path, sizeof(path), "/proc");
+	int r = pmi_path(ctx, path, sizeof(path), "/proc");
 
 	if (r < 0) {
 		errno = -r;
@@ -51,15 +51,15 @@ static void read_identity(struct pm_ctx *ctx, struct pm_proc *p)
 	char path[4096], buf[4096], *a, *b;
 	size_t n;
 
-	if (pm_pid_path(ctx, path, sizeof(path), p->pid, "stat") == 0 &&
-	    pm_read_small_file(ctx, path, buf, sizeof(buf)) > 0 && (a = strchr(buf, '(')) && (b = strrchr(buf, ')')) &&
+	if (pmi_pid_path(ctx, path, sizeof(path), p->pid, "stat") == 0 &&
+	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) > 0 && (a = strchr(buf, '(')) && (b = strrchr(buf, ')')) &&
 	    b > a) {
 		n = (size_t)(b - a - 1) < sizeof(p->comm) - 1 ? (size_t)(b - a - 1) : sizeof(p->comm) - 1;
 		memcpy(p->comm, a + 1, n);
 		p->comm[n] = '\0';
 	}
-	if (pm_pid_path(ctx, path, sizeof(path), p->pid, "status") == 0 &&
-	    pm_read_small_file(ctx, path, buf, sizeof(buf)) > 0 && (a = strstr(buf, "\nUid:"))) {
+	if (pmi_pid_path(ctx, path, sizeof(path), p->pid, "status") == 0 &&
+	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) > 0 && (a = strstr(buf, "\nUid:"))) {
 		char *e;
 		unsigned long v = strtoul(a + 5, &e, 10);
 

@@ -3,7 +3,7 @@
 #include <sys/ioctl.h>
 #include "scan.h"
 
-int pm_scan_step(int fd, struct pm_scan_arg *arg, uint64_t end, struct page_region *vec, size_t vec_len)
+int pmi_scan_step(int fd, struct pm_scan_arg *arg, uint64_t end, struct page_region *vec, size_t vec_len)
 {
 	int n;
 
@@ -21,13 +21,13 @@ int pm_scan_step(int fd, struct pm_scan_arg *arg, uint64_t end, struct page_regi
 	return n;
 }
 
-int pm_scan_each(int fd, struct pm_scan_arg arg, struct page_region *vec, size_t vec_len, pm_scan_fn fn,
+int pmi_scan_each(int fd, struct pm_scan_arg arg, struct page_region *vec, size_t vec_len, pm_scan_fn fn,
 		 void *data)
 {
 	uint64_t end = arg.end;
 
 	while (arg.start < end) {
-		int err, n = pm_scan_step(fd, &arg, end, vec, vec_len);
+		int err, n = pmi_scan_step(fd, &arg, end, vec, vec_len);
 
 		if (n < 0)
 			return n;

@@ -7,7 +7,7 @@
 #include "compat.h"
 
 /*
- * pm_scan_step - one PAGEMAP_SCAN of pagemap @fd over [arg->start, @end),
+ * pmi_scan_step - one PAGEMAP_SCAN of pagemap @fd over [arg->start, @end),
  * regions into @vec (@vec_len of them; 0: no output, the kernel then walks
  * the whole range in one call). Afterwards arg->start is where the next call
  * starts: @end once the answer was not full, else the later of walk_end and
@@ -15,17 +15,17 @@
  * more than 512 regions in one call (docs/kernel-interface.md §6.2).
  * Returns the number of regions, or -errno.
  */
-int pm_scan_step(int fd, struct pm_scan_arg *arg, uint64_t end, struct page_region *vec, size_t vec_len);
+int pmi_scan_step(int fd, struct pm_scan_arg *arg, uint64_t end, struct page_region *vec, size_t vec_len);
 
 /* Called with each batch of regions; a negative return stops the loop with that error. */
 typedef int (*pm_scan_fn)(void *data, const struct page_region *v, size_t n);
 
 /*
- * pm_scan_each - pm_scan_step from @arg.start to @arg.end until the range is
+ * pmi_scan_each - pmi_scan_step from @arg.start to @arg.end until the range is
  * done, @fn called with every non-empty batch. @arg's size, vec and vec_len
  * are set here. Returns 0 or the first negative errno (of the ioctl or @fn).
  */
-int pm_scan_each(int fd, struct pm_scan_arg arg, struct page_region *vec, size_t vec_len, pm_scan_fn fn,
+int pmi_scan_each(int fd, struct pm_scan_arg arg, struct page_region *vec, size_t vec_len, pm_scan_fn fn,
 		 void *data);
 
 #endif

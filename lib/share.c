@@ -140,7 +140,7 @@ static int pair_cmp(const void *x, const void *y)
 
 /* ---- building ---- */
 
-struct pm_share *pm_share_alloc(uint64_t page_size)
+struct pm_share *pmi_share_alloc(uint64_t page_size)
 {
 	struct pm_share *s = calloc(1, sizeof(*s));
 
@@ -161,7 +161,7 @@ struct pm_share *pm_share_new(struct pm_ctx *ctx, struct pm_kpage *k)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!f || !(s = pm_share_alloc(f->page_size))) {
+	if (!f || !(s = pmi_share_alloc(f->page_size))) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -196,7 +196,7 @@ void pm_share_free(struct pm_share *s)
 	free(s);
 }
 
-int pm_share_push_target(struct pm_share *s, pid_t pid)
+int pmi_share_push_target(struct pm_share *s, pid_t pid)
 {
 	size_t cap = s->cap_targets;
 
@@ -209,7 +209,7 @@ int pm_share_push_target(struct pm_share *s, pid_t pid)
 	return 0;
 }
 
-int pm_share_push_map(struct pm_share *s, const struct pm_mapping *m)
+int pmi_share_push_map(struct pm_share *s, const struct pm_mapping *m)
 {
 	struct pm_share_map *sm;
 	char *path;
@@ -231,7 +231,7 @@ int pm_share_push_map(struct pm_share *s, const struct pm_mapping *m)
 	return 0;
 }
 
-int pm_share_push_page(struct pm_share *s, uint64_t key)
+int pmi_share_push_page(struct pm_share *s, uint64_t key)
 {
 	if (s->finished || !s->nmaps)
 		return -EINVAL;
@@ -250,10 +250,10 @@ static int add_run(struct pm_share *s, const struct pm_run *run)
 
 	if ((run->flags & frame) == frame && !(run->flags & PM_PAGE_ZERO)) {
 		for (i = 0; i < n && r == 0; i++)
-			r = pm_share_push_page(s, run->pfn + i);
+			r = pmi_share_push_page(s, run->pfn + i);
 	} else if ((run->flags & (PM_PAGE_FRAME | PM_PAGE_SWAPPED)) == (PM_PAGE_FRAME | PM_PAGE_SWAPPED)) {
 		for (i = 0; i < n && r == 0; i++)
-			r = pm_share_push_page(s, PM_SHARE_KEY_SWAP | (uint64_t)run->swap_type << SWAP_TYPE_SHIFT |
+			r = pmi_share_push_page(s, PM_SHARE_KEY_SWAP | (uint64_t)run->swap_type << SWAP_TYPE_SHIFT |
 							  (run->swap_offset + i));
 	}
 	return r;
@@ -268,7 +268,7 @@ static int walk_target(struct pm_share *s, struct pm_target *t)
 
 	while (r == 0 && (r = pm_walk_next(w, &run)) == 0) {
 		if (s->nmaps == first || s->maps[s->nmaps - 1].map.start != run->map->start)
-			r = pm_share_push_map(s, run->map);
+			r = pmi_share_push_map(s, run->map);
 		if (r == 0)
 			r = add_run(s, run);
 	}
@@ -295,7 +295,7 @@ int pm_share_add(struct pm_share *s, struct pm_target *t)
 			return -EEXIST;
 	nmaps = s->nmaps;
 	nrecs = s->nrecs;
-	if ((r = pm_share_push_target(s, pm_target_pid(t))) < 0)
+	if ((r = pmi_share_push_target(s, pm_target_pid(t))) < 0)
 		return r;
 	r = walk_target(s, t);
 	if (r < 0) {	/* keep nothing of this target */
@@ -466,7 +466,7 @@ static void finish_pairs(struct pm_share *s)
 	s->mp.slot = s->pp.slot = NULL;
 }
 
-int pm_share_tally(struct pm_share *s, pm_share_lookup_fn fn, void *data)
+int pmi_share_tally(struct pm_share *s, pm_share_lookup_fn fn, void *data)
 {
 	struct pm_frame *fr = malloc(SHARE_BATCH * sizeof(*fr));
 	size_t *gs = malloc((SHARE_BATCH + 1) * sizeof(*gs));
@@ -513,7 +513,7 @@ int pm_share_finish(struct pm_share *s)
 		return -EINVAL;
 	if (s->nrecs && !s->k)
 		return -(s->k_error ? s->k_error : EACCES);
-	return pm_share_tally(s, kpage_lookup, s->k);
+	return pmi_share_tally(s, kpage_lookup, s->k);
 }
 
 /* ---- results ---- */

@@ -49,7 +49,7 @@ static int field(const char *line, size_t len, uint64_t *bytes)
 	return -1;
 }
 
-void pm_smaps_init(struct pm_smaps_parser *p, pm_smaps_fn fn, void *arg)
+void pmi_smaps_init(struct pm_smaps_parser *p, pm_smaps_fn fn, void *arg)
 {
 	memset(p, 0, sizeof(*p));
 	p->fn = fn;
@@ -92,7 +92,7 @@ static int mapping_line(struct pm_smaps_parser *p, const char *line, size_t len)
 	return 0;
 }
 
-int pm_smaps_feed(struct pm_smaps_parser *p, const char *line, size_t len)
+int pmi_smaps_feed(struct pm_smaps_parser *p, const char *line, size_t len)
 {
 	uint64_t v;
 	int k = field(line, len, &v), r;
@@ -112,7 +112,7 @@ int pm_smaps_feed(struct pm_smaps_parser *p, const char *line, size_t len)
 	return r == 1 ? 0 : r;
 }
 
-int pm_smaps_finish(struct pm_smaps_parser *p)
+int pmi_smaps_finish(struct pm_smaps_parser *p)
 {
 	int r = flush(p);
 
@@ -122,28 +122,28 @@ int pm_smaps_finish(struct pm_smaps_parser *p)
 	return r;
 }
 
-int pm_smaps_parse_buf(const char *buf, size_t len, pm_smaps_fn fn, void *arg)
+int pmi_smaps_parse_buf(const char *buf, size_t len, pm_smaps_fn fn, void *arg)
 {
 	struct pm_smaps_parser p;
 	size_t i = 0;
 	int r = 0;
 
-	pm_smaps_init(&p, fn, arg);
+	pmi_smaps_init(&p, fn, arg);
 	while (i < len && r == 0) {
 		const char *nl = memchr(buf + i, '\n', len - i);
 		size_t n = nl ? (size_t)(nl - (buf + i)) + 1 : len - i;
 
-		r = pm_smaps_feed(&p, buf + i, n);
+		r = pmi_smaps_feed(&p, buf + i, n);
 		i += n;
 	}
 	if (r == 0)
-		return pm_smaps_finish(&p);
+		return pmi_smaps_finish(&p);
 	p.open = false;		/* an error: nothing more is handed over */
-	pm_smaps_finish(&p);
+	pmi_smaps_finish(&p);
 	return r;
 }
 
-int pm_smaps_parse_file(FILE *f, pm_smaps_fn fn, void *arg)
+int pmi_smaps_parse_file(FILE *f, pm_smaps_fn fn, void *arg)
 {
 	struct pm_smaps_parser p;
 	char *line = NULL;
@@ -151,17 +151,17 @@ int pm_smaps_parse_file(FILE *f, pm_smaps_fn fn, void *arg)
 	ssize_t len;
 	int r = 0;
 
-	pm_smaps_init(&p, fn, arg);
+	pmi_smaps_init(&p, fn, arg);
 	errno = 0;
 	while (r == 0 && (len = getline(&line, &cap, f)) > 0)
-		r = pm_smaps_feed(&p, line, (size_t)len);
+		r = pmi_smaps_feed(&p, line, (size_t)len);
 	if (!r && ferror(f))
 		r = errno ? -errno : -EIO;
 	free(line);
 	if (r == 0)
-		return pm_smaps_finish(&p);
+		return pmi_smaps_finish(&p);
 	p.open = false;		/* an error: nothing more is handed over */
-	pm_smaps_finish(&p);
+	pmi_smaps_finish(&p);
 	return r;
 }
 
@@ -190,10 +190,10 @@ static int swap_add(void *arg, const struct pm_smaps_rec *rec)
 	return 0;
 }
 
-int pm_smaps_swap_parse(FILE *f, struct pm_smaps_swap **out, size_t *nout)
+int pmi_smaps_swap_parse(FILE *f, struct pm_smaps_swap **out, size_t *nout)
 {
 	struct swap_vec s = { 0 };
-	int r = pm_smaps_parse_file(f, swap_add, &s);
+	int r = pmi_smaps_parse_file(f, swap_add, &s);
 
 	if (r < 0) {
 		free(s.v);
@@ -204,14 +204,14 @@ int pm_smaps_swap_parse(FILE *f, struct pm_smaps_swap **out, size_t *nout)
 	return 0;
 }
 
-int pm_smaps_open(struct pm_target *t, FILE **out)
+int pmi_smaps_open(struct pm_target *t, FILE **out)
 {
 	char path[4096];
 	int fd, r;
 
-	if ((r = pm_pid_path(t->ctx, path, sizeof(path), t->pid, "smaps")) < 0)
+	if ((r = pmi_pid_path(t->ctx, path, sizeof(path), t->pid, "smaps")) < 0)
 		return r;
-	fd = pm_open(t->ctx, path, O_RDONLY);
+	fd = pmi_open(t->ctx, path, O_RDONLY);
 	if (fd < 0)
 		return fd == -ENOENT ? -ESRCH : fd;
 	*out = fdopen(fd, "r");
@@ -223,19 +223,19 @@ int pm_smaps_open(struct pm_target *t, FILE **out)
 	return 0;
 }
 
-int pm_smaps_swap_read(struct pm_target *t, struct pm_smaps_swap **out, size_t *n)
+int pmi_smaps_swap_read(struct pm_target *t, struct pm_smaps_swap **out, size_t *n)
 {
 	FILE *f;
-	int r = pm_smaps_open(t, &f);
+	int r = pmi_smaps_open(t, &f);
 
 	if (r < 0)
 		return r;
-	r = pm_smaps_swap_parse(f, out, n);
+	r = pmi_smaps_swap_parse(f, out, n);
 	fclose(f);
 	return r;
 }
 
-const struct pm_smaps_swap *pm_smaps_find(const struct pm_smaps_swap *v, size_t n, uint64_t start)
+const struct pm_smaps_swap *pmi_smaps_find(const struct pm_smaps_swap *v, size_t n, uint64_t start)
 {
 	size_t lo = 0, hi = n;
 
@@ -252,9 +252,9 @@ const struct pm_smaps_swap *pm_smaps_find(const struct pm_smaps_swap *v, size_t 
 	return NULL;
 }
 
-int64_t pm_smaps_swap_of(const struct pm_smaps_swap *v, size_t n, uint64_t start)
+int64_t pmi_smaps_swap_of(const struct pm_smaps_swap *v, size_t n, uint64_t start)
 {
-	const struct pm_smaps_swap *e = pm_smaps_find(v, n, start);
+	const struct pm_smaps_swap *e = pmi_smaps_find(v, n, start);
 
 	return e ? (int64_t)e->swap : -1;
 }

@@ -50,15 +50,15 @@ struct pm_smaps_parser {
 	void *arg;
 };
 
-void pm_smaps_init(struct pm_smaps_parser *p, pm_smaps_fn fn, void *arg);
-/* pm_smaps_feed - one line (@len bytes, newline optional, need not be NUL-terminated). 0, -ENOMEM or fn's. */
-int pm_smaps_feed(struct pm_smaps_parser *p, const char *line, size_t len);
-/* pm_smaps_finish - hand over the last record and free the parser. 0 or fn's return. */
-int pm_smaps_finish(struct pm_smaps_parser *p);
-/* pm_smaps_parse_buf - the whole of @buf (@len bytes, NULs allowed), line by line. Pure. */
-int pm_smaps_parse_buf(const char *buf, size_t len, pm_smaps_fn fn, void *arg);
-/* pm_smaps_parse_file - the same over a stream (no /proc access of its own). 0, -errno or fn's return. */
-int pm_smaps_parse_file(FILE *f, pm_smaps_fn fn, void *arg);
+void pmi_smaps_init(struct pm_smaps_parser *p, pm_smaps_fn fn, void *arg);
+/* pmi_smaps_feed - one line (@len bytes, newline optional, need not be NUL-terminated). 0, -ENOMEM or fn's. */
+int pmi_smaps_feed(struct pm_smaps_parser *p, const char *line, size_t len);
+/* pmi_smaps_finish - hand over the last record and free the parser. 0 or fn's return. */
+int pmi_smaps_finish(struct pm_smaps_parser *p);
+/* pmi_smaps_parse_buf - the whole of @buf (@len bytes, NULs allowed), line by line. Pure. */
+int pmi_smaps_parse_buf(const char *buf, size_t len, pm_smaps_fn fn, void *arg);
+/* pmi_smaps_parse_file - the same over a stream (no /proc access of its own). 0, -errno or fn's return. */
+int pmi_smaps_parse_file(FILE *f, pm_smaps_fn fn, void *arg);
 
 struct pm_smaps_swap {
 	uint64_t start;		/* the mapping's first address */
@@ -67,22 +67,22 @@ struct pm_smaps_swap {
 };
 
 /*
- * pm_smaps_swap_parse - the mappings of smaps text read from @f, in address
+ * pmi_smaps_swap_parse - the mappings of smaps text read from @f, in address
  * order (a mapping not above the one before is dropped), each with its Swap
  * bytes. Pure over the stream. Returns 0 with *@out (free()) and *@n, or -errno.
  */
-int pm_smaps_swap_parse(FILE *f, struct pm_smaps_swap **out, size_t *n);
+int pmi_smaps_swap_parse(FILE *f, struct pm_smaps_swap **out, size_t *n);
 
-/* pm_smaps_open - ROOT/proc/PID/smaps of @t as a stream (fclose it); -ESRCH when it is gone. */
-int pm_smaps_open(struct pm_target *t, FILE **out);
+/* pmi_smaps_open - ROOT/proc/PID/smaps of @t as a stream (fclose it); -ESRCH when it is gone. */
+int pmi_smaps_open(struct pm_target *t, FILE **out);
 
-/* pm_smaps_swap_read - the same from ROOT/proc/PID/smaps of @t; -ESRCH when it is gone. */
-int pm_smaps_swap_read(struct pm_target *t, struct pm_smaps_swap **out, size_t *n);
+/* pmi_smaps_swap_read - the same from ROOT/proc/PID/smaps of @t; -ESRCH when it is gone. */
+int pmi_smaps_swap_read(struct pm_target *t, struct pm_smaps_swap **out, size_t *n);
 
-/* pm_smaps_find - the record of the mapping that starts at @start, or NULL. */
-const struct pm_smaps_swap *pm_smaps_find(const struct pm_smaps_swap *v, size_t n, uint64_t start);
+/* pmi_smaps_find - the record of the mapping that starts at @start, or NULL. */
+const struct pm_smaps_swap *pmi_smaps_find(const struct pm_smaps_swap *v, size_t n, uint64_t start);
 
-/* pm_smaps_swap_of - Swap bytes of the mapping that starts at @start, -1 if none does. */
-int64_t pm_smaps_swap_of(const struct pm_smaps_swap *v, size_t n, uint64_t start);
+/* pmi_smaps_swap_of - Swap bytes of the mapping that starts at @start, -1 if none does. */
+int64_t pmi_smaps_swap_of(const struct pm_smaps_swap *v, size_t n, uint64_t start);
 
 #endif

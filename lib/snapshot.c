@@ -49,12 +49,12 @@ struct pm_snapshot {
 	char err[SNAP_ERR_MAX];
 };
 
-uint64_t pm_snap_hash(const void *p, size_t n)
+uint64_t pmi_snap_hash(const void *p, size_t n)
 {
 	return XXH64(p, n, 0);
 }
 
-uint32_t pm_snap_header_check(uint32_t type, uint64_t length, uint64_t hash)
+uint32_t pmi_snap_header_check(uint32_t type, uint64_t length, uint64_t hash)
 {
 	unsigned char b[20];
 
@@ -257,7 +257,7 @@ static int check_header(struct pm_snapshot *s)
 	    memcmp(h, SNAP_MAGIC, 8))
 		return fail(s, -EBADMSG, "not a pagemap snapshot (no magic)");
 	version = snap_get32(h + 8);
-	if (SNAP_VERIFY && snap_get32(h + 12) != (uint32_t)pm_snap_hash(h, 12))
+	if (SNAP_VERIFY && snap_get32(h + 12) != (uint32_t)pmi_snap_hash(h, 12))
 		return fail(s, -EBADMSG, "file header: checksum mismatch");
 	if (version != PM_SNAPSHOT_VERSION)
 		return fail(s, -EPROTONOSUPPORT, "file header: format version %u (this reader knows %u)", version,
@@ -285,7 +285,7 @@ static int add_section(struct pm_snapshot *s, uint64_t off, uint64_t end)
 	c->type = snap_get32(h);
 	c->length = snap_get64(h + 8);
 	hash = snap_get64(h + 16);
-	if (SNAP_VERIFY && snap_get32(h + 4) != pm_snap_header_check(c->type, c->length, hash))
+	if (SNAP_VERIFY && snap_get32(h + 4) != pmi_snap_header_check(c->type, c->length, hash))
 		return fail(s, -EBADMSG, "%s: header checksum mismatch", where);
 	if (c->length > end - off - SNAP_SEC_SIZE)
 		return fail(s, -EBADMSG, "%s: length %llu runs past the end", where, (unsigned long long)c->length);
@@ -528,7 +528,7 @@ static int read_words(struct pm_snapshot *s, size_t i, pm_snapshot_extent_fn fn,
 
 	if ((r = load_chunk(s, i, &len, where)))
 		return r;
-	next = pm_snap_decode(s->raw, len, s->ext, SNAP_MAX_WORDS, s->words, SNAP_MAX_WORDS, &nwords, &why);
+	next = pmi_snap_decode(s->raw, len, s->ext, SNAP_MAX_WORDS, s->words, SNAP_MAX_WORDS, &nwords, &why);
 	if (next < 0)
 		return fail(s, -EBADMSG, "%s: %s", where, why);
 	if (nwords != snap_get32(s->zbuf + 4))
@@ -571,7 +571,7 @@ int pm_snapshot_read(struct pm_snapshot *s, const struct pm_snapshot_section *se
 	return read_words(s, i, fn, data, where);
 }
 
-void pm_snap_fail_io(struct pm_snapshot *s, const struct pm_snapshot_section *sec, int r)
+void pmi_snap_fail_io(struct pm_snapshot *s, const struct pm_snapshot_section *sec, int r)
 {
 	fail(s, r, "section at byte %llu (%s of %s): %s", (unsigned long long)sec->offset, type_name(sec->type),
 	     sec->path ? sec->path : "?", r == -EEXIST ? "the path is in the snapshot twice" : strerror(-r));

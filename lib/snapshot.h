@@ -48,8 +48,8 @@ static inline void snap_put64(unsigned char *p, uint64_t v)
 }
 
 /* The check word of a section header: covers type, length and payload hash, so a flipped bit there shows. */
-uint32_t pm_snap_header_check(uint32_t type, uint64_t length, uint64_t hash);
-uint64_t pm_snap_hash(const void *p, size_t n);
+uint32_t pmi_snap_header_check(uint32_t type, uint64_t length, uint64_t hash);
+uint64_t pmi_snap_hash(const void *p, size_t n);
 
 /*
  * The columnar word encoding of a WORDS chunk (pure). Raw layout: varint
@@ -63,34 +63,34 @@ struct snap_extent {
 	uint64_t start;		/* word index in the file */
 	uint32_t count;
 };
-/* Encode; @out must hold pm_snap_encode_bound(@nwords, @next) bytes. Returns the length. */
-size_t pm_snap_encode_bound(size_t nwords, size_t next);
-size_t pm_snap_encode(const struct snap_extent *ext, size_t next, const uint64_t *words, unsigned char *out);
+/* Encode; @out must hold pmi_snap_encode_bound(@nwords, @next) bytes. Returns the length. */
+size_t pmi_snap_encode_bound(size_t nwords, size_t next);
+size_t pmi_snap_encode(const struct snap_extent *ext, size_t next, const uint64_t *words, unsigned char *out);
 /*
  * Decode @raw of @len: at most @max_ext extents into @ext and @max_words
  * words into @words. Returns the number of extents, or -EBADMSG (with a
  * reason in *@why) when the data is malformed or exceeds the limits.
  */
-int pm_snap_decode(const unsigned char *raw, size_t len, struct snap_extent *ext, size_t max_ext, uint64_t *words,
+int pmi_snap_decode(const unsigned char *raw, size_t len, struct snap_extent *ext, size_t max_ext, uint64_t *words,
 		   size_t max_words, size_t *nwords, const char **why);
 
 /* snapshot.c: record an I/O failure @r while extracting @sec as the snapshot's error line. */
-void pm_snap_fail_io(struct pm_snapshot *s, const struct pm_snapshot_section *sec, int r);
+void pmi_snap_fail_io(struct pm_snapshot *s, const struct pm_snapshot_section *sec, int r);
 
 /* snapshot_write.c: the writer's pieces, for the tree and process writers. */
 struct pm_snapshot_writer;
 struct snap_ws;
 /* Declare a file; returns its id (>= 0) or -errno. */
-int pm_snap_w_file(struct pm_snapshot_writer *w, const char *path, uint32_t kind, uint64_t size);
+int pmi_snap_w_file(struct pm_snapshot_writer *w, const char *path, uint32_t kind, uint64_t size);
 /* Bytes of file @id at byte @off (split into chunks). 0 or -errno. */
-int pm_snap_w_bytes(struct pm_snapshot_writer *w, uint32_t id, uint64_t off, const void *buf, size_t len);
+int pmi_snap_w_bytes(struct pm_snapshot_writer *w, uint32_t id, uint64_t off, const void *buf, size_t len);
 /* A word stream of file @id: words added at any index (ascending), flushed as WORDS chunks; NULL with errno. */
-struct snap_ws *pm_snap_ws_new(struct pm_snapshot_writer *w, uint32_t id);
-int pm_snap_ws_add(struct snap_ws *ws, uint64_t index, const uint64_t *words, size_t n);
+struct snap_ws *pmi_snap_ws_new(struct pm_snapshot_writer *w, uint32_t id);
+int pmi_snap_ws_add(struct snap_ws *ws, uint64_t index, const uint64_t *words, size_t n);
 /* Flush what is pending and free; returns 0 or the first error of the stream. NULL is fine. */
-int pm_snap_ws_close(struct snap_ws *ws);
+int pmi_snap_ws_close(struct snap_ws *ws);
 /* A whole file read from @fd to its end as bytes of a new file @path. 0 or -errno. */
-int pm_snap_w_stream(struct pm_snapshot_writer *w, const char *path, int fd);
+int pmi_snap_w_stream(struct pm_snapshot_writer *w, const char *path, int fd);
 
 /* The frame files of a snapshot being written: declared once, fed by every process, closed by add_system. */
 struct snap_frames {
@@ -99,6 +99,6 @@ struct snap_frames {
 	struct snap_ws *ws[3];
 	uint64_t end;			/* frames in the files */
 };
-struct snap_frames *pm_snap_w_frames(struct pm_snapshot_writer *w);
+struct snap_frames *pmi_snap_w_frames(struct pm_snapshot_writer *w);
 
 #endif

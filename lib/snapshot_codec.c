@@ -7,7 +7,7 @@
 #define LOW_MASK	((1ULL << 55) - 1)
 #define LOW_SET		(1u << 9)	/* in the 2-byte column: bits 0-54 are not zero */
 
-size_t pm_snap_encode_bound(size_t nwords, size_t next)
+size_t pmi_snap_encode_bound(size_t nwords, size_t next)
 {
 	return 10 + next * 20 + nwords * (2 + 10);
 }
@@ -56,7 +56,7 @@ static uint64_t unzigzag(uint64_t z)
 	return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
 }
 
-size_t pm_snap_encode(const struct snap_extent *ext, size_t next, const uint64_t *words, unsigned char *out)
+size_t pmi_snap_encode(const struct snap_extent *ext, size_t next, const uint64_t *words, unsigned char *out)
 {
 	size_t n = 0, i, total = 0;
 	uint64_t prev_end = 0, prev_low = 0;
@@ -114,7 +114,7 @@ static int decode_extents(const unsigned char **p, const unsigned char *end, str
 	return (int)next;
 }
 
-int pm_snap_decode(const unsigned char *raw, size_t len, struct snap_extent *ext, size_t max_ext, uint64_t *words,
+int pmi_snap_decode(const unsigned char *raw, size_t len, struct snap_extent *ext, size_t max_ext, uint64_t *words,
 		   size_t max_words, size_t *nwords, const char **why)
 {
 	const unsigned char *p = raw, *end = raw + len;

@@ -45,19 +45,19 @@ static int put_errno(struct pm_snapshot_writer *w, const char *path, int e)
 	int id, n = en ? snprintf(val, sizeof(val), "%s\n", en) : snprintf(val, sizeof(val), "%d\n", e);
 
 	snprintf(name, sizeof(name), "%s.errno", path);
-	if ((id = pm_snap_w_file(w, name, PM_SNAPSHOT_BYTES, (uint64_t)n)) < 0)
+	if ((id = pmi_snap_w_file(w, name, PM_SNAPSHOT_BYTES, (uint64_t)n)) < 0)
 		return id;
-	return pm_snap_w_bytes(w, (uint32_t)id, 0, val, (size_t)n);
+	return pmi_snap_w_bytes(w, (uint32_t)id, 0, val, (size_t)n);
 }
 
-/* Copy kernel file @live (a pm_path) to tree path @path, or record why it could not be opened. */
+/* Copy kernel file @live (a pmi_path) to tree path @path, or record why it could not be opened. */
 static int copy_file(struct pm_snapshot_writer *w, struct pm_ctx *ctx, const char *live, const char *path)
 {
-	int fd = pm_open(ctx, live, O_RDONLY), r;
+	int fd = pmi_open(ctx, live, O_RDONLY), r;
 
 	if (fd < 0)
 		return put_errno(w, path, -fd);
-	r = pm_snap_w_stream(w, path, fd);
+	r = pmi_snap_w_stream(w, path, fd);
 	close(fd);
 	return r;
 }
@@ -108,7 +108,7 @@ static int cmp_u64(const void *a, const void *b)
 /* Declare the frame files once (their length: the live files' readable end). */
 static int frames_declare(struct pm_snapshot_writer *w, struct pm_ctx *ctx)
 {
-	struct snap_frames *fr = pm_snap_w_frames(w);
+	struct snap_frames *fr = pmi_snap_w_frames(w);
 	struct pm_kpage *k;
 	char live[256], path[64];
 	int i, id;
@@ -121,18 +121,18 @@ static int frames_declare(struct pm_snapshot_writer *w, struct pm_ctx *ctx)
 		fr->end = 0;
 	pm_kpage_close(k);
 	for (i = 0; i < 3; i++) {
-		pm_path(ctx, live, sizeof(live), "/proc/%s", kfile[i]);
+		pmi_path(ctx, live, sizeof(live), "/proc/%s", kfile[i]);
 		snprintf(path, sizeof(path), "proc/%s", kfile[i]);
-		fr->fd[i] = pm_open(ctx, live, O_RDONLY);
+		fr->fd[i] = pmi_open(ctx, live, O_RDONLY);
 		if (fr->fd[i] < 0 || !fr->end) {
 			int r = put_errno(w, path, fr->fd[i] < 0 ? -fr->fd[i] : ENODATA);
 			if (r)
 				return r;
 			continue;
 		}
-		if ((id = pm_snap_w_file(w, path, PM_SNAPSHOT_WORDS, fr->end * 8)) < 0)
+		if ((id = pmi_snap_w_file(w, path, PM_SNAPSHOT_WORDS, fr->end * 8)) < 0)
 			return id;
-		if (!(fr->ws[i] = pm_snap_ws_new(w, (uint32_t)id)))
+		if (!(fr->ws[i] = pmi_snap_ws_new(w, (uint32_t)id)))
 			return -ENOMEM;
 	}
 	return 0;
@@ -141,7 +141,7 @@ static int frames_declare(struct pm_snapshot_writer *w, struct pm_ctx *ctx)
 /* The kpage words of @n PFNs (sorted here), read in runs of contiguous frames. */
 static int frames_flush(struct pm_snapshot_writer *w, uint64_t *pfn, size_t n, uint64_t *buf)
 {
-	struct snap_frames *fr = pm_snap_w_frames(w);
+	struct snap_frames *fr = pmi_snap_w_frames(w);
 	size_t i = 0, j, u = 0;
 	int f, r;
 
@@ -156,10 +156,10 @@ static int frames_flush(struct pm_snapshot_writer *w, uint64_t *pfn, size_t n, u
 			ssize_t got;
 			if (!fr->ws[f] || pfn[i] >= fr->end)
 				continue;
-			got = pm_pread_words(fr->fd[f], buf, j - i, pfn[i]);
+			got = pmi_pread_words(fr->fd[f], buf, j - i, pfn[i]);
 			if (got < 0)
 				return (int)got;
-			if ((r = pm_snap_ws_add(fr->ws[f], pfn[i], buf, (size_t)got)))
+			if ((r = pmi_snap_ws_add(fr->ws[f], pfn[i], buf, (size_t)got)))
 				return r;
 		}
 		i = j;
@@ -184,10 +184,10 @@ static int pass_mapping(struct proc_pass *p, int fd, uint64_t start, uint64_t en
 
 	while (vpn < last) {
 		size_t want = last - vpn < PM_BATCH ? (size_t)(last - vpn) : PM_BATCH, i;
-		ssize_t n = pm_pread_words(fd, p->buf, want, vpn);
+		ssize_t n = pmi_pread_words(fd, p->buf, want, vpn);
 		if (n <= 0)
 			return n < 0 ? (int)n : 0;	/* 0: above task_size ([vsyscall]) or the mm is gone */
-		if ((r = pm_snap_ws_add(p->ws, vpn, p->buf, (size_t)n)))
+		if ((r = pmi_snap_ws_add(p->ws, vpn, p->buf, (size_t)n)))
 			return r;
 		for (i = 0; p->frames && i < (size_t)n; i++) {
 			uint64_t pfn = p->buf[i] & ((1ULL << 55) - 1);
@@ -213,7 +213,7 @@ static uint64_t pagemap_size(int fd, const char *maps, unsigned ps)
 	while (line && *line) {
 		const char *nl = strchr(line, '\n');
 		size_t n = nl ? (size_t)(nl - line) : strlen(line);
-		if (!pm_maps_parse_line(line, n, &m) && pm_pread_words(fd, &w, 1, m.start / ps) == 1)
+		if (!pm_maps_parse_line(line, n, &m) && pmi_pread_words(fd, &w, 1, m.start / ps) == 1)
 			size = m.end / ps * 8 > size ? m.end / ps * 8 : size;
 		line = nl ? nl + 1 : NULL;
 	}
@@ -226,9 +226,9 @@ static int pass_pagemap(struct proc_pass *p, int fd, const char *maps, const cha
 	const char *line = maps;
 	int id, r = 0;
 
-	if ((id = pm_snap_w_file(p->w, path, PM_SNAPSHOT_WORDS, pagemap_size(fd, maps, p->page_size))) < 0)
+	if ((id = pmi_snap_w_file(p->w, path, PM_SNAPSHOT_WORDS, pagemap_size(fd, maps, p->page_size))) < 0)
 		return id;
-	if (!(p->ws = pm_snap_ws_new(p->w, (uint32_t)id)))
+	if (!(p->ws = pmi_snap_ws_new(p->w, (uint32_t)id)))
 		return -ENOMEM;
 	while (!r && line && *line) {
 		const char *nl = strchr(line, '\n');
@@ -239,7 +239,7 @@ static int pass_pagemap(struct proc_pass *p, int fd, const char *maps, const cha
 	}
 	if (!r && p->npfn)
 		r = frames_flush(p->w, p->pfn, p->npfn, p->kbuf);
-	return pm_snap_ws_close(p->ws) ?: r;
+	return pmi_snap_ws_close(p->ws) ?: r;
 }
 
 static int add_pagemap(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, const char *maps, bool frames)
@@ -249,9 +249,9 @@ static int add_pagemap(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t p
 	char live[256], path[64];
 	int fd, r;
 
-	pm_pid_path(ctx, live, sizeof(live), pid, "pagemap");
+	pmi_pid_path(ctx, live, sizeof(live), pid, "pagemap");
 	snprintf(path, sizeof(path), "proc/%d/pagemap", (int)pid);
-	if ((fd = pm_open(ctx, live, O_RDONLY)) < 0)
+	if ((fd = pmi_open(ctx, live, O_RDONLY)) < 0)
 		return put_errno(w, path, -fd);
 	p.frames = frames && f && f->pfn_view == PM_PFN_VISIBLE;
 	if (p.frames && (r = frames_declare(w, ctx)))
@@ -275,20 +275,20 @@ int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pi
 	size_t len = 0, i;
 	int fd, id, r;
 
-	pm_pid_path(ctx, live, sizeof(live), pid, "maps");
-	if ((fd = pm_open(ctx, live, O_RDONLY)) < 0)
+	pmi_pid_path(ctx, live, sizeof(live), pid, "maps");
+	if ((fd = pmi_open(ctx, live, O_RDONLY)) < 0)
 		return fd;	/* no process: nothing of it is written */
 	r = read_all(fd, &maps, &len);
 	close(fd);
 	if (r)
 		return r;
 	snprintf(path, sizeof(path), "proc/%d/maps", (int)pid);
-	if ((id = pm_snap_w_file(w, path, PM_SNAPSHOT_BYTES, len)) < 0 ||
-	    (r = pm_snap_w_bytes(w, (uint32_t)id, 0, maps, len)) ||
+	if ((id = pmi_snap_w_file(w, path, PM_SNAPSHOT_BYTES, len)) < 0 ||
+	    (r = pmi_snap_w_bytes(w, (uint32_t)id, 0, maps, len)) ||
 	    (r = add_pagemap(w, ctx, pid, maps, flags & PM_SNAPSHOT_FRAMES)))
 		goto out;
 	for (i = 0; i < PM_ARRAY_SIZE(text) && !r; i++) {
-		pm_pid_path(ctx, live, sizeof(live), pid, text[i]);
+		pmi_pid_path(ctx, live, sizeof(live), pid, text[i]);
 		snprintf(path, sizeof(path), "proc/%d/%s", (int)pid, text[i]);
 		r = copy_file(w, ctx, live, path);
 	}
@@ -300,7 +300,7 @@ out:
 /* The whole frame files (machine scope). */
 static int add_phys(struct pm_snapshot_writer *w)
 {
-	struct snap_frames *fr = pm_snap_w_frames(w);
+	struct snap_frames *fr = pmi_snap_w_frames(w);
 	uint64_t *buf = malloc(PM_BATCH * 8), pfn;
 	int f, r = 0;
 
@@ -309,12 +309,12 @@ static int add_phys(struct pm_snapshot_writer *w)
 	for (f = 0; f < 3 && !r; f++) {
 		for (pfn = 0; fr->ws[f] && pfn < fr->end && !r; pfn += PM_BATCH) {
 			size_t want = fr->end - pfn < PM_BATCH ? (size_t)(fr->end - pfn) : PM_BATCH;
-			ssize_t n = pm_pread_words(fr->fd[f], buf, want, pfn);
+			ssize_t n = pmi_pread_words(fr->fd[f], buf, want, pfn);
 			if (n <= 0) {
 				r = (int)n;
 				break;
 			}
-			r = pm_snap_ws_add(fr->ws[f], pfn, buf, (size_t)n);
+			r = pmi_snap_ws_add(fr->ws[f], pfn, buf, (size_t)n);
 		}
 	}
 	free(buf);
@@ -328,7 +328,7 @@ int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, uns
 		{ "/proc/swaps", "proc/swaps" },
 		{ "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "sys/kernel/mm/transparent_hugepage/hpage_pmd_size" },
 	};
-	struct snap_frames *fr = pm_snap_w_frames(w);
+	struct snap_frames *fr = pmi_snap_w_frames(w);
 	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_ALL);
 	char live[256], feat[2048];
 	size_t i;
@@ -339,7 +339,7 @@ int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, uns
 	if ((flags & PM_SNAPSHOT_PHYS) && !(r = frames_declare(w, ctx)))
 		r = add_phys(w);
 	for (i = 0; i < 3 && !r; i++) {
-		r = pm_snap_ws_close(fr->ws[i]);
+		r = pmi_snap_ws_close(fr->ws[i]);
 		fr->ws[i] = NULL;
 	}
 	for (i = 0; i < 3 && !r && !fr->declared; i++) {	/* not copied: they describe all of RAM */
@@ -349,12 +349,12 @@ int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, uns
 	if (!r)
 		r = put_errno(w, "sys/kernel/mm/page_idle/bitmap", ENODATA);
 	for (i = 0; i < PM_ARRAY_SIZE(files) && !r; i++) {
-		if ((r = pm_path(ctx, live, sizeof(live), "%s", files[i][0])) == 0)
+		if ((r = pmi_path(ctx, live, sizeof(live), "%s", files[i][0])) == 0)
 			r = copy_file(w, ctx, live, files[i][1]);
 	}
 	if (r || (n = pm_features_export(f, feat, sizeof(feat))) < 0)
 		return r ? r : -ENOSPC;
-	if ((id = pm_snap_w_file(w, "pagemap-features", PM_SNAPSHOT_BYTES, (uint64_t)n)) < 0)
+	if ((id = pmi_snap_w_file(w, "pagemap-features", PM_SNAPSHOT_BYTES, (uint64_t)n)) < 0)
 		return id;
-	return pm_snap_w_bytes(w, (uint32_t)id, 0, feat, (size_t)n);
+	return pmi_snap_w_bytes(w, (uint32_t)id, 0, feat, (size_t)n);
 }

@@ -99,7 +99,7 @@ int pm_snapshot_extract(struct pm_snapshot *s, const char *dir)
 	while (!r && pm_snapshot_next(s, &sec) == 0) {
 		r = extract_section(&x, &sec);
 		if (r && r != -EBADMSG)	/* EBADMSG already says which section */
-			pm_snap_fail_io(s, &sec, r);
+			pmi_snap_fail_io(s, &sec, r);
 	}
 	close(x.dirfd);
 	return r;
@@ -112,7 +112,7 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
 	return flag == FTW_DP ? rmdir(path) : unlink(path);
 }
 
-void pm_snap_remove_tree(const char *dir)
+void pmi_snap_remove_tree(const char *dir)
 {
 	if (dir)
 		nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
@@ -135,7 +135,7 @@ struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s)
 	if (!r && !(ctx = pm_ctx_new(dir)))
 		r = -errno;
 	if (r) {
-		pm_snap_remove_tree(dir);
+		pmi_snap_remove_tree(dir);
 		free(dir);
 		errno = -r;
 		return NULL;
@@ -159,8 +159,8 @@ static int add_words(struct pm_snapshot_writer *w, const char *path, int fd, off
 	off_t data = 0, hole;
 	int id, r = 0;
 
-	if (!buf || (id = pm_snap_w_file(w, path, PM_SNAPSHOT_WORDS, (uint64_t)size)) < 0 ||
-	    !(ws = pm_snap_ws_new(w, (uint32_t)id))) {
+	if (!buf || (id = pmi_snap_w_file(w, path, PM_SNAPSHOT_WORDS, (uint64_t)size)) < 0 ||
+	    !(ws = pmi_snap_ws_new(w, (uint32_t)id))) {
 		free(buf);
 		return !buf || !ws ? -ENOMEM : id;
 	}
@@ -170,18 +170,18 @@ static int add_words(struct pm_snapshot_writer *w, const char *path, int fd, off
 			hole = size;
 		data &= ~(off_t)7;
 		while (!r && data < hole) {
-			ssize_t n = pm_pread_words(fd, buf, batch, (uint64_t)data / 8);
+			ssize_t n = pmi_pread_words(fd, buf, batch, (uint64_t)data / 8);
 			if (n <= 0) {
 				r = n < 0 ? (int)n : -EIO;
 				break;
 			}
-			r = pm_snap_ws_add(ws, (uint64_t)data / 8, buf, (size_t)n);
+			r = pmi_snap_ws_add(ws, (uint64_t)data / 8, buf, (size_t)n);
 			data += n * 8;
 		}
 	}
 	free(buf);
 	r = r ? r : (data < 0 && errno != ENXIO ? -errno : 0);
-	return pm_snap_ws_close(ws) ?: r;
+	return pmi_snap_ws_close(ws) ?: r;
 }
 
 static int add_entry(struct pm_snapshot_writer *w, int dirfd, const char *rel, const char *name);
@@ -254,7 +254,7 @@ static int add_entry(struct pm_snapshot_writer *w, int dirfd, const char *rel, c
 	else if (is_word_file(name, st.st_size))
 		r = add_words(w, path, fd, st.st_size);
 	else
-		r = pm_snap_w_stream(w, path, fd);
+		r = pmi_snap_w_stream(w, path, fd);
 	close(fd);
 	return r;
 }

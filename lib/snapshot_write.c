@@ -66,7 +66,7 @@ static int write_all(struct pm_snapshot_writer *w, const void *buf, size_t n)
 static int put_section(struct pm_snapshot_writer *w, uint32_t type, const void *payload, size_t len)
 {
 	unsigned char h[SNAP_SEC_SIZE];
-	uint64_t hash = pm_snap_hash(payload, len);
+	uint64_t hash = pmi_snap_hash(payload, len);
 	int r;
 
 	if (w->error)
@@ -82,7 +82,7 @@ static int put_section(struct pm_snapshot_writer *w, uint32_t type, const void *
 	w->idx[w->nidx].type = type;
 	w->idx[w->nidx].offset = w->off;
 	snap_put32(h, type);
-	snap_put32(h + 4, pm_snap_header_check(type, len, hash));
+	snap_put32(h + 4, pmi_snap_header_check(type, len, hash));
 	snap_put64(h + 8, len);
 	snap_put64(h + 16, hash);
 	if ((r = write_all(w, h, sizeof(h))) || (r = write_all(w, payload, len)))
@@ -104,12 +104,12 @@ static int put_chunk(struct pm_snapshot_writer *w, uint32_t type, const unsigned
 	return put_section(w, type, w->pay, SNAP_CHUNK_FIXED + z);
 }
 
-struct snap_frames *pm_snap_w_frames(struct pm_snapshot_writer *w)
+struct snap_frames *pmi_snap_w_frames(struct pm_snapshot_writer *w)
 {
 	return &w->frames;
 }
 
-int pm_snap_w_file(struct pm_snapshot_writer *w, const char *path, uint32_t kind, uint64_t size)
+int pmi_snap_w_file(struct pm_snapshot_writer *w, const char *path, uint32_t kind, uint64_t size)
 {
 	size_t n = strlen(path);
 	int r;
@@ -126,7 +126,7 @@ int pm_snap_w_file(struct pm_snapshot_writer *w, const char *path, uint32_t kind
 	return (int)w->nfiles++;
 }
 
-int pm_snap_w_bytes(struct pm_snapshot_writer *w, uint32_t id, uint64_t off, const void *buf, size_t len)
+int pmi_snap_w_bytes(struct pm_snapshot_writer *w, uint32_t id, uint64_t off, const void *buf, size_t len)
 {
 	unsigned char fixed[SNAP_CHUNK_FIXED];
 	int r;
@@ -146,7 +146,7 @@ int pm_snap_w_bytes(struct pm_snapshot_writer *w, uint32_t id, uint64_t off, con
 	return 0;
 }
 
-int pm_snap_w_stream(struct pm_snapshot_writer *w, const char *path, int fd)
+int pmi_snap_w_stream(struct pm_snapshot_writer *w, const char *path, int fd)
 {
 	static const size_t step = SNAP_TEXT_CHUNK;
 	uint64_t off = 0;
@@ -172,7 +172,7 @@ int pm_snap_w_stream(struct pm_snapshot_writer *w, const char *path, int fd)
 			break;
 		off += (uint64_t)n;
 	}
-	if (r || (id = pm_snap_w_file(w, path, PM_SNAPSHOT_BYTES, off)) < 0) {
+	if (r || (id = pmi_snap_w_file(w, path, PM_SNAPSHOT_BYTES, off)) < 0) {
 		free(buf);
 		return r ? r : id;
 	}
@@ -184,14 +184,14 @@ int pm_snap_w_stream(struct pm_snapshot_writer *w, const char *path, int fd)
 			r = n < 0 ? -errno : 0;
 			break;
 		}
-		r = pm_snap_w_bytes(w, (uint32_t)id, pos, buf, (size_t)n);
+		r = pmi_snap_w_bytes(w, (uint32_t)id, pos, buf, (size_t)n);
 		pos += (uint64_t)n;
 	}
 	free(buf);
 	return r;
 }
 
-struct snap_ws *pm_snap_ws_new(struct pm_snapshot_writer *w, uint32_t id)
+struct snap_ws *pmi_snap_ws_new(struct pm_snapshot_writer *w, uint32_t id)
 {
 	struct snap_ws *ws = calloc(1, sizeof(*ws));
 
@@ -209,7 +209,7 @@ static int ws_flush(struct snap_ws *ws)
 
 	if (!ws->next || ws->error)
 		return ws->error;
-	n = pm_snap_encode(ws->ext, ws->next, ws->words, ws->w->raw);
+	n = pmi_snap_encode(ws->ext, ws->next, ws->words, ws->w->raw);
 	snap_put32(fixed, ws->id);
 	snap_put32(fixed + 4, (uint32_t)ws->nwords);
 	snap_put64(fixed + 8, 0);
@@ -238,7 +238,7 @@ static int ws_put(struct snap_ws *ws, uint64_t index, uint64_t word)
 	return 0;
 }
 
-int pm_snap_ws_add(struct snap_ws *ws, uint64_t index, const uint64_t *words, size_t n)
+int pmi_snap_ws_add(struct snap_ws *ws, uint64_t index, const uint64_t *words, size_t n)
 {
 	size_t i = 0, z;
 	int r;
@@ -257,7 +257,7 @@ int pm_snap_ws_add(struct snap_ws *ws, uint64_t index, const uint64_t *words, si
 	return ws->error;
 }
 
-int pm_snap_ws_close(struct snap_ws *ws)
+int pmi_snap_ws_close(struct snap_ws *ws)
 {
 	int r;
 
@@ -320,14 +320,14 @@ struct pm_snapshot_writer *pm_snapshot_create(const char *path)
 	w->frames.fd[0] = w->frames.fd[1] = w->frames.fd[2] = -1;
 	w->cctx = ZSTD_createCCtx();
 	w->pay = malloc(SNAP_CHUNK_FIXED + ZSTD_compressBound(SNAP_MAX_RAW));
-	w->raw = malloc(pm_snap_encode_bound(SNAP_MAX_WORDS, SNAP_MAX_WORDS));
+	w->raw = malloc(pmi_snap_encode_bound(SNAP_MAX_WORDS, SNAP_MAX_WORDS));
 	if (!w->cctx || !w->pay || !w->raw)
 		goto fail;
 	if ((r = split_path(w, path)) || (r = open_temp(w)))
 		goto fail;
 	memcpy(h, SNAP_MAGIC, 8);
 	snap_put32(h + 8, PM_SNAPSHOT_VERSION);
-	snap_put32(h + 12, (uint32_t)pm_snap_hash(h, 12));
+	snap_put32(h + 12, (uint32_t)pmi_snap_hash(h, 12));
 	if ((r = write_all(w, h, sizeof(h))))
 		goto fail;
 	return w;
@@ -421,7 +421,7 @@ void pm_snapshot_writer_free(struct pm_snapshot_writer *w)
 	if (w->tmpname && !w->committed)
 		unlinkat(w->dirfd, w->tmpname, 0);
 	for (int i = 0; i < 3; i++) {
-		pm_snap_ws_close(w->frames.ws[i]);
+		pmi_snap_ws_close(w->frames.ws[i]);
 		if (w->frames.fd[i] >= 0)
 			close(w->frames.fd[i]);
 	}

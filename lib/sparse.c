@@ -15,7 +15,7 @@ static size_t group_end(const struct pm_sparse *s, const uint64_t *idx, size_t n
 	return j;
 }
 
-int pm_sparse_read(struct pm_sparse *s, int fd, const uint64_t *idx, size_t n, uint64_t *out, uint64_t fill)
+int pmi_sparse_read(struct pm_sparse *s, int fd, const uint64_t *idx, size_t n, uint64_t *out, uint64_t fill)
 {
 	size_t i = 0, j, k;
 
@@ -25,7 +25,7 @@ int pm_sparse_read(struct pm_sparse *s, int fd, const uint64_t *idx, size_t n, u
 
 		j = group_end(s, idx, n, i);
 		span = (size_t)(idx[j - 1] - idx[i] + 1);
-		got = pm_pread_words(fd, s->buf, span, idx[i]);	/* loops: the bitmap gives 4096 bytes a call */
+		got = pmi_pread_words(fd, s->buf, span, idx[i]);	/* loops: the bitmap gives 4096 bytes a call */
 		s->nio++;
 		if (got < 0)
 			return (int)got;
@@ -55,7 +55,7 @@ static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
 	return 0;
 }
 
-int pm_sparse_write(struct pm_sparse *s, int fd, const uint64_t *idx, const uint64_t *val, size_t n)
+int pmi_sparse_write(struct pm_sparse *s, int fd, const uint64_t *idx, const uint64_t *val, size_t n)
 {
 	size_t i = 0, j, k;
 	int r;

@@ -18,16 +18,16 @@ struct pm_sparse {
 };
 
 /*
- * pm_sparse_read - out[k] = word idx[k] of @fd for ascending @idx (repeats
+ * pmi_sparse_read - out[k] = word idx[k] of @fd for ascending @idx (repeats
  * allowed); words past the file's end read as @fill. 0 or -errno.
  */
-int pm_sparse_read(struct pm_sparse *s, int fd, const uint64_t *idx, size_t n, uint64_t *out, uint64_t fill);
+int pmi_sparse_read(struct pm_sparse *s, int fd, const uint64_t *idx, size_t n, uint64_t *out, uint64_t fill);
 
 /*
- * pm_sparse_write - word idx[k] of @fd = val[k] for ascending unique @idx;
+ * pmi_sparse_write - word idx[k] of @fd = val[k] for ascending unique @idx;
  * the words of a gap written through are 0 (for the idle bitmap: no change).
  * 0 or -errno.
  */
-int pm_sparse_write(struct pm_sparse *s, int fd, const uint64_t *idx, const uint64_t *val, size_t n);
+int pmi_sparse_write(struct pm_sparse *s, int fd, const uint64_t *idx, const uint64_t *val, size_t n);
 
 #endif

@@ -16,8 +16,8 @@ enum pm_proc_state pm_proc_state(struct pm_ctx *ctx, pid_t pid)
 	char state;
 	int i;
 
-	if (pm_pid_path(ctx, path, sizeof(path), pid, "stat") < 0 ||
-	    pm_read_small_file(ctx, path, buf, sizeof(buf)) <= 0)
+	if (pmi_pid_path(ctx, path, sizeof(path), pid, "stat") < 0 ||
+	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) <= 0)
 		return PM_PROC_GONE;
 	p = strrchr(buf, ')');	/* comm may hold spaces and parentheses */
 	if (!p || p[1] != ' ')
@@ -43,7 +43,7 @@ static enum pm_layout target_layout(struct pm_target *t, const struct pm_feature
 {
 	uint64_t e0;
 
-	if (f->layout == PM_LAYOUT_CURRENT || pm_pread_words(t->pagemap_fd, &e0, 1, 0) != 1)
+	if (f->layout == PM_LAYOUT_CURRENT || pmi_pread_words(t->pagemap_fd, &e0, 1, 0) != 1)
 		return f->layout;
 	if (e0 == PME_PSHIFT_NOT_PRESENT(f->page_shift))
 		return PM_LAYOUT_PSHIFT;
@@ -54,11 +54,11 @@ static enum pm_layout target_layout(struct pm_target *t, const struct pm_feature
 static int open_pagemap(struct pm_ctx *ctx, pid_t pid)
 {
 	char path[4096];
-	int fd, r = pm_pid_path(ctx, path, sizeof(path), pid, "pagemap");
+	int fd, r = pmi_pid_path(ctx, path, sizeof(path), pid, "pagemap");
 
 	if (r < 0)
 		return r;
-	fd = pm_open(ctx, path, O_RDONLY);
+	fd = pmi_open(ctx, path, O_RDONLY);
 	if (fd == -EACCES && ctx->live) {
 		/*
 		 * Without an mm the pagemap inode belongs to root, so on 6.x an
@@ -114,7 +114,7 @@ struct pm_target *pm_target_open(struct pm_ctx *ctx, pid_t pid)
 	t->decode.layout = target_layout(t, f);
 	t->decode.page_shift = f->page_shift;
 	t->decode.frame_visible = t->pfn_view == PM_PFN_VISIBLE;
-	t->decode.swap_active = pm_swap_active(ctx);
+	t->decode.swap_active = pmi_swap_active(ctx);
 	return t;
 }
 
@@ -150,7 +150,7 @@ void pm_target_decode_info(const struct pm_target *t, struct pm_decode_info *out
 static int mm_gone(struct pm_target *t)
 {
 	uint64_t e;
-	ssize_t n = pm_pread_words(t->pagemap_fd, &e, 1, 0);
+	ssize_t n = pmi_pread_words(t->pagemap_fd, &e, 1, 0);
 
 	if (n < 0)
 		return (int)n;
@@ -159,7 +159,7 @@ static int mm_gone(struct pm_target *t)
 
 ssize_t pm_target_read(struct pm_target *t, uint64_t vpn, uint64_t *buf, size_t count)
 {
-	ssize_t n = pm_pread_words(t->pagemap_fd, buf, count, vpn);
+	ssize_t n = pmi_pread_words(t->pagemap_fd, buf, count, vpn);
 	int gone;
 
 	/* A replayed file never loses its mm: a short read is its end (the walk calls it truncated). */

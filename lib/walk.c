@@ -120,10 +120,10 @@ struct pm_walk *pm_walk_new(struct pm_target *t, uint64_t start, uint64_t end, u
 		errno = EINVAL;
 		return NULL;
 	}
-	return pm_walk_open(t, start, end, flags, 0);
+	return pmi_walk_open(t, start, end, flags, 0);
 }
 
-struct pm_walk *pm_walk_open(struct pm_target *t, uint64_t start, uint64_t end, unsigned flags, unsigned iflags)
+struct pm_walk *pmi_walk_open(struct pm_target *t, uint64_t start, uint64_t end, unsigned flags, unsigned iflags)
 {
 	struct pm_walk *w;
 	int r;
@@ -213,11 +213,11 @@ static int bad_maps(struct pm_walk *w, const char *why, const struct pm_mapping 
 
 	if (w->t->ctx->live)
 		return -EINVAL;
-	if (pm_pid_path(w->t->ctx, path, sizeof(path), w->t->pid, "maps") < 0)
+	if (pmi_pid_path(w->t->ctx, path, sizeof(path), w->t->pid, "maps") < 0)
 		snprintf(path, sizeof(path), "maps");
 	if (!m)
-		return pm_tree_error(w->t->ctx, "%s line %u: %s", path, w->map_line, why);
-	return pm_tree_error(w->t->ctx, "%s line %u: %#llx-%#llx %s", path, w->map_line,
+		return pmi_tree_error(w->t->ctx, "%s line %u: %s", path, w->map_line, why);
+	return pmi_tree_error(w->t->ctx, "%s line %u: %#llx-%#llx %s", path, w->map_line,
 			     (unsigned long long)m->start, (unsigned long long)m->end, why);
 }
 
@@ -303,11 +303,11 @@ static uint32_t flags_from_categories(uint64_t c)
 	return f;
 }
 
-/* One PAGEMAP_SCAN call over the rest of the mapping (pm_scan_step keeps the resume rule). */
+/* One PAGEMAP_SCAN call over the rest of the mapping (pmi_scan_step keeps the resume rule). */
 static int scan_refill(struct pm_walk *w)
 {
 	struct pm_scan_arg arg = { .start = w->scan_next, .return_mask = w->scan_mask };
-	int n = pm_scan_step(w->t->pagemap_fd, &arg, w->map_end, w->vec, SCAN_VEC);
+	int n = pmi_scan_step(w->t->pagemap_fd, &arg, w->map_end, w->vec, SCAN_VEC);
 
 	if (n < 0)
 		return n;
@@ -389,9 +389,9 @@ static int truncated(struct pm_walk *w, uint64_t vpn)
 	struct stat st;
 	unsigned long long size = fstat(w->t->pagemap_fd, &st) == 0 ? (unsigned long long)st.st_size : 0;
 
-	if (pm_pid_path(w->t->ctx, path, sizeof(path), w->t->pid, "pagemap") < 0)
+	if (pmi_pid_path(w->t->ctx, path, sizeof(path), w->t->pid, "pagemap") < 0)
 		snprintf(path, sizeof(path), "pagemap");
-	return pm_tree_error(w->t->ctx,
+	return pmi_tree_error(w->t->ctx,
 			     "%s is truncated: it ends at byte %llu (%#llx), but the entry of %#llx "
 			     "(mapping %#llx-%#llx) is at byte %#llx",
 			     path, size, size, (unsigned long long)(vpn << w->shift),
@@ -436,7 +436,7 @@ static bool huge_block(struct pm_walk *w, const uint64_t *e, size_t avail)
 	if (diff)
 		return false;
 	/* Contiguous and aligned: a huge page unless the buddy allocator was very kind. */
-	if (!w->kpage || pm_kpage_word(w->kpage, PM_KPAGE_FLAGS, pfn, &kpf) != 1)
+	if (!w->kpage || pmi_kpage_word(w->kpage, PM_KPAGE_FLAGS, pfn, &kpf) != 1)
 		return true;
 	return kpf & ((1ULL << KPF_THP) | (1ULL << KPF_HUGE));
 }
@@ -536,8 +536,8 @@ static bool mapping_has_swap(struct pm_walk *w)
 	if (w->map_swap >= 0)
 		return w->map_swap;
 	if (w->smaps_err > 0)
-		w->smaps_err = pm_smaps_swap_read(w->t, &w->smaps, &w->nsmaps);
-	swap = w->smaps_err ? -1 : pm_smaps_swap_of(w->smaps, w->nsmaps, w->map.start);
+		w->smaps_err = pmi_smaps_swap_read(w->t, &w->smaps, &w->nsmaps);
+	swap = w->smaps_err ? -1 : pmi_smaps_swap_of(w->smaps, w->nsmaps, w->map.start);
 	w->map_swap = swap != 0;
 	return w->map_swap;
 }

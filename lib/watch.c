@@ -230,7 +230,7 @@ static void keep_within(struct pm_watch *w, uint64_t a, uint64_t b, const struct
 	while (*i < n && before[*i].end <= a)
 		(*i)++;
 	for (size_t j = *i; j < n && before[j].start < b; j++)
-		pm_watch_keep(w, before[j].start > a ? before[j].start : a, before[j].end < b ? before[j].end : b, false);
+		pmi_watch_keep(w, before[j].start > a ? before[j].start : a, before[j].end < b ? before[j].end : b, false);
 }
 
 /*
@@ -264,7 +264,7 @@ static int add_populated(struct pm_watch *w, const struct pm_watch_range *before
 			uint64_t hi = only[j].end < run->end ? only[j].end : run->end;
 
 			if ((f & PM_PAGE_PRESENT) || (f & PM_PAGE_FRAME) || !(f & PM_PAGE_UFFD_WP))
-				pm_watch_keep(w, lo, hi, false);
+				pmi_watch_keep(w, lo, hi, false);
 			else
 				keep_within(w, lo, hi, before, nbefore, &cursor);
 		}
@@ -303,7 +303,7 @@ int pm_watch_add(struct pm_watch *w, uint64_t start, uint64_t end, unsigned flag
 		return err;
 	err = w->ops->add(w, r);
 	if (!err && w->out_err)
-		err = -w->out_err;	/* ENOMEM from pm_watch_keep */
+		err = -w->out_err;	/* ENOMEM from pmi_watch_keep */
 	if (!err) {
 		w->nranges++;
 		if (flags & PM_WATCH_POPULATED)
@@ -507,7 +507,7 @@ int pm_watch_collect(struct pm_watch *w, unsigned flags, const struct pm_written
 			err = -ESRCH;
 	}
 	for (i = 0; !err && i < w->npending; i++)
-		pm_watch_emit(w, w->pending[i].start, w->pending[i].end, w->pending[i].huge);
+		pmi_watch_emit(w, w->pending[i].start, w->pending[i].end, w->pending[i].huge);
 	if (!err && w->out_err)
 		err = -w->out_err;
 	if (!err && (flags & PM_WATCH_RESET))
@@ -516,7 +516,7 @@ int pm_watch_collect(struct pm_watch *w, unsigned flags, const struct pm_written
 		w->nout = 0;
 		return err;
 	}
-	pm_watch_coalesce(w);
+	pmi_watch_coalesce(w);
 	w->stats.collects++;
 	for (i = 0; i < w->nout; i++) {
 		uint64_t pages = (w->out[i].end - w->out[i].start) / w->psize;

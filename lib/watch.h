@@ -17,11 +17,11 @@ struct pm_watch_vma {
 };
 
 /*
- * pm_watch_vmas_in (watch_vmas.c) - call @fn for each mapping of @w's process overlapping
+ * pmi_watch_vmas_in (watch_vmas.c) - call @fn for each mapping of @w's process overlapping
  * [@start, @end): from the batch listing when there is one, else from one
  * read of its maps. Stops at the first non-zero return of @fn and returns it.
  */
-int pm_watch_vmas_in(struct pm_watch *w, uint64_t start, uint64_t end,
+int pmi_watch_vmas_in(struct pm_watch *w, uint64_t start, uint64_t end,
 		     int (*fn)(struct pm_watch *w, const struct pm_watch_vma *v, void *data), void *data);
 
 /* One back end: a row of watch.c's preference-ordered table. */
@@ -43,7 +43,7 @@ struct pm_watch_ops {
 	int (*start)(struct pm_watch *w, char *why, size_t size);
 	/* Start watching [start, end) (already recorded in w->ranges): register, protect, arm. */
 	int (*add)(struct pm_watch *w, const struct pm_watch_range *r);
-	/* Report written pages of every range through pm_watch_emit; re-arm them if @reset. */
+	/* Report written pages of every range through pmi_watch_emit; re-arm them if @reset. */
 	int (*collect)(struct pm_watch *w, bool reset);
 	/* Optional: a batch of adds is over (pm_watch_add_writable); what add deferred, do now. */
 	int (*add_done)(struct pm_watch *w);
@@ -68,7 +68,7 @@ struct pm_watch {
 	size_t nout, cap_out;
 	int out_err;			/* ENOMEM while emitting */
 
-	struct pm_written *pending;	/* pm_watch_keep: reported by the next collect */
+	struct pm_written *pending;	/* pmi_watch_keep: reported by the next collect */
 	size_t npending, cap_pending;
 
 	struct pm_watch_stats stats;
@@ -84,15 +84,15 @@ struct pm_watch {
 
 /* watch_result.c: the result collector every back end calls. */
 /* Append a written range to this collect's result (coalesced when the collect ends). */
-void pm_watch_emit(struct pm_watch *w, uint64_t start, uint64_t end, bool huge);
+void pmi_watch_emit(struct pm_watch *w, uint64_t start, uint64_t end, bool huge);
 /*
  * Keep a written range for the next collect (it reports and, with a reset, forgets it): for
  * writes a back end saw outside a collect, e.g. before re-arming older ranges in add().
  * ENOMEM is left in w->out_err, which pm_watch_add() turns into its result.
  */
-void pm_watch_keep(struct pm_watch *w, uint64_t start, uint64_t end, bool huge);
+void pmi_watch_keep(struct pm_watch *w, uint64_t start, uint64_t end, bool huge);
 /* Sort this collect's result, merge overlaps (a huge report covering small ones stays huge), join neighbours. */
-void pm_watch_coalesce(struct pm_watch *w);
+void pmi_watch_coalesce(struct pm_watch *w);
 
 extern const struct pm_watch_ops pm_watch_uffd_ops;
 extern const struct pm_watch_ops pm_watch_softdirty_ops;

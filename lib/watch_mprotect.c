@@ -338,7 +338,7 @@ static void emit_scratch(struct pm_watch *w, const struct mp_state *s, const str
 		if (set && run == UINT64_MAX)
 			run = i;
 		if (!set && run != UINT64_MAX) {
-			pm_watch_emit(w, p->start + run * s->psize, p->start + i * s->psize, false);
+			pmi_watch_emit(w, p->start + run * s->psize, p->start + i * s->psize, false);
 			run = UINT64_MAX;
 		}
 	}

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include "watch.h"
 
-void pm_watch_emit(struct pm_watch *w, uint64_t start, uint64_t end, bool huge)
+void pmi_watch_emit(struct pm_watch *w, uint64_t start, uint64_t end, bool huge)
 {
 	struct pm_written *o;
 
@@ -35,7 +35,7 @@ static int by_start(const void *a, const void *b)
 }
 
 /* Sort, merge overlaps (a huge report covering small ones stays huge), join neighbours of one kind. */
-void pm_watch_coalesce(struct pm_watch *w)
+void pmi_watch_coalesce(struct pm_watch *w)
 {
 	size_t i, n = 0;
 	bool sorted = true;
@@ -61,7 +61,7 @@ void pm_watch_coalesce(struct pm_watch *w)
 	w->nout = n;
 }
 
-void pm_watch_keep(struct pm_watch *w, uint64_t start, uint64_t end, bool huge)
+void pmi_watch_keep(struct pm_watch *w, uint64_t start, uint64_t end, bool huge)
 {
 	struct pm_written *p;
 

@@ -116,7 +116,7 @@ static void reap_there(struct pm_inject *in, pid_t there)
 	int i;
 
 	for (i = 0; i < 100; i++) {
-		long r = pm_inject_syscall(in, SYS_wait4, there, 0, __WALL | WNOHANG, 0, 0, 0);
+		long r = pmi_inject_syscall(in, SYS_wait4, there, 0, __WALL | WNOHANG, 0, 0, 0);
 		struct timespec ms = { 0, 1000000 };
 
 		if (r != 0)	/* reaped, ECHILD (the target reaped it itself), or the mechanism broke */
@@ -132,25 +132,25 @@ static int remote_clone(struct pm_inject *in, pid_t *child, pid_t *there)
 	int err;
 
 	*child = 0;
-	err = pm_inject_set_options(in, PTRACE_O_TRACECLONE);
+	err = pmi_inject_set_options(in, PTRACE_O_TRACECLONE);
 	if (err)
 		return err;
 	/* Its own stack: let go before it is held (we are killed), it exits instead of running on. */
-	r = pm_inject_exit_stack(in);
+	r = pmi_inject_exit_stack(in);
 	if (r > 0)
-		r = pm_inject_syscall(in, SYS_clone, 0, r, 0, 0, 0, 0);
-	*child = pm_inject_event_pid(in);
-	err = pm_inject_set_options(in, 0);
+		r = pmi_inject_syscall(in, SYS_clone, 0, r, 0, 0, 0, 0);
+	*child = pmi_inject_event_pid(in);
+	err = pmi_inject_set_options(in, 0);
 	if (r < 0)
 		return (int)r;
 	*there = (pid_t)r;
 	if (*child <= 0)	/* cannot be: TRACECLONE reports every exit-signal-0 clone */
 		return -EIO;
 	if (!err)
-		err = pm_inject_hold_child(*child);
+		err = pmi_inject_hold_child(*child);
 	if (!err) {
 		/* Its copies of the target's descriptors would hold pipes, sockets and locks open. */
-		err = pm_inject_child_close_fds(in, *child);
+		err = pmi_inject_child_close_fds(in, *child);
 		if (err == -ENOSYS)	/* close_range is 5.9+: keep them */
 			err = 0;
 	}
@@ -171,7 +171,7 @@ static int remote_cycle(struct pm_watch *w, bool make, pid_t *child, pid_t *ther
 {
 	struct snap_state *s = w->priv;
 	struct pm_inject *in;
-	int err = pm_inject_attach(w->pid, &in);
+	int err = pmi_inject_attach(w->pid, &in);
 
 	if (err) {
 		if (!make && s->snap)
@@ -184,7 +184,7 @@ static int remote_cycle(struct pm_watch *w, bool make, pid_t *child, pid_t *ther
 		kill_wait(s->snap);
 		reap_there(in, s->snap_there);
 	}
-	pm_inject_detach(in);
+	pmi_inject_detach(in);
 	return err;
 }
 
@@ -490,7 +490,7 @@ static void snap_fini(struct pm_watch *w);
 static int shared_part(struct pm_watch *w, const struct pm_watch_range *r, uint64_t *shared, bool *priv)
 {
 	struct parts p = { r, 0, false };
-	int ret = pm_watch_vmas_in(w, r->start, r->end, count_part, &p);
+	int ret = pmi_watch_vmas_in(w, r->start, r->end, count_part, &p);
 
 	*shared = p.shared;
 	*priv = p.priv;
@@ -508,7 +508,7 @@ static int resnap(struct pm_watch *w, size_t first)
 	int err = 0;
 
 	for (i = 0; s->snap && i < first && !err; i++)
-		err = compare_range(w, &w->ranges[i], w->t, false, pm_watch_keep);
+		err = compare_range(w, &w->ranges[i], w->t, false, pmi_watch_keep);
 	if (!err && w->out_err)
 		err = -w->out_err;
 	return err ? err : retake(w);
@@ -565,7 +565,7 @@ static int snap_start(struct pm_watch *w, char *why, size_t size)
 	err = retake(w);
 	if (err) {
 		snprintf(why, size, "fork-snapshot: cannot make a child inside process %d: %s", (int)w->pid,
-			 pm_watch_inject_words(w->pid, err));
+			 pmi_watch_inject_words(w->pid, err));
 		snap_fini(w);
 	}
 	return err;
@@ -591,7 +591,7 @@ static int snap_collect(struct pm_watch *w, bool reset)
 	 */
 	if (!reset || !snap_atomic(w)) {
 		for (i = 0; i < w->nranges && !err; i++)
-			err = compare_range(w, &w->ranges[i], w->t, false, pm_watch_emit);
+			err = compare_range(w, &w->ranges[i], w->t, false, pmi_watch_emit);
 		return err || !reset ? err : retake(w);
 	}
 	/*
@@ -601,7 +601,7 @@ static int snap_collect(struct pm_watch *w, bool reset)
 	 */
 	err = take(w, &child, &there, &st);
 	for (i = 0; i < w->nranges && !err; i++)
-		err = compare_range(w, &w->ranges[i], st, true, pm_watch_emit);
+		err = compare_range(w, &w->ranges[i], st, true, pmi_watch_emit);
 	if (err) {
 		if (child)
 			drop_new(w, child, there, st);	/* the old one stays */
@@ -647,9 +647,9 @@ static int snap_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
 	return -EOPNOTSUPP;
 #endif
 	/* Opening /proc/PID/mem takes the same check as PTRACE_ATTACH (credentials, Yama, LSM). */
-	if (pm_pid_path(ctx, path, sizeof(path), pid, "mem") < 0)
+	if (pmi_pid_path(ctx, path, sizeof(path), pid, "mem") < 0)
 		return -ENAMETOOLONG;
-	fd = pm_open(ctx, path, O_RDONLY);
+	fd = pmi_open(ctx, path, O_RDONLY);
 	if (fd < 0) {
 		snprintf(buf, size, "fork-snapshot: no right to ptrace process %d: %s", (int)pid, strerror(-fd));
 		return fd == -ENOENT ? -ESRCH : fd;
@@ -657,7 +657,7 @@ static int snap_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
 	close(fd);
 	snprintf(buf, size, "fork-snapshot: a stopped copy-on-write child made inside process %d by ptrace; %s%s",
 		 (int)pid, how,
-		 geteuid() == 0 && pm_inject_seccomp(pid) > 0
+		 geteuid() == 0 && pmi_inject_seccomp(pid) > 0
 			 ? "; its seccomp filter is suspended for the injected calls"
 			 : "");
 	return 0;

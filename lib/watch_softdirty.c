@@ -35,9 +35,9 @@ static int clear_refs(struct pm_watch *w)
 	char path[64];
 	int fd, err = 0;
 
-	if (pm_pid_path(w->ctx, path, sizeof(path), w->pid, "clear_refs") < 0)
+	if (pmi_pid_path(w->ctx, path, sizeof(path), w->pid, "clear_refs") < 0)
 		return -ENAMETOOLONG;
-	fd = pm_open(w->ctx, path, O_WRONLY);
+	fd = pmi_open(w->ctx, path, O_WRONLY);
 	if (fd < 0)
 		return fd;
 	if (write(fd, "4", 1) != 1)
@@ -54,7 +54,7 @@ static void emit_dropped(struct pm_watch *w, const struct pm_watch_range *r, con
 
 	for (p = a; p < b; p += w->psize)
 		if (test_bit(was, (p - r->start) / w->psize))
-			pm_watch_emit(w, p, p + w->psize, false);
+			pmi_watch_emit(w, p, p + w->psize, false);
 }
 
 /* Report range @i's written pages; with @now, record which pages are populated now. */
@@ -74,7 +74,7 @@ static int collect_range(struct pm_watch *w, size_t i, uint64_t *now)
 
 		/* A new VMA reads soft-dirty everywhere: only pages with content (not the zero page) count. */
 		if (populated && (run->flags & PM_PAGE_SOFTDIRTY) && !(run->flags & PM_PAGE_ZERO))
-			pm_watch_emit(w, run->start, run->end, run->flags & PM_PAGE_THP);
+			pmi_watch_emit(w, run->start, run->end, run->flags & PM_PAGE_THP);
 		else if (!populated)
 			emit_dropped(w, r, was, run->start, run->end);
 		if (now && populated)
@@ -149,7 +149,7 @@ static int save_reported(struct pm_watch *w)
 	int err = sd_collect_n(w, w->nranges, false);
 
 	for (i = mark; !err && i < w->nout; i++)
-		pm_watch_keep(w, w->out[i].start, w->out[i].end, w->out[i].huge);
+		pmi_watch_keep(w, w->out[i].start, w->out[i].end, w->out[i].huge);
 	w->nout = mark;
 	return err;
 }

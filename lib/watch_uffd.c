@@ -46,7 +46,7 @@ static int uffd_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
 	if (pid != 0)
 		snprintf(buf, size, "uffd: async write-protect + PAGEMAP_SCAN; the userfaultfd is made inside PID %d "
 			 "by ptrace (it stops once, briefly)%s", (int)pid,
-			 geteuid() == 0 && pm_inject_seccomp(pid) > 0
+			 geteuid() == 0 && pmi_inject_seccomp(pid) > 0
 				 ? "; its seccomp filter is suspended for the 2 injected calls"
 				 : "");
 	else
@@ -128,7 +128,7 @@ static int64_t populated_pages(struct pm_watch *w, uint64_t a, uint64_t b)
 		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED, .return_mask = PAGE_IS_PRESENT,
 	};
 	uint64_t pages = 0;
-	int err = pm_uffd_scan_each(w, arg, count_pages, &pages);
+	int err = pmi_uffd_scan_each(w, arg, count_pages, &pages);
 
 	return err < 0 ? err : (int64_t)pages;
 }
@@ -147,7 +147,7 @@ static int add_piece(struct uffd_state *s, uint64_t a, uint64_t b, uint64_t map_
 		s->pieces = p;
 		s->cap = cap;
 	}
-	at = s->npieces && s->pieces[s->npieces - 1].end <= a ? s->npieces : pm_uffd_piece_lower(s, a);
+	at = s->npieces && s->pieces[s->npieces - 1].end <= a ? s->npieces : pmi_uffd_piece_lower(s, a);
 	memmove(&s->pieces[at + 1], &s->pieces[at], (s->npieces - at) * sizeof(*s->pieces));
 	s->pieces[at] = (struct piece){ .start = a, .end = b, .map_start = map_start, .sparse = sparse, .hugetlb = -1 };
 	s->npieces++;
@@ -157,7 +157,7 @@ static int add_piece(struct uffd_state *s, uint64_t a, uint64_t b, uint64_t map_
 /* Forget the pieces and huge blocks inside @r (before registering it again). */
 static void drop_pieces(struct uffd_state *s, const struct pm_watch_range *r)
 {
-	size_t i = pm_uffd_piece_lower(s, r->start), j = i, k;
+	size_t i = pmi_uffd_piece_lower(s, r->start), j = i, k;
 
 	while (j < s->npieces && s->pieces[j].start < r->end)
 		j++;
@@ -210,7 +210,7 @@ static int register_vma(struct pm_watch *w, const struct pm_watch_vma *m, void *
 		return 0;
 	err = register_span(s->fd, a, b);
 	if (err < 0) {
-		pm_dbg(w->ctx, "watch: UFFDIO_REGISTER %#llx-%#llx: %s", (unsigned long long)a, (unsigned long long)b,
+		pmi_dbg(w->ctx, "watch: UFFDIO_REGISTER %#llx-%#llx: %s", (unsigned long long)a, (unsigned long long)b,
 		       strerror(-err));
 		return err;
 	}
@@ -232,7 +232,7 @@ static int register_range(struct pm_watch *w, const struct pm_watch_range *r)
 	int err;
 
 	drop_pieces(w->priv, r);
-	err = pm_watch_vmas_in(w, r->start, r->end, register_vma, &c);
+	err = pmi_watch_vmas_in(w, r->start, r->end, register_vma, &c);
 	if (err < 0)
 		return err == -ENOMEM && mm_gone(w) ? -ESRCH : err;
 	return c.any ? 0 : -EINVAL;
@@ -249,7 +249,7 @@ static int arm_first_pages(struct pm_watch *w, const struct page_region *v, int 
 
 		for (a = v[i].start; a < v[i].end; a += step) {
 			/* No output vector: the regions being walked stay as they are. */
-			int err = pm_uffd_scan_written(w, a, a + w->psize, false, true, false);
+			int err = pmi_uffd_scan_written(w, a, a + w->psize, false, true, false);
 
 			if (err < 0)
 				return err;
@@ -267,7 +267,7 @@ static int split_huge(struct pm_watch *w, const struct pm_watch_range *r)
 
 	if (w->pid == 0)
 		madvise((void *)(uintptr_t)r->start, r->end - r->start, MADV_NOHUGEPAGE);
-	return pm_uffd_scan_each(w, arg, arm_first_pages, NULL);
+	return pmi_uffd_scan_each(w, arg, arm_first_pages, NULL);
 }
 
 /*
@@ -287,13 +287,13 @@ static void protect_holes(struct pm_watch *w, const struct pm_watch_range *r)
 	uint64_t pmd = w->ctx->features.pmd_size;
 	size_t i, j;
 
-	for (i = pm_uffd_piece_lower(s, r->start); i < s->npieces && s->pieces[i].start < r->end; i++) {
+	for (i = pmi_uffd_piece_lower(s, r->start); i < s->npieces && s->pieces[i].start < r->end; i++) {
 		const struct piece *p = &s->pieces[i];
 		uint64_t a = p->start;
 
 		if (p->sparse)
 			continue;	/* page tables for all of it are what sparse pieces avoid */
-		for (j = pm_uffd_hb_lower(s, p->start); a < p->end; j++) {
+		for (j = pmi_uffd_hb_lower(s, p->start); a < p->end; j++) {
 			uint64_t b = j < s->nhb && s->hb[j].start < p->end ? s->hb[j].start : p->end;
 			struct uffdio_writeprotect wp = { .range = { a, b - a }, .mode = UFFDIO_WRITEPROTECT_MODE_WP };
 
@@ -320,7 +320,7 @@ static int uffd_add(struct pm_watch *w, const struct pm_watch_range *r)
 			return err;
 	}
 	/* Arm: from now on only pages written after this point read WRITTEN. */
-	err = pm_uffd_scan_range(w, r, false, true, true, true);
+	err = pmi_uffd_scan_range(w, r, false, true, true, true);
 	if (err == 0) {
 		/*
 		 * Arm again through the reporting path, and drop what it reports: 6.12 kernels
@@ -330,7 +330,7 @@ static int uffd_add(struct pm_watch *w, const struct pm_watch_range *r)
 		 */
 		size_t mark = w->nout;
 
-		err = pm_uffd_scan_range(w, r, true, true, false, false);
+		err = pmi_uffd_scan_range(w, r, true, true, false, false);
 		w->nout = mark;
 	}
 	if (err == 0)
@@ -352,11 +352,11 @@ static int uffd_start(struct pm_watch *w, char *why, size_t size)
 		if (fd < 0)
 			snprintf(why, size, "uffd: cannot make a userfaultfd: %s", strerror(-fd));
 	} else {
-		err = pm_remote_uffd(w->pid, want, &fd, &got);
+		err = pmi_remote_uffd(w->pid, want, &fd, &got);
 		if (err < 0) {
 			fd = err;
 			snprintf(why, size, "uffd: cannot make a userfaultfd inside process %d: %s", (int)w->pid,
-				 pm_watch_inject_words(w->pid, err));
+				 pmi_watch_inject_words(w->pid, err));
 		}
 	}
 	if (fd < 0) {
@@ -375,7 +375,7 @@ static int uffd_collect(struct pm_watch *w, bool reset)
 	for (i = 0; i < w->nranges; i++) {
 		const struct pm_watch_range *r = &w->ranges[i];
 		size_t mark = w->nout;
-		int err = pm_uffd_scan_range(w, r, true, reset, true, false);
+		int err = pmi_uffd_scan_range(w, r, true, reset, true, false);
 
 		/*
 		 * EPERM: a mapping in the range is not registered any more: it was
@@ -389,7 +389,7 @@ static int uffd_collect(struct pm_watch *w, bool reset)
 			if (err == -EINVAL)	/* nothing mapped there any more */
 				continue;
 			if (!err)
-				err = pm_uffd_scan_range(w, r, true, reset, true, true);
+				err = pmi_uffd_scan_range(w, r, true, reset, true, true);
 		}
 		if (err < 0)
 			return err;

@@ -51,11 +51,11 @@ struct uffd_state {
 typedef int (*regions_fn)(struct pm_watch *w, const struct page_region *v, int n, void *data);
 
 /* watch_uffd_scan.c */
-int pm_uffd_scan_each(struct pm_watch *w, struct pm_scan_arg arg, regions_fn fn, void *data);
-int pm_uffd_scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool report, bool rearm, bool sparse);
-int pm_uffd_scan_range(struct pm_watch *w, const struct pm_watch_range *r, bool report, bool rearm, bool huge,
+int pmi_uffd_scan_each(struct pm_watch *w, struct pm_scan_arg arg, regions_fn fn, void *data);
+int pmi_uffd_scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool report, bool rearm, bool sparse);
+int pmi_uffd_scan_range(struct pm_watch *w, const struct pm_watch_range *r, bool report, bool rearm, bool huge,
 		       bool discover);
-size_t pm_uffd_piece_lower(const struct uffd_state *s, uint64_t a);
-size_t pm_uffd_hb_lower(const struct uffd_state *s, uint64_t a);
+size_t pmi_uffd_piece_lower(const struct uffd_state *s, uint64_t a);
+size_t pmi_uffd_hb_lower(const struct uffd_state *s, uint64_t a);
 
 #endif

@@ -28,15 +28,15 @@ static int scan_batch(void *data, const struct page_region *v, size_t n)
  * PAGEMAP_SCAN over [arg.start, arg.end) with @arg's flags and masks; with
  * arg.vec_len non-zero the regions go to @fn batch by batch (the vector is
  * the handle's), else one call does it all. The loop and its resume rule
- * are pm_scan_each's.
+ * are pmi_scan_each's.
  */
-int pm_uffd_scan_each(struct pm_watch *w, struct pm_scan_arg arg, regions_fn fn, void *data)
+int pmi_uffd_scan_each(struct pm_watch *w, struct pm_scan_arg arg, regions_fn fn, void *data)
 {
 	struct uffd_state *s = w->priv;
 	struct scan_call c = { w, fn, data };
 	bool out = arg.vec_len != 0;
 
-	return pm_scan_each(w->t->pagemap_fd, arg, out ? s->vec : NULL, out ? VEC_LEN : 0, scan_batch, &c);
+	return pmi_scan_each(w->t->pagemap_fd, arg, out ? s->vec : NULL, out ? VEC_LEN : 0, scan_batch, &c);
 }
 
 static int emit_regions(struct pm_watch *w, const struct page_region *v, int n, void *data)
@@ -45,12 +45,12 @@ static int emit_regions(struct pm_watch *w, const struct page_region *v, int n, 
 
 	(void)data;
 	for (i = 0; i < n; i++)
-		pm_watch_emit(w, v[i].start, v[i].end, false);
+		pmi_watch_emit(w, v[i].start, v[i].end, false);
 	return 0;
 }
 
 /* One pass over [start, end): report written pages (when @report), write-protect them again (when @rearm). */
-int pm_uffd_scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool report, bool rearm, bool sparse)
+int pmi_uffd_scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool report, bool rearm, bool sparse)
 {
 	struct pm_scan_arg arg = {
 		.flags = (rearm ? PM_SCAN_WP_MATCHING : 0) | PM_SCAN_CHECK_WPASYNC,
@@ -73,11 +73,11 @@ int pm_uffd_scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool 
 		.return_mask = PAGE_IS_WRITTEN,
 	};
 
-	return pm_uffd_scan_each(w, arg, emit_regions, NULL);
+	return pmi_uffd_scan_each(w, arg, emit_regions, NULL);
 }
 
 /* Index of the first piece that ends after @a (pieces are sorted and do not overlap). */
-size_t pm_uffd_piece_lower(const struct uffd_state *s, uint64_t a)
+size_t pmi_uffd_piece_lower(const struct uffd_state *s, uint64_t a)
 {
 	size_t lo = 0, hi = s->npieces;
 
@@ -93,7 +93,7 @@ size_t pm_uffd_piece_lower(const struct uffd_state *s, uint64_t a)
 }
 
 /* Index of the first huge block at or after @a. */
-size_t pm_uffd_hb_lower(const struct uffd_state *s, uint64_t a)
+size_t pmi_uffd_hb_lower(const struct uffd_state *s, uint64_t a)
 {
 	size_t lo = 0, hi = s->nhb;
 
@@ -197,8 +197,8 @@ static bool piece_hugetlb(struct pm_watch *w, struct piece *p)
 
 	if (p->hugetlb < 0) {
 		p->hugetlb = 0;
-		if (pm_smaps_swap_read(w->t, &v, &n) == 0) {
-			e = pm_smaps_find(v, n, p->map_start);
+		if (pmi_smaps_swap_read(w->t, &v, &n) == 0) {
+			e = pmi_smaps_find(v, n, p->map_start);
 			p->hugetlb = e && e->kernel_page > w->psize;
 			free(v);
 		}
@@ -225,12 +225,12 @@ static int huge_now(struct pm_watch *w, struct piece *p, bool discover, struct f
 			.category_mask = PAGE_IS_HUGE | PAGE_IS_PRESENT, .return_mask = PAGE_IS_HUGE,
 		};
 
-		err = pm_uffd_scan_each(w, arg, collect_huge, f);
+		err = pmi_uffd_scan_each(w, arg, collect_huge, f);
 		if (!err && f->n && piece_hugetlb(w, p))
 			f->n = 0;
 		return err;
 	}
-	for (i = pm_uffd_hb_lower(s, p->start); i < s->nhb && s->hb[i].start < p->end && !err; i++) {
+	for (i = pmi_uffd_hb_lower(s, p->start); i < s->nhb && s->hb[i].start < p->end && !err; i++) {
 		bool huge = false;
 
 		err = still_huge(w, s->hb[i].start, &huge);
@@ -252,7 +252,7 @@ static int huge_merge(struct pm_watch *w, const struct piece *p, const struct fo
 {
 	struct uffd_state *s = w->priv;
 	uint64_t pmd = w->ctx->features.pmd_size, hash = 0;
-	size_t i = pm_uffd_hb_lower(s, p->start), j = 0;
+	size_t i = pmi_uffd_hb_lower(s, p->start), j = 0;
 	int err = 0;
 
 	while (!err && (j < f->n || (i < s->nhb && s->hb[i].start < p->end))) {
@@ -264,14 +264,14 @@ static int huge_merge(struct pm_watch *w, const struct piece *p, const struct fo
 		known = known && s->hb[i].start == a;
 		herr = hb_hash(w, a, &hash);
 		if (report && (!known || herr || hash != s->hb[i].hash))
-			pm_watch_emit(w, a, a + pmd, true);
+			pmi_watch_emit(w, a, a + pmd, true);
 		if (known && now) {
 			if (reset && !herr)
 				s->hb[i].hash = hash;
 			i++;
 		} else if (known) {	/* split or unmapped since: arm it, forget it */
 			if (reset) {
-				err = pm_uffd_scan_written(w, a, a + pmd, false, true, p->sparse);
+				err = pmi_uffd_scan_written(w, a, a + pmd, false, true, p->sparse);
 				memmove(&s->hb[i], &s->hb[i + 1], (--s->nhb - i) * sizeof(*s->hb));
 			} else {
 				i++;
@@ -294,13 +294,13 @@ static int scan_gaps(struct pm_watch *w, const struct piece *p, bool report, boo
 	size_t i;
 	int err = 0;
 
-	for (i = pm_uffd_hb_lower(s, p->start); i < s->nhb && s->hb[i].start < p->end && !err; i++) {
+	for (i = pmi_uffd_hb_lower(s, p->start); i < s->nhb && s->hb[i].start < p->end && !err; i++) {
 		if (s->hb[i].start > a)
-			err = pm_uffd_scan_written(w, a, s->hb[i].start, report, rearm, p->sparse);
+			err = pmi_uffd_scan_written(w, a, s->hb[i].start, report, rearm, p->sparse);
 		a = s->hb[i].start + pmd;
 	}
 	if (!err && a < p->end)
-		err = pm_uffd_scan_written(w, a, p->end, report, rearm, p->sparse);
+		err = pmi_uffd_scan_written(w, a, p->end, report, rearm, p->sparse);
 	return err;
 }
 
@@ -315,7 +315,7 @@ static int scan_piece(struct pm_watch *w, struct piece *p, bool report, bool rea
 	int err;
 
 	if (!keep)
-		return pm_uffd_scan_written(w, p->start, p->end, report, rearm, p->sparse);
+		return pmi_uffd_scan_written(w, p->start, p->end, report, rearm, p->sparse);
 	if (!huge)
 		return scan_gaps(w, p, report, rearm);
 	err = huge_now(w, p, discover, &f);
@@ -326,13 +326,13 @@ static int scan_piece(struct pm_watch *w, struct piece *p, bool report, bool rea
 }
 
 /* Scan (report and/or re-arm) every piece inside @r; @huge: look at the huge pages left whole too. */
-int pm_uffd_scan_range(struct pm_watch *w, const struct pm_watch_range *r, bool report, bool rearm, bool huge,
+int pmi_uffd_scan_range(struct pm_watch *w, const struct pm_watch_range *r, bool report, bool rearm, bool huge,
 		      bool discover)
 {
 	struct uffd_state *s = w->priv;
 	size_t i;
 
-	for (i = pm_uffd_piece_lower(s, r->start); i < s->npieces && s->pieces[i].start < r->end; i++) {
+	for (i = pmi_uffd_piece_lower(s, r->start); i < s->npieces && s->pieces[i].start < r->end; i++) {
 		int err = scan_piece(w, &s->pieces[i], report, rearm, huge, discover);
 
 		if (err < 0)

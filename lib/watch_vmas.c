@@ -2,7 +2,7 @@
 #include <errno.h>
 #include "watch.h"
 
-int pm_watch_vmas_in(struct pm_watch *w, uint64_t start, uint64_t end,
+int pmi_watch_vmas_in(struct pm_watch *w, uint64_t start, uint64_t end,
 		     int (*fn)(struct pm_watch *w, const struct pm_watch_vma *v, void *data), void *data)
 {
 	const struct pm_mapping *m;

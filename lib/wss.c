@@ -41,16 +41,16 @@ static int measurable(struct pm_target *t, enum pm_wss_method m, char *buf, size
 	ssize_t n;
 
 	if (m != PM_WSS_AUTO && m != PM_WSS_IDLE && m != PM_WSS_REFERENCED) {
-		pm_wss_say(buf, size, "unknown method %d", (int)m);
+		pmi_wss_say(buf, size, "unknown method %d", (int)m);
 		return -EINVAL;
 	}
 	if (!t->ctx->live) {
-		pm_wss_say(buf, size, "a window needs a live process, not a replayed root");
+		pmi_wss_say(buf, size, "a window needs a live process, not a replayed root");
 		return -EOPNOTSUPP;
 	}
 	n = pm_target_read(t, 0, &e, 1);
 	if (n < 0) {
-		pm_wss_say(buf, size, "the target has no memory: %s", strerror((int)-n));
+		pmi_wss_say(buf, size, "the target has no memory: %s", strerror((int)-n));
 		return (int)n;
 	}
 	return 0;
@@ -73,14 +73,14 @@ static int choose(struct pm_target *t, enum pm_wss_method *m, struct pm_wss_file
 			continue;
 		r = backends[i]->open(t, f, why, sizeof(why), *m == PM_WSS_AUTO && *before ? before : NULL);
 		if (r == 0) {
-			pm_wss_say(buf, size, "%s", why);
+			pmi_wss_say(buf, size, "%s", why);
 			*m = backends[i]->method;
 			*be = backends[i];
 			return 0;
 		}
 		close_files(f);
 		snprintf(before, sizeof(before), "%s%s", backends[i]->unavailable, why);
-		pm_wss_say(buf, size, "%s", before);
+		pmi_wss_say(buf, size, "%s", before);
 		if (*m == PM_WSS_AUTO && i + 1 < NBACKENDS)
 			r = 0;	/* try the next */
 	}

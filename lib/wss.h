@@ -53,7 +53,7 @@ struct pm_wss {
  * whether it is usable for @t and opens its files, saying why in @buf either
  * way (@why_not_before: why the methods before it were not, NULL if the
  * caller chose this one); @start opens the window, @stop reads it back into
- * per-mapping records (pm_wss_add_mapping) between *@read_start and *@read_end;
+ * per-mapping records (pmi_wss_add_mapping) between *@read_start and *@read_end;
  * @release frees the method's own state.
  */
 struct pm_wss_backend {
@@ -69,8 +69,8 @@ struct pm_wss_backend {
 extern const struct pm_wss_backend pm_wss_backend_idle, pm_wss_backend_referenced;
 
 /* wss_result.c: for the front and the methods */
-uint64_t pm_wss_now_ns(void);
-void pm_wss_say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-int pm_wss_add_mapping(struct pm_wss *w, const struct pm_mapping *m);
+uint64_t pmi_wss_now_ns(void);
+void pmi_wss_say(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int pmi_wss_add_mapping(struct pm_wss *w, const struct pm_mapping *m);
 
 #endif

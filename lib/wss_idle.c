@@ -22,41 +22,41 @@ static int open_idle(struct pm_target *t, struct pm_wss_files *files, char *buf,
 	int fd, r;
 
 	if (standin && *standin) {
-		fd = pm_open(t->ctx, standin, O_RDWR);
+		fd = pmi_open(t->ctx, standin, O_RDWR);
 		if (fd < 0) {
-			pm_wss_say(buf, size, "cannot open %s=%s: %s", BITMAP_ENV, standin, strerror(-fd));
+			pmi_wss_say(buf, size, "cannot open %s=%s: %s", BITMAP_ENV, standin, strerror(-fd));
 			return fd;
 		}
 	} else {
-		if ((r = pm_path(t->ctx, path, sizeof(path), BITMAP_PATH)) < 0)
+		if ((r = pmi_path(t->ctx, path, sizeof(path), BITMAP_PATH)) < 0)
 			return r;
-		fd = pm_open(t->ctx, path, O_RDWR);
+		fd = pmi_open(t->ctx, path, O_RDWR);
 		if (fd == -ENOENT) {
-			pm_wss_say(buf, size, "no %s: the kernel is built without CONFIG_IDLE_PAGE_TRACKING", BITMAP_PATH);
+			pmi_wss_say(buf, size, "no %s: the kernel is built without CONFIG_IDLE_PAGE_TRACKING", BITMAP_PATH);
 			return -EOPNOTSUPP;
 		}
 		if (fd < 0) {
-			pm_wss_say(buf, size, "cannot open %s: %s%s", BITMAP_PATH, strerror(-fd),
+			pmi_wss_say(buf, size, "cannot open %s: %s%s", BITMAP_PATH, strerror(-fd),
 			    fd == -EACCES ? " (root only)" : "");
 			return fd;
 		}
 	}
 	files->bitmap = fd;
 	if (t->pfn_view != PM_PFN_VISIBLE) {
-		pm_wss_say(buf, size, "the target's frame numbers are hidden from this reader (needs CAP_SYS_ADMIN)");
+		pmi_wss_say(buf, size, "the target's frame numbers are hidden from this reader (needs CAP_SYS_ADMIN)");
 		return -EACCES;
 	}
 	files->kpage = pm_kpage_open(t->ctx);
 	r = files->kpage ? pm_kpage_status(files->kpage, PM_KPAGE_FLAGS) : -errno;
 	if (r < 0) {
-		pm_wss_say(buf, size, "cannot open /proc/kpageflags (to find large folios' heads): %s", strerror(-r));
+		pmi_wss_say(buf, size, "cannot open /proc/kpageflags (to find large folios' heads): %s", strerror(-r));
 		return r;
 	}
 	if (standin && *standin)
-		pm_wss_say(buf, size, "idle page tracking emulated: %s=%s stands in for %s (a test: nothing marks "
+		pmi_wss_say(buf, size, "idle page tracking emulated: %s=%s stands in for %s (a test: nothing marks "
 			       "pages accessed)", BITMAP_ENV, standin, BITMAP_PATH);
 	else
-		pm_wss_say(buf, size, "idle page tracking: %s is writable and the target's frame numbers are visible",
+		pmi_wss_say(buf, size, "idle page tracking: %s is writable and the target's frame numbers are visible",
 		    BITMAP_PATH);
 	return 0;
 }
@@ -210,7 +210,7 @@ static int find_heads(struct pm_wss *w)
 		free(flags);
 		return -ENOMEM;
 	}
-	r = pm_kpage_read_sorted(w->f.kpage, PM_KPAGE_FLAGS, w->pfns, w->npfns, flags);
+	r = pmi_kpage_read_sorted(w->f.kpage, PM_KPAGE_FLAGS, w->pfns, w->npfns, flags);
 	for (i = 0; r == 0 && i < w->npfns; i++) {
 		uint64_t f = flags[i], head = w->pfns[i], hf = f;
 
@@ -261,9 +261,9 @@ static int mark_idle(struct pm_wss *w)
 		words[n] = word;
 		bits[n++] = bit;
 	}
-	w->reset_start = pm_wss_now_ns();
-	r = pm_sparse_write(&w->io, w->f.bitmap, words, bits, n);
-	w->reset_end = pm_wss_now_ns();
+	w->reset_start = pmi_wss_now_ns();
+	r = pmi_sparse_write(&w->io, w->f.bitmap, words, bits, n);
+	w->reset_end = pmi_wss_now_ns();
 	free(words);
 	free(bits);
 	return r;
@@ -324,7 +324,7 @@ static void count_page(const struct pm_wss *w, struct pm_wss_mapping *rec, uint6
 /* Walk the target again and sort every present page into accessed, idle or untracked, per mapping. */
 static int tally_idle(struct pm_wss *w)
 {
-	struct pm_walk *walk = pm_walk_open(w->t, 0, UINT64_MAX, PM_WALK_ENTRIES, PM_IWALK_ALLMAPS);
+	struct pm_walk *walk = pmi_walk_open(w->t, 0, UINT64_MAX, PM_WALK_ENTRIES, PM_IWALK_ALLMAPS);
 	const struct pm_run *run;
 	uint64_t va;
 	int r;
@@ -334,7 +334,7 @@ static int tally_idle(struct pm_wss *w)
 	while ((r = pm_walk_next(walk, &run)) == 0) {
 		struct pm_wss_mapping *rec;
 		if (!w->nmaps || w->maps[w->nmaps - 1].start != run->map->start)
-			if ((r = pm_wss_add_mapping(w, run->map)) < 0)
+			if ((r = pmi_wss_add_mapping(w, run->map)) < 0)
 				break;
 		rec = &w->maps[w->nmaps - 1];
 		if (!(run->flags & PM_PAGE_PRESENT) || (run->flags & PM_PAGE_ZERO))
@@ -369,9 +369,9 @@ static int stop_idle(struct pm_wss *w, uint64_t *read_start, uint64_t *read_end)
 	for (i = 0; i < w->nheads; i++)
 		if (!n || words[n - 1] != w->heads[i] / 64)
 			words[n++] = w->heads[i] / 64;
-	*read_start = pm_wss_now_ns();
-	r = pm_sparse_read(&w->io, w->f.bitmap, words, n, vals, 0);
-	*read_end = pm_wss_now_ns();
+	*read_start = pmi_wss_now_ns();
+	r = pmi_sparse_read(&w->io, w->f.bitmap, words, n, vals, 0);
+	*read_end = pmi_wss_now_ns();
 	if (r < 0)
 		goto out;
 	for (i = 0; i < w->nheads; i++) {

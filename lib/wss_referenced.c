@@ -15,21 +15,21 @@ static int open_referenced(struct pm_target *t, struct pm_wss_files *files, char
 	char path[4096];
 	int fd, r;
 
-	if ((r = pm_pid_path(t->ctx, path, sizeof(path), t->pid, "clear_refs")) < 0)
+	if ((r = pmi_pid_path(t->ctx, path, sizeof(path), t->pid, "clear_refs")) < 0)
 		return r;
-	fd = pm_open(t->ctx, path, O_WRONLY);
+	fd = pmi_open(t->ctx, path, O_WRONLY);
 	if (fd < 0) {
 		if (fd == -ENOENT)	/* clear_refs exists since 2.6.22: the process went */
 			fd = -ESRCH;
-		pm_wss_say(buf, size, "cannot open %s: %s%s", path, strerror(-fd),
+		pmi_wss_say(buf, size, "cannot open %s: %s%s", path, strerror(-fd),
 		    fd == -EACCES ? " (only the process's owner or root may write it)" : "");
 		return fd;
 	}
 	files->clear = fd;
 	if (why_not_before)
-		pm_wss_say(buf, size, "clear_refs 1 and smaps Referenced; %s", why_not_before);
+		pmi_wss_say(buf, size, "clear_refs 1 and smaps Referenced; %s", why_not_before);
 	else
-		pm_wss_say(buf, size, "clear_refs 1 and smaps Referenced (chosen by the caller)");
+		pmi_wss_say(buf, size, "clear_refs 1 and smaps Referenced (chosen by the caller)");
 	return 0;
 }
 
@@ -37,11 +37,11 @@ static int start_referenced(struct pm_wss *w)
 {
 	ssize_t n;
 
-	w->reset_start = pm_wss_now_ns();
+	w->reset_start = pmi_wss_now_ns();
 	do
 		n = write(w->f.clear, "1", 1);
 	while (n < 0 && errno == EINTR);
-	w->reset_end = pm_wss_now_ns();
+	w->reset_end = pmi_wss_now_ns();
 	if (n < 0)
 		return -errno;
 	return n == 1 ? 0 : -EIO;
@@ -55,7 +55,7 @@ static int smaps_add(void *arg, const struct pm_smaps_rec *rec)
 
 	if (!rec->mapped)	/* fields before any mapping line */
 		return 0;
-	if ((r = pm_wss_add_mapping(w, &rec->map)) < 0)
+	if ((r = pmi_wss_add_mapping(w, &rec->map)) < 0)
 		return r;
 	w->maps[w->nmaps - 1].resident = rec->val[PM_SMAPS_RSS];
 	w->maps[w->nmaps - 1].accessed = rec->val[PM_SMAPS_REFERENCED];
@@ -66,11 +66,11 @@ static int smaps_add(void *arg, const struct pm_smaps_rec *rec)
 static int read_smaps(struct pm_wss *w)
 {
 	FILE *f;
-	int r = pm_smaps_open(w->t, &f);
+	int r = pmi_smaps_open(w->t, &f);
 
 	if (r < 0)
 		return r;
-	r = pm_smaps_parse_file(f, smaps_add, w);
+	r = pmi_smaps_parse_file(f, smaps_add, w);
 	fclose(f);
 	return r;
 }
@@ -79,9 +79,9 @@ static int stop_referenced(struct pm_wss *w, uint64_t *read_start, uint64_t *rea
 {
 	int r;
 
-	*read_start = pm_wss_now_ns();
+	*read_start = pmi_wss_now_ns();
 	r = read_smaps(w);
-	*read_end = pm_wss_now_ns();
+	*read_end = pmi_wss_now_ns();
 	return r;
 }
 

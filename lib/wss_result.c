@@ -8,7 +8,7 @@
 #include "internal.h"
 #include "wss.h"
 
-uint64_t pm_wss_now_ns(void)
+uint64_t pmi_wss_now_ns(void)
 {
 	struct timespec ts;
 
@@ -16,7 +16,7 @@ uint64_t pm_wss_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void pm_wss_say(char *buf, size_t size, const char *fmt, ...)
+void pmi_wss_say(char *buf, size_t size, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -28,7 +28,7 @@ void pm_wss_say(char *buf, size_t size, const char *fmt, ...)
 }
 
 /* A new record for mapping @m (its path copied). */
-int pm_wss_add_mapping(struct pm_wss *w, const struct pm_mapping *m)
+int pmi_wss_add_mapping(struct pm_wss *w, const struct pm_mapping *m)
 {
 	struct pm_wss_mapping *rec;
 	char *path;

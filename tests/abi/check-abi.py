@@ -51,6 +51,14 @@ def exported_functions(lib):
     return syms
 
 
+def internal_pm_functions(lib):
+    """Global functions of the static library named pm_ that the header does not declare: each file's
+    cross-file helpers are pmi_ (lib/internal.h), so pm_ means public."""
+    out = subprocess.run(["nm", "--defined-only", lib], check=True, capture_output=True, text=True).stdout
+    return {p[2] for p in (l.split() for l in out.splitlines()) if len(p) == 3 and p[1] == "T"
+            and p[2].startswith("pm_")}
+
+
 def man_functions(path):
     """Functions the SYNOPSIS declares (.BI/.B lines between .SH SYNOPSIS and the next .SH)."""
     text = open(path, encoding="utf-8").read()
@@ -101,6 +109,15 @@ def main():
             print("FAIL abi: exported under another version node than lib/libpagemap.sym says: "
                   + " ".join(f"{n}@{exp[n]}" for n in moved))
             ok = False
+    stlib = os.path.join(os.path.dirname(lib), "libpagemap.a")
+    if os.path.exists(stlib):
+        stray = sorted(internal_pm_functions(stlib) - header)
+        if stray:
+            print("FAIL abi: functions named pm_ that include/pagemap.h does not declare (internal ones are pmi_): "
+                  + " ".join(stray))
+            ok = False
+        else:
+            print("PASS abi: every global pm_ function of libpagemap.a is public; internal ones are pmi_")
     if man is None:
         print("FAIL abi: man/libpagemap.3 has no SYNOPSIS section")
         ok = False

@@ -67,11 +67,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < size; i++)
 		a.lines += copy[i] == '\n';
 	b.lines = a.lines;
-	ASSERT(pm_smaps_parse_buf(copy, size, check_rec, &a) == 0);
+	ASSERT(pmi_smaps_parse_buf(copy, size, check_rec, &a) == 0);
 	/* The stream front end sees the same lines: the same records. */
 	f = size ? fmemopen(copy, size, "r") : NULL;
 	if (f) {
-		ASSERT(pm_smaps_parse_file(f, check_rec, &b) == 0);
+		ASSERT(pmi_smaps_parse_file(f, check_rec, &b) == 0);
 		fclose(f);
 		ASSERT(a.n == b.n && a.mapped == b.mapped && a.sum == b.sum && a.starts == b.starts &&
 		       a.have == b.have);

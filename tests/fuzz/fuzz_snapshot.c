@@ -14,7 +14,7 @@
 #include "replay_main.h"
 
 /* lib/internal.h: remove an extracted tree without following symlinks. */
-void pm_snap_remove_tree(const char *dir);
+void pmi_snap_remove_tree(const char *dir);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -32,7 +32,7 @@ static char root[256];
 /* The private directory goes when the run ends (each input's tree goes after the input). */
 static void remove_root(void)
 {
-	pm_snap_remove_tree(root);
+	pmi_snap_remove_tree(root);
 }
 
 /* Every extent lies inside its file, and what a callback gets is readable. */
@@ -82,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(dir, sizeof(dir), "%s/t", root);
 	if (mkdir(dir, 0700) == 0) {	/* the paths stay inside the tree, whatever they say */
 		(void)pm_snapshot_extract(s, dir);
-		pm_snap_remove_tree(dir);
+		pmi_snap_remove_tree(dir);
 	}
 	pm_snapshot_close(s);
 	return 0;

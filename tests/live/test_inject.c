@@ -481,17 +481,17 @@ static int inject_results(void)
 	CHECK(child_start(&c) == 0);
 	CHECK(wait_blocked(c.pid, SYS_read, SYS_read));
 	nfd = count_fds(c.pid, &uffd);
-	CHECK(pm_inject_attach(c.pid, &in) == 0);
+	CHECK(pmi_inject_attach(c.pid, &in) == 0);
 	if (in) {
 		CHECK_EQ_U64(tracer_of(c.pid), getpid());
-		CHECK_EQ_U64(pm_inject_stopped_in(in, &ret), SYS_read);
+		CHECK_EQ_U64(pmi_inject_stopped_in(in, &ret), SYS_read);
 		CHECK_EQ_U64(ret, -ERESTARTSYS);
-		CHECK_EQ_U64(pm_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
-		CHECK_EQ_U64(pm_inject_syscall(in, SYS_getppid, 0, 0, 0, 0, 0, 0), getpid());
-		CHECK_EQ_U64(pm_inject_syscall(in, SYS_close, 9999, 0, 0, 0, 0, 0), -EBADF);
-		CHECK_EQ_U64(pm_inject_syscall(in, SYS_gettid, 0, 0, 0, 0, 0, 0), c.pid);
-		CHECK_EQ_U64(pm_inject_error(in), 0);
-		CHECK_EQ_U64(pm_inject_detach(in), 0);
+		CHECK_EQ_U64(pmi_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
+		CHECK_EQ_U64(pmi_inject_syscall(in, SYS_getppid, 0, 0, 0, 0, 0, 0), getpid());
+		CHECK_EQ_U64(pmi_inject_syscall(in, SYS_close, 9999, 0, 0, 0, 0, 0), -EBADF);
+		CHECK_EQ_U64(pmi_inject_syscall(in, SYS_gettid, 0, 0, 0, 0, 0, 0), c.pid);
+		CHECK_EQ_U64(pmi_inject_error(in), 0);
+		CHECK_EQ_U64(pmi_inject_detach(in), 0);
 	}
 	CHECK_EQ_U64(tracer_of(c.pid), 0);
 	CHECK_EQ_U64(count_fds(c.pid, &uffd), nfd);
@@ -516,13 +516,13 @@ static int inject_restart_read(void)
 	for (round = 0; round < 2; round++) {
 		CHECK(child_send(&c, 'R', 0, 0) == 0);
 		CHECK(wait_blocked(c.pid, SYS_read, SYS_read));
-		CHECK(pm_inject_attach(c.pid, &in) == 0);
+		CHECK(pmi_inject_attach(c.pid, &in) == 0);
 		if (in) {
-			CHECK_EQ_U64(pm_inject_stopped_in(in, &ret), SYS_read);
+			CHECK_EQ_U64(pmi_inject_stopped_in(in, &ret), SYS_read);
 			CHECK_EQ_U64(ret, -ERESTARTSYS);
 			if (round == 0)
-				CHECK_EQ_U64(pm_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
-			CHECK_EQ_U64(pm_inject_detach(in), 0);
+				CHECK_EQ_U64(pmi_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
+			CHECK_EQ_U64(pmi_inject_detach(in), 0);
 		}
 		CHECK(wait_blocked(c.pid, SYS_read, SYS_read));	/* back in read(), not returned from it */
 		CHECK(write(c.data, "hello", 5) == 5);
@@ -549,14 +549,14 @@ static int inject_restart_nanosleep(void)
 	CHECK(child_start(&c) == 0);
 	CHECK(child_send(&c, 'S', 400, 0) == 0);
 	CHECK(wait_blocked(c.pid, SYS_clock_nanosleep, SYS_nanosleep));
-	CHECK(pm_inject_attach(c.pid, &in) == 0);
+	CHECK(pmi_inject_attach(c.pid, &in) == 0);
 	if (in) {
-		nr = pm_inject_stopped_in(in, &ret);
+		nr = pmi_inject_stopped_in(in, &ret);
 		CHECK(nr == SYS_clock_nanosleep || nr == SYS_nanosleep);
 		CHECK_EQ_U64(ret, -ERESTART_RESTARTBLOCK);
-		CHECK_EQ_U64(pm_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
-		CHECK_EQ_U64(pm_inject_syscall(in, SYS_close, -1, 0, 0, 0, 0, 0), -EBADF);
-		CHECK_EQ_U64(pm_inject_detach(in), 0);
+		CHECK_EQ_U64(pmi_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
+		CHECK_EQ_U64(pmi_inject_syscall(in, SYS_close, -1, 0, 0, 0, 0, 0), -EBADF);
+		CHECK_EQ_U64(pmi_inject_detach(in), 0);
 	}
 	memset(&r, 0, sizeof(r));
 	r.val = -1;
@@ -578,12 +578,12 @@ static int inject_signal_held(void)
 		return t_skip("Yama ptrace_scope %d forbids attaching", yama_scope());
 	CHECK(child_start(&c) == 0);
 	CHECK(wait_blocked(c.pid, SYS_read, SYS_read));
-	CHECK(pm_inject_attach(c.pid, &in) == 0);
+	CHECK(pmi_inject_attach(c.pid, &in) == 0);
 	if (in) {
 		CHECK(kill(c.pid, SIGUSR1) == 0);
-		CHECK_EQ_U64(pm_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
-		CHECK_EQ_U64(pm_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
-		CHECK_EQ_U64(pm_inject_detach(in), 0);
+		CHECK_EQ_U64(pmi_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
+		CHECK_EQ_U64(pmi_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
+		CHECK_EQ_U64(pmi_inject_detach(in), 0);
 	}
 	check_child_sane(&c, 1);
 	/*
@@ -592,11 +592,11 @@ static int inject_signal_held(void)
 	 */
 	CHECK(child_send(&c, 'R', 0, 0) == 0);
 	CHECK(wait_blocked(c.pid, SYS_read, SYS_read));
-	CHECK(pm_inject_attach(c.pid, &in) == 0);
+	CHECK(pmi_inject_attach(c.pid, &in) == 0);
 	if (in) {
 		CHECK(kill(c.pid, SIGUSR1) == 0);
-		CHECK_EQ_U64(pm_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
-		CHECK_EQ_U64(pm_inject_detach(in), 0);
+		CHECK_EQ_U64(pmi_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
+		CHECK_EQ_U64(pmi_inject_detach(in), 0);
 	}
 	memset(&r, 0, sizeof(r));
 	CHECK(child_reply(&c, &r) == 0);
@@ -619,10 +619,10 @@ static int inject_stopped_target(void)
 	CHECK(wait_blocked(c.pid, SYS_read, SYS_read));
 	CHECK(kill(c.pid, SIGSTOP) == 0);
 	CHECK(wait_state(c.pid, 'T'));
-	CHECK(pm_inject_attach(c.pid, &in) == 0);
+	CHECK(pmi_inject_attach(c.pid, &in) == 0);
 	if (in) {
-		CHECK_EQ_U64(pm_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
-		CHECK_EQ_U64(pm_inject_detach(in), 0);
+		CHECK_EQ_U64(pmi_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
+		CHECK_EQ_U64(pmi_inject_detach(in), 0);
 	}
 	nanosleep(&ms50, NULL);
 	CHECK(task_state(c.pid) == 'T');
@@ -674,12 +674,12 @@ static int inject_threads(void)
 	CHECK(child_start(&c) == 0);
 	CHECK(child_cmd(&c, 'T', 0, 0, &r) == 0 && r.val == 0);
 	CHECK(wait_blocked(c.pid, SYS_read, SYS_read));
-	CHECK(pm_inject_attach(c.pid, &in) == 0);
+	CHECK(pmi_inject_attach(c.pid, &in) == 0);
 	if (in) {
 		for (int i = 0; i < 200; i++)
-			CHECK_EQ_U64(pm_inject_syscall(in, SYS_getppid, 0, 0, 0, 0, 0, 0), getpid());
+			CHECK_EQ_U64(pmi_inject_syscall(in, SYS_getppid, 0, 0, 0, 0, 0, 0), getpid());
 		CHECK(count_moves(c.pid, remote_count(c.pid)));	/* the other thread runs meanwhile */
-		CHECK_EQ_U64(pm_inject_detach(in), 0);
+		CHECK_EQ_U64(pmi_inject_detach(in), 0);
 	}
 	CHECK(count_moves(c.pid, remote_count(c.pid)));
 	check_child_sane(&c, 0);
@@ -705,12 +705,12 @@ static int inject_user_mode(void)
 	CHECK(child_send(&c, 'B', 0, 0) == 0);
 	for (i = 0; i < 5000 && !shared[1]; i++)
 		nanosleep(&ms, NULL);
-	CHECK(pm_inject_attach(c.pid, &in) == 0);
+	CHECK(pmi_inject_attach(c.pid, &in) == 0);
 	if (in) {
-		CHECK_EQ_U64(pm_inject_stopped_in(in, &ret), -1);
-		CHECK_EQ_U64(pm_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
-		CHECK_EQ_U64(pm_inject_syscall(in, SYS_close, -1, 0, 0, 0, 0, 0), -EBADF);
-		CHECK_EQ_U64(pm_inject_detach(in), 0);
+		CHECK_EQ_U64(pmi_inject_stopped_in(in, &ret), -1);
+		CHECK_EQ_U64(pmi_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
+		CHECK_EQ_U64(pmi_inject_syscall(in, SYS_close, -1, 0, 0, 0, 0, 0), -EBADF);
+		CHECK_EQ_U64(pmi_inject_detach(in), 0);
 	}
 	for (i = 0; i < 20; i++)
 		nanosleep(&ms, NULL);
@@ -736,13 +736,13 @@ static int inject_sigstop_held(void)
 		return t_skip("Yama ptrace_scope %d forbids attaching", yama_scope());
 	CHECK(child_start(&c) == 0);
 	CHECK(wait_blocked(c.pid, SYS_read, SYS_read));
-	CHECK(pm_inject_attach(c.pid, &in) == 0);
+	CHECK(pmi_inject_attach(c.pid, &in) == 0);
 	if (in) {
 		CHECK(kill(c.pid, SIGSTOP) == 0);
-		CHECK_EQ_U64(pm_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
-		CHECK_EQ_U64(pm_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
-		CHECK_EQ_U64(pm_inject_error(in), 0);
-		CHECK_EQ_U64(pm_inject_detach(in), 0);
+		CHECK_EQ_U64(pmi_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
+		CHECK_EQ_U64(pmi_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
+		CHECK_EQ_U64(pmi_inject_error(in), 0);
+		CHECK_EQ_U64(pmi_inject_detach(in), 0);
 	}
 	CHECK(wait_state(c.pid, 'T'));
 	CHECK(kill(c.pid, SIGCONT) == 0);
@@ -760,14 +760,14 @@ static int inject_target_killed(void)
 	if (!ptrace_children_ok())
 		return t_skip("Yama ptrace_scope %d forbids attaching", yama_scope());
 	CHECK(child_start(&c) == 0);
-	CHECK(pm_inject_attach(c.pid, &in) == 0);
+	CHECK(pmi_inject_attach(c.pid, &in) == 0);
 	if (in) {
-		CHECK_EQ_U64(pm_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
+		CHECK_EQ_U64(pmi_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), c.pid);
 		CHECK(kill(c.pid, SIGKILL) == 0);
-		CHECK_EQ_U64(pm_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), -ESRCH);
-		CHECK_EQ_U64(pm_inject_error(in), -ESRCH);
-		CHECK_EQ_U64(pm_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), -ESRCH);
-		CHECK_EQ_U64(pm_inject_detach(in), -ESRCH);
+		CHECK_EQ_U64(pmi_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), -ESRCH);
+		CHECK_EQ_U64(pmi_inject_error(in), -ESRCH);
+		CHECK_EQ_U64(pmi_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0), -ESRCH);
+		CHECK_EQ_U64(pmi_inject_detach(in), -ESRCH);
 	}
 	/* We are its parent as well as its tracer: the exit status is left for us (track -- CMD reports it). */
 	{
@@ -793,14 +793,14 @@ static int inject_seccomp_target(void)
 	CHECK(child_start(&c) == 0);
 	CHECK(child_cmd(&c, 'F', 0, 0, &r) == 0);
 	CHECK(wait_blocked(c.pid, SYS_read, SYS_read));
-	err = pm_inject_attach(c.pid, &in);
+	err = pmi_inject_attach(c.pid, &in);
 	if (geteuid() != 0) {
 		CHECK_EQ_U64(err, -EPERM);	/* PTRACE_O_SUSPEND_SECCOMP needs CAP_SYS_ADMIN */
 	} else {
 		CHECK_EQ_U64(err, 0);
 		if (in) {
-			CHECK_EQ_U64(pm_inject_syscall(in, SYS_getppid, 0, 0, 0, 0, 0, 0), getpid());
-			CHECK_EQ_U64(pm_inject_detach(in), 0);
+			CHECK_EQ_U64(pmi_inject_syscall(in, SYS_getppid, 0, 0, 0, 0, 0, 0), getpid());
+			CHECK_EQ_U64(pmi_inject_detach(in), 0);
 		}
 	}
 	check_child_sane(&c, 0);
@@ -854,8 +854,8 @@ static int inject_tracer_killed(void)
 	if (tracer == 0) {
 		struct pm_inject *in;
 
-		err = pm_inject_attach(c.pid, &in);
-		if (!err && pm_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0) != c.pid)
+		err = pmi_inject_attach(c.pid, &in);
+		if (!err && pmi_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0) != c.pid)
 			err = -EPROTO;
 		if (write(ready[1], &err, sizeof(err)) != sizeof(err))
 			_exit(1);
@@ -900,7 +900,7 @@ static int inject_refuses_d_state(void)
 	for (i = 0; i < 3000 && task_state(c.pid) != 'D'; i++)
 		nanosleep(&ms, NULL);
 	CHECK(task_state(c.pid) == 'D');
-	CHECK_EQ_U64(pm_inject_attach(c.pid, &in), -EAGAIN);
+	CHECK_EQ_U64(pmi_inject_attach(c.pid, &in), -EAGAIN);
 	CHECK(in == NULL);
 	CHECK_EQ_U64(tracer_of(c.pid), 0);
 	memset(&r, 0, sizeof(r));
@@ -919,31 +919,31 @@ static int inject_refusals(void)
 	struct child c;
 	pid_t z;
 
-	CHECK_EQ_U64(pm_inject_attach(0, &in), -EINVAL);
+	CHECK_EQ_U64(pmi_inject_attach(0, &in), -EINVAL);
 	CHECK(in == NULL);
-	CHECK_EQ_U64(pm_inject_attach(getpid(), &in), -EINVAL);
-	CHECK_EQ_U64(pm_inject_detach(NULL), 0);
+	CHECK_EQ_U64(pmi_inject_attach(getpid(), &in), -EINVAL);
+	CHECK_EQ_U64(pmi_inject_detach(NULL), 0);
 	if (!ptrace_children_ok())
 		return t_skip("Yama ptrace_scope %d forbids attaching", yama_scope());
 	z = fork();
 	if (z == 0)
 		_exit(0);
 	CHECK(wait_state(z, 'Z'));
-	CHECK_EQ_U64(pm_inject_attach(z, &in), -ESRCH);	/* a zombie */
+	CHECK_EQ_U64(pmi_inject_attach(z, &in), -ESRCH);	/* a zombie */
 	waitpid(z, NULL, 0);
-	CHECK_EQ_U64(pm_inject_attach(z, &in), -ESRCH);	/* gone */
+	CHECK_EQ_U64(pmi_inject_attach(z, &in), -ESRCH);	/* gone */
 	CHECK(child_start(&c) == 0);
-	CHECK(pm_inject_attach(c.pid, &in) == 0);
-	CHECK_EQ_U64(pm_inject_attach(c.pid, &in2), -EBUSY);	/* traced already */
+	CHECK(pmi_inject_attach(c.pid, &in) == 0);
+	CHECK_EQ_U64(pmi_inject_attach(c.pid, &in2), -EBUSY);	/* traced already */
 	CHECK(in2 == NULL);
-	CHECK_EQ_U64(pm_inject_detach(in), 0);
+	CHECK_EQ_U64(pmi_inject_detach(in), 0);
 	check_child_sane(&c, 0);
 	CHECK_EQ_U64(child_stop(&c), 0);
 	return T_PASS;
 }
 
 /*
- * The pieces of pm_remote_uffd by hand, on every kernel with userfaultfd:
+ * The pieces of pmi_remote_uffd by hand, on every kernel with userfaultfd:
  * the context made in the target covers the target's memory (a MISSING
  * registration, harmless on populated pages, shows as "um" in its smaps),
  * the target keeps no descriptor, and closing ours drops the registration.
@@ -980,21 +980,21 @@ static int inject_uffd_by_hand(void)
 	nfd = count_fds(c.pid, &uffd);
 	pidfd = (int)syscall(SYS_pidfd_open, c.pid, 0);
 	CHECK(pidfd >= 0);
-	CHECK(pm_inject_attach(c.pid, &in) == 0);
+	CHECK(pmi_inject_attach(c.pid, &in) == 0);
 	if (in) {
-		rfd = pm_inject_syscall(in, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY, 0, 0, 0, 0, 0);
+		rfd = pmi_inject_syscall(in, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY, 0, 0, 0, 0, 0);
 		if (rfd == -EINVAL)
-			rfd = pm_inject_syscall(in, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0, 0);
+			rfd = pmi_inject_syscall(in, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0, 0);
 		if (rfd >= 0) {
 			snprintf(link, sizeof(link), "/proc/%d/fd/%ld", (int)c.pid, rfd);
 			CHECK(readlink(link, target, sizeof(target) - 1) > 0);
 			CHECK_STR(target, "anon_inode:[userfaultfd]");
 			fd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)rfd, 0);
 			CHECK(fd >= 0);
-			CHECK_EQ_U64(pm_inject_syscall(in, SYS_close, rfd, 0, 0, 0, 0, 0), 0);
+			CHECK_EQ_U64(pmi_inject_syscall(in, SYS_close, rfd, 0, 0, 0, 0, 0), 0);
 			CHECK(access(link, F_OK) < 0);
 		}
-		CHECK_EQ_U64(pm_inject_detach(in), 0);
+		CHECK_EQ_U64(pmi_inject_detach(in), 0);
 	}
 	close(pidfd);
 	CHECK_EQ_U64(count_fds(c.pid, &uffd), nfd);
@@ -1092,12 +1092,12 @@ static int track(pid_t pid, uint64_t base, int *fd)
 	uint64_t got = 0;
 	int pm, err;
 
-	err = pm_remote_uffd(pid, UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED, fd, &got);
+	err = pmi_remote_uffd(pid, UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED, fd, &got);
 	if (err)
 		return err;
 	if (!(got & UFFD_FEATURE_WP_ASYNC))
 		return -EPROTO;
-	err = pm_remote_register_wp(*fd, base, NPAGES * ps);
+	err = pmi_remote_register_wp(*fd, base, NPAGES * ps);
 	if (err)
 		return err;
 	pm = open_pagemap(pid);
@@ -1108,7 +1108,7 @@ static int track(pid_t pid, uint64_t base, int *fd)
 	return err < 0 ? err : 0;
 }
 
-/* Without WP_ASYNC (or asked wrongly) pm_remote_uffd fails before touching the target. */
+/* Without WP_ASYNC (or asked wrongly) pmi_remote_uffd fails before touching the target. */
 static int remote_uffd_refusals(void)
 {
 	struct child c;
@@ -1117,11 +1117,11 @@ static int remote_uffd_refusals(void)
 	int fd = 5;
 
 	CHECK(child_start(&c) == 0);
-	CHECK_EQ_U64(pm_remote_uffd(c.pid, UFFD_FEATURE_WP_UNPOPULATED, &fd, &got), -EINVAL);
+	CHECK_EQ_U64(pmi_remote_uffd(c.pid, UFFD_FEATURE_WP_UNPOPULATED, &fd, &got), -EINVAL);
 	CHECK_EQ_U64(fd, -1);
-	CHECK_EQ_U64(pm_remote_uffd(c.pid, UFFD_FEATURE_WP_ASYNC | (1ULL << 62), &fd, &got), -EOPNOTSUPP);
+	CHECK_EQ_U64(pmi_remote_uffd(c.pid, UFFD_FEATURE_WP_ASYNC | (1ULL << 62), &fd, &got), -EOPNOTSUPP);
 	if (!have_wp_async(why, sizeof(why)))
-		CHECK_EQ_U64(pm_remote_uffd(c.pid, UFFD_FEATURE_WP_ASYNC, &fd, &got), -EOPNOTSUPP);
+		CHECK_EQ_U64(pmi_remote_uffd(c.pid, UFFD_FEATURE_WP_ASYNC, &fd, &got), -EOPNOTSUPP);
 	CHECK_EQ_U64(tracer_of(c.pid), 0);
 	check_child_sane(&c, 0);
 	CHECK_EQ_U64(child_stop(&c), 0);
@@ -1172,7 +1172,7 @@ static int remote_uffd_track(void)
 	CHECK_EQ_U64(harvest(pm, c.base), 1ULL << 40);
 
 	/* Unregistering half the range drops its uffd-wp bits; closing the last descriptor drops the rest. */
-	CHECK_EQ_U64(pm_remote_unregister(fd, c.base, NPAGES / 2 * ps), 0);
+	CHECK_EQ_U64(pmi_remote_unregister(fd, c.base, NPAGES / 2 * ps), 0);
 	CHECK_EQ_U64(wp_bits(c.pid, c.base), NPAGES / 2);
 	CHECK(!has_vmflag(c.pid, c.base, " uw"));
 	CHECK(has_vmflag(c.pid, c.base + NPAGES / 2 * ps, " uw"));

@@ -9,8 +9,8 @@ static uint64_t pss_of(uint64_t pages, uint64_t page_size, uint64_t count)
 	uint64_t i;
 
 	for (i = 0; i < pages; i++)
-		pm_pss_add(&p, page_size, count);
-	return pm_pss_bytes(&p);
+		pmi_pss_add(&p, page_size, count);
+	return pmi_pss_bytes(&p);
 }
 
 /* 3 pages each shared by 3 make one whole page, not 3 * 1365 (libmeminfo) or 4095 (truncating). */
@@ -30,12 +30,12 @@ static int counts(void)
 {
 	struct pm_pss p = { 0 };
 
-	pm_pss_add(&p, 4096, 0);	/* the zero page: nothing, never a division by 0 */
-	CHECK_EQ_U64(pm_pss_bytes(&p), 0);
-	pm_pss_add(&p, 4096, 1);
-	pm_pss_add(&p, 4096, 2);
-	pm_pss_add(&p, 65536, 4);	/* a 64 KiB page */
-	CHECK_EQ_U64(pm_pss_bytes(&p), 4096 + 2048 + 16384);
+	pmi_pss_add(&p, 4096, 0);	/* the zero page: nothing, never a division by 0 */
+	CHECK_EQ_U64(pmi_pss_bytes(&p), 0);
+	pmi_pss_add(&p, 4096, 1);
+	pmi_pss_add(&p, 4096, 2);
+	pmi_pss_add(&p, 65536, 4);	/* a 64 KiB page */
+	CHECK_EQ_U64(pmi_pss_bytes(&p), 4096 + 2048 + 16384);
 	CHECK_EQ_U64(pss_of(1, 4096, UINT64_MAX), 0);
 	return T_PASS;
 }
@@ -45,9 +45,9 @@ static int large(void)
 {
 	struct pm_pss p = { 0 };
 
-	pm_pss_add(&p, 1ULL << 40, 1);
-	pm_pss_add(&p, 3ULL << 40, 3);
-	CHECK_EQ_U64(pm_pss_bytes(&p), 2ULL << 40);
+	pmi_pss_add(&p, 1ULL << 40, 1);
+	pmi_pss_add(&p, 3ULL << 40, 3);
+	CHECK_EQ_U64(pmi_pss_bytes(&p), 2ULL << 40);
 	return T_PASS;
 }
 

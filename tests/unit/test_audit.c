@@ -22,17 +22,17 @@ static int parse_mode(void)
 	uint32_t uid = 1, gid = 1;
 	size_t i;
 
-	CHECK_EQ_U64(pm_audit_parse_mode("0400 0 0\n", &mode, &uid, &gid), 0);
+	CHECK_EQ_U64(pmi_audit_parse_mode("0400 0 0\n", &mode, &uid, &gid), 0);
 	CHECK_EQ_U64(mode, 0400);
 	CHECK_EQ_U64(uid, 0);
 	CHECK_EQ_U64(gid, 0);
-	CHECK_EQ_U64(pm_audit_parse_mode("  7777\t4294967295 1000 \n", &mode, &uid, &gid), 0);
+	CHECK_EQ_U64(pmi_audit_parse_mode("  7777\t4294967295 1000 \n", &mode, &uid, &gid), 0);
 	CHECK_EQ_U64(mode, 07777);
 	CHECK_EQ_U64(uid, 4294967295u);
 	CHECK_EQ_U64(gid, 1000);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		mode = 0123;
-		if (pm_audit_parse_mode(bad[i], &mode, &uid, &gid) != -EINVAL)
+		if (pmi_audit_parse_mode(bad[i], &mode, &uid, &gid) != -EINVAL)
 			printf("  accepted \"%s\"\n", bad[i]), t_failed_checks++;
 		CHECK_EQ_U64(mode, 0123);	/* untouched on error */
 	}
@@ -61,19 +61,19 @@ static int parse_status(void)
 	uint32_t euid = 7;
 	size_t i;
 
-	CHECK_EQ_U64(pm_audit_parse_status(status_ok, &caps, &euid), 0);
+	CHECK_EQ_U64(pmi_audit_parse_status(status_ok, &caps, &euid), 0);
 	CHECK_EQ_U64(caps, 0x200000);
 	CHECK_EQ_U64(euid, 1001);	/* the effective UID: the second field */
 	/* Keys only count at the start of a line. */
-	CHECK_EQ_U64(pm_audit_parse_status("Name:\tx Uid: CapEff:\n", &caps, &euid), -ENOENT);
-	CHECK_EQ_U64(pm_audit_parse_status("", &caps, &euid), -ENOENT);
-	CHECK_EQ_U64(pm_audit_parse_status("Uid:\t0\t0\t0\t0\n", &caps, &euid), -ENOENT);
-	CHECK_EQ_U64(pm_audit_parse_status("CapEff:\t0\n", &caps, &euid), -ENOENT);
-	CHECK_EQ_U64(pm_audit_parse_status("Uid:\t0\t0\t0\t0\nCapEff:\tffffffffffffffff", &caps, &euid), 0);
+	CHECK_EQ_U64(pmi_audit_parse_status("Name:\tx Uid: CapEff:\n", &caps, &euid), -ENOENT);
+	CHECK_EQ_U64(pmi_audit_parse_status("", &caps, &euid), -ENOENT);
+	CHECK_EQ_U64(pmi_audit_parse_status("Uid:\t0\t0\t0\t0\n", &caps, &euid), -ENOENT);
+	CHECK_EQ_U64(pmi_audit_parse_status("CapEff:\t0\n", &caps, &euid), -ENOENT);
+	CHECK_EQ_U64(pmi_audit_parse_status("Uid:\t0\t0\t0\t0\nCapEff:\tffffffffffffffff", &caps, &euid), 0);
 	CHECK_EQ_U64(caps, UINT64_MAX);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		caps = 7;
-		if (pm_audit_parse_status(bad[i], &caps, &euid) != -EINVAL)
+		if (pmi_audit_parse_status(bad[i], &caps, &euid) != -EINVAL)
 			printf("  accepted \"%s\"\n", bad[i]), t_failed_checks++;
 		CHECK_EQ_U64(caps, 7);
 	}
@@ -82,34 +82,34 @@ static int parse_status(void)
 
 static int namespaces(void)
 {
-	CHECK(pm_audit_uid_map_initial("         0          0 4294967295\n"));
-	CHECK(pm_audit_uid_map_initial("0 0 4294967295"));
-	CHECK(!pm_audit_uid_map_initial("         0     100000      65536\n"));
-	CHECK(!pm_audit_uid_map_initial("0 0 4294967294\n"));
-	CHECK(!pm_audit_uid_map_initial("0 0 4294967295\n1 1 1\n"));	/* two lines: not the identity map */
-	CHECK(!pm_audit_uid_map_initial(""));
-	CHECK(!pm_audit_uid_map_initial("0 0"));
-	CHECK(!pm_audit_uid_map_initial("0 0 4294967295 junk"));
-	CHECK(pm_audit_ns_initial("user:[4026531837]"));
-	CHECK(!pm_audit_ns_initial("user:[4026532201]"));
-	CHECK(!pm_audit_ns_initial("user:[4026531837]x"));
-	CHECK(!pm_audit_ns_initial(""));
+	CHECK(pmi_audit_uid_map_initial("         0          0 4294967295\n"));
+	CHECK(pmi_audit_uid_map_initial("0 0 4294967295"));
+	CHECK(!pmi_audit_uid_map_initial("         0     100000      65536\n"));
+	CHECK(!pmi_audit_uid_map_initial("0 0 4294967294\n"));
+	CHECK(!pmi_audit_uid_map_initial("0 0 4294967295\n1 1 1\n"));	/* two lines: not the identity map */
+	CHECK(!pmi_audit_uid_map_initial(""));
+	CHECK(!pmi_audit_uid_map_initial("0 0"));
+	CHECK(!pmi_audit_uid_map_initial("0 0 4294967295 junk"));
+	CHECK(pmi_audit_ns_initial("user:[4026531837]"));
+	CHECK(!pmi_audit_ns_initial("user:[4026532201]"));
+	CHECK(!pmi_audit_ns_initial("user:[4026531837]x"));
+	CHECK(!pmi_audit_ns_initial(""));
 	return T_PASS;
 }
 
 static int parse_thp(void)
 {
-	CHECK_EQ_U64(pm_audit_parse_thp("[always] madvise never\n"), PM_THP_ALWAYS);
-	CHECK_EQ_U64(pm_audit_parse_thp("always [madvise] never\n"), PM_THP_MADVISE);
-	CHECK_EQ_U64(pm_audit_parse_thp("always madvise [never]"), PM_THP_NEVER);
-	CHECK_EQ_U64(pm_audit_parse_thp("always inherit madvise [never]"), PM_THP_NEVER);
-	CHECK_EQ_U64(pm_audit_parse_thp("always [inherit] madvise never"), PM_THP_UNKNOWN);
-	CHECK_EQ_U64(pm_audit_parse_thp("[always] [never]"), PM_THP_UNKNOWN);
-	CHECK_EQ_U64(pm_audit_parse_thp("[always"), PM_THP_UNKNOWN);
-	CHECK_EQ_U64(pm_audit_parse_thp("always] [never"), PM_THP_UNKNOWN);
-	CHECK_EQ_U64(pm_audit_parse_thp("[]"), PM_THP_UNKNOWN);
-	CHECK_EQ_U64(pm_audit_parse_thp("[alwaysx]"), PM_THP_UNKNOWN);
-	CHECK_EQ_U64(pm_audit_parse_thp(""), PM_THP_UNKNOWN);
+	CHECK_EQ_U64(pmi_audit_parse_thp("[always] madvise never\n"), PM_THP_ALWAYS);
+	CHECK_EQ_U64(pmi_audit_parse_thp("always [madvise] never\n"), PM_THP_MADVISE);
+	CHECK_EQ_U64(pmi_audit_parse_thp("always madvise [never]"), PM_THP_NEVER);
+	CHECK_EQ_U64(pmi_audit_parse_thp("always inherit madvise [never]"), PM_THP_NEVER);
+	CHECK_EQ_U64(pmi_audit_parse_thp("always [inherit] madvise never"), PM_THP_UNKNOWN);
+	CHECK_EQ_U64(pmi_audit_parse_thp("[always] [never]"), PM_THP_UNKNOWN);
+	CHECK_EQ_U64(pmi_audit_parse_thp("[always"), PM_THP_UNKNOWN);
+	CHECK_EQ_U64(pmi_audit_parse_thp("always] [never"), PM_THP_UNKNOWN);
+	CHECK_EQ_U64(pmi_audit_parse_thp("[]"), PM_THP_UNKNOWN);
+	CHECK_EQ_U64(pmi_audit_parse_thp("[alwaysx]"), PM_THP_UNKNOWN);
+	CHECK_EQ_U64(pmi_audit_parse_thp(""), PM_THP_UNKNOWN);
 	return T_PASS;
 }
 
@@ -120,15 +120,15 @@ static int parse_count(void)
 	uint64_t v = 9;
 	size_t i;
 
-	CHECK_EQ_U64(pm_audit_parse_count("512\n", &v), 0);
+	CHECK_EQ_U64(pmi_audit_parse_count("512\n", &v), 0);
 	CHECK_EQ_U64(v, 512);
-	CHECK_EQ_U64(pm_audit_parse_count("0", &v), 0);
+	CHECK_EQ_U64(pmi_audit_parse_count("0", &v), 0);
 	CHECK_EQ_U64(v, 0);
-	CHECK_EQ_U64(pm_audit_parse_count("18446744073709551615\n", &v), 0);
+	CHECK_EQ_U64(pmi_audit_parse_count("18446744073709551615\n", &v), 0);
 	CHECK_EQ_U64(v, UINT64_MAX);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		v = 9;
-		if (pm_audit_parse_count(bad[i], &v) != -EINVAL)
+		if (pmi_audit_parse_count(bad[i], &v) != -EINVAL)
 			printf("  accepted \"%s\"\n", bad[i]), t_failed_checks++;
 		CHECK_EQ_U64(v, 9);
 	}
@@ -137,14 +137,14 @@ static int parse_count(void)
 
 static int sniff(void)
 {
-	CHECK_EQ_U64(pm_audit_sniff((const unsigned char *)"PMSNAP", 6), PM_SNAP_UNKNOWN_FORMAT);
-	CHECK_EQ_U64(pm_audit_sniff((const unsigned char *)"PMSNAP\0\0\0\1", 10), PM_SNAP_UNKNOWN_FORMAT);
-	CHECK_EQ_U64(pm_audit_sniff((const unsigned char *)"\x89PMSNAP\n\0\0\0\1", 12), PM_SNAP_UNKNOWN_FORMAT);
-	CHECK_EQ_U64(pm_audit_sniff((const unsigned char *)"\x89PMSNAP", 7), PM_SNAP_NOT);	/* cut short */
-	CHECK_EQ_U64(pm_audit_sniff((const unsigned char *)"PMSNA", 5), PM_SNAP_NOT);
-	CHECK_EQ_U64(pm_audit_sniff((const unsigned char *)"pmsnap", 6), PM_SNAP_NOT);
-	CHECK_EQ_U64(pm_audit_sniff((const unsigned char *)" PMSNAP", 7), PM_SNAP_NOT);
-	CHECK_EQ_U64(pm_audit_sniff((const unsigned char *)"", 0), PM_SNAP_NOT);
+	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"PMSNAP", 6), PM_SNAP_UNKNOWN_FORMAT);
+	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"PMSNAP\0\0\0\1", 10), PM_SNAP_UNKNOWN_FORMAT);
+	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"\x89PMSNAP\n\0\0\0\1", 12), PM_SNAP_UNKNOWN_FORMAT);
+	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"\x89PMSNAP", 7), PM_SNAP_NOT);	/* cut short */
+	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"PMSNA", 5), PM_SNAP_NOT);
+	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"pmsnap", 6), PM_SNAP_NOT);
+	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)" PMSNAP", 7), PM_SNAP_NOT);
+	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"", 0), PM_SNAP_NOT);
 	return T_PASS;
 }
 
@@ -159,20 +159,20 @@ static int sniff_path(void)
 	rp_write_str(root, "text", "hello");
 	rp_write(root, "empty", "", 0);
 	snprintf(p, sizeof(p), "%s/snap", root);
-	CHECK_EQ_U64(pm_audit_sniff_path(p), PM_SNAP_UNKNOWN_FORMAT);
+	CHECK_EQ_U64(pmi_audit_sniff_path(p), PM_SNAP_UNKNOWN_FORMAT);
 	snprintf(q, sizeof(q), "%s/link", root);
 	CHECK(symlink(p, q) == 0);
-	CHECK_EQ_U64(pm_audit_sniff_path(q), -ELOOP);
+	CHECK_EQ_U64(pmi_audit_sniff_path(q), -ELOOP);
 	snprintf(p, sizeof(p), "%s/text", root);
-	CHECK_EQ_U64(pm_audit_sniff_path(p), PM_SNAP_NOT);
+	CHECK_EQ_U64(pmi_audit_sniff_path(p), PM_SNAP_NOT);
 	snprintf(p, sizeof(p), "%s/empty", root);
-	CHECK_EQ_U64(pm_audit_sniff_path(p), PM_SNAP_NOT);
+	CHECK_EQ_U64(pmi_audit_sniff_path(p), PM_SNAP_NOT);
 	snprintf(p, sizeof(p), "%s/fifo", root);
 	CHECK(mkfifo(p, 0600) == 0);
-	CHECK_EQ_U64(pm_audit_sniff_path(p), PM_SNAP_NOT);
-	CHECK_EQ_U64(pm_audit_sniff_path(root), PM_SNAP_NOT);	/* a directory */
+	CHECK_EQ_U64(pmi_audit_sniff_path(p), PM_SNAP_NOT);
+	CHECK_EQ_U64(pmi_audit_sniff_path(root), PM_SNAP_NOT);	/* a directory */
 	snprintf(p, sizeof(p), "%s/missing", root);
-	CHECK_EQ_U64(pm_audit_sniff_path(p), -ENOENT);
+	CHECK_EQ_U64(pmi_audit_sniff_path(p), -ENOENT);
 	rp_free_root(root);
 	return T_PASS;
 }

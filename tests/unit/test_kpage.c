@@ -326,7 +326,7 @@ static int kpage_lookup_batches(void)
 	for (i = 0; i < n; i++)
 		fr[i].pfn = i % 7 == 6 ? NPFN + i : (n - i) * 13 % NPFN;
 	fr[1].pfn = fr[0].pfn;
-	before = pm_kpage_nreads(k);
+	before = pmi_kpage_nreads(k);
 	CHECK_EQ_U64(pm_kpage_lookup(k, fr, n), 0);
 	for (i = 0; i < n; i++) {
 		uint64_t p = fr[i].pfn;
@@ -338,8 +338,8 @@ static int kpage_lookup_batches(void)
 	}
 	CHECK_EQ_U64(bad, 0);
 	/* Never one pread per page: a few runs per 64Ki batch and file. */
-	CHECK(pm_kpage_nreads(k) - before < 100);
-	printf("  %zu frames looked up with %llu preads\n", n, (unsigned long long)(pm_kpage_nreads(k) - before));
+	CHECK(pmi_kpage_nreads(k) - before < 100);
+	printf("  %zu frames looked up with %llu preads\n", n, (unsigned long long)(pmi_kpage_nreads(k) - before));
 	CHECK_EQ_U64(pm_kpage_lookup(k, NULL, 0), 0);
 	CHECK_EQ_U64(pm_kpage_lookup(k, NULL, 3), (uint64_t)-EINVAL);
 out:
@@ -362,13 +362,13 @@ static int kpage_select_files(void)
 	CHECK(k != NULL);
 	if (!k)
 		goto out;
-	before = pm_kpage_nreads(k);
+	before = pmi_kpage_nreads(k);
 	CHECK_EQ_U64(pm_kpage_lookup(k, fr, 3), 0);
-	all = pm_kpage_nreads(k) - before;
+	all = pmi_kpage_nreads(k) - before;
 	CHECK_EQ_U64(pm_kpage_select(k, PM_KPAGE_BIT(PM_KPAGE_COUNT)), 0);
-	before = pm_kpage_nreads(k);
+	before = pmi_kpage_nreads(k);
 	CHECK_EQ_U64(pm_kpage_lookup(k, fr, 3), 0);
-	one = pm_kpage_nreads(k) - before;
+	one = pmi_kpage_nreads(k) - before;
 	CHECK_EQ_U64(all, 3 * one);
 	CHECK_EQ_U64(fr[0].flags, 0);
 	CHECK_EQ_U64(fr[0].cgroup, 0);

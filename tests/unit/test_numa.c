@@ -21,7 +21,7 @@ static int parse(const char *line, struct pm_numa_maps_line *out, uint64_t *page
 
 	if (!copy)
 		return -ENOMEM;
-	r = pm_numa_maps_parse(copy, &topo, out, pages);
+	r = pmi_numa_maps_parse(copy, &topo, out, pages);
 	free(copy);
 	return r;
 }
@@ -96,16 +96,16 @@ static int sysfs_lists(void)
 {
 	long s[2] = { 0, 0 };
 
-	CHECK(pm_numa_parse_list("0-3,8,10-11\n", count, s) == 0);
+	CHECK(pmi_numa_parse_list("0-3,8,10-11\n", count, s) == 0);
 	CHECK(s[0] == 7 && s[1] == 0 + 1 + 2 + 3 + 8 + 10 + 11);
 	s[0] = s[1] = 0;
-	CHECK(pm_numa_parse_list("", count, s) == 0 && s[0] == 0);
-	CHECK(pm_numa_parse_list("\n", count, s) == 0 && s[0] == 0);
-	CHECK(pm_numa_parse_list("3-1", count, s) == -EINVAL);
-	CHECK(pm_numa_parse_list("0-99999999", count, s) == -EINVAL);	/* a hostile tree cannot make us loop */
-	CHECK(pm_numa_parse_list("1,,2", count, s) == -EINVAL);
-	CHECK(pm_numa_parse_list("-1", count, s) == -EINVAL);
-	CHECK(pm_numa_parse_list("1 2", count, s) == -EINVAL);
+	CHECK(pmi_numa_parse_list("", count, s) == 0 && s[0] == 0);
+	CHECK(pmi_numa_parse_list("\n", count, s) == 0 && s[0] == 0);
+	CHECK(pmi_numa_parse_list("3-1", count, s) == -EINVAL);
+	CHECK(pmi_numa_parse_list("0-99999999", count, s) == -EINVAL);	/* a hostile tree cannot make us loop */
+	CHECK(pmi_numa_parse_list("1,,2", count, s) == -EINVAL);
+	CHECK(pmi_numa_parse_list("-1", count, s) == -EINVAL);
+	CHECK(pmi_numa_parse_list("1 2", count, s) == -EINVAL);
 	return T_PASS;
 }
 
@@ -129,8 +129,8 @@ static int distances(void)
 
 	n.distance = d;
 	memset(d, 0xff, sizeof(d));
-	pm_numa_parse_distances(&n, 0, "10 21\n");
-	pm_numa_parse_distances(&n, 1, "21 x");
+	pmi_numa_parse_distances(&n, 0, "10 21\n");
+	pmi_numa_parse_distances(&n, 1, "21 x");
 	CHECK(pm_numa_distance(&n, 0, 0) == 10 && pm_numa_distance(&n, 0, 1) == 21);
 	CHECK(pm_numa_distance(&n, 1, 0) == 21 && pm_numa_distance(&n, 1, 1) == -1);
 	CHECK(pm_numa_distance(&n, 2, 0) == -1);

@@ -50,7 +50,7 @@ static void push_map(struct pm_share *s, uint64_t start, const char *path)
 
 	m.path = path;
 	m.path_len = strlen(path);
-	CHECK_EQ_U64(pm_share_push_map(s, &m), 0);
+	CHECK_EQ_U64(pmi_share_push_map(s, &m), 0);
 }
 
 static void push_pages(struct pm_share *s, const uint64_t *keys, size_t n)
@@ -58,7 +58,7 @@ static void push_pages(struct pm_share *s, const uint64_t *keys, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		CHECK_EQ_U64(pm_share_push_page(s, keys[i]), 0);
+		CHECK_EQ_U64(pmi_share_push_page(s, keys[i]), 0);
 }
 
 #define PAGES(s, ...)                                                              \
@@ -82,24 +82,24 @@ static const uint64_t tab[][3] = {
 
 static struct pm_share *build(void)
 {
-	struct pm_share *s = pm_share_alloc(PS);
+	struct pm_share *s = pmi_share_alloc(PS);
 
 	CHECK(s != NULL);
 	if (!s)
 		return NULL;
-	CHECK_EQ_U64(pm_share_push_target(s, 100), 0);
+	CHECK_EQ_U64(pmi_share_push_target(s, 100), 0);
 	push_map(s, 0x10000, "");
 	PAGES(s, 1, 2, 3, 4);
 	push_map(s, 0x30000, "/lib/x.so");
 	PAGES(s, 10, 11, SWAP1);
 	push_map(s, 0x50000, "[anon:z]");
 	PAGES(s, 20, 0x30);
-	CHECK_EQ_U64(pm_share_push_target(s, 200), 0);
+	CHECK_EQ_U64(pmi_share_push_target(s, 200), 0);
 	push_map(s, 0x10000, "");
 	PAGES(s, 2, 1, 10);
 	push_map(s, 0x70000, "/memfd:m (deleted)");
 	PAGES(s, 3, 10, SWAP1, 20);
-	CHECK_EQ_U64(pm_share_push_target(s, 300), 0);
+	CHECK_EQ_U64(pmi_share_push_target(s, 300), 0);
 	push_map(s, 0x90000, "");
 	PAGES(s, 50, 2);
 	return s;
@@ -132,7 +132,7 @@ static int pairs_and_sums(void)
 
 	if (!s)
 		return T_FAIL;
-	CHECK_EQ_U64(pm_share_tally(s, fake_lookup, &f), 0);
+	CHECK_EQ_U64(pmi_share_tally(s, fake_lookup, &f), 0);
 	CHECK_EQ_U64(f.calls, 1);
 	CHECK_EQ_U64(f.frames, 9);	/* each distinct frame once; the swap slot not at all */
 	CHECK(!f.unsorted);
@@ -198,22 +198,22 @@ static int pairs_and_sums(void)
 static int batched(void)
 {
 	struct fake f = { NULL, 0, 0, 0, 0, false, 0, 2 };
-	struct pm_share *s = pm_share_alloc(PS);
+	struct pm_share *s = pmi_share_alloc(PS);
 	const struct pm_share_pair *p;
 	struct pm_share_sum u;
 	uint64_t i, n = 40000;
 
 	if (!s)
 		return T_FAIL;
-	CHECK_EQ_U64(pm_share_push_target(s, 1), 0);
+	CHECK_EQ_U64(pmi_share_push_target(s, 1), 0);
 	push_map(s, 0x100000, "");
 	for (i = 0; i < n; i++)
-		CHECK_EQ_U64(pm_share_push_page(s, 1000 + i * 3), 0);
-	CHECK_EQ_U64(pm_share_push_target(s, 2), 0);
+		CHECK_EQ_U64(pmi_share_push_page(s, 1000 + i * 3), 0);
+	CHECK_EQ_U64(pmi_share_push_target(s, 2), 0);
 	push_map(s, 0x100000, "");
 	for (i = n; i-- > 0;)
-		CHECK_EQ_U64(pm_share_push_page(s, 1000 + i * 3), 0);
-	CHECK_EQ_U64(pm_share_tally(s, fake_lookup, &f), 0);
+		CHECK_EQ_U64(pmi_share_push_page(s, 1000 + i * 3), 0);
+	CHECK_EQ_U64(pmi_share_tally(s, fake_lookup, &f), 0);
 	CHECK_EQ_U64(f.frames, n);
 	CHECK_EQ_U64(f.calls, 3);
 	CHECK_EQ_U64(f.max_n, 16384);
@@ -232,39 +232,39 @@ static int batched(void)
 static int misuse(void)
 {
 	struct fake f = { NULL, 0, 0, 0, 0, false, -EIO, 0 };
-	struct pm_share *s = pm_share_alloc(PS);
+	struct pm_share *s = pmi_share_alloc(PS);
 	const struct pm_share_map *m;
 	const struct pm_share_pair *p;
 	struct pm_share_sum u;
 
 	if (!s)
 		return T_FAIL;
-	CHECK(pm_share_push_page(s, 1) == -EINVAL);	/* no mapping yet */
+	CHECK(pmi_share_push_page(s, 1) == -EINVAL);	/* no mapping yet */
 	CHECK(pm_share_next_map(s, &m) == -EINVAL);
 	CHECK(pm_share_next_pair(s, &p) == -EINVAL);
 	CHECK(pm_share_sum(s, PM_SHARE_ALL, PM_SHARE_ALL, &u) == -EINVAL);
 	CHECK(pm_share_add(s, NULL) == -EINVAL);
 	CHECK(pm_share_finish(NULL) == -EINVAL);
-	CHECK_EQ_U64(pm_share_push_target(s, 7), 0);
+	CHECK_EQ_U64(pmi_share_push_target(s, 7), 0);
 	push_map(s, 0x1000, "");
-	CHECK_EQ_U64(pm_share_push_page(s, 5), 0);
-	CHECK(pm_share_tally(s, fake_lookup, &f) == -EIO);
+	CHECK_EQ_U64(pmi_share_push_page(s, 5), 0);
+	CHECK(pmi_share_tally(s, fake_lookup, &f) == -EIO);
 	pm_share_free(s);
 
 	/* An empty set finishes with nothing in it. */
 	f.fail = 0;
 	f.calls = 0;
-	s = pm_share_alloc(PS);
+	s = pmi_share_alloc(PS);
 	if (!s)
 		return T_FAIL;
-	CHECK_EQ_U64(pm_share_tally(s, fake_lookup, &f), 0);
+	CHECK_EQ_U64(pmi_share_tally(s, fake_lookup, &f), 0);
 	CHECK_EQ_U64(f.calls, 0);
 	CHECK_EQ_U64(pm_share_next_pair(s, &p), 1);
 	CHECK_EQ_U64(pm_share_next_map(s, &m), 1);
 	CHECK_EQ_U64(pm_share_sum(s, PM_SHARE_ALL, PM_SHARE_ALL, &u), 0);
 	CHECK_SUM(u, 0, 0, 0, 0, 0, 0);
-	CHECK(pm_share_tally(s, fake_lookup, &f) == -EINVAL);	/* twice */
-	CHECK(pm_share_push_target(s, 8) == -EINVAL);		/* after finishing */
+	CHECK(pmi_share_tally(s, fake_lookup, &f) == -EINVAL);	/* twice */
+	CHECK(pmi_share_push_target(s, 8) == -EINVAL);		/* after finishing */
 	pm_share_free(s);
 	pm_share_free(NULL);
 	return T_PASS;

@@ -33,7 +33,7 @@ static int collect(void *arg, const struct pm_smaps_rec *rec)
 
 static int parse(const char *text, struct seen *s)
 {
-	return pm_smaps_parse_buf(text, strlen(text), collect, s);
+	return pmi_smaps_parse_buf(text, strlen(text), collect, s);
 }
 
 static const char two[] =
@@ -150,14 +150,14 @@ static int hostile_bytes(void)
 	int n;
 
 	static const char nul[] = "1000-2000 r--p 0 00:00 0 /a\0b\nRss: 4\0 kB\nSwap:\0 8 kB\n";
-	CHECK(pm_smaps_parse_buf(nul, sizeof(nul) - 1, collect, &s) == 0);
+	CHECK(pmi_smaps_parse_buf(nul, sizeof(nul) - 1, collect, &s) == 0);
 	CHECK_EQ_U64(s.n, 1);
 	CHECK_EQ_U64(s.rec[0].val[PM_SMAPS_RSS], 4 << 10);
 	CHECK(!(s.rec[0].have & PM_SMAPS_HAVE(PM_SMAPS_SWAP)));	/* the number stops at the NUL */
 	memset(&s, 0, sizeof(s));
 	n = snprintf(big, sizeof(big), "1000-2000 rw-p 00000000 00:00 0 /");
 	memset(big + n, 'x', sizeof(big) - (size_t)n);
-	CHECK(pm_smaps_parse_buf(big, sizeof(big), collect, &s) == 0);	/* no newline, no NUL */
+	CHECK(pmi_smaps_parse_buf(big, sizeof(big), collect, &s) == 0);	/* no newline, no NUL */
 	CHECK_EQ_U64(s.n, 1);
 	CHECK_EQ_U64(s.rec[0].map.path_len, sizeof(big) - (size_t)n + 1);
 	return T_PASS;
@@ -186,15 +186,15 @@ static int swap_table(void)
 	CHECK(f != NULL);
 	if (!f)
 		return T_FAIL;
-	CHECK(pm_smaps_swap_parse(f, &v, &n) == 0);
+	CHECK(pmi_smaps_swap_parse(f, &v, &n) == 0);
 	fclose(f);
 	CHECK_EQ_U64(n, 2);
 	if (n == 2) {
 		CHECK_EQ_U64(v[0].swap, 4 << 10);
 		CHECK_EQ_U64(v[1].swap, 12 << 10);
 		CHECK_EQ_U64(v[1].kernel_page, 4 << 10);
-		CHECK(pm_smaps_swap_of(v, n, 0x3000) == 12 << 10);
-		CHECK(pm_smaps_swap_of(v, n, 0x1000) == -1);
+		CHECK(pmi_smaps_swap_of(v, n, 0x3000) == 12 << 10);
+		CHECK(pmi_smaps_swap_of(v, n, 0x1000) == -1);
 	}
 	free(v);
 	return T_PASS;

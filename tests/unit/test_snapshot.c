@@ -37,7 +37,7 @@ static void b_head(struct build *b, uint32_t version)
 
 	memcpy(h, SNAP_MAGIC, 8);
 	snap_put32(h + 8, version);
-	snap_put32(h + 12, (uint32_t)pm_snap_hash(h, 12));
+	snap_put32(h + 12, (uint32_t)pmi_snap_hash(h, 12));
 	b_put(b, h, sizeof(h));
 }
 
@@ -45,12 +45,12 @@ static void b_head(struct build *b, uint32_t version)
 static void b_sec_len(struct build *b, uint32_t type, const void *pay, size_t n, uint64_t length)
 {
 	unsigned char h[SNAP_SEC_SIZE];
-	uint64_t hash = pm_snap_hash(pay, n);
+	uint64_t hash = pmi_snap_hash(pay, n);
 
 	b->type[b->n] = type;
 	b->off[b->n++] = b->len;
 	snap_put32(h, type);
-	snap_put32(h + 4, pm_snap_header_check(type, length, hash));
+	snap_put32(h + 4, pmi_snap_header_check(type, length, hash));
 	snap_put64(h + 8, length);
 	snap_put64(h + 16, hash);
 	b_put(b, h, sizeof(h));
@@ -118,7 +118,7 @@ static void build_sample(struct build *b, uint32_t version)
 {
 	struct snap_extent ext = { .start = 10, .count = 3 };
 	unsigned char raw[256];
-	size_t n = pm_snap_encode(&ext, 1, pm_words, raw);
+	size_t n = pmi_snap_encode(&ext, 1, pm_words, raw);
 
 	memset(b, 0, sizeof(*b));
 	b_head(b, version);
@@ -171,18 +171,18 @@ static int t_codec_roundtrip(void)
 			      0x8000000000777777ULL, 0xff80000000000010ULL }, out[8];
 	unsigned char raw[512];
 	const char *why = NULL;
-	size_t n = pm_snap_encode(ext, 3, words, raw), nw = 0, cut;
-	int next = pm_snap_decode(raw, n, dext, 8, out, 8, &nw, &why);
+	size_t n = pmi_snap_encode(ext, 3, words, raw), nw = 0, cut;
+	int next = pmi_snap_decode(raw, n, dext, 8, out, 8, &nw, &why);
 
-	CHECK(n <= pm_snap_encode_bound(6, 3));
+	CHECK(n <= pmi_snap_encode_bound(6, 3));
 	CHECK_EQ_U64(next, 3);
 	CHECK_EQ_U64(nw, 6);
 	CHECK(!memcmp(out, words, sizeof(words)));
 	CHECK_EQ_U64(dext[2].start, 1000000);
 	for (cut = 0; cut < n; cut++)	/* every proper prefix is refused */
-		CHECK(pm_snap_decode(raw, cut, dext, 8, out, 8, &nw, &why) == -EBADMSG);
-	CHECK(pm_snap_decode(raw, n, dext, 2, out, 8, &nw, &why) == -EBADMSG);	/* over the extent limit */
-	CHECK(pm_snap_decode(raw, n, dext, 8, out, 5, &nw, &why) == -EBADMSG);	/* over the word limit */
+		CHECK(pmi_snap_decode(raw, cut, dext, 8, out, 8, &nw, &why) == -EBADMSG);
+	CHECK(pmi_snap_decode(raw, n, dext, 2, out, 8, &nw, &why) == -EBADMSG);	/* over the extent limit */
+	CHECK(pmi_snap_decode(raw, n, dext, 8, out, 5, &nw, &why) == -EBADMSG);	/* over the word limit */
 	return T_PASS;
 }
 
@@ -204,7 +204,7 @@ static int t_codec_hostile(void)
 
 	for (i = 0; i < PM_ARRAY_SIZE(cases); i++) {
 		why = NULL;
-		CHECK(pm_snap_decode(cases[i], sizeof(cases[i]), ext, 16, words, 16, &nw, &why) == -EBADMSG);
+		CHECK(pmi_snap_decode(cases[i], sizeof(cases[i]), ext, 16, words, 16, &nw, &why) == -EBADMSG);
 		CHECK(why != NULL);
 	}
 	srand(13);
@@ -212,7 +212,7 @@ static int t_codec_hostile(void)
 		for (j = 0; j < sizeof(junk); j++)
 			junk[j] = (unsigned char)rand();
 		junk[0] &= 7;
-		int r = pm_snap_decode(junk, (size_t)rand() % sizeof(junk), ext, 16, words, 16, &nw, &why);
+		int r = pmi_snap_decode(junk, (size_t)rand() % sizeof(junk), ext, 16, words, 16, &nw, &why);
 		CHECK(r == -EBADMSG || (r >= 0 && r <= 16 && nw <= 16));
 	}
 	return T_PASS;
@@ -381,7 +381,7 @@ static int t_reader_absurd(void)
 	free(b.p);
 
 	/* chunks that open (the checksums hold) but decode to nonsense: words past the file, a huge zstd frame */
-	n = pm_snap_encode(&ext, 1, &w, raw);
+	n = pmi_snap_encode(&ext, 1, &w, raw);
 	memset(big, 0, sizeof(big));
 	big[0] = 0x28, big[1] = 0xb5, big[2] = 0x2f, big[3] = 0xfd;	/* zstd magic, then a 2^40 content size */
 	big[4] = 0xc0, big[9] = 0x01, big[10] = 0;
@@ -475,7 +475,7 @@ static int t_writer_tree(void)
 	CHECK(fd >= 0 && read(fd, buf, sizeof(buf)) == 5 && !strcmp(buf, "maps\n"));
 	if (fd >= 0)
 		close(fd);
-	pm_snap_remove_tree(dir);
+	pmi_snap_remove_tree(dir);
 	return T_PASS;
 }
 
