@@ -92,6 +92,9 @@ int pmi_snap_ws_close(struct snap_ws *ws);
 /* A whole file read from @fd to its end as bytes of a new file @path. 0 or -errno. */
 int pmi_snap_w_stream(struct pm_snapshot_writer *w, const char *path, int fd);
 
+/* snapshot_numa.c: the NUMA topology under sys/ (nodes, memory blocks, tiers). 0 or -errno. */
+int pmi_snap_add_numa(struct pm_snapshot_writer *w, struct pm_ctx *ctx);
+
 /* The frame files of a snapshot being written: declared once, fed by every process, closed by add_system. */
 struct snap_frames {
 	bool declared;

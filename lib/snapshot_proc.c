@@ -270,7 +270,7 @@ out:
 
 int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, unsigned flags)
 {
-	static const char *const text[] = { "stat", "status", "smaps", "smaps_rollup", "cgroup" };
+	static const char *const text[] = { "stat", "status", "smaps", "smaps_rollup", "cgroup", "numa_maps" };
 	char live[256], path[64], *maps = NULL;
 	size_t len = 0, i;
 	int fd, id, r;
@@ -352,6 +352,8 @@ int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, uns
 		if ((r = pmi_path(ctx, live, sizeof(live), "%s", files[i][0])) == 0)
 			r = copy_file(w, ctx, live, files[i][1]);
 	}
+	if (!r)
+		r = pmi_snap_add_numa(w, ctx);
 	if (r || (n = pm_features_export(f, feat, sizeof(feat))) < 0)
 		return r ? r : -ENOSPC;
 	if ((id = pmi_snap_w_file(w, "pagemap-features", PM_SNAPSHOT_BYTES, (uint64_t)n)) < 0)
