@@ -1,21 +1,15 @@
-/* watch_snapshot.c - write watch back end: a fork snapshot of the target, compared page by page (PFN or exclusive bit). */
+/* watch_snapshot.c - write watch back end: a fork snapshot of the target, compared page by page (PFN or exclusive bit); the child: watch_snapshot_child.c. */
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/ptrace.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include "inject.h"
-#include "watch.h"
+#include "watch_snapshot.h"
 
 /*
  * The "UndoDB method". A reset takes a snapshot: a child of the watched
@@ -28,246 +22,10 @@
  * else is refused). Page cache pages of private file mappings were never
  * written (a written one becomes anonymous), nor is the zero page.
  *
- * Self: glibc's clone() with exit signal 0 (no SIGCHLD; waitpid(-1) without
- * __WALL or __WCLONE never sees it), every signal blocked, on a small stack
- * of its own, so its few writes land in pages only it has. It closes its
- * copies of our descriptors but one end of a pipe, and exits when the pipe
- * reads EOF: when we die.
- * Another process: clone(flags 0) injected in it by ptrace with
- * PTRACE_O_TRACECLONE, so the child is auto-attached to us and held at its
- * first stop before it runs an instruction, with PTRACE_O_EXITKILL.
+ * The child's life: watch_snapshot_child.c.
  */
-#define STACK_SIZE (64u * 1024)
-
-struct snap_state {
-	pid_t snap;			/* the snapshot (our PID namespace), 0: none */
-	pid_t snap_there;		/* remote: its PID in the target's namespace (for wait4 there) */
-	struct pm_target *st;		/* the snapshot's pagemap */
-	int pipe[2];			/* self: the snapshot reads [0] until EOF, we hold [1] */
-	void *stack;			/* self: the snapshot's stack (STACK_SIZE) */
-	char *scratch;			/* two pages for content comparisons, or NULL */
-	int err;			/* remote: a snapshot could not be made; never tried again */
-};
 
 typedef void (*emit_fn)(struct pm_watch *w, uint64_t start, uint64_t end, bool huge);
-
-/* ---- taking and dropping snapshots ---- */
-
-/* The snapshot of ourselves: only raw system calls, on its own stack; no signal reaches it but SIGKILL/SIGSTOP. */
-__attribute__((no_sanitize_address)) static int snapshot_main(void *arg)
-{
-	static const uint64_t all = ~0ULL;
-	long rfd = (long)(intptr_t)arg;
-	char c;
-
-	/* Also glibc's own two signals, which pthread_sigmask leaves unblocked. */
-	syscall(SYS_rt_sigprocmask, (long)SIG_SETMASK, &all, NULL, (long)sizeof(all));
-	if (rfd > 0)
-		syscall(SYS_close_range, 0L, rfd - 1, 0L);
-	syscall(SYS_close_range, rfd + 1, (long)~0U, 0L);
-	while (syscall(SYS_read, rfd, &c, 1L) != 0)	/* EOF: the watcher is gone */
-		;
-	syscall(SYS_exit_group, 0L);
-	return 0;
-}
-
-static int self_snapshot(struct snap_state *s, pid_t *out)
-{
-	sigset_t all, old;
-	pid_t pid;
-	int err = 0;
-
-	if (!s->stack) {
-		s->stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (s->stack == MAP_FAILED) {
-			s->stack = NULL;
-			return -errno;
-		}
-	}
-	if (s->pipe[0] < 0 && pipe2(s->pipe, O_CLOEXEC) < 0)
-		return -errno;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	/* Flags 0: exit signal 0, a copy of the address space, no atfork handlers. */
-	pid = clone(snapshot_main, (char *)s->stack + STACK_SIZE, 0, (void *)(intptr_t)s->pipe[0]);
-	if (pid < 0)
-		err = -errno;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	*out = pid;
-	return err;
-}
-
-/* SIGKILL @pid (ours, or our tracee) and wait for its death; ECHILD: somebody reaped it already. */
-static void kill_wait(pid_t pid)
-{
-	int status;
-	pid_t r;
-
-	if (kill(pid, SIGKILL) < 0)
-		return;
-	do
-		r = waitpid(pid, &status, __WALL);
-	while ((r < 0 && errno == EINTR) || (r == pid && !WIFEXITED(status) && !WIFSIGNALED(status)));
-}
-
-/* Remote: an exit-signal-0 child is never reaped by itself: wait4 it inside the target (it is a zombie by now). */
-static void reap_there(struct pm_inject *in, pid_t there)
-{
-	int i;
-
-	for (i = 0; i < 100; i++) {
-		long r = pmi_inject_syscall(in, SYS_wait4, there, 0, __WALL | WNOHANG, 0, 0, 0);
-		struct timespec ms = { 0, 1000000 };
-
-		if (r != 0)	/* reaped, ECHILD (the target reaped it itself), or the mechanism broke */
-			return;
-		nanosleep(&ms, NULL);
-	}
-}
-
-/* Inject clone(flags 0) into the attached target; the child is held stopped as our tracee. */
-static int remote_clone(struct pm_inject *in, pid_t *child, pid_t *there)
-{
-	long r;
-	int err;
-
-	*child = 0;
-	err = pmi_inject_set_options(in, PTRACE_O_TRACECLONE);
-	if (err)
-		return err;
-	/* Its own stack: let go before it is held (we are killed), it exits instead of running on. */
-	r = pmi_inject_exit_stack(in);
-	if (r > 0)
-		r = pmi_inject_syscall(in, SYS_clone, 0, r, 0, 0, 0, 0);
-	*child = pmi_inject_event_pid(in);
-	err = pmi_inject_set_options(in, 0);
-	if (r < 0)
-		return (int)r;
-	*there = (pid_t)r;
-	if (*child <= 0)	/* cannot be: TRACECLONE reports every exit-signal-0 clone */
-		return -EIO;
-	if (!err)
-		err = pmi_inject_hold_child(*child);
-	if (!err) {
-		/* Its copies of the target's descriptors would hold pipes, sockets and locks open. */
-		err = pmi_inject_child_close_fds(in, *child);
-		if (err == -ENOSYS)	/* close_range is 5.9+: keep them */
-			err = 0;
-	}
-	if (err) {
-		kill_wait(*child);
-		reap_there(in, *there);
-		*child = 0;
-	}
-	return err;
-}
-
-/*
- * Remote: attach once; make a new snapshot (if @make), then kill and reap the
- * old one (if any). If the target cannot be attached (it exited), a drop
- * still kills our tracee; its new parent (init) reaps it.
- */
-static int remote_cycle(struct pm_watch *w, bool make, pid_t *child, pid_t *there)
-{
-	struct snap_state *s = w->priv;
-	struct pm_inject *in;
-	int err = pmi_inject_attach(w->pid, &in);
-
-	if (err) {
-		if (!make && s->snap)
-			kill_wait(s->snap);
-		return err;
-	}
-	if (make)
-		err = remote_clone(in, child, there);
-	if (!err && s->snap) {
-		kill_wait(s->snap);
-		reap_there(in, s->snap_there);
-	}
-	pmi_inject_detach(in);
-	return err;
-}
-
-/* Drop the snapshot: kill and reap it (inside the target too). */
-static void drop_snapshot(struct pm_watch *w)
-{
-	struct snap_state *s = w->priv;
-
-	if (s->snap) {
-		if (w->pid)
-			remote_cycle(w, false, NULL, NULL);
-		else
-			kill_wait(s->snap);
-	}
-	pm_target_close(s->st);
-	s->st = NULL;
-	s->snap = 0;
-}
-
-/* Make a new snapshot (its PID, its PID in the target, its pagemap); the current one stays. */
-static int take(struct pm_watch *w, pid_t *child, pid_t *there, struct pm_target **st)
-{
-	struct snap_state *s = w->priv;
-	pid_t old = s->snap;
-	int err;
-
-	*child = *there = 0;
-	*st = NULL;
-	if (s->err)
-		return s->err;
-	/* remote_cycle kills s->snap after making the new one: keep it for the comparison. */
-	s->snap = 0;
-	err = w->pid ? remote_cycle(w, true, child, there) : self_snapshot(s, child);
-	s->snap = old;
-	if (err) {
-		if (w->pid)
-			s->err = err;	/* ptrace does not work on it: not per range, not per interval */
-		return err;
-	}
-	*st = pm_target_open(w->ctx, *child);
-	return *st ? 0 : (errno ? -errno : -ESRCH);
-}
-
-/* Drop a snapshot take() made, keeping the current one. */
-static void drop_new(struct pm_watch *w, pid_t child, pid_t there, struct pm_target *st)
-{
-	struct snap_state *s = w->priv;
-	struct pm_target *old_st = s->st;
-	pid_t old = s->snap, old_there = s->snap_there;
-
-	s->snap = child;
-	s->snap_there = there;
-	s->st = st;
-	drop_snapshot(w);
-	s->snap = old;
-	s->snap_there = old_there;
-	s->st = old_st;
-}
-
-/* Drop the current snapshot and keep the one take() made. */
-static void switch_to(struct pm_watch *w, pid_t child, pid_t there, struct pm_target *st)
-{
-	struct snap_state *s = w->priv;
-
-	drop_snapshot(w);
-	s->snap = child;
-	s->snap_there = there;
-	s->st = st;
-}
-
-/* Take a new snapshot, then drop the old one: a failure keeps the old one. */
-static int retake(struct pm_watch *w)
-{
-	struct pm_target *st;
-	pid_t child, there;
-	int err = take(w, &child, &there, &st);
-
-	if (!err)
-		switch_to(w, child, there, st);
-	else if (child)
-		drop_new(w, child, there, st);
-	return err;
-}
 
 /* ---- comparing ---- */
 
@@ -511,7 +269,7 @@ static int resnap(struct pm_watch *w, size_t first)
 		err = compare_range(w, &w->ranges[i], w->t, false, pmi_watch_keep);
 	if (!err && w->out_err)
 		err = -w->out_err;
-	return err ? err : retake(w);
+	return err ? err : pmi_watch_snap_retake(w);
 }
 
 /* A batch of adds took no snapshot each (pm_watch_add_writable): one for all of them now. */
@@ -562,7 +320,7 @@ static int snap_start(struct pm_watch *w, char *why, size_t size)
 	w->priv = s;
 	if (!w->pid)
 		return 0;
-	err = retake(w);
+	err = pmi_watch_snap_retake(w);
 	if (err) {
 		snprintf(why, size, "fork-snapshot: cannot make a child inside process %d: %s", (int)w->pid,
 			 pmi_watch_inject_words(w->pid, err));
@@ -592,22 +350,22 @@ static int snap_collect(struct pm_watch *w, bool reset)
 	if (!reset || !snap_atomic(w)) {
 		for (i = 0; i < w->nranges && !err; i++)
 			err = compare_range(w, &w->ranges[i], w->t, false, pmi_watch_emit);
-		return err || !reset ? err : retake(w);
+		return err || !reset ? err : pmi_watch_snap_retake(w);
 	}
 	/*
 	 * The new snapshot first, then the old one compared with it: both are
 	 * frozen, so a write lands before the fork (this collect) or after it
 	 * (the next one), and none is lost between the two.
 	 */
-	err = take(w, &child, &there, &st);
+	err = pmi_watch_snap_take(w, &child, &there, &st);
 	for (i = 0; i < w->nranges && !err; i++)
 		err = compare_range(w, &w->ranges[i], st, true, pmi_watch_emit);
 	if (err) {
 		if (child)
-			drop_new(w, child, there, st);	/* the old one stays */
+			pmi_watch_snap_drop_new(w, child, there, st);	/* the old one stays */
 		return err;
 	}
-	switch_to(w, child, there, st);
+	pmi_watch_snap_switch_to(w, child, there, st);
 	return 0;
 }
 
@@ -617,7 +375,7 @@ static void snap_fini(struct pm_watch *w)
 
 	if (!s)
 		return;
-	drop_snapshot(w);
+	pmi_watch_snap_drop(w);
 	if (s->pipe[0] >= 0) {
 		close(s->pipe[0]);
 		close(s->pipe[1]);

@@ -1,0 +1,74 @@
+/* walk.h - the walker's handle, shared by walk.c (mappings, segments, runs) and walk_entries.c (the pread back end's entries) (inside libpagemap only). */
+#ifndef PM_WALK_H
+#define PM_WALK_H
+
+#include "compat.h"
+#include "internal.h"
+#include "smaps.h"
+
+#ifndef BATCH_PAGES	/* the fuzz build makes batches small: cheaper runs, more batch boundaries */
+#define BATCH_PAGES	65536u	/* entries per pread (512 KiB), a multiple of every PMD's page count */
+#endif
+
+/* A stretch of one mapping: either its state is known from scan categories, or entries must be read. */
+struct segment {
+	uint64_t start, end;
+	uint32_t flags;		/* known flags, or flags to add to each entry's */
+	bool entries;
+};
+
+struct pm_walk {
+	struct pm_target *t;
+	const struct pm_features *f;
+	unsigned flags;			/* PM_WALK_* */
+	unsigned iflags;		/* PM_IWALK_*: asked by callers inside the library */
+	enum pm_backend backend;
+	uint32_t known;
+	uint64_t start, end;
+	uint64_t psize, pmd_size;
+	unsigned shift;
+
+	struct pm_maps *maps;
+	struct pm_mapping map;		/* current mapping, as maps gave it */
+	uint64_t map_start, map_end;	/* its part inside [start, end) */
+	bool have_map;
+	bool unreadable;		/* [vvar]/[vsyscall] under PM_IWALK_ALLMAPS: never read */
+	uint64_t map_cur;		/* first address of the mapping not yet segmented */
+	unsigned map_line;		/* maps lines read so far */
+	uint64_t prev_end;		/* end of the last mapping read: a replayed maps must ascend */
+
+	struct segment seg;
+	uint64_t seg_cur;		/* next address of seg to turn into runs */
+
+	uint64_t *buf;			/* entries [buf_vpn, buf_vpn + buf_n) */
+	uint64_t buf_vpn;
+	size_t buf_n;
+	uint64_t thp_end;		/* pread: end of the PMD block found huge */
+	struct pm_kpage *kpage;		/* kpageflags to confirm a huge block, or NULL */
+
+	struct page_region *vec;	/* scan results for the current mapping */
+	size_t vec_n, vec_pos;
+	uint64_t scan_next;
+	uint64_t scan_mask;
+
+	struct pm_run pending, out;
+	bool has_pending;
+
+	/* Hidden frames with swap on: smaps Swap of each mapping tells uffd-wp markers from swap. */
+	struct pm_smaps_swap *smaps;
+	size_t nsmaps;
+	int smaps_err;			/* 1: not read yet, 0: read, <0: could not be read */
+	int map_swap;			/* the current mapping has swap: -1 not asked yet, 0, 1 */
+};
+
+/* walk.c: extend the pending run by @len bytes or start a new one. Returns 1 when a finished run is in w->out. */
+int pmi_walk_add_pages(struct pm_walk *w, uint64_t addr, uint64_t len, uint32_t flags, const struct pm_entry *e);
+
+/* walk_entries.c: read entries from @vpn up to the next batch boundary or the segment's end. */
+int pmi_walk_refill(struct pm_walk *w, uint64_t vpn);
+/* walk_entries.c: pages from @addr (in the buffer) to add as one piece. */
+uint64_t pmi_walk_entry_piece(struct pm_walk *w, uint64_t addr);
+/* walk_entries.c: decode the @n pages at @addr (in the buffer, all alike) and add them. */
+int pmi_walk_add_entries(struct pm_walk *w, uint64_t addr, uint64_t n);
+
+#endif
