@@ -19,6 +19,7 @@
 static struct pm_ctx *ctx;
 static uint64_t ps;
 static char dir[256];
+static char why_no_file[512];	/* why make_file() failed, when errno alone does not say it */
 
 struct raw_cs {
 	uint64_t cache, dirty, writeback, evicted, recent;
@@ -39,6 +40,24 @@ static int raw_cachestat(const char *path, struct raw_cs *cs)
 }
 
 /*
+ * Did fadvise(DONTNEED) evict the pages it was asked to? Not on tmpfs (the
+ * guests' /tmp, a tmpfs TMPDIR): its pages are shared memory, never
+ * written back. Probed by effect; without cachestat the tests find out.
+ */
+static int evicted(const char *path)
+{
+	struct raw_cs cs;
+
+	if (raw_cachestat(path, &cs) < 0 || cs.cache == NPAGES - DROPPED)
+		return 0;
+	snprintf(why_no_file, sizeof(why_no_file),
+		 "fadvise(DONTNEED) evicted %llu of %d pages of a file in %s (tmpfs keeps them: shared memory); "
+		 "set TMPDIR to a disk file system", (unsigned long long)(NPAGES - cs.cache), DROPPED, dir);
+	unlink(path);
+	return -1;
+}
+
+/*
  * A file of NPAGES pages, written back and then partly evicted: its
  * residency is known to the page. Written one page per write: a file
  * system with large folios (ext4 since 6.16) sizes them by the write, and
@@ -53,6 +72,7 @@ static int make_file(const char *name, char *path, size_t size)
 	snprintf(path, size, "%s/%s", dir, name);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0 || !buf) {
+		snprintf(why_no_file, sizeof(why_no_file), "cannot make a test file in %s: %s", dir, strerror(errno));
 		free(buf);
 		return -1;
 	}
@@ -62,13 +82,14 @@ static int make_file(const char *name, char *path, size_t size)
 			break;
 	if (i < NPAGES || fsync(fd) < 0 ||
 	    posix_fadvise(fd, (off_t)(8 * ps), (off_t)(DROPPED * ps), POSIX_FADV_DONTNEED) != 0) {
+		snprintf(why_no_file, sizeof(why_no_file), "cannot make a test file in %s: %s", dir, strerror(errno));
 		free(buf);
 		close(fd);
 		return -1;
 	}
 	free(buf);
 	close(fd);
-	return 0;
+	return evicted(path);
 }
 
 static int known_residency(void)
@@ -79,7 +100,7 @@ static int known_residency(void)
 	int r;
 
 	if (make_file("known", path, sizeof(path)) < 0)
-		return t_skip("cannot make a test file in %s: %s", dir, strerror(errno));
+		return t_skip("%s", why_no_file);
 	if (raw_cachestat(path, &before) == -ENOSYS)
 		return t_skip("no cachestat(2) (Linux 6.5+)");
 	r = pm_cache_stat_path(ctx, path, &st);
@@ -105,7 +126,7 @@ static int mincore_agrees(void)
 	char path[512];
 
 	if (make_file("mincore", path, sizeof(path)) < 0)
-		return t_skip("cannot make a test file: %s", strerror(errno));
+		return t_skip("%s", why_no_file);
 	CHECK_EQ_U64(pm_cache_stat_path(ctx, path, &a), 0);
 	setenv("PAGEMAP_CACHE", "mincore", 1);
 	CHECK_EQ_U64(pm_cache_stat_path(ctx, path, &b), 0);
@@ -131,7 +152,7 @@ static int fincore_agrees(void)
 	if (system("command -v fincore >/dev/null 2>&1") != 0)
 		return t_skip("no fincore (util-linux) here");
 	if (make_file("fincore", path, sizeof(path)) < 0)
-		return t_skip("cannot make a test file: %s", strerror(errno));
+		return t_skip("%s", why_no_file);
 	snprintf(cmd, sizeof(cmd), "fincore -b -n -o RES '%s'", path);
 	p = popen(cmd, "r");
 	if (!p || !fgets(line, sizeof(line), p) || sscanf(line, "%llu", &res) != 1)
@@ -158,7 +179,7 @@ static int no_fake_answer(void)
 	if (geteuid() != 0)
 		return t_skip("needs root to make a file another user cannot write");
 	if (make_file("other", path, sizeof(path)) < 0 || chmod(dir, 0755) < 0)
-		return t_skip("cannot make a test file: %s", strerror(errno));
+		return t_skip("%s", why_no_file);
 	pid = fork();
 	if (pid == 0) {
 		struct pm_cache_stat st;
@@ -245,7 +266,7 @@ static int held_and_deleted(void)
 
 	if (make_file("held", held, sizeof(held)) < 0 || make_file("mapped", mapped, sizeof(mapped)) < 0 ||
 	    stat(held, &hs) < 0 || stat(mapped, &ms) < 0)
-		return t_skip("cannot make test files: %s", strerror(errno));
+		return t_skip("%s", why_no_file);
 	pid = start_child(held, mapped, 4, &release);
 	if (pid < 0)
 		return t_skip("cannot start the child: %s", strerror(errno));
@@ -301,7 +322,7 @@ static int dedup_and_refusals(void)
 	struct pm_cache *c = pm_cache_new(ctx);
 
 	if (make_file("link-a", a, sizeof(a)) < 0)
-		return t_skip("cannot make a test file: %s", strerror(errno));
+		return t_skip("%s", why_no_file);
 	snprintf(b, sizeof(b), "%s/link-b", dir);
 	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
 	CHECK_EQ_U64(link(a, b), 0);
@@ -329,7 +350,7 @@ static int add_at_relative(void)
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
 
 	if (make_file("rel", a, sizeof(a)) < 0 || dfd < 0 || !c)
-		return t_skip("cannot make a test file: %s", strerror(errno));
+		return t_skip("%s", why_no_file);
 	CHECK_EQ_U64(pm_cache_stat_path(ctx, a, &want), 0);
 	CHECK_EQ_U64(pm_cache_add_at(c, dfd, "rel", "shown-as"), 0);
 	CHECK_EQ_U64(pm_cache_add_at(c, AT_FDCWD, a, a), 0);	/* the same inode: not added again */
