@@ -45,6 +45,7 @@ uint64_t cli_kpf_entry_bits(uint32_t pmflags);
 
 /* Subcommands: int cmd_NAME(struct pm_ctx *ctx, int argc, char **argv) returning an exit code. */
 int cmd_audit(struct pm_ctx *ctx, int argc, char **argv);
+int cmd_diff(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_export(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_cache(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_features(struct pm_ctx *ctx, int argc, char **argv);

@@ -16,6 +16,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "audit", cmd_audit, "rowhammer exposure: who can learn physical addresses or sharing here" },
+	{ "diff", cmd_diff, "what changed in each mapping between two snapshots" },
 	{ "export", cmd_export, "per-group memory for Prometheus, once: stdout or a textfile directory" },
 	{ "cache", cmd_cache, "the page cache per file, and who maps the files or holds them open" },
 	{ "features", cmd_features, "what this kernel and privilege level allow" },

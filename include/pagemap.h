@@ -55,6 +55,8 @@
  *   Snapshot  pm_snapshot_* one file holding a captured tree (maps, pagemap,
  *                           frames' kpage* words, features): write, check,
  *                           iterate, extract; pm_ctx_new_snapshot replays it.
+ *   Diff      pm_diff_*     what changed in one process between two views
+ *                           (snapshots): mappings matched, pages classified.
  *
  * Conventions: functions returning int give 0 on success and -errno on
  * failure; functions returning a pointer give NULL and set errno. Iterators
@@ -2261,6 +2263,73 @@ PM_API void pm_snapshot_writer_free(struct pm_snapshot_writer *w);
  * @buf of @size, NUL-terminated. Returns the length, or -ENOSPC.
  */
 PM_API int pm_features_export(const struct pm_features *f, char *buf, size_t size);
+
+/* ------------------------------------------------------------------ */
+/* Diff: what changed between two views of one process                */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Diff: pm_diff_* - compare one process as two targets show it (two
+ * snapshots, two captured trees, a snapshot and the live process): its
+ * mappings matched by start, end, offset, protection and path, and the pages
+ * of each matched mapping walked in lockstep. Every page counts in at most
+ * one of appeared, freed, swapout, swapin, written, moved; thp_formed,
+ * thp_split and uffdwp count beside those.
+ */
+struct pm_diff_bytes {
+	uint64_t appeared;	/* neither present nor swapped in A, present or swapped in B */
+	uint64_t freed;		/* present or swapped in A, neither in B */
+	uint64_t swapout;	/* present in A, swapped in B */
+	uint64_t swapin;	/* swapped in A, present in B */
+	uint64_t written;	/* present in both: the zero page replaced, a new frame with the exclusive bit
+				   gained (copy-on-write broken), or exclusive or soft-dirty gained on the same frame */
+	uint64_t moved;		/* present in both, frames visible in both, another frame otherwise */
+	uint64_t thp_formed;	/* present in both, PMD-mapped (THP) in B only */
+	uint64_t thp_split;	/* present in both, PMD-mapped in A only */
+	uint64_t uffdwp;	/* the uffd-wp bit differs */
+};
+
+enum pm_diff_status {
+	PM_DIFF_MATCHED = 0,	/* in both: bytes says what changed */
+	PM_DIFF_UNMAPPED,	/* in A only */
+	PM_DIFF_MAPPED,		/* in B only */
+};
+
+/* One mapping of the comparison, as pm_diff_process() reports it. */
+struct pm_diff_row {
+	enum pm_diff_status status;
+	const struct pm_mapping *map;	/* A's (MATCHED, UNMAPPED) or B's (MAPPED); path NUL-terminated; borrowed */
+	struct pm_diff_bytes bytes;	/* MATCHED only; zero otherwise */
+};
+
+/* Called once per mapping, in address order; a non-zero return stops the diff and is returned. */
+typedef int (*pm_diff_fn)(void *data, const struct pm_diff_row *row);
+
+/*
+ * pm_diff_range - classify the pages of [@start, @end) of @a (before) and
+ * @b (after) into *@out (zeroed first). Both walks read entries
+ * (PM_WALK_ENTRIES); a page outside every run of a side counts as neither
+ * present nor swapped there. Returns 0, -EINVAL (@start > @end, or the
+ * targets' page sizes differ), or the errors of pm_walk_new/pm_walk_next.
+ */
+PM_API int pm_diff_range(struct pm_target *a, struct pm_target *b, uint64_t start, uint64_t end,
+			 struct pm_diff_bytes *out);
+
+/*
+ * pm_diff_process - compare every mapping of @a (before) with @b (after)
+ * and call @fn once per mapping: matched ones with their byte totals, the
+ * others as UNMAPPED or MAPPED. A mapping whose bounds changed (a heap that
+ * grew) is one UNMAPPED and one MAPPED row. Memory use is two maps lines and
+ * the walks' batches. Returns 0, what @fn returned, or -errno as
+ * pm_maps_open, pm_maps_next and pm_diff_range.
+ */
+PM_API int pm_diff_process(struct pm_target *a, struct pm_target *b, pm_diff_fn fn, void *data);
+
+/* pm_diff_bytes_any - does any category of @b hold bytes? Pure. */
+PM_API bool pm_diff_bytes_any(const struct pm_diff_bytes *b);
+
+/* pm_diff_bytes_add - add @b to @sum, category by category. Pure. */
+PM_API void pm_diff_bytes_add(struct pm_diff_bytes *sum, const struct pm_diff_bytes *b);
 
 /* (new API families go above this line, each in its own section) */
 

@@ -1,0 +1,236 @@
+/* cmd_diff.c - `pagemap diff A B`: what changed in each process's mappings between two snapshots. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "output.h"
+
+enum { COL_PID, COL_MAPPING, COL_START, COL_END, COL_APPEARED, COL_FREED, COL_SWAPOUT, COL_SWAPIN, COL_WRITTEN,
+       COL_THP_FORMED, COL_THP_SPLIT, COL_MOVED, COL_UFFDWP, COL_PERMS, COL_PATH };
+
+static const struct out_col columns[] = {
+	[COL_PID] = { "PID", 7, SCOLS_FL_RIGHT, OUT_NUM, "process ID" },
+	[COL_MAPPING] = { "MAPPING", 8, 0, OUT_STR,
+			  "same, changed, unmapped (in A only) or mapped (in B only)" },
+	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the mapping" },
+	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after the mapping" },
+	[COL_APPEARED] = { "APPEARED", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes neither present nor swapped in A, in B" },
+	[COL_FREED] = { "FREED", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes present or swapped in A, neither in B" },
+	[COL_SWAPOUT] = { "SWAPOUT", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes present in A, swapped in B" },
+	[COL_SWAPIN] = { "SWAPIN", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes swapped in A, present in B" },
+	[COL_WRITTEN] = { "WRITTEN", 6, SCOLS_FL_RIGHT, OUT_SIZE,
+			  "bytes written: zero page replaced, copy-on-write broken, exclusive or soft-dirty gained" },
+	[COL_THP_FORMED] = { "THP_FORMED", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes in a huge page in B only" },
+	[COL_THP_SPLIT] = { "THP_SPLIT", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes in a huge page in A only" },
+	[COL_MOVED] = { "MOVED", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes on another frame, not written (migration)" },
+	[COL_UFFDWP] = { "UFFD_WP", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes whose uffd-wp bit changed" },
+	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions of the mapping" },
+	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]" },
+};
+#define NCOLS (sizeof(columns) / sizeof(columns[0]))
+
+struct diff_run {
+	struct out *out;
+	pid_t pid;
+	struct pm_diff_bytes total;
+	bool differs;
+};
+
+static void bytes_cells(struct out *out, struct libscols_line *ln, const struct pm_diff_bytes *b)
+{
+	out_u64(out, ln, COL_APPEARED, b->appeared);
+	out_u64(out, ln, COL_FREED, b->freed);
+	out_u64(out, ln, COL_SWAPOUT, b->swapout);
+	out_u64(out, ln, COL_SWAPIN, b->swapin);
+	out_u64(out, ln, COL_WRITTEN, b->written);
+	out_u64(out, ln, COL_THP_FORMED, b->thp_formed);
+	out_u64(out, ln, COL_THP_SPLIT, b->thp_split);
+	out_u64(out, ln, COL_MOVED, b->moved);
+	out_u64(out, ln, COL_UFFDWP, b->uffdwp);
+}
+
+static int row_cb(void *data, const struct pm_diff_row *row)
+{
+	static const char *const status[] = { "same", "unmapped", "mapped" };
+	struct diff_run *d = data;
+	struct libscols_line *ln = out_line(d->out);
+	bool changed = row->status == PM_DIFF_MATCHED && pm_diff_bytes_any(&row->bytes);
+
+	out_u64(d->out, ln, COL_PID, (uint64_t)d->pid);
+	out_str(d->out, ln, COL_MAPPING, changed ? "changed" : status[row->status]);
+	out_u64(d->out, ln, COL_START, row->map->start);
+	out_u64(d->out, ln, COL_END, row->map->end);
+	if (row->status == PM_DIFF_MATCHED) {
+		bytes_cells(d->out, ln, &row->bytes);
+		pm_diff_bytes_add(&d->total, &row->bytes);
+	}
+	out_str(d->out, ln, COL_PERMS, row->map->perms);
+	out_str(d->out, ln, COL_PATH, row->map->path);
+	if (changed || row->status != PM_DIFF_MATCHED)
+		d->differs = true;
+	return 0;
+}
+
+/* A and B: snapshots, or captured trees with --tree. NULL after a one-line message naming the file. */
+static struct pm_ctx *open_side(const char *path, bool tree)
+{
+	struct pm_snapshot *s;
+	struct pm_ctx *ctx;
+	char err[256];
+
+	if (tree) {
+		if (!(ctx = pm_ctx_new(path)))
+			cli_error(errno, "cannot use tree %s", path);
+		return ctx;
+	}
+	if (!(s = pm_snapshot_open(path, err, sizeof(err)))) {
+		cli_error(0, "cannot read snapshot %s: %s", path, err);
+		return NULL;
+	}
+	if (!(ctx = pm_ctx_new_snapshot(s)))
+		cli_error(0, "cannot replay snapshot %s: %s", path,
+			  errno == EBADMSG && pm_snapshot_error(s) ? pm_snapshot_error(s) : strerror(errno));
+	pm_snapshot_close(s);
+	return ctx;
+}
+
+/* Diff process @pid of A and B. A process missing from B (or A) is skipped when @quiet (no -p). */
+static int diff_pid(struct pm_ctx *ca, struct pm_ctx *cb, const char *na, const char *nb, pid_t pid, bool quiet,
+		    struct diff_run *d)
+{
+	struct pm_target *a, *b = NULL;
+	char arg[32];
+	int rc, code = EXIT_OK;
+
+	snprintf(arg, sizeof(arg), "%d", (int)pid);
+	a = quiet ? pm_target_open(ca, pid) : cli_open_target(ca, pid, arg);
+	if (a)
+		b = quiet ? pm_target_open(cb, pid) : cli_open_target(cb, pid, arg);
+	if (!a || !b) {
+		code = quiet && (errno == ENOENT || errno == ESRCH) ? EXIT_OK : EXIT_RUNTIME;
+		if (code && quiet)
+			cli_error(errno, "cannot open process %s in %s", arg, a ? nb : na);
+		goto out;
+	}
+	d->pid = pid;
+	rc = pm_diff_process(a, b, row_cb, d);
+	if (rc < 0) {
+		cli_walk_error(pm_ctx_tree_error(ca) ? ca : cb, -rc, arg);
+		code = EXIT_RUNTIME;
+	}
+out:
+	pm_target_close(a);
+	pm_target_close(b);
+	return code;
+}
+
+/* Every process of A that B has too. */
+static int diff_all(struct pm_ctx *ca, struct pm_ctx *cb, const char *na, const char *nb, struct diff_run *d)
+{
+	struct pm_procs *it = pm_procs_open(ca);
+	const struct pm_proc *p;
+	int rc, code = EXIT_OK;
+
+	if (!it) {
+		cli_error(errno, "cannot list the processes of %s", na);
+		return EXIT_RUNTIME;
+	}
+	while (code == EXIT_OK && (rc = pm_procs_next(it, &p)) == 0)
+		if (p->state == PM_PROC_RUNNING)
+			code = diff_pid(ca, cb, na, nb, p->pid, true, d);
+	pm_procs_close(it);
+	if (code == EXIT_OK && rc < 0) {
+		cli_error(-rc, "cannot list the processes of %s", na);
+		code = EXIT_RUNTIME;
+	}
+	return code;
+}
+
+static void total_row(struct diff_run *d)
+{
+	struct libscols_line *ln = out_total_line(d->out);
+
+	if (!ln)
+		return;
+	out_str(d->out, ln, out_has(d->out, COL_PATH) ? COL_PATH : COL_MAPPING, "total");
+	bytes_cells(d->out, ln, &d->total);
+}
+
+static int usage_help(void)
+{
+	printf("Usage: pagemap diff [options] A B\n\n"
+	       "What changed between snapshots A and B (files written by 'pagemap snapshot'):\n"
+	       "for each process in both, one row per mapping (matched by start, end, offset,\n"
+	       "protection and path) with the bytes of each kind of change, and a total row.\n"
+	       "Exit status: 0 nothing differs, 1 something differs or a snapshot is damaged,\n"
+	       "2 usage error.\n\n"
+	       "Options:\n"
+	       "  -p, --pid PID          only process PID (an error if A or B lacks it)\n"
+	       "      --tree             A and B are captured /proc trees (as --root takes)\n");
+	out_help(stdout, columns, NCOLS);
+	return EXIT_OK;
+}
+
+#define OPT_TREE 0x2000
+#define DEFAULT_COLS "PID,MAPPING,START,END,APPEARED,FREED,SWAPOUT,SWAPIN,WRITTEN,THP_FORMED,THP_SPLIT,MOVED,PATH"
+
+static int run_diff(const char *na, const char *nb, bool tree, bool one, pid_t pid, struct out *out)
+{
+	struct diff_run d = { .out = out };
+	struct pm_ctx *ca, *cb = NULL;
+	int code = EXIT_RUNTIME;
+
+	if (!(ca = open_side(na, tree)) || !(cb = open_side(nb, tree)))
+		goto out;
+	code = one ? diff_pid(ca, cb, na, nb, pid, false, &d) : diff_all(ca, cb, na, nb, &d);
+	if (code == EXIT_OK) {
+		total_row(&d);
+		if (out_print(out) < 0)
+			code = EXIT_RUNTIME;
+		else if (d.differs)
+			code = EXIT_RUNTIME;	/* like diff(1): 1 means different */
+	}
+out:
+	pm_ctx_free(ca);
+	pm_ctx_free(cb);
+	return code;
+}
+
+int cmd_diff(struct pm_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = { OUT_LONGOPTS, { "pid", required_argument, NULL, 'p' },
+						  { "tree", no_argument, NULL, OPT_TREE },
+						  { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	struct out_opts o = { 0 };
+	bool tree = false, one = false;
+	struct out *out;
+	pid_t pid = 0;
+	int c, code;
+
+	(void)ctx;	/* A and B bring their own contexts */
+	optind = 0;
+	while ((c = getopt_long(argc, argv, OUT_SHORTOPTS "p:h", longopts, NULL)) != -1) {
+		if (out_parse_opt(&o, c, optarg))
+			continue;
+		if (c == 'p') {
+			if (cli_parse_pid(optarg, &pid) < 0 || pid == 0)
+				return cli_usage_error("invalid PID '%s'", optarg);
+			one = true;
+		} else if (c == OPT_TREE) {
+			tree = true;
+		} else if (c == 'h') {
+			return usage_help();
+		} else {
+			return cli_bad_option(argv);
+		}
+	}
+	if (argc - optind != 2)
+		return cli_usage_error(argc - optind < 2 ? "give two snapshots, A and B" : "too many arguments");
+	if (!(out = out_new("diff", columns, NCOLS, DEFAULT_COLS, &o)))
+		return EXIT_USAGE;
+	code = run_diff(argv[optind], argv[optind + 1], tree, one, pid, out);
+	out_free(out);
+	return code;
+}
