@@ -149,7 +149,7 @@ static int swap_walk(void)
 	}
 	if (t && kernel_has_scan())
 		for (k = 0; k < 3; k++)
-			CHECK_EQ_U64(runs_compare(&rs[0][k], &rs[1][k]), 0);
+			CHECK_EQ_U64(runs_compare_settled(t, ctx, wflags[k], &rs[0][k], &rs[1][k], 3), 0);
 	if (smaps_read(l.pid, &s) == 0) {
 		const struct smaps_entry *e = smaps_find(&s, l.r[LR_SWAP].start);
 		CHECK(e != NULL);

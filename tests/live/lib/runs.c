@@ -426,3 +426,20 @@ size_t runs_vs_smaps(const struct runs *r, pid_t pid)
 	smaps_free(&s);
 	return bad;
 }
+
+size_t runs_compare_settled(struct pm_target *t, struct pm_ctx *ctx, unsigned wflags, struct runs *pread,
+			    struct runs *scan, int tries)
+{
+	size_t d = runs_compare(pread, scan);
+
+	while (d && tries-- > 0) {
+		printf("  the back ends differ: walking both again (page cache may have moved meanwhile)\n");
+		runs_free(pread);
+		runs_free(scan);
+		if (runs_collect_all(t, ctx, PM_BACKEND_PREAD, wflags, pread) < 0 ||
+		    runs_collect_all(t, ctx, PM_BACKEND_SCAN, wflags, scan) < 0)
+			return d;
+		d = runs_compare(pread, scan);
+	}
+	return d;
+}

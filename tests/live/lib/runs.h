@@ -80,6 +80,15 @@ size_t runs_check_shape(const struct runs *r, unsigned page_size);
 size_t runs_compare(const struct runs *a, const struct runs *b);
 
 /*
+ * runs_compare_settled - runs_compare(@pread, @scan), and while they differ
+ * walk both again with the same @wflags, up to @tries more times: on a
+ * loaded machine page cache of a file mapping is reclaimed or read back
+ * between two walks. A real difference between the back ends persists.
+ */
+size_t runs_compare_settled(struct pm_target *t, struct pm_ctx *ctx, unsigned wflags, struct runs *pread,
+			    struct runs *scan, int tries);
+
+/*
  * runs_vs_smaps - per mapping, the walk's sums equal /proc/@pid/smaps:
  * Rss == present - zero pages; Swap == swapped (not shared mappings);
  * AnonHugePages + ShmemPmdMapped + FilePmdMapped == thp (when THP known);
