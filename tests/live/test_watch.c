@@ -1367,7 +1367,7 @@ static int writer_main_cmd(const char *file)
 static int t_cli_track(void)
 {
 	const char *build = getenv("PAGEMAP_BUILD");
-	char self[4096], file[4096], cmd[12288], line[65536];
+	char self[4096], file[4096], cmd[16384], line[65536];
 	uint64_t addr = 0, lo, hi, pages = 0;
 	unsigned lines = 0;
 	ssize_t n;
@@ -1392,7 +1392,7 @@ static int t_cli_track(void)
 		return T_FAIL;
 	self[n] = '\0';
 	close(fd);
-	snprintf(cmd, sizeof(cmd), "%s/pagemap track -J --ranges 0.2 -- %s writer %s 2>/dev/null", build, self, file);
+	snprintf(cmd, sizeof(cmd), "%s/pagemap track -J --ranges 0.2 -- %s writer %s 2>%s.err", build, self, file, file);
 	f = popen(cmd, "r");
 	CHECK(f != NULL);
 	while (f && fgets(line, sizeof(line), f)) {
@@ -1420,6 +1420,24 @@ static int t_cli_track(void)
 	unlink(file);
 	printf("  pagemap track: %u interval lines, %llu pages written in the writer's mapping (48 expected)\n", lines,
 	       (unsigned long long)pages);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {	/* say why: its stderr */
+		char err[sizeof(file) + 8];
+		FILE *e;
+
+		snprintf(err, sizeof(err), "%s.err", file);
+		printf("  pagemap track ended with status 0x%x; its stderr:\n", st);
+		if ((e = fopen(err, "r"))) {
+			while (fgets(line, sizeof(line), e))
+				printf("    %s", line);
+			fclose(e);
+		}
+	}
+	{
+		char err[sizeof(file) + 8];
+
+		snprintf(err, sizeof(err), "%s.err", file);
+		unlink(err);
+	}
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	CHECK(lines >= 3);
 	CHECK(addr != 0);
