@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "pfnkey.h"
 
 #define SNAP_MAGIC		"\x89PMSNAP\n"
 #define SNAP_END_MAGIC		"PMSNEND\n"
@@ -98,6 +99,9 @@ struct snap_frames {
 	int fd[3];			/* live kpageflags, kpagecount, kpagecgroup (or -errno) */
 	struct snap_ws *ws[3];
 	uint64_t end;			/* frames in the files */
+	int pfn_mode;			/* enum pm_snapshot_pfn: how frame numbers are written */
+	struct pmi_perm perm[2];	/* keyed modes: frames, swap offsets */
+	struct pmi_scramble sc;		/* what pagemap words become (drop: no permutations) */
 };
 struct snap_frames *pmi_snap_w_frames(struct pm_snapshot_writer *w);
 
