@@ -17,12 +17,13 @@
 #define OPT_LIST	0x2003
 #define OPT_PFN		0x2004
 #define OPT_KEY		0x2005
+#define OPT_UNSCRAMBLE	0x2006
 
 static const char *const pfn_modes[] = { "keep", "drop", "keyed", "keyed-block" };	/* enum pm_snapshot_pfn */
 
 struct snap_opts {
 	const char *out, *from_tree, *to_tree, *pids, *key;
-	bool all, phys, list;
+	bool all, phys, list, unscramble;
 	int pfn;		/* enum pm_snapshot_pfn */
 	unsigned char keybuf[PM_SNAPSHOT_KEY_SIZE];
 };
@@ -32,7 +33,8 @@ static void help(void)
 	printf("Usage: pagemap snapshot [-p PID,...] [--all] [--phys] [--pfn MODE [--key FILE]] -o FILE\n"
 	       "       pagemap snapshot --from-tree DIR -o FILE\n"
 	       "       pagemap snapshot --to-tree DIR FILE\n"
-	       "       pagemap snapshot --list FILE\n\n"
+	       "       pagemap snapshot --list FILE\n"
+	       "       pagemap snapshot --unscramble --key KEY -o FILE KEYED\n\n"
 	       "Write the page state of processes into one file that every command replays\n"
 	       "with 'pagemap --snapshot FILE COMMAND' as it would have answered at capture\n"
 	       "time. The file is the tree 'pagemap --root' replays (maps, pagemap, stat,\n"
@@ -54,7 +56,9 @@ static void help(void)
 	       "  -o, --output FILE      the snapshot to write\n"
 	       "      --from-tree DIR    write a captured tree (tests/fixtures) as a snapshot\n"
 	       "      --to-tree DIR      write the snapshot FILE out as a tree (DIR is created)\n"
-	       "      --list             list FILE's sections\n");
+	       "      --list             list FILE's sections\n"
+	       "      --unscramble       write the keyed snapshot KEYED back with the real frame\n"
+	       "                         numbers (needs the key it was written with)\n");
 }
 
 static int check_pids(const char *list)
@@ -80,6 +84,7 @@ static int parse(int argc, char **argv, struct snap_opts *o)
 		{ "from-tree", required_argument, NULL, OPT_FROM_TREE },
 		{ "to-tree", required_argument, NULL, OPT_TO_TREE }, { "list", no_argument, NULL, OPT_LIST },
 		{ "pfn", required_argument, NULL, OPT_PFN }, { "key", required_argument, NULL, OPT_KEY },
+		{ "unscramble", no_argument, NULL, OPT_UNSCRAMBLE },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -101,6 +106,7 @@ static int parse(int argc, char **argv, struct snap_opts *o)
 				return cli_usage_error("unknown --pfn mode '%s' (keep, drop, keyed, keyed-block)", optarg);
 			break;
 		case OPT_KEY: o->key = optarg; break;
+		case OPT_UNSCRAMBLE: o->unscramble = true; break;
 		case 'h': help(); return -1;
 		default: return cli_bad_option(argv);
 		}
@@ -111,6 +117,10 @@ static int parse(int argc, char **argv, struct snap_opts *o)
 		return cli_usage_error("--pfn %s needs --key FILE", pfn_modes[o->pfn]);
 	if (o->pfn != PM_SNAPSHOT_PFN_KEEP && (o->from_tree || o->phys))
 		return cli_usage_error("--pfn %s is for processes read live, without --phys", pfn_modes[o->pfn]);
+	if (o->unscramble && (!o->key || !o->out || optind + 1 != argc))
+		return cli_usage_error("--unscramble needs --key KEY, -o FILE and one keyed snapshot");
+	if (o->unscramble)
+		return 0;
 	if ((o->to_tree || o->list) && optind + 1 != argc)
 		return cli_usage_error("give one snapshot FILE to read");
 	if (!o->to_tree && !o->list && optind < argc)
@@ -190,14 +200,14 @@ static int new_key(const char *path, unsigned char *key)
 }
 
 /* The key of @path: created if missing; refused when others may read it or it is not exactly one key. */
-static int load_key(const char *path, unsigned char *key)
+static int load_key(const char *path, unsigned char *key, bool create)
 {
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	unsigned char buf[PM_SNAPSHOT_KEY_SIZE + 1];	/* one more: a longer file is not a key */
 	struct stat st;
 	ssize_t n;
 
-	if (fd < 0 && errno == ENOENT)
+	if (fd < 0 && errno == ENOENT && create)
 		return new_key(path, key);
 	if (fd < 0) {
 		cli_error(errno, "cannot open key file %s", path);
@@ -248,7 +258,7 @@ static int write_snapshot(struct pm_ctx *ctx, struct snap_opts *o)
 		cli_error(errno, "cannot create %s", o->out);
 		return EXIT_RUNTIME;
 	}
-	if (o->pfn >= PM_SNAPSHOT_PFN_KEYED && load_key(o->key, o->keybuf)) {
+	if (o->pfn >= PM_SNAPSHOT_PFN_KEYED && load_key(o->key, o->keybuf, true)) {
 		pm_snapshot_writer_free(w);
 		return EXIT_RUNTIME;
 	}
@@ -300,6 +310,22 @@ static int read_snapshot(const struct snap_opts *o, const char *file)
 	return r;
 }
 
+static int unscramble(struct snap_opts *o, const char *in)
+{
+	char err[256];
+	int r;
+
+	if (load_key(o->key, o->keybuf, false))
+		return EXIT_RUNTIME;
+	r = pm_snapshot_unscramble(in, o->out, o->keybuf, err, sizeof(err));
+	explicit_bzero(o->keybuf, sizeof(o->keybuf));
+	if (r) {
+		cli_error(0, "cannot unscramble %s: %s", in, err);
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
+
 int cmd_snapshot(struct pm_ctx *ctx, int argc, char **argv)
 {
 	struct snap_opts o = { 0 };
@@ -309,6 +335,8 @@ int cmd_snapshot(struct pm_ctx *ctx, int argc, char **argv)
 		return r < 0 ? EXIT_OK : r;
 	if (o.to_tree || o.list)
 		return read_snapshot(&o, argv[optind]);
+	if (o.unscramble)
+		return unscramble(&o, argv[optind]);
 	if (!o.from_tree && strcmp(pm_ctx_root(ctx), "/"))
 		return cli_usage_error("snapshot reads live processes: --root and --snapshot are for replay "
 				       "(use --from-tree DIR)");

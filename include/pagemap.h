@@ -2257,6 +2257,18 @@ PM_API int pm_snapshot_set_frames(struct pm_snapshot_writer *w, struct pm_ctx *c
  */
 PM_API uint64_t pm_snapshot_key_id(const unsigned char *key);
 
+/*
+ * pm_snapshot_unscramble - write snapshot @in, whose frame numbers were
+ * keyed by pm_snapshot_set_frames() with @key (PM_SNAPSHOT_KEY_SIZE bytes),
+ * to a new snapshot @out with the real frame numbers, swap offsets and
+ * zero_pfn back (META frames=kept, the key's lines left out): its tree is
+ * the one a keep snapshot would have held. @err, @errsize: a one-line
+ * reason on failure. Returns 0, or -EKEYREJECTED (another key: the key ids
+ * differ), -EINVAL (@in is not keyed), -EBADMSG (damaged), or -errno.
+ */
+PM_API int pm_snapshot_unscramble(const char *in, const char *out, const unsigned char *key, char *err,
+				  size_t errsize);
+
 #define PM_SNAPSHOT_FRAMES	(1u << 0)	/* join the present frames' kpageflags/count/cgroup words */
 #define PM_SNAPSHOT_PHYS	(1u << 1)	/* add_system: the whole kpageflags, kpagecount, kpagecgroup */
 

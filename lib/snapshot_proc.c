@@ -458,5 +458,11 @@ int pm_snapshot_set_frames(struct pm_snapshot_writer *w, struct pm_ctx *ctx, enu
 	if ((r = pm_snapshot_add_meta(w, "frames", name[mode])) || mode < PM_SNAPSHOT_PFN_KEYED)
 		return r;
 	snprintf(id, sizeof(id), "%016llx", (unsigned long long)pmi_key_id(key));
-	return pm_snapshot_add_meta(w, "key_id", id);
+	if ((r = pm_snapshot_add_meta(w, "key_id", id)))
+		return r;
+	snprintf(id, sizeof(id), "%llu", (unsigned long long)fr->perm[0].max);	/* the domain, for --unscramble */
+	if ((r = pm_snapshot_add_meta(w, "key_domain", id)))
+		return r;
+	snprintf(id, sizeof(id), "%u", shift);
+	return pm_snapshot_add_meta(w, "key_block", id);
 }
