@@ -1,9 +1,11 @@
 /* cmd_snapshot.c - pagemap snapshot: write one file holding processes' page state; convert to and from trees. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -13,18 +15,26 @@
 #define OPT_TO_TREE	0x2001
 #define OPT_PHYS	0x2002
 #define OPT_LIST	0x2003
+#define OPT_PFN		0x2004
+#define OPT_KEY		0x2005
+#define OPT_UNSCRAMBLE	0x2006
+
+static const char *const pfn_modes[] = { "keep", "drop", "keyed", "keyed-block" };	/* enum pm_snapshot_pfn */
 
 struct snap_opts {
-	const char *out, *from_tree, *to_tree, *pids;
-	bool all, phys, list;
+	const char *out, *from_tree, *to_tree, *pids, *key;
+	bool all, phys, list, unscramble;
+	int pfn;		/* enum pm_snapshot_pfn */
+	unsigned char keybuf[PM_SNAPSHOT_KEY_SIZE];
 };
 
 static void help(void)
 {
-	printf("Usage: pagemap snapshot [-p PID,...] [--all] [--phys] -o FILE\n"
+	printf("Usage: pagemap snapshot [-p PID,...] [--all] [--phys] [--pfn MODE [--key FILE]] -o FILE\n"
 	       "       pagemap snapshot --from-tree DIR -o FILE\n"
 	       "       pagemap snapshot --to-tree DIR FILE\n"
-	       "       pagemap snapshot --list FILE\n\n"
+	       "       pagemap snapshot --list FILE\n"
+	       "       pagemap snapshot --unscramble --key KEY -o FILE KEYED\n\n"
 	       "Write the page state of processes into one file that every command replays\n"
 	       "with 'pagemap --snapshot FILE COMMAND' as it would have answered at capture\n"
 	       "time. The file is the tree 'pagemap --root' replays (maps, pagemap, stat,\n"
@@ -37,10 +47,18 @@ static void help(void)
 	       "  -p, --pid LIST         processes to write (comma-separated PIDs, self)\n"
 	       "      --all              every process\n"
 	       "      --phys             the whole frame files (all of RAM) too, for 'phys' (root)\n"
+	       "      --pfn MODE         frame numbers (root): keep (default), drop (zeroed, no\n"
+	       "                         kpage words), keyed (a keyed permutation: sharing and\n"
+	       "                         equality stay, addresses go), keyed-block (2 MiB blocks\n"
+	       "                         permuted, offsets inside kept: reveals contiguity)\n"
+	       "      --key FILE         the 32-byte key of keyed modes: created (0600, random) if\n"
+	       "                         missing; only its id is written into the snapshot\n"
 	       "  -o, --output FILE      the snapshot to write\n"
 	       "      --from-tree DIR    write a captured tree (tests/fixtures) as a snapshot\n"
 	       "      --to-tree DIR      write the snapshot FILE out as a tree (DIR is created)\n"
-	       "      --list             list FILE's sections\n");
+	       "      --list             list FILE's sections\n"
+	       "      --unscramble       write the keyed snapshot KEYED back with the real frame\n"
+	       "                         numbers (needs the key it was written with)\n");
 }
 
 static int check_pids(const char *list)
@@ -65,6 +83,8 @@ static int parse(int argc, char **argv, struct snap_opts *o)
 		{ "phys", no_argument, NULL, OPT_PHYS }, { "output", required_argument, NULL, 'o' },
 		{ "from-tree", required_argument, NULL, OPT_FROM_TREE },
 		{ "to-tree", required_argument, NULL, OPT_TO_TREE }, { "list", no_argument, NULL, OPT_LIST },
+		{ "pfn", required_argument, NULL, OPT_PFN }, { "key", required_argument, NULL, OPT_KEY },
+		{ "unscramble", no_argument, NULL, OPT_UNSCRAMBLE },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -79,12 +99,28 @@ static int parse(int argc, char **argv, struct snap_opts *o)
 		case OPT_FROM_TREE: o->from_tree = optarg; break;
 		case OPT_TO_TREE: o->to_tree = optarg; break;
 		case OPT_LIST: o->list = true; break;
+		case OPT_PFN:
+			for (o->pfn = 0; o->pfn < 4 && strcmp(optarg, pfn_modes[o->pfn]); o->pfn++)
+				;
+			if (o->pfn == 4)
+				return cli_usage_error("unknown --pfn mode '%s' (keep, drop, keyed, keyed-block)", optarg);
+			break;
+		case OPT_KEY: o->key = optarg; break;
+		case OPT_UNSCRAMBLE: o->unscramble = true; break;
 		case 'h': help(); return -1;
 		default: return cli_bad_option(argv);
 		}
 	}
 	if (o->pids && check_pids(o->pids))
 		return EXIT_USAGE;
+	if (o->pfn >= PM_SNAPSHOT_PFN_KEYED && !o->key)
+		return cli_usage_error("--pfn %s needs --key FILE", pfn_modes[o->pfn]);
+	if (o->pfn != PM_SNAPSHOT_PFN_KEEP && (o->from_tree || o->phys))
+		return cli_usage_error("--pfn %s is for processes read live, without --phys", pfn_modes[o->pfn]);
+	if (o->unscramble && (!o->key || !o->out || optind + 1 != argc))
+		return cli_usage_error("--unscramble needs --key KEY, -o FILE and one keyed snapshot");
+	if (o->unscramble)
+		return 0;
 	if ((o->to_tree || o->list) && optind + 1 != argc)
 		return cli_usage_error("give one snapshot FILE to read");
 	if (!o->to_tree && !o->list && optind < argc)
@@ -141,6 +177,58 @@ static int add_all(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned fl
 	return r;
 }
 
+/* A new key: random, in a file created 0600 that was not there (O_EXCL: never through a symlink). */
+static int new_key(const char *path, unsigned char *key)
+{
+	int fd;
+
+	if (getrandom(key, PM_SNAPSHOT_KEY_SIZE, 0) != (ssize_t)PM_SNAPSHOT_KEY_SIZE) {
+		cli_error(errno, "cannot get random bytes for the key");
+		return -1;
+	}
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
+		cli_error(errno, "cannot create key file %s", path);
+		return -1;
+	}
+	if (write(fd, key, PM_SNAPSHOT_KEY_SIZE) != (ssize_t)PM_SNAPSHOT_KEY_SIZE || fsync(fd) < 0) {
+		cli_error(errno ? errno : EIO, "cannot write key file %s", path);
+		close(fd);
+		unlink(path);
+		return -1;
+	}
+	return close(fd);
+}
+
+/* The key of @path: created if missing; refused when others may read it or it is not exactly one key. */
+static int load_key(const char *path, unsigned char *key, bool create)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	unsigned char buf[PM_SNAPSHOT_KEY_SIZE + 1];	/* one more: a longer file is not a key */
+	struct stat st;
+	ssize_t n;
+
+	if (fd < 0 && errno == ENOENT && create)
+		return new_key(path, key);
+	if (fd < 0) {
+		cli_error(errno, "cannot open key file %s", path);
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_mode & 077)) {
+		cli_error(0, "key file %s is not a regular file of mode 0600 or 0400 (chmod 600 %s)", path, path);
+		close(fd);
+		return -1;
+	}
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	memcpy(key, buf, PM_SNAPSHOT_KEY_SIZE);
+	explicit_bzero(buf, sizeof(buf));
+	if (n != (ssize_t)PM_SNAPSHOT_KEY_SIZE) {
+		cli_error(0, "key file %s does not hold a %u-byte key", path, PM_SNAPSHOT_KEY_SIZE);
+		return -1;
+	}
+	return 0;
+}
+
 static int add_meta(struct pm_snapshot_writer *w, const struct snap_opts *o, struct pm_ctx *ctx)
 {
 	const struct pm_features *f = o->from_tree ? NULL : pm_ctx_features(ctx);
@@ -152,13 +240,15 @@ static int add_meta(struct pm_snapshot_writer *w, const struct snap_opts *o, str
 	    (r = pm_snapshot_add_meta(w, "source", o->from_tree ? "tree" : "live")) ||
 	    (!o->from_tree && (r = pm_snapshot_add_meta(w, "time", now))))
 		return r;
-	if (f)	/* hidden frame numbers are said so, never stored as if 0 were a frame */
-		r = pm_snapshot_add_meta(w, "frames", f->pfn_view == PM_PFN_VISIBLE ? "kept" :
-					 f->pfn_view == PM_PFN_HIDDEN ? "hidden" : "refused");
+	if (f && f->pfn_view == PM_PFN_VISIBLE)	/* kept, dropped or keyed: the library says which */
+		r = pm_snapshot_set_frames(w, ctx, (enum pm_snapshot_pfn)o->pfn, o->pfn >= PM_SNAPSHOT_PFN_KEYED ?
+					   o->keybuf : NULL);
+	else if (f)	/* hidden frame numbers are said so, never stored as if 0 were a frame */
+		r = pm_snapshot_add_meta(w, "frames", f->pfn_view == PM_PFN_HIDDEN ? "hidden" : "refused");
 	return r;
 }
 
-static int write_snapshot(struct pm_ctx *ctx, const struct snap_opts *o)
+static int write_snapshot(struct pm_ctx *ctx, struct snap_opts *o)
 {
 	struct pm_snapshot_writer *w = pm_snapshot_create(o->out);
 	unsigned flags = o->phys ? 0 : PM_SNAPSHOT_FRAMES;
@@ -166,6 +256,10 @@ static int write_snapshot(struct pm_ctx *ctx, const struct snap_opts *o)
 
 	if (!w) {
 		cli_error(errno, "cannot create %s", o->out);
+		return EXIT_RUNTIME;
+	}
+	if (o->pfn >= PM_SNAPSHOT_PFN_KEYED && load_key(o->key, o->keybuf, true)) {
+		pm_snapshot_writer_free(w);
 		return EXIT_RUNTIME;
 	}
 	r = add_meta(w, o, ctx);
@@ -216,6 +310,22 @@ static int read_snapshot(const struct snap_opts *o, const char *file)
 	return r;
 }
 
+static int unscramble(struct snap_opts *o, const char *in)
+{
+	char err[256];
+	int r;
+
+	if (load_key(o->key, o->keybuf, false))
+		return EXIT_RUNTIME;
+	r = pm_snapshot_unscramble(in, o->out, o->keybuf, err, sizeof(err));
+	explicit_bzero(o->keybuf, sizeof(o->keybuf));
+	if (r) {
+		cli_error(0, "cannot unscramble %s: %s", in, err);
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
+
 int cmd_snapshot(struct pm_ctx *ctx, int argc, char **argv)
 {
 	struct snap_opts o = { 0 };
@@ -225,6 +335,8 @@ int cmd_snapshot(struct pm_ctx *ctx, int argc, char **argv)
 		return r < 0 ? EXIT_OK : r;
 	if (o.to_tree || o.list)
 		return read_snapshot(&o, argv[optind]);
+	if (o.unscramble)
+		return unscramble(&o, argv[optind]);
 	if (!o.from_tree && strcmp(pm_ctx_root(ctx), "/"))
 		return cli_usage_error("snapshot reads live processes: --root and --snapshot are for replay "
 				       "(use --from-tree DIR)");

@@ -2229,6 +2229,48 @@ PM_API int pm_snapshot_add_meta(struct pm_snapshot_writer *w, const char *key, c
  */
 PM_API int pm_snapshot_add_tree(struct pm_snapshot_writer *w, const char *dir);
 
+/* How a snapshot writes frame numbers (and swap offsets), see pm_snapshot_set_frames(). */
+enum pm_snapshot_pfn {
+	PM_SNAPSHOT_PFN_KEEP = 0,	/* as read: the default */
+	PM_SNAPSHOT_PFN_DROP,		/* zeroed, no kpage* words */
+	PM_SNAPSHOT_PFN_KEYED,		/* a keyed permutation of [0, max_pfn) */
+	PM_SNAPSHOT_PFN_KEYED_BLOCK,	/* a keyed permutation of 2 MiB blocks, offsets inside kept */
+};
+#define PM_SNAPSHOT_KEY_SIZE	32u
+
+/*
+ * pm_snapshot_set_frames - before any process is added: write frame numbers
+ * of @w as @mode says, and record it in META (frames=kept, dropped, keyed or
+ * keyed-block; keyed modes also key_id=HEX, 16 hex digits, never the key).
+ * Keyed modes need @key (PM_SNAPSHOT_KEY_SIZE bytes) and @ctx, whose
+ * /proc/kpageflags length gives max_pfn (else the whole 55-bit field is
+ * permuted). A frame f becomes perm(f) in every pagemap word and its kpage*
+ * words move to index perm(f); a swap offset goes through its own
+ * permutation. Returns 0, or -EINVAL (bad @mode, no @key for a keyed mode,
+ * called after a process was added).
+ */
+PM_API int pm_snapshot_set_frames(struct pm_snapshot_writer *w, struct pm_ctx *ctx, enum pm_snapshot_pfn mode,
+				  const unsigned char *key);
+
+/*
+ * pm_snapshot_key_id - the key id META records for @key
+ * (PM_SNAPSHOT_KEY_SIZE bytes): the first 8 bytes of SipHash-2-4 of a fixed
+ * string under the key, so a reader can tell a wrong key without the key.
+ */
+PM_API uint64_t pm_snapshot_key_id(const unsigned char *key);
+
+/*
+ * pm_snapshot_unscramble - write snapshot @in, whose frame numbers were
+ * keyed by pm_snapshot_set_frames() with @key (PM_SNAPSHOT_KEY_SIZE bytes),
+ * to a new snapshot @out with the real frame numbers, swap offsets and
+ * zero_pfn back (META frames=kept, the key's lines left out): its tree is
+ * the one a keep snapshot would have held. @err, @errsize: a one-line
+ * reason on failure. Returns 0, or -EKEYREJECTED (another key: the key ids
+ * differ), -EINVAL (@in is not keyed), -EBADMSG (damaged), or -errno.
+ */
+PM_API int pm_snapshot_unscramble(const char *in, const char *out, const unsigned char *key, char *err,
+				  size_t errsize);
+
 #define PM_SNAPSHOT_FRAMES	(1u << 0)	/* join the present frames' kpageflags/count/cgroup words */
 #define PM_SNAPSHOT_PHYS	(1u << 1)	/* add_system: the whole kpageflags, kpagecount, kpagecgroup */
 

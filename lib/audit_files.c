@@ -183,7 +183,8 @@ static int snapshot_frames(int fd)
 
 	if (v && !strcmp(v, "kept"))
 		k = PM_SNAP_FRAMES;
-	else if (v && (!strcmp(v, "hidden") || !strcmp(v, "refused") || !strcmp(v, "dropped") || !strcmp(v, "keyed")))
+	else if (v && (!strcmp(v, "hidden") || !strcmp(v, "refused") || !strcmp(v, "dropped") || !strcmp(v, "keyed") ||
+		       !strcmp(v, "keyed-block")))
 		k = PM_SNAP_NO_FRAMES;
 	pm_snapshot_close(s);
 	return k;

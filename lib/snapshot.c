@@ -479,6 +479,13 @@ const char *pm_snapshot_meta(const struct pm_snapshot *s, const char *key)
 	return NULL;
 }
 
+const char *pmi_snap_meta_next(const struct pm_snapshot *s, const char *prev)
+{
+	const char *p = prev ? prev + strlen(prev) + 1 : s->meta;
+
+	return p && p < s->meta + s->meta_len ? p : NULL;
+}
+
 /* Read and decompress the chunk of section @i into s->raw; *@rawlen its length. */
 static int load_chunk(struct pm_snapshot *s, size_t i, size_t *rawlen, const char *where)
 {

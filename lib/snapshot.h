@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "pfnkey.h"
 
 #define SNAP_MAGIC		"\x89PMSNAP\n"
 #define SNAP_END_MAGIC		"PMSNEND\n"
@@ -74,6 +75,9 @@ size_t pmi_snap_encode(const struct snap_extent *ext, size_t next, const uint64_
 int pmi_snap_decode(const unsigned char *raw, size_t len, struct snap_extent *ext, size_t max_ext, uint64_t *words,
 		   size_t max_words, size_t *nwords, const char **why);
 
+/* snapshot.c: the META line after @prev ("key=value"), the first when @prev is NULL; NULL at the end. */
+const char *pmi_snap_meta_next(const struct pm_snapshot *s, const char *prev);
+
 /* snapshot.c: record an I/O failure @r while extracting @sec as the snapshot's error line. */
 void pmi_snap_fail_io(struct pm_snapshot *s, const struct pm_snapshot_section *sec, int r);
 
@@ -101,6 +105,9 @@ struct snap_frames {
 	int fd[3];			/* live kpageflags, kpagecount, kpagecgroup (or -errno) */
 	struct snap_ws *ws[3];
 	uint64_t end;			/* frames in the files */
+	int pfn_mode;			/* enum pm_snapshot_pfn: how frame numbers are written */
+	struct pmi_perm perm[2];	/* keyed modes: frames, swap offsets */
+	struct pmi_scramble sc;		/* what pagemap words become (drop: no permutations) */
 };
 struct snap_frames *pmi_snap_w_frames(struct pm_snapshot_writer *w);
 

@@ -138,31 +138,69 @@ static int frames_declare(struct pm_snapshot_writer *w, struct pm_ctx *ctx)
 	return 0;
 }
 
+struct moved {
+	uint64_t index, word;
+};
+
+static int cmp_moved(const void *a, const void *b)
+{
+	return cmp_u64(a, b);	/* by index, the first member */
+}
+
+/*
+ * Keyed modes: @n words of file @f read at frames from @pfn go to their
+ * permuted indices, gathered per batch and sorted so the stream's extents
+ * stay long where the permutation keeps frames together (keyed-block).
+ */
+static int frames_put(struct snap_frames *fr, int f, uint64_t pfn, const uint64_t *buf, size_t n,
+		      struct moved *mv, size_t *nmv)
+{
+	size_t i;
+
+	if (fr->pfn_mode < PM_SNAPSHOT_PFN_KEYED)
+		return pmi_snap_ws_add(fr->ws[f], pfn, buf, n);
+	for (i = 0; i < n; i++)
+		mv[(*nmv)++] = (struct moved){ pmi_perm_fwd(&fr->perm[0], pfn + i), buf[i] };
+	return 0;
+}
+
+static int frames_put_moved(struct snap_frames *fr, int f, struct moved *mv, size_t n)
+{
+	size_t i;
+	int r = 0;
+
+	qsort(mv, n, sizeof(*mv), cmp_moved);
+	for (i = 0; i < n && !r; i++)
+		r = pmi_snap_ws_add(fr->ws[f], mv[i].index, &mv[i].word, 1);
+	return r;
+}
+
 /* The kpage words of @n PFNs (sorted here), read in runs of contiguous frames. */
-static int frames_flush(struct pm_snapshot_writer *w, uint64_t *pfn, size_t n, uint64_t *buf)
+static int frames_flush(struct pm_snapshot_writer *w, uint64_t *pfn, size_t n, uint64_t *buf, struct moved *mv)
 {
 	struct snap_frames *fr = pmi_snap_w_frames(w);
-	size_t i = 0, j, u = 0;
+	size_t i, j, u = 0, nmv;
 	int f, r;
 
 	qsort(pfn, n, sizeof(*pfn), cmp_u64);
 	for (j = 0; j < n; j++)
 		if (!u || pfn[j] != pfn[u - 1])
 			pfn[u++] = pfn[j];
-	while (i < u) {
-		for (j = i + 1; j < u && pfn[j] == pfn[j - 1] + 1 && j - i < PM_BATCH; j++)
-			;
-		for (f = 0; f < 3; f++) {
+	for (f = 0; f < 3; f++) {
+		for (i = 0, nmv = 0; fr->ws[f] && i < u; i = j) {
 			ssize_t got;
-			if (!fr->ws[f] || pfn[i] >= fr->end)
+			for (j = i + 1; j < u && pfn[j] == pfn[j - 1] + 1 && j - i < PM_BATCH; j++)
+				;
+			if (pfn[i] >= fr->end)
 				continue;
 			got = pmi_pread_words(fr->fd[f], buf, j - i, pfn[i]);
 			if (got < 0)
 				return (int)got;
-			if ((r = pmi_snap_ws_add(fr->ws[f], pfn[i], buf, (size_t)got)))
+			if ((r = frames_put(fr, f, pfn[i], buf, (size_t)got, mv, &nmv)))
 				return r;
 		}
-		i = j;
+		if (nmv && (r = frames_put_moved(fr, f, mv, nmv)))
+			return r;
 	}
 	return 0;
 }
@@ -170,7 +208,9 @@ static int frames_flush(struct pm_snapshot_writer *w, uint64_t *pfn, size_t n, u
 struct proc_pass {
 	struct pm_snapshot_writer *w;
 	struct snap_ws *ws;
+	struct snap_frames *fr;
 	uint64_t *buf, *pfn, *kbuf;
+	struct moved *mv;		/* keyed modes: a batch of kpage words at their new indices */
 	size_t npfn;
 	bool frames;
 	unsigned page_size;
@@ -187,17 +227,19 @@ static int pass_mapping(struct proc_pass *p, int fd, uint64_t start, uint64_t en
 		ssize_t n = pmi_pread_words(fd, p->buf, want, vpn);
 		if (n <= 0)
 			return n < 0 ? (int)n : 0;	/* 0: above task_size ([vsyscall]) or the mm is gone */
-		if ((r = pmi_snap_ws_add(p->ws, vpn, p->buf, (size_t)n)))
-			return r;
 		for (i = 0; p->frames && i < (size_t)n; i++) {
 			uint64_t pfn = p->buf[i] & ((1ULL << 55) - 1);
 			if (!(p->buf[i] >> 63) || !pfn)
 				continue;
-			if (p->npfn == FRAME_BATCH && (r = frames_flush(p->w, p->pfn, p->npfn, p->kbuf)))
+			if (p->npfn == FRAME_BATCH && (r = frames_flush(p->w, p->pfn, p->npfn, p->kbuf, p->mv)))
 				return r;
 			p->npfn = p->npfn == FRAME_BATCH ? 0 : p->npfn;
 			p->pfn[p->npfn++] = pfn;
 		}
+		for (i = 0; p->fr->pfn_mode != PM_SNAPSHOT_PFN_KEEP && i < (size_t)n; i++)
+			p->buf[i] = pmi_scramble_word(&p->fr->sc, p->buf[i]);	/* after the join: it reads real frames */
+		if ((r = pmi_snap_ws_add(p->ws, vpn, p->buf, (size_t)n)))
+			return r;
 		vpn += (uint64_t)n;
 	}
 	return 0;
@@ -238,14 +280,14 @@ static int pass_pagemap(struct proc_pass *p, int fd, const char *maps, const cha
 		line = nl ? nl + 1 : NULL;
 	}
 	if (!r && p->npfn)
-		r = frames_flush(p->w, p->pfn, p->npfn, p->kbuf);
+		r = frames_flush(p->w, p->pfn, p->npfn, p->kbuf, p->mv);
 	return pmi_snap_ws_close(p->ws) ?: r;
 }
 
 static int add_pagemap(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, const char *maps, bool frames)
 {
 	const struct pm_features *f = pm_ctx_features(ctx);
-	struct proc_pass p = { .w = w, .page_size = f ? f->page_size : 4096 };
+	struct proc_pass p = { .w = w, .fr = pmi_snap_w_frames(w), .page_size = f ? f->page_size : 4096 };
 	char live[256], path[64];
 	int fd, r;
 
@@ -253,16 +295,19 @@ static int add_pagemap(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t p
 	snprintf(path, sizeof(path), "proc/%d/pagemap", (int)pid);
 	if ((fd = pmi_open(ctx, live, O_RDONLY)) < 0)
 		return put_errno(w, path, -fd);
-	p.frames = frames && f && f->pfn_view == PM_PFN_VISIBLE;
+	p.frames = frames && f && f->pfn_view == PM_PFN_VISIBLE && p.fr->pfn_mode != PM_SNAPSHOT_PFN_DROP;
 	if (p.frames && (r = frames_declare(w, ctx)))
 		goto out;
 	p.buf = malloc(PM_BATCH * 8);
 	p.kbuf = malloc(PM_BATCH * 8);
 	p.pfn = p.frames ? malloc(FRAME_BATCH * 8) : NULL;
-	r = !p.buf || !p.kbuf || (p.frames && !p.pfn) ? -ENOMEM : pass_pagemap(&p, fd, maps, path);
+	p.mv = p.frames && p.fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED ? malloc(FRAME_BATCH * sizeof(*p.mv)) : NULL;
+	r = !p.buf || !p.kbuf || (p.frames && !p.pfn) || (p.frames && p.fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED && !p.mv)
+		    ? -ENOMEM : pass_pagemap(&p, fd, maps, path);
 	free(p.buf);
 	free(p.kbuf);
 	free(p.pfn);
+	free(p.mv);
 out:
 	close(fd);
 	return r;
@@ -321,6 +366,16 @@ static int add_phys(struct pm_snapshot_writer *w)
 	return r;
 }
 
+/* The features probe as recorded: its zero_pfn is a frame number too, moved or dropped like the others. */
+static int export_features(const struct snap_frames *fr, const struct pm_features *f, char *buf, size_t size)
+{
+	struct pm_features copy = *f;
+
+	if (fr->pfn_mode != PM_SNAPSHOT_PFN_KEEP && copy.zero_pfn)
+		copy.zero_pfn = fr->pfn_mode == PM_SNAPSHOT_PFN_DROP ? 0 : pmi_perm_fwd(&fr->perm[0], copy.zero_pfn);
+	return pm_features_export(&copy, buf, size);
+}
+
 int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned flags)
 {
 	static const char *const files[][2] = {
@@ -336,7 +391,9 @@ int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, uns
 
 	if (!f)
 		return -errno;
-	if ((flags & PM_SNAPSHOT_PHYS) && !(r = frames_declare(w, ctx)))
+	if ((flags & PM_SNAPSHOT_PHYS) && fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED)
+		return -EOPNOTSUPP;	/* whole frame files are not permuted (yet): refuse rather than leak */
+	if ((flags & PM_SNAPSHOT_PHYS) && fr->pfn_mode == PM_SNAPSHOT_PFN_KEEP && !(r = frames_declare(w, ctx)))
 		r = add_phys(w);
 	for (i = 0; i < 3 && !r; i++) {
 		r = pmi_snap_ws_close(fr->ws[i]);
@@ -354,9 +411,60 @@ int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, uns
 	}
 	if (!r)
 		r = pmi_snap_add_numa(w, ctx);
-	if (r || (n = pm_features_export(f, feat, sizeof(feat))) < 0)
+	if (r || (n = export_features(fr, f, feat, sizeof(feat))) < 0)
 		return r ? r : -ENOSPC;
 	if ((id = pmi_snap_w_file(w, "pagemap-features", PM_SNAPSHOT_BYTES, (uint64_t)n)) < 0)
 		return id;
 	return pmi_snap_w_bytes(w, (uint32_t)id, 0, feat, (size_t)n);
+}
+
+uint64_t pm_snapshot_key_id(const unsigned char *key)
+{
+	return pmi_key_id(key);
+}
+
+/* max_pfn for the permutation: the frame files' length, else the whole frame field (nothing left unmoved). */
+static uint64_t max_pfn(struct pm_ctx *ctx)
+{
+	struct pm_kpage *k = ctx ? pm_kpage_open(ctx) : NULL;
+	uint64_t end = 0;
+
+	if (!k || pm_kpage_end(k, &end) < 0 || !end)
+		end = 1ULL << 55;
+	pm_kpage_close(k);
+	return end;
+}
+
+int pm_snapshot_set_frames(struct pm_snapshot_writer *w, struct pm_ctx *ctx, enum pm_snapshot_pfn mode,
+			   const unsigned char *key)
+{
+	static const char *const name[] = { "kept", "dropped", "keyed", "keyed-block" };
+	struct snap_frames *fr = pmi_snap_w_frames(w);
+	const struct pm_features *f = ctx ? pm_ctx_features(ctx) : NULL;
+	unsigned shift = 0, ps = f && f->page_size ? f->page_size : 4096;
+	char id[20];
+	int r;
+
+	if ((unsigned)mode > PM_SNAPSHOT_PFN_KEYED_BLOCK || fr->declared ||
+	    (mode >= PM_SNAPSHOT_PFN_KEYED && (!key || !ctx)))
+		return -EINVAL;
+	fr->pfn_mode = mode;
+	if (mode == PM_SNAPSHOT_PFN_KEYED_BLOCK)	/* 2 MiB in pages: 9 for 4 KiB, 5 for 64 KiB */
+		while (shift < 21 && (ps << (shift + 1)) <= (2u << 20))
+			shift++;
+	if (mode >= PM_SNAPSHOT_PFN_KEYED) {
+		pmi_perm_init(&fr->perm[0], key, 1, max_pfn(ctx), shift);
+		pmi_perm_init(&fr->perm[1], key, 2, 1ULL << 50, shift);	/* swap offsets: bits 5-54 */
+		fr->sc = (struct pmi_scramble){ &fr->perm[0], &fr->perm[1], 0 };
+	}
+	if ((r = pm_snapshot_add_meta(w, "frames", name[mode])) || mode < PM_SNAPSHOT_PFN_KEYED)
+		return r;
+	snprintf(id, sizeof(id), "%016llx", (unsigned long long)pmi_key_id(key));
+	if ((r = pm_snapshot_add_meta(w, "key_id", id)))
+		return r;
+	snprintf(id, sizeof(id), "%llu", (unsigned long long)fr->perm[0].max);	/* the domain, for --unscramble */
+	if ((r = pm_snapshot_add_meta(w, "key_domain", id)))
+		return r;
+	snprintf(id, sizeof(id), "%u", shift);
+	return pm_snapshot_add_meta(w, "key_block", id);
 }
