@@ -99,7 +99,7 @@ MIB=1048576 priv=$((8 * MIB)) shared=$((4 * MIB))
 	# Not a speed test (bench/run-fleet.sh measures that): a scrape must end within Prometheus's timeout.
 	echo 'prometheus-serve-duration|pagemap_scrape_duration_seconds{job="pagemap"}|0|2'
 } >"$tmp/checks"
-python3 - "$api" "$tmp/checks" <<'PY'
+python3 - "$api" "$tmp/checks" >"$tmp/results" <<'PY'
 import json, sys, time, urllib.parse, urllib.request
 api, checks = sys.argv[1], sys.argv[2]
 
@@ -129,4 +129,7 @@ for line in open(checks):
     else:
         print("FAIL %s: %s = %s, want [%s, %s]" % (name, expr, v, lo, hi))
 PY
-sed 's/^/  serve: /' "$tmp/serve.err" | tail -n 5
+cat "$tmp/results"
+if grep -q '^FAIL' "$tmp/results"; then
+	sed 's/^/  serve: /' "$tmp/serve.err" | tail -n 5
+fi
