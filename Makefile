@@ -31,9 +31,9 @@ WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-proto
 BASEFLAGS  := -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Iinclude
 SMARTCOLS_CFLAGS = $(shell pkg-config --cflags smartcols 2>/dev/null)
 SMARTCOLS_LIBS   = $(shell pkg-config --libs smartcols 2>/dev/null || echo -lsmartcols)
-# pagemap serve's HTTP server (Debian's libmicrohttpd-dev)
+# pagemap serve's HTTP server (Debian's libmicrohttpd-dev): its header here; the library itself is
+# opened by serve alone at run time (cli/mhd_load.c), so no other command pays for loading it.
 MHD_CFLAGS = $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
-MHD_LIBS   = $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 # What the library links: zstd for snapshots (xxhash is header-only).
 LIB_LIBS         = -lzstd
 
@@ -68,7 +68,7 @@ $(STLIB): $(LIB_OBJ)
 # The CLI links the shared library, so it uses the ABI it ships. --wrap: completion reads each
 # command's getopt_long table as it is passed (cli/complete.c).
 $(CLI): $(CLI_OBJ) $(SHLIB)
-	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) -L$(BUILD) -lpagemap $(SMARTCOLS_LIBS) $(MHD_LIBS) -lpthread -Wl,-rpath,'$$ORIGIN' -Wl,--wrap=getopt_long
+	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) -L$(BUILD) -lpagemap $(SMARTCOLS_LIBS) -ldl -lpthread -Wl,-rpath,'$$ORIGIN' -Wl,--wrap=getopt_long
 
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|'
 # Generated again by install, so PREFIX given there counts.

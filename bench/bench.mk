@@ -56,3 +56,8 @@ bench-fleet: all $(BUILD)/bench/touch
 .PHONY: bench-cache
 bench-cache: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-cache.sh
+
+# Not part of `make bench` (issue #12, the fixed cost of a command): maps of a small process against cat smaps.
+.PHONY: bench-tiny
+bench-tiny: all bench-programs
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-tiny.sh

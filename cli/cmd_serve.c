@@ -1,7 +1,6 @@
 /* cmd_serve.c - `pagemap serve`: GET /metrics over libmicrohttpd, the cheap tier per scrape, exact PSS on its own schedule. */
 #include <errno.h>
 #include <getopt.h>
-#include <microhttpd.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
@@ -12,6 +11,7 @@
 #include <sys/socket.h>
 #include "cli.h"
 #include "fleet.h"
+#include "mhd_load.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:9747"
 #define REQUEST_MEMORY 8192	/* request line and headers of one connection: a longer URL gets 414 */
@@ -19,6 +19,7 @@
 #define MAX_CONNECTIONS 32
 
 struct server {
+	struct mhd_api mhd;		/* libmicrohttpd, loaded by cmd_serve */
 	struct pm_ctx *ctx;		/* the scrape's: used by the polling thread only */
 	const char *root;		/* for the exact thread's own context */
 	struct fleet_opts o;
@@ -63,34 +64,35 @@ static void *exact_loop(void *arg)
 
 /* ---- HTTP ---- */
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, char *body, size_t len,
+static enum MHD_Result reply(const struct server *s, struct MHD_Connection *c, unsigned status, const char *type, char *body, size_t len,
 			     bool allow_get)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	struct MHD_Response *r = s->mhd.create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	enum MHD_Result ret;
 
 	if (!r) {
 		free(body);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	s->mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (allow_get)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET");
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
+		s->mhd.add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET");
+	ret = s->mhd.queue_response(c, status, r);
+	s->mhd.destroy_response(r);
 	return ret;
 }
 
-static enum MHD_Result error_reply(struct MHD_Connection *c, unsigned status, const char *msg)
+static enum MHD_Result error_reply(const struct server *s, struct MHD_Connection *c, unsigned status,
+				   const char *msg)
 {
 	char *body = strdup(msg);
 
-	return body ? reply(c, status, "text/plain; charset=utf-8", body, strlen(body), status == 405) : MHD_NO;
+	return body ? reply(s, c, status, "text/plain; charset=utf-8", body, strlen(body), status == 405) : MHD_NO;
 }
 
 static enum MHD_Result metrics(struct server *s, struct MHD_Connection *c)
 {
-	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	const char *accept = s->mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	struct fleet_opts o = s->o;
 	struct mw w;
 	int r;
@@ -102,18 +104,18 @@ static enum MHD_Result metrics(struct server *s, struct MHD_Connection *c)
 	pthread_mutex_unlock(&s->lock);
 	if (r < 0) {
 		mw_free(&w);
-		return error_reply(c, 500, "scrape failed\n");
+		return error_reply(s, c, 500, "scrape failed\n");
 	}
-	return reply(c, 200, o.format == MW_OPENMETRICS ? MW_CT_OPENMETRICS : MW_CT_PROMETHEUS, w.buf, w.len, false);
+	return reply(s, c, 200, o.format == MW_OPENMETRICS ? MW_CT_OPENMETRICS : MW_CT_PROMETHEUS, w.buf, w.len, false);
 }
 
 /* Does the request carry a body? A GET has none: one is refused before it is read. */
-static bool has_body(struct MHD_Connection *c)
+static bool has_body(const struct server *s, struct MHD_Connection *c)
 {
-	const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *len = s->mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 
 	return (len && strcmp(len, "0")) ||
-	       MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	       s->mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
 }
 
 /* Errors are queued at the first call, on the headers alone, so that MHD never reads a body. */
@@ -121,15 +123,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			      const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
 	static int seen;
+	const struct server *s = cls;
 
 	if (*con_cls != &seen) {
 		*con_cls = &seen;
 		if (strcmp(method, MHD_HTTP_METHOD_GET))
-			return error_reply(c, 405, "only GET is served\n");
+			return error_reply(s, c, 405, "only GET is served\n");
 		if (strcmp(url, "/metrics"))
-			return error_reply(c, 404, "only /metrics is served\n");
-		if (has_body(c))
-			return error_reply(c, 400, "a request body is not accepted\n");
+			return error_reply(s, c, 404, "only /metrics is served\n");
+		if (has_body(s, c))
+			return error_reply(s, c, 400, "a request body is not accepted\n");
 		return MHD_YES;	/* answered at the next call, once the request is complete */
 	}
 	if (*upload_size)	/* a body without the headers saying so */
@@ -258,7 +261,7 @@ static int run(struct server *s, const char *listen)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);	/* every thread made below inherits it; sigwait takes them */
-	d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, &ss,
+	d = s->mhd.start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, &ss,
 			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT,
 			     (unsigned)CLIENT_TIMEOUT, MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
 			     MHD_OPTION_END);
@@ -266,13 +269,13 @@ static int run(struct server *s, const char *listen)
 		cli_error(errno, "cannot listen on %s", listen);
 		return EXIT_RUNTIME;
 	}
-	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	info = s->mhd.get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	fprintf(stderr, "pagemap: serving /metrics on %s (port %u)\n", listen, info ? info->port : 0);
 	if (s->pss_interval > 0)
 		threaded = pthread_create(&th, NULL, exact_loop, s) == 0;
 	while (sigwait(&set, &sig) != 0)
 		;
-	MHD_stop_daemon(d);
+	s->mhd.stop_daemon(d);
 	if (threaded) {
 		pthread_mutex_lock(&s->lock);
 		s->stop = true;
@@ -295,6 +298,7 @@ int cmd_serve(struct pm_ctx *ctx, int argc, char **argv)
 	struct server s = { .ctx = ctx, .o = { .max_series = FLEET_MAX_SERIES }, .pss_interval = 300,
 			    .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
 	struct serve_args a = { DEFAULT_LISTEN, NULL };
+	char why[512];
 	int c, r;
 
 	optind = 0;
@@ -305,6 +309,11 @@ int cmd_serve(struct pm_ctx *ctx, int argc, char **argv)
 		return cli_usage_error("unexpected argument '%s'", argv[optind]);
 	if ((r = fleet_check_opts(&s.o, a.rules)) >= 0)
 		return r;
+	if (mhd_load(&s.mhd, why, sizeof(why)) < 0) {
+		fprintf(stderr, "pagemap serve: %s\n", why);
+		fleet_rules_free(&s.o);
+		return EXIT_RUNTIME;
+	}
 	s.root = pm_ctx_root(ctx);
 	pm_ctx_features(ctx);	/* probe once, before scrapes */
 	r = run(&s, a.listen);
