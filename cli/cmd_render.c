@@ -169,7 +169,7 @@ static struct pm_ctx *open_snapshot(const char *file)
 static int render_map(struct pm_ctx *ctx, struct pm_target *t, const struct render_opts *ro, enum fmt fmt, const char *arg,
 		      struct rnd_model *m, char **buf, size_t *len)
 {
-	struct rnd_layout lay = { ro->width, fmt == F_ANSI ? 2 : 8, MAX_CELLS, 24 };
+	struct rnd_layout lay = { ro->width, fmt == F_ANSI ? 2 : 8, MAX_CELLS, 24, false };
 	size_t limit = fmt == F_SVG ? SVG_MAX : fmt == F_HTML ? HTML_MAX : SIZE_MAX;
 
 	for (;;) {
@@ -265,7 +265,7 @@ static int load_recording(const char *path, struct heat_rec *rec)
 static int render_heat(struct pm_ctx *ctx, struct pm_target *t, const struct render_opts *ro, enum fmt fmt,
 		       struct rnd_model *m, char **buf, size_t *len)
 {
-	struct rnd_layout lay = { ro->width, 1, MAX_CELLS, 24 };
+	struct rnd_layout lay = { ro->width, 1, MAX_CELLS, 24, true };
 	const char *file = ro->track ? ro->track : ro->wss;
 	struct heat_rec rec = { 0 };
 	uint64_t *grid = NULL;

@@ -72,6 +72,7 @@ struct rnd_layout {
 	uint32_t min_rows;
 	uint32_t max_cells;	/* beyond, mappings are grouped into bands (said so) */
 	uint32_t gap_max;	/* widest gap break, cells */
+	bool one_row;		/* heat maps: the axis is one row, as wide as it must be */
 };
 
 struct rnd_model {
@@ -130,7 +131,8 @@ int rnd_write_html(FILE *f, const struct rnd_model *m);
 /* One interval of a recording: what it touched, as page ranges or per-mapping counts. */
 struct heat_range {
 	uint64_t start, end;
-	uint64_t pages;		/* pages counted in [start, end) (ranges: all of them) */
+	uint64_t bytes;		/* bytes counted in [start, end): all of it for exact ranges */
+	char *name;		/* per-mapping records: the recorded path (or NULL) */
 };
 struct heat_interval {
 	double t;
@@ -142,6 +144,8 @@ struct heat_rec {
 	bool per_mapping;	/* counts are per mapping (track maps, wss), not exact ranges */
 	struct heat_interval *iv;
 	size_t n, cap;
+	size_t nranges;		/* in all intervals (bounded) */
+	uint64_t off_axis;	/* pages of the recording that lie on no band (set by heat_grid) */
 };
 
 /*
@@ -154,7 +158,7 @@ void heat_free(struct heat_rec *rec);
 /* The axis from the recording itself (no process): its ranges merged into pseudo-mappings. */
 int heat_axis_from_rec(struct rnd_model *m, const struct heat_rec *rec);
 /* Time x address grid: counts[iv * ncells + cell] exact pages. Returns NULL on ENOMEM. */
-uint64_t *heat_grid(const struct rnd_model *m, const struct heat_rec *rec);
+uint64_t *heat_grid(const struct rnd_model *m, struct heat_rec *rec);
 int heat_write_svg(FILE *f, const struct rnd_model *m, const struct heat_rec *rec, const uint64_t *grid);
 int heat_write_json(FILE *f, const struct rnd_model *m, const struct heat_rec *rec, const uint64_t *grid);
 int heat_write_ansi(FILE *f, const struct rnd_model *m, const struct heat_rec *rec, const uint64_t *grid);

@@ -143,6 +143,10 @@ static void allocate(struct rnd_model *m, const struct rnd_layout *lay)
 	m->rows = (uint32_t)((nmap + nmap / 4 + ngap + lay->width - 1) / lay->width);
 	if (m->rows < lay->min_rows)
 		m->rows = lay->min_rows;
+	if (lay->one_row) {
+		m->width *= m->rows;
+		m->rows = 1;
+	}
 	total = (uint64_t)m->width * m->rows;
 	if (ngap) {
 		gapw = total / 50 / ngap;

@@ -312,14 +312,27 @@ int rnd_write_json(FILE *f, const struct rnd_model *m)
 
 /* ---- ANSI: the ribbon in a terminal, 24-bit background colours ---- */
 
+static char ansi_last[32];	/* the colour escape last written: repeat none (a terminal line stays short) */
+
+/* Write @s (which resets the colours) and forget the last colour. */
+static void ansi_reset(FILE *f, const char *s)
+{
+	fputs(s, f);
+	ansi_last[0] = '\0';
+}
+
 static void ansi_colour(FILE *f, const char *hex, unsigned level)
 {
+	char esc[32];
 	unsigned rgb[3], i;
 
 	sscanf(hex + 1, "%2x%2x%2x", &rgb[0], &rgb[1], &rgb[2]);
 	for (i = 0; i < 3; i++)	/* the opacity over a white background, as the SVG shows it */
 		rgb[i] = 255 - (255 - rgb[i]) * (level ? level : 4) / 4;
-	fprintf(f, "\033[48;2;%u;%u;%um", rgb[0], rgb[1], rgb[2]);
+	snprintf(esc, sizeof(esc), "\033[48;2;%u;%u;%um", rgb[0], rgb[1], rgb[2]);
+	if (strcmp(esc, ansi_last))
+		fputs(esc, f);
+	snprintf(ansi_last, sizeof(ansi_last), "%s", esc);
 }
 
 /* Under a row: each band's name from its first column, as far as the next band. */
@@ -366,13 +379,13 @@ int rnd_write_ansi(FILE *f, const struct rnd_model *m)
 			enum rnd_state s = rnd_cell_state(&m->cells[i], &level);
 
 			if (si >= 0 && m->segs[si].gap) {
-				fputs("\033[0m\033[90m~", f);
+				ansi_reset(f, "\033[0m\033[90m~");
 				continue;
 			}
 			ansi_colour(f, rnd_states[s].colour, level);
 			fputc(si >= 0 && m->segs[si].cell == i ? '|' : ' ', f);
 		}
-		fputs("\033[0m\n", f);
+		ansi_reset(f, "\033[0m\n");
 		ansi_names(f, m, r);
 	}
 	for (r = 0; r < m->ncells; r++)
@@ -380,7 +393,8 @@ int rnd_write_ansi(FILE *f, const struct rnd_model *m)
 			st[k] += m->cells[r].state[k];
 	for (k = 0; k < RS_NSTATE; k++) {
 		ansi_colour(f, rnd_states[k].colour, 4);
-		fprintf(f, "  \033[0m %s %s%s", rnd_states[k].name, rnd_size(st[k], a, sizeof(a)), k + 1 < RS_NSTATE ? "  " : "\n");
+		ansi_reset(f, "  \033[0m");
+		fprintf(f, " %s %s%s", rnd_states[k].name, rnd_size(st[k], a, sizeof(a)), k + 1 < RS_NSTATE ? "  " : "\n");
 	}
 	return ferror(f) ? -EIO : 0;
 }
