@@ -169,7 +169,8 @@ static struct pm_ctx *open_snapshot(const char *file)
 static int render_map(struct pm_ctx *ctx, struct pm_target *t, const struct render_opts *ro, enum fmt fmt, const char *arg,
 		      struct rnd_model *m, char **buf, size_t *len)
 {
-	struct rnd_layout lay = { ro->width, fmt == F_ANSI ? 2 : 8, MAX_CELLS, 24, false };
+	/* HTML: at most 20000 bands, so that the mapping list and the data stay within 2 MiB */
+	struct rnd_layout lay = { ro->width, fmt == F_ANSI ? 2 : 8, fmt == F_HTML ? 20000 : MAX_CELLS, 24, false };
 	size_t limit = fmt == F_SVG ? SVG_MAX : fmt == F_HTML ? HTML_MAX : SIZE_MAX;
 
 	for (;;) {
@@ -193,6 +194,7 @@ static int render_map(struct pm_ctx *ctx, struct pm_target *t, const struct rend
 		free(*buf);
 		*buf = NULL;
 		lay.max_cells /= 2;
+		m->max_runs /= 2;
 		rnd_model_reset(m);
 	}
 }

@@ -168,6 +168,8 @@ static void allocate(struct rnd_model *m, const struct rnd_layout *lay)
 		cell += (uint32_t)n;
 	}
 	m->ncells = cell;
+	if (!lay->one_row)	/* rows that small bands left empty are not drawn */
+		m->rows = cell ? cell / m->width + (cell % m->width != 0) : 1;
 }
 
 /* The first segment page of cell @i of @s: floor(i * pages / ncells). */
