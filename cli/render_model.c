@@ -119,17 +119,39 @@ static uint64_t isqrt(uint64_t v)
 	return r;
 }
 
+/* Give each segment its cells: gaps @gapw, bands 1 + their share of the rest (never more than their pages). */
+static uint32_t assign(struct rnd_model *m, uint64_t gapw, uint64_t avail, unsigned __int128 wsum)
+{
+	uint32_t cell = 0;
+	size_t i;
+
+	for (i = 0; i < m->nsegs; i++) {
+		struct rnd_seg *s = &m->segs[i];
+		uint64_t n = gapw;
+
+		if (!s->gap) {
+			n = 1 + (uint64_t)((unsigned __int128)avail * (isqrt(s->pages) + 1) / wsum);
+			if (n > s->pages)
+				n = s->pages;
+		}
+		s->cell = cell;
+		s->ncells = (uint32_t)n;
+		cell += (uint32_t)n;
+	}
+	return cell;
+}
+
 /*
  * Widths: every band at least one cell and at most one cell per page; the
  * rest shared by the square root of the pages, so a 4 GiB heap does not
- * squeeze a 4 KiB library out. Gaps get a fixed width, 2 % of the cells at most.
+ * squeeze a 4 KiB library out. Gaps get a fixed width: 2 % of the cells
+ * drawn at most, also once the rows that small bands leave empty are cut.
  */
 static void allocate(struct rnd_model *m, const struct rnd_layout *lay)
 {
 	size_t i, nmap = 0, ngap = 0;
 	unsigned __int128 wsum = 0;
-	uint64_t total, gapw = 0, avail;
-	uint32_t cell = 0;
+	uint64_t total, gapw = 0;
 
 	for (i = 0; i < m->nsegs; i++) {
 		if (m->segs[i].gap)
@@ -153,23 +175,17 @@ static void allocate(struct rnd_model *m, const struct rnd_layout *lay)
 		if (gapw > lay->gap_max)
 			gapw = lay->gap_max;
 	}
-	avail = total - gapw * ngap - nmap;
-	for (i = 0; i < m->nsegs; i++) {
-		struct rnd_seg *s = &m->segs[i];
-		uint64_t n = gapw;
+	for (;;) {
+		uint32_t cell = assign(m, gapw, total - gapw * ngap - nmap, wsum ? wsum : 1);
+		uint32_t rows = lay->one_row ? 1 : cell ? cell / m->width + (cell % m->width != 0) : 1;
 
-		if (!s->gap) {
-			n = 1 + (uint64_t)((unsigned __int128)avail * (isqrt(s->pages) + 1) / wsum);
-			if (n > s->pages)
-				n = s->pages;
+		m->ncells = cell;
+		if (!gapw || gapw * ngap * 50 <= (uint64_t)rows * m->width) {
+			m->rows = rows;
+			return;
 		}
-		s->cell = cell;
-		s->ncells = (uint32_t)n;
-		cell += (uint32_t)n;
+		gapw = (uint64_t)rows * m->width / 50 / ngap < gapw ? (uint64_t)rows * m->width / 50 / ngap : gapw - 1;
 	}
-	m->ncells = cell;
-	if (!lay->one_row)	/* rows that small bands left empty are not drawn */
-		m->rows = cell ? cell / m->width + (cell % m->width != 0) : 1;
 }
 
 /* The first segment page of cell @i of @s: floor(i * pages / ncells). */

@@ -300,8 +300,8 @@ int rnd_write_json(FILE *f, const struct rnd_model *m)
 
 		if (c->state[RS_NONE] == 0 && s == RS_NONE)
 			continue;	/* gap cells and empty ones: the segments say what they are */
-		fprintf(f, "%s\n{\"cell\":%zu,\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64 "\",\"state\":\"%s\",\"bytes\":",
-			first ? "" : ",", i, c->start, c->end, rnd_states[s].name);
+		fprintf(f, "%s\n{\"cell\":%zu,\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64 "\",\"state\":\"%s\",\"level\":%u,"
+			   "\"bytes\":", first ? "" : ",", i, c->start, c->end, rnd_states[s].name, level);
 		json_bytes(f, c->bytes);
 		fputc('}', f);
 		first = false;
