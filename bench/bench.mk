@@ -56,3 +56,8 @@ bench-fleet: all $(BUILD)/bench/touch
 .PHONY: bench-cache
 bench-cache: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-cache.sh
+
+# Not part of `make bench` (issue #15's figures, on request): render time against maps, output sizes.
+.PHONY: bench-render
+bench-render: all bench-programs
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-render.sh
