@@ -48,6 +48,9 @@ for case in demo-6.18-root:4242 demo-6.18-user:4243 current-4.9-user:4242 curren
 		out=$(python3 "$check" bounds "$work/$fx.json") && pass "bounds-$fx" || fail "bounds-$fx" "$out"
 done
 
+cmp -s "$src/docs/render-demo.svg" "$src/tests/cli/golden/render-demo-6.18-root.svg" && pass "readme-picture" ||
+	fail "readme-picture" "docs/render-demo.svg is not the demo fixture's picture (cp the golden SVG there)"
+
 # --- hostile layouts: trees made from the demo's, their pagemap a sparse file (unmapped words read 0) ---
 mktree() {	# mktree NAME MAPS_GENERATOR: $work/NAME with proc/4242/maps from python code printing lines
 	cp -r "$work/demo-6.18-root" "$work/$1"
