@@ -22,6 +22,7 @@ enum fmt { F_AUTO, F_SVG, F_HTML, F_ANSI, F_JSON };
 
 struct render_opts {
 	const char *out, *snapshot, *track, *wss;
+	bool diff;
 	enum fmt fmt;
 	unsigned width;
 };
@@ -31,6 +32,7 @@ static int usage_help(void)
 	fputs("Usage: pagemap render [options] PID\n"
 	      "       pagemap render [options] --snapshot FILE [PID]\n"
 	      "       pagemap render [options] --track FILE|--wss FILE [PID]\n"
+	      "       pagemap render [options] --diff A B [PID]\n"
 	      "\nA picture of a process's address space: one band per mapping, in address order, wrapped\n"
 	      "into rows; gaps between mappings collapsed to a short hatched break labelled with their\n"
 	      "size. Each cell is a slice of a band's pages, coloured by the state most of its pages are in\n"
@@ -44,6 +46,8 @@ static int usage_help(void)
 	      "      --snapshot FILE  draw a process of a file written by 'pagemap snapshot'\n"
 	      "      --track FILE     heat map of a 'pagemap track -J' recording (written pages)\n"
 	      "      --wss FILE       heat map of 'pagemap wss -J' recordings (accessed pages)\n"
+	      "      --diff           colour what changed from snapshot A to snapshot B: appeared,\n"
+	      "                       freed, written, swapped, moved, huge page formed or split\n"
 	      "  -w, --width N        cells per row (default 1200; ansi: the terminal's width)\n"
 	      "  -h, --help           this help\n"
 	      "\nColours (Okabe-Ito, colour-blind safe):\n", stdout);
@@ -166,7 +170,7 @@ static struct pm_ctx *open_snapshot(const char *file)
 }
 
 /* Render into memory; when over the format's bound, lay out again with fewer cells (mappings grouped). */
-static int render_map(struct pm_ctx *ctx, struct pm_target *t, const struct render_opts *ro, enum fmt fmt, const char *arg,
+static int render_map(struct pm_ctx *ctx, struct pm_target *before, struct pm_target *t, const struct render_opts *ro, enum fmt fmt, const char *arg,
 		      struct rnd_model *m, char **buf, size_t *len)
 {
 	/* HTML: at most 20000 bands, so that the mapping list and the data stay within 2 MiB */
@@ -175,7 +179,7 @@ static int render_map(struct pm_ctx *ctx, struct pm_target *t, const struct rend
 
 	for (;;) {
 		FILE *f;
-		int rc = rnd_model_fill(m, t, &lay);
+		int rc = before ? rnd_diff_fill(m, before, t, &lay) : rnd_model_fill(m, t, &lay);
 
 		if (rc < 0) {
 			cli_walk_error(ctx, -rc, arg);
@@ -304,12 +308,13 @@ out:
 
 static int parse_args(int argc, char **argv, struct render_opts *ro)
 {
-	enum { OPT_SNAPSHOT = 0x2000, OPT_TRACK, OPT_WSS };
+	enum { OPT_SNAPSHOT = 0x2000, OPT_TRACK, OPT_WSS, OPT_DIFF };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },   { "format", required_argument, NULL, 'f' },
 		{ "width", required_argument, NULL, 'w' },    { "snapshot", required_argument, NULL, OPT_SNAPSHOT },
 		{ "track", required_argument, NULL, OPT_TRACK }, { "wss", required_argument, NULL, OPT_WSS },
-		{ "help", no_argument, NULL, 'h' },	      { NULL, 0, NULL, 0 },
+		{ "diff", no_argument, NULL, OPT_DIFF },      { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
 	int c;
@@ -328,6 +333,8 @@ static int parse_args(int argc, char **argv, struct render_opts *ro)
 			ro->track = optarg;
 		else if (c == OPT_WSS)
 			ro->wss = optarg;
+		else if (c == OPT_DIFF)
+			ro->diff = true;
 		else if (c == 'h')
 			return -1;
 		else if (c != 'f' && c != 'w')
@@ -337,6 +344,12 @@ static int parse_args(int argc, char **argv, struct render_opts *ro)
 		return cli_usage_error("--track and --wss exclude each other");
 	if (ro->fmt == F_HTML && (ro->track || ro->wss))
 		return cli_usage_error("heat maps are svg, ansi or json");
+	if (ro->diff && (ro->snapshot || ro->track || ro->wss))
+		return cli_usage_error("--diff takes two snapshots of its own, without --snapshot, --track or --wss");
+	if (ro->diff && (argc - optind < 2 || argc - optind > 3))
+		return cli_usage_error("--diff needs two snapshots, A and B, and a PID when they hold several processes");
+	if (ro->diff)
+		return 0;
 	if (argc - optind > 1)
 		return cli_usage_error("too many arguments");
 	if (optind == argc && !ro->snapshot && !ro->track && !ro->wss)
@@ -377,12 +390,28 @@ static int open_target(struct pm_ctx **ctx, struct pm_ctx **own, const struct re
 	return EXIT_OK;
 }
 
+/* --diff: the same process in snapshot @file (A), and the source saying what is compared. */
+static int open_before(const char *file, struct pm_target *t, struct pm_ctx **own, struct pm_target **before,
+		       char *source, size_t size)
+{
+	char arg[32];
+	size_t len = strlen(source);
+
+	if (!(*own = open_snapshot(file)))
+		return EXIT_BADINPUT;
+	snprintf(arg, sizeof(arg), "%d", (int)pm_target_pid(t));
+	if (!(*before = cli_open_target(*own, pm_target_pid(t), arg)))
+		return EXIT_RUNTIME;
+	snprintf(source + len, size - len, ", changes since %s", file);
+	return EXIT_OK;
+}
+
 int cmd_render(struct pm_ctx *ctx, int argc, char **argv)
 {
 	struct render_opts ro = { .width = 0 };
 	struct rnd_model m = { 0 };
-	struct pm_ctx *own = NULL, *use = ctx;
-	struct pm_target *t = NULL;
+	struct pm_ctx *own = NULL, *own_a = NULL, *use = ctx;
+	struct pm_target *t = NULL, *before = NULL;
 	char *buf = NULL;
 	size_t len = 0;
 	enum fmt fmt;
@@ -395,7 +424,12 @@ int cmd_render(struct pm_ctx *ctx, int argc, char **argv)
 	fmt = ro.fmt != F_AUTO ? ro.fmt : default_fmt(ro.out);
 	if (!ro.width)
 		ro.width = fmt == F_ANSI ? term_width() : 1200;
-	code = open_target(&use, &own, &ro, optind < argc ? argv[optind] : NULL, &t, m.source, sizeof(m.source));
+	if (ro.diff)	/* B is the snapshot drawn; A the one it is compared with */
+		ro.snapshot = argv[optind + 1];
+	code = open_target(&use, &own, &ro, argc - optind > 2 ? argv[optind + 2] : !ro.diff && optind < argc ? argv[optind] : NULL,
+			   &t, m.source, sizeof(m.source));
+	if (code == EXIT_OK && ro.diff)
+		code = open_before(argv[optind], t, &own_a, &before, m.source, sizeof(m.source));
 	if (code != EXIT_OK)
 		goto out;
 	m.page_size = pm_ctx_features(use)->page_size;
@@ -403,7 +437,7 @@ int cmd_render(struct pm_ctx *ctx, int argc, char **argv)
 	if (ro.track || ro.wss)
 		code = render_heat(use, t, &ro, fmt, &m, &buf, &len);
 	else
-		code = render_map(use, t, &ro, fmt, optind < argc ? argv[optind] : m.source, &m, &buf, &len);
+		code = render_map(use, before, t, &ro, fmt, m.source, &m, &buf, &len);
 	if (code == EXIT_OK && (rc = write_atomic(ro.out, buf, len)) < 0) {
 		cli_error(-rc, "cannot write %s", ro.out ? ro.out : "standard output");
 		code = EXIT_RUNTIME;
@@ -412,6 +446,8 @@ out:
 	free(buf);
 	rnd_model_free(&m);
 	pm_target_close(t);
+	pm_target_close(before);
 	pm_ctx_free(own);
+	pm_ctx_free(own_a);
 	return code;
 }

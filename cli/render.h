@@ -29,6 +29,9 @@ struct rnd_state_info {
 	const char *meaning;
 };
 extern const struct rnd_state_info rnd_states[RS_NSTATE];
+/* A diff's states in the same slots: slot 0 "unchanged" is the faded background, the others are changes. */
+enum rnd_diff_state { RD_SAME, RD_APPEARED, RD_FREED, RD_WRITTEN, RD_SWAPPED, RD_MOVED, RD_HUGE };
+extern const struct rnd_state_info rnd_diff_states[RS_NSTATE];
 
 /* One mapping as the axis keeps it (its own copy of the path). */
 struct rnd_map {
@@ -89,6 +92,7 @@ struct rnd_model {
 	struct rnd_run *runs;
 	size_t nruns, cap_runs, max_runs;
 	uint64_t runs_left_out;		/* runs beyond max_runs (the cells still count them) */
+	const struct rnd_state_info *states;	/* rnd_states, or rnd_diff_states (what state[] counts) */
 	uint32_t known;			/* PM_PAGE_* the walk could tell */
 	size_t hint;			/* the mapping of the last run (a search hint) */
 	char source[256];		/* what was drawn: "process 4242", "snapshot FILE" */
@@ -103,6 +107,14 @@ int rnd_add_map(struct rnd_model *m, uint64_t start, uint64_t end, const char *p
 int rnd_layout(struct rnd_model *m, const struct rnd_layout *lay);
 /* Count one run's bytes in the cells it covers (clipped to the mappings). */
 void rnd_add_run(struct rnd_model *m, const struct pm_run *r);
+/* Count [@start, @end) with page flags @flags (classes) under state slot @state (clipped to the mappings). */
+void rnd_add_piece(struct rnd_model *m, uint64_t start, uint64_t end, uint32_t flags, unsigned state);
+/*
+ * Diff of two views of one process (render_diff.c): the axis from both
+ * views' mappings, both walked in lockstep, each piece counted under its
+ * change (rnd_diff_states) with B's classes. Returns 0 or -errno.
+ */
+int rnd_diff_fill(struct rnd_model *m, struct pm_target *a, struct pm_target *b, const struct rnd_layout *lay);
 /* Read @t's mappings, lay out, walk once. Returns 0 or -errno from the library (the walk's). */
 int rnd_model_fill(struct rnd_model *m, struct pm_target *t, const struct rnd_layout *lay);
 void rnd_model_free(struct rnd_model *m);

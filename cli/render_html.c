@@ -327,7 +327,7 @@ static void html_data(FILE *f, const struct rnd_model *m)
 	fprintf(f, ",\"page\":%" PRIu64 ",\"width\":%u,\"rows\":%u,\"ncells\":%u,\"group\":%u,\"states\":[", m->page_size,
 		m->width, m->rows, m->ncells, m->group);
 	for (k = 0; k < RS_NSTATE; k++)
-		fprintf(f, "%s[\"%s\",\"%s\"]", k ? "," : "", rnd_states[k].name, rnd_states[k].colour);
+		fprintf(f, "%s[\"%s\",\"%s\"]", k ? "," : "", m->states[k].name, m->states[k].colour);
 	fputs("],\"classes\":[", f);
 	for (k = 0; k < RC_NCLASS; k++)
 		fprintf(f, "%s\"%s\"", k ? "," : "", rnd_classes[k].name);
@@ -354,7 +354,7 @@ static void html_legend(FILE *f, const struct rnd_model *m)
 			st[k] += m->cells[i].state[k];
 	fputs("<div id=\"legend\">", f);
 	for (k = 0; k < RS_NSTATE; k++)
-		fprintf(f, "<span class=\"sw\" style=\"background:%s\"></span>%s %s", rnd_states[k].colour, rnd_states[k].name,
+		fprintf(f, "<span class=\"sw\" style=\"background:%s\"></span>%s %s", m->states[k].colour, m->states[k].name,
 			rnd_size(st[k], sz, sizeof(sz)));
 	fputs("<br>bytes by class:", f);
 	for (k = 0; k < RC_NCLASS; k++)

@@ -29,6 +29,16 @@ const struct rnd_state_info rnd_states[RS_NSTATE] = {
 	[RS_GUARD] = { "guard", "#000000", "guard region" },
 };
 
+const struct rnd_state_info rnd_diff_states[RS_NSTATE] = {
+	[RD_SAME] = { "unchanged", "#E4E4E4", "the same in both, or in neither" },
+	[RD_APPEARED] = { "appeared", "#009E73", "in RAM or swap in B only" },
+	[RD_FREED] = { "freed", "#D55E00", "in RAM or swap in A only" },
+	[RD_WRITTEN] = { "written", "#0072B2", "zero page replaced, copy-on-write broken, soft-dirty gained" },
+	[RD_SWAPPED] = { "swapped", "#E69F00", "swapped out or in" },
+	[RD_MOVED] = { "moved", "#CC79A7", "another frame in B" },
+	[RD_HUGE] = { "thp", "#56B4E9", "a huge page formed or split" },
+};
+
 int rnd_add_map(struct rnd_model *m, uint64_t start, uint64_t end, const char *perms, const char *path, size_t len)
 {
 	struct rnd_map *mp;
@@ -234,6 +244,8 @@ int rnd_layout(struct rnd_model *m, const struct rnd_layout *lay)
 	while (m->nmaps / group + m->nmaps / group / 4 > lay->max_cells)
 		group *= 2;
 	m->group = group;
+	if (!m->states)
+		m->states = rnd_states;
 	if ((err = make_segs(m, group)) < 0)
 		return err;
 	allocate(m, lay);
@@ -297,11 +309,10 @@ static long find_map(const struct rnd_model *m, uint64_t addr, size_t *hint)
 	return -1;
 }
 
-/* Pages [o0, o1) of segment @s with flags @f: into every cell they cover. */
-static void add_to_cells(struct rnd_model *m, const struct rnd_seg *s, uint64_t o0, uint64_t o1, uint32_t f)
+/* Pages [o0, o1) of segment @s with flags @f: into every cell they cover, under state slot @st. */
+static void add_to_cells(struct rnd_model *m, const struct rnd_seg *s, uint64_t o0, uint64_t o1, uint32_t f, unsigned st)
 {
 	uint64_t i = (uint64_t)(((unsigned __int128)(o0 + 1) * s->ncells + s->pages - 1) / s->pages) - 1;
-	enum rnd_state st = run_state(f);
 
 	while (o0 < o1 && i < s->ncells) {
 		uint64_t next = cell_first_page(s, i + 1), upto = next < o1 ? next : o1;
@@ -340,11 +351,13 @@ static void keep_run(struct rnd_model *m, const struct pm_run *r, uint64_t s, ui
 	*k = (struct rnd_run){ s, e, r->flags, r->pfn, r->swap_offset, r->swap_type, (uint32_t)mi };
 }
 
-void rnd_add_run(struct rnd_model *m, const struct pm_run *r)
+/* [@start, @end) into the cells and sums of the mappings it lies in; calls @keep for each mapping's piece. */
+static void add_span(struct rnd_model *m, uint64_t start, uint64_t end, uint32_t flags, unsigned state,
+		     const struct pm_run *keep)
 {
-	uint64_t s = r->start;
+	uint64_t s = start;
 
-	while (s < r->end) {
+	while (s < end) {
 		long mi = find_map(m, s, &m->hint);
 		const struct rnd_map *mp;
 		uint64_t e;
@@ -352,14 +365,25 @@ void rnd_add_run(struct rnd_model *m, const struct pm_run *r)
 		if (mi < 0)
 			return;	/* a mapping that appeared after the maps were read: not on the axis */
 		mp = &m->maps[mi];
-		e = r->end < mp->end ? r->end : mp->end;
+		e = end < mp->end ? end : mp->end;
 		add_to_cells(m, &m->segs[mp->seg], mp->seg_page + (s - mp->start) / m->page_size,
-			     mp->seg_page + (e - mp->start) / m->page_size, r->flags);
-		class_bytes(r->flags, e - s, m->maps[mi].bytes);
-		class_bytes(r->flags, e - s, m->total);
-		keep_run(m, r, s, e, mi);
+			     mp->seg_page + (e - mp->start) / m->page_size, flags, state);
+		class_bytes(flags, e - s, m->maps[mi].bytes);
+		class_bytes(flags, e - s, m->total);
+		if (keep)
+			keep_run(m, keep, s, e, mi);
 		s = e;
 	}
+}
+
+void rnd_add_run(struct rnd_model *m, const struct pm_run *r)
+{
+	add_span(m, r->start, r->end, r->flags, run_state(r->flags), r);
+}
+
+void rnd_add_piece(struct rnd_model *m, uint64_t start, uint64_t end, uint32_t flags, unsigned state)
+{
+	add_span(m, start, end, flags, state < RS_NSTATE ? state : 0, NULL);
 }
 
 static int read_maps(struct rnd_model *m, struct pm_target *t)

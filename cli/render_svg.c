@@ -54,7 +54,7 @@ static void svg_cells(FILE *f, const struct rnd_model *m, const unsigned char *k
 			j++;
 		if (!any)
 			fprintf(f, "<path fill=\"none\" stroke=\"%s\" stroke-opacity=\"%s\" stroke-width=\"%d\" d=\"",
-				rnd_states[key / 5].colour, opacity[key % 5], CELL_H);
+				m->states[key / 5].colour, opacity[key % 5], CELL_H);
 		if (i / m->width != row) {
 			row = i / m->width;
 			fprintf(f, "M%u %uh%u", cell_x(m, i), cell_y(m, i) + CELL_H / 2, j - i + 1);
@@ -146,7 +146,7 @@ static void svg_legend(FILE *f, const struct rnd_model *m, uint32_t y)
 
 		fprintf(f, "<rect x=\"%u\" y=\"%u\" width=\"12\" height=\"12\" fill=\"%s\" stroke=\"#555555\" "
 			   "stroke-width=\".5\"/><text x=\"%u\" y=\"%u\">%s %s (%" PRIu64 " B)</text>\n",
-			x, yy, rnd_states[k].colour, x + 16, yy + 10, rnd_states[k].name, rnd_size(st[k], sz, sizeof(sz)),
+			x, yy, m->states[k].colour, x + 16, yy + 10, m->states[k].name, rnd_size(st[k], sz, sizeof(sz)),
 			st[k]);
 	}
 	y += 44;
@@ -275,6 +275,7 @@ static void json_seg(FILE *f, const struct rnd_model *m, const struct rnd_seg *s
 
 int rnd_write_json(FILE *f, const struct rnd_model *m)
 {
+	const char *sep;
 	size_t i;
 	bool first = true;
 	int k;
@@ -301,9 +302,15 @@ int rnd_write_json(FILE *f, const struct rnd_model *m)
 		if (c->state[RS_NONE] == 0 && s == RS_NONE)
 			continue;	/* gap cells and empty ones: the segments say what they are */
 		fprintf(f, "%s\n{\"cell\":%zu,\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64 "\",\"state\":\"%s\",\"level\":%u,"
-			   "\"bytes\":", first ? "" : ",", i, c->start, c->end, rnd_states[s].name, level);
+			   "\"bytes\":", first ? "" : ",", i, c->start, c->end, m->states[s].name, level);
 		json_bytes(f, c->bytes);
-		fputc('}', f);
+		fputs(",\"states\":{", f);
+		for (k = 0, sep = ""; k < RS_NSTATE; k++)
+			if (c->state[k]) {
+				fprintf(f, "%s\"%s\":%" PRIu64, sep, m->states[k].name, c->state[k]);
+				sep = ",";
+			}
+		fputs("}}", f);
 		first = false;
 	}
 	fputs("]}}\n", f);
@@ -382,7 +389,7 @@ int rnd_write_ansi(FILE *f, const struct rnd_model *m)
 				ansi_reset(f, "\033[0m\033[90m~");
 				continue;
 			}
-			ansi_colour(f, rnd_states[s].colour, level);
+			ansi_colour(f, m->states[s].colour, level);
 			fputc(si >= 0 && m->segs[si].cell == i ? '|' : ' ', f);
 		}
 		ansi_reset(f, "\033[0m\n");
@@ -392,9 +399,9 @@ int rnd_write_ansi(FILE *f, const struct rnd_model *m)
 		for (k = 0; k < RS_NSTATE; k++)
 			st[k] += m->cells[r].state[k];
 	for (k = 0; k < RS_NSTATE; k++) {
-		ansi_colour(f, rnd_states[k].colour, 4);
+		ansi_colour(f, m->states[k].colour, 4);
 		ansi_reset(f, "  \033[0m");
-		fprintf(f, " %s %s%s", rnd_states[k].name, rnd_size(st[k], a, sizeof(a)), k + 1 < RS_NSTATE ? "  " : "\n");
+		fprintf(f, " %s %s%s", m->states[k].name, rnd_size(st[k], a, sizeof(a)), k + 1 < RS_NSTATE ? "  " : "\n");
 	}
 	return ferror(f) ? -EIO : 0;
 }

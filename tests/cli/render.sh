@@ -150,6 +150,51 @@ else
 	fail "snapshot" "cannot make a snapshot of the demo tree"
 fi
 
+# --- diff colouring: the bytes of each change add up to what `pagemap diff` counts for the same snapshots ---
+cp -r "$demo" "$work/da" && cp -r "$demo" "$work/db"
+python3 - "$work/da/proc/4242" "$work/db/proc/4242" <<'PY'
+import struct, sys
+P, S, X, D = 1 << 63, 1 << 62, 1 << 56, 1 << 55
+def edit(d, va, fn):
+    with open(d + "/pagemap", "r+b") as f:
+        f.seek(va // 4096 * 8)
+        w = struct.unpack("<Q", f.read(8))[0]
+        f.seek(va // 4096 * 8)
+        f.write(struct.pack("<Q", fn(w)))
+a, b = sys.argv[1:]
+edit(b, 0x55c74c998000, lambda w: P | X | D | 0x200000)			# [heap]: appeared
+edit(b, 0x55c74c996000, lambda w: 0)					# [heap]: freed
+edit(b, 0x7f05c1974000, lambda w: S | D | (0x100 << 5))			# swapped out
+edit(b, 0x7f05c1975000, lambda w: (w & ~((1 << 55) - 1)) | 0x300000)	# moved
+edit(a, 0x7f05c1977000, lambda w: w & ~X)				# shared in A ...
+edit(b, 0x7f05c1977000, lambda w: (w & ~((1 << 55) - 1)) | 0x300001)	# ... own frame in B: written
+PY
+if "$pagemap" snapshot --from-tree "$work/da" -o "$work/a.snap" >/dev/null 2>&1 &&
+	"$pagemap" snapshot --from-tree "$work/db" -o "$work/b.snap" >/dev/null 2>&1; then
+	"$pagemap" render --diff "$work/a.snap" "$work/b.snap" -f json >"$work/diff.json" 2>"$work/err"
+	"$pagemap" diff -J "$work/a.snap" "$work/b.snap" >"$work/libdiff.json"
+	out=$(python3 - "$work/diff.json" "$work/libdiff.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["render"]
+got = {}
+for c in r["cells"]:
+    for k, v in c["states"].items():
+        got[k] = got.get(k, 0) + v
+rows = json.load(open(sys.argv[2]))["diff"]
+want = {k: sum(x[k] or 0 for x in rows) for k in ("appeared", "freed", "written", "moved")}
+want["swapped"] = sum((x["swapout"] or 0) + (x["swapin"] or 0) for x in rows)
+for k, v in want.items():
+    assert got.get(k, 0) == v, "%s: %d, pagemap diff says %d" % (k, got.get(k, 0), v)
+assert all(v == 4096 for v in want.values()), want
+PY
+) && pass "diff-bytes" || fail "diff-bytes" "$out $(cat "$work/err")"
+	"$pagemap" render --diff "$work/a.snap" "$work/b.snap" -o "$work/diff.svg" && xmllint --noout "$work/diff.svg" 2>/dev/null &&
+		grep -q 'appeared' "$work/diff.svg" && pass "diff-svg" || fail "diff-svg" "no valid SVG with the diff legend"
+	code diff-one-snapshot 2 "$pagemap" render --diff "$work/a.snap"
+else
+	fail "diff-setup" "cannot make the snapshots"
+fi
+
 # --- heat maps: exact cells of a recording (ranges), the recording's own axis and a process's ---
 cat >"$work/rec.json" <<'REC'
 {"t":0.5,"interval":0.5,"method":"uffd","written":12288,"pages":3,"ranges":[{"start":"0x7f05c2187000","end":"0x7f05c2189000","huge":false},{"start":"0x7f05c2200000","end":"0x7f05c2201000","huge":false}]}
