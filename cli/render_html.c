@@ -14,7 +14,7 @@ static const char css[] =
 	".sw{display:inline-block;width:12px;height:12px;vertical-align:middle;margin:0 4px 0 10px;border:1px solid #555555}"
 	"#legend{padding:6px 0}#side{display:flex;gap:8px;padding:8px}"
 	"#bands,#runs{flex:1;max-height:320px;overflow:auto;white-space:pre}"
-	".band{cursor:pointer}.band:hover{background:#EEEEEE}h2{font-size:12px;margin:0 0 4px 0;white-space:normal}";
+	".band{cursor:pointer;height:15px;line-height:15px}.band:hover{background:#EEEEEE}h2{font-size:12px;margin:0 0 4px 0;white-space:normal}";
 
 /*
  * The page's script: draws the cells on a canvas from a level-of-detail
@@ -30,7 +30,7 @@ static const char script[] =
 	"const ROW = 14, PITCH = 26, X0 = 8;\n"
 	"const cv = document.getElementById(\"map\"), ctx = cv.getContext(\"2d\");\n"
 	"const tip = document.getElementById(\"tip\"), info = document.getElementById(\"info\");\n"
-	"let zoom = 1, panX = 0, panY = 0, fit = 1, mark = -1, levels = [D.cells];\n"
+	"let zoom = 1, panX = 0, panY = 0, fit = 1, mark = -1, levels = [];\n"
 	"const GAP = 126 - 48;	/* '~': a gap's cells */\n"
 	"const hex = n => \"0x\" + n.toString(16);\n"
 	"const big = s => BigInt(s);\n"
@@ -39,25 +39,42 @@ static const char script[] =
 	"	while (b >= 1024 && i < 6) { b /= 1024; i++; }\n"
 	"	return (i ? (b < 10 ? b.toFixed(1).replace(/\\.0$/, \"\") : Math.floor(b)) : b) + u[i];\n"
 	"}\n"
-	"function code(lv, i) { return levels[lv].charCodeAt(i) - 48; }\n"
-	"/* The level-of-detail grid: level k holds one code per 2^k cells, the most populated state of them. */\n"
+	"/* Colours of the codes ('0' + state * 5 + level), over white as the SVG blends them; gaps and the end: clear. */\n"
+	"const RGB = [];\n"
+	"for (let c = 0; c < 256; c++) {\n"
+	"	const st = D.states[Math.floor(c / 5)];\n"
+	"	if (!st || c === GAP) { RGB.push([0, 0, 0, 0]); continue; }\n"
+	"	const op = [1, .4, .6, .8, 1][c % 5], h = st[1];\n"
+	"	RGB.push([1, 3, 5].map(k => Math.round(255 - (255 - parseInt(h.substr(k, 2), 16)) * op)).concat([255]));\n"
+	"}\n"
+	"function rank(c) { return c === 255 ? -2 : c === GAP ? -1 : c % 5; }\n"
+	"/* The level-of-detail grid: level k holds, per row, one code per 2^k cells: the most populated of them. */\n"
 	"function buildLevels() {\n"
-	"	let cur = D.cells;\n"
-	"	while (cur.length > 1 && levels.length < 12) {\n"
-	"		let next = \"\";\n"
-	"		for (let i = 0; i < cur.length; i += 2) {\n"
-	"			const a = cur.charCodeAt(i), b = i + 1 < cur.length ? cur.charCodeAt(i + 1) : a;\n"
-	"			const ra = a === 126 ? -1 : a % 5, rb = b === 126 ? -1 : b % 5;\n"
-	"			next += String.fromCharCode(ra >= rb ? a : b);\n"
-	"		}\n"
-	"		levels.push(next);\n"
-	"		cur = next;\n"
+	"	const base = new Uint8Array(D.rows * D.width).fill(255);\n"
+	"	for (let i = 0; i < D.ncells; i++) base[i] = D.cells.charCodeAt(i) - 48;\n"
+	"	let cur = { w: D.width, data: base, img: null };\n"
+	"	levels.push(cur);\n"
+	"	while (cur.w > 1 && levels.length < 12) {\n"
+	"		const w = Math.ceil(cur.w / 2), data = new Uint8Array(D.rows * w);\n"
+	"		for (let r = 0; r < D.rows; r++)\n"
+	"			for (let j = 0; j < w; j++) {\n"
+	"				const a = cur.data[r * cur.w + 2 * j], b = 2 * j + 1 < cur.w ? cur.data[r * cur.w + 2 * j + 1] : a;\n"
+	"				data[r * w + j] = rank(a) >= rank(b) ? a : b;\n"
+	"			}\n"
+	"		cur = { w: w, data: data, img: null };\n"
+	"		levels.push(cur);\n"
 	"	}\n"
 	"}\n"
-	"function colour(c) {\n"
-	"	if (c === GAP) return null;\n"
-	"	const st = D.states[Math.floor(c / 5)], lv = c % 5;\n"
-	"	return [st[1], [1, .4, .6, .8, 1][lv]];\n"
+	"/* A level as an image, one pixel per code and one line per row: the map is a few drawImage calls. */\n"
+	"function image(k) {\n"
+	"	const L = levels[k];\n"
+	"	if (L.img) return L.img;\n"
+	"	const c = document.createElement(\"canvas\");\n"
+	"	c.width = L.w; c.height = D.rows;\n"
+	"	const g = c.getContext(\"2d\"), id = g.createImageData(L.w, D.rows);\n"
+	"	for (let i = 0; i < L.data.length; i++) id.data.set(RGB[L.data[i]], i * 4);\n"
+	"	g.putImageData(id, 0, 0);\n"
+	"	return (L.img = c);\n"
 	"}\n"
 	"function segOf(cell) {\n"
 	"	let lo = 0, hi = D.segs.length;\n"
@@ -69,30 +86,30 @@ static const char script[] =
 	"	const w = Math.max(200, window.innerWidth - 2 * X0);\n"
 	"	fit = Math.max(1, Math.floor(w / D.width)) || 1;\n"
 	"	cv.width = Math.min(w, D.width * fit);\n"
-	"	cv.height = Math.max(100, Math.min(window.innerHeight - cv.offsetTop - 8, D.rows * PITCH + 4));\n"
+	"	cv.height = Math.max(100, Math.min(window.innerHeight - 48 - 8, D.rows * PITCH + 4));	/* 48: the header (no layout forced) */\n"
 	"	cv.style.width = cv.width + \"px\"; cv.style.height = cv.height + \"px\";\n"
 	"	draw();\n"
 	"}\n"
 	"function draw() {\n"
-	"	const cw = fit * zoom;\n"
+	"	const cw = fit * zoom, per = D.width;\n"
 	"	let lv = 0;\n"
 	"	while (cw * (1 << lv) < 1 && lv + 1 < levels.length) lv++;\n"
-	"	const step = 1 << lv, cells = levels[lv], per = D.width;\n"
+	"	const L = levels[lv], img = image(lv), sw = cw * (1 << lv);\n"
 	"	ctx.fillStyle = \"#FFFFFF\"; ctx.fillRect(0, 0, cv.width, cv.height);\n"
+	"	ctx.imageSmoothingEnabled = false;\n"
 	"	ctx.font = \"10px monospace\";\n"
 	"	for (let r = 0; r < D.rows; r++) {\n"
 	"		const y = r * PITCH - panY;\n"
 	"		if (y + PITCH < 0 || y > cv.height) continue;\n"
-	"		for (let i = 0; i < per; i += step) {\n"
-	"			const cell = r * per + i;\n"
-	"			if (cell >= D.ncells) break;\n"
-	"			const c = cells.charCodeAt(Math.floor(cell / step)) - 48, x = i * cw - panX;\n"
-	"			if (x + cw * step < 0 || x > cv.width) continue;\n"
-	"			const col = colour(c);\n"
-	"			if (!col) { ctx.fillStyle = \"#BBBBBB\"; ctx.fillRect(x, y + 6, Math.max(1, cw * step), 2); continue; }\n"
-	"			ctx.globalAlpha = col[1]; ctx.fillStyle = col[0];\n"
-	"			ctx.fillRect(x, y, Math.max(1, cw * step), ROW);\n"
-	"			ctx.globalAlpha = 1;\n"
+	"		const j0 = Math.max(0, Math.floor(panX / sw)), j1 = Math.min(L.w, Math.ceil((panX + cv.width) / sw));\n"
+	"		if (j1 > j0) ctx.drawImage(img, j0, r, j1 - j0, 1, j0 * sw - panX, y, (j1 - j0) * sw, ROW);\n"
+	"	}\n"
+	"	ctx.fillStyle = \"#BBBBBB\";\n"
+	"	for (const s of D.segs) {	/* gaps: a grey line through their cells */\n"
+	"		if (!s[0]) continue;\n"
+	"		for (let c = s[3]; c < s[3] + s[4]; c = (Math.floor(c / per) + 1) * per) {\n"
+	"			const n = Math.min(s[3] + s[4], (Math.floor(c / per) + 1) * per) - c;\n"
+	"			ctx.fillRect((c % per) * cw - panX, Math.floor(c / per) * PITCH - panY + 6, Math.max(1, n * cw), 2);\n"
 	"		}\n"
 	"	}\n"
 	"	for (const s of D.segs) {	/* band starts and names */\n"
@@ -214,17 +231,37 @@ static const char script[] =
 	"}, { passive: false });\n"
 	"document.getElementById(\"search\").addEventListener(\"change\", ev => search(ev.target.value));\n"
 	"document.getElementById(\"reset\").addEventListener(\"click\", () => { zoom = 1; panX = panY = 0; mark = -1; draw(); });\n"
-	"/* The mapping list: one element per band, in address order; a click selects it. */\n"
-	"const bands = document.getElementById(\"bands\"), frag = document.createDocumentFragment();\n"
-	"D.segs.forEach((s, si) => {\n"
-	"	if (s[0]) return;\n"
-	"	const d = document.createElement(\"div\");\n"
+	"/* The mapping list: one element per band, in address order; a click selects it. Beyond 2000 bands only the\n"
+	"   rows in view exist (a list of 20000 elements would cost seconds of layout before the first paint). */\n"
+	"const bands = document.getElementById(\"bands\"), bandSegs = [], LINE = 15;\n"
+	"D.segs.forEach((s, si) => { if (!s[0]) bandSegs.push(si); });\n"
+	"function bandDiv(si) {\n"
+	"	const s = D.segs[si], d = document.createElement(\"div\");\n"
 	"	d.className = \"band\"; d.dataset.seg = si; d.dataset.start = s[1]; d.dataset.end = s[2];\n"
 	"	d.textContent = s[1] + \" \" + s[7] + \" \" + size(big(s[2]) - big(s[1])).padStart(6) + \" \" + D.names[s[5]];\n"
 	"	d.addEventListener(\"click\", () => select(si));\n"
-	"	frag.appendChild(d);\n"
-	"});\n"
-	"bands.appendChild(frag);\n"
+	"	return d;\n"
+	"}\n"
+	"if (bandSegs.length <= 2000) {\n"
+	"	const frag = document.createDocumentFragment();\n"
+	"	for (const si of bandSegs) frag.appendChild(bandDiv(si));\n"
+	"	bands.appendChild(frag);\n"
+	"} else {\n"
+	"	const inner = document.createElement(\"div\");\n"
+	"	inner.style.position = \"relative\"; inner.style.height = bandSegs.length * LINE + \"px\";\n"
+	"	bands.appendChild(inner);\n"
+	"	const paintList = () => {\n"
+	"		const i0 = Math.floor(bands.scrollTop / LINE), i1 = Math.min(bandSegs.length, i0 + Math.ceil(320 / LINE) + 2);\n"
+	"		inner.textContent = \"\";\n"
+	"		for (let i = i0; i < i1; i++) {\n"
+	"			const d = bandDiv(bandSegs[i]);\n"
+	"			d.style.position = \"absolute\"; d.style.top = i * LINE + \"px\";\n"
+	"			inner.appendChild(d);\n"
+	"		}\n"
+	"	};\n"
+	"	bands.addEventListener(\"scroll\", paintList);\n"
+	"	paintList();\n"
+	"}\n"
 	"buildLevels();\n"
 	"window.addEventListener(\"resize\", resize);\n"
 	"resize();\n"
@@ -243,28 +280,26 @@ static void html_segs(FILE *f, const struct rnd_model *m)
 		bool one = !s->gap && s->nmaps == 1 && m->group == 1;
 
 		fprintf(f, "%s[%d,\"0x%" PRIx64 "\",\"0x%" PRIx64 "\",%u,%u,%zu,\"%" PRIu64 "\",", i ? "," : "", s->gap,
-			s->start, s->end, s->cell, s->ncells, s->gap ? 0 : m->nmaps ? (size_t)s->first_map : 0, s->pages);
+			s->start, s->end, s->cell, s->ncells, m->group > 1 ? i : s->gap ? 0 : (size_t)s->first_map, s->pages);
 		rnd_json_str(f, one ? m->maps[s->first_map].perms : "");
 		fprintf(f, ",%ld]", one ? (long)s->first_map : -1L);
 	}
 	fputc(']', f);
 }
 
-/* Names, one per mapping ("N mappings" for a group's first); mappings with their bytes by class; runs. */
+/* Names, one per mapping (grouped: one per band, "N mappings"); mappings with their bytes by class; runs. */
 static void html_maps(FILE *f, const struct rnd_model *m)
 {
 	size_t i;
 	int k;
 
 	fputs(",\"names\":[", f);
-	for (i = 0; i < m->nmaps; i++) {
-		const struct rnd_seg *s = &m->segs[m->maps[i].seg];
-		char grp[32];
-
+	for (i = 0; m->group == 1 && i < m->nmaps; i++) {
 		fputs(i ? "," : "", f);
-		snprintf(grp, sizeof(grp), "%u mappings", s->nmaps);
-		rnd_json_str(f, m->group > 1 ? grp : m->maps[i].name);
+		rnd_json_str(f, m->maps[i].name);
 	}
+	for (i = 0; m->group > 1 && i < m->nsegs; i++)	/* grouped: one name per band */
+		fprintf(f, "%s\"%u mappings\"", i ? "," : "", m->segs[i].gap ? 0 : m->segs[i].nmaps);
 	fputs("],\"maps\":[", f);
 	for (i = 0; m->group == 1 && i < m->nmaps; i++) {
 		const struct rnd_map *mp = &m->maps[i];
