@@ -278,8 +278,10 @@ static int render_heat(struct pm_ctx *ctx, struct pm_target *t, const struct ren
 	FILE *f = NULL;
 	int rc, code = load_recording(file, &rec);
 
-	if (code != EXIT_OK)
+	if (code != EXIT_OK) {
+		heat_free(&rec);	/* what was read before the malformed part */
 		return code;
+	}
 	code = EXIT_RUNTIME;
 	/* rows: intervals; cells: at most MAX_CELLS in all, so fewer columns for long recordings */
 	if (rec.n && lay.max_cells / rec.n < lay.width)
