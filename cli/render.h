@@ -123,6 +123,8 @@ void rnd_model_reset(struct rnd_model *m);
 
 /* The state a cell is drawn in and its opacity level 1..4 (share populated); RS_NONE with level 0. */
 enum rnd_state rnd_cell_state(const struct rnd_cell *c, unsigned *level);
+/* Could the walk tell class @k (RC_*)? A class it could not is shown with "?". */
+bool rnd_class_known(const struct rnd_model *m, int k);
 /* Which segment holds cell @i (binary search); -1 for none. */
 long rnd_seg_of_cell(const struct rnd_model *m, uint32_t i);
 /* "4K", "1.5M", "40T": @buf of 16 bytes. Fixed formatting (deterministic). */

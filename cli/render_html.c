@@ -393,7 +393,7 @@ static void html_legend(FILE *f, const struct rnd_model *m)
 			rnd_size(st[k], sz, sizeof(sz)));
 	fputs("<br>bytes by class:", f);
 	for (k = 0; k < RC_NCLASS; k++)
-		fprintf(f, " %s %" PRIu64, rnd_classes[k].name, m->total[k]);
+		fprintf(f, " %s %" PRIu64 "%s", rnd_classes[k].name, m->total[k], rnd_class_known(m, k) ? "" : "?");
 	fputs("</div>\n", f);
 }
 

@@ -455,6 +455,16 @@ void rnd_model_free(struct rnd_model *m)
 	m->nmaps = m->cap_maps = 0;
 }
 
+bool rnd_class_known(const struct rnd_model *m, int k)
+{
+	/* the flags a walk may not be able to tell; the others follow from present/swapped/file */
+	static const uint32_t needs[RC_NCLASS] = { [RC_EXCLUSIVE] = PM_PAGE_EXCLUSIVE, [RC_HUGE] = PM_PAGE_THP,
+						   [RC_SOFTDIRTY] = PM_PAGE_SOFTDIRTY, [RC_UFFDWP] = PM_PAGE_UFFD_WP,
+						   [RC_GUARD] = PM_PAGE_GUARD, [RC_ZERO] = PM_PAGE_ZERO };
+
+	return !needs[k] || !m->known || (m->known & needs[k]);
+}
+
 enum rnd_state rnd_cell_state(const struct rnd_cell *c, unsigned *level)
 {
 	uint64_t pop = 0, all;

@@ -152,10 +152,7 @@ static void svg_legend(FILE *f, const struct rnd_model *m, uint32_t y)
 	y += 44;
 	fprintf(f, "<text x=\"%d\" y=\"%u\">bytes by class:", X0, y);
 	for (k = 0; k < RC_NCLASS; k++)
-		fprintf(f, " %s %" PRIu64 "%s", rnd_classes[k].name, m->total[k],
-			(m->known & (k == RC_HUGE ? PM_PAGE_THP : k == RC_EXCLUSIVE ? PM_PAGE_EXCLUSIVE :
-				     k == RC_UFFDWP ? PM_PAGE_UFFD_WP : k == RC_SOFTDIRTY ? PM_PAGE_SOFTDIRTY : ~0u)) ?
-				"" : "?");
+		fprintf(f, " %s %" PRIu64 "%s", rnd_classes[k].name, m->total[k], rnd_class_known(m, k) ? "" : "?");
 	fputs("</text>\n", f);
 }
 
