@@ -80,6 +80,8 @@ $(BUILD) $(BUILD)/lib $(BUILD)/cli:
 
 # Missing Debian build dependencies are installed when run as root.
 DEBS := libsmartcols-dev libxxhash-dev libzstd-dev pkg-config clang strace libmicrohttpd-dev
+# pagemap render's tests: xmllint validates the SVGs, headless Chromium opens the HTML.
+DEBS += libxml2-utils chromium
 deps:
 	@tools/install-deps $(DEBS)
 

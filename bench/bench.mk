@@ -61,3 +61,8 @@ bench-cache: all bench-programs
 .PHONY: bench-tiny
 bench-tiny: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-tiny.sh
+
+# Not part of `make bench` (issue #15's figures, on request): render time against maps, output sizes.
+.PHONY: bench-render
+bench-render: all bench-programs
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-render.sh

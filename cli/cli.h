@@ -51,6 +51,7 @@ int cmd_cache(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_features(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_maps(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_pages(struct pm_ctx *ctx, int argc, char **argv);
+int cmd_render(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_phys(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_ps(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_serve(struct pm_ctx *ctx, int argc, char **argv);

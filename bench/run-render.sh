@@ -1,0 +1,60 @@
+#!/bin/bash
+# run-render.sh - `pagemap render PID` (svg, html, json, ansi) on a process with GIB GiB touched, against
+# `pagemap maps PID` (one walk) of the same target in the same run: the time ratio (goal: 1.5x at most) and
+# the output sizes (goal: SVG <= 1 MiB, HTML <= 2 MiB).
+# Usage: bench/run-render.sh [GIB]    (or BENCH_GIB=GIB; default 4)
+# Environment: BENCH_RUNS (default 5), BENCH_THP ("off on"), BENCH_BUILD, BENCH_TOOL (see run-phys.sh).
+# Never a timed assertion: prints figures and exits 0 once it has measured.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+gib=${1:-${BENCH_GIB:-4}}
+runs=${BENCH_RUNS:-5}
+thp_modes=${BENCH_THP:-off on}
+build=${BENCH_BUILD:-$here/../build}
+tool=${BENCH_TOOL:-$build/pagemap}
+target=$build/bench/target
+timeit=$build/bench/timeit
+
+# shellcheck source=bench/common.sh
+. "$here/common.sh"
+bench_check_programs "$tool" "$target" "$timeit"
+tmp=$(mktemp -d) || exit 1
+cleanup() {
+	stop_targets
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+bench_snapshot_tool
+
+labels=(maps render-svg render-html render-json render-ansi)
+command_for() {
+	case $1 in
+	maps) echo "$tool maps $2" ;;
+	render-*) echo "$tool render -f ${1#render-} $2" ;;
+	esac
+}
+
+summary=()
+for thp in $thp_modes; do
+	start_target "$thp" "$gib"
+	pid=${tgt_pids[0]}
+	rm -f "$tmp"/*.times
+	echo "== THP $thp: target pid $pid, $gib GiB touched, $(wc -l <"/proc/$pid/maps") mappings, $runs runs per command"
+	run_rounds "$pid"
+	printf '%-12s %9s %9s %9s %9s %8s  %s\n' COMMAND WALL_MS MIN_MS MAX_MS CPU_MS RSS_MIB OUTPUT_BYTES
+	for l in "${labels[@]}"; do
+		medians "$l"
+		eval "wall_${l//-/_}=$med_wall"
+		printf '%-12s %9s %9s %9s %9s %8s  %s\n' "$l" "$(ms "$med_wall")" "$(ms "$min_wall")" "$(ms "$max_wall")" \
+			"$(ms "$med_cpu")" "$(mib "$max_rss")" "$(stat -c %s "$tmp/$l.out")"
+	done
+	echo
+	summary+=("THP $thp: render/maps svg $(ratio "$wall_render_svg" "$wall_maps")x, html $(ratio "$wall_render_html" "$wall_maps")x, json $(ratio "$wall_render_json" "$wall_maps")x, ansi $(ratio "$wall_render_ansi" "$wall_maps")x (goal <= 1.5x); svg $(stat -c %s "$tmp/render-svg.out") bytes, html $(stat -c %s "$tmp/render-html.out") bytes")
+	stop_targets
+done
+for s in "${summary[@]}"; do
+	echo "$s"
+done

@@ -1,0 +1,257 @@
+#!/bin/sh
+# render.sh - `pagemap render`: golden SVGs of the fixtures (old kernels too), valid XML, the same bytes twice,
+# hostile layouts (40 TiB gaps, 100 k mappings, no mapping) within the bounds, exit codes and atomic output,
+# exact heat-map cells, and the HTML as a person sees it in headless Chromium (bands, colours, a click).
+# Usage: tests/cli/render.sh [--update]   (PAGEMAP_BUILD and PAGEMAP_SRC come from make)
+src=${PAGEMAP_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${PAGEMAP_BUILD:-$src/build}
+pagemap="$build/pagemap"
+check="$src/tests/cli/render_check.py"
+update=0
+[ "${1:-}" = --update ] && update=1
+command -v python3 >/dev/null || { echo "SKIP render: no python3"; exit 77; }
+work=$(mktemp -d) || exit 1
+trap 'rm -rf "$work"' EXIT
+
+pass() { echo "PASS render-$1"; }
+fail() { echo "FAIL render-$1: $2"; }
+
+unpack() {	# unpack FIXTURE: into $work/FIXTURE
+	[ -d "$work/$1" ] || "$src/tests/fixtures/unpack" "$src/tests/fixtures/$1" "$work/$1" >/dev/null 2>&1
+}
+
+# --- golden SVGs of the fixtures, validated and byte-identical when made twice ---
+for case in demo-6.18-root:4242 demo-6.18-user:4243 current-4.9-user:4242 current-5.10-root:4242 root-4.1:4242 \
+	v1-3.16:4242 pshift-2.6.32:4242 arm64-16k:1616 ppc64-64k:6464; do
+	fx=${case%:*} pid=${case#*:}
+	unpack "$fx" || { fail "golden-$fx" "cannot unpack"; continue; }
+	golden="$src/tests/cli/golden/render-$fx.svg"
+	"$pagemap" --root "$work/$fx" render -f svg "$pid" >"$work/$fx.svg" 2>"$work/$fx.err" ||
+		{ fail "golden-$fx" "exit $?: $(cat "$work/$fx.err")"; continue; }
+	"$pagemap" --root "$work/$fx" render -f svg -o "$work/$fx.2.svg" "$pid"
+	cmp -s "$work/$fx.svg" "$work/$fx.2.svg" && pass "same-bytes-$fx" || fail "same-bytes-$fx" "two renders differ"
+	if command -v xmllint >/dev/null; then
+		err=$(xmllint --noout "$work/$fx.svg" 2>&1) && pass "xml-$fx" || fail "xml-$fx" "$err"
+	else
+		echo "SKIP render-xml-$fx: no xmllint (Debian libxml2-utils)"
+	fi
+	if [ $update = 1 ]; then
+		cp "$work/$fx.svg" "$golden"
+		echo "SKIP render-golden-$fx: golden SVG rewritten"
+	elif cmp -s "$golden" "$work/$fx.svg"; then
+		pass "golden-$fx"
+	else
+		fail "golden-$fx" "differs from $golden"
+		diff "$golden" "$work/$fx.svg" | head -10
+	fi
+	"$pagemap" --root "$work/$fx" render -f json "$pid" >"$work/$fx.json" &&
+		out=$(python3 "$check" bounds "$work/$fx.json") && pass "bounds-$fx" || fail "bounds-$fx" "$out"
+done
+
+cmp -s "$src/docs/render-demo.svg" "$src/tests/cli/golden/render-demo-6.18-root.svg" && pass "readme-picture" ||
+	fail "readme-picture" "docs/render-demo.svg is not the demo fixture's picture (cp the golden SVG there)"
+
+# --- hostile layouts: trees made from the demo's, their pagemap a sparse file (unmapped words read 0) ---
+mktree() {	# mktree NAME MAPS_GENERATOR: $work/NAME with proc/4242/maps from python code printing lines
+	cp -r "$work/demo-6.18-root" "$work/$1"
+	python3 -c "$2" >"$work/$1/proc/4242/maps"
+	rm -f "$work/$1/proc/4242/pagemap"
+	last=$(tail -1 "$work/$1/proc/4242/maps" | sed 's/^[0-9a-f]*-\([0-9a-f]*\) .*/\1/')
+	[ -n "$last" ] || last=1000
+	truncate -s $(( 0x$last / 4096 * 8 )) "$work/$1/proc/4242/pagemap"
+}
+present() {	# present TREE VA...: make those pages present (anon, own frame)
+	t=$1
+	shift
+	python3 - "$t/proc/4242/pagemap" "$@" <<'PY'
+import struct, sys
+with open(sys.argv[1], "r+b") as f:
+    for i, va in enumerate(sys.argv[2:]):
+        f.seek(int(va, 16) // 4096 * 8)
+        f.write(struct.pack("<Q", (1 << 63) | (1 << 56) | (0x1000 + i)))
+PY
+}
+mktree gaps40t 'print("10000-12000 rw-p 00000000 00:00 0\n280000012000-280000013000 r--p 00000000 08:01 12 /lib/a.so\n500000013000-500000033000 rw-p 00000000 00:00 0 [stack]")'
+present "$work/gaps40t" 0x10000 0x11000 0x500000013000
+mktree many 'print("\n".join("%x-%x rw-p 00000000 00:00 0" % (0x10000000 + i * 0x2000, 0x10001000 + i * 0x2000) for i in range(100000)))'
+python3 - "$work/many/proc/4242/pagemap" <<'PY'
+import struct, sys
+with open(sys.argv[1], "r+b") as f:	# every other mapping present: the colours change at every band
+    for i in range(0, 100000, 2):
+        f.seek((0x10000000 + i * 0x2000) // 4096 * 8)
+        f.write(struct.pack("<Q", (1 << 63) | (1 << 56) | (0x1000 + i)))
+PY
+mktree empty 'pass'
+for t in gaps40t many empty; do
+	for fmt in svg html json ansi; do
+		"$pagemap" --root "$work/$t" render -f $fmt -o "$work/$t.$fmt" 4242 2>"$work/err" ||
+			{ fail "hostile-$t-$fmt" "exit $?: $(cat "$work/err")"; continue; }
+		size=$(stat -c %s "$work/$t.$fmt")
+		case $fmt in
+		svg) limit=1048576 ;;
+		html) limit=2097152 ;;
+		*) limit=0 ;;
+		esac
+		if [ $limit != 0 ] && [ "$size" -gt $limit ]; then
+			fail "hostile-$t-$fmt" "$size bytes, more than $limit"
+		else
+			pass "hostile-$t-$fmt"
+		fi
+	done
+	out=$(python3 "$check" bounds "$work/$t.json") && pass "bounds-$t" || fail "bounds-$t" "$out"
+	if command -v xmllint >/dev/null; then
+		err=$(xmllint --noout "$work/$t.svg" 2>&1) && pass "xml-$t" || fail "xml-$t" "$err"
+	fi
+done
+grep -q "<title>gap 40T</title>" "$work/gaps40t.svg" && pass "gap-label" || fail "gap-label" "no 40T gap label in the SVG"
+grep -q 'no mappings' "$work/empty.svg" && pass "empty-says-so" || fail "empty-says-so" "the empty picture does not say why"
+grep -q 'aggregated' "$work/many.html" && pass "many-html-aggregated" || fail "many-html-aggregated" "no note"
+
+# --- exit codes, one-line errors, atomic output ---
+code() {	# code NAME WANT CMD...: exit status and a one-line error
+	name=$1 want=$2
+	shift 2
+	"$@" >"$work/out" 2>"$work/err"
+	rc=$?
+	if [ $rc != "$want" ]; then
+		fail "exit-$name" "exit $rc, want $want: $(cat "$work/err")"
+	elif [ "$want" != 0 ] && [ "$(grep -cv '^Try ' "$work/err")" != 1 ]; then
+		fail "exit-$name" "not one line: $(cat "$work/err")"
+	else
+		pass "exit-$name"
+	fi
+}
+demo="$work/demo-6.18-root"
+printf '{"t":1,"interval":1,"ranges":[{"start":"0x20000","end":"0x10000"}]}\n' >"$work/backwards.json"
+printf '{"t":1,"ranges":[{"start":"0x10000","end":' >"$work/cut.json"
+printf '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[' >"$work/deep.json"
+code usage-format 2 "$pagemap" --root "$demo" render -f png 4242
+code usage-nopid 2 "$pagemap" --root "$demo" render
+code usage-width 2 "$pagemap" --root "$demo" render -w 3 4242
+code no-process 1 "$pagemap" --root "$demo" render 999
+code no-recording 3 "$pagemap" render --track "$work/nothing.json"
+code backwards-range 3 "$pagemap" render --track "$work/backwards.json"
+code cut-recording 3 "$pagemap" render --track "$work/cut.json"
+code deep-recording 3 "$pagemap" render --track "$work/deep.json"
+code not-a-snapshot 3 "$pagemap" render --snapshot "$work/backwards.json"
+code no-dir 1 "$pagemap" --root "$demo" render -o "$work/no/such/dir.svg" 4242
+echo keep >"$work/kept.svg"
+"$pagemap" --root "$demo" render -o "$work/kept.svg" 999 2>/dev/null
+[ "$(cat "$work/kept.svg")" = keep ] && [ -z "$(ls "$work" | grep 'kept.svg.')" ] && pass "atomic" ||
+	fail "atomic" "a failed render touched the output or left a temporary file"
+
+# --- a snapshot renders as its tree does ---
+if "$pagemap" snapshot --from-tree "$demo" -o "$work/demo.snap" >/dev/null 2>&1; then
+	"$pagemap" render --snapshot "$work/demo.snap" -f json >"$work/snap.json" 2>"$work/err" &&
+		"$pagemap" --root "$demo" render -f json 4242 >"$work/tree.json" &&
+		python3 -c 'import json,sys; a,b=(json.load(open(f))["render"] for f in sys.argv[1:]); a.pop("source"); b.pop("source"); assert a==b' \
+			"$work/snap.json" "$work/tree.json" && pass "snapshot" || fail "snapshot" "differs from the tree's: $(cat "$work/err")"
+else
+	fail "snapshot" "cannot make a snapshot of the demo tree"
+fi
+
+# --- diff colouring: the bytes of each change add up to what `pagemap diff` counts for the same snapshots ---
+cp -r "$demo" "$work/da" && cp -r "$demo" "$work/db"
+python3 - "$work/da/proc/4242" "$work/db/proc/4242" <<'PY'
+import struct, sys
+P, S, X, D = 1 << 63, 1 << 62, 1 << 56, 1 << 55
+def edit(d, va, fn):
+    with open(d + "/pagemap", "r+b") as f:
+        f.seek(va // 4096 * 8)
+        w = struct.unpack("<Q", f.read(8))[0]
+        f.seek(va // 4096 * 8)
+        f.write(struct.pack("<Q", fn(w)))
+a, b = sys.argv[1:]
+edit(b, 0x55c74c998000, lambda w: P | X | D | 0x200000)			# [heap]: appeared
+edit(b, 0x55c74c996000, lambda w: 0)					# [heap]: freed
+edit(b, 0x7f05c1974000, lambda w: S | D | (0x100 << 5))			# swapped out
+edit(b, 0x7f05c1975000, lambda w: (w & ~((1 << 55) - 1)) | 0x300000)	# moved
+edit(a, 0x7f05c1977000, lambda w: w & ~X)				# shared in A ...
+edit(b, 0x7f05c1977000, lambda w: (w & ~((1 << 55) - 1)) | 0x300001)	# ... own frame in B: written
+PY
+if "$pagemap" snapshot --from-tree "$work/da" -o "$work/a.snap" >/dev/null 2>&1 &&
+	"$pagemap" snapshot --from-tree "$work/db" -o "$work/b.snap" >/dev/null 2>&1; then
+	"$pagemap" render --diff "$work/a.snap" "$work/b.snap" -f json >"$work/diff.json" 2>"$work/err"
+	"$pagemap" diff -J "$work/a.snap" "$work/b.snap" >"$work/libdiff.json"
+	out=$(python3 - "$work/diff.json" "$work/libdiff.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["render"]
+got = {}
+for c in r["cells"]:
+    for k, v in c["states"].items():
+        got[k] = got.get(k, 0) + v
+rows = json.load(open(sys.argv[2]))["diff"]
+want = {k: sum(x[k] or 0 for x in rows) for k in ("appeared", "freed", "written", "moved")}
+want["swapped"] = sum((x["swapout"] or 0) + (x["swapin"] or 0) for x in rows)
+for k, v in want.items():
+    assert got.get(k, 0) == v, "%s: %d, pagemap diff says %d" % (k, got.get(k, 0), v)
+assert all(v == 4096 for v in want.values()), want
+PY
+) && pass "diff-bytes" || fail "diff-bytes" "$out $(cat "$work/err")"
+	"$pagemap" render --diff "$work/a.snap" "$work/b.snap" -o "$work/diff.svg" && xmllint --noout "$work/diff.svg" 2>/dev/null &&
+		grep -q 'appeared' "$work/diff.svg" && pass "diff-svg" || fail "diff-svg" "no valid SVG with the diff legend"
+	code diff-one-snapshot 2 "$pagemap" render --diff "$work/a.snap"
+else
+	fail "diff-setup" "cannot make the snapshots"
+fi
+
+# --- heat maps: exact cells of a recording (ranges), the recording's own axis and a process's ---
+cat >"$work/rec.json" <<'REC'
+{"t":0.5,"interval":0.5,"method":"uffd","written":12288,"pages":3,"ranges":[{"start":"0x7f05c2187000","end":"0x7f05c2189000","huge":false},{"start":"0x7f05c2200000","end":"0x7f05c2201000","huge":false}]}
+{"t":1.0,"interval":0.5,"method":"uffd","written":0,"pages":0,"ranges":[]}
+{"t":1.5,"interval":0.5,"method":"uffd","written":8192,"pages":2,"ranges":[{"start":"0x55c74c996000","end":"0x55c74c997000","huge":false},{"start":"0x7f05c2586000","end":"0x7f05c2587000","huge":false}]}
+REC
+for axis in own process; do
+	p=
+	[ $axis = process ] && p=4242
+	# shellcheck disable=SC2086
+	"$pagemap" --root "$demo" render --track "$work/rec.json" -f json $p >"$work/heat-$axis.json" 2>"$work/err" &&
+		out=$(python3 "$check" heat "$work/heat-$axis.json" "$work/rec.json") && pass "heat-exact-$axis" ||
+		fail "heat-exact-$axis" "$out $(cat "$work/err")"
+	# shellcheck disable=SC2086
+	"$pagemap" --root "$demo" render --track "$work/rec.json" -f svg -o "$work/heat-$axis.svg" $p &&
+		xmllint --noout "$work/heat-$axis.svg" 2>/dev/null && pass "heat-svg-$axis" || fail "heat-svg-$axis" "invalid"
+done
+
+# --- HTML in headless Chromium: a band per mapping, the colours where the mappings are, a click lists runs ---
+if ! command -v chromium >/dev/null; then
+	echo "SKIP render-chromium: chromium is not installed (Debian chromium; make deps)"
+	exit 0
+fi
+chrome() {	# chrome ARGS... URL: headless, its own profile, a minute at most
+	timeout 90 chromium --headless --disable-gpu --no-sandbox --user-data-dir="$work/profile" --no-first-run "$@" 2>>"$work/chrome.err"
+}
+"$pagemap" --root "$demo" render -o "$work/demo.html" 4242
+"$pagemap" --root "$demo" render -f json 4242 >"$work/demo.json"
+chrome --enable-logging=stderr --v=0 --dump-dom "file://$work/demo.html" >"$work/dom.html"
+n=$(grep -o 'class="band"' "$work/dom.html" | wc -l)
+[ "$n" = 32 ] && pass "dom-bands" || fail "dom-bands" "$n band elements, want the demo's 32 mappings"
+if grep -E 'Uncaught|CONSOLE.*(Error|error)' "$work/chrome.err" >/dev/null; then
+	fail "console" "$(grep -E 'Uncaught|CONSOLE' "$work/chrome.err" | head -3)"
+else
+	pass "console"
+fi
+chrome --window-size=1300,1000 --hide-scrollbars --screenshot="$work/demo.png" "file://$work/demo.html" >/dev/null
+starts=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["render"]; print(",".join(s["start"] for s in r["segments"] if s["kind"]=="band"))' "$work/demo.json")
+out=$(python3 "$check" pixels "$work/demo.png" "$work/demo.json" "$starts") && pass "pixels" || fail "pixels" "$out"
+# A test page: the map's own script selects the guard mapping (as a click does) and searches the THP's address.
+guard=$(awk '$1 == "demo-guard" { print $2 }' "$demo/regions")
+want=$("$pagemap" --root "$demo" pages -n -r 4242 "$guard" | wc -l)
+sed 's|</body></html>|<script>const pm = window.pagemapRender, D = pm.data;\
+const si = D.segs.findIndex(s => s[1] === "'"${guard%-*}"'");\
+const n = pm.select(si);\
+document.body.setAttribute("data-test", n + " " + document.querySelectorAll("#runs .run").length + " " +\
+ (pm.search("0x7f05c1c00000").indexOf("mostly huge") >= 0));\
+</script></body></html>|' "$work/demo.html" >"$work/click.html"
+got=$(chrome --dump-dom "file://$work/click.html" | grep -o 'data-test="[^"]*"')
+[ "$got" = "data-test=\"$want $want true\"" ] && pass "click-runs" || fail "click-runs" "$got, want $want runs and a huge page found"
+# 100 k mappings: the page loads without errors (the bands are grouped to stay within 2 MiB).
+: >"$work/chrome.err"
+chrome --enable-logging=stderr --v=0 --dump-dom "file://$work/many.html" >"$work/many.dom"
+n=$(grep -o 'class="band"' "$work/many.dom" | wc -l)
+if [ "$n" -gt 0 ] && ! grep -E 'Uncaught|CONSOLE.*(Error|error)' "$work/chrome.err" >/dev/null; then
+	pass "many-html ($n bands)"
+else
+	fail "many-html" "$n bands; $(grep -E 'Uncaught|CONSOLE' "$work/chrome.err" | head -3)"
+fi
+exit 0

@@ -1,0 +1,68 @@
+#!/bin/sh
+# render.sh - `pagemap render --track` on a known writer (python3 + ctypes): it writes pages 0-3, 10, 11, 40 and
+# 63 of a 64-page mapping between PROT_NONE guard pages every 20 ms; `pagemap track -J --ranges` records it and
+# the heat map's cells over that mapping hold exactly those pages in every full interval. Also the live picture
+# of the writer: its mapping is a band, valid SVG, and the JSON's cells add up to its totals.
+# Usage: tests/live/render.sh   (PAGEMAP_BUILD and PAGEMAP_SRC come from make)
+src=${PAGEMAP_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${PAGEMAP_BUILD:-$src/build}
+pagemap="$build/pagemap"
+command -v python3 >/dev/null || { echo "SKIP render-live: no python3"; exit 77; }
+work=$(mktemp -d) || exit 1
+writer=
+cleanup() {
+	[ -n "$writer" ] && kill "$writer" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+python3 - >"$work/addr" <<'PY' &
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+PG = os.sysconf("SC_PAGE_SIZE")
+base = libc.mmap(None, 66 * PG, 3, 0x22, -1, 0)
+libc.mprotect(base, PG, 0)
+libc.mprotect(base + 65 * PG, PG, 0)
+first = base + PG
+print("%x" % first, flush=True)
+buf = (ctypes.c_char * (64 * PG)).from_address(first)
+end = time.time() + 30
+while time.time() < end:
+    for p in (0, 1, 2, 3, 10, 11, 40, 63):
+        buf[p * PG] = bytes([(buf[p * PG][0] + 1) % 256])
+    time.sleep(0.02)
+time.sleep(30)
+PY
+writer=$!
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$work/addr" ] && break; sleep 0.2; done
+addr=$(cat "$work/addr")
+[ -n "$addr" ] || { echo "FAIL render-live-setup: the writer did not start"; exit 1; }
+
+if ! "$pagemap" track -J --ranges "$writer" 0.3 6 >"$work/rec.json" 2>"$work/err"; then
+	echo "SKIP render-live-track: pagemap track cannot track here: $(tail -1 "$work/err")"
+else
+	"$pagemap" render --track "$work/rec.json" -f json "$writer" >"$work/heat.json" 2>"$work/err" &&
+		out=$(python3 "$src/tests/cli/render_check.py" writer "$work/heat.json" "$addr" 64 0,1,2,3,10,11,40,63) &&
+		echo "PASS render-live-writer-heat ($out)" || echo "FAIL render-live-writer-heat: $out $(cat "$work/err")"
+	out=$(python3 "$src/tests/cli/render_check.py" heat "$work/heat.json" "$work/rec.json") &&
+		echo "PASS render-live-heat-exact" || echo "FAIL render-live-heat-exact: $out"
+fi
+"$pagemap" render -f json "$writer" >"$work/map.json" 2>"$work/err" &&
+	python3 - "$work/map.json" "$addr" <<'PY' && echo "PASS render-live-band" || echo "FAIL render-live-band: $(cat "$work/err")"
+import json, sys
+r = json.load(open(sys.argv[1]))["render"]
+band = [s for s in r["segments"] if s["kind"] == "band" and int(s["start"], 16) == int(sys.argv[2], 16)]
+assert len(band) == 1 and band[0]["size"] == 64 * r["page_size"], band
+assert band[0]["bytes"]["present"] == 8 * r["page_size"], band[0]["bytes"]
+PY
+if ! command -v xmllint >/dev/null; then
+	echo "SKIP render-live-svg: no xmllint (Debian libxml2-utils)"
+elif "$pagemap" render -f svg -o "$work/map.svg" "$writer" && xmllint --noout "$work/map.svg"; then
+	echo "PASS render-live-svg"
+else
+	echo "FAIL render-live-svg"
+fi
+exit 0
