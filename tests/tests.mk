@@ -21,6 +21,8 @@ TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TEST_TOOLS_SRC
 $(BUILD)/tests/unit/%: tests/unit/%.c tests/harness.h $(LIB_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Ilib -Itests -o $@ $< $(LIB_OBJ) $(LIB_LIBS)
+# test_render includes the CLI's render model and recording reader (pure logic, no output layer).
+$(BUILD)/tests/unit/test_render: cli/render_model.c cli/render_heat_parse.c cli/render.h
 
 # test_inject drives lib/inject.c, which is internal: it links the library's objects, as unit tests do.
 $(BUILD)/tests/live/test_inject: tests/live/test_inject.c tests/harness.h $(wildcard tests/live/lib/*.h) $(LIVE_LIB) $(LIB_OBJ)
