@@ -442,7 +442,7 @@ static PyObject *mod_kpf_table(PyObject *self, PyObject *unused)
 	PyObject *list = PyList_New(0), *row;
 
 	for (i = 0; list && i < n; i++) {
-		row = Py_BuildValue("(IssN)", t[i].bit, t[i].name, (char[]){ t[i].letter, 0 }, t[i].meaning,
+		row = Py_BuildValue("(IsssN)", t[i].bit, t[i].name, (char[]){ t[i].letter, 0 }, t[i].meaning,
 				    PyBool_FromLong(t[i].internal));
 		if (!row || PyList_Append(list, row) < 0)
 			Py_CLEAR(list);
