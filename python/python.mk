@@ -31,3 +31,8 @@ python-for-check:
 		$(MAKE) --no-print-directory python; \
 	fi
 test-programs: python-for-check
+
+# make bench-python: the package against C and pure Python (bench/python/bench.py; figures in bench/README.md).
+.PHONY: bench-python
+bench-python: python $(STLIB)
+	PYTHONPATH=$(PY_LIB) PAGEMAP_BUILD=$(abspath $(BUILD)) PAGEMAP_SRC=$(abspath .) flock /tmp/bench.lock $(PYTHON) bench/python/bench.py
