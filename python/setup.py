@@ -5,9 +5,9 @@ nothing depends on an installed libpagemap.so or its path. They are built first 
 """
 import os
 import subprocess
-import sys
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -16,11 +16,17 @@ BUILD = os.path.abspath(os.environ.get("PAGEMAP_BUILD") or os.path.join(ROOT, "b
 
 def lib_objects():
     srcs = sorted(f for f in os.listdir(os.path.join(ROOT, "lib")) if f.endswith(".c"))
-    objs = [os.path.join(BUILD, "lib", f[:-2] + ".pic.o") for f in srcs]
-    if not all(os.path.exists(o) for o in objs) and "egg_info" not in sys.argv and "sdist" not in sys.argv:
-        # make knows how the objects are built; BUILD (absolute) is its output directory
-        subprocess.check_call(["make", "-C", ROOT, "BUILD=" + BUILD] + objs)
-    return objs
+    return [os.path.join(BUILD, "lib", f[:-2] + ".pic.o") for f in srcs]
+
+
+class build_ext_with_lib(build_ext):
+    """Build the library's objects first (make knows how; BUILD is its output directory), only when building."""
+
+    def run(self):
+        objs = lib_objects()
+        if not all(os.path.exists(o) for o in objs):
+            subprocess.check_call(["make", "-C", ROOT, "BUILD=" + BUILD] + objs)
+        super().run()
 
 
 def pkg_cflags(name):
@@ -53,5 +59,6 @@ setup(
     packages=["libpagemap"],
     package_data={"libpagemap": ["*.pyi", "py.typed"]},
     ext_modules=[core],
+    cmdclass={"build_ext": build_ext_with_lib},
     options={"bdist_wheel": {"py_limited_api": "cp311"}},
 )
