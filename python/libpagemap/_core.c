@@ -335,6 +335,8 @@ static PyMethodDef ctx_methods[] = {
 	{ "memcg_of", (PyCFunction)ctx_memcg_of, METH_O, "The memory cgroup path of a process, None if it has none." },
 	{ "proc_state", (PyCFunction)ctx_state, METH_O, "running, zombie, kthread or gone." },
 	{ "shared", pmpy_ctx_shared, METH_VARARGS, "What processes share (root): dict of sums, maps and pairs." },
+	{ "numa_nodes", pmpy_ctx_numa_nodes, METH_NOARGS, "The NUMA nodes: CPUs, memory, tiers, distances." },
+	{ "cache_stat", pmpy_ctx_cache_stat, METH_O, "cache_stat(path) -> dict: the page cache of one file." },
 	{ NULL, NULL, 0, NULL },
 };
 

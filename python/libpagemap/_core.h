@@ -86,5 +86,11 @@ int pmpy_ctx_kpage(CtxObject *c, struct pm_kpage **out);
 
 /* Context methods defined in other files. */
 PyObject *pmpy_ctx_shared(PyObject *self, PyObject *args);
+PyObject *pmpy_ctx_numa_nodes(PyObject *self, PyObject *unused);
+PyObject *pmpy_ctx_cache_stat(PyObject *self, PyObject *arg);
+
+/* Target methods defined in _more.c. */
+PyObject *pmpy_target_wss(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *pmpy_target_numa(PyObject *self, PyObject *args, PyObject *kw);
 
 #endif

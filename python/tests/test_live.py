@@ -79,12 +79,13 @@ def test_child_account_matches_rollup(child):
     acc = pm.open(child.pid).account()
     with open("/proc/%d/smaps_rollup" % child.pid) as f:
         rollup = {l.split(":")[0]: int(l.split()[1]) * 1024 for l in f if l.split()[-1] == "kB"}
-    assert acc.rss == rollup["Rss"]
-    assert acc.uss == rollup["Private_Clean"] + rollup["Private_Dirty"]
+    slack = 16 * PAGE	# the child's interpreter may touch a page between the two reads
+    assert abs(acc.rss - rollup["Rss"]) <= slack
+    assert abs(acc.uss - (rollup["Private_Clean"] + rollup["Private_Dirty"])) <= slack
     assert acc.source == ("pagemap" if pm.features().pfn_view == "visible" else "smaps_rollup")
     # PSS moves with the other processes mapping the same libraries: only RSS and USS are fixed
     (p, again), = pm.ps(pids=[child.pid])
-    assert p.pid == child.pid and (again.rss, again.uss) == (acc.rss, acc.uss)
+    assert p.pid == child.pid and abs(again.rss - acc.rss) <= slack and abs(again.uss - acc.uss) <= slack
 
 
 def test_gone_process_is_process_gone(child):
@@ -218,3 +219,53 @@ def test_walks_release_the_gil():
         pytest.skip("a read of 128 MiB of entries took under 30 ms: too short to tell")
     inside = [s for s in stamps if t0 + 0.01 < s < t1 - 0.01]
     assert inside, "no Python code ran during a %.0f ms read" % ((t1 - t0) * 1000)
+
+
+def test_wss_of_a_child_touching_one_page(child):
+    t = pm.open(child.pid)
+    out = {}
+
+    def measure():
+        out["wss"] = t.wss(0.3)
+
+    th = threading.Thread(target=measure)
+    th.start()
+    time.sleep(0.1)
+    child.ask("w 4")	# inside the window
+    th.join()
+    w = out["wss"]
+    m, = [m for m in w["mappings"] if m["start"] == child.addr]
+    assert m["resident"] == child.pages // 2 * PAGE
+    assert PAGE <= m["accessed"] <= m["resident"] and w["accessed"] <= w["resident"] and w["reason"]
+
+
+def test_numa_bytes_match_the_walk(child):
+    t = pm.open(child.pid)
+    try:
+        source, maps = t.numa()
+    except pm.Unsupported as e:
+        pytest.skip("no NUMA nodes here: %s" % e)
+    (m, policy, nodes), = [(m, p, n) for m, p, n in maps if m.start == child.addr]
+    assert sum(b[0] for b in nodes.values()) == child.pages // 2 * PAGE and source in ("frames", "move_pages", "numa_maps")
+    assert {n["id"] for n in pm.Context().numa_nodes()} >= {k for k in nodes if k is not None}
+
+
+def test_cache_stat_of_a_file_just_written(tmp_path):
+    p = tmp_path / "f"
+    p.write_bytes(b"x" * (16 * PAGE))
+    try:
+        s = pm.Context().cache_stat(str(p))
+    except pm.Unsupported as e:
+        pytest.skip("no cachestat here: %s" % e)
+    assert s["size"] == 16 * PAGE and s["cached"] == 16 * PAGE and s["method"] in ("cachestat", "mincore")
+    with pytest.raises(pm.NoSuchProcess):
+        pm.Context().cache_stat(str(tmp_path / "missing"))
+
+
+def test_to_dataframe(child):
+    pytest.importorskip("pandas", reason="python3-pandas is not installed (optional: to_dataframe only)")
+    t = pm.open(child.pid)
+    df = pm.to_dataframe(t.runs(child.addr, child.addr + child.pages * PAGE))
+    assert int(df["bytes"][df["present"]].sum()) == child.pages // 2 * PAGE and set(df["path"]) == {""}
+    ms = pm.to_dataframe(t.mapstat())
+    assert {"start", "path", "present", "exclusive"} <= set(ms.columns) and len(ms) == len(t.maps())
