@@ -88,6 +88,7 @@ int pmpy_ctx_kpage(CtxObject *c, struct pm_kpage **out);
 PyObject *pmpy_ctx_shared(PyObject *self, PyObject *args);
 PyObject *pmpy_ctx_numa_nodes(PyObject *self, PyObject *unused);
 PyObject *pmpy_ctx_cache_stat(PyObject *self, PyObject *arg);
+PyObject *pmpy_ctx_write_snapshot(PyObject *self, PyObject *args, PyObject *kw);
 
 /* Target methods defined in _more.c. */
 PyObject *pmpy_target_wss(PyObject *self, PyObject *args, PyObject *kw);

@@ -1,5 +1,6 @@
 /* _more.c - working-set size (pm_wss), NUMA placement (pm_numa) and the page cache (pm_cache) for Python. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -232,4 +233,96 @@ PyObject *pmpy_ctx_cache_stat(PyObject *self, PyObject *arg)
 	}
 	Py_DECREF(bytes);
 	return cache_stat_dict(&s);
+}
+
+#define DROP (1u << 8)	/* write_snapshot(pfn="drop"): PM_SNAPSHOT_PFN_DROP */
+
+/* Write the snapshot without the GIL: processes, then the system files, then commit. Returns 0 or -errno. */
+static int snapshot_write(struct pm_ctx *ctx, const char *path, const long *pids, Py_ssize_t n, unsigned flags,
+			  long *bad)
+{
+	struct pm_snapshot_writer *w = pm_snapshot_create(path);
+	Py_ssize_t i;
+	int r = 0;
+
+	const struct pm_features *f = pm_ctx_features(ctx);
+	char now[32];
+
+	if (!w)
+		return -errno;
+	/* the META lines `pagemap snapshot` writes (cli/cmd_snapshot.c), so audit and diff read it alike */
+	snprintf(now, sizeof(now), "%lld", (long long)time(NULL));
+	if ((r = pm_snapshot_add_meta(w, "writer", "libpagemap-python 0.1.0")) ||
+	    (r = pm_snapshot_add_meta(w, "source", "live")) || (r = pm_snapshot_add_meta(w, "time", now)))
+		goto out;
+	if (f && f->pfn_view == PM_PFN_VISIBLE)
+		r = pm_snapshot_set_frames(w, ctx, (flags & DROP) ? PM_SNAPSHOT_PFN_DROP : PM_SNAPSHOT_PFN_KEEP, NULL);
+	else if (f)	/* hidden frame numbers are said so, never stored as if 0 were a frame */
+		r = pm_snapshot_add_meta(w, "frames", f->pfn_view == PM_PFN_HIDDEN ? "hidden" : "refused");
+	for (i = 0; i < n && !r; i++) {
+		*bad = pids[i];
+		r = pm_snapshot_add_process(w, ctx, (pid_t)pids[i], (flags & PM_SNAPSHOT_PHYS) ? 0 : PM_SNAPSHOT_FRAMES);
+	}
+	if (!r) {
+		*bad = 0;
+		r = pm_snapshot_add_system(w, ctx, flags & PM_SNAPSHOT_PHYS);
+	}
+	if (!r)
+		r = pm_snapshot_commit(w);
+out:
+	pm_snapshot_writer_free(w);
+	return r;
+}
+
+/*
+ * Context.write_snapshot(path, pids, phys=False, pfn="keep"): one snapshot file of processes' page state, as
+ * `pagemap snapshot -p PIDS -o PATH [--phys] [--pfn drop]` writes it (their frames' kpage* words as root).
+ */
+PyObject *pmpy_ctx_write_snapshot(PyObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "path", "pids", "phys", "pfn", NULL };
+	CtxObject *c = (CtxObject *)self;
+	PyObject *bytes, *seq, *out = NULL;
+	const char *pfn = "keep";
+	int phys = 0, r;
+	Py_ssize_t n, i;
+	long *pids, bad = 0;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O|ps:write_snapshot", kwlist, PyUnicode_FSConverter, &bytes,
+					 &seq, &phys, &pfn))
+		return NULL;
+	if (strcmp(pfn, "keep") && strcmp(pfn, "drop")) {
+		PyErr_Format(PyExc_ValueError, "unknown pfn mode '%s' (keep or drop)", pfn);
+		Py_DECREF(bytes);
+		return NULL;
+	}
+	n = PySequence_Size(seq);
+	pids = n >= 0 ? calloc((size_t)n + 1, sizeof(*pids)) : NULL;
+	if (!pids) {
+		if (n >= 0)
+			PyErr_NoMemory();
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		PyObject *o = PySequence_GetItem(seq, i);
+
+		pids[i] = o ? PyLong_AsLong(o) : -1;
+		Py_XDECREF(o);
+		if (PyErr_Occurred())
+			goto out;
+	}
+	Py_BEGIN_ALLOW_THREADS
+	r = snapshot_write(c->ctx, PyBytes_AsString(bytes), pids, n,
+			   (!strcmp(pfn, "drop") ? DROP : 0) | (phys ? PM_SNAPSHOT_PHYS : 0), &bad);
+	Py_END_ALLOW_THREADS
+	if (r < 0 && bad)
+		pmpy_raise(r, c, "cannot snapshot process %ld into %s", bad, PyBytes_AsString(bytes));
+	else if (r < 0)
+		pmpy_raise(r, c, "cannot write snapshot %s", PyBytes_AsString(bytes));
+	else
+		out = Py_NewRef(Py_None);
+out:
+	free(pids);
+	Py_DECREF(bytes);
+	return out;
 }

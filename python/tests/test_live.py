@@ -269,3 +269,17 @@ def test_to_dataframe(child):
     assert int(df["bytes"][df["present"]].sum()) == child.pages // 2 * PAGE and set(df["path"]) == {""}
     ms = pm.to_dataframe(t.mapstat())
     assert {"start", "path", "present", "exclusive"} <= set(ms.columns) and len(ms) == len(t.maps())
+
+
+def test_write_snapshot_replays_the_child(child, tmp_path, pagemap_cli):
+    path = str(tmp_path / "child.snap")
+    pm.Context().write_snapshot(path, [child.pid])
+    live = [(m, u) for m, u in pm.open(child.pid).mapstat(entries=True) if m.start == child.addr]
+    ctx = pm.Context.from_snapshot(path)
+    replayed = [(m, u) for m, u in ctx.open(child.pid).mapstat(entries=True) if m.start == child.addr]
+    assert replayed == live and live[0][1].present == child.pages // 2 * PAGE
+    out = subprocess.run([pagemap_cli, "--snapshot", path, "maps", "-J", "-b", str(child.pid)], capture_output=True,
+                         text=True, check=True).stdout
+    assert '"start": "%#x"' % child.addr in out.replace('"start":"', '"start": "')
+    with pytest.raises(ValueError):
+        pm.Context().write_snapshot(path, [child.pid], pfn="scramble")
