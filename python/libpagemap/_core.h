@@ -80,6 +80,8 @@ PyObject *pmpy_account_new(const struct pm_account *a);
 PyObject *pmpy_share_sum_new(const struct pm_share_sum *s);
 PyObject *pmpy_features_rows(struct pm_ctx *ctx);
 PyObject *pmpy_u64(uint64_t v);
+/* PyArg "O&" converter to uint64_t: OverflowError for negatives and values past 64 bits ("K" wraps them). */
+int pmpy_u64_arg(PyObject *o, void *out);
 /* A struct sequence of type @t from @n new references (all released on failure; a NULL one fails). */
 PyObject *pmpy_record(PyTypeObject *t, PyObject **v, int n);
 int pmpy_ctx_kpage(CtxObject *c, struct pm_kpage **out);

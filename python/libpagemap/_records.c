@@ -107,6 +107,16 @@ PyObject *pmpy_u64(uint64_t v)
 	return PyLong_FromUnsignedLongLong(v);
 }
 
+int pmpy_u64_arg(PyObject *o, void *out)
+{
+	uint64_t v = PyLong_AsUnsignedLongLong(o);
+
+	if (v == (uint64_t)-1 && PyErr_Occurred())
+		return 0;
+	*(uint64_t *)out = v;
+	return 1;
+}
+
 /* Fill a struct sequence from @n new references (NULL: fail, after releasing the others). */
 static PyObject *fill(PyTypeObject *t, PyObject **v, int n)
 {

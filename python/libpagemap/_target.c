@@ -25,7 +25,10 @@ static PyObject *target_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	e = errno;
 	Py_END_ALLOW_THREADS
 	if (!t->t) {
-		pmpy_raise(e, t->ctx, pid ? "cannot open process %ld" : "cannot open this process%.0ld", pid);
+		if (pid)
+			pmpy_raise(e, t->ctx, "cannot open process %ld", pid);
+		else
+			pmpy_raise(e, t->ctx, "cannot open this process");
 		Py_DECREF(t);
 		return NULL;
 	}
@@ -117,11 +120,11 @@ static PyObject *target_decode(TargetObject *t, PyObject *arg)
 /* Target.read(addr, npages) -> Array of raw uint64 entries, the GIL released while reading. */
 static PyObject *target_read(TargetObject *t, PyObject *args)
 {
-	unsigned long long addr, n;
+	uint64_t addr, n;
 	ArrayObject *a;
 	ssize_t r;
 
-	if (!PyArg_ParseTuple(args, "KK:read", &addr, &n) || check_open(t))
+	if (!PyArg_ParseTuple(args, "O&O&:read", pmpy_u64_arg, &addr, pmpy_u64_arg, &n) || check_open(t))
 		return NULL;
 	if (n > PY_SSIZE_T_MAX / 8)
 		return PyErr_NoMemory();
@@ -134,7 +137,7 @@ static PyObject *target_read(TargetObject *t, PyObject *args)
 	if (r < 0) {
 		Py_DECREF(a);
 		return pmpy_raise((int)r, t->ctx, "cannot read the pagemap of process %d at %#llx",
-				  pm_target_pid(t->t), addr);
+				  pm_target_pid(t->t), (unsigned long long)addr);
 	}
 	a->n = a->shape = r;
 	a->start = addr / t->page_size * t->page_size;
@@ -145,12 +148,12 @@ static PyObject *target_read(TargetObject *t, PyObject *args)
 /* Target.read_into(addr, buffer) -> entries read: into a writable buffer of 8-byte items (numpy uint64). */
 static PyObject *target_read_into(TargetObject *t, PyObject *args)
 {
-	unsigned long long addr;
+	uint64_t addr;
 	PyObject *obj;
 	Py_buffer b;
 	ssize_t r;
 
-	if (!PyArg_ParseTuple(args, "KO:read_into", &addr, &obj) || check_open(t))
+	if (!PyArg_ParseTuple(args, "O&O:read_into", pmpy_u64_arg, &addr, &obj) || check_open(t))
 		return NULL;
 	if (PyObject_GetBuffer(obj, &b, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0)
 		return NULL;
@@ -160,7 +163,7 @@ static PyObject *target_read_into(TargetObject *t, PyObject *args)
 	PyBuffer_Release(&b);
 	if (r < 0)
 		return pmpy_raise((int)r, t->ctx, "cannot read the pagemap of process %d at %#llx",
-				  pm_target_pid(t->t), addr);
+				  pm_target_pid(t->t), (unsigned long long)addr);
 	return PyLong_FromSsize_t(r);
 }
 
@@ -293,13 +296,14 @@ static PyObject *runs_array(struct runbuf *b, unsigned known, int backend)
 static PyObject *target_runs(TargetObject *t, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "start", "end", "entries", "each", NULL };
-	unsigned long long start = 0, end = UINT64_MAX;
+	uint64_t start = 0, end = UINT64_MAX;
 	int entries = 0, each = 0, rc, backend = 0;
 	struct runbuf b = { 0 };
 	unsigned known = 0;
 	PyObject *out;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|KKpp:runs", kwlist, &start, &end, &entries, &each) ||
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O&O&pp:runs", kwlist, pmpy_u64_arg, &start, pmpy_u64_arg, &end,
+					 &entries, &each) ||
 	    check_open(t))
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS

@@ -99,16 +99,18 @@ static PyObject *watch_close(WatchObject *w, PyObject *unused)
 static PyObject *watch_add(WatchObject *w, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "start", "end", "populated", NULL };
-	unsigned long long start, end;
+	uint64_t start, end;
 	int populated = 0, r;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "KK|p:add", kwlist, &start, &end, &populated) || check_open(w))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|p:add", kwlist, pmpy_u64_arg, &start, pmpy_u64_arg, &end,
+					 &populated) || check_open(w))
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS
 	r = pm_watch_add(w->w, start, end, populated ? PM_WATCH_POPULATED : 0);
 	Py_END_ALLOW_THREADS
 	if (r < 0)
-		return pmpy_raise(r, w->ctx, "cannot watch %#llx-%#llx of process %ld", start, end, w->pid);
+		return pmpy_raise(r, w->ctx, "cannot watch %#llx-%#llx of process %ld", (unsigned long long)start,
+				  (unsigned long long)end, w->pid);
 	Py_RETURN_NONE;
 }
 

@@ -102,3 +102,41 @@ def test_entries_buffer_and_flags():
     assert t.read_into(buf.ctypes.data, out) == 4 and (out == raw).all()
     with pytest.raises(BufferError):
         t.read_into(0, bytes(32))	# not writable
+
+
+def test_hostile_arguments():
+    t = pm.open(0)
+    with pytest.raises(MemoryError):
+        t.read(0, 2 ** 62)
+    with pytest.raises(pm.PagemapError) as ei:
+        t.runs(1 << 20, 1 << 12)	# start > end
+    assert ei.value.errno == errno.EINVAL
+    with pytest.raises(OverflowError):
+        t.read(-1, 1)
+    assert len(t.read(0, 0)) == 0
+    short = np.zeros(3, dtype=np.uint8)	# under one entry: nothing read
+    assert t.read_into(0, short) == 0
+    with pytest.raises(TypeError):
+        pm.Target("not a context", 0)
+    with pytest.raises(ValueError):
+        pm.Context().set_backend("fast")
+    t.close()
+    t.close()
+    with pytest.raises(ValueError):
+        t.runs()
+    w = pm.watch(0)
+    w.close()
+    with pytest.raises(ValueError):
+        w.collect()
+    with pytest.raises(ValueError):
+        pm.watch(0, "telepathy")
+
+
+def test_numpy_view_outlives_the_array():
+    import gc
+    runs = pm.open(0).runs()
+    first = (runs[0].start, runs[0].end)
+    a = np.asarray(runs)
+    del runs
+    gc.collect()
+    assert (int(a[0]["start"]), int(a[0]["end"])) == first
