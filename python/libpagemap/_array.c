@@ -88,6 +88,7 @@ static PyObject *array_item(ArrayObject *a, Py_ssize_t i)
 	}
 	switch (a->kind) {
 	case ARRAY_ENTRIES:
+	case ARRAY_KPAGE:
 		return pmpy_u64(((const uint64_t *)a->data)[i]);
 	case ARRAY_FLAGS:
 		return PyLong_FromUnsignedLong(((const uint32_t *)a->data)[i]);
@@ -158,7 +159,7 @@ static PyObject *array_format(ArrayObject *a, void *closure)
 
 static PyObject *array_kind(ArrayObject *a, void *closure)
 {
-	static const char *names[] = { "entries", "flags", "runs", "written" };
+	static const char *names[] = { "entries", "flags", "runs", "written", "kpage" };
 
 	return PyUnicode_FromString(names[a->kind]);
 }
@@ -172,9 +173,9 @@ static PyGetSetDef array_getset[] = {
 	{ "maps", (getter)array_maps, NULL, "runs: the Mappings their map field indexes", NULL },
 	{ "known", (getter)array_known, NULL, "runs: the Flag bits the walk could tell (others unknown)", NULL },
 	{ "backend", (getter)array_backend, NULL, "runs: pread or scan", NULL },
-	{ "start", (getter)array_start, NULL, "entries: address of the first entry's page", NULL },
+	{ "start", (getter)array_start, NULL, "entries: address of the first entry's page; kpage: the first frame", NULL },
 	{ "format", (getter)array_format, NULL, "the PEP 3118 format of one item", NULL },
-	{ "kind", (getter)array_kind, NULL, "entries, flags, runs or written", NULL },
+	{ "kind", (getter)array_kind, NULL, "entries, flags, runs, written or kpage", NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 

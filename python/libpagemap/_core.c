@@ -336,6 +336,8 @@ static PyMethodDef ctx_methods[] = {
 	{ "proc_state", (PyCFunction)ctx_state, METH_O, "running, zombie, kthread or gone." },
 	{ "shared", pmpy_ctx_shared, METH_VARARGS, "What processes share (root): dict of sums, maps and pairs." },
 	{ "numa_nodes", pmpy_ctx_numa_nodes, METH_NOARGS, "The NUMA nodes: CPUs, memory, tiers, distances." },
+	{ "kpage_read", pmpy_ctx_kpage_read, METH_VARARGS,
+	  "kpage_read(pfn, n) -> (flags, counts, cgroups): uint64 Arrays of /proc/kpage*, None where unreadable (root)." },
 	{ "cache_stat", pmpy_ctx_cache_stat, METH_O, "cache_stat(path) -> dict: the page cache of one file." },
 	{ "write_snapshot", (PyCFunction)(void (*)(void))pmpy_ctx_write_snapshot, METH_VARARGS | METH_KEYWORDS,
 	  "write_snapshot(path, pids, phys=False, pfn='keep'): one snapshot file (pagemap --snapshot replays it)." },

@@ -37,11 +37,11 @@ typedef struct {
 	PyObject *maps;		/* ARRAY_RUNS: tuple of Mapping, indexed by the run's map field */
 	unsigned known;		/* ARRAY_RUNS: pm_walk_known */
 	int backend;		/* ARRAY_RUNS: pm_walk_backend */
-	uint64_t start;		/* ARRAY_ENTRIES: address of the first entry */
+	uint64_t start;		/* ARRAY_ENTRIES: address of the first entry's page; ARRAY_KPAGE: first PFN */
 	PyObject *target;	/* ARRAY_ENTRIES: the Target read (for decode), or NULL */
 } ArrayObject;
 
-enum { ARRAY_ENTRIES, ARRAY_FLAGS, ARRAY_RUNS, ARRAY_WRITTEN };
+enum { ARRAY_ENTRIES, ARRAY_FLAGS, ARRAY_RUNS, ARRAY_WRITTEN, ARRAY_KPAGE };
 
 /* One run as the Runs array holds it: 48 bytes, naturally aligned, RUN_FORMAT. */
 struct pmpy_run {
@@ -90,6 +90,7 @@ int pmpy_ctx_kpage(CtxObject *c, struct pm_kpage **out);
 PyObject *pmpy_ctx_shared(PyObject *self, PyObject *args);
 PyObject *pmpy_ctx_numa_nodes(PyObject *self, PyObject *unused);
 PyObject *pmpy_ctx_cache_stat(PyObject *self, PyObject *arg);
+PyObject *pmpy_ctx_kpage_read(PyObject *self, PyObject *args);
 PyObject *pmpy_ctx_write_snapshot(PyObject *self, PyObject *args, PyObject *kw);
 
 /* Target methods defined in _more.c. */

@@ -326,3 +326,45 @@ out:
 	Py_DECREF(bytes);
 	return out;
 }
+
+/* Context.kpage_read(pfn, n) -> (flags, counts, cgroups): three Arrays of uint64 per frame, None where unreadable. */
+PyObject *pmpy_ctx_kpage_read(PyObject *self, PyObject *args)
+{
+	CtxObject *c = (CtxObject *)self;
+	ArrayObject *a[3] = { NULL, NULL, NULL };
+	uint64_t *buf[3] = { NULL, NULL, NULL };
+	struct pm_kpage *k;
+	uint64_t pfn, n;
+	PyObject *out = NULL;
+	int i, r;
+
+	if (!PyArg_ParseTuple(args, "O&O&:kpage_read", pmpy_u64_arg, &pfn, pmpy_u64_arg, &n))
+		return NULL;
+	if (n > PY_SSIZE_T_MAX / 8)
+		return PyErr_NoMemory();
+	r = pmpy_ctx_kpage(c, &k);
+	if (r < 0)
+		return pmpy_raise(r, c, "cannot open %sproc/kpageflags", pm_ctx_root(c->ctx));
+	for (i = 0; i < 3; i++) {
+		if (pm_kpage_status(k, (enum pm_kpage_file)i) < 0)
+			continue;
+		a[i] = (ArrayObject *)pmpy_array_new(ARRAY_KPAGE, (Py_ssize_t)n, 8, "Q");
+		if (!a[i])
+			goto out;
+		a[i]->start = pfn;
+		buf[i] = (uint64_t *)a[i]->data;
+	}
+	Py_BEGIN_ALLOW_THREADS
+	r = pm_kpage_read(k, pfn, (size_t)n, buf[0], buf[1], buf[2]);
+	Py_END_ALLOW_THREADS
+	if (r < 0) {
+		pmpy_raise(r, c, "cannot read frames %#llx+%llu", (unsigned long long)pfn, (unsigned long long)n);
+		goto out;
+	}
+	out = Py_BuildValue("(OOO)", a[0] ? (PyObject *)a[0] : Py_None, a[1] ? (PyObject *)a[1] : Py_None,
+			    a[2] ? (PyObject *)a[2] : Py_None);
+out:
+	for (i = 0; i < 3; i++)
+		Py_XDECREF((PyObject *)a[i]);
+	return out;
+}

@@ -283,3 +283,14 @@ def test_write_snapshot_replays_the_child(child, tmp_path, pagemap_cli):
     assert '"start": "%#x"' % child.addr in out.replace('"start":"', '"start": "')
     with pytest.raises(ValueError):
         pm.Context().write_snapshot(path, [child.pid], pfn="scramble")
+
+
+def test_kpage_read_of_this_process_frames():
+    t = pm.open(0)
+    if t.pfn_view != "visible" or not pm.features().kpageflags[0]:
+        pytest.skip("kpageflags needs root and visible frame numbers")
+    buf = np.ones(4 * PAGE, dtype=np.uint8)
+    v = t.v2p(buf.ctypes.data)
+    flags, counts, cgroups = pm.Context().kpage_read(v.entry.pfn, 1)
+    assert np.asarray(flags)[0] == v.kpageflags and (counts is None or np.asarray(counts)[0] == v.kpagecount)
+    assert flags.kind == "kpage" and flags.start == v.entry.pfn
