@@ -54,7 +54,6 @@ setup(
     name="libpagemap",
     version="0.1.0",
     description="Linux /proc/PID/pagemap decoded and walked: the libpagemap C library for Python",
-    license="see the project",
     python_requires=">=3.11",
     packages=["libpagemap"],
     package_data={"libpagemap": ["*.pyi", "py.typed"]},
