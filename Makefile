@@ -2,6 +2,7 @@
 # make            library (shared + static) and CLI in $(BUILD)
 # make check      every test; ends with "N passed, N failed, N skipped"
 # make demo       a demo process with a known layout, shown by features, maps, pages
+# make python     the Python package (python/) into $(BUILD)/python/lib; make install-python
 # make install    PREFIX=/usr/local DESTDIR=
 # SANITIZE=1      build with ASan+UBSan (into build-asan unless BUILD is set)
 
@@ -107,6 +108,7 @@ clean:
 -include tests/vm/vm.mk
 -include tests/fuzz/fuzz.mk
 -include bench/bench.mk
+-include python/python.mk
 
 # The demo: a process with a known layout, shown by features, maps and pages.
 $(BUILD)/pagemap-demo: demo/pagemap-demo.c | $(BUILD)

@@ -58,7 +58,7 @@ check: deps
 	@echo "NOTE: make check tests the running kernel only; Linux 6.1 and 6.12 are tested by 'make vm-check' (QEMU; .ci/run does both)"
 	@command -v qemu-system-x86_64 >/dev/null || echo "WARNING: no qemu-system-x86_64 here: the 6.1 and 6.12 kernels are NOT tested on this machine"
 	@[ -n "$(SANFLAGS)$(FUZZ_SANFLAGS)" ] || echo "WARNING: $(CC) cannot link ASan/UBSan here (no libasan?): the fuzz corpus replays without sanitizers"
-	tests/run $(UNIT_BIN) $(filter-out $(LIVE_WRAPPED),$(LIVE_BIN)) $(LIVE_SH) $(CLI_SH) $(ABI_CHECK) tests/fuzz/replay.sh
+	tests/run $(UNIT_BIN) $(filter-out $(LIVE_WRAPPED),$(LIVE_BIN)) $(LIVE_SH) $(CLI_SH) $(ABI_CHECK) tests/fuzz/replay.sh python/run-tests
 
 # The fuzz corpus replay runs under ASan+UBSan where $(CC) can link them; where it cannot (no libasan, or a
 # compiler without its sanitizer runtimes) it still runs, plain, and says so, rather than failing to build.

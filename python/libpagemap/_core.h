@@ -1,0 +1,100 @@
+/* _core.h - what the C files of the libpagemap Python extension share (stable ABI, Python 3.11+). */
+#ifndef PMPY_CORE_H
+#define PMPY_CORE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pagemap.h>
+
+/* A new object of heap type @tp (its tp_alloc, as the limited API reaches it). */
+#define PMPY_ALLOC(tp) ((allocfunc)PyType_GetSlot((tp), Py_tp_alloc))((tp), 0)
+
+/* A Context: one pm_ctx, and the kpage handle accounting opens on first use. */
+typedef struct {
+	PyObject_HEAD
+	struct pm_ctx *ctx;
+	struct pm_kpage *kpage;
+	int kpage_err;		/* -errno of the failed pm_kpage_open, 0 not tried or open */
+	PyObject *snapshot;	/* the snapshot path it replays, or None */
+} CtxObject;
+
+/* A Target: one pm_target; holds its Context, which must outlive it. */
+typedef struct {
+	PyObject_HEAD
+	struct pm_target *t;
+	CtxObject *ctx;
+	unsigned page_size;
+} TargetObject;
+
+/* An Array: an owned block of fixed-size records exported through the buffer protocol (PEP 3118). */
+typedef struct {
+	PyObject_HEAD
+	char *data;
+	Py_ssize_t n, itemsize;
+	const char *format;	/* static */
+	Py_ssize_t shape, stride;
+	int kind;		/* ARRAY_* */
+	PyObject *maps;		/* ARRAY_RUNS: tuple of Mapping, indexed by the run's map field */
+	unsigned known;		/* ARRAY_RUNS: pm_walk_known */
+	int backend;		/* ARRAY_RUNS: pm_walk_backend */
+	uint64_t start;		/* ARRAY_ENTRIES: address of the first entry's page; ARRAY_KPAGE: first PFN */
+	PyObject *target;	/* ARRAY_ENTRIES: the Target read (for decode), or NULL */
+} ArrayObject;
+
+enum { ARRAY_ENTRIES, ARRAY_FLAGS, ARRAY_RUNS, ARRAY_WRITTEN, ARRAY_KPAGE };
+
+/* One run as the Runs array holds it: 48 bytes, naturally aligned, RUN_FORMAT. */
+struct pmpy_run {
+	uint64_t start, end, pfn, swap_offset;
+	uint32_t flags, map;
+	uint8_t swap_type;
+	uint8_t pad[7];
+};
+#define RUN_FORMAT "T{Q:start:Q:end:Q:pfn:Q:swap_offset:I:flags:I:map:B:swap_type:7x}"
+
+/* One written range as a Watch returns it: 24 bytes. */
+struct pmpy_written {
+	uint64_t start, end;
+	uint8_t huge;
+	uint8_t pad[7];
+};
+#define WRITTEN_FORMAT "T{Q:start:Q:end:?:huge:7x}"
+
+extern PyTypeObject *pmpy_ctx_type, *pmpy_target_type, *pmpy_array_type, *pmpy_watch_type;
+extern PyTypeObject *pmpy_entry_type, *pmpy_mapping_type, *pmpy_usage_type, *pmpy_account_type,
+	*pmpy_proc_type, *pmpy_run_type, *pmpy_v2p_type, *pmpy_share_sum_type, *pmpy_decode_info_type;
+
+/* Raise the exception the Python layer makes for -@err (an OSError subclass), "WHAT: explanation". */
+PyObject *pmpy_raise(int err, CtxObject *ctx, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Types and functions of each file, set up by PyInit__core. */
+int pmpy_target_init(PyObject *m);
+int pmpy_array_init(PyObject *m);
+int pmpy_watch_init(PyObject *m);
+int pmpy_records_init(PyObject *m);
+PyObject *pmpy_array_new(int kind, Py_ssize_t n, Py_ssize_t itemsize, const char *format);
+PyObject *pmpy_mapping_new(const struct pm_mapping *m);
+PyObject *pmpy_usage_new(const struct pm_usage *u);
+PyObject *pmpy_entry_new(const struct pm_entry *e);
+PyObject *pmpy_account_new(const struct pm_account *a);
+PyObject *pmpy_share_sum_new(const struct pm_share_sum *s);
+PyObject *pmpy_features_rows(struct pm_ctx *ctx);
+PyObject *pmpy_u64(uint64_t v);
+/* PyArg "O&" converter to uint64_t: OverflowError for negatives and values past 64 bits ("K" wraps them). */
+int pmpy_u64_arg(PyObject *o, void *out);
+/* A struct sequence of type @t from @n new references (all released on failure; a NULL one fails). */
+PyObject *pmpy_record(PyTypeObject *t, PyObject **v, int n);
+int pmpy_ctx_kpage(CtxObject *c, struct pm_kpage **out);
+
+/* Context methods defined in other files. */
+PyObject *pmpy_ctx_shared(PyObject *self, PyObject *args);
+PyObject *pmpy_ctx_numa_nodes(PyObject *self, PyObject *unused);
+PyObject *pmpy_ctx_cache_stat(PyObject *self, PyObject *arg);
+PyObject *pmpy_ctx_kpage_read(PyObject *self, PyObject *args);
+PyObject *pmpy_ctx_write_snapshot(PyObject *self, PyObject *args, PyObject *kw);
+
+/* Target methods defined in _more.c. */
+PyObject *pmpy_target_wss(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *pmpy_target_numa(PyObject *self, PyObject *args, PyObject *kw);
+
+#endif

@@ -1,0 +1,198 @@
+/* _records.c - the frozen records (struct sequences) the extension returns: one per C value struct. */
+#include "_core.h"
+
+PyTypeObject *pmpy_entry_type, *pmpy_mapping_type, *pmpy_usage_type, *pmpy_account_type, *pmpy_proc_type,
+	*pmpy_run_type, *pmpy_v2p_type, *pmpy_share_sum_type, *pmpy_decode_info_type;
+
+static PyStructSequence_Field entry_fields[] = {
+	{ "raw", "the 64-bit pagemap entry" },
+	{ "flags", "PM_PAGE_* flags (Flag)" },
+	{ "pfn", "frame number, with FRAME and PRESENT, else 0" },
+	{ "swap_type", "swap type, with FRAME and SWAPPED" },
+	{ "swap_offset", "swap offset, with FRAME and SWAPPED" },
+	{ "page_shift", "pshift layout only: bits 55-60" },
+	{ NULL, NULL },
+};
+
+static PyStructSequence_Field mapping_fields[] = {
+	{ "start", "first address" },
+	{ "end", "address past the end" },
+	{ "offset", "file offset" },
+	{ "dev_major", NULL },
+	{ "dev_minor", NULL },
+	{ "inode", NULL },
+	{ "perms", "as printed, 'rw-p'" },
+	{ "kind", "anon, file, heap, stack, vdso, vvar, vsyscall, anon_named, special" },
+	{ "deleted", "the path ends with ' (deleted)'" },
+	{ "path", "the path field ('' for none)" },
+	{ NULL, NULL },
+};
+
+static PyStructSequence_Field usage_fields[] = {
+	{ "present", "bytes" }, { "swapped", "bytes" }, { "file", "bytes" }, { "exclusive", "bytes" },
+	{ "thp", "bytes" }, { "softdirty", "bytes" }, { "uffdwp", "bytes" }, { "guard", "bytes" },
+	{ "zero", "bytes" }, { NULL, NULL },
+};
+
+static PyStructSequence_Field account_fields[] = {
+	{ "rss", "bytes" }, { "pss", "bytes" }, { "uss", "bytes" }, { "swap", "bytes" }, { "shared", "bytes" },
+	{ "hugetlb", "bytes" }, { "source", "'pagemap' or 'smaps_rollup'" }, { "exact", NULL },
+	{ "estimate", "rests on averaged map counts of large folios" }, { NULL, NULL },
+};
+
+static PyStructSequence_Field proc_fields[] = {
+	{ "pid", NULL }, { "state", "running, zombie, kthread or gone" }, { "uid", "real UID, None unknown" },
+	{ "comm", NULL }, { NULL, NULL },
+};
+
+static PyStructSequence_Field run_fields[] = {
+	{ "start", NULL }, { "end", NULL }, { "flags", "Flag" }, { "pfn", NULL }, { "swap_type", NULL },
+	{ "swap_offset", NULL }, { "map", "the Mapping it lies in" }, { NULL, NULL },
+};
+
+static PyStructSequence_Field v2p_fields[] = {
+	{ "addr", NULL }, { "entry", "the decoded Entry" }, { "phys", "physical address, None hidden or absent" },
+	{ "kpageflags", "raw kpageflags word, None unreadable" }, { "kpagecount", "map count, None unreadable" },
+	{ "kpage_names", "the kpageflags bits by name" }, { NULL, NULL },
+};
+
+static PyStructSequence_Field share_sum_fields[] = {
+	{ "resident", "bytes" }, { "shared", "bytes" }, { "outside", "bytes" }, { "swap", "bytes" },
+	{ "swap_shared", "bytes" }, { "hugetlb", "bytes" }, { NULL, NULL },
+};
+
+static PyStructSequence_Field decode_info_fields[] = {
+	{ "layout", "pshift, v2, current" }, { "page_shift", NULL }, { "frame_visible", NULL },
+	{ "swap_active", NULL }, { NULL, NULL },
+};
+
+static PyTypeObject *make(PyObject *m, const char *name, const char *qual, PyStructSequence_Field *f, const char *doc)
+{
+	int n = 0;
+	PyStructSequence_Desc d;
+	PyTypeObject *t;
+
+	while (f[n].name)
+		n++;
+	d.name = qual;
+	d.doc = doc;
+	d.fields = f;
+	d.n_in_sequence = n;
+	t = PyStructSequence_NewType(&d);
+	if (t && PyModule_AddObjectRef(m, name, (PyObject *)t) < 0)
+		return NULL;
+	return t;
+}
+
+int pmpy_records_init(PyObject *m)
+{
+	pmpy_entry_type = make(m, "Entry", "libpagemap.Entry", entry_fields, "One decoded pagemap entry.");
+	pmpy_mapping_type = make(m, "Mapping", "libpagemap.Mapping", mapping_fields, "One line of /proc/PID/maps.");
+	pmpy_usage_type = make(m, "Usage", "libpagemap.Usage", usage_fields, "Bytes of a mapping by page state.");
+	pmpy_account_type = make(m, "Account", "libpagemap.Account", account_fields, "Memory of one process.");
+	pmpy_proc_type = make(m, "Proc", "libpagemap.Proc", proc_fields, "One process of ROOT/proc.");
+	pmpy_run_type = make(m, "Run", "libpagemap.Run", run_fields, "Pages with identical state.");
+	pmpy_v2p_type = make(m, "V2P", "libpagemap.V2P", v2p_fields, "A virtual address and its frame.");
+	pmpy_share_sum_type = make(m, "ShareSum", "libpagemap.ShareSum", share_sum_fields, "Bytes shared by a scope.");
+	pmpy_decode_info_type = make(m, "DecodeInfo", "libpagemap.DecodeInfo", decode_info_fields,
+				     "How a target's raw entries decode.");
+	return pmpy_entry_type && pmpy_mapping_type && pmpy_usage_type && pmpy_account_type && pmpy_proc_type &&
+			       pmpy_run_type && pmpy_v2p_type && pmpy_share_sum_type && pmpy_decode_info_type ?
+		       0 :
+		       -1;
+}
+
+PyObject *pmpy_u64(uint64_t v)
+{
+	return PyLong_FromUnsignedLongLong(v);
+}
+
+int pmpy_u64_arg(PyObject *o, void *out)
+{
+	uint64_t v = PyLong_AsUnsignedLongLong(o);
+
+	if (v == (uint64_t)-1 && PyErr_Occurred())
+		return 0;
+	*(uint64_t *)out = v;
+	return 1;
+}
+
+/* Fill a struct sequence from @n new references (NULL: fail, after releasing the others). */
+static PyObject *fill(PyTypeObject *t, PyObject **v, int n)
+{
+	PyObject *r = NULL;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!v[i])
+			goto fail;
+	r = PyStructSequence_New(t);
+	if (!r)
+		goto fail;
+	for (i = 0; i < n; i++)
+		PyStructSequence_SetItem(r, i, v[i]);
+	return r;
+fail:
+	for (i = 0; i < n; i++)
+		Py_XDECREF(v[i]);
+	return NULL;
+}
+
+PyObject *pmpy_entry_new(const struct pm_entry *e)
+{
+	PyObject *v[] = { pmpy_u64(e->raw), PyLong_FromUnsignedLong(e->flags), pmpy_u64(e->pfn),
+			  PyLong_FromLong(e->swap_type), pmpy_u64(e->swap_offset), PyLong_FromLong(e->page_shift) };
+
+	return fill(pmpy_entry_type, v, 6);
+}
+
+static const char *kind_name(enum pm_map_kind k)
+{
+	static const char *names[] = { "anon", "file", "heap", "stack", "vdso", "vvar", "vsyscall", "anon_named",
+				       "special" };
+
+	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "special";
+}
+
+PyObject *pmpy_mapping_new(const struct pm_mapping *m)
+{
+	PyObject *v[] = { pmpy_u64(m->start), pmpy_u64(m->end), pmpy_u64(m->offset),
+			  PyLong_FromUnsignedLong(m->dev_major), PyLong_FromUnsignedLong(m->dev_minor),
+			  pmpy_u64(m->inode), PyUnicode_FromString(m->perms), PyUnicode_FromString(kind_name(m->kind)),
+			  PyBool_FromLong(m->deleted),
+			  PyUnicode_DecodeFSDefaultAndSize(m->path ? m->path : "", (Py_ssize_t)m->path_len) };
+
+	return fill(pmpy_mapping_type, v, 10);
+}
+
+PyObject *pmpy_usage_new(const struct pm_usage *u)
+{
+	PyObject *v[] = { pmpy_u64(u->present), pmpy_u64(u->swapped), pmpy_u64(u->file), pmpy_u64(u->exclusive),
+			  pmpy_u64(u->thp), pmpy_u64(u->softdirty), pmpy_u64(u->uffdwp), pmpy_u64(u->guard),
+			  pmpy_u64(u->zero) };
+
+	return fill(pmpy_usage_type, v, 9);
+}
+
+PyObject *pmpy_account_new(const struct pm_account *a)
+{
+	PyObject *v[] = { pmpy_u64(a->rss), pmpy_u64(a->pss), pmpy_u64(a->uss), pmpy_u64(a->swap),
+			  pmpy_u64(a->shared), pmpy_u64(a->hugetlb),
+			  PyUnicode_FromString(pm_account_source_name(a->source)), PyBool_FromLong(a->exact),
+			  PyBool_FromLong(a->estimate) };
+
+	return fill(pmpy_account_type, v, 9);
+}
+
+PyObject *pmpy_share_sum_new(const struct pm_share_sum *s)
+{
+	PyObject *v[] = { pmpy_u64(s->resident), pmpy_u64(s->shared), pmpy_u64(s->outside), pmpy_u64(s->swap),
+			  pmpy_u64(s->swap_shared), pmpy_u64(s->hugetlb) };
+
+	return fill(pmpy_share_sum_type, v, 6);
+}
+
+PyObject *pmpy_record(PyTypeObject *t, PyObject **v, int n)
+{
+	return fill(t, v, n);
+}
