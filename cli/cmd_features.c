@@ -92,6 +92,9 @@ static void rows_pagemap(struct out *out, const struct pm_features *f)
 	    f->layout_by_effect ? " (confirmed by reading an unmapped entry)" : "");
 	row(out, "pfn", pm_pfn_view_name(f->pfn_view), "%s",
 	    f->pfn_view == PM_PFN_VISIBLE ? "physical frame numbers and swap slots are shown" :
+	    /* Hidden from a privileged capture: only a snapshot written with --pfn drop records that. */
+	    f->pfn_view == PM_PFN_HIDDEN && f->privileged && !f->by_effect ?
+		    "PFNs hidden: the capture dropped them (snapshot --pfn drop)" :
 	    f->pfn_view == PM_PFN_HIDDEN ? "PFNs hidden: the reader lacks CAP_SYS_ADMIN (Linux 4.2+ shows 0); run as root" :
 	    f->pfn_view == PM_PFN_REFUSED ? "Linux 4.0-4.1 refuse pagemap without CAP_SYS_ADMIN; run as root" :
 					   "not probed");

@@ -366,13 +366,19 @@ static int add_phys(struct pm_snapshot_writer *w)
 	return r;
 }
 
-/* The features probe as recorded: its zero_pfn is a frame number too, moved or dropped like the others. */
+/*
+ * The features probe as recorded: its zero_pfn is a frame number too, moved
+ * or dropped like the others. Dropped frames replay as hidden, never as
+ * visible frame numbers that are all 0.
+ */
 static int export_features(const struct snap_frames *fr, const struct pm_features *f, char *buf, size_t size)
 {
 	struct pm_features copy = *f;
 
 	if (fr->pfn_mode != PM_SNAPSHOT_PFN_KEEP && copy.zero_pfn)
 		copy.zero_pfn = fr->pfn_mode == PM_SNAPSHOT_PFN_DROP ? 0 : pmi_perm_fwd(&fr->perm[0], copy.zero_pfn);
+	if (fr->pfn_mode == PM_SNAPSHOT_PFN_DROP && copy.pfn_view == PM_PFN_VISIBLE)
+		copy.pfn_view = PM_PFN_HIDDEN;
 	return pm_features_export(&copy, buf, size);
 }
 

@@ -81,6 +81,16 @@ else
 	fail no-frame-kept
 fi
 
+# Dropped frames replay as hidden, said so, never as frame number 0 (what they replayed as before this check).
+"$pagemap" --snapshot "$w/drop.snap" pages -o PFN,FLAGS "$parent" "$range" 2>/dev/null | awk '$2 ~ /^P/ { print $1 }' | sort -u >"$w/p.drop"
+if [ "$(cat "$w/p.drop")" = hidden ] &&
+   "$pagemap" --snapshot "$w/drop.snap" features | grep -q '^pfn  *hidden .*--pfn drop'; then
+	pass drop-replays-hidden
+else
+	fail drop-replays-hidden
+	echo "  PFN column of present pages: $(tr '\n' ' ' <"$w/p.drop")"
+fi
+
 for m in keyed block; do
 	"$pagemap" snapshot --unscramble --key "$w/key" -o "$w/un-$m.snap" "$w/$m.snap" || fail "unscramble-$m"
 	"$pagemap" snapshot --to-tree "$w/t-keep" "$w/keep.snap" 2>/dev/null
