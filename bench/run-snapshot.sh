@@ -71,7 +71,11 @@ for thp in $thp_modes; do
 			echo "before ($before): $(stat -c %s "$tmp/before.snap") bytes = $(awk -v a="$(stat -c %s "$tmp/before.snap")" -v p="$pages" 'BEGIN { printf "%.3f", a / p }') bytes per resident page"
 	fi
 	echo
-	summary+=("THP $thp: snapshot $snap bytes = $(awk -v a="$snap" -v p="$pages" 'BEGIN { printf "%.3f", a / p }') bytes per resident page (pages: $(awk -v a="$txt" -v p="$pages" 'BEGIN { printf "%.3f", a / p }') text, $(awk -v a="$json" -v p="$pages" 'BEGIN { printf "%.3f", a / p }') JSON); time snapshot/pages $(ratio "$wall_snapshot" "$wall_pages")x, replay-pages/pages $(ratio "$wall_replay_pages" "$wall_pages")x; replayed pages output identical: $same")
+	# Runs of contiguous frames (the rows of `pagemap pages`): each costs a frame number the encoding cannot
+	# predict, about log2(RAM pages) bits, whatever the encoding; bytes per run say how close it comes.
+	rows=$(($(wc -l <"$tmp/pages.out") - 1))
+	echo "runs of contiguous frames: $rows; $(awk -v a="$snap" -v r="$rows" 'BEGIN { printf "%.2f", a / r }') snapshot bytes per run"
+	summary+=("THP $thp, layout $layout: snapshot $snap bytes = $(awk -v a="$snap" -v p="$pages" 'BEGIN { printf "%.3f", a / p }') bytes per resident page (pages: $(awk -v a="$txt" -v p="$pages" 'BEGIN { printf "%.3f", a / p }') text, $(awk -v a="$json" -v p="$pages" 'BEGIN { printf "%.3f", a / p }') JSON); time snapshot/pages $(ratio "$wall_snapshot" "$wall_pages")x, replay-pages/pages $(ratio "$wall_replay_pages" "$wall_pages")x; replayed pages output identical: $same")
 	stop_targets
 done
 for s in "${summary[@]}"; do
