@@ -2,7 +2,9 @@
 # run-snapshot.sh - `pagemap snapshot -p PID` on a process with GIB GiB touched: its size per page and its time,
 # against `pagemap pages PID` (text and -J) of the same target in the same run, and the replay of the snapshot.
 # Usage: bench/run-snapshot.sh [GIB]    (or BENCH_GIB=GIB; default 1)
-# Environment: BENCH_RUNS (default 5), BENCH_THP ("off on"), BENCH_BUILD, BENCH_TOOL (see run-phys.sh).
+# Environment: BENCH_RUNS (default 5), BENCH_THP ("off on"), BENCH_BUILD, BENCH_TOOL (see run-phys.sh),
+# BENCH_LAYOUT (dense, the default: every page written; half: a random half of the pages, see target.c),
+# BENCH_TOOL_BEFORE (another build's pagemap: one snapshot of the same target with it, its size beside).
 # As root the snapshot also holds the kpageflags/kpagecount/kpagecgroup words of the target's frames.
 # Never a timed assertion: prints figures and exits 0 once it has measured.
 set -u
@@ -11,6 +13,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 gib=${1:-${BENCH_GIB:-1}}
 runs=${BENCH_RUNS:-5}
 thp_modes=${BENCH_THP:-off on}
+layout=${BENCH_LAYOUT:-dense}
+before=${BENCH_TOOL_BEFORE:-}
 build=${BENCH_BUILD:-$here/../build}
 tool=${BENCH_TOOL:-$build/pagemap}
 target=$build/bench/target
@@ -41,11 +45,11 @@ command_for() {
 
 summary=()
 for thp in $thp_modes; do
-	start_target "$thp" "$gib"
+	start_target "$thp" "$gib" $([ "$layout" = half ] && echo half)
 	pid=${tgt_pids[0]}
 	rm -f "$tmp"/*.times "$tmp/s.snap"
 	pages=$(($(awk '/^Rss:/ { print $2 }' "/proc/$pid/smaps_rollup") / 4))
-	echo "== THP $thp: target pid $pid, $gib GiB touched, $pages resident 4 KiB pages, $runs runs per command"
+	echo "== THP $thp ($(awk '/^AnonHugePages:/ { print $2 " kB" }' "/proc/$pid/smaps_rollup") in huge pages), layout $layout: target pid $pid, $gib GiB mapped, $pages resident 4 KiB pages, $runs runs per command"
 	run_rounds "$pid"
 	snap=$(stat -c %s "$tmp/s.snap")
 	txt=$(stat -c %s "$tmp/pages.out")
@@ -60,8 +64,18 @@ for thp in $thp_modes; do
 			"$(ms "$med_cpu")" "$(mib "$max_rss")" "$b"
 	done
 	echo "sections: $("$tool" snapshot --list "$tmp/s.snap" | awk '{ n[$2]++ } END { for (t in n) printf "%s %d ", t, n[t] }')"
+	# Where the bytes go: WORDS payload per file (pagemap, each kpage file), the rest together.
+	echo "bytes by file: $("$tool" snapshot --list "$tmp/s.snap" | awk 'seen[$1]++ { next } $2 == "WORDS" { f = $4; sub(/proc\/[0-9]+\//, "", f); w[f] += $3 + 40; next } { o += $3 + 40 } END { for (f in w) printf "%s %d, ", f, w[f]; printf "other sections %d", o }')"
+	if [ -n "$before" ]; then
+		"$before" snapshot -p "$pid" -o "$tmp/before.snap" >/dev/null 2>&1 &&
+			echo "before ($before): $(stat -c %s "$tmp/before.snap") bytes = $(awk -v a="$(stat -c %s "$tmp/before.snap")" -v p="$pages" 'BEGIN { printf "%.3f", a / p }') bytes per resident page"
+	fi
 	echo
-	summary+=("THP $thp: snapshot $snap bytes = $(awk -v a="$snap" -v p="$pages" 'BEGIN { printf "%.3f", a / p }') bytes per resident page (pages: $(awk -v a="$txt" -v p="$pages" 'BEGIN { printf "%.3f", a / p }') text, $(awk -v a="$json" -v p="$pages" 'BEGIN { printf "%.3f", a / p }') JSON); time snapshot/pages $(ratio "$wall_snapshot" "$wall_pages")x, replay-pages/pages $(ratio "$wall_replay_pages" "$wall_pages")x; replayed pages output identical: $same")
+	# Runs of contiguous frames (the rows of `pagemap pages`): each costs a frame number the encoding cannot
+	# predict, about log2(RAM pages) bits, whatever the encoding; bytes per run say how close it comes.
+	rows=$(($(wc -l <"$tmp/pages.out") - 1))
+	echo "runs of contiguous frames: $rows; $(awk -v a="$snap" -v r="$rows" 'BEGIN { printf "%.2f", a / r }') snapshot bytes per run"
+	summary+=("THP $thp, layout $layout: snapshot $snap bytes = $(awk -v a="$snap" -v p="$pages" 'BEGIN { printf "%.3f", a / p }') bytes per resident page (pages: $(awk -v a="$txt" -v p="$pages" 'BEGIN { printf "%.3f", a / p }') text, $(awk -v a="$json" -v p="$pages" 'BEGIN { printf "%.3f", a / p }') JSON); time snapshot/pages $(ratio "$wall_snapshot" "$wall_pages")x, replay-pages/pages $(ratio "$wall_replay_pages" "$wall_pages")x; replayed pages output identical: $same")
 	stop_targets
 done
 for s in "${summary[@]}"; do

@@ -16,12 +16,14 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "Usage: target on|off [GIB [share]]\n"
+	fprintf(stderr, "Usage: target on|off [GIB [share|half]]\n"
 			"Map and write GIB GiB (default 4) of private anonymous memory with THP on\n"
 			"(MADV_HUGEPAGE on a 2 MiB-aligned region) or off (MADV_NOHUGEPAGE), print the\n"
 			"pid and \"ready\", then wait until killed, or until stdin closes when it is a pipe.\n"
 			"With share, first fork a child that keeps the pages shared (copy-on-write, map\n"
-			"count 2) and dies with its parent.\n");
+			"count 2) and dies with its parent. With half, write only a random half of the\n"
+			"pages (in address order, fixed seed). SIGUSR1 makes it write every 16th page\n"
+			"again (breaking copy-on-write with share) and print \"written\".\n");
 	return 2;
 }
 
@@ -40,6 +42,30 @@ static char *map_aligned(size_t len)
 	return (char *)a;
 }
 
+static volatile sig_atomic_t write_asked;
+static char *region;
+static size_t region_len;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	write_asked = 1;
+}
+
+/* SIGUSR1: write every 16th page (a known set for `pagemap diff`), then say so on stdout. */
+static void write_if_asked(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (!write_asked)
+		return;
+	write_asked = 0;
+	for (size_t i = 0; i < region_len; i += 16 * (size_t)page)
+		region[i] = 2;
+	printf("written\n");
+	fflush(stdout);
+}
+
 /* Block until stdin reaches EOF if it is a pipe or socket; otherwise until a signal kills us. */
 static void wait_for_end(void)
 {
@@ -48,13 +74,16 @@ static void wait_for_end(void)
 	ssize_t n;
 
 	if (fstat(0, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
-		do
+		do {
 			n = read(0, buf, sizeof(buf));
-		while (n > 0 || (n < 0 && errno == EINTR));
+			write_if_asked();
+		} while (n > 0 || (n < 0 && errno == EINTR));
 		return;
 	}
-	for (;;)
+	for (;;) {
 		pause();
+		write_if_asked();
+	}
 }
 
 int main(int argc, char **argv)
@@ -62,11 +91,12 @@ int main(int argc, char **argv)
 	long page = sysconf(_SC_PAGESIZE);
 	double gib = 4;
 	size_t len, i;
-	bool thp, share = argc == 4 && !strcmp(argv[3], "share");
+	bool thp, share = argc == 4 && !strcmp(argv[3], "share"), half = argc == 4 && !strcmp(argv[3], "half");
+	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART: the wait's read returns EINTR */
 	char *p, *end;
 	pid_t parent = getpid();
 
-	if (argc < 2 || argc > 4 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")) || (argc == 4 && !share))
+	if (argc < 2 || argc > 4 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")) || (argc == 4 && !share && !half))
 		return usage();
 	thp = !strcmp(argv[1], "on");
 	if (argc >= 3) {
@@ -84,8 +114,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "target: madvise %s: %s\n", thp ? "MADV_HUGEPAGE" : "MADV_NOHUGEPAGE", strerror(errno));
 		return 1;
 	}
+	srand(42);
 	for (i = 0; i < len; i += (size_t)page)
-		p[i] = 1;
+		if (!half || (rand() & 1))
+			p[i] = 1;
+	region = p;
+	region_len = len;
+	sigaction(SIGUSR1, &sa, NULL);
 	if (share) {
 		pid_t child = fork();
 

@@ -2124,7 +2124,7 @@ PM_API void pm_cache_free(struct pm_cache *c);
  * reader bounds every count and length and never allocates by what the
  * file says beyond fixed chunk limits (1 MiB decoded, 65536 words).
  */
-#define PM_SNAPSHOT_VERSION	1
+#define PM_SNAPSHOT_VERSION	2	/* written; a reader also takes version 1 files */
 
 enum pm_snapshot_type {
 	PM_SNAPSHOT_META = 1,	/* key=value lines: what made the snapshot, when, of what */
@@ -2132,6 +2132,7 @@ enum pm_snapshot_type {
 	PM_SNAPSHOT_BYTES = 3,	/* a chunk of a text file's bytes */
 	PM_SNAPSHOT_WORDS = 4,	/* a chunk of a word file's 64-bit words (pagemap, kpage*) */
 	PM_SNAPSHOT_INDEX = 5,	/* the last section: every section's type and offset */
+	PM_SNAPSHOT_FILES = 6,	/* version 2: several FILEs in one (pm_snapshot_next yields each as a FILE) */
 };
 
 /* One section of an open snapshot, as pm_snapshot_next() yields it. */

@@ -23,7 +23,8 @@
 #define SNAP_ERR_MAX 256
 
 struct snap_sec {
-	uint32_t type, file;
+	uint32_t type, file;	/* FILES: its first file */
+	uint32_t nfiles;	/* FILES: how many */
 	uint64_t offset, length;
 };
 
@@ -39,6 +40,7 @@ struct pm_snapshot {
 	uint64_t fsize;
 	struct snap_sec *secs;
 	size_t nsecs, cap, pos;
+	uint32_t sub;			/* pm_snapshot_next inside a FILES section: its next file */
 	struct snap_file *files;
 	size_t nfiles, fcap;
 	char *meta;			/* the META payloads, NUL-terminated lines */
@@ -66,7 +68,7 @@ uint32_t pmi_snap_header_check(uint32_t type, uint64_t length, uint64_t hash)
 
 static const char *type_name(uint32_t t)
 {
-	static const char *names[] = { "?", "META", "FILE", "BYTES", "WORDS", "INDEX" };
+	static const char *names[] = { "?", "META", "FILE", "BYTES", "WORDS", "INDEX", "FILES" };
 
 	return t < PM_ARRAY_SIZE(names) ? names[t] : "unknown type";
 }
@@ -166,11 +168,36 @@ static int grow(void **p, size_t *cap, size_t n, size_t elem)
 	return 0;
 }
 
+/* Declare the next file from a FILE section or a FILES record: every field checked, the path copied. */
+static int add_file(struct pm_snapshot *s, uint32_t kind, uint64_t size, const char *path, uint32_t plen,
+		    const char *where)
+{
+	struct snap_file *f;
+
+	if (s->nfiles >= SNAP_MAX_FILES || grow((void **)&s->files, &s->fcap, s->nfiles, sizeof(*f)))
+		return fail(s, -ENOMEM, "%s: too many files", where);
+	if (kind != PM_SNAPSHOT_BYTES && kind != PM_SNAPSHOT_WORDS)
+		return fail(s, -EBADMSG, "%s: unknown file kind %u", where, kind);
+	if (size > SNAP_MAX_FILE_SIZE || (kind == PM_SNAPSHOT_WORDS && size % 8))
+		return fail(s, -EBADMSG, "%s: absurd file length %llu", where, (unsigned long long)size);
+	if (!plen || plen > SNAP_MAX_PATH || !path_ok(path, plen) || memchr(path, '\0', plen))
+		return fail(s, -EBADMSG, "%s: unsafe path in the tree", where);
+	f = &s->files[s->nfiles];
+	if (!(f->path = malloc(plen + 1)))
+		return -ENOMEM;
+	memcpy(f->path, path, plen);
+	f->path[plen] = '\0';
+	f->kind = kind;
+	f->size = size;
+	s->nfiles++;
+	return 0;
+}
+
 static int load_file_sec(struct pm_snapshot *s, size_t i, const char *where)
 {
 	const struct snap_sec *c = &s->secs[i];
 	unsigned char fixed[SNAP_FILE_FIXED];
-	struct snap_file *f;
+	char path[SNAP_MAX_PATH];
 	uint32_t plen;
 	int r;
 
@@ -184,28 +211,52 @@ static int load_file_sec(struct pm_snapshot *s, size_t i, const char *where)
 			    s->nfiles);
 	if (plen != c->length - SNAP_FILE_FIXED)
 		return fail(s, -EBADMSG, "%s: path length %u does not fit the section", where, plen);
-	if (s->nfiles >= SNAP_MAX_FILES || grow((void **)&s->files, &s->fcap, s->nfiles, sizeof(*f)))
-		return fail(s, -ENOMEM, "%s: too many files", where);
-	f = &s->files[s->nfiles];
-	s->secs[i].file = (uint32_t)s->nfiles;
-	f->kind = snap_get32(fixed + 4);
-	f->size = snap_get64(fixed + 8);
-	if (f->kind != PM_SNAPSHOT_BYTES && f->kind != PM_SNAPSHOT_WORDS)
-		return fail(s, -EBADMSG, "%s: unknown file kind %u", where, f->kind);
-	if (f->size > SNAP_MAX_FILE_SIZE || (f->kind == PM_SNAPSHOT_WORDS && f->size % 8))
-		return fail(s, -EBADMSG, "%s: absurd file length %llu", where, (unsigned long long)f->size);
-	if (!(f->path = malloc(plen + 1)))
-		return -ENOMEM;
-	if ((r = read_at(s, f->path, plen, c->offset + SNAP_SEC_SIZE + SNAP_FILE_FIXED))) {
-		free(f->path);
+	if ((r = read_at(s, path, plen, c->offset + SNAP_SEC_SIZE + SNAP_FILE_FIXED)))
 		return r;
+	s->secs[i].file = (uint32_t)s->nfiles;
+	s->secs[i].nfiles = 1;
+	return add_file(s, snap_get32(fixed + 4), snap_get64(fixed + 8), path, plen, where);
+}
+
+/* FILES (version 2): u32 count, u32 first id, a zstd frame of count records (man/pagemap-snapshot.5). */
+static int load_files_sec(struct pm_snapshot *s, size_t i, const char *where)
+{
+	struct snap_sec *c = &s->secs[i];
+	size_t zlen = (size_t)(c->length - 8), got, pos = 0;
+	unsigned long long want;
+	uint32_t count, n;
+	int r;
+
+	if (c->length < 8 || c->length - 8 > ZSTD_compressBound(SNAP_MAX_RAW))
+		return fail(s, -EBADMSG, "%s: bad length %llu", where, (unsigned long long)c->length);
+	if ((r = read_at(s, s->zbuf, c->length, c->offset + SNAP_SEC_SIZE)))
+		return r;
+	count = snap_get32(s->zbuf);
+	if (snap_get32(s->zbuf + 4) != s->nfiles)
+		return fail(s, -EBADMSG, "%s: file id %u out of order (expected %zu)", where, snap_get32(s->zbuf + 4),
+			    s->nfiles);
+	if (!count || count > SNAP_MAX_FILES - s->nfiles)
+		return fail(s, -EBADMSG, "%s: absurd file count %u", where, count);
+	want = ZSTD_getFrameContentSize(s->zbuf + 8, zlen);
+	if (want == ZSTD_CONTENTSIZE_ERROR || want == ZSTD_CONTENTSIZE_UNKNOWN || want > SNAP_MAX_RAW)
+		return fail(s, -EBADMSG, "%s: not a zstd frame of at most %u bytes", where, SNAP_MAX_RAW);
+	got = ZSTD_decompress(s->raw, SNAP_MAX_RAW, s->zbuf + 8, zlen);
+	if (ZSTD_isError(got) || got != want)
+		return fail(s, -EBADMSG, "%s: zstd: %s", where,
+			    ZSTD_isError(got) ? ZSTD_getErrorName(got) : "content size mismatch");
+	c->file = (uint32_t)s->nfiles;
+	c->nfiles = count;
+	for (n = 0; n < count; n++) {
+		uint32_t plen;
+		if (got - pos < SNAP_FILES_FIXED || (plen = snap_get32(s->raw + pos + 12)) > got - pos - SNAP_FILES_FIXED)
+			return fail(s, -EBADMSG, "%s: record %u truncated", where, n);
+		if ((r = add_file(s, snap_get32(s->raw + pos), snap_get64(s->raw + pos + 4),
+				  (const char *)s->raw + pos + SNAP_FILES_FIXED, plen, where)))
+			return r;
+		pos += SNAP_FILES_FIXED + plen;
 	}
-	f->path[plen] = '\0';
-	if (!path_ok(f->path, plen) || memchr(f->path, '\0', plen)) {
-		free(f->path);
-		return fail(s, -EBADMSG, "%s: unsafe path in the tree", where);
-	}
-	s->nfiles++;
+	if (pos != got)
+		return fail(s, -EBADMSG, "%s: trailing bytes after %u records", where, count);
 	return 0;
 }
 
@@ -259,8 +310,8 @@ static int check_header(struct pm_snapshot *s)
 	version = snap_get32(h + 8);
 	if (SNAP_VERIFY && snap_get32(h + 12) != (uint32_t)pmi_snap_hash(h, 12))
 		return fail(s, -EBADMSG, "file header: checksum mismatch");
-	if (version != PM_SNAPSHOT_VERSION)
-		return fail(s, -EPROTONOSUPPORT, "file header: format version %u (this reader knows %u)", version,
+	if (version < 1 || version > PM_SNAPSHOT_VERSION)	/* 2 only adds to 1: a version 1 file reads as one */
+		return fail(s, -EPROTONOSUPPORT, "file header: format version %u (this reader knows 1 to %u)", version,
 			    PM_SNAPSHOT_VERSION);
 	return 0;
 }
@@ -300,6 +351,8 @@ static int add_section(struct pm_snapshot *s, uint64_t off, uint64_t end)
 		return load_meta_sec(s, c, where);
 	case PM_SNAPSHOT_FILE:
 		return load_file_sec(s, s->nsecs - 1, where);
+	case PM_SNAPSHOT_FILES:
+		return load_files_sec(s, s->nsecs - 1, where);
 	case PM_SNAPSHOT_BYTES:
 	case PM_SNAPSHOT_WORDS:
 		return check_chunk_sec(s, c, where);
@@ -444,6 +497,7 @@ const char *pm_snapshot_error(const struct pm_snapshot *s)
 void pm_snapshot_rewind(struct pm_snapshot *s)
 {
 	s->pos = 0;
+	s->sub = 0;
 }
 
 int pm_snapshot_next(struct pm_snapshot *s, struct pm_snapshot_section *out)
@@ -458,12 +512,19 @@ int pm_snapshot_next(struct pm_snapshot *s, struct pm_snapshot_section *out)
 	out->offset = c->offset;
 	out->length = c->length;
 	out->file = c->file;
-	if (c->type >= PM_SNAPSHOT_FILE && c->type <= PM_SNAPSHOT_WORDS) {
+	if (c->type == PM_SNAPSHOT_FILES) {	/* one FILE per file it declares */
+		out->type = PM_SNAPSHOT_FILE;
+		out->file = c->file + s->sub;
+	}
+	if (out->type >= PM_SNAPSHOT_FILE && out->type <= PM_SNAPSHOT_WORDS) {
 		out->path = s->files[out->file].path;
 		out->kind = s->files[out->file].kind;
 		out->size = s->files[out->file].size;
 	}
-	s->pos++;
+	if (c->type != PM_SNAPSHOT_FILES || ++s->sub == c->nfiles) {
+		s->pos++;
+		s->sub = 0;
+	}
 	return 0;
 }
 

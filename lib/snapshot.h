@@ -13,6 +13,7 @@
 #define SNAP_SEC_SIZE		24u		/* u32 type, u32 check, u64 length, u64 xxh64 of the payload */
 #define SNAP_TRAILER_SIZE	16u		/* u64 offset of the INDEX section, end magic */
 #define SNAP_FILE_FIXED		20u		/* FILE payload before the path: u32 id, u32 kind, u64 size, u32 len */
+#define SNAP_FILES_FIXED	16u		/* a FILES record before the path: u32 kind, u64 size, u32 len */
 #define SNAP_CHUNK_FIXED	16u		/* BYTES: u32 id, u32 0, u64 offset; WORDS: u32 id, u32 nwords, u64 0 */
 
 /* Limits a reader enforces, so a hostile file cannot make it allocate or loop much. */

@@ -38,18 +38,35 @@ static int open_parent(int dirfd, const char *path, const char **base, bool crea
 	return fd;
 }
 
+/*
+ * Extraction writes through one buffer per open file: a chunk's extents
+ * (thousands for the kpage words of scattered frames) become a few large
+ * writes, and the file stays open across its consecutive chunks. A short
+ * gap between two extents is written too: as zeros where the file was
+ * never written (a hole reads 0 as well), else as what an earlier chunk
+ * wrote there, read back (the kpage words of a second process's frames
+ * fall between the first's).
+ */
+#define EXTRACT_BUF	(1u << 20)
+#define EXTRACT_GAP	(64u << 10)	/* a gap up to this long is written as zeros rather than left a hole */
+
 struct extract {
 	struct pm_snapshot *s;
 	int dirfd, fd;
+	uint32_t file;		/* the file fd holds */
+	char *buf;
+	uint64_t buf_off;	/* file offset of buf[0] */
+	size_t buf_len;
+	uint64_t *written;	/* per file id: the end of what was written to it so far */
+	size_t nwritten;
 };
 
-static int write_extent(void *data, uint64_t off, const void *buf, size_t len)
+static int write_at(int fd, const void *buf, size_t len, uint64_t off)
 {
-	struct extract *x = data;
 	size_t done = 0;
 
 	while (done < len) {
-		ssize_t n = pwrite(x->fd, (const char *)buf + done, len - done, (off_t)(off + done));
+		ssize_t n = pwrite(fd, (const char *)buf + done, len - done, (off_t)(off + done));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -59,49 +76,147 @@ static int write_extent(void *data, uint64_t off, const void *buf, size_t len)
 	return 0;
 }
 
+static int flush_buf(struct extract *x)
+{
+	int r = x->buf_len ? write_at(x->fd, x->buf, x->buf_len, x->buf_off) : 0;
+
+	if (x->buf_len && x->buf_off + x->buf_len > x->written[x->file])
+		x->written[x->file] = x->buf_off + x->buf_len;
+	x->buf_len = 0;
+	return r;
+}
+
+/* Fill the gap [@from, @to) after the buffered bytes with what the file holds there (see above). */
+static int fill_gap(struct extract *x, uint64_t from, uint64_t to)
+{
+	char *p = x->buf + (from - x->buf_off);
+	uint64_t wm = x->written[x->file], upto = to < wm ? to : wm;
+	size_t got = 0;
+
+	while (from + got < upto) {
+		ssize_t n = pread(x->fd, p + got, (size_t)(upto - from - got), (off_t)(from + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;	/* past the end (cannot be: the file has its full length); zeros below */
+		got += (size_t)n;
+	}
+	memset(p + got, 0, (size_t)(to - from - got));
+	return 0;
+}
+
+static int write_extent(void *data, uint64_t off, const void *buf, size_t len)
+{
+	struct extract *x = data;
+	uint64_t end = x->buf_off + x->buf_len;
+	int r;
+
+	if (x->buf_len && off >= end && off - end <= EXTRACT_GAP && off + len - x->buf_off <= EXTRACT_BUF) {
+		if ((r = fill_gap(x, end, off)))
+			return r;
+		memcpy(x->buf + (off - x->buf_off), buf, len);
+		x->buf_len = (size_t)(off + len - x->buf_off);
+		return 0;
+	}
+	if ((r = flush_buf(x)))
+		return r;
+	if (len >= EXTRACT_BUF) {
+		if (off + len > x->written[x->file])
+			x->written[x->file] = off + len;
+		return write_at(x->fd, buf, len, off);
+	}
+	memcpy(x->buf, buf, len);
+	x->buf_off = off;
+	x->buf_len = len;
+	return 0;
+}
+
+/* Finish the open file: its buffered bytes written, its descriptor closed. */
+static int close_file(struct extract *x)
+{
+	int r;
+
+	if (x->fd < 0)
+		return 0;
+	r = flush_buf(x);
+	close(x->fd);
+	x->fd = -1;
+	return r;
+}
+
+static int open_file(struct extract *x, const struct pm_snapshot_section *sec)
+{
+	const char *base = NULL;
+	bool create = sec->type == PM_SNAPSHOT_FILE;
+	int pfd, r = 0;
+
+	if (!create && x->fd >= 0 && x->file == sec->file)
+		return 0;
+	if ((r = close_file(x)))
+		return r;
+	if (sec->file >= x->nwritten) {	/* ids come in order: grow by doubling */
+		size_t n = x->nwritten ? x->nwritten * 2 : 64;
+		uint64_t *nw = realloc(x->written, n * sizeof(*nw));
+		if (!nw)
+			return -ENOMEM;
+		memset(nw + x->nwritten, 0, (n - x->nwritten) * sizeof(*nw));
+		x->written = nw;
+		x->nwritten = n;
+	}
+	pfd = open_parent(x->dirfd, sec->path, &base, create);
+	if (pfd < 0)
+		return pfd;
+	if (create)
+		x->fd = openat(pfd, base, O_CREAT | O_EXCL | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0600);
+	else
+		x->fd = openat(pfd, base, O_RDWR | O_NOFOLLOW | O_CLOEXEC);	/* read too: see fill_gap */
+	if (x->fd < 0)
+		r = -errno;
+	else if (create && ftruncate(x->fd, (off_t)sec->size) < 0)
+		r = -errno;
+	close(pfd);
+	x->file = sec->file;
+	return r;
+}
+
 static int extract_section(struct extract *x, const struct pm_snapshot_section *sec)
 {
-	const char *base;
-	int pfd, r = 0;
+	int r;
 
 	if (sec->type != PM_SNAPSHOT_FILE && sec->type != PM_SNAPSHOT_BYTES && sec->type != PM_SNAPSHOT_WORDS)
 		return 0;	/* META, INDEX and types of later versions hold no file bytes */
-	pfd = open_parent(x->dirfd, sec->path, &base, sec->type == PM_SNAPSHOT_FILE);
-	if (pfd < 0)
-		return pfd;
-	if (sec->type == PM_SNAPSHOT_FILE) {
-		x->fd = openat(pfd, base, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (x->fd >= 0 && ftruncate(x->fd, (off_t)sec->size) < 0)
-			r = -errno;
-	} else {
-		x->fd = openat(pfd, base, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (x->fd >= 0)
-			r = pm_snapshot_read(x->s, sec, write_extent, x);
-	}
-	if (x->fd < 0)
-		r = -errno;
-	else
-		close(x->fd);
-	close(pfd);
-	return r;
+	if ((r = open_file(x, sec)) || sec->type == PM_SNAPSHOT_FILE)
+		return r;
+	return pm_snapshot_read(x->s, sec, write_extent, x);
 }
 
 int pm_snapshot_extract(struct pm_snapshot *s, const char *dir)
 {
-	struct pm_snapshot_section sec;
-	struct extract x = { .s = s };
+	struct pm_snapshot_section sec = { 0 };
+	struct extract x = { .s = s, .fd = -1 };
 	int r = 0;
 
+	if (!(x.buf = malloc(EXTRACT_BUF)))
+		return -ENOMEM;
 	x.dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (x.dirfd < 0)
+	if (x.dirfd < 0) {
+		free(x.buf);
 		return -errno;
-	pm_snapshot_rewind(s);
-	while (!r && pm_snapshot_next(s, &sec) == 0) {
-		r = extract_section(&x, &sec);
-		if (r && r != -EBADMSG)	/* EBADMSG already says which section */
-			pmi_snap_fail_io(s, &sec, r);
 	}
+	pm_snapshot_rewind(s);
+	while (!r && pm_snapshot_next(s, &sec) == 0)
+		r = extract_section(&x, &sec);
+	if (!r)
+		r = close_file(&x);
+	else
+		close_file(&x);
+	if (r && r != -EBADMSG)	/* EBADMSG already says which section */
+		pmi_snap_fail_io(s, &sec, r);
 	close(x.dirfd);
+	free(x.buf);
+	free(x.written);
 	return r;
 }
 

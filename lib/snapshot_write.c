@@ -14,6 +14,7 @@
 #define SNAP_LEVEL	3		/* zstd level: measured for sizing in issue #13 */
 #define SNAP_TEXT_CHUNK	(256u << 10)
 #define SNAP_ZERO_RUN	16		/* a run of this many zero words is left out of a chunk (it reads 0) */
+#define SNAP_FILES_RAW	(64u << 10)	/* FILE records gathered into one FILES section at most */
 
 struct idx {
 	uint32_t type;
@@ -33,6 +34,9 @@ struct pm_snapshot_writer {
 	unsigned char *pay;	/* one section's payload */
 	unsigned char *raw;	/* one chunk before compression */
 	struct snap_frames frames;
+	unsigned char *files;	/* FILE records not written yet: one FILES section for them all */
+	size_t files_len;
+	uint32_t files_count, files_first;
 	bool committed;
 	int error;		/* the first write error: every later call fails with it */
 };
@@ -91,11 +95,38 @@ static int put_section(struct pm_snapshot_writer *w, uint32_t type, const void *
 	return 0;
 }
 
+/*
+ * The files declared since the last section as one FILES section (format
+ * version 2): u32 count, u32 first id, a zstd frame of the records. A FILE
+ * section each cost 40 bytes of header and index entry before its path, and
+ * a snapshot declares hundreds of small or empty files (the NUMA topology's
+ * memory blocks, per process text files), more than the pagemap of a
+ * process with contiguous frames takes.
+ */
+static int flush_files(struct pm_snapshot_writer *w)
+{
+	size_t z;
+
+	if (!w->files_count || w->error)
+		return w->error;
+	snap_put32(w->pay, w->files_count);
+	snap_put32(w->pay + 4, w->files_first);
+	z = ZSTD_compressCCtx(w->cctx, w->pay + 8, ZSTD_compressBound(SNAP_MAX_RAW), w->files, w->files_len, SNAP_LEVEL);
+	w->files_count = 0;
+	w->files_len = 0;
+	if (ZSTD_isError(z))
+		return w->error = -EIO;
+	return put_section(w, PM_SNAPSHOT_FILES, w->pay, 8 + z);
+}
+
 /* A chunk: @fixed (16 bytes) then @rawlen bytes of w->raw, compressed. */
 static int put_chunk(struct pm_snapshot_writer *w, uint32_t type, const unsigned char *fixed, size_t rawlen)
 {
 	size_t z;
+	int r;
 
+	if ((r = flush_files(w)))	/* a file's FILES section comes before its chunks */
+		return r;
 	memcpy(w->pay, fixed, SNAP_CHUNK_FIXED);
 	z = ZSTD_compressCCtx(w->cctx, w->pay + SNAP_CHUNK_FIXED, ZSTD_compressBound(SNAP_MAX_RAW), w->raw, rawlen,
 			      SNAP_LEVEL);
@@ -112,17 +143,24 @@ struct snap_frames *pmi_snap_w_frames(struct pm_snapshot_writer *w)
 int pmi_snap_w_file(struct pm_snapshot_writer *w, const char *path, uint32_t kind, uint64_t size)
 {
 	size_t n = strlen(path);
+	unsigned char *p;
 	int r;
 
 	if (!n || n > SNAP_MAX_PATH || size > SNAP_MAX_FILE_SIZE || (kind == PM_SNAPSHOT_WORDS && size % 8))
 		return -EINVAL;
-	snap_put32(w->pay, w->nfiles);
-	snap_put32(w->pay + 4, kind);
-	snap_put64(w->pay + 8, size);
-	snap_put32(w->pay + 16, (uint32_t)n);
-	memcpy(w->pay + SNAP_FILE_FIXED, path, n);
-	if ((r = put_section(w, PM_SNAPSHOT_FILE, w->pay, SNAP_FILE_FIXED + n)))
+	if (w->error)
+		return w->error;
+	if (w->files_len + SNAP_FILES_FIXED + n > SNAP_FILES_RAW && (r = flush_files(w)))
 		return r;
+	if (!w->files_count)
+		w->files_first = w->nfiles;
+	p = w->files + w->files_len;
+	snap_put32(p, kind);
+	snap_put64(p + 4, size);
+	snap_put32(p + 12, (uint32_t)n);
+	memcpy(p + SNAP_FILES_FIXED, path, n);
+	w->files_len += SNAP_FILES_FIXED + n;
+	w->files_count++;
 	return (int)w->nfiles++;
 }
 
@@ -321,7 +359,8 @@ struct pm_snapshot_writer *pm_snapshot_create(const char *path)
 	w->cctx = ZSTD_createCCtx();
 	w->pay = malloc(SNAP_CHUNK_FIXED + ZSTD_compressBound(SNAP_MAX_RAW));
 	w->raw = malloc(pmi_snap_encode_bound(SNAP_MAX_WORDS, SNAP_MAX_WORDS));
-	if (!w->cctx || !w->pay || !w->raw)
+	w->files = malloc(SNAP_FILES_RAW);
+	if (!w->cctx || !w->pay || !w->raw || !w->files)
 		goto fail;
 	if ((r = split_path(w, path)) || (r = open_temp(w)))
 		goto fail;
@@ -340,10 +379,12 @@ fail:
 int pm_snapshot_add_meta(struct pm_snapshot_writer *w, const char *key, const char *value)
 {
 	char line[4096];
-	int n;
+	int n, r;
 
 	if (!*key || strpbrk(key, "=\n") || strchr(value, '\n'))
 		return -EINVAL;
+	if ((r = flush_files(w)))
+		return r;
 	n = snprintf(line, sizeof(line), "%s=%s\n", key, value);
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return -E2BIG;
@@ -352,12 +393,17 @@ int pm_snapshot_add_meta(struct pm_snapshot_writer *w, const char *key, const ch
 
 static int put_index(struct pm_snapshot_writer *w)
 {
-	size_t n = w->nidx, i, len = 8 + n * 16;
-	unsigned char *p = malloc(len), t[SNAP_TRAILER_SIZE];
-	uint64_t at = w->off;
+	size_t n, i, len;
+	unsigned char *p, t[SNAP_TRAILER_SIZE];
+	uint64_t at;
 	int r;
 
-	if (!p)
+	if ((r = flush_files(w)))	/* files declared last (empty ones) come before the index */
+		return r;
+	n = w->nidx;
+	len = 8 + n * 16;
+	at = w->off;
+	if (!(p = malloc(len)))
 		return -ENOMEM;
 	snap_put64(p, n);
 	for (i = 0; i < n; i++) {
@@ -435,5 +481,6 @@ void pm_snapshot_writer_free(struct pm_snapshot_writer *w)
 	free(w->idx);
 	free(w->pay);
 	free(w->raw);
+	free(w->files);
 	free(w);
 }
