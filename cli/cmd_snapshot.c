@@ -45,7 +45,7 @@ static void help(void)
 	       "not at all.\n\n"
 	       "Options:\n"
 	       "  -p, --pid LIST         processes to write (comma-separated PIDs, self)\n"
-	       "      --all              every process\n"
+	       "      --all              every process it may read (the others are named)\n"
 	       "      --phys             the whole frame files (all of RAM) too, for 'phys' (root)\n"
 	       "      --pfn MODE         frame numbers (root): keep (default), drop (zeroed, no\n"
 	       "                         kpage words), keyed (a keyed permutation: sharing and\n"
@@ -132,16 +132,13 @@ static int parse(int argc, char **argv, struct snap_opts *o)
 	return 0;
 }
 
-static int add_pid(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, unsigned flags, bool quiet)
+static int add_pid(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, unsigned flags)
 {
 	int r = pm_snapshot_add_process(w, ctx, pid, flags);
 
-	if (r == -ENOENT || r == -ESRCH) {
-		if (!quiet)	/* --all: processes come and go meanwhile */
-			cli_error(-r, "cannot read process %d", (int)pid);
-		return quiet ? 0 : r;
-	}
-	if (r)
+	if (r == -ENOENT || r == -ESRCH || r == -EACCES || r == -EPERM)
+		cli_error(-r, "cannot read process %d", (int)pid);
+	else if (r)
 		cli_error(-r, "cannot write process %d", (int)pid);
 	return r;
 }
@@ -155,15 +152,33 @@ static int add_pids(struct pm_snapshot_writer *w, struct pm_ctx *ctx, const char
 	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && !r; tok = strtok_r(NULL, ",", &save)) {
 		if (cli_parse_pid(tok, &pid) < 0)
 			continue;	/* parse() refused the list already */
-		r = add_pid(w, ctx, pid ? pid : getpid(), flags, false);
+		r = add_pid(w, ctx, pid ? pid : getpid(), flags);
 	}
 	free(copy);
 	return r;
 }
 
+/* The processes --all could not read: said on stderr and kept in the file's META, never left out silently. */
+struct refused {
+	char list[512];	/* "1,417,..." */
+	size_t n;
+};
+
+static void refused_add(struct refused *rf, pid_t pid)
+{
+	size_t len = strlen(rf->list);
+
+	if (len < sizeof(rf->list) - 16)
+		snprintf(rf->list + len, sizeof(rf->list) - len, "%s%d", len ? "," : "", (int)pid);
+	else if (!strstr(rf->list, ",..."))
+		strcat(rf->list, ",...");
+	rf->n++;
+}
+
 static int add_all(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned flags)
 {
 	struct pm_procs *it = pm_procs_open(ctx);
+	struct refused rf = { "", 0 };
 	const struct pm_proc *p;
 	int r = 0;
 
@@ -171,9 +186,22 @@ static int add_all(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned fl
 		cli_error(errno, "cannot list /proc");
 		return -errno;
 	}
-	while (!r && pm_procs_next(it, &p) == 0)
-		r = add_pid(w, ctx, p->pid, flags, true);
+	while (!r && pm_procs_next(it, &p) == 0) {
+		/* Another namespace's or a non-dumpable process: root may be refused too (EACCES, EPERM). */
+		r = pm_snapshot_add_process(w, ctx, p->pid, flags);
+		if (r == -EACCES || r == -EPERM)
+			refused_add(&rf, p->pid);
+		if (r == -EACCES || r == -EPERM || r == -ENOENT || r == -ESRCH)
+			r = 0;	/* processes come and go meanwhile */
+		else if (r)
+			cli_error(-r, "cannot write process %d", (int)p->pid);
+	}
 	pm_procs_close(it);
+	if (!r && rf.n) {
+		fprintf(stderr, "pagemap: snapshot: %zu process%s refused reading, not in the snapshot: %s\n", rf.n,
+			rf.n == 1 ? "" : "es", rf.list);
+		r = pm_snapshot_add_meta(w, "refused_pids", rf.list);
+	}
 	return r;
 }
 

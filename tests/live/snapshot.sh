@@ -95,3 +95,20 @@ if [ "$(id -u)" = 0 ]; then
 else
 	echo "SKIP snapshot-phys: not root (frames are hidden)"
 fi
+
+# --all as a user who may not read every process: the others are refused (EACCES), said so, and the
+# snapshot is written with its own processes (a refused process failed the whole snapshot before).
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && setpriv --help 2>&1 | grep -q -- --reuid; then
+	mkdir "$work/u" && chown 65534 "$work/u" && chmod 700 "$work/u" && chmod 711 "$work"
+	# (the shell and pagemap itself are that user's own processes, in the snapshot)
+	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "'$pagemap' snapshot --all -o '$work/u/all.snap'" \
+		>"$work/u.out" 2>"$work/u.err"
+	rc=$?
+	if [ $rc = 0 ] && [ -s "$work/u/all.snap" ] && grep -q "refused reading, not in the snapshot: " "$work/u.err"; then
+		echo "PASS snapshot-all-refused"
+	else
+		echo "FAIL snapshot-all-refused: exit $rc, stderr: $(head -n 3 "$work/u.err")"
+	fi
+else
+	echo "SKIP snapshot-all-refused: needs root and util-linux setpriv"
+fi
