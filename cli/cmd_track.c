@@ -697,8 +697,12 @@ static int start(struct track *tr, const struct track_args *a, bool *ended)
 /* Stop tracking; with -- COMMAND, its status as time(1) gives it (128 + N if signal N ended it; ours wins). */
 static int finish(struct track *tr, int code)
 {
+	struct pm_watch_cost c;
 	int st;
 
+	if (tr->w && pm_watch_cost(tr->w, &c) == 0)
+		fprintf(stderr, "pagemap: track: the longest single scan held process %d's page tables %.1f ms\n",
+			(int)tr->pid, 1e3 * c.max_hold_ever);
 	pm_watch_free(tr->w);	/* unregisters and closes: the target is left as found */
 	pm_target_close(tr->t);
 	out_free(tr->out);
