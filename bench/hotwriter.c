@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 	hot = atof(argv[2]);
 	secs = atof(argv[3]);
 	signal(SIGUSR1, on_go);
-	f.len = (size_t)(gib * 1024 * 1024 * 1024);
+	f.len = (size_t)(gib * 1024 * 1024 * 1024) & ~(size_t)((2 << 20) - 1);	/* whole 2 MiB: uffd ranges are page aligned */
 	npages = f.len / psize;
 	nhot = (size_t)((double)npages * hot / 100);
 	if (nhot < 1)

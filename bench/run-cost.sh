@@ -3,7 +3,7 @@
 # in-process by the cheapest mechanism (the floor: userfaultfd async write-protect + PAGEMAP_SCAN from a thread),
 # and tracked by `pagemap track` without and with --max-overhead, interleaved per configuration in the same run.
 # BENCH_COST_SIZES="1 8" (GiB)  BENCH_COST_HOT="0.1 1 10" (% of the pages)  BENCH_COST_INTERVALS="0.1 1" (s)
-# BENCH_COST_SECS=15 (measured seconds per run)  BENCH_COST_MAXOVER=10 (%)
+# BENCH_COST_SECS=15 (measured seconds per run)  BENCH_COST_MAXOVER=10 (%)  BENCH_COST_REPS=2 (rounds per row)
 # Run it under `flock /tmp/bench.lock` on a shared machine. Prints a markdown table: rates as shares of the
 # untracked rate, the interval pagemap track ended on, and its own estimate of the overhead (mean over intervals).
 set -u
@@ -62,23 +62,38 @@ one_run() {
 		END { printf "%s %s %.1f %d %s\n", r, ni, (k ? o / k : 0), k, fu }' "$tmp/t.json"
 }
 
+# mean of the numbers on stdin
+mean() { awk '{ s += $1; n++ } END { printf "%.6g", (n ? s / n : 0) }'; }
+
+reps=${BENCH_COST_REPS:-2}
 bench_snapshot_tool
+echo "writer: bench/hotwriter; $reps rounds per row, each round untracked, floor, track, track --max-overhead in turn;"
+echo "rates are the mean over rounds, as a share of the untracked mean; the last three columns are pagemap track's own"
+echo "figures with --max-overhead $maxover: its last interval, its mean estimate, the fault price it measured at start."
 echo
-echo "| size | hot set | interval | untracked writes/s | floor | pagemap track | track --max-overhead $maxover | its interval at the end | its estimate (mean) | fault cost (us) |"
+echo "| size | hot set | interval | untracked writes/s | floor | pagemap track (its estimate) | track --max-overhead $maxover | its interval at the end | its estimate (mean) | fault cost (us) |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 for gib in ${BENCH_COST_SIZES:-1 8}; do
 	wait_for_memory "$gib"
 	for hot in ${BENCH_COST_HOT:-0.1 1 10}; do
 		for iv in ${BENCH_COST_INTERVALS:-0.1 1}; do
-			u=$(one_run untracked "$gib" "$hot" "$iv")
-			f=$(one_run floor "$gib" "$hot" "$iv")
-			t0=$(one_run track0 "$gib" "$hot" "$iv")
-			tn=$(one_run trackN "$gib" "$hot" "$iv")
-			set -- $t0
-			t0r=$1 t0e=$3
-			set -- $tn
+			: >"$tmp/u" ; : >"$tmp/f" ; : >"$tmp/t0" ; : >"$tmp/tn"
+			for _ in $(seq "$reps"); do
+				one_run untracked "$gib" "$hot" "$iv" >>"$tmp/u"
+				one_run floor "$gib" "$hot" "$iv" >>"$tmp/f"
+				one_run track0 "$gib" "$hot" "$iv" >>"$tmp/t0"
+				one_run trackN "$gib" "$hot" "$iv" >>"$tmp/tn"
+			done
+			u=$(mean <"$tmp/u")
+			f=$(mean <"$tmp/f")
+			t0r=$(mean <"$tmp/t0")
+			t0e=$(awk '{ print ($3 == "" ? 0 : $3) }' "$tmp/t0" | mean)
+			tnr=$(mean <"$tmp/tn")
+			tni=$(awk '{ print ($2 == "" ? 0 : $2) }' "$tmp/tn" | mean)
+			tne=$(awk '{ print ($3 == "" ? 0 : $3) }' "$tmp/tn" | mean)
+			fus=$(awk '{ print ($5 == "" ? 0 : $5) }' "$tmp/tn" | mean)
 			echo "| $gib GiB | $hot % | $iv s | $(awk -v u="$u" 'BEGIN { printf "%.3g", u }') | $(ratio "$f" "$u") |" \
-			     "$(ratio "$t0r" "$u") (est. $t0e %) | $(ratio "$1" "$u") | $2 s | $3 % | $5 |"
+			     "$(ratio "$t0r" "$u") ($t0e %) | $(ratio "$tnr" "$u") | $tni s | $tne % | $fus |"
 		done
 	done
 done

@@ -367,12 +367,14 @@ static int start_watch(struct track *tr, enum pm_watch_method method, unsigned f
  */
 static int restart_after_exec(struct track *tr)
 {
-	enum pm_watch_method m = pm_watch_method(tr->w);
+	enum pm_watch_method m;
 	unsigned flags = tr->flags;
 	int code;
 
-	if (pm_proc_state(tr->ctx, tr->pid) != PM_PROC_RUNNING)
+	/* A restart that failed (the process was exiting, not exec'ing) left no watch: it is gone. */
+	if (!tr->w || pm_proc_state(tr->ctx, tr->pid) != PM_PROC_RUNNING)
 		return -ESRCH;
+	m = pm_watch_method(tr->w);
 	fprintf(stderr, "pagemap: track: process %d exec'd: watching its new program\n", (int)tr->pid);
 	pm_watch_free(tr->w);
 	pm_target_close(tr->t);
