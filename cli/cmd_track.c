@@ -90,7 +90,7 @@ static int usage_help(void)
 	      "              collection runs can be lost. If pagemap is killed, the dead child stays\n"
 	      "              a zombie in it.\n"
 	      "\nWhat it costs the target (an estimate, printed every interval): each page written in an\n"
-	      "interval took one tracking fault, priced by a measurement at start (first writes to 2048\n"
+	      "interval took one tracking fault, priced by a measurement at start (first writes to 1024\n"
 	      "protected pages against plain writes, in a throwaway child; stated on stderr), against\n"
 	      "the target's CPU time; plus the collect's own time against the interval. Measured here\n"
 	      "(Linux 6.18, paravirtualized guest): about 20-28 us per fault by uffd (reportedly about\n"
@@ -503,7 +503,7 @@ static void calibrate(struct track *tr, bool quiet)
 		return;
 	}
 	fprintf(stderr, "pagemap: track: one tracking fault costs it about %.1f us here (measured now: first writes to "
-		"2048 protected pages against plain writes, in a throwaway child); ", 1e6 * tr->fault_cost);
+		"1024 protected pages against plain writes, in a throwaway child); ", 1e6 * tr->fault_cost);
 	if (tr->max_overhead > 0)
 		fprintf(stderr, "the interval widens when the estimated cost passes %g%% of its time (--max-overhead)\n",
 			100 * tr->max_overhead);

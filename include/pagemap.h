@@ -1544,11 +1544,13 @@ struct pm_watch_cost {
 
 /*
  * pm_watch_calibrate - measure what one tracking fault of @w's method costs
- * here: a child is forked that maps 512 pages, arms them as the method does
+ * here: a child is forked that maps 1024 pages, arms them as the method does
  * (its own userfaultfd, clear_refs, mprotect or a copy-on-write child) and
- * times first writes against plain writes, five rounds, median kept (tens of
- * milliseconds in a virtual machine, a few on bare metal). The watched
- * process is not touched. The result (seconds, also in *@fault_cost when
+ * times first writes (in a scattered order) against plain writes, in its
+ * CPU time (a loaded machine's preemption is not the fault's cost), five
+ * rounds, median kept (about 0.15 s in a virtual machine, far less on bare
+ * metal). The watched process is not touched; the caller is forked (its
+ * page tables copied) once. The result (seconds, also in *@fault_cost when
  * not NULL) prices the faults of every later pm_watch_cost().
  * Returns 0, or -errno of pipe/fork, -EIO when the child could not measure.
  */

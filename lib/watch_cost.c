@@ -7,12 +7,13 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "watch_uffd.h"
 
-#define CAL_PAGES	2048	/* pages written per calibration round (8 MiB with 4 KiB pages) */
+#define CAL_PAGES	1024	/* pages written per calibration round (4 MiB with 4 KiB pages) */
 #define CAL_STRIDE	1021	/* a prime: page i*1021 mod CAL_PAGES visits every page once, scattered */
 #define CAL_ROUNDS	5	/* rounds; the median is kept */
 #define WIDEN_STEP	8.0	/* pm_watch_next_interval: at most this much wider per collect */
@@ -236,6 +237,7 @@ static int arm_fork(int *state)
 	}
 	*state = fork();
 	if (*state == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);	/* never outlives the calibrating child */
 		pause();
 		_exit(0);
 	}
