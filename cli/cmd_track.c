@@ -358,6 +358,26 @@ static int one_interval(struct track *tr, struct span *sp)
 	return err < 0 ? err : print_interval(tr, sp, total);
 }
 
+/* Price one tracking fault here (once per watch: a process that exec'd is measured again, quietly). */
+static void calibrate(struct track *tr, bool quiet)
+{
+	int err = pm_watch_calibrate(tr->w, &tr->fault_cost);
+
+	if (quiet)
+		return;
+	if (err < 0) {
+		cli_error(-err, "track: cannot measure what a tracking fault costs here; faults are counted, not priced");
+		return;
+	}
+	fprintf(stderr, "pagemap: track: one tracking fault costs it about %.1f us here (measured now: first writes to "
+		"1024 protected pages against plain writes, in a throwaway child); ", 1e6 * tr->fault_cost);
+	if (tr->max_overhead > 0)
+		fprintf(stderr, "the interval widens when the estimated cost passes %g%% of its time (--max-overhead)\n",
+			100 * tr->max_overhead);
+	else
+		fprintf(stderr, "the interval stays as asked whatever the cost (--max-overhead 0)\n");
+}
+
 static int start_watch(struct track *tr, enum pm_watch_method method, unsigned flags, bool quiet);
 
 /*
@@ -423,6 +443,8 @@ static int track_loop(struct track *tr, double asked, unsigned long count)
 	unsigned long i;
 	int err = 0, tries;
 
+	/* Priced now, the target armed and tracked meanwhile: a short-lived command is not missed for it. */
+	calibrate(tr, false);
 	for (i = 1; !count || i <= count; i++) {
 		double now;
 
@@ -491,26 +513,6 @@ static void start_hint(int err)
 	}
 }
 
-/* Price one tracking fault here (once per watch: a process that exec'd is measured again, quietly). */
-static void calibrate(struct track *tr, bool quiet)
-{
-	int err = pm_watch_calibrate(tr->w, &tr->fault_cost);
-
-	if (quiet)
-		return;
-	if (err < 0) {
-		cli_error(-err, "track: cannot measure what a tracking fault costs here; faults are counted, not priced");
-		return;
-	}
-	fprintf(stderr, "pagemap: track: one tracking fault costs it about %.1f us here (measured now: first writes to "
-		"1024 protected pages against plain writes, in a throwaway child); ", 1e6 * tr->fault_cost);
-	if (tr->max_overhead > 0)
-		fprintf(stderr, "the interval widens when the estimated cost passes %g%% of its time (--max-overhead)\n",
-			100 * tr->max_overhead);
-	else
-		fprintf(stderr, "the interval stays as asked whatever the cost (--max-overhead 0)\n");
-}
-
 static int start_watch(struct track *tr, enum pm_watch_method method, unsigned flags, bool quiet)
 {
 	char why[512], arg[32];
@@ -533,7 +535,8 @@ static int start_watch(struct track *tr, enum pm_watch_method method, unsigned f
 	if (!quiet)
 		fprintf(stderr, "pagemap: track: process %d by %s (%s); this perturbs it: %s\n", (int)tr->pid,
 		pm_watch_method_name(pm_watch_method(tr->w)), pm_watch_reason(tr->w), perturbs(pm_watch_method(tr->w)));
-	calibrate(tr, quiet);
+	if (quiet)	/* after an exec; the first start calibrates once the target is armed (track_loop) */
+		calibrate(tr, true);
 	return EXIT_OK;
 }
 
