@@ -53,7 +53,7 @@ static int emit_regions(struct pm_watch *w, const struct page_region *v, int n, 
 
 /*
  * One pass over [start, end): report written pages (when @report), write-protect them again (when @rearm).
- * In chunks of SCAN_CHUNK bytes: one PAGEMAP_SCAN call holds the process's mmap lock (read) for its
+ * In chunks of SCAN_CHUNK bytes (dense pieces): one PAGEMAP_SCAN call holds the process's mmap lock (read) for its
  * whole walk, and one that re-arms flushes its TLB; between calls its mmap, munmap and mprotect run.
  * Each call's time is reported as a hold (pm_watch_cost max_hold).
  */
@@ -65,7 +65,8 @@ int pmi_uffd_scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool
 	for (a = start; a < end && !err; a = b) {
 		double t0 = pmi_now();
 
-		b = end - a > SCAN_CHUNK ? a + SCAN_CHUNK : end;
+		/* A sparse piece (1 GiB+, mostly empty: a sanitizer's shadow) is walked whole: mostly holes, skipped fast. */
+		b = !sparse && end - a > SCAN_CHUNK ? a + SCAN_CHUNK : end;
 		err = scan_written_chunk(w, a, b, report, rearm, sparse);
 		pmi_watch_hold(w, pmi_now() - t0);
 	}
