@@ -55,6 +55,16 @@ bench-watch: all $(BUILD)/bench/watch
 bench-fleet: all $(BUILD)/bench/touch
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-fleet.sh
 
+# What tracking costs the tracked process (#18): bench/hotwriter untracked, self-tracked by the floor, and under
+# `pagemap track` with and without --max-overhead; not part of `make bench` (minutes; 8 GiB). Under flock /tmp/bench.lock.
+$(BUILD)/bench/hotwriter: bench/hotwriter.c lib/compat.h
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< -lpthread
+
+.PHONY: bench-cost
+bench-cost: all $(BUILD)/bench/hotwriter
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-cost.sh
+
 # The page cache view over a synthetic 100k-file tree (issue 16); not part of `make bench` (it writes 100k files).
 .PHONY: bench-cache
 bench-cache: all bench-programs

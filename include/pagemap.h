@@ -1513,6 +1513,67 @@ PM_API const struct pm_watch_stats *pm_watch_stats(const struct pm_watch *w);
 PM_API const char *pm_watch_method_name(enum pm_watch_method method);
 
 /*
+ * What watching costs the watched process: an ESTIMATE, made at each
+ * pm_watch_collect() for the interval since the previous one (or since
+ * pm_watch_new). Two parts:
+ *  - tracking faults: every page reported written page by page (not the
+ *    huge pages compared by contents) took one fault on its first write
+ *    after a reset (write-protect, soft-dirty, copy-on-write or SIGSEGV,
+ *    by method); never more than the process's minor faults over the
+ *    interval (/proc/PID/stat, all threads). Each is priced at the extra
+ *    time of one such first write over a write to an unprotected page,
+ *    measured on this machine by pm_watch_calibrate(); the sum is set
+ *    against the process's CPU time over the interval (clock ticks, at
+ *    least one, all threads);
+ *  - the collect itself: its wall time counts whole against the interval
+ *    (its scans write-protect the process's page tables and flush its TLB;
+ *    the process is slowed, not stopped, so this over-states it).
+ */
+struct pm_watch_cost {
+	double interval;	/* seconds from the previous collect's start to this one's */
+	double cpu;		/* the process's CPU time over it, seconds, all threads (-1: unknown) */
+	uint64_t minflt;	/* its minor faults over it (UINT64_MAX: unknown) */
+	uint64_t faults;	/* tracking faults estimated (pages written, at most minflt) */
+	double fault_cost;	/* seconds per tracking fault (pm_watch_calibrate; 0: not calibrated, faults not priced) */
+	double fault_time;	/* faults * fault_cost, seconds */
+	double scan_time;	/* the collect's wall time, seconds */
+	double max_hold;	/* longest the collect held the process's mm or page tables at once (one scan call), seconds */
+	double max_hold_ever;	/* the same over every collect so far */
+	double overhead;	/* fault_time / cpu + scan_time / interval, at most 1: the share of its time tracking took */
+};
+
+/*
+ * pm_watch_calibrate - measure what one tracking fault of @w's method costs
+ * here: a child is forked that maps 1024 pages, arms them as the method does
+ * (its own userfaultfd, clear_refs, mprotect or a copy-on-write child) and
+ * times first writes (in a scattered order) against plain writes, in its
+ * CPU time (a loaded machine's preemption is not the fault's cost), five
+ * rounds, median kept (about 0.15 s in a virtual machine, far less on bare
+ * metal). The watched process is not touched; the caller is forked (its
+ * page tables copied) once. The result (seconds, also in *@fault_cost when
+ * not NULL) prices the faults of every later pm_watch_cost().
+ * Returns 0, or -errno of pipe/fork, -EIO when the child could not measure.
+ */
+PM_API int pm_watch_calibrate(struct pm_watch *w, double *fault_cost);
+
+/* pm_watch_cost - the estimate of the last collect into *@c: 0, or -ENODATA before the first collect. */
+PM_API int pm_watch_cost(const struct pm_watch *w, struct pm_watch_cost *c);
+
+/*
+ * pm_watch_next_interval - the interval (seconds) to wait before the next
+ * collect so that the overhead stays within @max_overhead (a share: 0.1 for
+ * 10 %), given the last estimate: never less than @asked; when the last
+ * overhead exceeded the budget, the last interval widened in proportion
+ * (a process that keeps writing the same pages takes as many faults in a
+ * longer interval, so the share falls), aiming at 80 % of the budget, at
+ * most 8 times wider per collect and 64 times @asked in all; back towards
+ * @asked when the budget allows. A process that writes ever new pages pays
+ * per page whatever the interval: widening does not help it, and the cap
+ * stops it. @max_overhead <= 0, or no collect yet: @asked.
+ */
+PM_API double pm_watch_next_interval(const struct pm_watch *w, double asked, double max_overhead);
+
+/*
  * pm_watch_free - stop watching and free the handle: UFFD ranges are
  * unregistered and the userfaultfd closed (the kernel then clears every
  * write-protect bit), MPROTECT pages get their protection back, the

@@ -180,6 +180,7 @@ struct pm_watch *pm_watch_new(struct pm_ctx *ctx, pid_t pid, enum pm_watch_metho
 		errno = -r;
 		return NULL;
 	}
+	pmi_watch_cost_begin(w);
 	return w;
 }
 
@@ -309,6 +310,8 @@ int pm_watch_add(struct pm_watch *w, uint64_t start, uint64_t end, unsigned flag
 		if (flags & PM_WATCH_POPULATED)
 			err = add_populated(w, before, nbefore, r, 1);
 	}
+	if (!err && !w->cost.have)
+		pmi_watch_cost_begin(w);	/* the first interval starts when writes are first watched */
 	free(before);
 	return err;
 }
@@ -487,12 +490,16 @@ int pm_watch_add_writable(struct pm_watch *w, unsigned flags, struct pm_watch_ba
 
 int pm_watch_collect(struct pm_watch *w, unsigned flags, const struct pm_written **out, size_t *n)
 {
+	double t0 = pmi_now();
+	uint64_t small = 0;
 	size_t i;
 	int err;
 
 	if (flags & ~PM_WATCH_RESET)
 		return -EINVAL;
 	w->nout = 0;
+	w->cost.hold_now = 0;	/* holds of this collect only, not of pm_watch_add's arming */
+	w->cost.held = false;
 	w->out_err = 0;
 	err = w->ops->collect(w, flags & PM_WATCH_RESET);
 	/*
@@ -524,7 +531,10 @@ int pm_watch_collect(struct pm_watch *w, unsigned flags, const struct pm_written
 		w->stats.written_pages += pages;
 		if (w->out[i].huge)
 			w->stats.huge_pages += pages;
+		else
+			small += pages;
 	}
+	pmi_watch_cost_collect(w, t0, pmi_now(), small);
 	*out = w->out;
 	*n = w->nout;
 	return 0;

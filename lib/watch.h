@@ -51,6 +51,25 @@ struct pm_watch_ops {
 	void (*fini)(struct pm_watch *w);
 };
 
+/* A process's counts from /proc/PID/stat (all threads). */
+struct pmi_proc_stat {
+	uint64_t minflt;
+	uint64_t cpu_ticks;	/* user + system, clock ticks */
+};
+
+/* watch_cost.c's state in the handle. */
+struct pmi_watch_costing {
+	double t_last;			/* CLOCK_MONOTONIC seconds: the last collect's start (or pm_watch_new) */
+	struct pmi_proc_stat stat_last;
+	bool stat_ok;
+	double fault_cost;		/* pm_watch_calibrate's result, seconds (0: not calibrated) */
+	double hold_now;		/* the longest hold the running collect reported */
+	bool held;			/* the back end reported its holds (else the whole collect counts as one) */
+	bool have;			/* last is set */
+	double share;			/* last.overhead before it was capped at 1 */
+	struct pm_watch_cost last;
+};
+
 struct pm_watch {
 	struct pm_ctx *ctx;
 	pid_t pid;			/* 0: the caller */
@@ -72,6 +91,7 @@ struct pm_watch {
 	size_t npending, cap_pending;
 
 	struct pm_watch_stats stats;
+	struct pmi_watch_costing cost;
 	void *priv;			/* the back end's state */
 
 	/* pm_watch_add_writable: what is watched (sorted, merged), and the listing of the batch being added. */
@@ -93,6 +113,17 @@ void pmi_watch_emit(struct pm_watch *w, uint64_t start, uint64_t end, bool huge)
 void pmi_watch_keep(struct pm_watch *w, uint64_t start, uint64_t end, bool huge);
 /* Sort this collect's result, merge overlaps (a huge report covering small ones stays huge), join neighbours. */
 void pmi_watch_coalesce(struct pm_watch *w);
+
+/* watch_cost.c: what the watch costs the process. */
+double pmi_now(void);	/* CLOCK_MONOTONIC, seconds */
+/* Parse a /proc/PID/stat line (NUL-terminated); 0 or -EINVAL. */
+int pmi_proc_stat_parse(const char *buf, struct pmi_proc_stat *st);
+/* The start of the first interval (pm_watch_new). */
+void pmi_watch_cost_begin(struct pm_watch *w);
+/* A back end held the process's page tables (or mm lock) for @seconds at once during this collect. */
+void pmi_watch_hold(struct pm_watch *w, double seconds);
+/* The collect that ran from @t0 to @t1 reported @pages pages written page by page: the estimate. */
+void pmi_watch_cost_collect(struct pm_watch *w, double t0, double t1, uint64_t pages);
 
 extern const struct pm_watch_ops pm_watch_uffd_ops;
 extern const struct pm_watch_ops pm_watch_softdirty_ops;

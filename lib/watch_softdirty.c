@@ -121,8 +121,12 @@ static int sd_collect_n(struct pm_watch *w, size_t n, bool reset)
 			err = collect_range(w, i, reset ? now[i] : NULL);
 	}
 	/* Writes between the walk above and this reset are lost: not atomic (pm_watch_atomic). */
-	if (!err && reset)
-		err = clear_refs(w);
+	if (!err && reset) {
+		double t0 = pmi_now();
+
+		err = clear_refs(w);	/* the whole process's page tables, under its mmap lock: one hold */
+		pmi_watch_hold(w, pmi_now() - t0);
+	}
 	if (!err && reset) {
 		for (i = 0; i < n; i++) {
 			free(s->populated[i]);

@@ -65,7 +65,7 @@ static uint64_t wanted_features(const struct pm_features *f)
 }
 
 /* A userfaultfd of the calling process: the syscall, else /dev/userfaultfd (6.1+). */
-static int self_uffd(uint64_t features)
+int pmi_uffd_self(uint64_t features)
 {
 	struct uffdio_api api = { .api = UFFD_API, .features = features };
 	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
@@ -348,7 +348,7 @@ static int uffd_start(struct pm_watch *w, char *why, size_t size)
 	if (!s)
 		return -ENOMEM;
 	if (w->pid == 0) {
-		fd = self_uffd(want);
+		fd = pmi_uffd_self(want);
 		if (fd < 0)
 			snprintf(why, size, "uffd: cannot make a userfaultfd: %s", strerror(-fd));
 	} else {

@@ -8,6 +8,8 @@
 #include "watch.h"
 
 #define VEC_LEN 1024u	/* regions per PAGEMAP_SCAN call (24 KiB) */
+/* Bytes of address space per PAGEMAP_SCAN call that re-arms: the process's mmap lock is let go between calls. */
+#define SCAN_CHUNK (64ULL << 20)
 
 /*
  * One registered mapping (or the part of it inside a watched range). Arming
@@ -49,6 +51,9 @@ struct uffd_state {
 
 /* What to do with each batch of regions one PAGEMAP_SCAN call returned. */
 typedef int (*regions_fn)(struct pm_watch *w, const struct page_region *v, int n, void *data);
+
+/* watch_uffd.c: a userfaultfd of the calling process with @features (the syscall, else /dev/userfaultfd); fd or -errno. */
+int pmi_uffd_self(uint64_t features);
 
 /* watch_uffd_scan.c */
 int pmi_uffd_scan_each(struct pm_watch *w, struct pm_scan_arg arg, regions_fn fn, void *data);

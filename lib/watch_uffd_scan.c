@@ -39,6 +39,8 @@ int pmi_uffd_scan_each(struct pm_watch *w, struct pm_scan_arg arg, regions_fn fn
 	return pmi_scan_each(w->t->pagemap_fd, arg, out ? s->vec : NULL, out ? VEC_LEN : 0, scan_batch, &c);
 }
 
+static int scan_written_chunk(struct pm_watch *w, uint64_t start, uint64_t end, bool report, bool rearm, bool sparse);
+
 static int emit_regions(struct pm_watch *w, const struct page_region *v, int n, void *data)
 {
 	int i;
@@ -49,8 +51,29 @@ static int emit_regions(struct pm_watch *w, const struct page_region *v, int n, 
 	return 0;
 }
 
-/* One pass over [start, end): report written pages (when @report), write-protect them again (when @rearm). */
+/*
+ * One pass over [start, end): report written pages (when @report), write-protect them again (when @rearm).
+ * In chunks of SCAN_CHUNK bytes (dense pieces): one PAGEMAP_SCAN call holds the process's mmap lock (read) for its
+ * whole walk, and one that re-arms flushes its TLB; between calls its mmap, munmap and mprotect run.
+ * Each call's time is reported as a hold (pm_watch_cost max_hold).
+ */
 int pmi_uffd_scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool report, bool rearm, bool sparse)
+{
+	uint64_t a, b;
+	int err = 0;
+
+	for (a = start; a < end && !err; a = b) {
+		double t0 = pmi_now();
+
+		/* A sparse piece (1 GiB+, mostly empty: a sanitizer's shadow) is walked whole: mostly holes, skipped fast. */
+		b = !sparse && end - a > SCAN_CHUNK ? a + SCAN_CHUNK : end;
+		err = scan_written_chunk(w, a, b, report, rearm, sparse);
+		pmi_watch_hold(w, pmi_now() - t0);
+	}
+	return err;
+}
+
+static int scan_written_chunk(struct pm_watch *w, uint64_t start, uint64_t end, bool report, bool rearm, bool sparse)
 {
 	struct pm_scan_arg arg = {
 		.flags = (rearm ? PM_SCAN_WP_MATCHING : 0) | PM_SCAN_CHECK_WPASYNC,

@@ -1,0 +1,172 @@
+/* hotwriter.c - benchmark target for the cost of tracking: writes pseudo-random pages of a hot set as fast as it
+ * can and reports its write rate; with "floor" it tracks itself the cheapest way the kernel allows. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "../lib/compat.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23	/* Linux 5.14 */
+#endif
+
+static volatile sig_atomic_t go;
+
+static void on_go(int sig)
+{
+	(void)sig;
+	go = 1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The floor: our own userfaultfd (async write-protect) and a thread that harvests and re-arms by PAGEMAP_SCAN. */
+struct floor {
+	char *mem;
+	size_t len;
+	int pagemap, uffd;
+	double interval;
+	volatile int stop;
+	uint64_t pages;		/* written pages reported, summed */
+};
+
+static int scan(struct floor *f, bool report)
+{
+	static struct page_region vec[1024];
+	struct pm_scan_arg arg = {
+		.size = sizeof(arg), .start = (uintptr_t)f->mem, .end = (uintptr_t)f->mem + f->len,
+		.flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC, .category_mask = PAGE_IS_WRITTEN,
+		.return_mask = PAGE_IS_WRITTEN,
+	};
+
+	while (arg.start < arg.end) {
+		int n, i;
+
+		arg.vec = (uintptr_t)vec;
+		arg.vec_len = report ? 1024 : 0;
+		n = ioctl(f->pagemap, PAGEMAP_SCAN, &arg);
+		if (n < 0)
+			return -errno;
+		for (i = 0; i < n; i++)
+			f->pages += (vec[i].end - vec[i].start) / 4096;
+		if (!report || n < 1024)
+			break;
+		arg.start = arg.walk_end > vec[n - 1].end ? arg.walk_end : vec[n - 1].end;
+	}
+	return 0;
+}
+
+static void *floor_thread(void *data)
+{
+	struct floor *f = data;
+	double next = now_s() + f->interval;
+
+	while (!f->stop) {
+		struct timespec ts;
+
+		ts.tv_sec = (time_t)next;
+		ts.tv_nsec = (long)((next - (double)ts.tv_sec) * 1e9);
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		if (scan(f, true) < 0)
+			break;
+		next += f->interval;
+	}
+	return NULL;
+}
+
+static int floor_start(struct floor *f, pthread_t *th)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED };
+	struct uffdio_register reg = { .range = { (uintptr_t)f->mem, f->len }, .mode = UFFDIO_REGISTER_MODE_WP };
+
+	f->uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+	f->pagemap = open("/proc/self/pagemap", O_RDONLY);
+	if (f->uffd < 0 || f->pagemap < 0 || ioctl(f->uffd, UFFDIO_API, &api) < 0 ||
+	    ioctl(f->uffd, UFFDIO_REGISTER, &reg) < 0 || scan(f, false) < 0)
+		return -1;
+	return pthread_create(th, NULL, floor_thread, f) ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct floor f = { 0 };
+	pthread_t th;
+	double gib, hot, secs, t = 0;
+	size_t psize = 4096, npages, nhot;
+	uint64_t x = 88172645463325252ULL, writes = 0;
+	char *mem;
+
+	if (argc < 4) {
+		fprintf(stderr, "Usage: hotwriter GIB HOT_PERCENT MEASURE_S [floor INTERVAL_S]\n"
+				"Map and populate GIB GiB (THP off), print \"ready PID\", write one byte to pseudo-random\n"
+				"pages among the first HOT_PERCENT %% as fast as it can; from SIGUSR1 on count the writes\n"
+				"for MEASURE_S seconds, print \"rate\" and their number per second, and exit. With floor,\n"
+				"track itself meanwhile: userfaultfd async write-protect and PAGEMAP_SCAN (harvest and\n"
+				"re-arm) from a thread every INTERVAL_S.\n");
+		return 2;
+	}
+	gib = atof(argv[1]);
+	hot = atof(argv[2]);
+	secs = atof(argv[3]);
+	signal(SIGUSR1, on_go);
+	f.len = (size_t)(gib * 1024 * 1024 * 1024) & ~(size_t)((2 << 20) - 1);	/* whole 2 MiB: uffd ranges are page aligned */
+	npages = f.len / psize;
+	nhot = (size_t)((double)npages * hot / 100);
+	if (nhot < 1)
+		nhot = 1;
+	mem = mmap(NULL, f.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (mem == MAP_FAILED)
+		return perror("mmap"), 1;
+	madvise(mem, f.len, MADV_NOHUGEPAGE);
+	if (madvise(mem, f.len, MADV_POPULATE_WRITE) < 0)
+		memset(mem, 1, f.len);
+	f.mem = mem;
+	if (argc >= 6 && !strcmp(argv[4], "floor")) {
+		f.interval = atof(argv[5]);
+		if (floor_start(&f, &th) < 0)
+			return perror("floor"), 1;
+	}
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	for (;;) {
+		int i;
+
+		for (i = 0; i < 4096; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			mem[(x % nhot) * psize + (x >> 60)] = (char)x;
+		}
+		if (!go)
+			continue;
+		if (!t)
+			t = now_s();
+		else
+			writes += 4096;
+		if (now_s() >= t + secs)
+			break;
+	}
+	if (f.interval > 0) {
+		f.stop = 1;
+		pthread_join(th, NULL);
+	}
+	printf("rate %.0f\n", (double)writes / secs);
+	return 0;
+}

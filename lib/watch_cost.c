@@ -1,0 +1,333 @@
+/* watch_cost.c - what a write watch costs the watched process: the per-fault cost calibrated in a child, the estimate per collect, the interval that keeps it in a budget. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "watch_uffd.h"
+
+#define CAL_PAGES	1024	/* pages written per calibration round (4 MiB with 4 KiB pages) */
+#define CAL_STRIDE	1021	/* a prime: page i*1021 mod CAL_PAGES visits every page once, scattered */
+#define CAL_ROUNDS	5	/* rounds; the median is kept */
+#define WIDEN_STEP	8.0	/* pm_watch_next_interval: at most this much wider per collect */
+#define WIDEN_MAX	1000.0	/* ... and at most this many times the asked interval (a runaway bound, not a policy) */
+#define AIM		0.8	/* ... aiming at this share of the budget, so the estimate's noise stays inside it */
+
+double pmi_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * /proc/PID/stat: minor faults (field 10) and user + system time (14, 15) of
+ * the whole thread group. comm (field 2) may hold spaces and ')': the fields
+ * are counted from the last ')'. 0, or -EINVAL for a line that does not parse.
+ */
+int pmi_proc_stat_parse(const char *buf, struct pmi_proc_stat *st)
+{
+	const char *p = strrchr(buf, ')');
+	unsigned long long v[13];
+	int field;
+
+	if (!p)
+		return -EINVAL;
+	p++;
+	/* fields 3.. : state, then numbers; keep 3..15 (index 0 is the state). */
+	for (field = 0; field < 13; field++) {
+		char *end;
+
+		while (*p == ' ')
+			p++;
+		if (field == 0) {
+			if (!*p || *p == ' ' || *p == '\n')
+				return -EINVAL;
+			p++;	/* one state letter */
+			v[0] = 0;
+			continue;
+		}
+		if ((*p < '0' || *p > '9') && *p != '-')	/* tpgid is -1 without a terminal */
+			return -EINVAL;
+		errno = 0;
+		v[field] = strtoull(p, &end, 10);
+		if (end == p || errno)
+			return -EINVAL;
+		p = end;
+	}
+	st->minflt = v[7];
+	st->cpu_ticks = v[11] + v[12];
+	return 0;
+}
+
+static int read_stat(struct pm_watch *w, struct pmi_proc_stat *st)
+{
+	char path[4096], buf[2048];
+	int n;
+
+	if (pmi_pid_path(w->ctx, path, sizeof(path), w->pid, "stat") < 0)
+		return -ENAMETOOLONG;
+	n = pmi_read_small_file(w->ctx, path, buf, sizeof(buf));
+	if (n <= 0)
+		return n < 0 ? n : -ESRCH;
+	return pmi_proc_stat_parse(buf, st);
+}
+
+void pmi_watch_cost_begin(struct pm_watch *w)
+{
+	w->cost.t_last = pmi_now();
+	w->cost.stat_ok = read_stat(w, &w->cost.stat_last) == 0;
+	w->cost.last.cpu = -1;
+}
+
+void pmi_watch_hold(struct pm_watch *w, double seconds)
+{
+	if (seconds > w->cost.hold_now)
+		w->cost.hold_now = seconds;
+	w->cost.held = true;
+}
+
+/*
+ * The share of the process's time the tracking took: its faults against its CPU time, the collect
+ * against the interval. Not capped at 1 (pm_watch_next_interval needs how far over it is).
+ */
+static double share_of(const struct pm_watch_cost *c)
+{
+	double tick = 1.0 / (double)sysconf(_SC_CLK_TCK);
+	double cpu = c->cpu >= 0 ? c->cpu : c->interval;
+	double share;
+
+	/* The CPU time comes in clock ticks: never less than one, never less than the faults it contains. */
+	if (cpu < tick)
+		cpu = tick;
+	share = c->fault_time / cpu + (c->interval > 0 ? c->scan_time / c->interval : 0);
+	return share;
+}
+
+/* After a collect that started at @t0 and ended at @t1 and reported @pages pages written page by page. */
+void pmi_watch_cost_collect(struct pm_watch *w, double t0, double t1, uint64_t pages)
+{
+	struct pm_watch_cost *c = &w->cost.last;
+	struct pmi_proc_stat st;
+	bool ok = read_stat(w, &st) == 0;
+
+	c->interval = t0 - w->cost.t_last;
+	c->minflt = UINT64_MAX;
+	c->cpu = -1;
+	if (ok && w->cost.stat_ok && st.minflt >= w->cost.stat_last.minflt && st.cpu_ticks >= w->cost.stat_last.cpu_ticks) {
+		c->minflt = st.minflt - w->cost.stat_last.minflt;
+		c->cpu = (double)(st.cpu_ticks - w->cost.stat_last.cpu_ticks) / (double)sysconf(_SC_CLK_TCK);
+	}
+	/* Each page written since the last reset took one tracking fault; no more than the minor faults counted. */
+	c->faults = pages < c->minflt ? pages : c->minflt;
+	c->fault_cost = w->cost.fault_cost;
+	c->fault_time = (double)c->faults * c->fault_cost;
+	c->scan_time = t1 - t0;
+	c->max_hold = w->cost.held ? w->cost.hold_now : c->scan_time;
+	if (c->max_hold > c->max_hold_ever)
+		c->max_hold_ever = c->max_hold;
+	w->cost.share = share_of(c);
+	c->overhead = w->cost.share > 1 ? 1 : w->cost.share;
+	w->cost.t_last = t0;
+	w->cost.stat_last = st;
+	w->cost.stat_ok = ok;
+	w->cost.hold_now = 0;
+	w->cost.held = false;
+	w->cost.have = true;
+}
+
+int pm_watch_cost(const struct pm_watch *w, struct pm_watch_cost *c)
+{
+	if (!w->cost.have)
+		return -ENODATA;
+	*c = w->cost.last;
+	return 0;
+}
+
+double pm_watch_next_interval(const struct pm_watch *w, double asked, double max_overhead)
+{
+	const struct pm_watch_cost *c = &w->cost.last;
+	double want;
+
+	if (!w->cost.have || !(max_overhead > 0) || !(asked > 0) || !(c->interval > 0))
+		return asked;
+	/*
+	 * A process that keeps writing the same pages takes the same faults in a longer
+	 * interval, and a collect costs the same: the share falls as the interval grows.
+	 */
+	want = c->interval * w->cost.share / (max_overhead * AIM);
+	if (w->cost.share <= max_overhead && want > c->interval)
+		want = c->interval;	/* within budget: never wider than now */
+	if (want > c->interval * WIDEN_STEP)
+		want = c->interval * WIDEN_STEP;
+	if (want > asked * WIDEN_MAX)
+		want = asked * WIDEN_MAX;
+	return want > asked ? want : asked;
+}
+
+/* ---- calibration: one tracking fault against one plain write, in a throwaway child ---- */
+
+/* CPU time of the calling thread: a loaded machine's preemption is not the fault's cost. */
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Write one byte to each of the @n pages in a scattered order (as a process's writes come: no prefetch, TLB misses). */
+static double write_pages(volatile char *p, size_t n, size_t psize, char v)
+{
+	double t0 = cpu_now();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[(i * CAL_STRIDE % n) * psize] = v;
+	return cpu_now() - t0;
+}
+
+static int arm_uffd(char *p, size_t len, int *state)
+{
+	struct uffdio_writeprotect wp = { .range = { (uintptr_t)p, len }, .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+
+	if (*state < 0) {
+		struct uffdio_register reg = { .range = { (uintptr_t)p, len }, .mode = UFFDIO_REGISTER_MODE_WP };
+
+		*state = pmi_uffd_self(UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED);
+		if (*state < 0 || ioctl(*state, UFFDIO_REGISTER, &reg) < 0)
+			return -1;
+	}
+	return ioctl(*state, UFFDIO_WRITEPROTECT, &wp);
+}
+
+static int arm_softdirty(void)
+{
+	int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+	int r = fd >= 0 && write(fd, "4", 1) == 1 ? 0 : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+static void unprotect(int sig, siginfo_t *si, void *uc)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+
+	(void)sig;
+	(void)uc;
+	mprotect((void *)((uintptr_t)si->si_addr & ~(uintptr_t)(ps - 1)), (size_t)ps, PROT_READ | PROT_WRITE);
+}
+
+/* SNAPSHOT: a child that shares the pages copy-on-write, gone after the round (*@state its pid). */
+static int arm_fork(int *state)
+{
+	if (*state > 0) {
+		kill(*state, SIGKILL);
+		waitpid(*state, NULL, 0);
+	}
+	*state = fork();
+	if (*state == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);	/* never outlives the calibrating child */
+		pause();
+		_exit(0);
+	}
+	return *state < 0 ? -1 : 0;
+}
+
+/* Protect @p as @m would: its next write to each page takes the tracking fault. */
+static int arm(enum pm_watch_method m, char *p, size_t len, int *state)
+{
+	switch (m) {
+	case PM_WATCH_UFFD:
+		return arm_uffd(p, len, state);
+	case PM_WATCH_SOFTDIRTY:
+		return arm_softdirty();
+	case PM_WATCH_MPROTECT:
+		return mprotect(p, len, PROT_READ);
+	default:
+		return arm_fork(state);
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The child: rounds of (arm, time the first writes, time the same writes again); the median difference per page. */
+static double calibrate_child(enum pm_watch_method m, size_t psize)
+{
+	size_t len = CAL_PAGES * psize;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct sigaction sa = { .sa_sigaction = unprotect, .sa_flags = SA_SIGINFO };
+	double d[CAL_ROUNDS];
+	int i, state = -1;
+
+	if (p == MAP_FAILED)
+		return -1;
+	madvise(p, len, MADV_NOHUGEPAGE);	/* a huge page would take one fault for 512 pages */
+	write_pages(p, CAL_PAGES, psize, 1);
+	if (m == PM_WATCH_MPROTECT && sigaction(SIGSEGV, &sa, NULL) < 0)
+		return -1;
+	for (i = 0; i < CAL_ROUNDS; i++) {
+		double first, again;
+
+		if (arm(m, p, len, &state) < 0)
+			return -1;
+		first = write_pages(p, CAL_PAGES, psize, (char)(i + 2));
+		again = write_pages(p, CAL_PAGES, psize, (char)(i + 3));
+		d[i] = (first - again) / CAL_PAGES;
+	}
+	if (m == PM_WATCH_SNAPSHOT && state > 0) {
+		kill(state, SIGKILL);
+		waitpid(state, NULL, 0);
+	}
+	qsort(d, CAL_ROUNDS, sizeof(d[0]), cmp_double);
+	return d[CAL_ROUNDS / 2] > 0 ? d[CAL_ROUNDS / 2] : 0;
+}
+
+int pm_watch_calibrate(struct pm_watch *w, double *fault_cost)
+{
+	int p[2], st, err = 0;
+	double v = -1;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close(p[0]);
+		close(p[1]);
+		return err;
+	}
+	if (pid == 0) {
+		v = calibrate_child(w->method, (size_t)w->psize);
+		_exit(write(p[1], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
+	}
+	close(p[1]);
+	while ((n = read(p[0], &v, sizeof(v))) < 0 && errno == EINTR)
+		;
+	close(p[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (n != sizeof(v) || v < 0)
+		return -EIO;
+	w->cost.fault_cost = v;
+	if (fault_cost)
+		*fault_cost = v;
+	return 0;
+}
