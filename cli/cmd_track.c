@@ -389,11 +389,16 @@ static int restart_after_exec(struct track *tr)
 {
 	enum pm_watch_method m;
 	unsigned flags = tr->flags;
+	struct pm_target *probe;
 	int code;
 
 	/* A restart that failed (the process was exiting, not exec'ing) left no watch: it is gone. */
 	if (!tr->w || pm_proc_state(tr->ctx, tr->pid) != PM_PROC_RUNNING)
 		return -ESRCH;
+	/* An exiting process is still running for a moment after its memory went: exec'd only with memory. */
+	if (!(probe = pm_target_open(tr->ctx, tr->pid)))
+		return -ESRCH;
+	pm_target_close(probe);
 	m = pm_watch_method(tr->w);
 	fprintf(stderr, "pagemap: track: process %d exec'd: watching its new program\n", (int)tr->pid);
 	pm_watch_free(tr->w);

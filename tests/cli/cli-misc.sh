@@ -31,6 +31,27 @@ if "$pagemap" track 0.05 -- true >/dev/null 2>&1; then
 	wait $pid
 	rc=$?
 	if [ $rc = 130 ]; then echo "PASS track-status-sigint"; else echo "FAIL track-status-sigint: exit $rc, want 130"; fi
+	# A process tracked by PID that execs is followed into its new program; one that exits is not said to exec.
+	tmp=$(mktemp -d)
+	sh -c 'sleep 0.4; exec sleep 0.6' &
+	pid=$!
+	"$pagemap" track "$pid" 0.05 >/dev/null 2>"$tmp/exec.err"
+	rc=$?
+	if [ $rc = 0 ] && grep -q "exec'd: watching its new program" "$tmp/exec.err" && grep -q "exited" "$tmp/exec.err"; then
+		echo "PASS track-follows-exec"
+	else
+		echo "FAIL track-follows-exec: exit $rc"; tail -n 5 "$tmp/exec.err" | sed 's/^/  /'
+	fi
+	ok=1
+	for i in 1 2 3 4 5; do
+		sleep 0.3 &
+		pid=$!
+		"$pagemap" track "$pid" 0.02 >/dev/null 2>"$tmp/exit.err" || ok=0
+		if grep -q "exec'd" "$tmp/exit.err" || ! grep -q "exited" "$tmp/exit.err"; then ok=0; fi
+		wait "$pid"
+	done
+	if [ $ok = 1 ]; then echo "PASS track-exit-not-exec"; else echo "FAIL track-exit-not-exec"; tail -n 5 "$tmp/exit.err" | sed 's/^/  /'; fi
+	rm -rf "$tmp"
 else
 	echo "SKIP track-status: pagemap track cannot track a command on this machine"
 fi
