@@ -51,6 +51,27 @@ uint64_t pmi_siphash24(const unsigned char key[16], const void *in, size_t len)
 	return v[0] ^ v[1] ^ v[2] ^ v[3];
 }
 
+/*
+ * The 128-bit round key from the 32-byte key file: SipHash keyed with the
+ * first half over the second half (and a tag per output word), so all 32
+ * bytes matter and no two halves cancel (an XOR of the halves made every
+ * key whose halves are equal the same, all-zero, key).
+ */
+static void round_key(const unsigned char key[PMI_KEY_SIZE], unsigned char out[16])
+{
+	unsigned char in[17];
+	int i, w;
+
+	memcpy(in, key + 16, 16);
+	for (w = 0; w < 2; w++) {
+		uint64_t v;
+		in[16] = (unsigned char)(w + 1);
+		v = pmi_siphash24(key, in, sizeof(in));
+		for (i = 0; i < 8; i++)
+			out[8 * w + i] = (unsigned char)(v >> (8 * i));
+	}
+}
+
 void pmi_perm_init(struct pmi_perm *p, const unsigned char key[PMI_KEY_SIZE], uint64_t tweak, uint64_t max,
 		   unsigned block_shift)
 {
@@ -58,9 +79,7 @@ void pmi_perm_init(struct pmi_perm *p, const unsigned char key[PMI_KEY_SIZE], ui
 	unsigned bits = 0;
 
 	memset(p, 0, sizeof(*p));
-	/* The round key mixes both halves of the key, so all 32 bytes matter. */
-	for (int i = 0; i < 16; i++)
-		p->key[i] = key[i] ^ key[16 + i];
+	round_key(key, p->key);
 	p->tweak = tweak;
 	p->max = max;
 	p->block_shift = block_shift;
@@ -140,10 +159,8 @@ uint64_t pmi_key_id(const unsigned char key[PMI_KEY_SIZE])
 {
 	static const char what[] = "pagemap snapshot key id";
 	unsigned char k[16];
-	int i;
 
-	for (i = 0; i < 16; i++)
-		k[i] = key[i] ^ key[16 + i];
+	round_key(key, k);
 	return pmi_siphash24(k, what, sizeof(what) - 1);
 }
 
