@@ -1,4 +1,4 @@
-/* fuzz_snapshot.c - libFuzzer target: the snapshot reader (open, iterate, decode every chunk) on any bytes, in memory. */
+/* fuzz_snapshot.c - libFuzzer target: the snapshot reader (open, iterate, decode every chunk, rewind) on any bytes, in memory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -92,6 +92,7 @@ static void extract(struct pm_snapshot *s)
 /* Input: the snapshot file's bytes (fuzz builds skip checksum mismatches, so chunks are reached). */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct pm_snapshot_section sec;
 	struct pm_snapshot *s;
 	char err[256];
 	unsigned n;
@@ -111,7 +112,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)pm_snapshot_meta(s, "frames");
 	n = walk(s);
 	pm_snapshot_rewind(s);	/* a second pass sees the same sections */
-	ASSERT(walk(s) == n);
+	while (pm_snapshot_next(s, &sec) == 0)
+		n--;
+	ASSERT(n == 0);
 #ifdef FUZZ_SNAPSHOT_EXTRACT
 	extract(s);
 #endif
