@@ -27,8 +27,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /*
  * The key of the seeds in tests/fuzz/corpus/unscramble: 32 bytes 'K' (made
- * with pagemap snapshot --pfn keyed --key FILE of a live process; a seed
- * with another key id and one not keyed cover the refusals).
+ * with pagemap snapshot --pfn keyed --key FILE of a live process). Seed
+ * wrong-key has 16 'W' then 16 'K': another key id (lib/pfnkey.c folds the
+ * key's halves together by XOR, so 32 'W' would be the same key as 32 'K');
+ * seed kept is not keyed.
  */
 static unsigned char key[PM_SNAPSHOT_KEY_SIZE];
 static int fd = -1;
