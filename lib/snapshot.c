@@ -48,6 +48,7 @@ struct pm_snapshot {
 	unsigned char *zbuf, *raw;	/* one chunk's payload and its decompressed bytes */
 	uint64_t *words;
 	struct snap_extent *ext;
+	size_t zcap, rawcap, wcap;	/* their sizes: grown to what the chunks read need (chunk_buffers) */
 	char err[SNAP_ERR_MAX];
 };
 
@@ -218,6 +219,41 @@ static int load_file_sec(struct pm_snapshot *s, size_t i, const char *where)
 	return add_file(s, snap_get32(fixed + 4), snap_get64(fixed + 8), path, plen, where);
 }
 
+/*
+ * Grow the chunk buffers to @zlen payload bytes, @rawlen decompressed bytes
+ * and @nwords words (0: leave as is; callers keep them within the SNAP_MAX_*
+ * limits). Sized to need rather than to the limits at open: an open costs
+ * no 3.5 MiB then (an audit opens every snapshot it finds; a fuzzer opens
+ * one per input, and ASan poisons every large block).
+ */
+static int chunk_buffers(struct pm_snapshot *s, size_t zlen, size_t rawlen, size_t nwords)
+{
+	void *p;
+
+	if (zlen > s->zcap) {
+		if (!(p = realloc(s->zbuf, zlen)))
+			return -ENOMEM;
+		s->zbuf = p;
+		s->zcap = zlen;
+	}
+	if (rawlen > s->rawcap) {
+		if (!(p = realloc(s->raw, rawlen)))
+			return -ENOMEM;
+		s->raw = p;
+		s->rawcap = rawlen;
+	}
+	if (nwords > s->wcap) {
+		if (!(p = realloc(s->words, nwords * sizeof(*s->words))))
+			return -ENOMEM;
+		s->words = p;
+		if (!(p = realloc(s->ext, nwords * sizeof(*s->ext))))
+			return -ENOMEM;
+		s->ext = p;
+		s->wcap = nwords;
+	}
+	return 0;
+}
+
 /* FILES (version 2): u32 count, u32 first id, a zstd frame of count records (man/pagemap-snapshot.5). */
 static int load_files_sec(struct pm_snapshot *s, size_t i, const char *where)
 {
@@ -229,6 +265,8 @@ static int load_files_sec(struct pm_snapshot *s, size_t i, const char *where)
 
 	if (c->length < 8 || c->length - 8 > ZSTD_compressBound(SNAP_MAX_RAW))
 		return fail(s, -EBADMSG, "%s: bad length %llu", where, (unsigned long long)c->length);
+	if (chunk_buffers(s, (size_t)c->length, 0, 0))
+		return -ENOMEM;
 	if ((r = read_at(s, s->zbuf, c->length, c->offset + SNAP_SEC_SIZE)))
 		return r;
 	count = snap_get32(s->zbuf);
@@ -240,7 +278,9 @@ static int load_files_sec(struct pm_snapshot *s, size_t i, const char *where)
 	want = ZSTD_getFrameContentSize(s->zbuf + 8, zlen);
 	if (want == ZSTD_CONTENTSIZE_ERROR || want == ZSTD_CONTENTSIZE_UNKNOWN || want > SNAP_MAX_RAW)
 		return fail(s, -EBADMSG, "%s: not a zstd frame of at most %u bytes", where, SNAP_MAX_RAW);
-	got = ZSTD_decompress(s->raw, SNAP_MAX_RAW, s->zbuf + 8, zlen);
+	if (chunk_buffers(s, 0, want ? (size_t)want : 1, 0))
+		return -ENOMEM;
+	got = ZSTD_decompress(s->raw, (size_t)want, s->zbuf + 8, zlen);
 	if (ZSTD_isError(got) || got != want)
 		return fail(s, -EBADMSG, "%s: zstd: %s", where,
 			    ZSTD_isError(got) ? ZSTD_getErrorName(got) : "content size mismatch");
@@ -429,12 +469,6 @@ static struct pm_snapshot *open_common(int fd, bool own, char *err, size_t errsi
 		goto out;
 	}
 	s->fsize = (uint64_t)st.st_size;
-	s->zbuf = malloc(ZSTD_compressBound(SNAP_MAX_RAW) + SNAP_CHUNK_FIXED);
-	s->raw = malloc(SNAP_MAX_RAW);
-	s->words = malloc(SNAP_MAX_WORDS * sizeof(uint64_t));
-	s->ext = malloc(SNAP_MAX_WORDS * sizeof(*s->ext));
-	if (!s->zbuf || !s->raw || !s->words || !s->ext)
-		goto out;
 	r = scan(s);
 	if (!r)
 		return s;
@@ -558,12 +592,16 @@ static int load_chunk(struct pm_snapshot *s, size_t i, size_t *rawlen, const cha
 	if (c->length - SNAP_CHUNK_FIXED > ZSTD_compressBound(SNAP_MAX_RAW))
 		return fail(s, -EBADMSG, "%s: chunk of %llu bytes is over the limit", where,
 			    (unsigned long long)c->length);
+	if (chunk_buffers(s, zlen + SNAP_CHUNK_FIXED, 0, 0))
+		return -ENOMEM;
 	if (read_at(s, s->zbuf, zlen + SNAP_CHUNK_FIXED, c->offset + SNAP_SEC_SIZE))
 		return fail(s, -EBADMSG, "%s: truncated", where);
 	want = ZSTD_getFrameContentSize(s->zbuf + SNAP_CHUNK_FIXED, zlen);
 	if (want == ZSTD_CONTENTSIZE_ERROR || want == ZSTD_CONTENTSIZE_UNKNOWN || want > SNAP_MAX_RAW)
 		return fail(s, -EBADMSG, "%s: not a zstd frame of at most %u bytes", where, SNAP_MAX_RAW);
-	got = ZSTD_decompress(s->raw, SNAP_MAX_RAW, s->zbuf + SNAP_CHUNK_FIXED, zlen);
+	if (chunk_buffers(s, 0, want ? (size_t)want : 1, 0))
+		return -ENOMEM;
+	got = ZSTD_decompress(s->raw, (size_t)want, s->zbuf + SNAP_CHUNK_FIXED, zlen);
 	if (ZSTD_isError(got) || got != want)
 		return fail(s, -EBADMSG, "%s: zstd: %s", where,
 			    ZSTD_isError(got) ? ZSTD_getErrorName(got) : "content size mismatch");
@@ -590,13 +628,17 @@ static int read_bytes(struct pm_snapshot *s, size_t i, pm_snapshot_extent_fn fn,
 static int read_words(struct pm_snapshot *s, size_t i, pm_snapshot_extent_fn fn, void *data, const char *where)
 {
 	const struct snap_file *f = &s->files[s->secs[i].file];
-	size_t len, nwords, done = 0;
+	size_t len, nwords, max, done = 0;
 	const char *why = NULL;
 	int next, r, e;
 
 	if ((r = load_chunk(s, i, &len, where)))
 		return r;
-	next = pmi_snap_decode(s->raw, len, s->ext, SNAP_MAX_WORDS, s->words, SNAP_MAX_WORDS, &nwords, &why);
+	/* The header's word count sizes the buffers (a chunk that holds more fails to decode: absurd count). */
+	max = snap_get32(s->zbuf + 4) < SNAP_MAX_WORDS ? snap_get32(s->zbuf + 4) : SNAP_MAX_WORDS;
+	if (chunk_buffers(s, 0, 0, max ? max : 1))
+		return -ENOMEM;
+	next = pmi_snap_decode(s->raw, len, s->ext, max, s->words, max, &nwords, &why);
 	if (next < 0)
 		return fail(s, -EBADMSG, "%s: %s", where, why);
 	if (nwords != snap_get32(s->zbuf + 4))

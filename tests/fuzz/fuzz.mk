@@ -2,6 +2,8 @@
 # make fuzz           libFuzzer binaries in build-fuzz/ (clang; the library's sources are linked in directly,
 #                     with small batch buffers: cheaper runs under ASan, more batch boundaries crossed)
 # make fuzz-run       run each for FUZZ_SECONDS (default 30) on a copy of its corpus; crashes land in build-fuzz/artifacts/
+#                     (ASan's quarantine at 16 MiB unless ASAN_OPTIONS says otherwise: with the default 256 MiB
+#                     every allocation of an input lands on fresh pages, and the snapshot targets ran at half speed)
 # make fuzz-replay    build the targets with a plain main() ($(CC), sanitizers on) and run them over tests/fuzz/corpus/*;
 #                     prints "PASS fuzz_NAME-replay" or "FAIL fuzz_NAME-replay" per target
 
@@ -39,8 +41,9 @@ fuzz-run: fuzz
 	@fail=0; for t in $(FUZZ_TARGETS); do \
 		n=$${t#fuzz_}; c=$(FUZZ_DIR)/corpus/$$n; mkdir -p $$c; cp -n tests/fuzz/corpus/$$n/* $$c/ 2>/dev/null || true; \
 		d=; [ -f tests/fuzz/$$n.dict ] && d=-dict=tests/fuzz/$$n.dict; \
-		case $$n in maps) o=-max_len=512;; smaps) o=-max_len=4096;; snapshot) o="-max_len=16384";; entry) o=-max_len=9;; tree) o="-max_len=16384 -timeout=10";; *) o=;; esac; \
+		case $$n in maps) o=-max_len=512;; smaps) o=-max_len=4096;; snapshot|snapshot_extract) o="-max_len=16384";; unscramble) o="-max_len=65536";; entry) o=-max_len=9;; tree) o="-max_len=16384 -timeout=10";; *) o=;; esac; \
 		echo "== $$t for $(FUZZ_SECONDS)s"; \
+		ASAN_OPTIONS=$${ASAN_OPTIONS:-quarantine_size_mb=16} TMPDIR=$${TMPDIR:-/dev/shm} \
 		$(FUZZ_DIR)/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 			-artifact_prefix=$(FUZZ_DIR)/artifacts/$$t- $$o $$d $$c || fail=1; \
 	done; exit $$fail
@@ -50,6 +53,9 @@ fuzz-replay: $(FUZZ_REPLAY)
 		$(FUZZ_DIR)/replay/$$t tests/fuzz/corpus/$${t#fuzz_}; rc=$$?; \
 		[ $$rc -eq 0 ] || fail=1; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || echo "FAIL $$t-replay"; \
 	done; exit $$fail
+
+# fuzz_snapshot_extract is fuzz_snapshot.c built with extraction on (tests/fuzz/corpus/snapshot_extract links to its corpus).
+$(FUZZ_DIR)/fuzz_snapshot_extract $(FUZZ_DIR)/replay/fuzz_snapshot_extract: tests/fuzz/fuzz_snapshot.c
 
 # The unit tests include tests/unit/replay.h; tests/tests.mk lists only harness.h.
 $(UNIT_BIN): $(wildcard tests/unit/*.h)

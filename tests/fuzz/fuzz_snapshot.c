@@ -1,4 +1,4 @@
-/* fuzz_snapshot.c - libFuzzer target: the snapshot reader (open, iterate, decode every chunk, extract) on any bytes. */
+/* fuzz_snapshot.c - libFuzzer target: the snapshot reader (open, iterate, decode every chunk, rewind) on any bytes, in memory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -10,30 +10,23 @@
 #include <unistd.h>
 #include "pagemap.h"
 
+/* fuzz_snapshot_extract.c includes this file with FUZZ_SNAPSHOT_EXTRACT: the same checks, then extraction. */
+#ifndef PM_FUZZ_NAME
 #define PM_FUZZ_NAME "fuzz_snapshot"
+#endif
 #include "replay_main.h"
-
-/* lib/internal.h: remove an extracted tree without following symlinks. */
-void pmi_snap_remove_tree(const char *dir);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define ASSERT(c)                                                                                   \
 	do {                                                                                        \
 		if (!(c)) {                                                                         \
-			fprintf(stderr, "fuzz_snapshot: %s:%d: invariant failed: %s\n", __FILE__, __LINE__, #c); \
+			fprintf(stderr, PM_FUZZ_NAME ": %s:%d: invariant failed: %s\n", __FILE__, __LINE__, #c); \
 			abort();                                                                    \
 		}                                                                                   \
 	} while (0)
 
 static int fd = -1;
-static char root[256];
-
-/* The private directory goes when the run ends (each input's tree goes after the input). */
-static void remove_root(void)
-{
-	pmi_snap_remove_tree(root);
-}
 
 /* Every extent lies inside its file, and what a callback gets is readable. */
 static int check_extent(void *arg, uint64_t off, const void *buf, size_t len)
@@ -47,20 +40,65 @@ static int check_extent(void *arg, uint64_t off, const void *buf, size_t len)
 	return 0;
 }
 
+/* Walk every section and decode every chunk; returns how many sections were seen. */
+static unsigned walk(struct pm_snapshot *s)
+{
+	struct pm_snapshot_section sec;
+	unsigned n = 0;
+	int r;
+
+	while ((r = pm_snapshot_next(s, &sec)) == 0) {
+		n++;
+		if (sec.type != PM_SNAPSHOT_BYTES && sec.type != PM_SNAPSHOT_WORDS)
+			continue;
+		ASSERT(sec.path && *sec.path != '/');
+		r = pm_snapshot_read(s, &sec, check_extent, &sec);
+		ASSERT(r == 0 || r == -EBADMSG);
+		ASSERT(r == 0 || (pm_snapshot_error(s) && !strchr(pm_snapshot_error(s), '\n')));
+	}
+	ASSERT(r == 1);
+	return n;
+}
+
+#ifdef FUZZ_SNAPSHOT_EXTRACT
+void pmi_snap_remove_tree(const char *dir);	/* lib/internal.h: remove a tree without following symlinks */
+
+static char root[256];
+
+/* The private directory goes when the run ends (each input's tree goes after the input). */
+static void remove_root(void)
+{
+	pmi_snap_remove_tree(root);
+}
+
+/* The paths stay inside the tree, whatever they say. */
+static void extract(struct pm_snapshot *s)
+{
+	char dir[300];
+
+	if (!root[0]) {
+		snprintf(root, sizeof(root), "%s/fuzz_snapshot.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+		ASSERT(mkdtemp(root));
+		atexit(remove_root);
+	}
+	snprintf(dir, sizeof(dir), "%s/t", root);
+	if (mkdir(dir, 0700) == 0) {
+		(void)pm_snapshot_extract(s, dir);
+		pmi_snap_remove_tree(dir);
+	}
+}
+#endif
+
 /* Input: the snapshot file's bytes (fuzz builds skip checksum mismatches, so chunks are reached). */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pm_snapshot_section sec;
 	struct pm_snapshot *s;
-	char err[256], dir[300];
-	int r;
+	char err[256];
+	unsigned n;
 
-	if (fd < 0) {
-		fd = memfd_create("fuzz_snapshot", MFD_CLOEXEC);
-		snprintf(root, sizeof(root), "%s/fuzz_snapshot.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-		ASSERT(fd >= 0 && mkdtemp(root));
-		atexit(remove_root);
-	}
+	if (fd < 0)
+		ASSERT((fd = memfd_create(PM_FUZZ_NAME, MFD_CLOEXEC)) >= 0);
 	ASSERT(ftruncate(fd, 0) == 0);
 	ASSERT(size == 0 || pwrite(fd, data, size, 0) == (ssize_t)size);
 	err[0] = '\0';
@@ -71,19 +109,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	(void)pm_snapshot_meta(s, "writer");
-	while (pm_snapshot_next(s, &sec) == 0) {
-		if (sec.type != PM_SNAPSHOT_BYTES && sec.type != PM_SNAPSHOT_WORDS)
-			continue;
-		ASSERT(sec.path && *sec.path != '/');
-		r = pm_snapshot_read(s, &sec, check_extent, &sec);
-		ASSERT(r == 0 || r == -EBADMSG);
-		ASSERT(r == 0 || (pm_snapshot_error(s) && !strchr(pm_snapshot_error(s), '\n')));
-	}
-	snprintf(dir, sizeof(dir), "%s/t", root);
-	if (mkdir(dir, 0700) == 0) {	/* the paths stay inside the tree, whatever they say */
-		(void)pm_snapshot_extract(s, dir);
-		pmi_snap_remove_tree(dir);
-	}
+	(void)pm_snapshot_meta(s, "frames");
+	n = walk(s);
+	pm_snapshot_rewind(s);	/* a second pass sees the same sections */
+	while (pm_snapshot_next(s, &sec) == 0)
+		n--;
+	ASSERT(n == 0);
+#ifdef FUZZ_SNAPSHOT_EXTRACT
+	extract(s);
+#endif
 	pm_snapshot_close(s);
 	return 0;
 }

@@ -501,6 +501,76 @@ static int t_reader_absurd(void)
 	return T_PASS;
 }
 
+struct sum {
+	uint64_t words, sum;
+};
+
+static int sum_fn(void *data, uint64_t off, const void *buf, size_t len)
+{
+	struct sum *x = data;
+	const uint64_t *w = buf;
+
+	for (size_t i = 0; i < len / 8; i++)
+		x->sum += w[i] ^ (off / 8 + i);
+	x->words += len / 8;
+	return 0;
+}
+
+/*
+ * The reader sizes its buffers to the chunks it reads: a small chunk, a
+ * 3000-word one (the buffers grow), a small one again; a chunk holding more
+ * words than its header says and one whose header says 2^32-1 words are
+ * refused (no allocation to match them), and reading goes on after.
+ */
+static int t_reader_sized_buffers(void)
+{
+	static uint64_t w[3000];
+	static const uint32_t hdr[] = { 1, 3000, 1, 2, 0xffffffffu, 1 };
+	static const uint32_t held[] = { 1, 3000, 1, 3, 1, 1 };
+	static unsigned char raw[3 * 3000 * 10 + 64];
+	struct pm_snapshot_section sec;
+	struct pm_snapshot *s;
+	struct build b;
+	char err[256];
+	size_t i, k = 0;
+
+	for (i = 0; i < 3000; i++)
+		w[i] = 0x8100000000000000ULL | (0x1000 + i * 7);
+	memset(&b, 0, sizeof(b));
+	b_head(&b, PM_SNAPSHOT_VERSION);
+	b_file(&b, 0, PM_SNAPSHOT_WORDS, 3000 * 8, "proc/1/pagemap");
+	for (i = 0; i < sizeof(hdr) / sizeof(hdr[0]); i++) {
+		struct snap_extent ext = { .start = 0, .count = held[i] };
+		size_t n = pmi_snap_encode(&ext, 1, w, raw);
+		b_chunk(&b, PM_SNAPSHOT_WORDS, 0, hdr[i], 0, raw, n);
+	}
+	b_finish(&b);
+	s = open_mem(b.p, b.len, err, sizeof(err));
+	CHECK(s != NULL);
+	while (s && pm_snapshot_next(s, &sec) == 0) {
+		struct sum x = { 0 }, want = { 0 };
+		int r;
+
+		if (sec.type != PM_SNAPSHOT_WORDS)
+			continue;
+		r = pm_snapshot_read(s, &sec, sum_fn, &x);
+		if (hdr[k] != held[k]) {
+			CHECK(r == -EBADMSG && pm_snapshot_error(s) && strstr(pm_snapshot_error(s), "section "));
+			CHECK_EQ_U64(x.words, 0);
+		} else {
+			CHECK_EQ_U64(r, 0);
+			sum_fn(&want, 0, w, held[k] * 8ul);
+			CHECK_EQ_U64(x.words, want.words);
+			CHECK_EQ_U64(x.sum, want.sum);
+		}
+		k++;
+	}
+	CHECK_EQ_U64(k, 6);
+	close_mem(s);
+	free(b.p);
+	return t_failed_checks ? T_FAIL : T_PASS;
+}
+
 static int write_file(const char *path, const void *p, size_t n, off_t at)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -566,4 +636,4 @@ static int t_writer_tree(void)
 }
 
 T_MAIN(T(t_codec_roundtrip), T(t_codec_hostile), T(t_reader_sample), T(t_reader_files), T(t_reader_truncated), T(t_reader_bitflips),
-       T(t_reader_version), T(t_reader_absurd), T(t_writer_tree))
+       T(t_reader_version), T(t_reader_absurd), T(t_reader_sized_buffers), T(t_writer_tree))
