@@ -40,7 +40,8 @@ $(VM_DIR)/build/tests/live/%: tests/live/%.c tests/harness.h $(wildcard tests/li
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itests -Itests/live/lib -static -o $@ $< $(LIVE_LIB) $(STLIB) $(LIB_LIBS) -lpthread
 
 # The CLI takes libpagemap statically; libsmartcols (no static archive in Debian) and zstd come in
-# through ldd. libmicrohttpd is dlopen()ed by serve alone and not copied: serve is not tested in guests. --wrap as in the Makefile: completion reads each command's getopt table.
+# through ldd. libmicrohttpd is dlopen()ed by serve alone and not copied: serve is not tested in guests.
+# --wrap as in the Makefile: completion reads each command's getopt table.
 $(VM_DIR)/build/pagemap: $(CLI_OBJ) $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $(CLI_OBJ) $(STLIB) $(SMARTCOLS_LIBS) -ldl $(LIB_LIBS) -lpthread -Wl,--wrap=getopt_long
