@@ -3,11 +3,14 @@
 (pm_flag_table, through the built module) for Flag, and the CLI's column tables (`pagemap CMD --help`) for the
 fields of Usage, Mapping and Account, so names and help cannot drift from the tool's.
 Usage: PYTHONPATH=build/python/lib python/gen_stubs.py PAGEMAP_TOOL [OUT]   (make python-stubs)"""
+import os
 import re
 import subprocess
 import sys
 
-import libpagemap as pm
+# The source package beside this script has no built _core: import the built one (PYTHONPATH), not it.
+sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
+import libpagemap as pm  # noqa: E402
 
 
 def columns(tool, cmd):
