@@ -1,4 +1,4 @@
-# common.sh - helpers shared by bench/run-phys.sh and bench/run-ps.sh (sourced, not run).
+# common.sh - helpers shared by the bench/run-*.sh scripts (sourced, not run).
 # shellcheck shell=bash
 # The caller sets: build (build dir), tool (pagemap binary), here (bench/), runs, and the
 # function command_for LABEL ARG, which prints the command line of a measured row.
@@ -32,6 +32,15 @@ bench_snapshot_tool() {
 	[ -n "$(git -C "$src" status --porcelain -- lib cli include 2>/dev/null)" ] && rev="$rev+local changes in lib/ cli/ include/"
 	[ -n "${BENCH_TOOL:-}" ] && rev="$BENCH_TOOL"
 	echo "pagemap $rev; kernel $(uname -r); $(nproc) CPUs; $(awk '/^MemTotal:/ { printf "%.1f GiB RAM", $2 / 1048576 }' /proc/meminfo); THP $(cat /sys/kernel/mm/transparent_hugepage/enabled); load $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+# The usual start of a run: a private $tmp, removed and the targets stopped on every exit, and the
+# tool copied there (bench_snapshot_tool). Sets tmp.
+bench_begin() {
+	tmp=$(mktemp -d) || exit 1
+	trap 'stop_targets; rm -rf "$tmp"' EXIT
+	trap 'exit 130' INT TERM HUP
+	bench_snapshot_tool
 }
 
 # Wait until MemAvailable leaves $1 GiB plus 1 GiB of headroom (the machine may be shared): up to

@@ -20,15 +20,7 @@ timeit=$build/bench/timeit
 # shellcheck source=bench/common.sh
 . "$here/common.sh"
 bench_check_programs "$tool" "$target" "$timeit"
-tmp=$(mktemp -d) || exit 1
-cleanup() {
-	stop_targets
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-
-bench_snapshot_tool
+bench_begin
 
 # diff exits 1 when the snapshots differ (they do): a wrapper turns 1 into 0 for timeit, 2 and up stay failures.
 cat >"$tmp/diff.sh" <<EOS

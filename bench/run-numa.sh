@@ -29,15 +29,7 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 
-tmp=$(mktemp -d) || exit 1
-cleanup() {
-	stop_targets
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-
-bench_snapshot_tool
+bench_begin
 
 labels=(numa_maps-cat numa-numa_maps numa-move_pages numa-frames maps)
 command -v numastat >/dev/null && labels+=(numastat)

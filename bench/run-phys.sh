@@ -35,15 +35,7 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 
-tmp=$(mktemp -d) || exit 1
-cleanup() {
-	stop_targets
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-
-bench_snapshot_tool
+bench_begin
 
 # The measured commands: label, then the command; PID is substituted.
 labels=(pt-join pt-join-cg pt-batch pt-bulk phys-summary phys-runs)

@@ -23,15 +23,7 @@ timeit=$build/bench/timeit
 # shellcheck source=bench/common.sh
 . "$here/common.sh"
 bench_check_programs "$tool" "$target" "$timeit"
-tmp=$(mktemp -d) || exit 1
-cleanup() {
-	stop_targets
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-
-bench_snapshot_tool
+bench_begin
 
 labels=(pages pages-json snapshot replay-pages)
 command_for() {

@@ -20,7 +20,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/pagemap-tiny-bench.XXXXXX") || exit 1
 sleep 100000 &	# the small process: a static-size sleep(1), about 25 mappings
 pid=$!
 trap 'kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# shellcheck source=bench/common.sh
+. "$here/common.sh"	# median
 
 labels=(true cat-smaps version maps)
 cmd() {
