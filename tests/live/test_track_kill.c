@@ -40,6 +40,7 @@
 #define MASK		((1ULL << (SIGUSR2 - 1)) | (1ULL << (SIGWINCH - 1)))	/* every thread blocks these */
 #define SENTINEL	4242	/* errno set before each blocking call; it must come back unchanged */
 #define MAX_N		2000
+#define MAX_KIDS	4096	/* children of one target thread looked at */
 
 enum role { SPIN, SLEEP, READ };
 
@@ -316,8 +317,73 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * The children of thread @tid of @pid, at most @max: the whole children
+ * file (every snapshot a killed tracker left is a zombie child, so the
+ * line grows past any fixed buffer, and a number cut short would name
+ * another process), each confirmed by its PPid.
+ */
+static int children_of(pid_t pid, pid_t tid, long *out, int max)
+{
+	char path[80], *line = NULL, *p, *end;
+	size_t cap = 0;
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (getline(&line, &cap, f) < 0) {
+		free(line);
+		fclose(f);
+		return 0;
+	}
+	fclose(f);
+	for (p = line; n < max; p = end) {
+		long c = strtol(p, &end, 10), ppid = -1;
+		char status[64], l[128];
+		FILE *st;
+
+		if (end == p)
+			break;
+		snprintf(status, sizeof(status), "/proc/%ld/status", c);
+		st = fopen(status, "re");
+		if (!st)
+			continue;
+		while (fgets(l, sizeof(l), st))
+			sscanf(l, "PPid: %ld", &ppid);
+		fclose(st);
+		if (ppid == pid)
+			out[n++] = c;
+	}
+	free(line);
+	return n;
+}
+
+/* What a task is doing, for the log of a failure: its status, kernel stack and wait channel. */
+static void show_task(long pid)
+{
+	static const char *const files[] = { "status", "stack", "wchan", "stat" };
+	char path[64], line[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%ld/%s", pid, files[i]);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		printf("    %s:\n", path);
+		while (fgets(line, sizeof(line), f))
+			printf("      %s%s", line, strchr(line, '\n') ? "" : "\n");
+		fclose(f);
+	}
+}
+
 /* Every thread untraced, not stopped, with its mask as set: "" or what is wrong. */
-static const char *check_threads(pid_t pid, const struct kind *k, char *why, size_t size)
+static const char *check_threads(pid_t pid, const struct kind *k, char *why, size_t size, bool show)
 {
 	pid_t tids[MAX_THREADS + 4];
 	struct tstat s;
@@ -338,24 +404,16 @@ static const char *check_threads(pid_t pid, const struct kind *k, char *why, siz
 	}
 	/* A snapshot child let go must not run on as a copy of it: dead (a zombie of it) or gone. */
 	for (i = 0; i < n; i++) {
-		char path[80], buf[256], *p, *end;
-		FILE *f;
+		long kids[MAX_KIDS];
+		int m = children_of(pid, tids[i], kids, MAX_KIDS), j;
 
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tids[i]);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = 0;
-		fclose(f);
-		for (p = buf; *p; p = end) {
-			long c = strtol(p, &end, 10);
-
-			if (end == p)
-				break;
-			if (task_status(c, c, &s) == 0 && s.state != 'Z' && s.state != 'X' && !s.tracer)
-				return snprintf(why, size, "its child %ld runs (state %c): a copy of it", c, s.state), why;
-		}
+		for (j = 0; j < m; j++)
+			if (task_status(kids[j], kids[j], &s) == 0 && s.state != 'Z' && s.state != 'X' && !s.tracer) {
+				if (show)
+					show_task(kids[j]);
+				return snprintf(why, size, "its child %ld runs (state %c): a copy of it", kids[j], s.state),
+				       why;
+			}
 	}
 	return "";
 }
@@ -372,13 +430,13 @@ static const char *check_target(pid_t pid, const struct kind *k, char *why, size
 	int i, tries;
 
 	for (tries = 0; tries < 200; tries++) {
-		bad = check_threads(pid, k, why, size);
+		bad = check_threads(pid, k, why, size, false);
 		if (!*bad || board->fail)
 			break;
 		sleep_ms(5);
 	}
 	if (*bad)
-		return bad;
+		return check_threads(pid, k, why, size, true);
 	for (i = 0; i < k->n; i++)
 		before[i] = board->progress[i];
 	for (tries = 0; tries < 100; tries++) {
@@ -400,6 +458,20 @@ static const char *check_target(pid_t pid, const struct kind *k, char *why, size
 	return "";
 }
 
+/* How many children the target's threads have. */
+static int count_children(pid_t pid)
+{
+	pid_t tids[MAX_THREADS + 4];
+	int n = task_ids(pid, tids, MAX_THREADS + 4), i, sum = 0;
+
+	for (i = 0; i < n; i++) {
+		long kids[MAX_KIDS];
+
+		sum += children_of(pid, tids[i], kids, MAX_KIDS);
+	}
+	return sum;
+}
+
 /* After a failure: SIGKILL children of the target that run (copies of it a broken tracker let go). */
 static void kill_copies(pid_t pid)
 {
@@ -407,23 +479,11 @@ static void kill_copies(pid_t pid)
 	int n = task_ids(pid, tids, MAX_THREADS + 4), i;
 
 	for (i = 0; i < n; i++) {
-		char path[80], buf[256], *p, *end;
-		FILE *f;
+		long kids[MAX_KIDS];
+		int m = children_of(pid, tids[i], kids, MAX_KIDS), j;
 
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tids[i]);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = 0;
-		fclose(f);
-		for (p = buf; *p; p = end) {
-			long c = strtol(p, &end, 10);
-
-			if (end == p)
-				break;
-			kill((pid_t)c, SIGKILL);	/* our descendant; a zombie ignores it */
-		}
+		for (j = 0; j < m; j++)
+			kill((pid_t)kids[j], SIGKILL);	/* our descendant; a zombie ignores it */
 	}
 }
 
@@ -510,6 +570,7 @@ static int sweep(const struct kind *k)
 	CHECK(k->max_n || n <= MAX_N);
 	CHECK(killed >= 10);
 	CHECK(!first_left || last_left - first_left < 6);
+	printf("    %d zombie children left in it (a snapshot a killed tracker had made)\n", count_children(pid));
 	if (t_failed_checks)
 		kill_copies(pid);
 	CHECK(write(pipefd[1], "finish!!", 8) == 8);
