@@ -4,8 +4,7 @@
 # Environment: BENCH_RUNS (runs per command, default 5), BENCH_BUILD (build dir), BENCH_TOOL (the pagemap
 # binary), BENCH_PS_TARGETS (extra processes, default "off:0.5 on:0.5 off:0.25:share": THP mode, GiB,
 # and "share" for a forked child sharing the pages). Needs root: it installs smem (tools/install-deps),
-# and runs in a private mount namespace where, for the ps-rollup row only, /proc/kpagecount is covered
-# so that `pagemap ps` takes its smaps_rollup source (it has no option to choose it).
+# and `pagemap ps --exact` (the frame path: pagemap joined with kpagecount) needs root.
 # Every command runs BENCH_RUNS times, interleaved round-robin with a rotating start, after one untimed
 # warm-up round; medians of wall and CPU time; speed-ups baseline/tool measured in the same run; then one
 # back-to-back pass compares the PSS totals. A benchmark reports; it never fails on a ratio.
@@ -28,11 +27,6 @@ if [ "$(id -u)" != 0 ]; then
 	echo "run-ps.sh: needs root (pagemap ps reads kpagecount as root; smem is installed)" >&2
 	exit 1
 fi
-if [ -z "${BENCH_PS_NAMESPACE:-}" ]; then	# the mount over /proc/kpagecount stays in here
-	BENCH_PS_NAMESPACE=1 exec unshare --mount --propagation private "$0" "$@"
-	echo "run-ps.sh: cannot run unshare --mount" >&2
-	exit 1
-fi
 if ! "$here/../tools/install-deps" smem || ! smem=$(command -v smem); then
 	echo "run-ps.sh: smem is not available: its row is left out"
 	smem=
@@ -40,7 +34,6 @@ fi
 
 tmp=$(mktemp -d) || exit 1
 cleanup() {
-	mountpoint -q /proc/kpagecount 2>/dev/null && umount /proc/kpagecount
 	stop_targets
 	rm -rf "$tmp"
 }
@@ -50,32 +43,23 @@ trap 'exit 130' INT TERM HUP
 bench_snapshot_tool
 
 # The measured commands: label, then the command (the argument is unused).
-labels=(rollup ps ps-rollup)
+labels=(rollup ps ps-exact)
 [ -n "$smem" ] && labels+=(smem)
 command_for() {
 	case $1 in
 	rollup) echo "$rollup -v" ;;
-	ps | ps-rollup) echo "$tool ps -J" ;;
+	ps) echo "$tool ps -J" ;;
+	ps-exact) echo "$tool ps --exact -J" ;;
 	smem) echo "$smem -H" ;;	# columns pid user command swap uss pss rss
 	esac
 }
 
-# ps-rollup: a character device without a driver over /proc/kpagecount (open gives ENXIO, even to root).
-mknod "$tmp/nokpagecount" c 0 0 || exit 1
-bench_pre_hook() {
-	[ "$1" = ps-rollup ] || return 0
-	mount --bind "$tmp/nokpagecount" /proc/kpagecount || { echo "run-ps.sh: cannot cover /proc/kpagecount" >&2; exit 1; }
-}
-bench_post_hook() {
-	[ "$1" = ps-rollup ] && umount /proc/kpagecount
-	return 0
-}
 
 # "PID PSS_KIB" lines of each reader's output ($2), sorted by PID.
 pss_of() {
 	case $1 in
 	rollup) awk '$1 == "pid" { print $2, $4 }' "$2" ;;
-	ps | ps-rollup) awk '/"pid":/ { gsub(/[^0-9]/, "", $2); p = $2 }
+	ps | ps-exact) awk '/"pid":/ { gsub(/[^0-9]/, "", $2); p = $2 }
 		/"pss":/ { gsub(/[^0-9]/, "", $2); printf "%s %.3f\n", p, $2 / 1024 }' "$2" ;;
 	smem) awk 'NF >= 7 { print $1, $(NF - 1) }' "$2" ;;
 	esac | sort
@@ -90,11 +74,9 @@ compare_pss() {
 	local l cmd all=$tmp/common.pids first=1
 	"$rollup" -v >"$tmp/before.cmp"
 	for l in "${labels[@]}"; do
-		bench_pre_hook "$l"
 		cmd=$(command_for "$l" -)
 		# shellcheck disable=SC2086 # the command is split on purpose
 		$cmd >"$tmp/$l.cmp" 2>/dev/null
-		bench_post_hook "$l"
 		pss_of "$l" "$tmp/$l.cmp" >"$tmp/$l.pss"
 	done
 	"$rollup" -v >"$tmp/after.cmp"
@@ -109,7 +91,7 @@ compare_pss() {
 	awk '$1 == "pid" { print $2, $4, $6 }' "$tmp/before.cmp" | sort >"$tmp/before.rss"
 	awk '$1 == "pid" { print $2, $4, $6 }' "$tmp/after.cmp" | sort >"$tmp/after.rss"
 	comm -12 "$tmp/before.rss" "$tmp/after.rss" | cut -d' ' -f1 | comm -12 "$all" - >"$tmp/steady.pids"
-	echo "PSS per process, back to back (pagemap ps sources: $(sources "$tmp/ps.cmp"); ps-rollup: $(sources "$tmp/ps-rollup.cmp"))"
+	echo "PSS per process, back to back (pagemap ps sources: $(sources "$tmp/ps.cmp"); ps --exact: $(sources "$tmp/ps-exact.cmp"))"
 	for l in "${labels[@]}"; do
 		echo "  $l: $(wc -l <"$tmp/$l.pss") processes, total $(awk '{ s += $2 } END { printf "%.1f", s / 1024 }' "$tmp/$l.pss") MiB;" \
 			"seen by it alone:$(cut -d' ' -f1 "$tmp/$l.pss" | comm -23 - "$all" | while read -r p; do
@@ -127,7 +109,7 @@ compare_pss() {
 					set, NR, l, s, s - r, (r ? 100 * (s - r) / r : 0), (NR ? (s - r) / NR : 0), m, (mp == "" ? "-" : mp), far }'
 		done
 	done
-	echo "  the extra targets (PSS KiB: rollup, ps, ps-rollup${smem:+, smem}):"
+	echo "  the extra targets (PSS KiB: rollup, ps, ps --exact${smem:+, smem}):"
 	for p in $(pgrep -d' ' -f "^$target "); do
 		printf '    pid %s:' "$p"
 		for l in "${labels[@]}"; do
@@ -164,9 +146,9 @@ done
 echo "(VS_ROLLUP, VS_SMEM: that reader's median wall time over this row's: above 1x this row is faster)"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "pagemap ps (exact: pagemap + kpagecount) speed-up over rollup_all: $(ratio "$wall_rollup" "$wall_ps")x (CPU time $(ratio "$cpu_rollup" "$cpu_ps")x)"
-echo "pagemap ps (smaps_rollup source) speed-up over rollup_all: $(ratio "$wall_rollup" "$wall_ps_rollup")x (CPU time $(ratio "$cpu_rollup" "$cpu_ps_rollup")x)"
+echo "pagemap ps (default: smaps_rollup) speed-up over rollup_all: $(ratio "$wall_rollup" "$wall_ps")x (CPU time $(ratio "$cpu_rollup" "$cpu_ps")x)"
+echo "pagemap ps --exact (pagemap + kpagecount) speed-up over rollup_all: $(ratio "$wall_rollup" "$wall_ps_exact")x (CPU time $(ratio "$cpu_rollup" "$cpu_ps_exact")x)"
 if [ -n "$smem" ]; then
-	echo "pagemap ps (exact) speed-up over smem: $(ratio "$wall_smem" "$wall_ps")x (CPU time $(ratio "$cpu_smem" "$cpu_ps")x)"
-	echo "pagemap ps (smaps_rollup source) speed-up over smem: $(ratio "$wall_smem" "$wall_ps_rollup")x (CPU time $(ratio "$cpu_smem" "$cpu_ps_rollup")x)"
+	echo "pagemap ps (default: smaps_rollup) speed-up over smem: $(ratio "$wall_smem" "$wall_ps")x (CPU time $(ratio "$cpu_smem" "$cpu_ps")x)"
+	echo "pagemap ps --exact speed-up over smem: $(ratio "$wall_smem" "$wall_ps_exact")x (CPU time $(ratio "$cpu_smem" "$cpu_ps_exact")x)"
 fi

@@ -25,7 +25,7 @@ static const struct out_col columns[] = {
 	[COL_SWAP] = { "SWAP", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes in swap" },
 	[COL_SHARED] = { "SHARED", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes of pages mapped more than once" },
 	[COL_HUGETLB] = { "HUGETLB", 5, SCOLS_FL_RIGHT, OUT_SIZE, "hugetlb bytes mapped (in none of the above)" },
-	[COL_SOURCE] = { "SOURCE", 12, 0, OUT_STR, "pagemap (exact, with kpagecount) or smaps_rollup" },
+	[COL_SOURCE] = { "SOURCE", 12, 0, OUT_STR, "smaps_rollup, or pagemap (with kpagecount: --exact)" },
 	[COL_ESTIMATE] = { "ESTIMATE", 3, 0, OUT_BOOL, "USS, SHARED, PSS rest on averaged map counts of large folios" },
 	[COL_CGROUP] = { "CGROUP", 0.3, SCOLS_FL_TRUNC, OUT_STR, "memory cgroup, as in /proc/PID/cgroup" },
 };
@@ -52,6 +52,7 @@ struct ps_opts {
 	const char *cgroup;		/* --cgroup: this memory cgroup and those below it */
 	size_t cgroup_len;		/* without trailing slashes */
 	bool want_cgroup;		/* filter or CGROUP column */
+	bool exact;			/* --exact: every row from pagemap + kpagecount */
 };
 
 struct ps_state {
@@ -212,6 +213,25 @@ static bool skip_reason(struct ps_state *st, int err)
 	return true;
 }
 
+/*
+ * The kernel's smaps_rollup holds PSS exact in fixed point, truncated to
+ * the KiB once, and the other figures whole: the same answer as the frames
+ * to the KiB, at a fraction of the cost (one file per process, against a
+ * pagemap walk and a kpagecount read per frame). So the frames only with
+ * --exact, or where there is no rollup (before 4.14, trees without one).
+ * Returns 0 or an errno.
+ */
+static int account(struct pm_target *t, struct pm_kpage *k, bool exact, struct pm_account *out)
+{
+	int r = -ENOENT;
+
+	if (!exact)
+		r = pm_account_process(t, NULL, out);
+	if (r == -ENOENT && k)
+		r = pm_account_process(t, k, out);
+	return -r;
+}
+
 static int add_proc(struct pm_ctx *ctx, struct pm_kpage *k, const struct ps_opts *po, struct ps_state *st,
 		    const struct pm_proc *p)
 {
@@ -247,7 +267,7 @@ static int add_proc(struct pm_ctx *ctx, struct pm_kpage *k, const struct ps_opts
 	*r = (struct ps_row){ p->pid, p->uid_known, p->uid, "", cg, { 0 } };
 	snprintf(r->comm, sizeof(r->comm), "%s", p->comm);
 	t = pm_target_open(ctx, p->pid);
-	e = t ? -pm_account_process(t, k, &r->acct) : errno;
+	e = t ? account(t, k, po->exact, &r->acct) : errno;
 	pm_target_close(t);
 	if (e == 0) {
 		st->n++;
@@ -271,13 +291,24 @@ static int add_proc(struct pm_ctx *ctx, struct pm_kpage *k, const struct ps_opts
 static int collect(struct pm_ctx *ctx, const struct ps_opts *po, struct ps_state *st)
 {
 	struct pm_procs *it = pm_procs_open(ctx);
-	struct pm_kpage *k = it ? pm_kpage_open(ctx) : NULL;	/* NULL for non-root: smaps_rollup */
+	struct pm_kpage *k = it ? pm_kpage_open(ctx) : NULL;	/* NULL for non-root */
 	const struct pm_proc *p;
 	size_t i;
 	int r;
 
 	if (!it) {
 		cli_error(errno, "cannot list %s/proc", strcmp(pm_ctx_root(ctx), "/") ? pm_ctx_root(ctx) : "");
+		return -1;
+	}
+	if (k && pm_kpage_status(k, PM_KPAGE_COUNT) != 0) {	/* map counts unreadable: no frame path */
+		pm_kpage_close(k);
+		k = NULL;
+	}
+	if (po->exact && !k) {
+		cli_error(0, "--exact needs %s/proc/kpagecount, and root to read it: %s",
+			  strcmp(pm_ctx_root(ctx), "/") ? pm_ctx_root(ctx) : "",
+			  geteuid() ? "not root" : "it cannot be read here");
+		pm_procs_close(it);
 		return -1;
 	}
 	while ((r = pm_procs_next(it, &p)) == 0)
@@ -300,6 +331,7 @@ static int collect(struct pm_ctx *ctx, const struct ps_opts *po, struct ps_state
 /* ---- options ---- */
 
 #define OPT_CGROUP 0x2000
+#define OPT_EXACT 0x2001
 
 static int parse_pids(struct ps_opts *po, const char *arg)
 {
@@ -386,8 +418,9 @@ static int usage_help(void)
 {
 	printf("Usage: pagemap ps [options]\n\n"
 	       "One row per process: resident (RSS), proportional (PSS), unique (USS),\n"
-	       "swapped and shared bytes. As root, from pagemap joined with /proc/kpagecount\n"
-	       "(exact to the byte); otherwise from the kernel's /proc/PID/smaps_rollup.\n"
+	       "swapped and shared bytes, from the kernel's /proc/PID/smaps_rollup (PSS exact\n"
+	       "to the KiB); with --exact, or where there is no smaps_rollup (before 4.14),\n"
+	       "from pagemap joined with /proc/kpagecount (root; PSS exact to the byte).\n"
 	       "Hugetlb pages are counted apart (HUGETLB). The total row sums RSS, PSS, USS,\n"
 	       "SWAP and HUGETLB; shared bytes would count a page once per process that maps\n"
 	       "it, so their total is left out. Where the kernel averages the map counts of\n"
@@ -397,7 +430,8 @@ static int usage_help(void)
 	       " -p, --pid PID,...      only these processes\n"
 	       " -u, --user USER        only processes of USER (a name or a UID)\n"
 	       "     --cgroup PATH      only processes in memory cgroup PATH or below it\n"
-	       "                        (as in /proc/PID/cgroup); adds the CGROUP column\n");
+	       "                        (as in /proc/PID/cgroup); adds the CGROUP column\n"
+	       "     --exact            every row from the frames, exact to the byte (root)\n");
 	out_help(stdout, columns, NCOLS);
 	return EXIT_OK;
 }
@@ -412,6 +446,9 @@ static int parse_opt(struct ps_opts *po, int c, char **argv)
 		return parse_pids(po, optarg) < 0 ? cli_usage_error("invalid PID list '%s'", optarg) : -1;
 	case 'u':
 		return parse_user(po, optarg) < 0 ? cli_usage_error("unknown user '%s'", optarg) : -1;
+	case OPT_EXACT:
+		po->exact = true;
+		return -1;
 	case OPT_CGROUP:
 		return parse_cgroup(po, optarg) < 0 ? cli_usage_error("cgroup path '%s' does not start with /", optarg) : -1;
 	case 'h':
@@ -516,6 +553,7 @@ int cmd_ps(struct pm_ctx *ctx, int argc, char **argv)
 	static const struct option longopts[] = {
 		OUT_LONGOPTS, { "sort", required_argument, NULL, 's' }, { "pid", required_argument, NULL, 'p' },
 		{ "user", required_argument, NULL, 'u' }, { "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "exact", no_argument, NULL, OPT_EXACT },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct ps_opts po = { .sort = COL_PSS };

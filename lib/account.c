@@ -42,6 +42,8 @@ struct acct {
 	struct pm_pss pss;
 	struct pm_account *out;
 	bool large;		/* a page of a large folio (THP, mTHP, large page cache) was counted */
+	uint64_t map_start, map_end;	/* the mapping last asked whether it is hugetlb ... */
+	int map_hugetlb;		/* ... 1 yes, 0 no, -1 not asked */
 };
 
 /* Look up the queued frames in one sorted pass and account each page as smaps would. */
@@ -75,6 +77,54 @@ static int acct_flush(struct acct *a)
 	return r;
 }
 
+/*
+ * Whether @run's mapping is hugetlb, by its first frame's flags (a hugetlb
+ * mapping holds hugetlb pages only, and no other mapping holds any): one
+ * lookup per mapping. 1, 0, or -errno.
+ */
+static int run_hugetlb(struct acct *a, const struct pm_run *run)
+{
+	struct pm_frame f = { .pfn = run->pfn };
+	int r;
+
+	if (run->map && a->map_hugetlb >= 0 && run->map->start == a->map_start && run->map->end == a->map_end)
+		return a->map_hugetlb;
+	r = pm_kpage_lookup(a->k, &f, 1);
+	if (r < 0)
+		return r;
+	a->map_hugetlb = (f.flags & (1ULL << PM_KPF_HUGE)) != 0;
+	a->map_start = run->map ? run->map->start : 0;
+	a->map_end = run->map ? run->map->end : 0;
+	if (!run->map)
+		r = a->map_hugetlb, a->map_hugetlb = -1;	/* nothing to key it by */
+	return run->map ? a->map_hugetlb : r;
+}
+
+/*
+ * Pages the kernel marks mapped only here (bit 56: map count 1) need no
+ * map count: each is whole in RSS, USS and PSS. Only hugetlb is told
+ * apart, once per mapping. Returns 1 if accounted, 0 if not, -errno.
+ */
+static int acct_exclusive(struct acct *a, const struct pm_run *run)
+{
+	uint64_t bytes = run->end - run->start;
+	int h;
+
+	if (!(run->flags & PM_PAGE_EXCLUSIVE))
+		return 0;
+	h = run_hugetlb(a, run);
+	if (h < 0)
+		return h;
+	if (h) {
+		a->out->hugetlb += bytes;
+		return 1;
+	}
+	a->out->rss += bytes;
+	a->out->uss += bytes;
+	pmi_pss_add(&a->pss, bytes, 1);
+	return 1;
+}
+
 static int acct_run(struct acct *a, const struct pm_run *run)
 {
 	uint64_t va, pfn = run->pfn;
@@ -87,6 +137,9 @@ static int acct_run(struct acct *a, const struct pm_run *run)
 	if ((run->flags & (PM_PAGE_PRESENT | PM_PAGE_FRAME)) != (PM_PAGE_PRESENT | PM_PAGE_FRAME) ||
 	    (run->flags & PM_PAGE_ZERO))
 		return 0;
+	r = acct_exclusive(a, run);
+	if (r)
+		return r < 0 ? r : 0;
 	for (va = run->start; va < run->end; va += a->page_size) {
 		if (a->n == ACCOUNT_BATCH && (r = acct_flush(a)) < 0)
 			return r;
@@ -97,7 +150,7 @@ static int acct_run(struct acct *a, const struct pm_run *run)
 
 static int account_pagemap(struct pm_target *t, struct pm_kpage *k, struct pm_account *out)
 {
-	struct acct a = { k, malloc(ACCOUNT_BATCH * sizeof(struct pm_frame)), 0, 0, { 0 }, out, false };
+	struct acct a = { k, malloc(ACCOUNT_BATCH * sizeof(struct pm_frame)), 0, 0, { 0 }, out, false, 0, 0, -1 };
 	struct pm_walk *w = a.fr ? pm_walk_new(t, 0, UINT64_MAX, PM_WALK_ENTRIES) : NULL;
 	const struct pm_run *run;
 	unsigned files = pmi_kpage_selected(k);

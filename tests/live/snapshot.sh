@@ -86,6 +86,7 @@ same pages pages "$parent" "$range"
 same pages-json pages -J "$child" "$range"
 # USER: a replay shows UIDs, not this machine's names for them (as --root does); PSS and USS: see above.
 same ps ps -b -p "$parent,$child" -o PID,COMMAND,RSS,SWAP,HUGETLB
+same ps-exact ps --exact -b -p "$parent,$child" -o PID,COMMAND,RSS,SWAP,HUGETLB,SOURCE
 filter="grep -e ^KIND -e $addr"	# OTHERS of the libraries' rows: see above
 same shared shared "$parent" "$child"
 if [ "$(id -u)" = 0 ]; then
