@@ -27,12 +27,12 @@ fuzz-replay-programs: $(FUZZ_REPLAY)
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $(LIB_LIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_EXTRA) $(LIB_SRC) $(LIB_LIBS)
 
 $(FUZZ_DIR)/replay/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(if $(SANFLAGS),,$(FUZZ_SANFLAGS)) $(CFLAGS) -DPM_FUZZ_REPLAY -Ilib -Itests/fuzz \
-		-o $@ $< $(LIB_SRC) $(LIB_LIBS)
+		-o $@ $< $(FUZZ_EXTRA) $(LIB_SRC) $(LIB_LIBS)
 
 # The corpus of fuzz_NAME is tests/fuzz/corpus/NAME; tests/fuzz/NAME.dict is used when present.
 # Lines are short: maps inputs stop at 512 bytes (whole files replay through fuzz-replay).
@@ -41,7 +41,7 @@ fuzz-run: fuzz
 	@fail=0; for t in $(FUZZ_TARGETS); do \
 		n=$${t#fuzz_}; c=$(FUZZ_DIR)/corpus/$$n; mkdir -p $$c; cp -n tests/fuzz/corpus/$$n/* $$c/ 2>/dev/null || true; \
 		d=; [ -f tests/fuzz/$$n.dict ] && d=-dict=tests/fuzz/$$n.dict; \
-		case $$n in maps) o=-max_len=512;; smaps) o=-max_len=4096;; snapshot|snapshot_extract) o="-max_len=16384";; unscramble) o="-max_len=65536";; entry) o=-max_len=9;; tree) o="-max_len=16384 -timeout=10";; *) o=;; esac; \
+		case $$n in maps) o=-max_len=512;; smaps) o=-max_len=4096;; snapshot|snapshot_extract) o="-max_len=16384";; unscramble) o="-max_len=65536";; entry) o=-max_len=9;; heat) o=-max_len=8192;; tree) o="-max_len=16384 -timeout=10";; *) o=;; esac; \
 		echo "== $$t for $(FUZZ_SECONDS)s"; \
 		ASAN_OPTIONS=$${ASAN_OPTIONS:-quarantine_size_mb=16} TMPDIR=$${TMPDIR:-/dev/shm} \
 		$(FUZZ_DIR)/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
@@ -53,6 +53,11 @@ fuzz-replay: $(FUZZ_REPLAY)
 		$(FUZZ_DIR)/replay/$$t tests/fuzz/corpus/$${t#fuzz_}; rc=$$?; \
 		[ $$rc -eq 0 ] || fail=1; [ $$rc -eq 0 ] || [ $$rc -eq 2 ] || echo "FAIL $$t-replay"; \
 	done; exit $$fail
+
+# fuzz_heat reads recordings with the CLI's reader and draws them with its heat map code.
+HEAT_SRC := cli/render_heat_parse.c cli/render_heat.c cli/render_model.c
+$(FUZZ_DIR)/fuzz_heat $(FUZZ_DIR)/replay/fuzz_heat: FUZZ_EXTRA := $(HEAT_SRC)
+$(FUZZ_DIR)/fuzz_heat $(FUZZ_DIR)/replay/fuzz_heat: $(HEAT_SRC) cli/render.h
 
 # fuzz_snapshot_extract is fuzz_snapshot.c built with extraction on (tests/fuzz/corpus/snapshot_extract links to its corpus).
 $(FUZZ_DIR)/fuzz_snapshot_extract $(FUZZ_DIR)/replay/fuzz_snapshot_extract: tests/fuzz/fuzz_snapshot.c
