@@ -92,12 +92,13 @@ static int run_hugetlb(struct acct *a, const struct pm_run *run)
 	r = pm_kpage_lookup(a->k, &f, 1);
 	if (r < 0)
 		return r;
-	a->map_hugetlb = (f.flags & (1ULL << PM_KPF_HUGE)) != 0;
-	a->map_start = run->map ? run->map->start : 0;
-	a->map_end = run->map ? run->map->end : 0;
-	if (!run->map)
-		r = a->map_hugetlb, a->map_hugetlb = -1;	/* nothing to key it by */
-	return run->map ? a->map_hugetlb : r;
+	r = (f.flags & (1ULL << PM_KPF_HUGE)) != 0;
+	if (run->map) {		/* else nothing to key the answer by: ask again next time */
+		a->map_hugetlb = r;
+		a->map_start = run->map->start;
+		a->map_end = run->map->end;
+	}
+	return r;
 }
 
 /*
