@@ -117,7 +117,7 @@ class Account(tuple):
         """hugetlb bytes mapped (in none of the above)"""
     @property
     def source(self) -> str:
-        """pagemap (exact, with kpagecount) or smaps_rollup"""
+        """smaps_rollup, or pagemap (with kpagecount: --exact)"""
     @property
     def exact(self) -> bool:
         ...
