@@ -1,7 +1,8 @@
 #!/bin/bash
-# run.sh - time `pagemap maps` on a process with GIB GiB touched (THP off, then on) against the raw pagemap read.
+# run.sh - time `pagemap maps` on a process with GIB GiB touched (THP off and on, dense and sparse) against the raw pagemap read.
 # Usage: bench/run.sh [GIB]    (or BENCH_GIB=GIB; default 4)
-# Environment: BENCH_RUNS (runs per command, default 5), BENCH_THP ("off on"), BENCH_BUILD (build dir),
+# Environment: BENCH_RUNS (runs per command, default 5), BENCH_THP ("off on"), BENCH_LAYOUT ("dense sparse":
+# every page written, or every other page with THP off and every other 2 MiB block with THP on), BENCH_BUILD (build dir),
 # BENCH_TOOL (the pagemap binary to measure, default BENCH_BUILD/pagemap, e.g. a patched build).
 # Every command runs BENCH_RUNS times, interleaved round-robin with a rotating start, after one
 # untimed warm-up round. The table shows medians of wall time (fork to wait4, the same wrapper for
@@ -13,6 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 gib=${1:-${BENCH_GIB:-4}}
 runs=${BENCH_RUNS:-5}
 thp_modes=${BENCH_THP:-off on}
+layouts=${BENCH_LAYOUT:-dense sparse}
 build=${BENCH_BUILD:-$here/../build}
 tool=${BENCH_TOOL:-$build/pagemap}
 raw=$build/bench/rawread
@@ -31,6 +33,9 @@ done
 case $runs in '' | *[!0-9]* | 0) echo "run.sh: BENCH_RUNS must be a positive integer" >&2; exit 2 ;; esac
 for thp in $thp_modes; do
 	case $thp in on | off) ;; *) echo "run.sh: BENCH_THP takes on and off, not '$thp'" >&2; exit 2 ;; esac
+done
+for layout in $layouts; do
+	case $layout in dense | sparse) ;; *) echo "run.sh: BENCH_LAYOUT takes dense and sparse, not '$layout'" >&2; exit 2 ;; esac
 done
 
 tmp=$(mktemp -d) || exit 1
@@ -74,10 +79,11 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
 ms() { awk -v s="$1" 'BEGIN { printf "%.1f", s * 1000 }'; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 
-# Start the target with THP $1; sets tgt_pid once it has touched its memory.
+# Start the target with THP $1 and layout $2; sets tgt_pid once it has touched its memory.
 start_target() {
-	local line ready
-	coproc TGT { exec "$target" "$1" "$gib"; }
+	local line ready mode=
+	[ "$2" = sparse ] && mode=sparse
+	coproc TGT { exec "$target" "$1" "$gib" $mode; }
 	tgt_pid=$TGT_PID
 	exec {tgt_out}<&"${TGT[0]}"
 	if ! read -r -t 600 line <&"$tgt_out" || ! read -r -t 600 ready <&"$tgt_out" || [ "$ready" != ready ]; then
@@ -112,13 +118,16 @@ tool_total() { "$tool" --backend "$1" maps -b -o PRESENT,THP "$2" 2>/dev/null | 
 
 summary=()
 rss_all=()
-for thp in $thp_modes; do
-	start_target "$thp"
+for shape in $(for l in $layouts; do for t in $thp_modes; do echo "$t/$l"; done; done); do
+	thp=${shape%/*} layout=${shape#*/}
+	start_target "$thp" "$layout"
 	pid=$tgt_pid
 	rm -f "$tmp"/*.times "$tmp"/*.pass
 	anon_huge=$(awk '/^AnonHugePages:/ { print $2 }' "/proc/$pid/smaps_rollup")
-	echo "== THP $thp: target pid $pid, $gib GiB touched, AnonHugePages $(mib "$anon_huge") MiB, $runs runs per command"
-	if [ "$thp" = on ] && [ "$anon_huge" -lt $((${gib%.*} * 1024 * 1024 * 9 / 10)) ]; then
+	echo "== THP $thp, $layout: target pid $pid, $gib GiB ($layout), AnonHugePages $(mib "$anon_huge") MiB, $runs runs per command"
+	want_huge=$((${gib%.*} * 1024 * 1024 * 9 / 10))
+	[ "$layout" = sparse ] && want_huge=$((want_huge / 2))
+	if [ "$thp" = on ] && [ "$anon_huge" -lt "$want_huge" ]; then
 		echo "warning: under 90% of the target is in huge pages (THP mode never, or memory fragmented)"
 	fi
 
@@ -165,9 +174,11 @@ for thp in $thp_modes; do
 		echo "note: the raw pread waited $(ratio "$wall_raw_pread" "$cpu_raw_pread")x its CPU time: the machine is busy, the CPU-time ratios are steadier"
 	fi
 	echo
-	summary+=("THP $thp: maps pread/raw-pread: $(ratio "$wall_maps_pread" "$wall_raw_pread")x (target ${target_ratio}x; CPU time $(ratio "$cpu_maps_pread" "$cpu_raw_pread")x)")
-	summary+=("THP $thp: maps scan/raw-scan: $(ratio "$wall_maps_scan" "$wall_raw_scan")x (target ${target_ratio}x; CPU time $(ratio "$cpu_maps_scan" "$cpu_raw_scan")x)")
-	summary+=("THP $thp: maps scan default columns/raw-scan: $(ratio "$wall_maps_scan_default" "$wall_raw_scan")x (information; CPU time $(ratio "$cpu_maps_scan_default" "$cpu_raw_scan")x)")
+	summary+=("THP $thp, $layout: maps pread/raw-pread: $(ratio "$wall_maps_pread" "$wall_raw_pread")x (target ${target_ratio}x; CPU time $(ratio "$cpu_maps_pread" "$cpu_raw_pread")x)")
+	summary+=("THP $thp, $layout: maps scan/raw-scan: $(ratio "$wall_maps_scan" "$wall_raw_scan")x (target ${target_ratio}x; CPU time $(ratio "$cpu_maps_scan" "$cpu_raw_scan")x)")
+	fastest=$(printf '%s\n' "$wall_raw_pread" "$wall_raw_scan" | sort -g | head -n 1)
+	summary+=("THP $thp, $layout: maps (default back end and columns)/the faster raw reader: $(ratio "$wall_maps_scan_default" "$fastest")x (target ${target_ratio}x)")
+	summary+=("THP $thp, $layout: maps scan default columns/raw-scan: $(ratio "$wall_maps_scan_default" "$wall_raw_scan")x (information; CPU time $(ratio "$cpu_maps_scan_default" "$cpu_raw_scan")x)")
 	stop_target
 done
 

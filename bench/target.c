@@ -16,13 +16,15 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "Usage: target on|off [GIB [share|half]]\n"
+	fprintf(stderr, "Usage: target on|off [GIB [share|half|sparse]]\n"
 			"Map and write GIB GiB (default 4) of private anonymous memory with THP on\n"
 			"(MADV_HUGEPAGE on a 2 MiB-aligned region) or off (MADV_NOHUGEPAGE), print the\n"
 			"pid and \"ready\", then wait until killed, or until stdin closes when it is a pipe.\n"
 			"With share, first fork a child that keeps the pages shared (copy-on-write, map\n"
 			"count 2) and dies with its parent. With half, write only a random half of the\n"
-			"pages (in address order, fixed seed). SIGUSR1 makes it write every 16th page\n"
+			"pages (in address order, fixed seed). With sparse, write every other page\n"
+			"(THP off) or every other 2 MiB block (THP on): the most regions a walk can meet.\n"
+			"SIGUSR1 makes it write every 16th page\n"
 			"again (breaking copy-on-write with share) and print \"written\".\n");
 	return 2;
 }
@@ -92,11 +94,13 @@ int main(int argc, char **argv)
 	double gib = 4;
 	size_t len, i;
 	bool thp, share = argc == 4 && !strcmp(argv[3], "share"), half = argc == 4 && !strcmp(argv[3], "half");
+	bool sparse = argc == 4 && !strcmp(argv[3], "sparse");
+	size_t skip;	/* sparse: a written unit, then one left alone */
 	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART: the wait's read returns EINTR */
 	char *p, *end;
 	pid_t parent = getpid();
 
-	if (argc < 2 || argc > 4 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")) || (argc == 4 && !share && !half))
+	if (argc < 2 || argc > 4 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")) || (argc == 4 && !share && !half && !sparse))
 		return usage();
 	thp = !strcmp(argv[1], "on");
 	if (argc >= 3) {
@@ -115,8 +119,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	srand(42);
+	skip = thp ? PMD : (size_t)page;
 	for (i = 0; i < len; i += (size_t)page)
-		if (!half || (rand() & 1))
+		if (sparse ? !((i / skip) & 1) : !half || (rand() & 1))
 			p[i] = 1;
 	region = p;
 	region_len = len;

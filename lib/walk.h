@@ -64,6 +64,8 @@ struct pm_walk {
 /* walk.c: extend the pending run by @len bytes or start a new one. Returns 1 when a finished run is in w->out. */
 int pmi_walk_add_pages(struct pm_walk *w, uint64_t addr, uint64_t len, uint32_t flags, const struct pm_entry *e);
 
+/* walk.c: the scan back end's read-ahead: the end of one pread from @lim_vpn that covers the next regions needing entries. */
+uint64_t pmi_scan_readahead(const struct pm_walk *w, uint64_t lim_vpn, uint64_t cap_vpn);
 /* walk_entries.c: read entries from @vpn up to the next batch boundary or the segment's end. */
 int pmi_walk_refill(struct pm_walk *w, uint64_t vpn);
 /* walk_entries.c: pages from @addr (in the buffer) to add as one piece. */

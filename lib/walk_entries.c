@@ -43,7 +43,7 @@ int pmi_walk_refill(struct pm_walk *w, uint64_t vpn)
 	ssize_t n;
 
 	if (lim > end_vpn)
-		lim = end_vpn;
+		lim = pmi_scan_readahead(w, end_vpn, lim);
 	n = pm_target_read(w->t, vpn, w->buf, (size_t)(lim - vpn));
 	if (n < 0)
 		return (int)n;
