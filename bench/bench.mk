@@ -15,11 +15,12 @@ $(BUILD)/bench/%: bench/%.c lib/compat.h
 bench-programs: $(BENCH_BIN)
 
 # One after the other (never in parallel under make -j: they time the same machine).
-.PHONY: bench-maps bench-phys bench-ps bench-numa
+.PHONY: bench-maps bench-phys bench-ps bench-shared bench-numa
 bench: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run.sh
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-phys.sh
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-ps.sh
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-shared.sh
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-numa.sh
 	$(BUILD)/bench/watch $(BENCH_WATCH_ARGS)
 bench-maps: all bench-programs
@@ -28,6 +29,8 @@ bench-phys: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-phys.sh
 bench-ps: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-ps.sh
+bench-shared: all bench-programs
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-shared.sh
 bench-numa: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-numa.sh
 

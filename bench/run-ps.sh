@@ -3,7 +3,8 @@
 # Usage: bench/run-ps.sh
 # Environment: BENCH_RUNS (runs per command, default 5), BENCH_BUILD (build dir), BENCH_TOOL (the pagemap
 # binary), BENCH_PS_TARGETS (extra processes, default "off:0.5 on:0.5 off:0.25:share": THP mode, GiB,
-# and "share" for a forked child sharing the pages). Needs root: it installs smem (tools/install-deps),
+# and "share" for a forked child sharing the pages), BENCH_PS_IDLE (idle processes started first, default 0:
+# e.g. 900 for the issue's "1000 processes" row). Needs root: it installs smem (tools/install-deps),
 # and `pagemap ps --exact` (the frame path: pagemap joined with kpagecount) needs root.
 # Every command runs BENCH_RUNS times, interleaved round-robin with a rotating start, after one untimed
 # warm-up round; medians of wall and CPU time; speed-ups baseline/tool measured in the same run; then one
@@ -33,7 +34,9 @@ if ! "$here/../tools/install-deps" smem || ! smem=$(command -v smem); then
 fi
 
 tmp=$(mktemp -d) || exit 1
+idle_pids=()
 cleanup() {
+	[ ${#idle_pids[@]} -gt 0 ] && kill "${idle_pids[@]}" 2>/dev/null
 	stop_targets
 	rm -rf "$tmp"
 }
@@ -119,6 +122,12 @@ compare_pss() {
 	done
 }
 
+idle=${BENCH_PS_IDLE:-0}
+case $idle in '' | *[!0-9]*) echo "run-ps.sh: BENCH_PS_IDLE must be a number" >&2; exit 2 ;; esac
+for ((i = 0; i < idle; i++)); do
+	sleep 100000 &
+	idle_pids+=($!)
+done
 i=0
 for spec in $targets; do
 	IFS=: read -r thp gib share <<<"$spec"

@@ -16,12 +16,13 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "Usage: target on|off [GIB [share|half|sparse]]\n"
+	fprintf(stderr, "Usage: target on|off [GIB [share[N]|half|sparse]]\n"
 			"Map and write GIB GiB (default 4) of private anonymous memory with THP on\n"
 			"(MADV_HUGEPAGE on a 2 MiB-aligned region) or off (MADV_NOHUGEPAGE), print the\n"
 			"pid and \"ready\", then wait until killed, or until stdin closes when it is a pipe.\n"
 			"With share, first fork a child that keeps the pages shared (copy-on-write, map\n"
-			"count 2) and dies with its parent. With half, write only a random half of the\n"
+			"count 2) and dies with its parent; shareN forks N such children (map count N+1),\n"
+			"and prints their pids on a third line, after \"ready\". With half, write only a random half of the\n"
 			"pages (in address order, fixed seed). With sparse, write every other page\n"
 			"(THP off) or every other 2 MiB block (THP on): the most regions a walk can meet.\n"
 			"SIGUSR1 makes it write every 16th page\n"
@@ -42,6 +43,23 @@ static char *map_aligned(size_t len)
 		munmap(p, a - (uintptr_t)p);
 	munmap((char *)a + len, (uintptr_t)p + PMD - a);
 	return (char *)a;
+}
+
+#define MAX_SHARERS 4096
+static pid_t children[MAX_SHARERS];
+
+/* "share" is one sharer, "shareN" N of them (1..MAX_SHARERS); anything else none (-1: not a share word). */
+static long share_count(const char *w)
+{
+	char *end;
+	long n;
+
+	if (strncmp(w, "share", 5))
+		return 0;
+	if (!w[5])
+		return 1;
+	n = strtol(w + 5, &end, 10);
+	return *end || n < 1 || n > MAX_SHARERS ? -1 : n;
 }
 
 static volatile sig_atomic_t write_asked;
@@ -93,14 +111,15 @@ int main(int argc, char **argv)
 	long page = sysconf(_SC_PAGESIZE);
 	double gib = 4;
 	size_t len, i;
-	bool thp, share = argc == 4 && !strcmp(argv[3], "share"), half = argc == 4 && !strcmp(argv[3], "half");
+	long sharers = argc == 4 ? share_count(argv[3]) : 0;
+	bool thp, share = sharers > 0, half = argc == 4 && !strcmp(argv[3], "half");
 	bool sparse = argc == 4 && !strcmp(argv[3], "sparse");
 	size_t skip;	/* sparse: a written unit, then one left alone */
 	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART: the wait's read returns EINTR */
 	char *p, *end;
 	pid_t parent = getpid();
 
-	if (argc < 2 || argc > 4 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")) || (argc == 4 && !share && !half && !sparse))
+	if (argc < 2 || argc > 4 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")) || sharers < 0 || (argc == 4 && !share && !half && !sparse))
 		return usage();
 	thp = !strcmp(argv[1], "on");
 	if (argc >= 3) {
@@ -126,7 +145,7 @@ int main(int argc, char **argv)
 	region = p;
 	region_len = len;
 	sigaction(SIGUSR1, &sa, NULL);
-	if (share) {
+	for (long k = 0; k < sharers; k++) {
 		pid_t child = fork();
 
 		if (child < 0) {
@@ -139,8 +158,11 @@ int main(int argc, char **argv)
 			wait_for_end();
 			_exit(0);
 		}
+		children[k] = child;
 	}
 	printf("%d\nready\n", (int)getpid());
+	for (long k = 0; k < sharers && sharers > 1; k++)
+		printf("%d%c", (int)children[k], k + 1 < sharers ? ' ' : '\n');
 	fflush(stdout);
 	wait_for_end();
 	return 0;
