@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include "output.h"
 #include "cli.h"
 #include "complete.h"
+#include "out_rows.h"
 
 #define OUT_MAX_COLS 64
 
@@ -16,12 +18,16 @@ struct out {
 	size_t ncols;
 	struct libscols_column *sc[OUT_MAX_COLS];	/* by column id; NULL when not shown */
 	size_t seq[OUT_MAX_COLS];			/* position of each shown column */
+	size_t order[OUT_MAX_COLS];			/* the column id at each position */
 	size_t nshown;
 	struct out_opts o;
 	const char *name;			/* the JSON key */
 	size_t batch, lines;			/* out_stream: lines per batch, lines held */
 	bool streamed;				/* a batch was printed: out_print ends the stream */
 	bool stream_off;			/* this libsmartcols prints JSON we cannot splice */
+	bool slow;				/* PAGEMAP_OUT_SLOW: every batch through libsmartcols (tests) */
+	bool tty;				/* stdout is a terminal: libsmartcols fits the columns to it */
+	struct obuf ob;				/* a batch formatted by out_rows.c */
 };
 
 /* Lines out_stream holds before printing them; PAGEMAP_OUT_BATCH overrides (tests). */
@@ -159,6 +165,7 @@ static int add_column(struct out *out, size_t id)
 	/* libsmartcols lower-cases the heading for the JSON key. */
 	scols_column_set_json_type(sc, json_type[c->kind]);
 	out->sc[id] = sc;
+	out->order[out->nshown] = id;
 	out->seq[id] = out->nshown++;
 	return 0;
 }
@@ -207,6 +214,8 @@ struct out *out_new(const char *name, const struct out_col *cols, size_t n, cons
 	out->batch = OUT_BATCH;
 	if (getenv("PAGEMAP_OUT_BATCH") && atoi(getenv("PAGEMAP_OUT_BATCH")) > 0)
 		out->batch = (size_t)atoi(getenv("PAGEMAP_OUT_BATCH"));
+	out->slow = getenv("PAGEMAP_OUT_SLOW") && *getenv("PAGEMAP_OUT_SLOW") == '1';
+	out->tty = isatty(STDOUT_FILENO);
 	scols_table_set_name(out->tb, name);
 	scols_table_enable_json(out->tb, o->json);
 	scols_table_enable_raw(out->tb, o->raw);
@@ -223,6 +232,7 @@ void out_free(struct out *out)
 	if (!out)
 		return;
 	scols_unref_table(out->tb);
+	obuf_free(&out->ob);
 	free(out);
 }
 
@@ -353,8 +363,118 @@ out:
 	return r;
 }
 
-/* Print the lines held and drop them; columns keep the widest width seen, so the stream stays aligned. */
-static int print_batch(struct out *out)
+/* The text of the cell at position @pos of @ln, or NULL. */
+static const char *cell_data(struct libscols_line *ln, size_t pos)
+{
+	struct libscols_cell *ce = scols_line_get_cell(ln, pos);
+
+	return ce ? scols_cell_get_data(ce) : NULL;
+}
+
+/* One row as libsmartcols prints it in JSON: "      {" first in the stream, "},{" after a row. */
+static void json_row(struct out *out, struct libscols_line *ln, bool first)
+{
+	size_t i;
+
+	obuf_str(&out->ob, first ? "      {\n" : ",{\n");
+	for (i = 0; i < out->nshown; i++) {
+		const struct out_col *c = &out->cols[out->order[i]];
+		const char *d = cell_data(ln, i);
+
+		obuf_str(&out->ob, i ? ",\n         " : "         ");
+		obuf_json_key(&out->ob, c->name);
+		if (c->kind == OUT_BOOL)
+			obuf_json_bool(&out->ob, d);
+		else if (c->kind == OUT_STR || c->kind == OUT_HEX)
+			obuf_json_string(&out->ob, d);
+		else
+			obuf_json_number(&out->ob, d);
+	}
+	obuf_str(&out->ob, "\n      }");
+}
+
+/*
+ * One aligned row in the widths libsmartcols gave the columns (@w): right
+ * aligned cells padded before, others after, the last left-aligned one not
+ * at all. False when a cell is not plain ASCII or wider than its column:
+ * then libsmartcols prints the batch (it encodes, measures and widens).
+ */
+static bool aligned_row(struct out *out, struct libscols_line *ln, const size_t *w)
+{
+	size_t i, len;
+
+	for (i = 0; i < out->nshown; i++) {
+		bool right = out->cols[out->order[i]].flags & SCOLS_FL_RIGHT, last = i + 1 == out->nshown;
+		const char *d = cell_data(ln, i);
+
+		if (!out_cell_plain(d, &len) || (len > w[i] && (right || !last)))
+			return false;
+		if (right)
+			obuf_pad(&out->ob, w[i] - len);
+		obuf_add(&out->ob, d ? d : "", len);
+		if (!last)
+			obuf_pad(&out->ob, right ? 1 : w[i] - len + 1);
+	}
+	obuf_add(&out->ob, "\n", 1);
+	return true;
+}
+
+/*
+ * A batch formatted here (out_rows.c says why) and written in one piece:
+ * raw and JSON always, the aligned table once libsmartcols sized its
+ * columns on an earlier batch (as page-types, which sizes them up front).
+ * Returns 0, 1 when libsmartcols must print it (nothing written), or -EIO.
+ */
+static int direct_batch(struct out *out)
+{
+	struct libscols_iter *itr;
+	struct libscols_line *ln;
+	size_t i, w[OUT_MAX_COLS];
+	bool first = !out->streamed;
+	int r = 0;
+
+	if (out->slow || (!out->o.json && !out->o.raw && (!out->streamed || out->tty)))
+		return 1;
+	if (!(itr = scols_new_iter(SCOLS_ITER_FORWARD)))
+		return 1;
+	out->ob.len = 0;
+	for (i = 0; i < out->nshown; i++)
+		w[i] = scols_column_get_width(out->sc[out->order[i]]);
+	if (first && out->o.json) {
+		obuf_str(&out->ob, "{\n   ");
+		obuf_json_key(&out->ob, out->name);
+		obuf_str(&out->ob, "[\n");
+	} else if (first && out->o.raw && !out->o.noheadings) {
+		for (i = 0; i < out->nshown; i++) {
+			obuf_str(&out->ob, i ? " " : "");
+			obuf_raw_cell(&out->ob, out->cols[out->order[i]].name);
+		}
+		obuf_add(&out->ob, "\n", 1);
+	}
+	while (r == 0 && scols_table_next_line(out->tb, itr, &ln) == 0) {
+		if (out->o.json) {
+			json_row(out, ln, first);
+			first = false;
+		} else if (out->o.raw) {
+			for (i = 0; i < out->nshown; i++) {
+				obuf_str(&out->ob, i ? " " : "");
+				obuf_raw_cell(&out->ob, cell_data(ln, i));
+			}
+			obuf_add(&out->ob, "\n", 1);
+		} else if (!aligned_row(out, ln, w)) {
+			r = 1;
+		}
+	}
+	scols_free_iter(itr);
+	if (r == 0 && out->ob.oom)
+		r = 1;
+	if (r == 0 && fwrite(out->ob.p, 1, out->ob.len, stdout) != out->ob.len)
+		r = -EIO;
+	return r;
+}
+
+/* The batch through libsmartcols; columns keep the widest width seen, so the stream stays aligned. */
+static int scols_batch(struct out *out)
 {
 	size_t i, w;
 	int r;
@@ -365,7 +485,7 @@ static int print_batch(struct out *out)
 			return -EIO;
 		if (r == 1) {	/* keep every line: one table at the end */
 			out->stream_off = true;
-			return 0;
+			r = 0;
 		}
 	} else {
 		r = scols_table_print_range(out->tb, NULL, NULL) || fputc('\n', stdout) == EOF ? -EIO : 0;
@@ -388,6 +508,18 @@ static int print_batch(struct out *out)
 				scols_column_set_flags(out->sc[i], scols_column_get_flags(out->sc[i]) | SCOLS_FL_STRICTWIDTH);
 		}
 	}
+	return r;
+}
+
+/* Print the lines held and drop them. */
+static int print_batch(struct out *out)
+{
+	int r = direct_batch(out);
+
+	if (r == 1)
+		r = scols_batch(out);
+	if (out->stream_off)
+		return r;
 	scols_table_remove_lines(out->tb);
 	out->lines = 0;
 	out->streamed = true;
