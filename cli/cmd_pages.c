@@ -43,11 +43,13 @@ static void flag_cells(struct out *out, struct libscols_line *ln, uint32_t flags
 	char letters[PM_PAGE_NFLAGS + 1], names[256];
 	size_t n, i, len = 0, k = 0;
 
+	bool want_names = out_has(out, COL_NAMES);	/* not shown by default: skip the snprintfs */
+
 	tab = pm_flag_table(&n);
 	names[0] = '\0';
 	for (i = 0; i < n && k < sizeof(letters) - 1; i++) {
 		letters[k++] = (flags & tab[i].bit) ? tab[i].letter : (known & tab[i].bit) ? '-' : '?';
-		if ((flags & tab[i].bit) && len < sizeof(names))
+		if (want_names && (flags & tab[i].bit) && len < sizeof(names))
 			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", len ? "," : "", tab[i].name);
 	}
 	letters[k] = '\0';
