@@ -395,8 +395,8 @@ static void json_row(struct out *out, struct libscols_line *ln, bool first)
 
 /*
  * One aligned row in the widths libsmartcols gave the columns (@w): right
- * aligned cells padded before, others after, the last left-aligned one not
- * at all. False when a cell is not plain ASCII or wider than its column:
+ * aligned cells padded before, others after, the last left-aligned one and
+ * an empty last one not at all. False when a cell is not plain ASCII or wider than its column:
  * then libsmartcols prints the batch (it encodes, measures and widens).
  */
 static bool aligned_row(struct out *out, struct libscols_line *ln, const size_t *w)
@@ -409,6 +409,8 @@ static bool aligned_row(struct out *out, struct libscols_line *ln, const size_t 
 
 		if (!out_cell_plain(d, &len) || (len > w[i] && (right || !last)))
 			return false;
+		if (last && !len)	/* libsmartcols pads no empty last cell, even a right-aligned one */
+			break;
 		if (right)
 			obuf_pad(&out->ob, w[i] - len);
 		obuf_add(&out->ob, d ? d : "", len);
