@@ -91,7 +91,11 @@ run_rounds x
 printf '%-10s %9s %9s %9s %8s %9s %9s %8s  %s\n' COMMAND WALL_MS CPU_MS RSS_MIB ROWS NS_ROW RATIO PER_ROW COMMAND_LINE
 for l in "${labels[@]}"; do
 	medians "$l"
-	rows=$(wc -l <"$tmp/$l.out")
+	# Rows: lines less the heading; in JSON the objects ("      {" first, then "},{").
+	case $l in
+	*json) rows=$(grep -c '{$' "$tmp/$l.out"); rows=$((rows - 1)) ;;
+	*) rows=$(($(wc -l <"$tmp/$l.out") - 1)) ;;
+	esac
 	nsrow=$(awk -v w="$med_wall" -v n="$rows" 'BEGIN { printf "%.0f", n ? w * 1e9 / n : 0 }')
 	eval "wall_${l//-/_}=$med_wall nsrow_${l//-/_}=$nsrow"
 	p=$(peer_of "$l")
