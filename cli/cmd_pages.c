@@ -127,8 +127,13 @@ static void run_row(struct out *out, const struct pm_run *r, const struct pages_
 	else if (po->hidden && (r->flags & PM_PAGE_PRESENT))
 		out_str(out, ln, COL_NODE, "hidden");
 	out_str(out, ln, COL_PERMS, r->map->perms);
-	snprintf(path, sizeof(path), "%.*s", (int)r->map->path_len, r->map->path);
-	out_str(out, ln, COL_PATH, path);
+	if (out_has(out, COL_PATH)) {	/* a copy, not snprintf: this runs once a row */
+		size_t len = r->map->path_len < sizeof(path) ? r->map->path_len : sizeof(path) - 1;
+
+		memcpy(path, r->map->path, len);
+		path[len] = '\0';
+		out_str(out, ln, COL_PATH, path);
+	}
 }
 
 static int walk_range(struct pm_ctx *ctx, struct pm_target *t, struct out *out, struct pages_opts *po,

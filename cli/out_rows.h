@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* A growing byte buffer; after a failed allocation it keeps what it has and sets oom. */
 struct obuf {
@@ -27,6 +28,9 @@ void obuf_json_number(struct obuf *b, const char *s);
 void obuf_json_bool(struct obuf *b, const char *s);
 /* A JSON key, lower-cased, quoted, with ": " after it (as libsmartcols names a column's values). */
 void obuf_json_key(struct obuf *b, const char *name);
+
+/* @v as "%" PRIu64 or "0x%" PRIx64 would print it, NUL-terminated, without printf's cost; @buf has 24 bytes. */
+void out_fmt_u64(char *buf, uint64_t v, bool hex);
 
 /*
  * Does @s print in an aligned table as its bytes, one column each (printable

@@ -296,15 +296,17 @@ void out_u64(struct out *out, struct libscols_line *ln, size_t id, uint64_t v)
 {
 	char buf[32];
 
+	if (!ln || !out_has(out, id))
+		return;
 	switch (out->cols[id].kind) {
 	case OUT_SIZE:
 		if (out->o.bytes || out->o.json)
-			snprintf(buf, sizeof(buf), "%" PRIu64, v);
+			out_fmt_u64(buf, v, false);
 		else
 			out_human_size(v, buf, sizeof(buf));
 		break;
 	case OUT_HEX:
-		snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+		out_fmt_u64(buf, v, true);	/* printf's cost showed in the many-row commands (#12) */
 		break;
 	case OUT_BOOL:
 		snprintf(buf, sizeof(buf), "%s", v ? (out->o.json ? "1" : "yes") : (out->o.json ? "0" : "no"));
@@ -312,7 +314,7 @@ void out_u64(struct out *out, struct libscols_line *ln, size_t id, uint64_t v)
 	case OUT_NUM:
 	case OUT_STR:
 	default:
-		snprintf(buf, sizeof(buf), "%" PRIu64, v);
+		out_fmt_u64(buf, v, false);
 		break;
 	}
 	set_cell(out, ln, id, buf);

@@ -1,4 +1,5 @@
 /* test_out_rows.c - cli/out_rows.c prints cells byte for byte as libsmartcols does, hostile strings included. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,5 +154,23 @@ static int test_buffer_grows(void)
 	return T_PASS;
 }
 
-T_MAIN(T(test_raw_same_as_libsmartcols), T(test_json_same_as_libsmartcols), T(test_escapes_spelled_out), T(test_plain),
+/* The same digits as printf, at the edges. */
+static int test_fmt_u64(void)
+{
+	static const uint64_t v[] = { 0, 1, 9, 10, 15, 16, 255, 4096, 0x7fffffffffffULL, 1000000007, UINT64_MAX - 1, UINT64_MAX };
+	char got[24], want[32];
+	size_t i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		out_fmt_u64(got, v[i], false);
+		snprintf(want, sizeof(want), "%" PRIu64, v[i]);
+		CHECK_STR(got, want);
+		out_fmt_u64(got, v[i], true);
+		snprintf(want, sizeof(want), "0x%" PRIx64, v[i]);
+		CHECK_STR(got, want);
+	}
+	return T_PASS;
+}
+
+T_MAIN(T(test_fmt_u64), T(test_raw_same_as_libsmartcols), T(test_json_same_as_libsmartcols), T(test_escapes_spelled_out), T(test_plain),
        T(test_buffer_grows))
