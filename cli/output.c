@@ -1,4 +1,4 @@
-/* output.c - the libsmartcols wrapper: column selection, typed cells, table/raw/JSON rendering. */
+/* output.c - the libsmartcols wrapper: column selection, typed cells, table/raw/JSON rendering (streams: out_stream.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -8,30 +8,7 @@
 #include "output.h"
 #include "cli.h"
 #include "complete.h"
-#include "out_rows.h"
-
-#define OUT_MAX_COLS 64
-
-struct out {
-	struct libscols_table *tb;
-	const struct out_col *cols;
-	size_t ncols;
-	struct libscols_column *sc[OUT_MAX_COLS];	/* by column id; NULL when not shown */
-	size_t seq[OUT_MAX_COLS];			/* position of each shown column */
-	size_t order[OUT_MAX_COLS];			/* the column id at each position */
-	size_t nshown;
-	struct out_opts o;
-	const char *name;			/* the JSON key */
-	size_t batch, lines;			/* out_stream: lines per batch, lines held */
-	bool streamed;				/* a batch was printed: out_print ends the stream */
-	bool stream_off;			/* this libsmartcols prints JSON we cannot splice */
-	bool slow;				/* PAGEMAP_OUT_SLOW: every batch through libsmartcols (tests) */
-	bool tty;				/* stdout is a terminal: libsmartcols fits the columns to it */
-	struct obuf ob;				/* a batch formatted by out_rows.c */
-};
-
-/* Lines out_stream holds before printing them; PAGEMAP_OUT_BATCH overrides (tests). */
-#define OUT_BATCH 4096
+#include "out_impl.h"
 
 bool out_parse_opt(struct out_opts *o, int c, const char *arg)
 {
@@ -233,6 +210,8 @@ void out_free(struct out *out)
 		return;
 	scols_unref_table(out->tb);
 	obuf_free(&out->ob);
+	obuf_free(&out->cells);
+	free(out->off);
 	free(out);
 }
 
@@ -244,6 +223,12 @@ bool out_has(const struct out *out, size_t id)
 struct libscols_line *out_line(struct out *out)
 {
 	out->lines++;
+	if (out->own) {
+		if (!out_own_row(out))
+			out->oom = true;
+		/* A handle the commands only pass back to the setters: never dereferenced in own mode. */
+		return (struct libscols_line *)out;
+	}
 	return scols_table_new_line(out->tb, NULL);
 }
 
@@ -256,8 +241,15 @@ struct libscols_line *out_total_line(struct out *out)
 
 static void set_cell(struct out *out, struct libscols_line *ln, size_t id, const char *s)
 {
-	if (ln && out_has(out, id))
+	if (ln && out_has(out, id) && out->own) {
+		if (!out->nrows || !s)
+			return;
+		out->off[(out->nrows - 1) * out->nshown + out->seq[id]] = out->cells.len;
+		obuf_add(&out->cells, s, strlen(s) + 1);
+		out->oom |= out->cells.oom;
+	} else if (ln && out_has(out, id)) {
 		scols_line_set_data(ln, out->seq[id], s);
+	}
 }
 
 void out_str(struct out *out, struct libscols_line *ln, size_t id, const char *s)
@@ -324,230 +316,6 @@ void out_unknown(struct out *out, struct libscols_line *ln, size_t id)
 {
 	/* An empty cell is null in JSON; a dash in tables says "not known", never a fake 0. */
 	set_cell(out, ln, id, out->o.json ? NULL : "-");
-}
-
-/*
- * JSON in batches. libsmartcols 2.38 cannot print a JSON range (it asserts),
- * so each batch is printed whole to a string, "{\n   \"NAME\": [\n" ROWS
- * "\n   ]\n}", and its ROWS are spliced: the first batch's after the opening,
- * every later one after a ",", its first row's indentation dropped, which
- * is how libsmartcols itself joins rows ("},{"). Returns 0, 1 if this
- * library's JSON does not look like that (nothing printed), or -EIO.
- */
-static int json_batch(struct out *out)
-{
-	char head[256], *s = NULL, *rows;
-	size_t len, hlen;
-	static const char tail[] = "\n   ]\n}";
-	int r;
-
-	snprintf(head, sizeof(head), "{\n   \"%s\": [\n", out->name);
-	hlen = strlen(head);
-	if (scols_print_table_to_string(out->tb, &s) || !s) {
-		free(s);
-		return -EIO;
-	}
-	len = strlen(s);
-	if (len && s[len - 1] == '\n')
-		len--;
-	r = 1;
-	if (len < hlen + sizeof(tail) - 1 || strncmp(s, head, hlen) ||
-	    strncmp(s + len - (sizeof(tail) - 1), tail, sizeof(tail) - 1) || strncmp(s + hlen, "      {", 7))
-		goto out;
-	s[len - (sizeof(tail) - 1)] = '\0';
-	rows = s + hlen;
-	if (out->streamed)
-		r = fputs(",", stdout) < 0 || fputs(rows + 6, stdout) < 0 ? -EIO : 0;
-	else
-		r = fputs(head, stdout) < 0 || fputs(rows, stdout) < 0 ? -EIO : 0;
-out:
-	free(s);
-	return r;
-}
-
-/* The text of the cell at position @pos of @ln, or NULL. */
-static const char *cell_data(struct libscols_line *ln, size_t pos)
-{
-	struct libscols_cell *ce = scols_line_get_cell(ln, pos);
-
-	return ce ? scols_cell_get_data(ce) : NULL;
-}
-
-/* One row as libsmartcols prints it in JSON: "      {" first in the stream, "},{" after a row. */
-static void json_row(struct out *out, struct libscols_line *ln, bool first)
-{
-	size_t i;
-
-	obuf_str(&out->ob, first ? "      {\n" : ",{\n");
-	for (i = 0; i < out->nshown; i++) {
-		const struct out_col *c = &out->cols[out->order[i]];
-		const char *d = cell_data(ln, i);
-
-		obuf_str(&out->ob, i ? ",\n         " : "         ");
-		obuf_json_key(&out->ob, c->name);
-		if (c->kind == OUT_BOOL)
-			obuf_json_bool(&out->ob, d);
-		else if (c->kind == OUT_STR || c->kind == OUT_HEX)
-			obuf_json_string(&out->ob, d);
-		else
-			obuf_json_number(&out->ob, d);
-	}
-	obuf_str(&out->ob, "\n      }");
-}
-
-/*
- * One aligned row in the widths libsmartcols gave the columns (@w): right
- * aligned cells padded before, others after, the last left-aligned one and
- * an empty last one not at all. False when a cell is not plain ASCII or wider than its column:
- * then libsmartcols prints the batch (it encodes, measures and widens).
- */
-static bool aligned_row(struct out *out, struct libscols_line *ln, const size_t *w)
-{
-	size_t i, len;
-
-	for (i = 0; i < out->nshown; i++) {
-		bool right = out->cols[out->order[i]].flags & SCOLS_FL_RIGHT, last = i + 1 == out->nshown;
-		const char *d = cell_data(ln, i);
-
-		if (!out_cell_plain(d, &len) || (len > w[i] && (right || !last)))
-			return false;
-		if (last && !len)	/* libsmartcols pads no empty last cell, even a right-aligned one */
-			break;
-		if (right)
-			obuf_pad(&out->ob, w[i] - len);
-		obuf_add(&out->ob, d ? d : "", len);
-		if (!last)
-			obuf_pad(&out->ob, right ? 1 : w[i] - len + 1);
-	}
-	obuf_add(&out->ob, "\n", 1);
-	return true;
-}
-
-/*
- * A batch formatted here (out_rows.c says why) and written in one piece:
- * raw and JSON always, the aligned table once libsmartcols sized its
- * columns on an earlier batch (as page-types, which sizes them up front).
- * Returns 0, 1 when libsmartcols must print it (nothing written), or -EIO.
- */
-static int direct_batch(struct out *out)
-{
-	struct libscols_iter *itr;
-	struct libscols_line *ln;
-	size_t i, w[OUT_MAX_COLS];
-	bool first = !out->streamed;
-	int r = 0;
-
-	if (out->slow || (!out->o.json && !out->o.raw && (!out->streamed || out->tty)))
-		return 1;
-	if (!(itr = scols_new_iter(SCOLS_ITER_FORWARD)))
-		return 1;
-	out->ob.len = 0;
-	for (i = 0; i < out->nshown; i++)
-		w[i] = scols_column_get_width(out->sc[out->order[i]]);
-	if (first && out->o.json) {
-		obuf_str(&out->ob, "{\n   ");
-		obuf_json_key(&out->ob, out->name);
-		obuf_str(&out->ob, "[\n");
-	} else if (first && out->o.raw && !out->o.noheadings) {
-		for (i = 0; i < out->nshown; i++) {
-			obuf_str(&out->ob, i ? " " : "");
-			obuf_raw_cell(&out->ob, out->cols[out->order[i]].name);
-		}
-		obuf_add(&out->ob, "\n", 1);
-	}
-	while (r == 0 && scols_table_next_line(out->tb, itr, &ln) == 0) {
-		if (out->o.json) {
-			json_row(out, ln, first);
-			first = false;
-		} else if (out->o.raw) {
-			for (i = 0; i < out->nshown; i++) {
-				obuf_str(&out->ob, i ? " " : "");
-				obuf_raw_cell(&out->ob, cell_data(ln, i));
-			}
-			obuf_add(&out->ob, "\n", 1);
-		} else if (!aligned_row(out, ln, w)) {
-			r = 1;
-		}
-	}
-	scols_free_iter(itr);
-	if (r == 0 && out->ob.oom)
-		r = 1;
-	if (r == 0 && fwrite(out->ob.p, 1, out->ob.len, stdout) != out->ob.len)
-		r = -EIO;
-	return r;
-}
-
-/* The batch through libsmartcols; columns keep the widest width seen, so the stream stays aligned. */
-static int scols_batch(struct out *out)
-{
-	size_t i, w;
-	int r;
-
-	if (out->o.json) {
-		r = json_batch(out);
-		if (r == 1 && out->streamed)	/* it did look like that before: cannot happen */
-			return -EIO;
-		if (r == 1) {	/* keep every line: one table at the end */
-			out->stream_off = true;
-			r = 0;
-		}
-	} else {
-		r = scols_table_print_range(out->tb, NULL, NULL) || fputc('\n', stdout) == EOF ? -EIO : 0;
-		/*
-		 * Not a left-aligned last column: it is not padded, and its relative
-		 * hint lets it take the rest of a terminal.
-		 */
-		for (i = 0; r == 0 && i < out->ncols; i++) {
-			if (!out->sc[i] || (out->seq[i] + 1 == out->nshown && !(out->cols[i].flags & SCOLS_FL_RIGHT)))
-				continue;
-			w = scols_column_get_width(out->sc[i]);
-			scols_column_set_whint(out->sc[i], (double)w);
-			/*
-			 * libsmartcols (2.38) widens a column narrower than its heading to the
-			 * heading and stops there, ignoring the hint; a strict-width one gets
-			 * the hint, unless the hint is no wider than the heading. So: strict
-			 * only when wider than the heading.
-			 */
-			if (w > strlen(out->cols[i].name))
-				scols_column_set_flags(out->sc[i], scols_column_get_flags(out->sc[i]) | SCOLS_FL_STRICTWIDTH);
-		}
-	}
-	return r;
-}
-
-/* Print the lines held and drop them. */
-static int print_batch(struct out *out)
-{
-	int r = direct_batch(out);
-
-	if (r == 1)
-		r = scols_batch(out);
-	if (out->stream_off)
-		return r;
-	scols_table_remove_lines(out->tb);
-	out->lines = 0;
-	out->streamed = true;
-	return r;
-}
-
-int out_stream(struct out *out)
-{
-	if (out->lines < out->batch || out->stream_off)
-		return 0;
-	return print_batch(out);
-}
-
-int out_print(struct out *out)
-{
-	int r = 0;
-
-	if (!out->streamed)
-		return scols_print_table(out->tb) ? -EIO : 0;
-	if (out->lines)
-		r = print_batch(out);
-	if (r == 0 && out->o.json)
-		r = fputs("\n   ]\n}\n", stdout) < 0 ? -EIO : 0;
-	return r;
 }
 
 /* ---- record streams: one JSON object per line ---- */
