@@ -20,6 +20,8 @@
 
 void obuf_add(struct obuf *b, const char *s, size_t n)
 {
+	if (!n)		/* nothing to copy, and memcpy takes no NULL buffer even then */
+		return;
 	if (b->len + n > b->cap) {
 		size_t cap = b->cap ? b->cap : 4096;
 		char *p;
