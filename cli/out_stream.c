@@ -24,7 +24,6 @@ bool out_own_row(struct out *out)
 	return true;
 }
 
-
 /*
  * JSON in batches. libsmartcols 2.38 cannot print a JSON range (it asserts),
  * so each batch is printed whole to a string, "{\n   \"NAME\": [\n" ROWS
