@@ -82,3 +82,9 @@ bench-tiny: all bench-programs
 .PHONY: bench-render
 bench-render: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-render.sh
+
+# Not part of `make bench` (issue #12, many rows): pages --each, phys -l and the phys -p list against page-types
+# (built from the kernel's source: KERNEL_SRC, or Debian's linux-source package), wall, CPU, peak RSS, cost per row.
+.PHONY: bench-rows
+bench-rows: all bench-programs
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-rows.sh

@@ -43,11 +43,13 @@ static void flag_cells(struct out *out, struct libscols_line *ln, uint32_t flags
 	char letters[PM_PAGE_NFLAGS + 1], names[256];
 	size_t n, i, len = 0, k = 0;
 
+	bool want_names = out_has(out, COL_NAMES);	/* not shown by default: skip the snprintfs */
+
 	tab = pm_flag_table(&n);
 	names[0] = '\0';
 	for (i = 0; i < n && k < sizeof(letters) - 1; i++) {
 		letters[k++] = (flags & tab[i].bit) ? tab[i].letter : (known & tab[i].bit) ? '-' : '?';
-		if ((flags & tab[i].bit) && len < sizeof(names))
+		if (want_names && (flags & tab[i].bit) && len < sizeof(names))
 			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", len ? "," : "", tab[i].name);
 	}
 	letters[k] = '\0';
@@ -125,8 +127,13 @@ static void run_row(struct out *out, const struct pm_run *r, const struct pages_
 	else if (po->hidden && (r->flags & PM_PAGE_PRESENT))
 		out_str(out, ln, COL_NODE, "hidden");
 	out_str(out, ln, COL_PERMS, r->map->perms);
-	snprintf(path, sizeof(path), "%.*s", (int)r->map->path_len, r->map->path);
-	out_str(out, ln, COL_PATH, path);
+	if (out_has(out, COL_PATH)) {	/* a copy, not snprintf: this runs once a row */
+		size_t len = r->map->path_len < sizeof(path) ? r->map->path_len : sizeof(path) - 1;
+
+		memcpy(path, r->map->path, len);
+		path[len] = '\0';
+		out_str(out, ln, COL_PATH, path);
+	}
 }
 
 static int walk_range(struct pm_ctx *ctx, struct pm_target *t, struct out *out, struct pages_opts *po,

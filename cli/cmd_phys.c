@@ -125,10 +125,15 @@ static void name_cells(struct out *out, struct libscols_line *ln, size_t sym, si
 {
 	char buf[1024];
 
-	pm_kpf_letters(flags, raw, buf, sizeof(buf));
-	out_str(out, ln, sym, buf);
-	pm_kpf_describe(flags, buf, sizeof(buf));
-	out_str(out, ln, names, buf);
+	/* Only the columns shown: naming the flags was a third of phys -l's time (#12). */
+	if (out_has(out, sym)) {
+		pm_kpf_letters(flags, raw, buf, sizeof(buf));
+		out_str(out, ln, sym, buf);
+	}
+	if (out_has(out, names)) {
+		pm_kpf_describe(flags, buf, sizeof(buf));
+		out_str(out, ln, names, buf);
+	}
 }
 
 static void sum_row(struct out *out, const struct hslot *s, const struct phys_opts *po)
@@ -179,19 +184,21 @@ struct frun {
 	uint64_t pfn, pages, flags;
 };
 
-static void list_row(struct out *out, const struct frun *run, bool raw)
+/* One row of -l, printed with its batch as the scan goes (out_stream): memory stays flat. */
+static int list_row(struct out *out, const struct frun *run, bool raw)
 {
 	struct libscols_line *ln;
 	char buf[32];
 
 	if (!run->pages)
-		return;
+		return 0;
 	ln = out_line(out);
 	out_u64(out, ln, L_PFN, run->pfn);
 	out_u64(out, ln, L_PAGES, run->pages);
 	hex16(buf, sizeof(buf), run->flags);
 	out_str(out, ln, L_FLAGS, buf);
 	name_cells(out, ln, L_SYMBOLIC, L_NAMES, run->flags, raw);
+	return out_stream(out);
 }
 
 /* Account one batch of kpageflags words starting at @pfn. */
@@ -211,7 +218,8 @@ static int scan_batch(const uint64_t *w, size_t n, uint64_t pfn, const struct ph
 		} else if (run->pages && run->flags == f && run->pfn + run->pages == pfn + i) {
 			run->pages++;
 		} else {
-			list_row(list, run, po->raw);
+			if (list_row(list, run, po->raw) < 0)
+				return -EIO;
 			*run = (struct frun){ pfn + i, 1, f };
 		}
 	}
@@ -241,9 +249,11 @@ static int scan_all(struct pm_ctx *ctx, struct pm_kpage *k, const struct phys_op
 			r = scan_batch(w, n, pfn, po, h, list, &run);
 	}
 	if (r == 0 && list)
-		list_row(list, &run, po->raw);
+		r = list_row(list, &run, po->raw);
 	free(w);
-	if (r < 0)
+	if (r == -EIO)
+		cli_error(EIO, "cannot write the list");
+	else if (r < 0)
 		kpage_error(ctx, -r, "kpageflags");
 	return r < 0 ? EXIT_RUNTIME : EXIT_OK;
 }
@@ -344,14 +354,15 @@ static uint64_t page_flags(const struct phys_opts *po, const struct pm_frame *fr
 	return po->raw ? f | cli_kpf_entry_bits(pm) : f;
 }
 
-static void proc_row(struct proc_batch *b, const struct phys_opts *po)
+/* One row of the -p list, printed with its batch as the walk goes (out_stream); 0 or -EIO. */
+static int proc_row(struct proc_batch *b, const struct phys_opts *po)
 {
 	const struct prow *r = &b->row;
 	struct libscols_line *ln;
 	char buf[32];
 
 	if (r->end == r->start)
-		return;
+		return 0;
 	ln = out_line(b->out);
 	out_u64(b->out, ln, P_START, r->start);
 	out_u64(b->out, ln, P_END, r->end);
@@ -369,6 +380,7 @@ static void proc_row(struct proc_batch *b, const struct phys_opts *po)
 	else
 		out_unknown(b->out, ln, P_CGROUP);
 	out_str(b->out, ln, P_PATH, b->paths[r->path]);
+	return out_stream(b->out);
 }
 
 /* Does page @i continue the pending row? */
@@ -380,7 +392,7 @@ static bool extends(const struct prow *r, const struct ppage *p, const struct pm
 	       fr->count == r->count && fr->cgroup == r->cgroup && (d == 1 || d == 0) && (r->step < 0 || d == r->step);
 }
 
-static void emit_page(struct proc_batch *b, const struct phys_opts *po, size_t i, uint64_t flags)
+static int emit_page(struct proc_batch *b, const struct phys_opts *po, size_t i, uint64_t flags)
 {
 	const struct ppage *p = &b->pg[i];
 	const struct pm_frame *fr = &b->fr[i];
@@ -391,10 +403,12 @@ static void emit_page(struct proc_batch *b, const struct phys_opts *po, size_t i
 			r->step = (int)(fr->pfn - r->last_pfn);
 		r->end += po->page_size;
 		r->last_pfn = fr->pfn;
-		return;
+		return 0;
 	}
-	proc_row(b, po);
+	if (proc_row(b, po) < 0)
+		return -EIO;
 	*r = (struct prow){ p->va, p->va + po->page_size, fr->pfn, fr->pfn, flags, fr->count, fr->cgroup, p->path, -1 };
+	return 0;
 }
 
 static void free_paths(struct proc_batch *b)
@@ -407,14 +421,15 @@ static void free_paths(struct proc_batch *b)
 }
 
 /* Free the batch's paths but the current mapping's, which the pending row and the next batch may use. */
-static void keep_last_path(struct proc_batch *b, const struct phys_opts *po)
+static int keep_last_path(struct proc_batch *b, const struct phys_opts *po)
 {
 	size_t i, last = b->npaths - 1;
 
 	if (!b->npaths)
-		return;
+		return 0;
 	if (b->row.end != b->row.start && b->row.path != last) {
-		proc_row(b, po);
+		if (proc_row(b, po) < 0)
+			return -EIO;
 		b->row.end = b->row.start;
 	}
 	for (i = 0; i < last; i++)
@@ -422,6 +437,7 @@ static void keep_last_path(struct proc_batch *b, const struct phys_opts *po)
 	b->paths[0] = b->paths[last];
 	b->npaths = 1;
 	b->row.path = 0;
+	return 0;
 }
 
 /* Look up the batch's frames in one sorted pass, then account or print its pages. */
@@ -438,9 +454,10 @@ static int flush(struct proc_batch *b, const struct phys_opts *po)
 		if (po->summary)
 			r = hist_add(&b->hist, f, 1);
 		else
-			emit_page(b, po, i, f);
+			r = emit_page(b, po, i, f);
 	}
-	keep_last_path(b, po);
+	if (r == 0)
+		r = keep_last_path(b, po);
 	b->n = 0;
 	return r;
 }
@@ -505,7 +522,7 @@ static int walk_target(struct pm_ctx *ctx, struct pm_target *t, struct proc_batc
 	if (rc == 1)
 		rc = flush(b, po);
 	if (rc == 0 && !po->summary)
-		proc_row(b, po);
+		rc = proc_row(b, po);
 	if (rc < 0) {
 		cli_walk_error(ctx, -rc, po->pid);
 		return EXIT_RUNTIME;

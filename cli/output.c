@@ -1,31 +1,14 @@
-/* output.c - the libsmartcols wrapper: column selection, typed cells, table/raw/JSON rendering. */
+/* output.c - the libsmartcols wrapper: column selection, typed cells, table/raw/JSON rendering (streams: out_stream.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include "output.h"
 #include "cli.h"
 #include "complete.h"
-
-#define OUT_MAX_COLS 64
-
-struct out {
-	struct libscols_table *tb;
-	const struct out_col *cols;
-	size_t ncols;
-	struct libscols_column *sc[OUT_MAX_COLS];	/* by column id; NULL when not shown */
-	size_t seq[OUT_MAX_COLS];			/* position of each shown column */
-	size_t nshown;
-	struct out_opts o;
-	const char *name;			/* the JSON key */
-	size_t batch, lines;			/* out_stream: lines per batch, lines held */
-	bool streamed;				/* a batch was printed: out_print ends the stream */
-	bool stream_off;			/* this libsmartcols prints JSON we cannot splice */
-};
-
-/* Lines out_stream holds before printing them; PAGEMAP_OUT_BATCH overrides (tests). */
-#define OUT_BATCH 4096
+#include "out_impl.h"
 
 bool out_parse_opt(struct out_opts *o, int c, const char *arg)
 {
@@ -159,6 +142,7 @@ static int add_column(struct out *out, size_t id)
 	/* libsmartcols lower-cases the heading for the JSON key. */
 	scols_column_set_json_type(sc, json_type[c->kind]);
 	out->sc[id] = sc;
+	out->order[out->nshown] = id;
 	out->seq[id] = out->nshown++;
 	return 0;
 }
@@ -207,6 +191,8 @@ struct out *out_new(const char *name, const struct out_col *cols, size_t n, cons
 	out->batch = OUT_BATCH;
 	if (getenv("PAGEMAP_OUT_BATCH") && atoi(getenv("PAGEMAP_OUT_BATCH")) > 0)
 		out->batch = (size_t)atoi(getenv("PAGEMAP_OUT_BATCH"));
+	out->slow = getenv("PAGEMAP_OUT_SLOW") && *getenv("PAGEMAP_OUT_SLOW") == '1';
+	out->tty = isatty(STDOUT_FILENO);
 	scols_table_set_name(out->tb, name);
 	scols_table_enable_json(out->tb, o->json);
 	scols_table_enable_raw(out->tb, o->raw);
@@ -223,6 +209,9 @@ void out_free(struct out *out)
 	if (!out)
 		return;
 	scols_unref_table(out->tb);
+	obuf_free(&out->ob);
+	obuf_free(&out->cells);
+	free(out->off);
 	free(out);
 }
 
@@ -234,6 +223,12 @@ bool out_has(const struct out *out, size_t id)
 struct libscols_line *out_line(struct out *out)
 {
 	out->lines++;
+	if (out->own) {
+		if (!out_own_row(out))
+			out->oom = true;
+		/* A handle the commands only pass back to the setters: never dereferenced in own mode. */
+		return (struct libscols_line *)out;
+	}
 	return scols_table_new_line(out->tb, NULL);
 }
 
@@ -246,8 +241,15 @@ struct libscols_line *out_total_line(struct out *out)
 
 static void set_cell(struct out *out, struct libscols_line *ln, size_t id, const char *s)
 {
-	if (ln && out_has(out, id))
+	if (ln && out_has(out, id) && out->own) {
+		if (!out->nrows || !s)
+			return;
+		out->off[(out->nrows - 1) * out->nshown + out->seq[id]] = out->cells.len;
+		obuf_add(&out->cells, s, strlen(s) + 1);
+		out->oom |= out->cells.oom;
+	} else if (ln && out_has(out, id)) {
 		scols_line_set_data(ln, out->seq[id], s);
+	}
 }
 
 void out_str(struct out *out, struct libscols_line *ln, size_t id, const char *s)
@@ -286,15 +288,17 @@ void out_u64(struct out *out, struct libscols_line *ln, size_t id, uint64_t v)
 {
 	char buf[32];
 
+	if (!ln || !out_has(out, id))
+		return;
 	switch (out->cols[id].kind) {
 	case OUT_SIZE:
 		if (out->o.bytes || out->o.json)
-			snprintf(buf, sizeof(buf), "%" PRIu64, v);
+			out_fmt_u64(buf, v, false);
 		else
 			out_human_size(v, buf, sizeof(buf));
 		break;
 	case OUT_HEX:
-		snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+		out_fmt_u64(buf, v, true);	/* printf's cost showed in the many-row commands (#12) */
 		break;
 	case OUT_BOOL:
 		snprintf(buf, sizeof(buf), "%s", v ? (out->o.json ? "1" : "yes") : (out->o.json ? "0" : "no"));
@@ -302,7 +306,7 @@ void out_u64(struct out *out, struct libscols_line *ln, size_t id, uint64_t v)
 	case OUT_NUM:
 	case OUT_STR:
 	default:
-		snprintf(buf, sizeof(buf), "%" PRIu64, v);
+		out_fmt_u64(buf, v, false);
 		break;
 	}
 	set_cell(out, ln, id, buf);
@@ -312,106 +316,6 @@ void out_unknown(struct out *out, struct libscols_line *ln, size_t id)
 {
 	/* An empty cell is null in JSON; a dash in tables says "not known", never a fake 0. */
 	set_cell(out, ln, id, out->o.json ? NULL : "-");
-}
-
-/*
- * JSON in batches. libsmartcols 2.38 cannot print a JSON range (it asserts),
- * so each batch is printed whole to a string, "{\n   \"NAME\": [\n" ROWS
- * "\n   ]\n}", and its ROWS are spliced: the first batch's after the opening,
- * every later one after a ",", its first row's indentation dropped, which
- * is how libsmartcols itself joins rows ("},{"). Returns 0, 1 if this
- * library's JSON does not look like that (nothing printed), or -EIO.
- */
-static int json_batch(struct out *out)
-{
-	char head[256], *s = NULL, *rows;
-	size_t len, hlen;
-	static const char tail[] = "\n   ]\n}";
-	int r;
-
-	snprintf(head, sizeof(head), "{\n   \"%s\": [\n", out->name);
-	hlen = strlen(head);
-	if (scols_print_table_to_string(out->tb, &s) || !s) {
-		free(s);
-		return -EIO;
-	}
-	len = strlen(s);
-	if (len && s[len - 1] == '\n')
-		len--;
-	r = 1;
-	if (len < hlen + sizeof(tail) - 1 || strncmp(s, head, hlen) ||
-	    strncmp(s + len - (sizeof(tail) - 1), tail, sizeof(tail) - 1) || strncmp(s + hlen, "      {", 7))
-		goto out;
-	s[len - (sizeof(tail) - 1)] = '\0';
-	rows = s + hlen;
-	if (out->streamed)
-		r = fputs(",", stdout) < 0 || fputs(rows + 6, stdout) < 0 ? -EIO : 0;
-	else
-		r = fputs(head, stdout) < 0 || fputs(rows, stdout) < 0 ? -EIO : 0;
-out:
-	free(s);
-	return r;
-}
-
-/* Print the lines held and drop them; columns keep the widest width seen, so the stream stays aligned. */
-static int print_batch(struct out *out)
-{
-	size_t i, w;
-	int r;
-
-	if (out->o.json) {
-		r = json_batch(out);
-		if (r == 1 && out->streamed)	/* it did look like that before: cannot happen */
-			return -EIO;
-		if (r == 1) {	/* keep every line: one table at the end */
-			out->stream_off = true;
-			return 0;
-		}
-	} else {
-		r = scols_table_print_range(out->tb, NULL, NULL) || fputc('\n', stdout) == EOF ? -EIO : 0;
-		/*
-		 * Not a left-aligned last column: it is not padded, and its relative
-		 * hint lets it take the rest of a terminal.
-		 */
-		for (i = 0; r == 0 && i < out->ncols; i++) {
-			if (!out->sc[i] || (out->seq[i] + 1 == out->nshown && !(out->cols[i].flags & SCOLS_FL_RIGHT)))
-				continue;
-			w = scols_column_get_width(out->sc[i]);
-			scols_column_set_whint(out->sc[i], (double)w);
-			/*
-			 * libsmartcols (2.38) widens a column narrower than its heading to the
-			 * heading and stops there, ignoring the hint; a strict-width one gets
-			 * the hint, unless the hint is no wider than the heading. So: strict
-			 * only when wider than the heading.
-			 */
-			if (w > strlen(out->cols[i].name))
-				scols_column_set_flags(out->sc[i], scols_column_get_flags(out->sc[i]) | SCOLS_FL_STRICTWIDTH);
-		}
-	}
-	scols_table_remove_lines(out->tb);
-	out->lines = 0;
-	out->streamed = true;
-	return r;
-}
-
-int out_stream(struct out *out)
-{
-	if (out->lines < out->batch || out->stream_off)
-		return 0;
-	return print_batch(out);
-}
-
-int out_print(struct out *out)
-{
-	int r = 0;
-
-	if (!out->streamed)
-		return scols_print_table(out->tb) ? -EIO : 0;
-	if (out->lines)
-		r = print_batch(out);
-	if (r == 0 && out->o.json)
-		r = fputs("\n   ]\n}\n", stdout) < 0 ? -EIO : 0;
-	return r;
 }
 
 /* ---- record streams: one JSON object per line ---- */

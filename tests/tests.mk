@@ -23,6 +23,10 @@ $(BUILD)/tests/unit/%: tests/unit/%.c tests/harness.h $(LIB_OBJ)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Ilib -Itests -o $@ $< $(LIB_OBJ) $(LIB_LIBS)
 # test_render includes the CLI's render model and recording reader (pure logic, no output layer).
 $(BUILD)/tests/unit/test_render: cli/render_model.c cli/render_heat_parse.c cli/render.h
+# test_out_rows includes the CLI's row formatter and checks it against libsmartcols' own output.
+$(BUILD)/tests/unit/test_out_rows: tests/unit/test_out_rows.c tests/harness.h cli/out_rows.c cli/out_rows.h
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(SMARTCOLS_CFLAGS) -Itests -o $@ $< $(SMARTCOLS_LIBS)
 
 # test_inject drives lib/inject.c, which is internal: it links the library's objects, as unit tests do.
 $(BUILD)/tests/live/test_inject: tests/live/test_inject.c tests/harness.h $(wildcard tests/live/lib/*.h) $(LIVE_LIB) $(LIB_OBJ)

@@ -1,0 +1,110 @@
+#!/bin/bash
+# run-rows.sh - many rows (#12): `pages --each` (aligned, -r, -J), `phys -l` and the `phys -p` list against
+# page-types printing the same kind of rows, in the same run: wall, CPU, peak RSS, rows and cost per row.
+# Usage: bench/run-rows.sh [GIB]    (or BENCH_GIB=GIB; default 1)
+# Environment: BENCH_RUNS (default 3), BENCH_BUILD, BENCH_TOOL (see run-phys.sh), PAGE_TYPES (a page-types
+# binary; otherwise built once into BENCH_BUILD/bench/page-types from KERNEL_SRC, a kernel tree, or from
+# /usr/src/linux-source-*.tar.xz, Debian's linux-source package: tools/mm/page-types.c or tools/vm/page-types.c).
+# Needs root (kpageflags, frame numbers). Targets (target.c, THP off): GIB GiB with a random half of the pages
+# written (sparse: --each prints every page, page-types -L the present ones) and GIB GiB dense (phys -p).
+# RATIO is ours / page-types (goal <= 1.0); PER_ROW compares the cost of one row (wall / rows), since
+# --each also prints the pages that are not present. phys-p-flags: the columns page-types -p -l prints (phys -p
+# also reads kpagecount and kpagecgroup for COUNT and CGROUP by default; page-types does only with -M -C). Figures only: never fails on a ratio.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+gib=${1:-${BENCH_GIB:-1}}
+runs=${BENCH_RUNS:-3}
+build=${BENCH_BUILD:-$here/../build}
+tool=${BENCH_TOOL:-$build/pagemap}
+target=$build/bench/target
+timeit=$build/bench/timeit
+
+# shellcheck source=bench/common.sh
+. "$here/common.sh"
+bench_check_programs "$tool" "$target" "$timeit"
+if [ "$(id -u)" != 0 ]; then
+	echo "run-rows.sh: needs root (/proc/kpageflags and frame numbers)" >&2
+	exit 1
+fi
+
+# page-types from the kernel's source, built with a stub for the one libapi call it makes (debugfs, only
+# for its hwpoison options, which are not used here).
+build_page_types() {
+	local out=$build/bench/page-types src=${KERNEL_SRC:-} w f
+	[ -x "$out" ] && { echo "$out"; return 0; }
+	w=$(mktemp -d) || return 1
+	if [ -z "$src" ]; then
+		f=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | tail -n 1)
+		[ -n "$f" ] || { rm -rf "$w"; return 1; }
+		tar -xJf "$f" -C "$w" --wildcards '*/tools/vm/page-types.c' '*/tools/mm/page-types.c' \
+			'*/include/uapi/linux/magic.h' '*/include/uapi/linux/kernel-page-flags.h' 2>/dev/null
+		src=$(ls -d "$w"/linux-source-* | head -n 1)
+	fi
+	f=$(ls "$src"/tools/mm/page-types.c "$src"/tools/vm/page-types.c 2>/dev/null | head -n 1)
+	mkdir -p "$w/shim/api/fs" "$(dirname "$out")"
+	echo 'const char *debugfs__mount(void);' >"$w/shim/api/fs/fs.h"
+	echo 'const char *debugfs__mount(void) { return 0; }' >"$w/shim/stub.c"
+	[ -n "$f" ] && cc -O2 -I"$w/shim" -o "$out" "$f" "$w/shim/stub.c" >&2
+	rm -rf "$w"
+	[ -x "$out" ] && echo "$out"
+}
+
+pt=${PAGE_TYPES:-}
+[ -n "$pt" ] || pt=$(build_page_types)
+if [ -z "$pt" ] || [ ! -x "$pt" ]; then
+	echo "run-rows.sh: no page-types: set PAGE_TYPES, or KERNEL_SRC to a kernel tree, or apt-get install linux-source" >&2
+	exit 1
+fi
+
+bench_begin
+
+labels=(pt-each each each-raw each-json pt-frames phys-l pt-proc phys-p phys-p-flags)
+command_for() {
+	case $1 in
+	pt-each) echo "$pt -p $sparse -L -N" ;;
+	each) echo "$tool pages --each $sparse" ;;
+	each-raw) echo "$tool pages --each -r $sparse" ;;
+	each-json) echo "$tool pages --each -J $sparse" ;;
+	pt-frames) echo "$pt -l -N" ;;
+	phys-l) echo "$tool phys -l" ;;
+	pt-proc) echo "$pt -p $dense -l -N" ;;
+	phys-p) echo "$tool phys -p $dense" ;;
+	phys-p-flags) echo "$tool phys -p $dense -o START,END,PAGES,PFN,FLAGS" ;;
+	esac
+}
+# Which page-types row each of ours is measured against.
+peer_of() {
+	case $1 in
+	each*) echo pt-each ;;
+	phys-l) echo pt-frames ;;
+	phys-p*) echo pt-proc ;;
+	esac
+}
+
+start_target off "$gib" half
+start_target off "$gib"
+sparse=${tgt_pids[0]} dense=${tgt_pids[1]}
+echo "== targets (THP off): sparse pid $sparse ($gib GiB, a random half written), dense pid $dense ($gib GiB); $runs runs per command; page-types: $pt"
+run_rounds x
+
+printf '%-10s %9s %9s %9s %8s %9s %9s %8s  %s\n' COMMAND WALL_MS CPU_MS RSS_MIB ROWS NS_ROW RATIO PER_ROW COMMAND_LINE
+for l in "${labels[@]}"; do
+	medians "$l"
+	# Rows: lines less the heading; in JSON the objects ("      {" first, then "},{").
+	case $l in
+	*json) rows=$(grep -c '{$' "$tmp/$l.out"); rows=$((rows - 1)) ;;
+	*) rows=$(($(wc -l <"$tmp/$l.out") - 1)) ;;
+	esac
+	nsrow=$(awk -v w="$med_wall" -v n="$rows" 'BEGIN { printf "%.0f", n ? w * 1e9 / n : 0 }')
+	eval "wall_${l//-/_}=$med_wall nsrow_${l//-/_}=$nsrow"
+	p=$(peer_of "$l")
+	if [ -n "$p" ]; then
+		eval "r=\$(ratio \$med_wall \$wall_${p//-/_})x pr=\$(ratio \$nsrow \$nsrow_${p//-/_})x"
+	else
+		r=- pr=-
+	fi
+	printf '%-10s %9s %9s %9s %8s %9s %9s %8s  %s\n' "$l" "$(ms "$med_wall")" "$(ms "$med_cpu")" "$(mib "$max_rss")" \
+		"$rows" "$nsrow" "$r" "$pr" "$(command_for "$l" | sed "s|$build/||; s|$tmp/bin/||; s|$sparse|SPARSE|; s|$dense|DENSE|")"
+done
+echo "RATIO: wall time / page-types' for the same kind of rows (goal <= 1.0x); load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

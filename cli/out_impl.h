@@ -1,0 +1,43 @@
+/* out_impl.h - the output layer's table, shared by cli/output.c (columns, cells) and cli/out_stream.c (batches). */
+#ifndef PM_CLI_OUT_IMPL_H
+#define PM_CLI_OUT_IMPL_H
+
+#include "output.h"
+#include "out_rows.h"
+
+#define OUT_MAX_COLS 64
+
+struct out {
+	struct libscols_table *tb;
+	const struct out_col *cols;
+	size_t ncols;
+	struct libscols_column *sc[OUT_MAX_COLS];	/* by column id; NULL when not shown */
+	size_t seq[OUT_MAX_COLS];			/* position of each shown column */
+	size_t order[OUT_MAX_COLS];			/* the column id at each position */
+	size_t nshown;
+	struct out_opts o;
+	const char *name;			/* the JSON key */
+	size_t batch, lines;			/* out_stream: lines per batch, lines held */
+	bool streamed;				/* a batch was printed: out_print ends the stream */
+	bool stream_off;			/* this libsmartcols prints JSON we cannot splice */
+	bool slow;				/* PAGEMAP_OUT_SLOW: every batch through libsmartcols (tests) */
+	bool tty;				/* stdout is a terminal: libsmartcols fits the columns to it */
+	struct obuf ob;				/* a batch formatted by out_rows.c */
+	/*
+	 * Once a stream has printed its first batch, its rows are kept here, not
+	 * in libsmartcols lines (an allocation per line and per cell): the text
+	 * of every cell in @cells, NUL-terminated, at offset off[row * nshown +
+	 * position], SIZE_MAX for a cell not set.
+	 */
+	bool own, oom;
+	struct obuf cells;
+	size_t *off, nrows, cap_rows;
+};
+
+/* Lines out_stream holds before printing them; PAGEMAP_OUT_BATCH overrides (tests). */
+#define OUT_BATCH 4096
+
+/* A row of the stream's own storage; false when it cannot grow (the batch then fails with -ENOMEM). */
+bool out_own_row(struct out *out);
+
+#endif

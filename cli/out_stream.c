@@ -1,0 +1,292 @@
+/* out_stream.c - the output layer's streams: rows printed in batches as commands make them, memory flat. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "out_impl.h"
+
+bool out_own_row(struct out *out)
+{
+	size_t i;
+
+	if (out->nrows == out->cap_rows) {
+		size_t cap = out->cap_rows ? 2 * out->cap_rows : 256, *more;
+
+		if (cap > SIZE_MAX / sizeof(*more) / out->nshown ||
+		    !(more = realloc(out->off, cap * out->nshown * sizeof(*more))))
+			return false;
+		out->off = more;
+		out->cap_rows = cap;
+	}
+	for (i = 0; i < out->nshown; i++)
+		out->off[out->nrows * out->nshown + i] = SIZE_MAX;
+	out->nrows++;
+	return true;
+}
+
+/*
+ * JSON in batches. libsmartcols 2.38 cannot print a JSON range (it asserts),
+ * so each batch is printed whole to a string, "{\n   \"NAME\": [\n" ROWS
+ * "\n   ]\n}", and its ROWS are spliced: the first batch's after the opening,
+ * every later one after a ",", its first row's indentation dropped, which
+ * is how libsmartcols itself joins rows ("},{"). Returns 0, 1 if this
+ * library's JSON does not look like that (nothing printed), or -EIO.
+ */
+static int json_batch(struct out *out)
+{
+	char head[256], *s = NULL, *rows;
+	size_t len, hlen;
+	static const char tail[] = "\n   ]\n}";
+	int r;
+
+	snprintf(head, sizeof(head), "{\n   \"%s\": [\n", out->name);
+	hlen = strlen(head);
+	if (scols_print_table_to_string(out->tb, &s) || !s) {
+		free(s);
+		return -EIO;
+	}
+	len = strlen(s);
+	if (len && s[len - 1] == '\n')
+		len--;
+	r = 1;
+	if (len < hlen + sizeof(tail) - 1 || strncmp(s, head, hlen) ||
+	    strncmp(s + len - (sizeof(tail) - 1), tail, sizeof(tail) - 1) || strncmp(s + hlen, "      {", 7))
+		goto out;
+	s[len - (sizeof(tail) - 1)] = '\0';
+	rows = s + hlen;
+	if (out->streamed)
+		r = fputs(",", stdout) < 0 || fputs(rows + 6, stdout) < 0 ? -EIO : 0;
+	else
+		r = fputs(head, stdout) < 0 || fputs(rows, stdout) < 0 ? -EIO : 0;
+out:
+	free(s);
+	return r;
+}
+
+/* The text of the cell at position @pos of @ln, or NULL. */
+static const char *cell_data(struct libscols_line *ln, size_t pos)
+{
+	struct libscols_cell *ce = scols_line_get_cell(ln, pos);
+
+	return ce ? scols_cell_get_data(ce) : NULL;
+}
+
+/* The cells of the next row held, own or libsmartcols' (@itr), into @c; false after the last. */
+static bool next_row(struct out *out, struct libscols_iter *itr, size_t *row, const char **c)
+{
+	struct libscols_line *ln;
+	size_t i, o;
+
+	if (out->own) {
+		if (*row >= out->nrows)
+			return false;
+		for (i = 0; i < out->nshown; i++) {
+			o = out->off[*row * out->nshown + i];
+			c[i] = o == SIZE_MAX ? NULL : out->cells.p + o;
+		}
+		++*row;
+		return true;
+	}
+	if (scols_table_next_line(out->tb, itr, &ln))
+		return false;
+	for (i = 0; i < out->nshown; i++)
+		c[i] = cell_data(ln, i);
+	return true;
+}
+
+/* The own rows into libsmartcols lines, for a batch only it can print. */
+static int own_to_scols(struct out *out)
+{
+	const char *c[OUT_MAX_COLS];
+	struct libscols_line *ln;
+	size_t row = 0, i;
+
+	while (next_row(out, NULL, &row, c)) {
+		if (!(ln = scols_table_new_line(out->tb, NULL)))
+			return -ENOMEM;
+		for (i = 0; i < out->nshown; i++)
+			if (c[i] && scols_line_set_data(ln, i, c[i]))
+				return -ENOMEM;
+	}
+	return 0;
+}
+
+/* One row as libsmartcols prints it in JSON: "      {" first in the stream, "},{" after a row. */
+static void json_row(struct out *out, const char *const *cell, bool first)
+{
+	size_t i;
+
+	obuf_str(&out->ob, first ? "      {\n" : ",{\n");
+	for (i = 0; i < out->nshown; i++) {
+		const struct out_col *c = &out->cols[out->order[i]];
+		const char *d = cell[i];
+
+		obuf_str(&out->ob, i ? ",\n         " : "         ");
+		obuf_json_key(&out->ob, c->name);
+		if (c->kind == OUT_BOOL)
+			obuf_json_bool(&out->ob, d);
+		else if (c->kind == OUT_STR || c->kind == OUT_HEX)
+			obuf_json_string(&out->ob, d);
+		else
+			obuf_json_number(&out->ob, d);
+	}
+	obuf_str(&out->ob, "\n      }");
+}
+
+/*
+ * One aligned row in the widths libsmartcols gave the columns (@w): right
+ * aligned cells padded before, others after, the last left-aligned one and
+ * an empty last one not at all. False when a cell is not plain ASCII or wider than its column:
+ * then libsmartcols prints the batch (it encodes, measures and widens).
+ */
+static bool aligned_row(struct out *out, const char *const *cell, const size_t *w)
+{
+	size_t i, len;
+
+	for (i = 0; i < out->nshown; i++) {
+		bool right = out->cols[out->order[i]].flags & SCOLS_FL_RIGHT, last = i + 1 == out->nshown;
+		const char *d = cell[i];
+
+		if (!out_cell_plain(d, &len) || (len > w[i] && (right || !last)))
+			return false;
+		if (last && !len)	/* libsmartcols pads no empty last cell, even a right-aligned one */
+			break;
+		if (right)
+			obuf_pad(&out->ob, w[i] - len);
+		obuf_add(&out->ob, d ? d : "", len);
+		if (!last)
+			obuf_pad(&out->ob, right ? 1 : w[i] - len + 1);
+	}
+	obuf_add(&out->ob, "\n", 1);
+	return true;
+}
+
+/*
+ * A batch formatted here (out_rows.c says why) and written in one piece:
+ * raw and JSON always, the aligned table once libsmartcols sized its
+ * columns on an earlier batch (as page-types, which sizes them up front).
+ * Returns 0, 1 when libsmartcols must print it (nothing written), or -EIO.
+ */
+static int direct_batch(struct out *out)
+{
+	struct libscols_iter *itr = NULL;
+	const char *c[OUT_MAX_COLS];
+	size_t i, row = 0, w[OUT_MAX_COLS];
+	bool first = !out->streamed;
+	int r = 0;
+
+	if (out->slow || (!out->o.json && !out->o.raw && (!out->streamed || out->tty)))
+		return 1;
+	if (!out->own && !(itr = scols_new_iter(SCOLS_ITER_FORWARD)))
+		return 1;
+	out->ob.len = 0;
+	for (i = 0; i < out->nshown; i++)
+		w[i] = scols_column_get_width(out->sc[out->order[i]]);
+	if (first && out->o.json) {
+		obuf_str(&out->ob, "{\n   ");
+		obuf_json_key(&out->ob, out->name);
+		obuf_str(&out->ob, "[\n");
+	} else if (first && out->o.raw && !out->o.noheadings) {
+		for (i = 0; i < out->nshown; i++) {
+			obuf_str(&out->ob, i ? " " : "");
+			obuf_raw_cell(&out->ob, out->cols[out->order[i]].name);
+		}
+		obuf_add(&out->ob, "\n", 1);
+	}
+	while (r == 0 && next_row(out, itr, &row, c)) {
+		if (out->o.json) {
+			json_row(out, c, first);
+			first = false;
+		} else if (out->o.raw) {
+			for (i = 0; i < out->nshown; i++) {
+				obuf_str(&out->ob, i ? " " : "");
+				obuf_raw_cell(&out->ob, c[i]);
+			}
+			obuf_add(&out->ob, "\n", 1);
+		} else if (!aligned_row(out, c, w)) {
+			r = 1;
+		}
+	}
+	scols_free_iter(itr);
+	if (r == 0 && out->ob.oom)
+		r = 1;
+	if (r == 0 && fwrite(out->ob.p, 1, out->ob.len, stdout) != out->ob.len)
+		r = -EIO;
+	return r;
+}
+
+/* The batch through libsmartcols; columns keep the widest width seen, so the stream stays aligned. */
+static int scols_batch(struct out *out)
+{
+	size_t i, w;
+	int r;
+
+	if (out->o.json) {
+		r = json_batch(out);
+		if (r == 1 && out->streamed)	/* it did look like that before: cannot happen */
+			return -EIO;
+		if (r == 1) {	/* keep every line: one table at the end */
+			out->stream_off = true;
+			r = 0;
+		}
+	} else {
+		r = scols_table_print_range(out->tb, NULL, NULL) || fputc('\n', stdout) == EOF ? -EIO : 0;
+		/*
+		 * Not a left-aligned last column: it is not padded, and its relative
+		 * hint lets it take the rest of a terminal.
+		 */
+		for (i = 0; r == 0 && i < out->ncols; i++) {
+			if (!out->sc[i] || (out->seq[i] + 1 == out->nshown && !(out->cols[i].flags & SCOLS_FL_RIGHT)))
+				continue;
+			w = scols_column_get_width(out->sc[i]);
+			scols_column_set_whint(out->sc[i], (double)w);
+			/*
+			 * libsmartcols (2.38) widens a column narrower than its heading to the
+			 * heading and stops there, ignoring the hint; a strict-width one gets
+			 * the hint, unless the hint is no wider than the heading. So: strict
+			 * only when wider than the heading.
+			 */
+			if (w > strlen(out->cols[i].name))
+				scols_column_set_flags(out->sc[i], scols_column_get_flags(out->sc[i]) | SCOLS_FL_STRICTWIDTH);
+		}
+	}
+	return r;
+}
+
+/* Print the lines held and drop them. */
+static int print_batch(struct out *out)
+{
+	int r = out->oom ? -ENOMEM : direct_batch(out);
+
+	if (r == 1 && out->own)
+		r = own_to_scols(out) < 0 ? -ENOMEM : 1;
+	if (r == 1)
+		r = scols_batch(out);
+	if (out->stream_off)
+		return r;
+	scols_table_remove_lines(out->tb);
+	out->lines = out->nrows = out->cells.len = 0;
+	out->streamed = true;
+	out->own = !out->slow;	/* the stream goes on: its next rows need no libsmartcols lines */
+	return r;
+}
+
+int out_stream(struct out *out)
+{
+	if (out->lines < out->batch || out->stream_off)
+		return 0;
+	return print_batch(out);
+}
+
+int out_print(struct out *out)
+{
+	int r = 0;
+
+	if (!out->streamed)
+		return scols_print_table(out->tb) ? -EIO : 0;
+	if (out->lines)
+		r = print_batch(out);
+	if (r == 0 && out->o.json)
+		r = fputs("\n   ]\n}\n", stdout) < 0 ? -EIO : 0;
+	return r;
+}

@@ -1,0 +1,176 @@
+/* test_out_rows.c - cli/out_rows.c prints cells byte for byte as libsmartcols does, hostile strings included. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libsmartcols.h>
+#include "../harness.h"
+
+#include "../../cli/out_rows.c"
+
+/* Control bytes, quotes, backslashes, blanks, DEL, invalid and valid UTF-8, a "\x" that looks encoded. */
+static const char *const hostile[] = {
+	"plain", "a b\tc", "\"quoted\"", "back\\slash", "\\x41", "nl\nre\rff\fbs\bvt\v", "\x01\x1f\x7f",
+	"\xff\xfe invalid", "\xc3\xa9t\xc3\xa9", "\xe2\x80", "-", "0", "n", "[heap]", "/a path/with \"all\" \\ of\x1b[31m",
+};
+#define NHOSTILE (sizeof(hostile) / sizeof(hostile[0]))
+
+/* libsmartcols' own print of a one-column, one-row table (raw or JSON); NULL data is an unset cell. */
+static char *scols_print(const char *data, int json, int json_type)
+{
+	struct libscols_table *tb = scols_new_table();
+	struct libscols_column *cl;
+	struct libscols_line *ln;
+	char *s = NULL;
+
+	if (!tb)
+		return NULL;
+	scols_table_set_name(tb, "t");
+	scols_table_enable_json(tb, json);
+	scols_table_enable_raw(tb, !json);
+	scols_table_enable_noheadings(tb, 1);
+	cl = scols_table_new_column(tb, "NAME", 0, 0);
+	if (cl && json)
+		scols_column_set_json_type(cl, json_type);
+	ln = cl ? scols_table_new_line(tb, NULL) : NULL;
+	if (ln && (!data || scols_line_set_data(ln, 0, data) == 0))
+		scols_print_table_to_string(tb, &s);
+	scols_unref_table(tb);
+	return s;
+}
+
+/* Ours, framed as libsmartcols frames one JSON row. */
+static char *ours_json(const char *data, void (*cell)(struct obuf *, const char *))
+{
+	struct obuf b = { 0 };
+
+	obuf_str(&b, "{\n   ");
+	obuf_json_key(&b, "t");
+	obuf_str(&b, "[\n      {\n         ");
+	obuf_json_key(&b, "NAME");
+	cell(&b, data);
+	obuf_str(&b, "\n      }\n   ]\n}\n");
+	obuf_add(&b, "", 1);
+	return b.oom ? NULL : b.p;
+}
+
+static int test_raw_same_as_libsmartcols(void)
+{
+	size_t i;
+
+	for (i = 0; i <= NHOSTILE; i++) {
+		const char *d = i < NHOSTILE ? hostile[i] : NULL;
+		struct obuf b = { 0 };
+		char *want = scols_print(d, 0, 0);
+
+		obuf_raw_cell(&b, d);
+		obuf_add(&b, "", 1);	/* print_table_to_string ends a raw table without a newline */
+		CHECK(want != NULL);
+		if (want && strcmp(want, b.p))
+			printf("  raw of case %zu: libsmartcols \"%s\", ours \"%s\"\n", i, want, b.p);
+		CHECK(want && !strcmp(want, b.p));
+		free(want);
+		obuf_free(&b);
+	}
+	return T_PASS;
+}
+
+static int test_json_same_as_libsmartcols(void)
+{
+	static const struct {
+		int type;
+		void (*cell)(struct obuf *, const char *);
+	} kinds[] = { { SCOLS_JSON_STRING, obuf_json_string },
+		      { SCOLS_JSON_NUMBER, obuf_json_number },
+		      { SCOLS_JSON_BOOLEAN, obuf_json_bool } };
+	size_t i, k;
+
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		for (i = 0; i <= NHOSTILE; i++) {
+			const char *d = i < NHOSTILE ? hostile[i] : NULL;
+			char *want = scols_print(d, 1, kinds[k].type), *got = ours_json(d, kinds[k].cell);
+
+			CHECK(want && got);
+			if (want && got && strcmp(want, got))
+				printf("  JSON type %d case %zu: libsmartcols \"%s\", ours \"%s\"\n", kinds[k].type, i, want, got);
+			CHECK(want && got && !strcmp(want, got));
+			free(want);
+			free(got);
+		}
+	}
+	return T_PASS;
+}
+
+/* The escapes spelled out, so a change in libsmartcols cannot move both sides unnoticed. */
+static int test_escapes_spelled_out(void)
+{
+	struct obuf b = { 0 };
+
+	obuf_raw_cell(&b, "a b\\\"\x01\xff\x7f");
+	obuf_add(&b, "", 1);
+	CHECK_STR(b.p, "a\\x20b\\x5c\"\\x01\\xff\\x7f");
+	b.len = 0;
+	obuf_json_string(&b, "q\"b\\t\tn\nc\x01\xff\x7f");
+	obuf_add(&b, "", 1);
+	CHECK_STR(b.p, "\"q\\\"b\\\\t\\tn\\nc\\u0001\xff\x7f\"");
+	b.len = 0;
+	obuf_json_string(&b, "");
+	obuf_json_number(&b, NULL);
+	obuf_json_bool(&b, "no");
+	obuf_json_bool(&b, "yes");
+	obuf_json_key(&b, "SWAP\"OFF");
+	obuf_add(&b, "", 1);
+	CHECK_STR(b.p, "nullnullfalsetrue\"swap\\\"off\": ");
+	obuf_free(&b);
+	return T_PASS;
+}
+
+static int test_plain(void)
+{
+	size_t len = 99;
+
+	CHECK(out_cell_plain(NULL, &len) && len == 0);
+	CHECK(out_cell_plain("0x1000 abc", &len) && len == 10);
+	CHECK(!out_cell_plain("tab\there", &len));
+	CHECK(!out_cell_plain("back\\x41", &len));
+	CHECK(!out_cell_plain("\xc3\xa9", &len));
+	CHECK(!out_cell_plain("del\x7f", &len));
+	return T_PASS;
+}
+
+/* Many small adds and a long pad grow the buffer; its bytes stay in order. */
+static int test_buffer_grows(void)
+{
+	struct obuf b = { 0 };
+	size_t i;
+
+	for (i = 0; i < 10000; i++)
+		obuf_add(&b, i % 2 ? "b" : "a", 1);
+	obuf_pad(&b, 100000);
+	CHECK(!b.oom && b.len == 110000);
+	CHECK(b.p[0] == 'a' && b.p[9999] == 'b' && b.p[10000] == ' ' && b.p[109999] == ' ');
+	obuf_free(&b);
+	CHECK(b.p == NULL && b.len == 0);
+	return T_PASS;
+}
+
+/* The same digits as printf, at the edges. */
+static int test_fmt_u64(void)
+{
+	static const uint64_t v[] = { 0, 1, 9, 10, 15, 16, 255, 4096, 0x7fffffffffffULL, 1000000007, UINT64_MAX - 1, UINT64_MAX };
+	char got[24], want[32];
+	size_t i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		out_fmt_u64(got, v[i], false);
+		snprintf(want, sizeof(want), "%" PRIu64, v[i]);
+		CHECK_STR(got, want);
+		out_fmt_u64(got, v[i], true);
+		snprintf(want, sizeof(want), "0x%" PRIx64, v[i]);
+		CHECK_STR(got, want);
+	}
+	return T_PASS;
+}
+
+T_MAIN(T(test_fmt_u64), T(test_raw_same_as_libsmartcols), T(test_json_same_as_libsmartcols), T(test_escapes_spelled_out), T(test_plain),
+       T(test_buffer_grows))
