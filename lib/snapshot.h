@@ -103,6 +103,7 @@ int pmi_snap_add_numa(struct pm_snapshot_writer *w, struct pm_ctx *ctx);
 /* The frame files of a snapshot being written: declared once, fed by every process, closed by add_system. */
 struct snap_frames {
 	bool declared;
+	const struct pm_ctx *ctx;	/* whose frame files fd[] are */
 	int fd[3];			/* live kpageflags, kpagecount, kpagecgroup (or -errno) */
 	struct snap_ws *ws[3];
 	uint64_t end;			/* frames in the files */
