@@ -56,7 +56,8 @@ static void help(void)
 	       "  -o, --output FILE      the snapshot to write\n"
 	       "      --from-tree DIR    write a captured tree (tests/fixtures) as a snapshot\n"
 	       "      --to-tree DIR      write the snapshot FILE out as a tree (DIR is created)\n"
-	       "      --list             list FILE's sections\n"
+	       "      --list             list FILE's sections: offset, type, payload length, path;\n"
+	       "                         a FILE row gives the file's own length instead\n"
 	       "      --unscramble       write the keyed snapshot KEYED back with the real frame\n"
 	       "                         numbers (needs the key it was written with)\n");
 }
@@ -323,9 +324,12 @@ static int read_snapshot(const struct snap_opts *o, const char *file)
 		return EXIT_RUNTIME;
 	}
 	if (o->list) {
+		/* A FILE row: the file's length. The files of one FILES section share its offset and
+		 * payload, whose length would repeat on every row and say nothing of any one file. */
 		while (pm_snapshot_next(s, &sec) == 0)
 			printf("%10llu %-6s %8llu %s\n", (unsigned long long)sec.offset, type_name(sec.type),
-			       (unsigned long long)sec.length, sec.path ? sec.path : "");
+			       (unsigned long long)(sec.type == PM_SNAPSHOT_FILE ? sec.size : sec.length),
+			       sec.path ? sec.path : "");
 	} else if (mkdir(o->to_tree, 0700) < 0) {
 		cli_error(errno, "cannot create %s", o->to_tree);
 		r = EXIT_RUNTIME;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "internal.h"
+#include "snapshot_words.h"
 
 struct pm_ctx *pm_ctx_new(const char *root)
 {
@@ -57,6 +58,7 @@ void pm_ctx_free(struct pm_ctx *ctx)
 	free(ctx->tree_error);
 	pmi_snap_remove_tree(ctx->snapshot_dir);
 	free(ctx->snapshot_dir);
+	pmi_snap_words_free(ctx->snap_words);
 	free(ctx);
 }
 

@@ -25,6 +25,7 @@ struct pm_ctx {
 	char *tree_error;		/* replay: the first problem found in the tree ("" if none); NULL when live */
 	bool features_bad;		/* replay: a recorded page or PMD size was refused (pm_target_open fails) */
 	char *snapshot_dir;		/* pm_ctx_new_snapshot: the extracted tree, removed by pm_ctx_free */
+	struct pmi_snap_words *snap_words; /* pm_ctx_new_snapshot: where its word files are read (snapshot_words.c) */
 };
 
 struct pm_target {
@@ -41,6 +42,8 @@ int pmi_path(const struct pm_ctx *ctx, char *buf, size_t size, const char *fmt, 
 int pmi_open(const struct pm_ctx *ctx, const char *path, int flags);
 int pmi_pid_path(const struct pm_ctx *ctx, char *buf, size_t size, pid_t pid, const char *file);
 ssize_t pmi_pread_words(int fd, uint64_t *buf, size_t count, uint64_t word_index);
+/* The same for a file of @ctx's (NULL: any file): a replayed snapshot's word files are read from its chunks. */
+ssize_t pmi_ctx_pread_words(const struct pm_ctx *ctx, int fd, uint64_t *buf, size_t count, uint64_t word_index);
 int pmi_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, size_t size);
 int pmi_errno_from_name(const char *s);
 #define PM_TREE_ERROR_MAX 512

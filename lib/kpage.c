@@ -34,6 +34,7 @@ struct pm_kpage *pm_kpage_open(struct pm_ctx *ctx)
 		return NULL;
 	}
 	k->ctx = ctx;
+	k->io.ctx = ctx;
 	k->lookup_files = PM_KPAGE_BIT(PM_KPAGE_FLAGS) | PM_KPAGE_BIT(PM_KPAGE_COUNT) | PM_KPAGE_BIT(PM_KPAGE_CGROUP);
 	for (i = 0; i < NFILES; i++) {
 		k->fd[i] = pmi_path(ctx, path, sizeof(path), "%s", kpage_paths[i]);
@@ -88,7 +89,7 @@ static int any_fd(const struct pm_kpage *k)
 /* Is there a readable word at @pfn? 1 yes (in *@w), 0 no, <0 error. */
 static int read_word(struct pm_kpage *k, int fd, uint64_t pfn, uint64_t *w)
 {
-	ssize_t r = pmi_pread_words(fd, w, 1, pfn);
+	ssize_t r = pmi_ctx_pread_words(k->ctx, fd, w, 1, pfn);
 
 	k->nreads++;
 	return r < 0 ? (int)r : r == 1;
@@ -147,7 +148,7 @@ static int read_file(struct pm_kpage *k, int f, uint64_t pfn, size_t n, uint64_t
 		return k->fd[f];
 	while (done < n) {
 		size_t want = n - done < KPAGE_BATCH ? n - done : KPAGE_BATCH;
-		ssize_t got = pmi_pread_words(k->fd[f], out + done, want, pfn + done);
+		ssize_t got = pmi_ctx_pread_words(k->ctx, k->fd[f], out + done, want, pfn + done);
 
 		k->nreads++;
 		if (got < 0)

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "internal.h"
+#include "snapshot_words.h"
 
 static const struct { const char *name; int value; } errno_names[] = {
 	{ "EPERM", EPERM }, { "ENOENT", ENOENT }, { "ESRCH", ESRCH },
@@ -194,6 +195,20 @@ ssize_t pmi_pread_words(int fd, uint64_t *buf, size_t count, uint64_t word_index
 		got += (size_t)n;
 	}
 	return (ssize_t)(got / sizeof(uint64_t));
+}
+
+ssize_t pmi_ctx_pread_words(const struct pm_ctx *ctx, int fd, uint64_t *buf, size_t count, uint64_t word_index)
+{
+	ssize_t n;
+
+	if (!ctx || !ctx->snap_words)
+		return pmi_pread_words(fd, buf, count, word_index);
+	n = pmi_snap_words_pread(ctx->snap_words, fd, buf, count, word_index);
+	if (n == PMI_SNAP_WORDS_NOT_MINE)
+		return pmi_pread_words(fd, buf, count, word_index);
+	if (n == -EBADMSG)
+		pmi_tree_error(ctx, "%s", pmi_snap_words_error(ctx->snap_words));
+	return n;
 }
 
 /* Read a small text file into @buf, NUL-terminated. Returns length or -errno. */

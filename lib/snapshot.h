@@ -76,10 +76,10 @@ size_t pmi_snap_encode(const struct snap_extent *ext, size_t next, const uint64_
 int pmi_snap_decode(const unsigned char *raw, size_t len, struct snap_extent *ext, size_t max_ext, uint64_t *words,
 		   size_t max_words, size_t *nwords, const char **why);
 
-/* snapshot.c: the META line after @prev ("key=value"), the first when @prev is NULL; NULL at the end. */
+/* snapshot_read.c: the META line after @prev ("key=value"), the first when @prev is NULL; NULL at the end. */
 const char *pmi_snap_meta_next(const struct pm_snapshot *s, const char *prev);
 
-/* snapshot.c: record an I/O failure @r while extracting @sec as the snapshot's error line. */
+/* snapshot_read.c: record an I/O failure @r while extracting @sec as the snapshot's error line. */
 void pmi_snap_fail_io(struct pm_snapshot *s, const struct pm_snapshot_section *sec, int r);
 
 /* snapshot_write.c: the writer's pieces, for the tree and process writers. */
@@ -103,6 +103,7 @@ int pmi_snap_add_numa(struct pm_snapshot_writer *w, struct pm_ctx *ctx);
 /* The frame files of a snapshot being written: declared once, fed by every process, closed by add_system. */
 struct snap_frames {
 	bool declared;
+	const struct pm_ctx *ctx;	/* whose frame files fd[] are */
 	int fd[3];			/* live kpageflags, kpagecount, kpagecgroup (or -errno) */
 	struct snap_ws *ws[3];
 	uint64_t end;			/* frames in the files */

@@ -117,6 +117,7 @@ static int frames_declare(struct pm_snapshot_writer *w, struct pm_ctx *ctx)
 	if (fr->declared)
 		return 0;
 	fr->declared = true;
+	fr->ctx = ctx;
 	k = pm_kpage_open(ctx);
 	if (!k || pm_kpage_end(k, &fr->end) < 0)
 		fr->end = 0;
@@ -194,7 +195,7 @@ static int frames_flush(struct pm_snapshot_writer *w, uint64_t *pfn, size_t n, u
 				;
 			if (pfn[i] >= fr->end)
 				continue;
-			got = pmi_pread_words(fr->fd[f], buf, j - i, pfn[i]);
+			got = pmi_ctx_pread_words(fr->ctx, fr->fd[f], buf, j - i, pfn[i]);
 			if (got < 0)
 				return (int)got;
 			if ((r = frames_put(fr, f, pfn[i], buf, (size_t)got, mv, &nmv)))
@@ -208,6 +209,7 @@ static int frames_flush(struct pm_snapshot_writer *w, uint64_t *pfn, size_t n, u
 
 struct proc_pass {
 	struct pm_snapshot_writer *w;
+	const struct pm_ctx *ctx;	/* whose pagemap (a replayed snapshot's reads from its chunks) */
 	struct snap_ws *ws;
 	struct snap_frames *fr;
 	uint64_t *buf, *pfn, *kbuf;
@@ -225,7 +227,7 @@ static int pass_mapping(struct proc_pass *p, int fd, uint64_t start, uint64_t en
 
 	while (vpn < last) {
 		size_t want = last - vpn < PM_BATCH ? (size_t)(last - vpn) : PM_BATCH, i;
-		ssize_t n = pmi_pread_words(fd, p->buf, want, vpn);
+		ssize_t n = pmi_ctx_pread_words(p->ctx, fd, p->buf, want, vpn);
 		if (n <= 0)
 			return n < 0 ? (int)n : 0;	/* 0: above task_size ([vsyscall]) or the mm is gone */
 		for (i = 0; p->frames && i < (size_t)n; i++) {
@@ -247,7 +249,7 @@ static int pass_mapping(struct proc_pass *p, int fd, uint64_t start, uint64_t en
 }
 
 /* The pagemap's length: the end of the last mapping that reads (what tests/tools/pm-sparse records). */
-static uint64_t pagemap_size(int fd, const char *maps, unsigned ps)
+static uint64_t pagemap_size(const struct pm_ctx *ctx, int fd, const char *maps, unsigned ps)
 {
 	struct pm_mapping m;
 	uint64_t size = 0, w;
@@ -256,7 +258,7 @@ static uint64_t pagemap_size(int fd, const char *maps, unsigned ps)
 	while (line && *line) {
 		const char *nl = strchr(line, '\n');
 		size_t n = nl ? (size_t)(nl - line) : strlen(line);
-		if (!pm_maps_parse_line(line, n, &m) && pmi_pread_words(fd, &w, 1, m.start / ps) == 1)
+		if (!pm_maps_parse_line(line, n, &m) && pmi_ctx_pread_words(ctx, fd, &w, 1, m.start / ps) == 1)
 			size = m.end / ps * 8 > size ? m.end / ps * 8 : size;
 		line = nl ? nl + 1 : NULL;
 	}
@@ -269,7 +271,7 @@ static int pass_pagemap(struct proc_pass *p, int fd, const char *maps, const cha
 	const char *line = maps;
 	int id, r = 0;
 
-	if ((id = pmi_snap_w_file(p->w, path, PM_SNAPSHOT_WORDS, pagemap_size(fd, maps, p->page_size))) < 0)
+	if ((id = pmi_snap_w_file(p->w, path, PM_SNAPSHOT_WORDS, pagemap_size(p->ctx, fd, maps, p->page_size))) < 0)
 		return id;
 	if (!(p->ws = pmi_snap_ws_new(p->w, (uint32_t)id)))
 		return -ENOMEM;
@@ -288,7 +290,7 @@ static int pass_pagemap(struct proc_pass *p, int fd, const char *maps, const cha
 static int add_pagemap(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, const char *maps, bool frames)
 {
 	const struct pm_features *f = pm_ctx_features(ctx);
-	struct proc_pass p = { .w = w, .fr = pmi_snap_w_frames(w), .page_size = f ? f->page_size : 4096 };
+	struct proc_pass p = { .w = w, .ctx = ctx, .fr = pmi_snap_w_frames(w), .page_size = f ? f->page_size : 4096 };
 	char live[256], path[64];
 	int fd, r;
 
@@ -355,7 +357,7 @@ static int add_phys(struct pm_snapshot_writer *w)
 	for (f = 0; f < 3 && !r; f++) {
 		for (pfn = 0; fr->ws[f] && pfn < fr->end && !r; pfn += PM_BATCH) {
 			size_t want = fr->end - pfn < PM_BATCH ? (size_t)(fr->end - pfn) : PM_BATCH;
-			ssize_t n = pmi_pread_words(fr->fd[f], buf, want, pfn);
+			ssize_t n = pmi_ctx_pread_words(fr->ctx, fr->fd[f], buf, want, pfn);
 			if (n <= 0) {
 				r = (int)n;
 				break;

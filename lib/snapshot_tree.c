@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "internal.h"
-#include "snapshot.h"
+#include "snapshot_reader.h"
+#include "snapshot_words.h"
 
 /* Open (creating with @create) the parent directory of @path below @dirfd, never through a symlink. */
 static int open_parent(int dirfd, const char *path, const char **base, bool create)
@@ -59,7 +59,32 @@ struct extract {
 	size_t buf_len;
 	uint64_t *written;	/* per file id: the end of what was written to it so far */
 	size_t nwritten;
+	struct pmi_snap_words *words;	/* replay: word files left empty, read from their chunks (snapshot_words.c) */
+	int pfd;		/* the directory of the last file opened (consecutive files share it), or -1 */
+	size_t plen;		/* and its path's length: the first plen bytes of ppath */
+	char ppath[SNAP_MAX_PATH + 1];
 };
+
+/* The directory holding @path (opened or created once for the files in it that follow each other). */
+static int parent_of(struct extract *x, const char *path, const char **base, bool create)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+	int fd;
+
+	if (x->pfd >= 0 && n == x->plen && !memcmp(path, x->ppath, n)) {
+		*base = slash ? slash + 1 : path;
+		return x->pfd;
+	}
+	if ((fd = open_parent(x->dirfd, path, base, create)) < 0)
+		return fd;
+	if (x->pfd >= 0)
+		close(x->pfd);
+	x->pfd = fd;
+	x->plen = n;
+	memcpy(x->ppath, path, n);
+	return fd;
+}
 
 static int write_at(int fd, const void *buf, size_t len, uint64_t off)
 {
@@ -165,7 +190,7 @@ static int open_file(struct extract *x, const struct pm_snapshot_section *sec)
 		x->written = nw;
 		x->nwritten = n;
 	}
-	pfd = open_parent(x->dirfd, sec->path, &base, create);
+	pfd = parent_of(x, sec->path, &base, create);
 	if (pfd < 0)
 		return pfd;
 	if (create)
@@ -176,7 +201,6 @@ static int open_file(struct extract *x, const struct pm_snapshot_section *sec)
 		r = -errno;
 	else if (create && ftruncate(x->fd, (off_t)sec->size) < 0)
 		r = -errno;
-	close(pfd);
 	x->file = sec->file;
 	return r;
 }
@@ -187,15 +211,21 @@ static int extract_section(struct extract *x, const struct pm_snapshot_section *
 
 	if (sec->type != PM_SNAPSHOT_FILE && sec->type != PM_SNAPSHOT_BYTES && sec->type != PM_SNAPSHOT_WORDS)
 		return 0;	/* META, INDEX and types of later versions hold no file bytes */
-	if ((r = open_file(x, sec)) || sec->type == PM_SNAPSHOT_FILE)
+	if (x->words && sec->type == PM_SNAPSHOT_WORDS)
+		return pmi_snap_words_add_chunk(x->words, sec->file, sec->offset, sec->length);
+	if ((r = open_file(x, sec)))
 		return r;
+	if (sec->type == PM_SNAPSHOT_FILE)
+		return x->words && sec->kind == PM_SNAPSHOT_WORDS ?
+			       pmi_snap_words_add_file(x->words, sec->file, sec->size, x->fd) : 0;
 	return pm_snapshot_read(x->s, sec, write_extent, x);
 }
 
-int pm_snapshot_extract(struct pm_snapshot *s, const char *dir)
+/* Extract into @dir; with @words, the word files stay empty (sparse, of their length) and @words learns them. */
+static int extract(struct pm_snapshot *s, const char *dir, struct pmi_snap_words *words)
 {
 	struct pm_snapshot_section sec = { 0 };
-	struct extract x = { .s = s, .fd = -1 };
+	struct extract x = { .s = s, .fd = -1, .words = words, .pfd = -1 };
 	int r = 0;
 
 	if (!(x.buf = malloc(EXTRACT_BUF)))
@@ -215,9 +245,16 @@ int pm_snapshot_extract(struct pm_snapshot *s, const char *dir)
 	if (r && r != -EBADMSG)	/* EBADMSG already says which section */
 		pmi_snap_fail_io(s, &sec, r);
 	close(x.dirfd);
+	if (x.pfd >= 0)
+		close(x.pfd);
 	free(x.buf);
 	free(x.written);
 	return r;
+}
+
+int pm_snapshot_extract(struct pm_snapshot *s, const char *dir)
+{
+	return extract(s, dir, NULL);
 }
 
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -237,6 +274,7 @@ struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s)
 {
 	const char *tmp = getenv("TMPDIR");
 	struct pm_ctx *ctx = NULL;
+	struct pmi_snap_words *words;
 	char *dir;
 	int r;
 
@@ -246,16 +284,19 @@ struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s)
 		free(dir);
 		return NULL;
 	}
-	r = pm_snapshot_extract(s, dir);
+	words = pmi_snap_words_new(s->fd);
+	r = words ? extract(s, dir, words) : -errno;
 	if (!r && !(ctx = pm_ctx_new(dir)))
 		r = -errno;
 	if (r) {
+		pmi_snap_words_free(words);
 		pmi_snap_remove_tree(dir);
 		free(dir);
 		errno = -r;
 		return NULL;
 	}
 	ctx->snapshot_dir = dir;
+	ctx->snap_words = words;
 	return ctx;
 }
 

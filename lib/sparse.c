@@ -25,7 +25,7 @@ int pmi_sparse_read(struct pm_sparse *s, int fd, const uint64_t *idx, size_t n, 
 
 		j = group_end(s, idx, n, i);
 		span = (size_t)(idx[j - 1] - idx[i] + 1);
-		got = pmi_pread_words(fd, s->buf, span, idx[i]);	/* loops: the bitmap gives 4096 bytes a call */
+		got = pmi_ctx_pread_words(s->ctx, fd, s->buf, span, idx[i]);	/* loops: the bitmap gives 4096 bytes a call */
 		s->nio++;
 		if (got < 0)
 			return (int)got;

@@ -5,12 +5,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct pm_ctx;
+
 /*
  * How one caller batches: @span words of @buf at most per pread or pwrite,
  * gaps of up to @gap words read or written through rather than split.
  * @nio counts the system calls' batches issued (tests check that I/O batches).
  */
 struct pm_sparse {
+	const struct pm_ctx *ctx;	/* whose files (a replayed snapshot's word files read from its chunks); NULL: any */
 	uint64_t *buf;
 	size_t span;
 	uint64_t gap;

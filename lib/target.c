@@ -43,7 +43,7 @@ static enum pm_layout target_layout(struct pm_target *t, const struct pm_feature
 {
 	uint64_t e0;
 
-	if (f->layout == PM_LAYOUT_CURRENT || pmi_pread_words(t->pagemap_fd, &e0, 1, 0) != 1)
+	if (f->layout == PM_LAYOUT_CURRENT || pmi_ctx_pread_words(t->ctx, t->pagemap_fd, &e0, 1, 0) != 1)
 		return f->layout;
 	if (e0 == PME_PSHIFT_NOT_PRESENT(f->page_shift))
 		return PM_LAYOUT_PSHIFT;
@@ -150,7 +150,7 @@ void pm_target_decode_info(const struct pm_target *t, struct pm_decode_info *out
 static int mm_gone(struct pm_target *t)
 {
 	uint64_t e;
-	ssize_t n = pmi_pread_words(t->pagemap_fd, &e, 1, 0);
+	ssize_t n = pmi_ctx_pread_words(t->ctx, t->pagemap_fd, &e, 1, 0);
 
 	if (n < 0)
 		return (int)n;
@@ -159,7 +159,7 @@ static int mm_gone(struct pm_target *t)
 
 ssize_t pm_target_read(struct pm_target *t, uint64_t vpn, uint64_t *buf, size_t count)
 {
-	ssize_t n = pmi_pread_words(t->pagemap_fd, buf, count, vpn);
+	ssize_t n = pmi_ctx_pread_words(t->ctx, t->pagemap_fd, buf, count, vpn);
 	int gone;
 
 	/* A replayed file never loses its mm: a short read is its end (the walk calls it truncated). */

@@ -63,6 +63,26 @@ for d in "$src"/tests/fixtures/*/; do
 	fi
 done
 
+# --list: a FILE row gives that file's own length (the files of one FILES section share its offset and payload),
+# checked against the tree the snapshot extracts to.
+for snap in "$work"/*.snap; do
+	[ -f "$snap" ] || continue
+	n=$(basename "$snap" .snap) back="$work/$(basename "$snap" .snap).back"
+	[ -d "$back" ] || continue
+	bad=$("$pagemap" snapshot --list "$snap" | awk '$2 == "FILE" { print $3, $4 }' | while read -r len path; do
+		[ "$(stat -c %s "$back/$path")" = "$len" ] || echo "$path: listed $len, extracted $(stat -c %s "$back/$path")"
+	done)
+	files=$("$pagemap" snapshot --list "$snap" | awk '$2 == "FILE"' | wc -l)
+	if [ -n "$bad" ]; then
+		echo "FAIL list-lengths-$n:"
+		printf '%s\n' "$bad" | head -3
+	elif [ "$files" -lt 2 ]; then
+		echo "FAIL list-lengths-$n: $files FILE rows"
+	else
+		echo "PASS list-lengths-$n"
+	fi
+done
+
 # Replay: the golden cases, --root against --snapshot (the trees' temporary paths masked).
 grep -v '^#' "$src/tests/cli/cases" | while read -r name fixture args; do
 	[ -n "$name" ] || continue

@@ -635,5 +635,76 @@ static int t_writer_tree(void)
 	return T_PASS;
 }
 
+/* A word chunk of @n extents of @ext, words 1, 2, ... from @first. */
+static void b_words(struct build *b, uint32_t id, const struct snap_extent *ext, size_t n, uint64_t first)
+{
+	uint64_t w[64];
+	unsigned char raw[1024];
+	size_t i, nw = 0;
+
+	for (i = 0; i < n; i++)
+		nw += ext[i].count;
+	for (i = 0; i < nw; i++)
+		w[i] = first + i;
+	b_chunk(b, PM_SNAPSHOT_WORDS, id, (uint32_t)nw, 0, raw, pmi_snap_encode(ext, n, w, raw));
+}
+
+/*
+ * Replay reads word files from their chunks (snapshot_words.c): interleaved chunks, reads across holes and
+ * chunk boundaries and past the end, the extracted file left without data, a hostile chunk refused.
+ */
+static int t_replay_words(void)
+{
+	static const struct snap_extent a[2] = { { 0, 3 }, { 10, 2 } }, c[2] = { { 5, 2 }, { 20, 1 } };
+	static const struct snap_extent past = { 6, 4 };	/* kpagecount has 8 words */
+	uint64_t want[64] = { 0 }, got[80];
+	struct build b = { 0 };
+	struct pm_snapshot *s;
+	struct pm_ctx *ctx;
+	char err[256], path[4096];
+	struct stat st;
+	int fd, i;
+
+	b_head(&b, PM_SNAPSHOT_VERSION);
+	b_file(&b, 0, PM_SNAPSHOT_WORDS, 64 * 8, "proc/kpageflags");
+	b_words(&b, 0, a, 2, 1);
+	b_words(&b, 0, c, 2, 6);	/* a second process's frames: between the first's */
+	b_file(&b, 1, PM_SNAPSHOT_WORDS, 8 * 8, "proc/kpagecount");
+	b_words(&b, 1, &past, 1, 1);
+	b_finish(&b);
+	for (i = 0; i < 3; i++)
+		want[i] = 1 + (uint64_t)i;
+	want[10] = 4, want[11] = 5, want[5] = 6, want[6] = 7, want[20] = 8;
+	s = open_mem(b.p, b.len, err, sizeof(err));
+	CHECK(s != NULL);
+	ctx = s ? pm_ctx_new_snapshot(s) : NULL;
+	CHECK(ctx != NULL);
+	close_mem(s);
+	free(b.p);
+	if (!ctx)
+		return T_FAIL;
+	CHECK(pmi_path(ctx, path, sizeof(path), "/proc/kpageflags") == 0);
+	fd = pmi_open(ctx, path, O_RDONLY);
+	CHECK(fd >= 0);
+	CHECK(fstat(fd, &st) == 0 && st.st_size == 64 * 8 && st.st_blocks == 0);	/* nothing written */
+	CHECK(pmi_ctx_pread_words(ctx, fd, got, 64, 0) == 64 && !memcmp(got, want, sizeof(want)));
+	CHECK(pmi_ctx_pread_words(ctx, fd, got, 8, 4) == 8 && !memcmp(got, want + 4, 8 * 8));
+	CHECK(pmi_ctx_pread_words(ctx, fd, got, 1, 20) == 1 && got[0] == 8);
+	CHECK(pmi_ctx_pread_words(ctx, fd, got, 10, 60) == 4 && !got[0] && !got[3]);	/* short at the end */
+	CHECK(pmi_ctx_pread_words(ctx, fd, got, 10, 64) == 0);
+	CHECK(pread(fd, got, 8, 0) == 8 && got[0] == 0);	/* the file itself holds nothing */
+	close(fd);
+	CHECK(pmi_path(ctx, path, sizeof(path), "/proc/kpagecount") == 0);
+	fd = pmi_open(ctx, path, O_RDONLY);
+	CHECK(fd >= 0);
+	CHECK(pmi_ctx_pread_words(ctx, fd, got, 8, 0) == -EBADMSG);
+	CHECK(pm_ctx_tree_error(ctx) && strstr(pm_ctx_tree_error(ctx), "past the file's length"));
+	if (fd >= 0)
+		close(fd);
+	pm_ctx_free(ctx);
+	return T_PASS;
+}
+
 T_MAIN(T(t_codec_roundtrip), T(t_codec_hostile), T(t_reader_sample), T(t_reader_files), T(t_reader_truncated), T(t_reader_bitflips),
-       T(t_reader_version), T(t_reader_absurd), T(t_reader_sized_buffers), T(t_writer_tree))
+       T(t_reader_version), T(t_reader_absurd), T(t_reader_sized_buffers), T(t_writer_tree),
+       T(t_replay_words))

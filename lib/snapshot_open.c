@@ -1,0 +1,462 @@
+/* snapshot_open.c - open a snapshot and check it whole: header, sections and checksums, declared files, META, index
+ * (man/pagemap-snapshot.5). Iterating and decoding: snapshot_read.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+#define XXH_INLINE_ALL	/* header-only: no link dependency */
+#include <xxhash.h>
+#include "snapshot_reader.h"
+
+/* Fuzzers cannot forge checksums: their builds read past a mismatch (every other check stays). */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define SNAP_VERIFY 0
+#else
+#define SNAP_VERIFY 1
+#endif
+
+uint64_t pmi_snap_hash(const void *p, size_t n)
+{
+	return XXH64(p, n, 0);
+}
+
+uint32_t pmi_snap_header_check(uint32_t type, uint64_t length, uint64_t hash)
+{
+	unsigned char b[20];
+
+	snap_put32(b, type);
+	snap_put64(b + 4, length);
+	snap_put64(b + 12, hash);
+	return (uint32_t)XXH64(b, sizeof(b), 0);
+}
+
+const char *pmi_snap_type_name(uint32_t t)
+{
+	static const char *names[] = { "?", "META", "FILE", "BYTES", "WORDS", "INDEX", "FILES" };
+
+	return t < PM_ARRAY_SIZE(names) ? names[t] : "unknown type";
+}
+
+int pmi_snap_fail(struct pm_snapshot *s, int e, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->err, sizeof(s->err), fmt, ap);
+	va_end(ap);
+	return e;
+}
+
+/* "section 7 (WORDS of proc/42/pagemap)" for error messages. */
+const char *pmi_snap_sec_name(const struct pm_snapshot *s, size_t i, char *buf, size_t size)
+{
+	const struct snap_sec *c = &s->secs[i];
+	bool has_file = (c->type == PM_SNAPSHOT_BYTES || c->type == PM_SNAPSHOT_WORDS) && c->file < s->nfiles;
+
+	snprintf(buf, size, "section %zu (%s%s%s, at byte %llu)", i, pmi_snap_type_name(c->type), has_file ? " of " : "",
+		 has_file ? s->files[c->file].path : "", (unsigned long long)c->offset);
+	return buf;
+}
+
+int pmi_snap_read_at(struct pm_snapshot *s, void *buf, size_t n, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = pread(s->fd, (char *)buf + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -EBADMSG;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+/* Hash a payload in bounded steps (a section may be large: its length is checked against the file). */
+static int hash_payload(struct pm_snapshot *s, uint64_t off, uint64_t len, uint64_t *out)
+{
+	XXH64_state_t st;
+	unsigned char buf[65536];
+
+	XXH64_reset(&st, 0);
+	while (len) {
+		size_t n = len < sizeof(buf) ? (size_t)len : sizeof(buf);
+		int r = pmi_snap_read_at(s, buf, n, off);
+		if (r)
+			return r;
+		XXH64_update(&st, buf, n);
+		off += n;
+		len -= n;
+	}
+	*out = XXH64_digest(&st);
+	return 0;
+}
+
+/* A path in the tree: relative, components neither empty, "." nor "..", printable, no NUL. */
+static bool path_ok(const char *p, size_t n)
+{
+	size_t i, start = 0;
+
+	if (!n || n > SNAP_MAX_PATH)
+		return false;
+	for (i = 0; i <= n; i++) {
+		if (i < n && (p[i] < 0x20 || p[i] == 0x7f))
+			return false;
+		if (i < n && p[i] != '/')
+			continue;
+		if (i == start || (i - start == 1 && p[start] == '.') ||
+		    (i - start == 2 && p[start] == '.' && p[start + 1] == '.'))
+			return false;
+		start = i + 1;
+	}
+	return true;
+}
+
+static int grow(void **p, size_t *cap, size_t n, size_t elem)
+{
+	void *np;
+	size_t nc;
+
+	if (n < *cap)
+		return 0;
+	nc = *cap ? *cap * 2 : 64;
+	np = realloc(*p, nc * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
+/* Declare the next file from a FILE section or a FILES record: every field checked, the path copied. */
+static int add_file(struct pm_snapshot *s, uint32_t kind, uint64_t size, const char *path, uint32_t plen,
+		    const char *where)
+{
+	struct snap_file *f;
+
+	if (s->nfiles >= SNAP_MAX_FILES || grow((void **)&s->files, &s->fcap, s->nfiles, sizeof(*f)))
+		return pmi_snap_fail(s, -ENOMEM, "%s: too many files", where);
+	if (kind != PM_SNAPSHOT_BYTES && kind != PM_SNAPSHOT_WORDS)
+		return pmi_snap_fail(s, -EBADMSG, "%s: unknown file kind %u", where, kind);
+	if (size > SNAP_MAX_FILE_SIZE || (kind == PM_SNAPSHOT_WORDS && size % 8))
+		return pmi_snap_fail(s, -EBADMSG, "%s: absurd file length %llu", where, (unsigned long long)size);
+	if (!plen || plen > SNAP_MAX_PATH || !path_ok(path, plen) || memchr(path, '\0', plen))
+		return pmi_snap_fail(s, -EBADMSG, "%s: unsafe path in the tree", where);
+	f = &s->files[s->nfiles];
+	if (!(f->path = malloc(plen + 1)))
+		return -ENOMEM;
+	memcpy(f->path, path, plen);
+	f->path[plen] = '\0';
+	f->kind = kind;
+	f->size = size;
+	s->nfiles++;
+	return 0;
+}
+
+static int load_file_sec(struct pm_snapshot *s, size_t i, const char *where)
+{
+	const struct snap_sec *c = &s->secs[i];
+	unsigned char fixed[SNAP_FILE_FIXED];
+	char path[SNAP_MAX_PATH];
+	uint32_t plen;
+	int r;
+
+	if (c->length < SNAP_FILE_FIXED || c->length > SNAP_FILE_FIXED + SNAP_MAX_PATH)
+		return pmi_snap_fail(s, -EBADMSG, "%s: bad length %llu", where, (unsigned long long)c->length);
+	if ((r = pmi_snap_read_at(s, fixed, sizeof(fixed), c->offset + SNAP_SEC_SIZE)))
+		return r;
+	plen = snap_get32(fixed + 16);
+	if (snap_get32(fixed) != s->nfiles)
+		return pmi_snap_fail(s, -EBADMSG, "%s: file id %u out of order (expected %zu)", where, snap_get32(fixed),
+			    s->nfiles);
+	if (plen != c->length - SNAP_FILE_FIXED)
+		return pmi_snap_fail(s, -EBADMSG, "%s: path length %u does not fit the section", where, plen);
+	if ((r = pmi_snap_read_at(s, path, plen, c->offset + SNAP_SEC_SIZE + SNAP_FILE_FIXED)))
+		return r;
+	s->secs[i].file = (uint32_t)s->nfiles;
+	s->secs[i].nfiles = 1;
+	return add_file(s, snap_get32(fixed + 4), snap_get64(fixed + 8), path, plen, where);
+}
+
+/* FILES (version 2): u32 count, u32 first id, a zstd frame of count records (man/pagemap-snapshot.5). */
+static int load_files_sec(struct pm_snapshot *s, size_t i, const char *where)
+{
+	struct snap_sec *c = &s->secs[i];
+	size_t zlen = (size_t)(c->length - 8), got, pos = 0;
+	unsigned long long want;
+	uint32_t count, n;
+	int r;
+
+	if (c->length < 8 || c->length - 8 > ZSTD_compressBound(SNAP_MAX_RAW))
+		return pmi_snap_fail(s, -EBADMSG, "%s: bad length %llu", where, (unsigned long long)c->length);
+	if (pmi_snap_chunk_buffers(s, (size_t)c->length, 0, 0))
+		return -ENOMEM;
+	if ((r = pmi_snap_read_at(s, s->zbuf, c->length, c->offset + SNAP_SEC_SIZE)))
+		return r;
+	count = snap_get32(s->zbuf);
+	if (snap_get32(s->zbuf + 4) != s->nfiles)
+		return pmi_snap_fail(s, -EBADMSG, "%s: file id %u out of order (expected %zu)", where, snap_get32(s->zbuf + 4),
+			    s->nfiles);
+	if (!count || count > SNAP_MAX_FILES - s->nfiles)
+		return pmi_snap_fail(s, -EBADMSG, "%s: absurd file count %u", where, count);
+	want = ZSTD_getFrameContentSize(s->zbuf + 8, zlen);
+	if (want == ZSTD_CONTENTSIZE_ERROR || want == ZSTD_CONTENTSIZE_UNKNOWN || want > SNAP_MAX_RAW)
+		return pmi_snap_fail(s, -EBADMSG, "%s: not a zstd frame of at most %u bytes", where, SNAP_MAX_RAW);
+	if (pmi_snap_chunk_buffers(s, 0, want ? (size_t)want : 1, 0))
+		return -ENOMEM;
+	got = ZSTD_decompress(s->raw, (size_t)want, s->zbuf + 8, zlen);
+	if (ZSTD_isError(got) || got != want)
+		return pmi_snap_fail(s, -EBADMSG, "%s: zstd: %s", where,
+			    ZSTD_isError(got) ? ZSTD_getErrorName(got) : "content size mismatch");
+	c->file = (uint32_t)s->nfiles;
+	c->nfiles = count;
+	for (n = 0; n < count; n++) {
+		uint32_t plen;
+		if (got - pos < SNAP_FILES_FIXED || (plen = snap_get32(s->raw + pos + 12)) > got - pos - SNAP_FILES_FIXED)
+			return pmi_snap_fail(s, -EBADMSG, "%s: record %u truncated", where, n);
+		if ((r = add_file(s, snap_get32(s->raw + pos), snap_get64(s->raw + pos + 4),
+				  (const char *)s->raw + pos + SNAP_FILES_FIXED, plen, where)))
+			return r;
+		pos += SNAP_FILES_FIXED + plen;
+	}
+	if (pos != got)
+		return pmi_snap_fail(s, -EBADMSG, "%s: trailing bytes after %u records", where, count);
+	return 0;
+}
+
+static int load_meta_sec(struct pm_snapshot *s, const struct snap_sec *c, const char *where)
+{
+	char *m;
+
+	if (c->length > SNAP_MAX_META || s->meta_len + c->length > SNAP_MAX_META)
+		return pmi_snap_fail(s, -EBADMSG, "%s: metadata over %u bytes", where, SNAP_MAX_META);
+	if (!(m = realloc(s->meta, s->meta_len + c->length + 1)))
+		return -ENOMEM;
+	s->meta = m;
+	if (pmi_snap_read_at(s, m + s->meta_len, c->length, c->offset + SNAP_SEC_SIZE))
+		return pmi_snap_fail(s, -EBADMSG, "%s: truncated", where);
+	if (memchr(m + s->meta_len, '\0', c->length))
+		return pmi_snap_fail(s, -EBADMSG, "%s: NUL byte in metadata", where);
+	for (size_t i = s->meta_len; i < s->meta_len + c->length; i++)
+		if (m[i] == '\n')
+			m[i] = '\0';	/* lines become strings: pm_snapshot_meta hands out values */
+	s->meta_len += c->length;
+	m[s->meta_len] = '\0';
+	return 0;
+}
+
+/* A chunk names a file declared before it, of the chunk's kind. */
+static int check_chunk_sec(struct pm_snapshot *s, struct snap_sec *c, const char *where)
+{
+	unsigned char fixed[SNAP_CHUNK_FIXED];
+	int r;
+
+	if (c->length < SNAP_CHUNK_FIXED)
+		return pmi_snap_fail(s, -EBADMSG, "%s: bad length %llu", where, (unsigned long long)c->length);
+	if ((r = pmi_snap_read_at(s, fixed, sizeof(fixed), c->offset + SNAP_SEC_SIZE)))
+		return r;
+	c->file = snap_get32(fixed);
+	if (c->file >= s->nfiles)
+		return pmi_snap_fail(s, -EBADMSG, "%s: file id %u not declared", where, c->file);
+	if (s->files[c->file].kind != c->type)
+		return pmi_snap_fail(s, -EBADMSG, "%s: chunk kind does not match its file %s", where, s->files[c->file].path);
+	return 0;
+}
+
+static int check_header(struct pm_snapshot *s)
+{
+	unsigned char h[SNAP_HEAD_SIZE];
+	uint32_t version;
+
+	if (s->fsize < SNAP_HEAD_SIZE + SNAP_SEC_SIZE + SNAP_TRAILER_SIZE || pmi_snap_read_at(s, h, sizeof(h), 0) ||
+	    memcmp(h, SNAP_MAGIC, 8))
+		return pmi_snap_fail(s, -EBADMSG, "not a pagemap snapshot (no magic)");
+	version = snap_get32(h + 8);
+	if (SNAP_VERIFY && snap_get32(h + 12) != (uint32_t)pmi_snap_hash(h, 12))
+		return pmi_snap_fail(s, -EBADMSG, "file header: checksum mismatch");
+	if (version < 1 || version > PM_SNAPSHOT_VERSION)	/* 2 only adds to 1: a version 1 file reads as one */
+		return pmi_snap_fail(s, -EPROTONOSUPPORT, "file header: format version %u (this reader knows 1 to %u)", version,
+			    PM_SNAPSHOT_VERSION);
+	return 0;
+}
+
+/* Read the header of the section at @off into a new table entry; its payload must lie before @end. */
+static int add_section(struct pm_snapshot *s, uint64_t off, uint64_t end)
+{
+	unsigned char h[SNAP_SEC_SIZE];
+	struct snap_sec *c;
+	uint64_t hash, got;
+	char where[SNAP_ERR_MAX / 2];
+	int r;
+
+	if (grow((void **)&s->secs, &s->cap, s->nsecs, sizeof(*c)))
+		return -ENOMEM;
+	c = &s->secs[s->nsecs];
+	memset(c, 0, sizeof(*c));
+	c->offset = off;
+	snprintf(where, sizeof(where), "section %zu (at byte %llu)", s->nsecs, (unsigned long long)off);
+	if (end - off < SNAP_SEC_SIZE || pmi_snap_read_at(s, h, sizeof(h), off))
+		return pmi_snap_fail(s, -EBADMSG, "%s: truncated header", where);
+	c->type = snap_get32(h);
+	c->length = snap_get64(h + 8);
+	hash = snap_get64(h + 16);
+	if (SNAP_VERIFY && snap_get32(h + 4) != pmi_snap_header_check(c->type, c->length, hash))
+		return pmi_snap_fail(s, -EBADMSG, "%s: header checksum mismatch", where);
+	if (c->length > end - off - SNAP_SEC_SIZE)
+		return pmi_snap_fail(s, -EBADMSG, "%s: length %llu runs past the end", where, (unsigned long long)c->length);
+	s->nsecs++;
+	pmi_snap_sec_name(s, s->nsecs - 1, where, sizeof(where));
+	if ((r = hash_payload(s, off + SNAP_SEC_SIZE, c->length, &got)))
+		return r == -EBADMSG ? pmi_snap_fail(s, r, "%s: truncated", where) : r;
+	if (SNAP_VERIFY && got != hash)
+		return pmi_snap_fail(s, -EBADMSG, "%s: payload checksum mismatch", where);
+	switch (c->type) {
+	case PM_SNAPSHOT_META:
+		return load_meta_sec(s, c, where);
+	case PM_SNAPSHOT_FILE:
+		return load_file_sec(s, s->nsecs - 1, where);
+	case PM_SNAPSHOT_FILES:
+		return load_files_sec(s, s->nsecs - 1, where);
+	case PM_SNAPSHOT_BYTES:
+	case PM_SNAPSHOT_WORDS:
+		return check_chunk_sec(s, c, where);
+	default:	/* INDEX is checked after the scan; unknown types are skipped */
+		return 0;
+	}
+}
+
+/* The INDEX lists every section before it, in order; the trailer points at it. */
+static int check_index(struct pm_snapshot *s, uint64_t index_off)
+{
+	const struct snap_sec *c = &s->secs[s->nsecs - 1];
+	unsigned char e[16];
+	uint64_t n, i;
+	char where[SNAP_ERR_MAX / 2];
+
+	pmi_snap_sec_name(s, s->nsecs - 1, where, sizeof(where));
+	if (c->type != PM_SNAPSHOT_INDEX || c->offset != index_off)
+		return pmi_snap_fail(s, -EBADMSG, "trailer: does not point at the index");
+	if (c->length < 8 || pmi_snap_read_at(s, e, 8, c->offset + SNAP_SEC_SIZE))
+		return pmi_snap_fail(s, -EBADMSG, "%s: too short", where);
+	n = snap_get64(e);
+	if (n != s->nsecs - 1 || c->length != 8 + n * 16)
+		return pmi_snap_fail(s, -EBADMSG, "%s: lists %llu sections, the file has %zu", where, (unsigned long long)n,
+			    s->nsecs - 1);
+	for (i = 0; i < n; i++) {
+		if (pmi_snap_read_at(s, e, 16, c->offset + SNAP_SEC_SIZE + 8 + i * 16))
+			return pmi_snap_fail(s, -EBADMSG, "%s: truncated", where);
+		if (snap_get32(e) != s->secs[i].type || snap_get64(e + 8) != s->secs[i].offset)
+			return pmi_snap_fail(s, -EBADMSG, "%s: entry %llu does not match the section", where,
+				    (unsigned long long)i);
+	}
+	return 0;
+}
+
+static int scan(struct pm_snapshot *s)
+{
+	unsigned char t[SNAP_TRAILER_SIZE];
+	uint64_t off = SNAP_HEAD_SIZE, end, index_off;
+	int r;
+
+	if ((r = check_header(s)))
+		return r;
+	end = s->fsize - SNAP_TRAILER_SIZE;
+	if (pmi_snap_read_at(s, t, sizeof(t), end) || memcmp(t + 8, SNAP_END_MAGIC, 8))
+		return pmi_snap_fail(s, -EBADMSG, "trailer: missing (the file is truncated, or its writing did not finish)");
+	index_off = snap_get64(t);
+	if (index_off < SNAP_HEAD_SIZE || index_off >= end)
+		return pmi_snap_fail(s, -EBADMSG, "trailer: index offset %llu out of the file", (unsigned long long)index_off);
+	while (off < end) {
+		if ((r = add_section(s, off, end)))
+			return r;
+		off += SNAP_SEC_SIZE + s->secs[s->nsecs - 1].length;
+		if (s->secs[s->nsecs - 1].type == PM_SNAPSHOT_INDEX)
+			break;
+	}
+	if (off != end || !s->nsecs)
+		return pmi_snap_fail(s, -EBADMSG, "index: not the last section");
+	return check_index(s, index_off);
+}
+
+static struct pm_snapshot *open_common(int fd, bool own, char *err, size_t errsize)
+{
+	struct pm_snapshot *s = calloc(1, sizeof(*s));
+	struct stat st;
+	int r = -ENOMEM;
+
+	if (!s)
+		goto out;
+	s->fd = fd;
+	s->own_fd = own;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		r = pmi_snap_fail(s, -EBADMSG, "not a regular file");
+		goto out;
+	}
+	s->fsize = (uint64_t)st.st_size;
+	r = scan(s);
+	if (!r)
+		return s;
+out:
+	if (err && errsize)
+		snprintf(err, errsize, "%s", s && s->err[0] ? s->err : strerror(-r));
+	if (s)
+		s->own_fd = own;
+	else if (own)
+		close(fd);
+	pm_snapshot_close(s);
+	errno = -r;
+	return NULL;
+}
+
+struct pm_snapshot *pm_snapshot_open_fd(int fd, char *err, size_t errsize)
+{
+	return open_common(fd, false, err, errsize);
+}
+
+struct pm_snapshot *pm_snapshot_open(const char *path, char *err, size_t errsize)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0) {
+		int e = errno;
+		if (err && errsize)
+			snprintf(err, errsize, "%s", strerror(e));
+		errno = e;
+		return NULL;
+	}
+	return open_common(fd, true, err, errsize);
+}
+
+void pm_snapshot_close(struct pm_snapshot *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	if (s->own_fd)
+		close(s->fd);
+	for (i = 0; i < s->nfiles; i++)
+		free(s->files[i].path);
+	free(s->files);
+	free(s->secs);
+	free(s->meta);
+	free(s->zbuf);
+	free(s->raw);
+	free(s->words);
+	free(s->ext);
+	free(s);
+}
+
+const char *pm_snapshot_error(const struct pm_snapshot *s)
+{
+	return s->err[0] ? s->err : NULL;
+}
+

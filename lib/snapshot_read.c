@@ -1,0 +1,200 @@
+/* snapshot_read.c - an open snapshot read: its sections in file order, its META lines, its chunks decoded. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+#include "snapshot_reader.h"
+
+/*
+ * Grow the chunk buffers to @zlen payload bytes, @rawlen decompressed bytes
+ * and @nwords words (0: leave as is; callers keep them within the SNAP_MAX_*
+ * limits). Sized to need rather than to the limits at open: an open costs
+ * no 3.5 MiB then (an audit opens every snapshot it finds; a fuzzer opens
+ * one per input, and ASan poisons every large block).
+ */
+int pmi_snap_chunk_buffers(struct pm_snapshot *s, size_t zlen, size_t rawlen, size_t nwords)
+{
+	void *p;
+
+	if (zlen > s->zcap) {
+		if (!(p = realloc(s->zbuf, zlen)))
+			return -ENOMEM;
+		s->zbuf = p;
+		s->zcap = zlen;
+	}
+	if (rawlen > s->rawcap) {
+		if (!(p = realloc(s->raw, rawlen)))
+			return -ENOMEM;
+		s->raw = p;
+		s->rawcap = rawlen;
+	}
+	if (nwords > s->wcap) {
+		if (!(p = realloc(s->words, nwords * sizeof(*s->words))))
+			return -ENOMEM;
+		s->words = p;
+		if (!(p = realloc(s->ext, nwords * sizeof(*s->ext))))
+			return -ENOMEM;
+		s->ext = p;
+		s->wcap = nwords;
+	}
+	return 0;
+}
+
+void pm_snapshot_rewind(struct pm_snapshot *s)
+{
+	s->pos = 0;
+	s->sub = 0;
+}
+
+int pm_snapshot_next(struct pm_snapshot *s, struct pm_snapshot_section *out)
+{
+	const struct snap_sec *c;
+
+	if (s->pos >= s->nsecs)
+		return 1;
+	c = &s->secs[s->pos];
+	memset(out, 0, sizeof(*out));
+	out->type = c->type;
+	out->offset = c->offset;
+	out->length = c->length;
+	out->file = c->file;
+	if (c->type == PM_SNAPSHOT_FILES) {	/* one FILE per file it declares */
+		out->type = PM_SNAPSHOT_FILE;
+		out->file = c->file + s->sub;
+	}
+	if (out->type >= PM_SNAPSHOT_FILE && out->type <= PM_SNAPSHOT_WORDS) {
+		out->path = s->files[out->file].path;
+		out->kind = s->files[out->file].kind;
+		out->size = s->files[out->file].size;
+	}
+	if (c->type != PM_SNAPSHOT_FILES || ++s->sub == c->nfiles) {
+		s->pos++;
+		s->sub = 0;
+	}
+	return 0;
+}
+
+const char *pm_snapshot_meta(const struct pm_snapshot *s, const char *key)
+{
+	size_t n = strlen(key);
+	const char *p = s->meta, *end = s->meta + s->meta_len;
+
+	for (; p && p < end; p += strlen(p) + 1) {	/* the lines, each NUL-terminated when loaded */
+		if (!strncmp(p, key, n) && p[n] == '=')
+			return p + n + 1;
+	}
+	return NULL;
+}
+
+const char *pmi_snap_meta_next(const struct pm_snapshot *s, const char *prev)
+{
+	const char *p = prev ? prev + strlen(prev) + 1 : s->meta;
+
+	return p && p < s->meta + s->meta_len ? p : NULL;
+}
+
+/* Read and decompress the chunk of section @i into s->raw; *@rawlen its length. */
+static int load_chunk(struct pm_snapshot *s, size_t i, size_t *rawlen, const char *where)
+{
+	const struct snap_sec *c = &s->secs[i];
+	size_t zlen = (size_t)(c->length - SNAP_CHUNK_FIXED);
+	unsigned long long want;
+	size_t got;
+
+	if (c->length - SNAP_CHUNK_FIXED > ZSTD_compressBound(SNAP_MAX_RAW))
+		return pmi_snap_fail(s, -EBADMSG, "%s: chunk of %llu bytes is over the limit", where,
+			    (unsigned long long)c->length);
+	if (pmi_snap_chunk_buffers(s, zlen + SNAP_CHUNK_FIXED, 0, 0))
+		return -ENOMEM;
+	if (pmi_snap_read_at(s, s->zbuf, zlen + SNAP_CHUNK_FIXED, c->offset + SNAP_SEC_SIZE))
+		return pmi_snap_fail(s, -EBADMSG, "%s: truncated", where);
+	want = ZSTD_getFrameContentSize(s->zbuf + SNAP_CHUNK_FIXED, zlen);
+	if (want == ZSTD_CONTENTSIZE_ERROR || want == ZSTD_CONTENTSIZE_UNKNOWN || want > SNAP_MAX_RAW)
+		return pmi_snap_fail(s, -EBADMSG, "%s: not a zstd frame of at most %u bytes", where, SNAP_MAX_RAW);
+	if (pmi_snap_chunk_buffers(s, 0, want ? (size_t)want : 1, 0))
+		return -ENOMEM;
+	got = ZSTD_decompress(s->raw, (size_t)want, s->zbuf + SNAP_CHUNK_FIXED, zlen);
+	if (ZSTD_isError(got) || got != want)
+		return pmi_snap_fail(s, -EBADMSG, "%s: zstd: %s", where,
+			    ZSTD_isError(got) ? ZSTD_getErrorName(got) : "content size mismatch");
+	*rawlen = got;
+	return 0;
+}
+
+static int read_bytes(struct pm_snapshot *s, size_t i, pm_snapshot_extent_fn fn, void *data, const char *where)
+{
+	const struct snap_file *f = &s->files[s->secs[i].file];
+	uint64_t off;
+	size_t len;
+	int r;
+
+	if ((r = load_chunk(s, i, &len, where)))
+		return r;
+	off = snap_get64(s->zbuf + 8);
+	if (off > f->size || len > f->size - off)
+		return pmi_snap_fail(s, -EBADMSG, "%s: bytes %llu+%zu past the file's length %llu", where,
+			    (unsigned long long)off, len, (unsigned long long)f->size);
+	return len ? fn(data, off, s->raw, len) : 0;
+}
+
+static int read_words(struct pm_snapshot *s, size_t i, pm_snapshot_extent_fn fn, void *data, const char *where)
+{
+	const struct snap_file *f = &s->files[s->secs[i].file];
+	size_t len, nwords, max, done = 0;
+	const char *why = NULL;
+	int next, r, e;
+
+	if ((r = load_chunk(s, i, &len, where)))
+		return r;
+	/* The header's word count sizes the buffers (a chunk that holds more fails to decode: absurd count). */
+	max = snap_get32(s->zbuf + 4) < SNAP_MAX_WORDS ? snap_get32(s->zbuf + 4) : SNAP_MAX_WORDS;
+	if (pmi_snap_chunk_buffers(s, 0, 0, max ? max : 1))
+		return -ENOMEM;
+	next = pmi_snap_decode(s->raw, len, s->ext, max, s->words, max, &nwords, &why);
+	if (next < 0)
+		return pmi_snap_fail(s, -EBADMSG, "%s: %s", where, why);
+	if (nwords != snap_get32(s->zbuf + 4))
+		return pmi_snap_fail(s, -EBADMSG, "%s: %zu words, the header says %u", where, nwords, snap_get32(s->zbuf + 4));
+	for (e = 0; e < next; e++) {
+		if (s->ext[e].start + s->ext[e].count > f->size / 8)
+			return pmi_snap_fail(s, -EBADMSG, "%s: words past the file's length %llu", where,
+				    (unsigned long long)f->size);
+	}
+	for (e = 0; e < next; e++) {
+		if ((r = fn(data, s->ext[e].start * 8, s->words + done, s->ext[e].count * 8ul)))
+			return r;
+		done += s->ext[e].count;
+	}
+	return 0;
+}
+
+int pm_snapshot_read(struct pm_snapshot *s, const struct pm_snapshot_section *sec, pm_snapshot_extent_fn fn,
+		     void *data)
+{
+	char where[SNAP_ERR_MAX / 2];
+	size_t i;
+
+	size_t lo = 0, hi = s->nsecs;
+
+	while (hi - lo > 1) {	/* sections lie in offset order */
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->secs[mid].offset <= sec->offset)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	i = lo;
+	if (!s->nsecs || s->secs[i].offset != sec->offset ||
+	    (sec->type != PM_SNAPSHOT_BYTES && sec->type != PM_SNAPSHOT_WORDS) || s->secs[i].type != sec->type)
+		return -EINVAL;
+	pmi_snap_sec_name(s, i, where, sizeof(where));
+	if (sec->type == PM_SNAPSHOT_BYTES)
+		return read_bytes(s, i, fn, data, where);
+	return read_words(s, i, fn, data, where);
+}
+
+void pmi_snap_fail_io(struct pm_snapshot *s, const struct pm_snapshot_section *sec, int r)
+{
+	pmi_snap_fail(s, r, "section at byte %llu (%s of %s): %s", (unsigned long long)sec->offset, pmi_snap_type_name(sec->type),
+	     sec->path ? sec->path : "?", r == -EEXIST ? "the path is in the snapshot twice" : strerror(-r));
+}

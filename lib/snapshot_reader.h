@@ -1,0 +1,53 @@
+/* snapshot_reader.h - the open snapshot's state, shared by snapshot_open.c (checking a file, its section table and
+ * declarations) and snapshot_read.c (iterating sections, decoding chunks). Inside libpagemap only. */
+#ifndef PM_SNAPSHOT_READER_H
+#define PM_SNAPSHOT_READER_H
+
+#include "internal.h"
+#include "snapshot.h"
+
+#define SNAP_ERR_MAX 256
+
+
+struct snap_sec {
+	uint32_t type, file;	/* FILES: its first file */
+	uint32_t nfiles;	/* FILES: how many */
+	uint64_t offset, length;
+};
+
+struct snap_file {
+	char *path;
+	uint32_t kind;
+	uint64_t size;
+};
+
+struct pm_snapshot {
+	int fd;
+	bool own_fd;
+	uint64_t fsize;
+	struct snap_sec *secs;
+	size_t nsecs, cap, pos;
+	uint32_t sub;			/* pm_snapshot_next inside a FILES section: its next file */
+	struct snap_file *files;
+	size_t nfiles, fcap;
+	char *meta;			/* the META payloads, NUL-terminated lines */
+	size_t meta_len;
+	unsigned char *zbuf, *raw;	/* one chunk's payload and its decompressed bytes */
+	uint64_t *words;
+	struct snap_extent *ext;
+	size_t zcap, rawcap, wcap;	/* their sizes: grown to what the chunks read need (chunk_buffers) */
+	char err[SNAP_ERR_MAX];
+};
+
+/* A section type's name for messages ("WORDS"). */
+const char *pmi_snap_type_name(uint32_t t);
+/* Set the snapshot's error line; returns @e. */
+int pmi_snap_fail(struct pm_snapshot *s, int e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* "section 7 (WORDS of proc/42/pagemap, at byte 1171)" for error messages; returns @buf. */
+const char *pmi_snap_sec_name(const struct pm_snapshot *s, size_t i, char *buf, size_t size);
+/* Read @n bytes at @off whole: 0, -EBADMSG past the end, or -errno. */
+int pmi_snap_read_at(struct pm_snapshot *s, void *buf, size_t n, uint64_t off);
+/* Grow the chunk buffers (see snapshot_read.c). 0 or -ENOMEM. */
+int pmi_snap_chunk_buffers(struct pm_snapshot *s, size_t zlen, size_t rawlen, size_t nwords);
+
+#endif

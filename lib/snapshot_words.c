@@ -1,0 +1,377 @@
+/*
+ * snapshot_words.c - the word files of a replayed snapshot (pagemap, kpage*) read straight from their WORDS
+ * chunks. pm_ctx_new_snapshot extracts the text files into a tree but leaves each word file a sparse file of
+ * its length with no data: writing tens of MiB of decoded words to a file system (then unlinking them) cost
+ * most of a replay's time. Reads of those files (pmi_ctx_pread_words) find them by inode and decode the
+ * chunks that hold the words asked for, a few decoded chunks kept; memory stays bounded whatever the size.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+#include "snapshot_words.h"
+
+#define NSLOTS 4	/* decoded chunks kept: a walk reads its pagemap in order, kpage lookups come in sorted batches */
+
+struct wchunk {
+	uint64_t offset, length;	/* the WORDS section: header offset, payload length */
+	uint64_t lo, hi;		/* the words it holds lie in [lo, hi) (known once its file is indexed) */
+};
+
+struct wfile {
+	uint32_t id;
+	dev_t dev;
+	ino_t ino;
+	uint64_t nwords;		/* the file's length in words */
+	struct wchunk *c;
+	size_t n, cap;
+	bool indexed;			/* lo and hi known, chunks sorted by lo */
+};
+
+struct slot {
+	const struct wchunk *chunk;	/* NULL: empty */
+	uint64_t age;
+	struct snap_extent *ext;
+	uint64_t *first;		/* per extent: the index in words of its first word */
+	uint64_t *words;
+	size_t next, cap;
+};
+
+struct pmi_snap_words {
+	int fd;
+	pthread_mutex_t lock;
+	struct wfile *f;
+	size_t nf, fcap;
+	struct slot slot[NSLOTS];
+	uint64_t clock;
+	unsigned char *zbuf, *raw;
+	size_t zcap, rawcap;
+	char err[256];
+};
+
+struct pmi_snap_words *pmi_snap_words_new(int fd)
+{
+	struct pmi_snap_words *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	if ((w->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		free(w);
+		return NULL;
+	}
+	pthread_mutex_init(&w->lock, NULL);
+	return w;
+}
+
+void pmi_snap_words_free(struct pmi_snap_words *w)
+{
+	size_t i;
+
+	if (!w)
+		return;
+	close(w->fd);
+	for (i = 0; i < w->nf; i++)
+		free(w->f[i].c);
+	for (i = 0; i < NSLOTS; i++) {
+		free(w->slot[i].ext);
+		free(w->slot[i].first);
+		free(w->slot[i].words);
+	}
+	free(w->f);
+	free(w->zbuf);
+	free(w->raw);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+}
+
+const char *pmi_snap_words_error(const struct pmi_snap_words *w)
+{
+	return w && w->err[0] ? w->err : NULL;
+}
+
+static struct wfile *find_id(struct pmi_snap_words *w, uint32_t id)
+{
+	size_t lo = 0, hi = w->nf;
+
+	while (lo < hi) {	/* ids are added in ascending order */
+		size_t mid = lo + (hi - lo) / 2;
+		if (w->f[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < w->nf && w->f[lo].id == id ? &w->f[lo] : NULL;
+}
+
+int pmi_snap_words_add_file(struct pmi_snap_words *w, uint32_t id, uint64_t size, int fd)
+{
+	struct stat st;
+	struct wfile *f;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (w->nf && w->f[w->nf - 1].id >= id)
+		return -EINVAL;
+	if (w->nf == w->fcap) {
+		size_t nc = w->fcap ? w->fcap * 2 : 16;
+		struct wfile *nf = realloc(w->f, nc * sizeof(*nf));
+		if (!nf)
+			return -ENOMEM;
+		w->f = nf;
+		w->fcap = nc;
+	}
+	f = &w->f[w->nf++];
+	memset(f, 0, sizeof(*f));
+	f->id = id;
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->nwords = size / 8;
+	return 0;
+}
+
+int pmi_snap_words_add_chunk(struct pmi_snap_words *w, uint32_t id, uint64_t offset, uint64_t length)
+{
+	struct wfile *f = find_id(w, id);
+
+	if (!f)
+		return -EINVAL;
+	if (f->n == f->cap) {
+		size_t nc = f->cap ? f->cap * 2 : 8;
+		struct wchunk *c = realloc(f->c, nc * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		f->c = c;
+		f->cap = nc;
+	}
+	f->c[f->n++] = (struct wchunk){ .offset = offset, .length = length };
+	return 0;
+}
+
+static int bad(struct pmi_snap_words *w, const struct wchunk *c, const char *why)
+{
+	if (!w->err[0])
+		snprintf(w->err, sizeof(w->err), "WORDS section at byte %llu: %s", (unsigned long long)c->offset, why);
+	return -EBADMSG;
+}
+
+static int grow_buf(unsigned char **p, size_t *cap, size_t n)
+{
+	unsigned char *np;
+
+	if (n <= *cap)
+		return 0;
+	if (!(np = realloc(*p, n)))
+		return -ENOMEM;
+	*p = np;
+	*cap = n;
+	return 0;
+}
+
+static int read_all(int fd, void *buf, size_t n, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -errno : -EBADMSG;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+/* Decompress chunk @c into w->raw; *@nwords the word count its header gives. The checks of pm_snapshot_read. */
+static int inflate(struct pmi_snap_words *w, const struct wchunk *c, size_t *rawlen, uint32_t *nwords)
+{
+	size_t zlen = (size_t)(c->length - SNAP_CHUNK_FIXED), got;
+	unsigned long long want;
+	int r;
+
+	if (c->length < SNAP_CHUNK_FIXED || zlen > ZSTD_compressBound(SNAP_MAX_RAW))
+		return bad(w, c, "chunk length over the limit");
+	if ((r = grow_buf(&w->zbuf, &w->zcap, zlen + SNAP_CHUNK_FIXED)))
+		return r;
+	if ((r = read_all(w->fd, w->zbuf, zlen + SNAP_CHUNK_FIXED, c->offset + SNAP_SEC_SIZE)))
+		return r == -EBADMSG ? bad(w, c, "truncated") : r;
+	*nwords = snap_get32(w->zbuf + 4);
+	want = ZSTD_getFrameContentSize(w->zbuf + SNAP_CHUNK_FIXED, zlen);
+	if (want == ZSTD_CONTENTSIZE_ERROR || want == ZSTD_CONTENTSIZE_UNKNOWN || want > SNAP_MAX_RAW)
+		return bad(w, c, "not a zstd frame of at most 1 MiB");
+	if ((r = grow_buf(&w->raw, &w->rawcap, want ? (size_t)want : 1)))
+		return r;
+	got = ZSTD_decompress(w->raw, (size_t)want, w->zbuf + SNAP_CHUNK_FIXED, zlen);
+	if (ZSTD_isError(got) || got != want)
+		return bad(w, c, "zstd frame damaged");
+	*rawlen = got;
+	return 0;
+}
+
+static int slot_buffers(struct slot *s, size_t n)
+{
+	void *p;
+
+	if (n <= s->cap)
+		return 0;
+	if (!(p = realloc(s->ext, n * sizeof(*s->ext))))
+		return -ENOMEM;
+	s->ext = p;
+	if (!(p = realloc(s->first, n * sizeof(*s->first))))
+		return -ENOMEM;
+	s->first = p;
+	if (!(p = realloc(s->words, n * sizeof(*s->words))))
+		return -ENOMEM;
+	s->words = p;
+	s->cap = n;
+	return 0;
+}
+
+/* Decode chunk @c of @f into slot @s: its extents, each within the file, and their words. */
+static int decode_into(struct pmi_snap_words *w, const struct wfile *f, const struct wchunk *c, struct slot *s)
+{
+	const char *why = "malformed";
+	size_t rawlen, nw, e, done = 0;
+	uint32_t hdr;
+	int next, r;
+
+	s->chunk = NULL;
+	if ((r = inflate(w, c, &rawlen, &hdr)))
+		return r;
+	if (hdr > SNAP_MAX_WORDS)
+		return bad(w, c, "absurd word count");
+	if ((r = slot_buffers(s, hdr ? hdr : 1)))
+		return r;
+	next = pmi_snap_decode(w->raw, rawlen, s->ext, hdr, s->words, hdr, &nw, &why);
+	if (next < 0)
+		return bad(w, c, why);
+	if (nw != hdr)
+		return bad(w, c, "word count differs from the header's");
+	for (e = 0; e < (size_t)next; e++) {
+		if (s->ext[e].start + s->ext[e].count > f->nwords)
+			return bad(w, c, "words past the file's length");
+		s->first[e] = done;
+		done += s->ext[e].count;
+	}
+	s->next = (size_t)next;
+	s->chunk = c;
+	s->age = ++w->clock;
+	return 0;
+}
+
+/* The slot holding chunk @c decoded, decoding it into the least recently used one if none does. */
+static int get_slot(struct pmi_snap_words *w, const struct wfile *f, const struct wchunk *c, struct slot **out)
+{
+	struct slot *old = &w->slot[0];
+	int i, r;
+
+	for (i = 0; i < NSLOTS; i++) {
+		if (w->slot[i].chunk == c) {
+			w->slot[i].age = ++w->clock;
+			*out = &w->slot[i];
+			return 0;
+		}
+		if (w->slot[i].age < old->age)
+			old = &w->slot[i];
+	}
+	if ((r = decode_into(w, f, c, old)))
+		return r;
+	*out = old;
+	return 0;
+}
+
+static int lo_cmp(const void *a, const void *b)
+{
+	const struct wchunk *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Learn each chunk's range of words (one decode each), then sort the chunks by where they start. */
+static int index_file(struct pmi_snap_words *w, struct wfile *f)
+{
+	struct slot *s;
+	size_t i;
+	int r;
+
+	for (i = 0; i < NSLOTS; i++)
+		w->slot[i].chunk = NULL;	/* the chunks move when sorted */
+	for (i = 0; i < f->n; i++) {
+		if ((r = get_slot(w, f, &f->c[i], &s)))
+			return r;
+		f->c[i].lo = s->next ? s->ext[0].start : 0;
+		f->c[i].hi = s->next ? s->ext[s->next - 1].start + s->ext[s->next - 1].count : 0;
+	}
+	for (i = 0; i < NSLOTS; i++)
+		w->slot[i].chunk = NULL;
+	qsort(f->c, f->n, sizeof(*f->c), lo_cmp);
+	f->indexed = true;
+	return 0;
+}
+
+/* Copy the words of slot @s that lie in [@from, @to) into @buf (word @from at buf[0]). */
+static void copy_words(const struct slot *s, uint64_t from, uint64_t to, uint64_t *buf)
+{
+	size_t lo = 0, hi = s->next;
+
+	while (lo < hi) {	/* the first extent that ends after @from: extents ascend */
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->ext[mid].start + s->ext[mid].count <= from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < s->next && s->ext[lo].start < to; lo++) {
+		uint64_t a = s->ext[lo].start > from ? s->ext[lo].start : from;
+		uint64_t b = s->ext[lo].start + s->ext[lo].count < to ? s->ext[lo].start + s->ext[lo].count : to;
+		memcpy(buf + (a - from), s->words + s->first[lo] + (a - s->ext[lo].start), (size_t)(b - a) * 8);
+	}
+}
+
+static ssize_t read_file(struct pmi_snap_words *w, struct wfile *f, uint64_t *buf, size_t count, uint64_t index)
+{
+	uint64_t end;
+	struct slot *s;
+	size_t i;
+	int r;
+
+	if (!f->indexed && (r = index_file(w, f)))
+		return r;
+	if (index >= f->nwords)
+		return 0;
+	end = f->nwords - index < count ? f->nwords : index + count;
+	memset(buf, 0, (size_t)(end - index) * 8);	/* words in no chunk read 0, as a sparse file's holes */
+	for (i = 0; i < f->n && f->c[i].lo < end; i++) {
+		if (f->c[i].hi <= index)
+			continue;
+		if ((r = get_slot(w, f, &f->c[i], &s)))
+			return r;
+		copy_words(s, index, end, buf);
+	}
+	return (ssize_t)(end - index);
+}
+
+ssize_t pmi_snap_words_pread(struct pmi_snap_words *w, int fd, uint64_t *buf, size_t count, uint64_t index)
+{
+	struct wfile *f = NULL;
+	struct stat st;
+	ssize_t r;
+	size_t i;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	for (i = 0; i < w->nf && !f; i++)
+		if (w->f[i].ino == st.st_ino && w->f[i].dev == st.st_dev)
+			f = &w->f[i];
+	if (!f)
+		return PMI_SNAP_WORDS_NOT_MINE;
+	pthread_mutex_lock(&w->lock);
+	r = read_file(w, f, buf, count, index);
+	pthread_mutex_unlock(&w->lock);
+	return r;
+}

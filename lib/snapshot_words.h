@@ -1,0 +1,29 @@
+/* snapshot_words.h - a replayed snapshot's word files read straight from their chunks (snapshot_words.c). */
+#ifndef PM_SNAPSHOT_WORDS_H
+#define PM_SNAPSHOT_WORDS_H
+
+#include <sys/types.h>
+#include "internal.h"
+#include "snapshot.h"
+
+/* pmi_snap_words_pread's answer for a descriptor that is none of its files (the caller reads it as a file). */
+#define PMI_SNAP_WORDS_NOT_MINE	((ssize_t)-0x10000)
+
+struct pmi_snap_words;
+
+/* A reader of the snapshot open on @fd (duplicated: the snapshot handle may close). NULL with errno. */
+struct pmi_snap_words *pmi_snap_words_new(int fd);
+void pmi_snap_words_free(struct pmi_snap_words *w);
+/* Word file @id (ids ascending) of @size bytes, extracted as the empty sparse file open on @fd. 0 or -errno. */
+int pmi_snap_words_add_file(struct pmi_snap_words *w, uint32_t id, uint64_t size, int fd);
+/* A WORDS section of file @id: its header at @offset, @length payload bytes (checked by pm_snapshot_open). */
+int pmi_snap_words_add_chunk(struct pmi_snap_words *w, uint32_t id, uint64_t offset, uint64_t length);
+/*
+ * pread of @count words at word @index of the extracted file open on @fd:
+ * words read (short at the file's end), -EBADMSG for a damaged chunk
+ * (pmi_snap_words_error says which), -errno, or PMI_SNAP_WORDS_NOT_MINE.
+ */
+ssize_t pmi_snap_words_pread(struct pmi_snap_words *w, int fd, uint64_t *buf, size_t count, uint64_t index);
+const char *pmi_snap_words_error(const struct pmi_snap_words *w);
+
+#endif
