@@ -53,8 +53,6 @@ struct track {
 };
 
 #define DEFAULT_MAX_OVERHEAD 10.0	/* percent */
-/* The next collect waits until the process has had at least this share of the interval since the last one ended. */
-#define GIVE 0.9
 
 static volatile sig_atomic_t stop_signal;
 
@@ -437,9 +435,10 @@ static void sleep_until(const struct track *tr, double when)
 }
 
 /*
- * Every interval as asked, or wider when --max-overhead says so. The next
- * collect is never due before the process has had GIVE of the next interval
- * since this one ended: a slow collect does not eat into the next interval.
+ * Every interval as asked, or wider when --max-overhead says so. When the
+ * next collect is due is pm_watch_next_wait's: never before the process has
+ * had 90 % of the next interval since this one ended (a slow collect does
+ * not eat into the next interval).
  */
 static int track_loop(struct track *tr, double asked, unsigned long count)
 {
@@ -467,9 +466,7 @@ static int track_loop(struct track *tr, double asked, unsigned long count)
 		last = now;
 		if (err < 0)
 			break;
-		due += sp.next;
-		if (due < now_s() + GIVE * sp.next)
-			due = now_s() + GIVE * sp.next;
+		due = now_s() + pm_watch_next_wait(tr->w, sp.next);
 	}
 	if (err == -ESRCH) {
 		fprintf(stderr, "pagemap: track: process %d exited\n", (int)tr->pid);
