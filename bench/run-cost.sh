@@ -9,6 +9,9 @@
 # Run it under `flock /tmp/bench.lock` on a shared machine. Prints a markdown table: rates as shares of the
 # untracked rate; for --max-overhead, the share over the first SETTLE seconds and over the rest, the intervals
 # pagemap track used in the rest (how many, their mean) and its estimate there (mean), and the load average.
+# The steady share is also given against the median of the writer's per-second rates in the same window (its own
+# speed between the fault bursts, in the same run: the untracked runs before and after may see another load).
+# BENCH_COST_LOG=FILE appends each budgeted run's per-second counts and records to FILE.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${BENCH_BUILD:-$here/../build}
@@ -43,9 +46,18 @@ window_rate() {
 	awk -v a="$1" -v b="$2" '$1 == "at" { w[$2] = $3 } END { printf "%.6g", ((b in w) ? (w[b] - (a > 0 ? w[a] : 0)) / (b - a) : 0) }' "$tmp/w.out"
 }
 
+# The median of the writer's per-second rates between seconds $1 and $2: in a steady state whose intervals are
+# several seconds long most seconds have no tracking fault, so this is its own untracked speed in the same run.
+between_rate() {
+	awk -v a="$1" -v b="$2" '$1 == "at" { w[$2] = $3 } END { for (i = a + 1; i <= b; i++) if ((i in w) && ((i - 1) in w || i == 1)) d[n++] = w[i] - (i > 1 ? w[i - 1] : 0)
+		for (i = 1; i < n; i++) for (j = i; j > 0 && d[j - 1] > d[j]; j--) { x = d[j]; d[j] = d[j - 1]; d[j - 1] = x }
+		printf "%.6g", (n ? (n % 2 ? d[(n - 1) / 2] : (d[n / 2 - 1] + d[n / 2]) / 2) : 0) }' "$tmp/w.out"
+}
+
 # One run: MODE untracked|floor|track0|trackN.
 # untracked, floor: "rate"; track0: "rate - mean-estimate-%";
-# trackN: "first-rate steady-rate intervals-in-steady mean-interval-in-steady mean-estimate-in-steady-% fault-us last-interval".
+# trackN: "first-rate steady-rate intervals-in-steady mean-interval-in-steady mean-estimate-in-steady-% fault-us last-interval
+# median-second-rate-in-steady".
 one_run() {
 	local mode=$1 gib=$2 hot=$3 iv=$4 tpid n mo
 	case $mode in
@@ -77,11 +89,12 @@ one_run() {
 		return
 	fi
 	# The steady window in the tracker's time: from its first record + settle on.
-	awk -v f="$(window_rate 0 "$settle")" -v s="$(window_rate "$settle" "$long")" -v settle="$settle" -F'[:,]' '
+	[ -n "${BENCH_COST_LOG:-}" ] && { echo "# $gib GiB $hot % $iv s"; grep '^at' "$tmp/w.out" | tr '\n' ' '; echo; sed 's/,"maps".*//' "$tmp/t.json"; } >>"$BENCH_COST_LOG"
+	awk -v f="$(window_rate 0 "$settle")" -v s="$(window_rate "$settle" "$long")" -v settle="$settle" -v m="$(between_rate "$settle" "$long")" -F'[:,]' '
 		{ for (i = 1; i < NF; i++) { v[$i] = $(i + 1) } t = v["{\"t\""]; if (NR == 1) t1 = t
 		  if (v["\"fault_us\""] != "") fu = v["\"fault_us\""]; ni = v["\"next_interval\""]
 		  if (t - v["\"interval\""] >= t1 + settle - 1e-9) { k++; iv += v["\"interval\""]; o += v["\"overhead\""] } }
-		END { printf "%s %s %d %.3g %.1f %s %s\n", f, s, k, (k ? iv / k : 0), (k ? o / k : 0), fu, ni }' "$tmp/t.json"
+		END { printf "%s %s %d %.3g %.1f %s %s %s\n", f, s, k, (k ? iv / k : 0), (k ? o / k : 0), fu, ni, m }' "$tmp/t.json"
 }
 
 # mean of the numbers on stdin
@@ -94,8 +107,8 @@ echo "--max-overhead $maxover, untracked; rates are the mean over rounds, as a s
 echo "budget: its first $settle s apart, the widening; then the steady state, with the intervals that lay wholly in it)."
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) at start"
 echo
-echo "| size | hot set | interval | untracked writes/s (min-max) | floor | pagemap track (its estimate) | --max-overhead $maxover: first $settle s | steady ($settle-$long s) | intervals in it (mean) | its estimate there | last next interval | fault cost (us) | load |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| size | hot set | interval | untracked writes/s (min-max) | floor | pagemap track (its estimate) | --max-overhead $maxover: first $settle s | steady ($settle-$long s) | steady, against its median second there | intervals in it (mean) | its estimate there | last next interval | fault cost (us) | load |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for gib in ${BENCH_COST_SIZES:-1 8}; do
 	wait_for_memory "$gib"
 	for hot in ${BENCH_COST_HOT:-0.1 1 10}; do
@@ -118,7 +131,7 @@ for gib in ${BENCH_COST_SIZES:-1 8}; do
 			col() { awk -v c="$1" '{ print ($c == "" ? 0 : $c) }' "$tmp/tn" | mean; }
 			us=$(awk '{ v = $1 + 0; if (NR == 1 || v < lo) lo = v; if (v > hi) hi = v } END { printf "%.2g-%.2g", lo, hi }' "$tmp/u")
 			echo "| $gib GiB | $hot % | $iv s | $(awk -v u="$u" 'BEGIN { printf "%.3g", u }') ($us) | $(ratio "$f" "$u") |" \
-			     "$(ratio "$t0r" "$u") ($t0e %) | $(ratio "$(col 1)" "$u") | **$(ratio "$(col 2)" "$u")** |" \
+			     "$(ratio "$t0r" "$u") ($t0e %) | $(ratio "$(col 1)" "$u") | **$(ratio "$(col 2)" "$u")** | $(ratio "$(col 2)" "$(col 8)") |" \
 			     "$(col 3) ($(col 4) s) | $(col 5) % | $(col 7) s | $(col 6) | $(cut -d' ' -f1 /proc/loadavg) |"
 		done
 	done
