@@ -111,6 +111,7 @@ int main(int argc, char **argv)
 	double gib, hot, secs, t = 0;
 	size_t psize = 4096, npages, nhot;
 	uint64_t x = 88172645463325252ULL, writes = 0;
+	double tick = 0;
 	char *mem;
 
 	if (argc < 4) {
@@ -119,7 +120,8 @@ int main(int argc, char **argv)
 				"pages among the first HOT_PERCENT %% as fast as it can; from SIGUSR1 on count the writes\n"
 				"for MEASURE_S seconds, print \"rate\" and their number per second, and exit. With floor,\n"
 				"track itself meanwhile: userfaultfd async write-protect and PAGEMAP_SCAN (harvest and\n"
-				"re-arm) from a thread every INTERVAL_S.\n");
+				"re-arm) from a thread every INTERVAL_S. Every second of the measure it prints\n"
+				"\"at SECONDS WRITES\" (since SIGUSR1), so a share can be taken over any later window.\n");
 		return 2;
 	}
 	gib = atof(argv[1]);
@@ -157,9 +159,14 @@ int main(int argc, char **argv)
 		if (!go)
 			continue;
 		if (!t)
-			t = now_s();
+			t = tick = now_s();
 		else
 			writes += 4096;
+		if (now_s() >= tick + 1) {
+			tick += 1;
+			printf("at %.0f %llu\n", tick - t, (unsigned long long)writes);
+			fflush(stdout);
+		}
 		if (now_s() >= t + secs)
 			break;
 	}

@@ -3,9 +3,15 @@
 # in-process by the cheapest mechanism (the floor: userfaultfd async write-protect + PAGEMAP_SCAN from a thread),
 # and tracked by `pagemap track` without and with --max-overhead, interleaved per configuration in the same run.
 # BENCH_COST_SIZES="1 8" (GiB)  BENCH_COST_HOT="0.1 1 10" (% of the pages)  BENCH_COST_INTERVALS="0.1 1" (s)
-# BENCH_COST_SECS=15 (measured seconds per run)  BENCH_COST_MAXOVER=10 (%)  BENCH_COST_REPS=2 (rounds per row)
+# BENCH_COST_SECS=10 (measured seconds per run: untracked, floor, track)  BENCH_COST_MAXOVER=10 (%)
+# BENCH_COST_LONG=60 (measured seconds of the --max-overhead run)  BENCH_COST_SETTLE=20 (its first part, reported
+# apart: the widening; the rest is the steady state)  BENCH_COST_REPS=1 (rounds per row)
 # Run it under `flock /tmp/bench.lock` on a shared machine. Prints a markdown table: rates as shares of the
-# untracked rate, the interval pagemap track ended on, and its own estimate of the overhead (mean over intervals).
+# untracked rate; for --max-overhead, the share over the first SETTLE seconds and over the rest, the intervals
+# pagemap track used in the rest (how many, their mean) and its estimate there (mean), and the load average.
+# The steady share is also given against the median of the writer's per-second rates in the same window (its own
+# speed between the fault bursts, in the same run: the untracked runs before and after may see another load).
+# BENCH_COST_LOG=FILE appends each budgeted run's per-second counts and records to FILE.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${BENCH_BUILD:-$here/../build}
@@ -17,8 +23,10 @@ trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=bench/common.sh
 . "$here/common.sh"
 bench_check_programs "$tool" "$writer"
-secs=${BENCH_COST_SECS:-15}
+secs=${BENCH_COST_SECS:-10}
 maxover=${BENCH_COST_MAXOVER:-10}
+long=${BENCH_COST_LONG:-60}
+settle=${BENCH_COST_SETTLE:-20}
 
 # Start the writer; $1.. its arguments. Sets wpid; waits for "ready".
 start_writer() {
@@ -33,11 +41,28 @@ start_writer() {
 # The writer's rate, once it has exited (call it as a command, not in $(...): wait needs this shell).
 wait_rate() { wait "$wpid"; rate=$(awk '/^rate/ { print $2 }' "$tmp/w.out"); }
 
-# One run: MODE untracked|floor|track0|trackN; prints "rate [final-interval mean-estimate-% collects fault-us]".
+# The writer's writes per second between seconds $1 and $2 of its measure (its "at SECONDS WRITES" lines).
+window_rate() {
+	awk -v a="$1" -v b="$2" '$1 == "at" { w[$2] = $3 } END { printf "%.6g", ((b in w) ? (w[b] - (a > 0 ? w[a] : 0)) / (b - a) : 0) }' "$tmp/w.out"
+}
+
+# The median of the writer's per-second rates between seconds $1 and $2: in a steady state whose intervals are
+# several seconds long most seconds have no tracking fault, so this is its own untracked speed in the same run.
+between_rate() {
+	awk -v a="$1" -v b="$2" '$1 == "at" { w[$2] = $3 } END { for (i = a + 1; i <= b; i++) if ((i in w) && ((i - 1) in w || i == 1)) d[n++] = w[i] - (i > 1 ? w[i - 1] : 0)
+		for (i = 1; i < n; i++) for (j = i; j > 0 && d[j - 1] > d[j]; j--) { x = d[j]; d[j] = d[j - 1]; d[j - 1] = x }
+		printf "%.6g", (n ? (n % 2 ? d[(n - 1) / 2] : (d[n / 2 - 1] + d[n / 2]) / 2) : 0) }' "$tmp/w.out"
+}
+
+# One run: MODE untracked|floor|track0|trackN.
+# untracked, floor: "rate"; track0: "rate - mean-estimate-%";
+# trackN: "first-rate steady-rate intervals-in-steady mean-interval-in-steady mean-estimate-in-steady-% fault-us last-interval
+# median-second-rate-in-steady".
 one_run() {
 	local mode=$1 gib=$2 hot=$3 iv=$4 tpid n mo
 	case $mode in
 	floor) start_writer "$gib" "$hot" "$secs" floor "$iv" || return ;;
+	trackN) start_writer "$gib" "$hot" "$long" || return ;;
 	*) start_writer "$gib" "$hot" "$secs" || return ;;
 	esac
 	case $mode in
@@ -58,42 +83,56 @@ one_run() {
 	kill -USR1 "$wpid"
 	wait_rate
 	wait "$tpid"
-	awk -v r="$rate" -F'[:,]' '{ for (i = 1; i < NF; i++) { if ($i == "\"next_interval\"") ni = $(i + 1); if ($i == "\"overhead\"") { o += $(i + 1); k++ } if ($i == "\"fault_us\"") fu = $(i + 1) } }
-		END { printf "%s %s %.1f %d %s\n", r, ni, (k ? o / k : 0), k, fu }' "$tmp/t.json"
+	if [ "$mode" = track0 ]; then
+		awk -v r="$rate" -F'[:,]' '{ for (i = 1; i < NF; i++) if ($i == "\"overhead\"") { o += $(i + 1); k++ } }
+			END { printf "%s - %.1f\n", r, (k ? o / k : 0) }' "$tmp/t.json"
+		return
+	fi
+	# The steady window in the tracker's time: from its first record + settle on.
+	[ -n "${BENCH_COST_LOG:-}" ] && { echo "# $gib GiB $hot % $iv s"; grep '^at' "$tmp/w.out" | tr '\n' ' '; echo; sed 's/,"maps".*//' "$tmp/t.json"; } >>"$BENCH_COST_LOG"
+	awk -v f="$(window_rate 0 "$settle")" -v s="$(window_rate "$settle" "$long")" -v settle="$settle" -v m="$(between_rate "$settle" "$long")" -F'[:,]' '
+		{ for (i = 1; i < NF; i++) { v[$i] = $(i + 1) } t = v["{\"t\""]; if (NR == 1) t1 = t
+		  if (v["\"fault_us\""] != "") fu = v["\"fault_us\""]; ni = v["\"next_interval\""]
+		  if (t - v["\"interval\""] >= t1 + settle - 1e-9) { k++; iv += v["\"interval\""]; o += v["\"overhead\""] } }
+		END { printf "%s %s %d %.3g %.1f %s %s %s\n", f, s, k, (k ? iv / k : 0), (k ? o / k : 0), fu, ni, m }' "$tmp/t.json"
 }
 
 # mean of the numbers on stdin
 mean() { awk '{ s += $1; n++ } END { printf "%.6g", (n ? s / n : 0) }'; }
 
-reps=${BENCH_COST_REPS:-2}
+reps=${BENCH_COST_REPS:-1}
 bench_snapshot_tool
-echo "writer: bench/hotwriter; $reps rounds per row, each round untracked, floor, track, track --max-overhead in turn;"
-echo "rates are the mean over rounds, as a share of the untracked mean; the last three columns are pagemap track's own"
-echo "figures with --max-overhead $maxover: its last interval, its mean estimate, the fault price it measured at start."
+echo "writer: bench/hotwriter; $reps round(s) per row, each round untracked, floor, untracked, track, untracked, track"
+echo "--max-overhead $maxover, untracked; rates are the mean over rounds, as a share of the untracked mean ($secs s measured; $long s with the"
+echo "budget: its first $settle s apart, the widening; then the steady state, with the intervals that lay wholly in it)."
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg) at start"
 echo
-echo "| size | hot set | interval | untracked writes/s | floor | pagemap track (its estimate) | track --max-overhead $maxover | its interval at the end | its estimate (mean) | fault cost (us) |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| size | hot set | interval | untracked writes/s (min-max) | floor | pagemap track (its estimate) | --max-overhead $maxover: first $settle s | steady ($settle-$long s) | steady, against its median second there | intervals in it (mean) | its estimate there | last next interval | fault cost (us) | load |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for gib in ${BENCH_COST_SIZES:-1 8}; do
 	wait_for_memory "$gib"
 	for hot in ${BENCH_COST_HOT:-0.1 1 10}; do
 		for iv in ${BENCH_COST_INTERVALS:-0.1 1}; do
 			: >"$tmp/u" ; : >"$tmp/f" ; : >"$tmp/t0" ; : >"$tmp/tn"
+			# The untracked rate moves with the machine's load: measured between every two tracked runs.
 			for _ in $(seq "$reps"); do
 				one_run untracked "$gib" "$hot" "$iv" >>"$tmp/u"
 				one_run floor "$gib" "$hot" "$iv" >>"$tmp/f"
+				one_run untracked "$gib" "$hot" "$iv" >>"$tmp/u"
 				one_run track0 "$gib" "$hot" "$iv" >>"$tmp/t0"
+				one_run untracked "$gib" "$hot" "$iv" >>"$tmp/u"
 				one_run trackN "$gib" "$hot" "$iv" >>"$tmp/tn"
+				one_run untracked "$gib" "$hot" "$iv" >>"$tmp/u"
 			done
 			u=$(mean <"$tmp/u")
 			f=$(mean <"$tmp/f")
 			t0r=$(mean <"$tmp/t0")
 			t0e=$(awk '{ print ($3 == "" ? 0 : $3) }' "$tmp/t0" | mean)
-			tnr=$(mean <"$tmp/tn")
-			tni=$(awk '{ print ($2 == "" ? 0 : $2) }' "$tmp/tn" | mean)
-			tne=$(awk '{ print ($3 == "" ? 0 : $3) }' "$tmp/tn" | mean)
-			fus=$(awk '{ print ($5 == "" ? 0 : $5) }' "$tmp/tn" | mean)
-			echo "| $gib GiB | $hot % | $iv s | $(awk -v u="$u" 'BEGIN { printf "%.3g", u }') | $(ratio "$f" "$u") |" \
-			     "$(ratio "$t0r" "$u") ($t0e %) | $(ratio "$tnr" "$u") | $tni s | $tne % | $fus |"
+			col() { awk -v c="$1" '{ print ($c == "" ? 0 : $c) }' "$tmp/tn" | mean; }
+			us=$(awk '{ v = $1 + 0; if (NR == 1 || v < lo) lo = v; if (v > hi) hi = v } END { printf "%.2g-%.2g", lo, hi }' "$tmp/u")
+			echo "| $gib GiB | $hot % | $iv s | $(awk -v u="$u" 'BEGIN { printf "%.3g", u }') ($us) | $(ratio "$f" "$u") |" \
+			     "$(ratio "$t0r" "$u") ($t0e %) | $(ratio "$(col 1)" "$u") | **$(ratio "$(col 2)" "$u")** | $(ratio "$(col 2)" "$(col 8)") |" \
+			     "$(col 3) ($(col 4) s) | $(col 5) % | $(col 7) s | $(col 6) | $(cut -d' ' -f1 /proc/loadavg) |"
 		done
 	done
 done

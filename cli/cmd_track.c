@@ -53,8 +53,6 @@ struct track {
 };
 
 #define DEFAULT_MAX_OVERHEAD 10.0	/* percent */
-/* The next collect waits until the process has had at least this share of the interval since the last one ended. */
-#define GIVE 0.9
 
 static volatile sig_atomic_t stop_signal;
 
@@ -92,13 +90,17 @@ static int usage_help(void)
 	      "\nWhat it costs the target (an estimate, printed every interval): each page written in an\n"
 	      "interval took one tracking fault, priced by a measurement at start (first writes to 1024\n"
 	      "protected pages against plain writes, in a throwaway child; stated on stderr), against\n"
-	      "the target's CPU time; plus the collect's own time against the interval. Measured here\n"
-	      "(Linux 6.18, paravirtualized guest): 20-30 us per fault by uffd with the host busy, 1.0-1.3\n"
-	      "us on a quiet day. At 25 us a process writing 26,000 different pages per second (10 % of\n"
-	      "1 GiB) loses about 65 % of a CPU at a 1 s interval and all of it at 0.1 s (at 1 us, 2.6 %\n"
-	      "and 26 %); rewriting a page within an interval costs nothing more. With --max-overhead\n"
-	      "(default 10 %) the next interval is widened in proportion when the estimate passes it\n"
-	      "(never narrower than asked; the record says so), and narrows back when the cost allows.\n"
+	      "the target's CPU time (at least a tenth of a CPU); plus the time of the collect's scans\n"
+	      "against the interval. Measured here (Linux 6.18, paravirtualized guest): 15-30 us per\n"
+	      "fault by uffd with the host busy, 1.0-1.3 us on a quiet day. At 25 us a process writing\n"
+	      "26,000 different pages per second (10 % of 1 GiB) loses about 65 % of a CPU at a 1 s\n"
+	      "interval and all of it at 0.1 s (at 1 us, 2.6 % and 26 %); rewriting a page within an\n"
+	      "interval costs nothing more. With --max-overhead (default 10 %) the next interval is\n"
+	      "widened in proportion when the estimate passes it (never narrower than asked; the record\n"
+	      "says so); it stays while the estimate is within the budget, and narrows back when it\n"
+	      "falls under a quarter of it (the target went quiet). Such a writer then reached 5-14 s\n"
+	      "intervals in 3-4 collects and, in the steady state, ran at 0.90-1.02 of its own speed\n"
+	      "between the fault bursts (pagemap-track(1), bench/README.md).\n"
 	      "\nOptions:\n"
 	      "  -m, --method NAME    auto (default), uffd, soft-dirty or fork-snapshot\n"
 	      "      --ranges         list the written address ranges, not the mappings\n"
@@ -437,9 +439,10 @@ static void sleep_until(const struct track *tr, double when)
 }
 
 /*
- * Every interval as asked, or wider when --max-overhead says so. The next
- * collect is never due before the process has had GIVE of the next interval
- * since this one ended: a slow collect does not eat into the next interval.
+ * Every interval as asked, or wider when --max-overhead says so. When the
+ * next collect is due is pm_watch_next_wait's: never before the process has
+ * had 90 % of the next interval since this one ended (a slow collect does
+ * not eat into the next interval).
  */
 static int track_loop(struct track *tr, double asked, unsigned long count)
 {
@@ -467,9 +470,7 @@ static int track_loop(struct track *tr, double asked, unsigned long count)
 		last = now;
 		if (err < 0)
 			break;
-		due += sp.next;
-		if (due < now_s() + GIVE * sp.next)
-			due = now_s() + GIVE * sp.next;
+		due = now_s() + pm_watch_next_wait(tr->w, sp.next);
 	}
 	if (err == -ESRCH) {
 		fprintf(stderr, "pagemap: track: process %d exited\n", (int)tr->pid);

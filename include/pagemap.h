@@ -1524,10 +1524,15 @@ PM_API const char *pm_watch_method_name(enum pm_watch_method method);
  *    time of one such first write over a write to an unprotected page,
  *    measured on this machine by pm_watch_calibrate(); the sum is set
  *    against the process's CPU time over the interval (clock ticks, at
- *    least one, all threads);
- *  - the collect itself: its wall time counts whole against the interval
- *    (its scans write-protect the process's page tables and flush its TLB;
- *    the process is slowed, not stopped, so this over-states it).
+ *    least one, all threads), counted as at least a tenth of one CPU over
+ *    the interval: a process that mostly waits is delayed by its faults,
+ *    not slowed, and its few ticks would make them look like all its time;
+ *  - the scans of the collect: the time its PAGEMAP_SCAN or clear_refs
+ *    calls took, summed, counts whole against the interval (they
+ *    write-protect the process's page tables and flush its TLB; the
+ *    process is slowed, not stopped, so this over-states it). A back end
+ *    that reports no scan calls (fork-snapshot, mprotect) counts the
+ *    collect's whole wall time.
  */
 struct pm_watch_cost {
 	double interval;	/* seconds from the previous collect's start to this one's */
@@ -1539,7 +1544,7 @@ struct pm_watch_cost {
 	double scan_time;	/* the collect's wall time, seconds */
 	double max_hold;	/* longest the collect held the process's mm or page tables at once (one scan call), seconds */
 	double max_hold_ever;	/* the same over every collect so far */
-	double overhead;	/* fault_time / cpu + scan_time / interval, at most 1: the share of its time tracking took */
+	double overhead;	/* fault_time / cpu + scans / interval (above), at most 1: the share of its time tracking took */
 };
 
 /*
@@ -1562,16 +1567,30 @@ PM_API int pm_watch_cost(const struct pm_watch *w, struct pm_watch_cost *c);
 /*
  * pm_watch_next_interval - the interval (seconds) to wait before the next
  * collect so that the overhead stays within @max_overhead (a share: 0.1 for
- * 10 %), given the last estimate: never less than @asked; when the last
- * overhead exceeded the budget, the last interval widened in proportion
- * (a process that keeps writing the same pages takes as many faults in a
- * longer interval, so the share falls), aiming at 80 % of the budget, at
- * most 8 times wider per collect and 64 times @asked in all; back towards
- * @asked when the budget allows. A process that writes ever new pages pays
- * per page whatever the interval: widening does not help it, and the cap
- * stops it. @max_overhead <= 0, or no collect yet: @asked.
+ * 10 %), given the last estimate: never less than @asked. Over the budget,
+ * the last interval widened in proportion (a process that keeps writing
+ * the same pages takes as many faults in a longer interval, so the share
+ * falls), aiming at 80 % of the budget, at most 8 times wider per collect
+ * and 1000 times @asked in all (a process that writes ever new pages pays
+ * per page whatever the interval: widening does not help it, the bound
+ * stops it). Within the budget the interval stays, unless the share fell
+ * under half the budget (the process went quiet): then it narrows in the
+ * same proportion, down to @asked. A process that rewrites a hot set
+ * converges in one step once the 8x bound no longer binds, and does not
+ * see-saw (tests/unit/test_watch_cost.c models it). @max_overhead <= 0,
+ * or no collect yet: @asked.
  */
 PM_API double pm_watch_next_interval(const struct pm_watch *w, double asked, double max_overhead);
+
+/*
+ * pm_watch_next_wait - how long to sleep (seconds, from now) before the
+ * next collect, for an interval of @next seconds (pm_watch_next_interval's
+ * or a fixed one): @next after the last collect started, but never before
+ * the process has had 90 % of @next since that collect ended (a collect
+ * slower than the interval does not leave it none). 0 when due already;
+ * @next before the first collect. pagemap track sleeps this long.
+ */
+PM_API double pm_watch_next_wait(const struct pm_watch *w, double next);
 
 /*
  * pm_watch_free - stop watching and free the handle: UFFD ranges are

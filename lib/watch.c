@@ -310,8 +310,11 @@ int pm_watch_add(struct pm_watch *w, uint64_t start, uint64_t end, unsigned flag
 		if (flags & PM_WATCH_POPULATED)
 			err = add_populated(w, before, nbefore, r, 1);
 	}
-	if (!err && !w->cost.have)
-		pmi_watch_cost_begin(w);	/* the first interval starts when writes are first watched */
+	/* The first interval starts when writes are first watched; a later add (a new mapping) does not restart it. */
+	if (!err && !w->cost.have && !w->cost.watching) {
+		pmi_watch_cost_begin(w);
+		w->cost.watching = true;
+	}
 	free(before);
 	return err;
 }
@@ -499,6 +502,7 @@ int pm_watch_collect(struct pm_watch *w, unsigned flags, const struct pm_written
 		return -EINVAL;
 	w->nout = 0;
 	w->cost.hold_now = 0;	/* holds of this collect only, not of pm_watch_add's arming */
+	w->cost.hold_sum = 0;
 	w->cost.held = false;
 	w->out_err = 0;
 	err = w->ops->collect(w, flags & PM_WATCH_RESET);

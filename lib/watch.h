@@ -63,9 +63,12 @@ struct pmi_watch_costing {
 	struct pmi_proc_stat stat_last;
 	bool stat_ok;
 	double fault_cost;		/* pm_watch_calibrate's result, seconds (0: not calibrated) */
+	double t_end;			/* CLOCK_MONOTONIC seconds: the last collect's end */
 	double hold_now;		/* the longest hold the running collect reported */
+	double hold_sum;		/* the holds of the running collect, summed */
 	bool held;			/* the back end reported its holds (else the whole collect counts as one) */
 	bool have;			/* last is set */
+	bool watching;			/* a range was added: the first interval has started */
 	double share;			/* last.overhead before it was capped at 1 */
 	struct pm_watch_cost last;
 };
@@ -124,6 +127,8 @@ void pmi_watch_cost_begin(struct pm_watch *w);
 void pmi_watch_hold(struct pm_watch *w, double seconds);
 /* The collect that ran from @t0 to @t1 reported @pages pages written page by page: the estimate. */
 void pmi_watch_cost_collect(struct pm_watch *w, double t0, double t1, uint64_t pages);
+/* The same with the process's /proc/PID/stat given (NULL: unreadable): no I/O, for the model in the unit test. */
+void pmi_watch_cost_account(struct pm_watch *w, double t0, double t1, uint64_t pages, const struct pmi_proc_stat *st);
 
 extern const struct pm_watch_ops pm_watch_uffd_ops;
 extern const struct pm_watch_ops pm_watch_softdirty_ops;

@@ -19,6 +19,9 @@
 #define WIDEN_STEP	8.0	/* pm_watch_next_interval: at most this much wider per collect */
 #define WIDEN_MAX	1000.0	/* ... and at most this many times the asked interval (a runaway bound, not a policy) */
 #define AIM		0.8	/* ... aiming at this share of the budget, so the estimate's noise stays inside it */
+#define NARROW		0.25	/* ... and narrowing only below this share of the budget (a dead band: no see-saw on noise) */
+#define QUIET_CPU	0.1	/* faults are priced against at least this share of one CPU over the interval */
+#define GIVE		0.9	/* pm_watch_next_wait: the process has at least this share of the interval between collects */
 
 double pmi_now(void)
 {
@@ -92,39 +95,47 @@ void pmi_watch_hold(struct pm_watch *w, double seconds)
 {
 	if (seconds > w->cost.hold_now)
 		w->cost.hold_now = seconds;
+	w->cost.hold_sum += seconds;
 	w->cost.held = true;
 }
 
 /*
- * The share of the process's time the tracking took: its faults against its CPU time, the collect
+ * The share of the process's time the tracking took: its faults against its CPU time, the scans
  * against the interval. Not capped at 1 (pm_watch_next_interval needs how far over it is).
+ * A process that used under QUIET_CPU of a CPU is priced against QUIET_CPU: it waits more than
+ * it runs, so its faults delay it without slowing it down, and set against its few clock ticks
+ * they would read as most of its time and widen its interval for nothing (tests/unit/test_watch_cost.c,
+ * the quiet writer).
  */
-static double share_of(const struct pm_watch_cost *c)
+static double share_of(const struct pm_watch_cost *c, double held)
 {
 	double tick = 1.0 / (double)sysconf(_SC_CLK_TCK);
 	double cpu = c->cpu >= 0 ? c->cpu : c->interval;
-	double share;
 
 	/* The CPU time comes in clock ticks: never less than one, never less than the faults it contains. */
+	if (cpu < QUIET_CPU * c->interval)
+		cpu = QUIET_CPU * c->interval;
 	if (cpu < tick)
 		cpu = tick;
-	share = c->fault_time / cpu + (c->interval > 0 ? c->scan_time / c->interval : 0);
-	return share;
+	return c->fault_time / cpu + (c->interval > 0 ? held / c->interval : 0);
 }
 
-/* After a collect that started at @t0 and ended at @t1 and reported @pages pages written page by page. */
-void pmi_watch_cost_collect(struct pm_watch *w, double t0, double t1, uint64_t pages)
+/*
+ * The estimate of a collect that ran from @t0 to @t1 and reported @pages pages written page by
+ * page, the process's /proc/PID/stat then being *@st (NULL: unreadable). Pure: the model of
+ * tests/unit/test_watch_cost.c drives it with a simulated process.
+ */
+void pmi_watch_cost_account(struct pm_watch *w, double t0, double t1, uint64_t pages, const struct pmi_proc_stat *st)
 {
 	struct pm_watch_cost *c = &w->cost.last;
-	struct pmi_proc_stat st;
-	bool ok = read_stat(w, &st) == 0;
+	bool ok = st != NULL;
 
 	c->interval = t0 - w->cost.t_last;
 	c->minflt = UINT64_MAX;
 	c->cpu = -1;
-	if (ok && w->cost.stat_ok && st.minflt >= w->cost.stat_last.minflt && st.cpu_ticks >= w->cost.stat_last.cpu_ticks) {
-		c->minflt = st.minflt - w->cost.stat_last.minflt;
-		c->cpu = (double)(st.cpu_ticks - w->cost.stat_last.cpu_ticks) / (double)sysconf(_SC_CLK_TCK);
+	if (ok && w->cost.stat_ok && st->minflt >= w->cost.stat_last.minflt && st->cpu_ticks >= w->cost.stat_last.cpu_ticks) {
+		c->minflt = st->minflt - w->cost.stat_last.minflt;
+		c->cpu = (double)(st->cpu_ticks - w->cost.stat_last.cpu_ticks) / (double)sysconf(_SC_CLK_TCK);
 	}
 	/* Each page written since the last reset took one tracking fault; no more than the minor faults counted. */
 	c->faults = pages < c->minflt ? pages : c->minflt;
@@ -134,14 +145,29 @@ void pmi_watch_cost_collect(struct pm_watch *w, double t0, double t1, uint64_t p
 	c->max_hold = w->cost.held ? w->cost.hold_now : c->scan_time;
 	if (c->max_hold > c->max_hold_ever)
 		c->max_hold_ever = c->max_hold;
-	w->cost.share = share_of(c);
+	/*
+	 * The scans, not the whole collect: reading the maps and sorting the result leave the
+	 * process alone. A back end that reports no holds (a stop, a fork) counts whole.
+	 */
+	w->cost.share = share_of(c, w->cost.held ? w->cost.hold_sum : c->scan_time);
 	c->overhead = w->cost.share > 1 ? 1 : w->cost.share;
 	w->cost.t_last = t0;
-	w->cost.stat_last = st;
+	w->cost.t_end = t1;
+	if (ok)
+		w->cost.stat_last = *st;
 	w->cost.stat_ok = ok;
 	w->cost.hold_now = 0;
+	w->cost.hold_sum = 0;
 	w->cost.held = false;
 	w->cost.have = true;
+}
+
+/* After a collect that started at @t0 and ended at @t1 and reported @pages pages written page by page. */
+void pmi_watch_cost_collect(struct pm_watch *w, double t0, double t1, uint64_t pages)
+{
+	struct pmi_proc_stat st;
+
+	pmi_watch_cost_account(w, t0, t1, pages, read_stat(w, &st) == 0 ? &st : NULL);
 }
 
 int pm_watch_cost(const struct pm_watch *w, struct pm_watch_cost *c)
@@ -155,22 +181,40 @@ int pm_watch_cost(const struct pm_watch *w, struct pm_watch_cost *c)
 double pm_watch_next_interval(const struct pm_watch *w, double asked, double max_overhead)
 {
 	const struct pm_watch_cost *c = &w->cost.last;
-	double want;
+	double want, share = w->cost.share;
 
 	if (!w->cost.have || !(max_overhead > 0) || !(asked > 0) || !(c->interval > 0))
 		return asked;
 	/*
 	 * A process that keeps writing the same pages takes the same faults in a longer
-	 * interval, and a collect costs the same: the share falls as the interval grows.
+	 * interval, and a collect costs the same: the share falls as the interval grows, and
+	 * the interval that puts it at AIM of the budget is the last one times share / aim.
+	 * Within the budget the interval stays, unless the share fell below NARROW of it (the
+	 * process went quiet): then it narrows by the same proportion, to AIM, not below asked.
 	 */
-	want = c->interval * w->cost.share / (max_overhead * AIM);
-	if (w->cost.share <= max_overhead && want > c->interval)
-		want = c->interval;	/* within budget: never wider than now */
+	want = c->interval * share / (max_overhead * AIM);
+	if (share <= max_overhead && share >= max_overhead * NARROW)
+		want = c->interval;	/* within budget and not quiet: as it is */
 	if (want > c->interval * WIDEN_STEP)
 		want = c->interval * WIDEN_STEP;
 	if (want > asked * WIDEN_MAX)
 		want = asked * WIDEN_MAX;
 	return want > asked ? want : asked;
+}
+
+double pm_watch_next_wait(const struct pm_watch *w, double next)
+{
+	double now = pmi_now(), due;
+
+	if (!(next > 0))
+		return 0;
+	if (!w->cost.have)
+		return next;
+	/* Due @next after the last collect started, but the process has GIVE of it after that collect ended. */
+	due = w->cost.t_last + next;
+	if (due < w->cost.t_end + GIVE * next)
+		due = w->cost.t_end + GIVE * next;
+	return due > now ? due - now : 0;
 }
 
 /* ---- calibration: one tracking fault against one plain write, in a throwaway child ---- */
