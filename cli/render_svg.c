@@ -160,6 +160,11 @@ static void svg_legend(FILE *f, const struct rnd_model *m, uint32_t y)
 	for (k = 0; k < RC_NCLASS; k++)
 		fprintf(f, " %s %" PRIu64 "%s", rnd_classes[k].name, m->total[k], rnd_class_known(m, k) ? "" : "?");
 	fputs("</text>\n", f);
+	if (m->note[0]) {	/* a colouring's reader could not see everything: never a silent zero */
+		fprintf(f, "<text x=\"%d\" y=\"%u\" fill=\"#D55E00\">", X0, y + 18);
+		rnd_xml_escape(f, m->note);
+		fputs("</text>\n", f);
+	}
 }
 
 /* The notes the picture owes its reader: what was aggregated, what could not be told. */
@@ -181,16 +186,11 @@ static void heading(FILE *f, const struct rnd_model *m, uint32_t nsegs_map)
 	if (!m->nmaps)
 		fputs("; the process has no mappings", f);
 	fputs("</text>\n", f);
-	if (m->note[0]) {	/* a colouring's reader could not see everything: never a silent zero */
-		fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#D55E00\">", X0 + 600, 16);
-		rnd_xml_escape(f, m->note);
-		fputs("</text>\n", f);
-	}
 }
 
 int rnd_write_svg(FILE *f, const struct rnd_model *m)
 {
-	uint32_t rows = m->rows ? m->rows : 1, w = X0 * 2 + m->width, h = Y0 + rows * PITCH + 80 + (m->nstates ? 18 : 0),
+	uint32_t rows = m->rows ? m->rows : 1, w = X0 * 2 + m->width, h = Y0 + rows * PITCH + 80 + (m->nstates ? 54 : 0),
 		 nmapsegs = 0;
 	unsigned char keys[256], *k;
 	size_t i;
