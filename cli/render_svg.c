@@ -170,13 +170,13 @@ static void svg_legend(FILE *f, const struct rnd_model *m, uint32_t y)
 /* The notes the picture owes its reader: what was aggregated, what could not be told. */
 static void heading(FILE *f, const struct rnd_model *m, uint32_t nsegs_map)
 {
-	char a[16], b[16];
+	char a[16], b[16], c[16];	/* one buffer per size: the arguments are all evaluated before printing */
 
 	fprintf(f, "<text x=\"%d\" y=\"16\" class=\"h\">", X0);
 	rnd_xml_escape(f, m->source);
 	fprintf(f, ": %zu mappings, %s mapped, %s present, %s swapped</text>\n", m->nmaps,
 		rnd_size(m->mapped, a, sizeof(a)), rnd_size(m->total[RC_PRESENT], b, sizeof(b)),
-		rnd_size(m->total[RC_SWAPPED], a, sizeof(a)));
+		rnd_size(m->total[RC_SWAPPED], c, sizeof(c)));
 	fprintf(f, "<text x=\"%d\" y=\"32\">one cell per %s or more; band widths grow with the square root of their "
 		   "size; gaps collapsed", X0, rnd_size(m->page_size, a, sizeof(a)));
 	if (m->group > 1)
