@@ -13,17 +13,20 @@
 
 #define MIB (1024UL * 1024)
 #define PMD (2 * MIB)
+#define JVM_SLICES 400	/* a JVM's heap regions, code cache, metaspace and libraries: hundreds of mappings */
 
 static int usage(void)
 {
-	fprintf(stderr, "Usage: target on|off [GIB [share|half]]\n"
+	fprintf(stderr, "Usage: target on|off [GIB [share|half|jvm]]\n"
 			"Map and write GIB GiB (default 4) of private anonymous memory with THP on\n"
 			"(MADV_HUGEPAGE on a 2 MiB-aligned region) or off (MADV_NOHUGEPAGE), print the\n"
 			"pid and \"ready\", then wait until killed, or until stdin closes when it is a pipe.\n"
 			"With share, first fork a child that keeps the pages shared (copy-on-write, map\n"
 			"count 2) and dies with its parent. With half, write only a random half of the\n"
 			"pages (in address order, fixed seed). SIGUSR1 makes it write every 16th page\n"
-			"again (breaking copy-on-write with share) and print \"written\".\n");
+			"again (breaking copy-on-write with share) and print \"written\".\n"
+			"With jvm, a JVM-sized layout: the region cut into %d mappings (every other\n"
+			"slice made read-only, on 2 MiB boundaries, so the VMAs cannot merge).\n", JVM_SLICES);
 	return 2;
 }
 
@@ -40,6 +43,18 @@ static char *map_aligned(size_t len)
 		munmap(p, a - (uintptr_t)p);
 	munmap((char *)a + len, (uintptr_t)p + PMD - a);
 	return (char *)a;
+}
+
+/* Cut [p, p + len) into JVM_SLICES mappings: every other slice read-only (whole PMDs, so no huge page splits). */
+static void split_mappings(char *p, size_t len)
+{
+	size_t slice = len / JVM_SLICES & ~(PMD - 1), i;
+
+	if (!slice)
+		slice = PMD;
+	for (i = 1; (i + 1) * slice <= len; i += 2)
+		if (mprotect(p + i * slice, slice, PROT_READ) < 0)
+			fprintf(stderr, "target: mprotect: %s\n", strerror(errno));
 }
 
 static volatile sig_atomic_t write_asked;
@@ -92,11 +107,12 @@ int main(int argc, char **argv)
 	double gib = 4;
 	size_t len, i;
 	bool thp, share = argc == 4 && !strcmp(argv[3], "share"), half = argc == 4 && !strcmp(argv[3], "half");
+	bool jvm = argc == 4 && !strcmp(argv[3], "jvm");
 	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART: the wait's read returns EINTR */
 	char *p, *end;
 	pid_t parent = getpid();
 
-	if (argc < 2 || argc > 4 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")) || (argc == 4 && !share && !half))
+	if (argc < 2 || argc > 4 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")) || (argc == 4 && !share && !half && !jvm))
 		return usage();
 	thp = !strcmp(argv[1], "on");
 	if (argc >= 3) {
@@ -118,6 +134,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < len; i += (size_t)page)
 		if (!half || (rand() & 1))
 			p[i] = 1;
+	if (jvm)
+		split_mappings(p, len);
 	region = p;
 	region_len = len;
 	sigaction(SIGUSR1, &sa, NULL);
