@@ -277,6 +277,25 @@ for k, v in want.items():
 assert want.get("node 0") and want.get("node 1"), want
 PY
 ) && pass "colour-node-bytes" || fail "colour-node-bytes" "$out"
+# more cgroups than colours: seven by name, the rest "other", and no byte lost
+cp -r "$work/phys-synth" "$work/many-cg"
+python3 - "$work/many-cg/proc/kpagecgroup" <<'PY'
+import struct, sys
+with open(sys.argv[1], "r+b") as f:	# the private anon frames 0x600-0x6ff: nine cgroups, inodes 109 down to 101
+    for pfn in range(0x600, 0x700):
+        f.seek(pfn * 8)
+        f.write(struct.pack("<Q", 109 - pfn % 9))
+PY
+"$pagemap" --root "$work/many-cg" render -c cgroup -f json 3131 >"$work/many-cg.json" 2>"$work/err"
+out=$(python3 - "$work/many-cg.json" "$work/phys-synth-cgroup.json" <<'PY'
+import json, sys
+got, before = (json.load(open(f))["render"]["legend"] for f in sys.argv[1:])
+names = [k for k in got if k.startswith("cgroup ino ")]
+assert len(names) == 7 and names == sorted(names), names
+assert got.get("other", 0) > 0, got
+assert sum(got.values()) == sum(before.values()), (got, before)
+PY
+) && pass "colour-cgroup-other" || fail "colour-cgroup-other" "$out $(cat "$work/err")"
 # unprivileged: frames hidden, drawn "hidden" and said in the picture, never a silent zero
 unpack demo-6.18-user
 for by in cgroup class node; do
