@@ -2,8 +2,11 @@
 # run-render.sh - `pagemap render PID` (svg, html, json, ansi) on a process with GIB GiB touched, against
 # `pagemap maps PID` (one walk) of the same target in the same run: the time ratio (goal: 1.5x at most) and
 # the output sizes (goal: SVG <= 1 MiB, HTML <= 2 MiB).
+# Then a JVM-sized row: the same GiB cut into hundreds of mappings (target ... jvm), maps against render svg
+# and html and the colourings by value (-c class, cgroup, node: one kpage read or node lookup per frame).
 # Usage: bench/run-render.sh [GIB]    (or BENCH_GIB=GIB; default 4)
-# Environment: BENCH_RUNS (default 5), BENCH_THP ("off on"), BENCH_BUILD, BENCH_TOOL (see run-phys.sh).
+# Environment: BENCH_RUNS (default 5), BENCH_THP ("off on"), BENCH_JVM (1; 0 skips the JVM-sized row),
+# BENCH_BUILD, BENCH_TOOL (see run-phys.sh).
 # Never a timed assertion: prints figures and exits 0 once it has measured.
 set -u
 
@@ -25,6 +28,7 @@ labels=(maps render-svg render-html render-json render-ansi)
 command_for() {
 	case $1 in
 	maps) echo "$tool maps $2" ;;
+	render-by-*) echo "$tool render -f svg -c ${1#render-by-} $2" ;;
 	render-*) echo "$tool render -f ${1#render-} $2" ;;
 	esac
 }
@@ -47,6 +51,26 @@ for thp in $thp_modes; do
 	summary+=("THP $thp: render/maps svg $(ratio "$wall_render_svg" "$wall_maps")x, html $(ratio "$wall_render_html" "$wall_maps")x, json $(ratio "$wall_render_json" "$wall_maps")x, ansi $(ratio "$wall_render_ansi" "$wall_maps")x (goal <= 1.5x); svg $(stat -c %s "$tmp/render-svg.out") bytes, html $(stat -c %s "$tmp/render-html.out") bytes")
 	stop_targets
 done
+if [ "${BENCH_JVM:-1}" = 1 ]; then
+	labels=(maps render-svg render-html render-by-class render-by-cgroup render-by-node)
+	start_target off "$gib" jvm
+	pid=${tgt_pids[0]}
+	rm -f "$tmp"/*.times
+	echo "== JVM-sized: target pid $pid, $gib GiB touched, $(wc -l <"/proc/$pid/maps") mappings, $runs runs per command"
+	run_rounds "$pid"
+	printf '%-16s %9s %9s %9s %9s %8s  %s\n' COMMAND WALL_MS MIN_MS MAX_MS CPU_MS RSS_MIB OUTPUT_BYTES
+	line="JVM-sized ($(wc -l <"/proc/$pid/maps") mappings): render/maps"
+	for l in "${labels[@]}"; do
+		medians "$l"
+		eval "wall_${l//-/_}=$med_wall"
+		printf '%-16s %9s %9s %9s %9s %8s  %s\n' "$l" "$(ms "$med_wall")" "$(ms "$min_wall")" "$(ms "$max_wall")" \
+			"$(ms "$med_cpu")" "$(mib "$max_rss")" "$(stat -c %s "$tmp/$l.out")"
+		[ "$l" = maps ] || line+=" ${l#render-} $(ratio "$med_wall" "$wall_maps")x ($(stat -c %s "$tmp/$l.out") B)"
+	done
+	echo
+	summary+=("$line")
+	stop_targets
+fi
 for s in "${summary[@]}"; do
 	echo "$s"
 done

@@ -13,10 +13,11 @@
 
 #define MIB (1024UL * 1024)
 #define PMD (2 * MIB)
+#define JVM_SLICES 400	/* a JVM's heap regions, code cache, metaspace and libraries: hundreds of mappings */
 
 static int usage(void)
 {
-	fprintf(stderr, "Usage: target on|off [GIB [share[N]|half|sparse]]\n"
+	fprintf(stderr, "Usage: target on|off [GIB [share[N]|half|sparse|jvm]]\n"
 			"Map and write GIB GiB (default 4) of private anonymous memory with THP on\n"
 			"(MADV_HUGEPAGE on a 2 MiB-aligned region) or off (MADV_NOHUGEPAGE), print the\n"
 			"pid and \"ready\", then wait until killed, or until stdin closes when it is a pipe.\n"
@@ -26,7 +27,9 @@ static int usage(void)
 			"pages (in address order, fixed seed). With sparse, write every other page\n"
 			"(THP off) or every other 2 MiB block (THP on): the most regions a walk can meet.\n"
 			"SIGUSR1 makes it write every 16th page\n"
-			"again (breaking copy-on-write with share) and print \"written\".\n");
+			"again (breaking copy-on-write with share) and print \"written\".\n"
+			"With jvm, a JVM-sized layout: the region cut into %d mappings (every other\n"
+			"slice made read-only, on 2 MiB boundaries, so the VMAs cannot merge).\n", JVM_SLICES);
 	return 2;
 }
 
@@ -60,6 +63,18 @@ static long share_count(const char *w)
 		return 1;
 	n = strtol(w + 5, &end, 10);
 	return *end || n < 1 || n > MAX_SHARERS ? -1 : n;
+}
+
+/* Cut [p, p + len) into JVM_SLICES mappings: every other slice read-only (whole PMDs, so no huge page splits). */
+static void split_mappings(char *p, size_t len)
+{
+	size_t slice = len / JVM_SLICES & ~(PMD - 1), i;
+
+	if (!slice)
+		slice = PMD;
+	for (i = 1; (i + 1) * slice <= len; i += 2)
+		if (mprotect(p + i * slice, slice, PROT_READ) < 0)
+			fprintf(stderr, "target: mprotect: %s\n", strerror(errno));
 }
 
 static volatile sig_atomic_t write_asked;
@@ -113,13 +128,14 @@ int main(int argc, char **argv)
 	size_t len, i;
 	long sharers = argc == 4 ? share_count(argv[3]) : 0;
 	bool thp, share = sharers > 0, half = argc == 4 && !strcmp(argv[3], "half");
-	bool sparse = argc == 4 && !strcmp(argv[3], "sparse");
+	bool sparse = argc == 4 && !strcmp(argv[3], "sparse"), jvm = argc == 4 && !strcmp(argv[3], "jvm");
 	size_t skip;	/* sparse: a written unit, then one left alone */
 	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART: the wait's read returns EINTR */
 	char *p, *end;
 	pid_t parent = getpid();
 
-	if (argc < 2 || argc > 4 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")) || sharers < 0 || (argc == 4 && !share && !half && !sparse))
+	if (argc < 2 || argc > 4 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")) || sharers < 0 ||
+	    (argc == 4 && !share && !half && !sparse && !jvm))
 		return usage();
 	thp = !strcmp(argv[1], "on");
 	if (argc >= 3) {
@@ -142,6 +158,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < len; i += (size_t)page)
 		if (sparse ? !((i / skip) & 1) : !half || (rand() & 1))
 			p[i] = 1;
+	if (jvm)
+		split_mappings(p, len);
 	region = p;
 	region_len = len;
 	sigaction(SIGUSR1, &sa, NULL);

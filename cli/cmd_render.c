@@ -24,6 +24,7 @@ struct render_opts {
 	const char *out, *snapshot, *track, *wss;
 	bool diff;
 	enum fmt fmt;
+	enum rnd_colour colour;
 	unsigned width;
 };
 
@@ -48,6 +49,11 @@ static int usage_help(void)
 	      "      --wss FILE       heat map of 'pagemap wss -J' recordings (accessed pages)\n"
 	      "      --diff           colour what changed from snapshot A to snapshot B: appeared,\n"
 	      "                       freed, written, swapped, moved, huge page formed or split\n"
+	      "  -c, --colour-by KEY  state (default), cgroup (the memory cgroup charged, kpagecgroup),\n"
+	      "                       class (physical page class, kpageflags, as 'pagemap phys') or node\n"
+	      "                       (NUMA node of each frame); cgroup and class need root, node frame\n"
+	      "                       numbers: pages whose frame the reader cannot see are drawn hidden\n"
+	      "                       (--color-by is the same)\n"
 	      "  -w, --width N        cells per row (default 1200; ansi: the terminal's width)\n"
 	      "  -h, --help           this help\n"
 	      "\nColours (Okabe-Ito, colour-blind safe):\n", stdout);
@@ -179,7 +185,7 @@ static int render_map(struct pm_ctx *ctx, struct pm_target *before, struct pm_ta
 
 	for (;;) {
 		FILE *f;
-		int rc = before ? rnd_diff_fill(m, before, t, &lay) : rnd_model_fill(m, t, &lay);
+		int rc = before ? rnd_diff_fill(m, before, t, &lay) : rnd_colour_fill(m, ctx, t, &lay, ro->colour);
 
 		if (rc < 0) {
 			cli_walk_error(ctx, -rc, arg);
@@ -316,19 +322,22 @@ static int parse_args(int argc, char **argv, struct render_opts *ro)
 		{ "width", required_argument, NULL, 'w' },    { "snapshot", required_argument, NULL, OPT_SNAPSHOT },
 		{ "track", required_argument, NULL, OPT_TRACK }, { "wss", required_argument, NULL, OPT_WSS },
 		{ "diff", no_argument, NULL, OPT_DIFF },      { "help", no_argument, NULL, 'h' },
+		{ "colour-by", required_argument, NULL, 'c' }, { "color-by", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
 	int c;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "o:f:w:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:f:w:c:h", longopts, NULL)) != -1) {
 		if (c == 'o')
 			ro->out = optarg;
 		else if (c == 'f' && (ro->fmt = fmt_of(optarg)) == F_AUTO)
 			return cli_usage_error("unknown format '%s' (svg, html, ansi or json)", optarg);
 		else if (c == 'w' && ((ro->width = (unsigned)strtoul(optarg, &end, 10)) < 20 || *end || ro->width > 100000))
 			return cli_usage_error("invalid width '%s' (20 to 100000 cells)", optarg);
+		else if (c == 'c' && rnd_colour_parse(optarg, &ro->colour) < 0)
+			return cli_usage_error("unknown colouring '%s' (state, cgroup, class or node)", optarg);
 		else if (c == OPT_SNAPSHOT)
 			ro->snapshot = optarg;
 		else if (c == OPT_TRACK)
@@ -339,13 +348,15 @@ static int parse_args(int argc, char **argv, struct render_opts *ro)
 			ro->diff = true;
 		else if (c == 'h')
 			return -1;
-		else if (c != 'f' && c != 'w')
+		else if (c != 'f' && c != 'w' && c != 'c')
 			return cli_bad_option(argv);
 	}
 	if (ro->track && ro->wss)
 		return cli_usage_error("--track and --wss exclude each other");
 	if (ro->fmt == F_HTML && (ro->track || ro->wss))
 		return cli_usage_error("heat maps are svg, ansi or json");
+	if (ro->colour != RCOL_STATE && (ro->diff || ro->track || ro->wss))
+		return cli_usage_error("--colour-by colours a map of one process, not --diff or a heat map");
 	if (ro->diff && (ro->snapshot || ro->track || ro->wss))
 		return cli_usage_error("--diff takes two snapshots of its own, without --snapshot, --track or --wss");
 	if (ro->diff && (argc - optind < 2 || argc - optind > 3))

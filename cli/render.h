@@ -16,6 +16,8 @@ enum rnd_class { RC_PRESENT, RC_SWAPPED, RC_FILE, RC_ANON, RC_EXCLUSIVE, RC_HUGE
 
 /* The one colour a page gets: exclusive states, in the order ties are broken. */
 enum rnd_state { RS_NONE, RS_ANON, RS_FILE, RS_HUGE, RS_ZERO, RS_SWAP, RS_GUARD, RS_NSTATE };
+/* Slots a cell has: the page states, or a colouring by value (render_colour.c) that needs more. */
+#define RS_MAXSTATE 11
 
 struct rnd_class_info {
 	const char *name;	/* JSON key and legend */
@@ -56,7 +58,7 @@ struct rnd_seg {
 struct rnd_cell {
 	uint64_t start, end;		/* first byte of its first page, end of its last (addresses) */
 	uint64_t bytes[RC_NCLASS];
-	uint64_t state[RS_NSTATE];	/* bytes by drawn state; their sum is the cell's mapped bytes */
+	uint64_t state[RS_MAXSTATE];	/* bytes by drawn state; their sum is the cell's mapped bytes */
 };
 
 /* A run kept for hover and click (HTML), bounded in number. */
@@ -67,6 +69,7 @@ struct rnd_run {
 	uint64_t swap_offset;
 	uint8_t swap_type;
 	uint32_t map;			/* index into maps */
+	uint8_t slot;			/* the state slot it was counted under */
 };
 
 /* How the ribbon is laid out. */
@@ -93,6 +96,11 @@ struct rnd_model {
 	size_t nruns, cap_runs, max_runs;
 	uint64_t runs_left_out;		/* runs beyond max_runs (the cells still count them) */
 	const struct rnd_state_info *states;	/* rnd_states, or rnd_diff_states (what state[] counts) */
+	unsigned nstates;		/* slots of states[] in use: 0 means RS_NSTATE */
+	uint32_t optional;		/* slots (bits) the legends leave out when they hold no bytes */
+	struct rnd_state_info vstates[RS_MAXSTATE];	/* a colouring by value: its slots */
+	char vnames[RS_MAXSTATE][160];	/* their names */
+	char note[160];			/* what the colouring could not see, said in the picture ("" none) */
 	uint32_t known;			/* PM_PAGE_* the walk could tell */
 	size_t hint;			/* the mapping of the last run (a search hint) */
 	char source[256];		/* what was drawn: "process 4242", "snapshot FILE" */
@@ -107,6 +115,11 @@ int rnd_add_map(struct rnd_model *m, uint64_t start, uint64_t end, const char *p
 int rnd_layout(struct rnd_model *m, const struct rnd_layout *lay);
 /* Count one run's bytes in the cells it covers (clipped to the mappings). */
 void rnd_add_run(struct rnd_model *m, const struct pm_run *r);
+/* Count run @r under state slot @slot (a colouring by value: each piece of one value). */
+void rnd_add_run_as(struct rnd_model *m, const struct pm_run *r, unsigned slot);
+/* Slots in use (RS_NSTATE unless a colouring says otherwise); does the legend show slot @k holding @bytes? */
+unsigned rnd_nstates(const struct rnd_model *m);
+bool rnd_slot_shown(const struct rnd_model *m, unsigned k, uint64_t bytes);
 /* Count [@start, @end) with page flags @flags (classes) under state slot @state (clipped to the mappings). */
 void rnd_add_piece(struct rnd_model *m, uint64_t start, uint64_t end, uint32_t flags, unsigned state);
 /*
@@ -117,6 +130,9 @@ void rnd_add_piece(struct rnd_model *m, uint64_t start, uint64_t end, uint32_t f
 int rnd_diff_fill(struct rnd_model *m, struct pm_target *a, struct pm_target *b, const struct rnd_layout *lay);
 /* Read @t's mappings, lay out, walk once. Returns 0 or -errno from the library (the walk's). */
 int rnd_model_fill(struct rnd_model *m, struct pm_target *t, const struct rnd_layout *lay);
+/* The same, calling @each for every run instead of rnd_add_run (a negative return stops the walk with it). */
+int rnd_model_walk(struct rnd_model *m, struct pm_target *t, const struct rnd_layout *lay,
+		   int (*each)(void *data, const struct pm_run *r), void *data);
 void rnd_model_free(struct rnd_model *m);
 /* Forget the layout and counts, keep the mappings (to lay out again with more grouping). */
 void rnd_model_reset(struct rnd_model *m);
@@ -139,6 +155,21 @@ int rnd_write_svg(FILE *f, const struct rnd_model *m);
 int rnd_write_json(FILE *f, const struct rnd_model *m);
 int rnd_write_ansi(FILE *f, const struct rnd_model *m);
 int rnd_write_html(FILE *f, const struct rnd_model *m);
+
+/* ---- colourings by value (render_colour.c) ---- */
+
+enum rnd_colour { RCOL_STATE, RCOL_CGROUP, RCOL_CLASS, RCOL_NODE };
+/* "state", "cgroup", "class", "node" into @out; -1 for another name. */
+int rnd_colour_parse(const char *name, enum rnd_colour *out);
+/*
+ * Like rnd_model_fill, each present page coloured by its memory cgroup
+ * (kpagecgroup), its physical class (kpageflags) or its NUMA node (frame
+ * number against the node's memory blocks), read through @ctx. Returns 0
+ * or -errno (the walk's; what the reader cannot see is drawn "hidden" or
+ * "unknown" and said in m->note, not an error).
+ */
+int rnd_colour_fill(struct rnd_model *m, struct pm_ctx *ctx, struct pm_target *t, const struct rnd_layout *lay,
+		    enum rnd_colour by);
 
 /* ---- time heat maps (render_heat.c) ---- */
 

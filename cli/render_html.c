@@ -14,7 +14,7 @@ static const char css[] =
 	".sw{display:inline-block;width:12px;height:12px;vertical-align:middle;margin:0 4px 0 10px;border:1px solid #555555}"
 	"#legend{padding:6px 0}#side{display:flex;gap:8px;padding:8px}"
 	"#bands,#runs{flex:1;max-height:320px;overflow:auto;white-space:pre}"
-	".band{cursor:pointer;height:15px;line-height:15px}.band:hover{background:#EEEEEE}h2{font-size:12px;margin:0 0 4px 0;white-space:normal}";
+	".note{color:#D55E00}.band{cursor:pointer;height:15px;line-height:15px}.band:hover{background:#EEEEEE}h2{font-size:12px;margin:0 0 4px 0;white-space:normal}";
 
 /*
  * The page's script: draws the cells on a canvas from a level-of-detail
@@ -153,7 +153,8 @@ static const char script[] =
 	"function runText(r) {\n"
 	"	const m = D.maps[r[0]];\n"
 	"	return hex(big(r[1])) + \"-\" + hex(big(r[2])) + \" \" + size(big(r[2]) - big(r[1])) + \" \" + flagNames(r[3]) +\n"
-	"		(r[4] !== \"\" ? \" frame \" + r[4] : \"\") + (r[5] !== \"\" ? \" swap \" + r[5] : \"\") + \"  \" + D.names[m[3]];\n"
+	"		(r[4] !== \"\" ? \" frame \" + r[4] : \"\") + (r[5] !== \"\" ? \" swap \" + r[5] : \"\") +\n"
+	"		(D.by_value ? \" \" + D.states[r[6]][0] : \"\") + \"  \" + D.names[m[3]];\n"
 	"}\n"
 	"function describe(c) {\n"
 	"	const si = segOf(c);\n"
@@ -320,9 +321,10 @@ static void html_maps(FILE *f, const struct rnd_model *m)
 		else
 			fputs((r->flags & PM_PAGE_PRESENT) ? "\"hidden\"," : "\"\",", f);
 		if ((r->flags & PM_PAGE_SWAPPED) && (r->flags & PM_PAGE_FRAME))
-			fprintf(f, "\"%u:0x%" PRIx64 "\"]", r->swap_type, r->swap_offset);
+			fprintf(f, "\"%u:0x%" PRIx64 "\"", r->swap_type, r->swap_offset);
 		else
-			fputs((r->flags & PM_PAGE_SWAPPED) ? "\"hidden\"]" : "\"\"]", f);
+			fputs((r->flags & PM_PAGE_SWAPPED) ? "\"hidden\"" : "\"\"", f);
+		fprintf(f, ",%u]", r->slot);
 	}
 	fprintf(f, "],\"runs_left_out\":%" PRIu64, m->group == 1 ? m->runs_left_out : (uint64_t)m->nruns + m->runs_left_out);
 }
@@ -361,9 +363,14 @@ static void html_data(FILE *f, const struct rnd_model *m)
 	rnd_json_str(f, m->source);
 	fprintf(f, ",\"page\":%" PRIu64 ",\"width\":%u,\"rows\":%u,\"ncells\":%u,\"group\":%u,\"states\":[", m->page_size,
 		m->width, m->rows, m->ncells, m->group);
-	for (k = 0; k < RS_NSTATE; k++)
-		fprintf(f, "%s[\"%s\",\"%s\"]", k ? "," : "", m->states[k].name, m->states[k].colour);
-	fputs("],\"classes\":[", f);
+	for (k = 0; k < (int)rnd_nstates(m); k++) {
+		fprintf(f, "%s[", k ? "," : "");
+		rnd_json_str(f, m->states[k].name);	/* a colouring's values: cgroup paths */
+		fprintf(f, ",\"%s\"]", m->states[k].colour);
+	}
+	fprintf(f, "],\"by_value\":%s,\"note\":", m->nstates ? "true" : "false");
+	rnd_json_str(f, m->note);
+	fputs(",\"classes\":[", f);
 	for (k = 0; k < RC_NCLASS; k++)
 		fprintf(f, "%s\"%s\"", k ? "," : "", rnd_classes[k].name);
 	fputs("],\"flags\":[", f);
@@ -379,18 +386,29 @@ static void html_data(FILE *f, const struct rnd_model *m)
 
 static void html_legend(FILE *f, const struct rnd_model *m)
 {
-	uint64_t st[RS_NSTATE] = { 0 };
+	uint64_t st[RS_MAXSTATE] = { 0 };
 	char sz[16];
 	uint32_t i;
 	int k;
 
 	for (i = 0; i < m->ncells; i++)
-		for (k = 0; k < RS_NSTATE; k++)
+		for (k = 0; k < RS_MAXSTATE; k++)
 			st[k] += m->cells[i].state[k];
 	fputs("<div id=\"legend\">", f);
-	for (k = 0; k < RS_NSTATE; k++)
-		fprintf(f, "<span class=\"sw\" style=\"background:%s\"></span>%s %s", m->states[k].colour, m->states[k].name,
-			rnd_size(st[k], sz, sizeof(sz)));
+	for (k = 0; k < (int)rnd_nstates(m); k++) {
+		if (!rnd_slot_shown(m, (unsigned)k, st[k]))
+			continue;
+		fprintf(f, "<span class=\"sw\" style=\"background:%s\"></span>", m->states[k].colour);
+		rnd_xml_escape(f, m->states[k].name);
+		fprintf(f, " %s", rnd_size(st[k], sz, sizeof(sz)));
+		if (m->nstates)	/* a colouring's exact bytes: what a test and a reader compare with numa or phys */
+			fprintf(f, " <span class=\"lb\" data-slot=\"%d\" data-bytes=\"%" PRIu64 "\"></span>", k, st[k]);
+	}
+	if (m->note[0]) {
+		fputs("<br><b class=\"note\">", f);
+		rnd_xml_escape(f, m->note);
+		fputs("</b>", f);
+	}
 	fputs("<br>bytes by class:", f);
 	for (k = 0; k < RC_NCLASS; k++)
 		fprintf(f, " %s %" PRIu64 "%s", rnd_classes[k].name, m->total[k], rnd_class_known(m, k) ? "" : "?");

@@ -326,7 +326,7 @@ static void add_to_cells(struct rnd_model *m, const struct rnd_seg *s, uint64_t 
 	}
 }
 
-static void keep_run(struct rnd_model *m, const struct pm_run *r, uint64_t s, uint64_t e, long mi)
+static void keep_run(struct rnd_model *m, const struct pm_run *r, uint64_t s, uint64_t e, long mi, unsigned slot)
 {
 	struct rnd_run *k;
 
@@ -348,7 +348,7 @@ static void keep_run(struct rnd_model *m, const struct pm_run *r, uint64_t s, ui
 		m->cap_runs = cap;
 	}
 	k = &m->runs[m->nruns++];
-	*k = (struct rnd_run){ s, e, r->flags, r->pfn, r->swap_offset, r->swap_type, (uint32_t)mi };
+	*k = (struct rnd_run){ s, e, r->flags, r->pfn, r->swap_offset, r->swap_type, (uint32_t)mi, (uint8_t)slot };
 }
 
 /* [@start, @end) into the cells and sums of the mappings it lies in; calls @keep for each mapping's piece. */
@@ -371,7 +371,7 @@ static void add_span(struct rnd_model *m, uint64_t start, uint64_t end, uint32_t
 		class_bytes(flags, e - s, m->maps[mi].bytes);
 		class_bytes(flags, e - s, m->total);
 		if (keep)
-			keep_run(m, keep, s, e, mi);
+			keep_run(m, keep, s, e, mi, state);
 		s = e;
 	}
 }
@@ -381,9 +381,24 @@ void rnd_add_run(struct rnd_model *m, const struct pm_run *r)
 	add_span(m, r->start, r->end, r->flags, run_state(r->flags), r);
 }
 
+void rnd_add_run_as(struct rnd_model *m, const struct pm_run *r, unsigned slot)
+{
+	add_span(m, r->start, r->end, r->flags, slot < RS_MAXSTATE ? slot : 0, r);
+}
+
 void rnd_add_piece(struct rnd_model *m, uint64_t start, uint64_t end, uint32_t flags, unsigned state)
 {
 	add_span(m, start, end, flags, state < RS_NSTATE ? state : 0, NULL);
+}
+
+unsigned rnd_nstates(const struct rnd_model *m)
+{
+	return m->nstates ? m->nstates : RS_NSTATE;
+}
+
+bool rnd_slot_shown(const struct rnd_model *m, unsigned k, uint64_t bytes)
+{
+	return k < rnd_nstates(m) && (bytes || !(m->optional & (1u << k)));
 }
 
 static int read_maps(struct rnd_model *m, struct pm_target *t)
@@ -404,7 +419,8 @@ static int read_maps(struct rnd_model *m, struct pm_target *t)
 	return rc < 0 ? rc : 0;
 }
 
-int rnd_model_fill(struct rnd_model *m, struct pm_target *t, const struct rnd_layout *lay)
+int rnd_model_walk(struct rnd_model *m, struct pm_target *t, const struct rnd_layout *lay,
+		   int (*each)(void *data, const struct pm_run *r), void *data)
 {
 	struct pm_walk *w;
 	const struct pm_run *r;
@@ -419,10 +435,19 @@ int rnd_model_fill(struct rnd_model *m, struct pm_target *t, const struct rnd_la
 	if (!(w = pm_walk_new(t, 0, UINT64_MAX, PM_WALK_ENTRIES)))
 		return -errno;
 	m->known = pm_walk_known(w);
-	while ((rc = pm_walk_next(w, &r)) == 0)
-		rnd_add_run(m, r);
+	while ((rc = pm_walk_next(w, &r)) == 0) {
+		if (!each)
+			rnd_add_run(m, r);
+		else if ((rc = each(data, r)) < 0)
+			break;
+	}
 	pm_walk_free(w);
 	return rc < 0 ? rc : 0;
+}
+
+int rnd_model_fill(struct rnd_model *m, struct pm_target *t, const struct rnd_layout *lay)
+{
+	return rnd_model_walk(m, t, lay, NULL, NULL);
 }
 
 void rnd_model_reset(struct rnd_model *m)
@@ -470,7 +495,7 @@ enum rnd_state rnd_cell_state(const struct rnd_cell *c, unsigned *level)
 	uint64_t pop = 0, all;
 	int i, best = RS_NONE;
 
-	for (i = RS_NONE + 1; i < RS_NSTATE; i++) {
+	for (i = RS_NONE + 1; i < RS_MAXSTATE; i++) {	/* slots not in use hold 0 */
 		pop += c->state[i];
 		if (c->state[i] > (best == RS_NONE ? 0 : c->state[best]))
 			best = i;

@@ -133,39 +133,50 @@ static void tick_piece(FILE *f, const struct rnd_model *m, const struct rnd_seg 
 
 static void svg_legend(FILE *f, const struct rnd_model *m, uint32_t y)
 {
-	uint64_t st[RS_NSTATE] = { 0 };
+	uint64_t st[RS_MAXSTATE] = { 0 };
 	char sz[16];
-	uint32_t i;
+	uint32_t i, n = 0;
 	int k;
 
 	for (i = 0; i < m->ncells; i++)
-		for (k = 0; k < RS_NSTATE; k++)
+		for (k = 0; k < RS_MAXSTATE; k++)
 			st[k] += m->cells[i].state[k];
-	for (k = 0; k < RS_NSTATE; k++) {
-		uint32_t x = X0 + (uint32_t)(k % 4) * 200, yy = y + (uint32_t)(k / 4) * 18;
+	for (k = 0; k < (int)rnd_nstates(m); k++) {
+		uint32_t x, yy;
+
+		if (!rnd_slot_shown(m, (unsigned)k, st[k]))
+			continue;
+		x = X0 + (n % 4) * 200 + (m->nstates ? (n % 4) * 100 : 0);	/* value names (cgroup paths) are longer */
+		yy = y + (n / 4) * 18;
+		n++;
 
 		fprintf(f, "<rect x=\"%u\" y=\"%u\" width=\"12\" height=\"12\" fill=\"%s\" stroke=\"#555555\" "
 			   "stroke-width=\".5\"/><text x=\"%u\" y=\"%u\">%s %s (%" PRIu64 " B)</text>\n",
 			x, yy, m->states[k].colour, x + 16, yy + 10, m->states[k].name, rnd_size(st[k], sz, sizeof(sz)),
 			st[k]);
 	}
-	y += 44;
+	y += (n + 3) / 4 * 18 + 8;
 	fprintf(f, "<text x=\"%d\" y=\"%u\">bytes by class:", X0, y);
 	for (k = 0; k < RC_NCLASS; k++)
 		fprintf(f, " %s %" PRIu64 "%s", rnd_classes[k].name, m->total[k], rnd_class_known(m, k) ? "" : "?");
 	fputs("</text>\n", f);
+	if (m->note[0]) {	/* a colouring's reader could not see everything: never a silent zero */
+		fprintf(f, "<text x=\"%d\" y=\"%u\" fill=\"#D55E00\">", X0, y + 18);
+		rnd_xml_escape(f, m->note);
+		fputs("</text>\n", f);
+	}
 }
 
 /* The notes the picture owes its reader: what was aggregated, what could not be told. */
 static void heading(FILE *f, const struct rnd_model *m, uint32_t nsegs_map)
 {
-	char a[16], b[16];
+	char a[16], b[16], c[16];	/* one buffer per size: the arguments are all evaluated before printing */
 
 	fprintf(f, "<text x=\"%d\" y=\"16\" class=\"h\">", X0);
 	rnd_xml_escape(f, m->source);
 	fprintf(f, ": %zu mappings, %s mapped, %s present, %s swapped</text>\n", m->nmaps,
 		rnd_size(m->mapped, a, sizeof(a)), rnd_size(m->total[RC_PRESENT], b, sizeof(b)),
-		rnd_size(m->total[RC_SWAPPED], a, sizeof(a)));
+		rnd_size(m->total[RC_SWAPPED], c, sizeof(c)));
 	fprintf(f, "<text x=\"%d\" y=\"32\">one cell per %s or more; band widths grow with the square root of their "
 		   "size; gaps collapsed", X0, rnd_size(m->page_size, a, sizeof(a)));
 	if (m->group > 1)
@@ -179,7 +190,8 @@ static void heading(FILE *f, const struct rnd_model *m, uint32_t nsegs_map)
 
 int rnd_write_svg(FILE *f, const struct rnd_model *m)
 {
-	uint32_t rows = m->rows ? m->rows : 1, w = X0 * 2 + m->width, h = Y0 + rows * PITCH + 80, nmapsegs = 0;
+	uint32_t rows = m->rows ? m->rows : 1, w = X0 * 2 + m->width, h = Y0 + rows * PITCH + 80 + (m->nstates ? 54 : 0),
+		 nmapsegs = 0;
 	unsigned char keys[256], *k;
 	size_t i;
 	unsigned key;
@@ -207,7 +219,7 @@ int rnd_write_svg(FILE *f, const struct rnd_model *m)
 		if (m->segs[i].gap)
 			memset(k + m->segs[i].cell, 255, m->segs[i].ncells);
 	fputs("<g id=\"cells\">\n", f);
-	for (key = 0; key < RS_NSTATE * 5; key++)
+	for (key = 0; key < RS_MAXSTATE * 5; key++)
 		if (keys[key])
 			svg_cells(f, m, k, key);
 	free(k);
@@ -270,6 +282,29 @@ static void json_seg(FILE *f, const struct rnd_model *m, const struct rnd_seg *s
 	fputc('}', f);
 }
 
+static void json_legend(FILE *f, const struct rnd_model *m)
+{
+	uint64_t st[RS_MAXSTATE] = { 0 };
+	const char *sep = "";
+	unsigned k;
+	uint32_t i;
+
+	for (i = 0; i < m->ncells; i++)
+		for (k = 0; k < RS_MAXSTATE; k++)
+			st[k] += m->cells[i].state[k];
+	fputs(",\"legend\":{", f);
+	for (k = 0; k < rnd_nstates(m); k++) {
+		if (!rnd_slot_shown(m, k, st[k]))
+			continue;
+		fputs(sep, f);
+		rnd_json_str(f, m->states[k].name);
+		fprintf(f, ":%" PRIu64, st[k]);
+		sep = ",";
+	}
+	fputs("},\"note\":", f);
+	rnd_json_str(f, m->note);
+}
+
 int rnd_write_json(FILE *f, const struct rnd_model *m)
 {
 	const char *sep;
@@ -285,6 +320,8 @@ int rnd_write_json(FILE *f, const struct rnd_model *m)
 		fprintf(f, "%s\"%s\"", k ? "," : "", rnd_classes[k].name);
 	fputs("],\"total\":", f);
 	json_bytes(f, m->total);
+	if (m->nstates)	/* a colouring by value: its legend, exact bytes per value */
+		json_legend(f, m);
 	fputs(",\n\"segments\":[", f);
 	for (i = 0; i < m->nsegs; i++) {
 		fputs(i ? ",\n" : "\n", f);
@@ -298,13 +335,17 @@ int rnd_write_json(FILE *f, const struct rnd_model *m)
 
 		if (c->state[RS_NONE] == 0 && s == RS_NONE)
 			continue;	/* gap cells and empty ones: the segments say what they are */
-		fprintf(f, "%s\n{\"cell\":%zu,\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64 "\",\"state\":\"%s\",\"level\":%u,"
-			   "\"bytes\":", first ? "" : ",", i, c->start, c->end, m->states[s].name, level);
+		fprintf(f, "%s\n{\"cell\":%zu,\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64 "\",\"state\":", first ? "" : ",",
+			i, c->start, c->end);
+		rnd_json_str(f, m->states[s].name);	/* a colouring's values are cgroup paths */
+		fprintf(f, ",\"level\":%u,\"bytes\":", level);
 		json_bytes(f, c->bytes);
 		fputs(",\"states\":{", f);
-		for (k = 0, sep = ""; k < RS_NSTATE; k++)
+		for (k = 0, sep = ""; k < RS_MAXSTATE; k++)
 			if (c->state[k]) {
-				fprintf(f, "%s\"%s\":%" PRIu64, sep, m->states[k].name, c->state[k]);
+				fputs(sep, f);
+				rnd_json_str(f, m->states[k].name);
+				fprintf(f, ":%" PRIu64, c->state[k]);
 				sep = ",";
 			}
 		fputs("}}", f);
@@ -368,10 +409,11 @@ static void ansi_names(FILE *f, const struct rnd_model *m, uint32_t row)
 
 int rnd_write_ansi(FILE *f, const struct rnd_model *m)
 {
-	uint64_t st[RS_NSTATE] = { 0 };
+	uint64_t st[RS_MAXSTATE] = { 0 };
 	char a[16];
 	uint32_t r, c;
 	int k;
+	const char *sep = "";
 
 	fprintf(f, "%s: %zu mappings, %s mapped%s\n", m->source, m->nmaps, rnd_size(m->mapped, a, sizeof(a)),
 		m->group > 1 ? " (aggregated: bands of several mappings)" : "");
@@ -393,12 +435,19 @@ int rnd_write_ansi(FILE *f, const struct rnd_model *m)
 		ansi_names(f, m, r);
 	}
 	for (r = 0; r < m->ncells; r++)
-		for (k = 0; k < RS_NSTATE; k++)
+		for (k = 0; k < RS_MAXSTATE; k++)
 			st[k] += m->cells[r].state[k];
-	for (k = 0; k < RS_NSTATE; k++) {
+	for (k = 0; k < (int)rnd_nstates(m); k++) {
+		if (!rnd_slot_shown(m, (unsigned)k, st[k]))
+			continue;
+		fputs(sep, f);
 		ansi_colour(f, m->states[k].colour, 4);
 		ansi_reset(f, "  \033[0m");
-		fprintf(f, " %s %s%s", m->states[k].name, rnd_size(st[k], a, sizeof(a)), k + 1 < RS_NSTATE ? "  " : "\n");
+		fprintf(f, " %s %s", m->states[k].name, rnd_size(st[k], a, sizeof(a)));
+		sep = "  ";
 	}
+	fputc('\n', f);
+	if (m->note[0])
+		fprintf(f, "note: %s\n", m->note);
 	return ferror(f) ? -EIO : 0;
 }

@@ -213,6 +213,110 @@ for axis in own process; do
 		xmllint --noout "$work/heat-$axis.svg" 2>/dev/null && pass "heat-svg-$axis" || fail "heat-svg-$axis" "invalid"
 done
 
+# --- colourings by value: golden SVGs of fixtures with frames, legend bytes against phys and numa, hidden said ---
+colour_golden() {	# colour_golden FIXTURE PID KEY: the golden SVG of that colouring, valid and the same twice
+	fx=$1 pid=$2 by=$3
+	unpack "$fx" || { fail "colour-$fx-$by" "cannot unpack"; return; }
+	golden="$src/tests/cli/golden/render-$fx-$by.svg"
+	"$pagemap" --root "$work/$fx" render -c "$by" -f svg "$pid" >"$work/$fx-$by.svg" 2>"$work/err" ||
+		{ fail "colour-$fx-$by" "exit $?: $(cat "$work/err")"; return; }
+	"$pagemap" --root "$work/$fx" render -c "$by" -f svg "$pid" | cmp -s - "$work/$fx-$by.svg" &&
+		pass "colour-same-bytes-$fx-$by" || fail "colour-same-bytes-$fx-$by" "two renders differ"
+	if command -v xmllint >/dev/null; then
+		err=$(xmllint --noout "$work/$fx-$by.svg" 2>&1) && pass "colour-xml-$fx-$by" || fail "colour-xml-$fx-$by" "$err"
+	fi
+	if [ $update = 1 ]; then
+		cp "$work/$fx-$by.svg" "$golden"
+		echo "SKIP render-colour-golden-$fx-$by: golden SVG rewritten"
+	elif cmp -s "$golden" "$work/$fx-$by.svg"; then
+		pass "colour-golden-$fx-$by"
+	else
+		fail "colour-golden-$fx-$by" "differs from $golden"
+		diff "$golden" "$work/$fx-$by.svg" | head -10
+	fi
+	"$pagemap" --root "$work/$fx" render -c "$by" -f json "$pid" >"$work/$fx-$by.json"
+}
+colour_golden phys-synth 3131 class
+colour_golden phys-synth 3131 cgroup
+colour_golden numa-2node 4242 node
+# class: the fixture's frames (tests/fixtures/README.md), 4 KiB pages each
+out=$(python3 - "$work/phys-synth-class.json" <<'PY'
+import json, sys
+got = json.load(open(sys.argv[1]))["render"]["legend"]
+want = {"anon": 120, "anon_thp": 512, "file": 48, "shmem": 0, "zero": 8, "ksm": 8, "hugetlb": 512, "swapped": 4}
+for k, v in want.items():
+    assert got.get(k) == v * 4096, "%s: %s bytes, want %d pages" % (k, got.get(k), v)
+assert "hidden" not in got and "unknown" not in got and "other" not in got, got
+PY
+) && pass "colour-class-bytes" || fail "colour-class-bytes" "$out"
+# cgroup: the bytes per kpagecgroup inode that `pagemap phys -p` lists for the same pages
+"$pagemap" --root "$work/phys-synth" phys -J -p 3131 >"$work/phys.json"
+out=$(python3 - "$work/phys-synth-cgroup.json" "$work/phys.json" <<'PY'
+import json, sys
+got = json.load(open(sys.argv[1]))["render"]["legend"]
+want = {}
+for r in json.load(open(sys.argv[2]))["pages"]:
+    k = "uncharged" if not r["cgroup"] else "cgroup ino %d" % r["cgroup"]
+    want[k] = want.get(k, 0) + r["pages"] * 4096
+for k, v in want.items():
+    assert got.get(k) == v, "%s: %s bytes, phys -p says %d" % (k, got.get(k), v)
+assert len(want) == 2, want
+PY
+) && pass "colour-cgroup-bytes" || fail "colour-cgroup-bytes" "$out"
+# node: the bytes per node `pagemap numa` counts from the same frames ("?": on no known node)
+"$pagemap" --root "$work/numa-2node" numa -J 4242 >"$work/numa.json"
+out=$(python3 - "$work/numa-2node-node.json" "$work/numa.json" <<'PY'
+import json, sys
+got = json.load(open(sys.argv[1]))["render"]["legend"]
+want = {}
+for r in (x for x in json.load(open(sys.argv[2]))["numa"] if x["mapping"] == "map"):
+    k = "unknown" if r["node"] == "?" else "node " + r["node"]
+    want[k] = want.get(k, 0) + r["total"]
+for k, v in want.items():
+    assert got.get(k, 0) == v, "%s: %s bytes, numa says %d" % (k, got.get(k), v)
+assert want.get("node 0") and want.get("node 1"), want
+PY
+) && pass "colour-node-bytes" || fail "colour-node-bytes" "$out"
+# more cgroups than colours: seven by name, the rest "other", and no byte lost
+cp -r "$work/phys-synth" "$work/many-cg"
+python3 - "$work/many-cg/proc/kpagecgroup" <<'PY'
+import struct, sys
+with open(sys.argv[1], "r+b") as f:	# the private anon frames 0x600-0x6ff: nine cgroups, inodes 109 down to 101
+    for pfn in range(0x600, 0x700):
+        f.seek(pfn * 8)
+        f.write(struct.pack("<Q", 109 - pfn % 9))
+PY
+"$pagemap" --root "$work/many-cg" render -c cgroup -f json 3131 >"$work/many-cg.json" 2>"$work/err"
+out=$(python3 - "$work/many-cg.json" "$work/phys-synth-cgroup.json" <<'PY'
+import json, sys
+got, before = (json.load(open(f))["render"]["legend"] for f in sys.argv[1:])
+names = [k for k in got if k.startswith("cgroup ino ")]
+assert len(names) == 7 and names == sorted(names), names
+assert got.get("other", 0) > 0, got
+assert sum(got.values()) == sum(before.values()), (got, before)
+PY
+) && pass "colour-cgroup-other" || fail "colour-cgroup-other" "$out $(cat "$work/err")"
+# unprivileged: frames hidden, drawn "hidden" and said in the picture, never a silent zero
+unpack demo-6.18-user
+for by in cgroup class node; do
+	"$pagemap" --root "$work/demo-6.18-user" render -c $by -f svg 4243 >"$work/user-$by.svg" &&
+		grep -q 'frame numbers hidden' "$work/user-$by.svg" && grep -q '>hidden [0-9.]*[KMG]' "$work/user-$by.svg" &&
+		pass "colour-hidden-$by" || fail "colour-hidden-$by" "no hidden legend or note"
+done
+"$pagemap" --root "$work/demo-6.18-user" render -c class -f ansi 4243 | grep -q '^note: frame numbers hidden' &&
+	pass "colour-hidden-ansi" || fail "colour-hidden-ansi" "no note"
+code usage-colour 2 "$pagemap" --root "$demo" render -c flavour 4242
+code usage-colour-heat 2 "$pagemap" --root "$demo" render -c node --track "$work/rec.json"
+# a snapshot holding the kpage words replays the same colouring
+if "$pagemap" snapshot --from-tree "$work/phys-synth" -o "$work/phys.snap" >/dev/null 2>&1; then
+	"$pagemap" render -c class --snapshot "$work/phys.snap" -f json >"$work/snapc.json" 2>"$work/err" &&
+		python3 -c 'import json,sys; a,b=(json.load(open(f))["render"] for f in sys.argv[1:]); a.pop("source"); b.pop("source"); assert a==b' \
+			"$work/snapc.json" "$work/phys-synth-class.json" && pass "colour-snapshot" ||
+		fail "colour-snapshot" "differs from the tree's: $(cat "$work/err")"
+else
+	fail "colour-snapshot" "cannot make a snapshot of the phys-synth tree"
+fi
+
 # --- HTML in headless Chromium: a band per mapping, the colours where the mappings are, a click lists runs ---
 if ! command -v chromium >/dev/null; then
 	echo "SKIP render-chromium: chromium is not installed (Debian chromium; make deps)"
@@ -245,6 +349,14 @@ document.body.setAttribute("data-test", n + " " + document.querySelectorAll("#ru
 </script></body></html>|' "$work/demo.html" >"$work/click.html"
 got=$(chrome --dump-dom "file://$work/click.html" | grep -o 'data-test="[^"]*"')
 [ "$got" = "data-test=\"$want $want true\"" ] && pass "click-runs" || fail "click-runs" "$got, want $want runs and a huge page found"
+# Colour by node: hover on a cell of node 1 memory names the node, a run lists it too.
+"$pagemap" --root "$work/numa-2node" render -c node -o "$work/node.html" 4242
+sed 's|</body></html>|<script>const pm = window.pagemapRender, D = pm.data;\
+const c = [...D.cells].findIndex(ch => D.states[Math.floor((ch.charCodeAt(0) - 48) / 5)][0] === "node 1");\
+document.body.setAttribute("data-test", c >= 0 \&\& pm.describe(c).indexOf("mostly node 1") >= 0 \&\& / node 1  /.test(pm.describe(c)));\
+</script></body></html>|' "$work/node.html" >"$work/node-test.html"
+got=$(chrome --dump-dom "file://$work/node-test.html" | grep -o 'data-test="[^"]*"')
+[ "$got" = 'data-test="true"' ] && pass "colour-hover-node" || fail "colour-hover-node" "$got: hover does not name node 1"
 # 100 k mappings: the page loads without errors (the bands are grouped to stay within 2 MiB).
 : >"$work/chrome.err"
 chrome --enable-logging=stderr --v=0 --dump-dom "file://$work/many.html" >"$work/many.dom"

@@ -2,16 +2,18 @@
 # render.sh - `pagemap render --track` on a known writer (python3 + ctypes): it writes pages 0-3, 10, 11, 40 and
 # 63 of a 64-page mapping between PROT_NONE guard pages every 20 ms; `pagemap track -J --ranges` records it and
 # the heat map's cells over that mapping hold exactly those pages in every full interval. Also the live picture
-# of the writer: its mapping is a band, valid SVG, and the JSON's cells add up to its totals.
+# of the writer: its mapping is a band, valid SVG, and the JSON's cells add up to its totals. Colourings by value
+# of a quiet process: node bytes as `pagemap numa` counts them, cgroup and class adding up (root), hidden unprivileged.
 # Usage: tests/live/render.sh   (PAGEMAP_BUILD and PAGEMAP_SRC come from make)
 src=${PAGEMAP_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${PAGEMAP_BUILD:-$src/build}
 pagemap="$build/pagemap"
 command -v python3 >/dev/null || { echo "SKIP render-live: no python3"; exit 77; }
 work=$(mktemp -d) || exit 1
-writer=
+writer= quiet=
 cleanup() {
 	[ -n "$writer" ] && kill "$writer" 2>/dev/null
+	[ -n "$quiet" ] && kill "$quiet" 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -65,4 +67,57 @@ elif "$pagemap" render -f svg -o "$work/map.svg" "$writer" && xmllint --noout "$
 else
 	echo "FAIL render-live-svg"
 fi
+# --- colourings by value on a quiet process (sleep: its pages do not change between two reads) ---
+sleep 60 &
+quiet=$!
+"$pagemap" render -c node -f json "$quiet" >"$work/node.json" 2>"$work/err" &&
+	"$pagemap" numa -J "$quiet" >"$work/numa.json" 2>>"$work/err"
+if ! [ -s "$work/numa.json" ]; then
+	echo "SKIP render-live-colour-node: pagemap numa cannot read here: $(tail -1 "$work/err")"
+else
+	out=$(python3 - "$work/node.json" "$work/numa.json" <<'PY'
+import json, sys
+got = json.load(open(sys.argv[1]))["render"]["legend"]
+want = {}
+for r in (x for x in json.load(open(sys.argv[2]))["numa"] if x["mapping"] == "map"):
+    k = "unknown" if r["node"] == "?" else "node " + r["node"]
+    want[k] = want.get(k, 0) + r["total"]
+for k, v in want.items():
+    assert got.get(k, 0) == v, "%s: %s bytes, numa says %d" % (k, got.get(k), v)
+assert sum(want.values()) > 0, want
+print(" ".join("%s=%d" % kv for kv in sorted(want.items())))
+PY
+) && echo "PASS render-live-colour-node ($out)" || echo "FAIL render-live-colour-node: $out"
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP render-live-colour-root: not root (kpagecgroup and kpageflags need it)"
+else
+	# cgroup: the pages of a process started in this cgroup are charged to it (or to a parent, for shared
+	# page cache); class: the classes add up to the present bytes, none hidden
+	cg=$(sed -n 's/^[0-9]*:[^:]*memory[^:]*:\(.*\)$/\1/p' "/proc/$quiet/cgroup" | head -1)
+	[ -n "$cg" ] || cg=$(sed -n 's/^0:://p' "/proc/$quiet/cgroup")
+	"$pagemap" render -c cgroup -f json "$quiet" >"$work/cg.json" 2>"$work/err" &&
+		"$pagemap" render -c class -f json "$quiet" >"$work/class.json" 2>>"$work/err" &&
+		out=$(python3 - "$work/cg.json" "$work/class.json" "$cg" <<'PY'
+import json, sys
+cg, cl = (json.load(open(f))["render"] for f in sys.argv[1:3])
+assert not cg["note"] and not cl["note"], (cg["note"], cl["note"])
+present = cl["total"].get("present", 0)
+values = {k: v for k, v in cg["legend"].items() if k not in ("none", "swapped")}
+assert sum(values.values()) == present, (values, present)
+assert sum(v for k, v in cl["legend"].items() if k not in ("none", "swapped")) == present, cl["legend"]
+assert values.get(sys.argv[3], 0) > 0, "nothing charged to %s: %s" % (sys.argv[3], values)
+print("%s %d of %d bytes" % (sys.argv[3], values[sys.argv[3]], present))
+PY
+) && echo "PASS render-live-colour-cgroup ($out)" || echo "FAIL render-live-colour-cgroup: $out $(cat "$work/err")"
+	# unprivileged: frame numbers hidden, the picture says so (a process of its own user)
+	if setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "sleep 30 & \"$pagemap\" render -c class -f ansi -w 80 \$!; kill \$!" \
+		>"$work/user.ansi" 2>"$work/err" && grep -q '^note: frame numbers hidden' "$work/user.ansi" &&
+		grep -q ' hidden [0-9.]*[KMG]' "$work/user.ansi"; then
+		echo "PASS render-live-colour-hidden"
+	else
+		echo "FAIL render-live-colour-hidden: $(cat "$work/err") $(tail -2 "$work/user.ansi")"
+	fi
+fi
+kill "$quiet" 2>/dev/null
 exit 0
