@@ -56,8 +56,9 @@ for thp in $thp_modes; do
 			"$(ms "$med_cpu")" "$(mib "$max_rss")" "$b"
 	done
 	echo "sections: $("$tool" snapshot --list "$tmp/s.snap" | awk '{ n[$2]++ } END { for (t in n) printf "%s %d ", t, n[t] }')"
-	# Where the bytes go: WORDS payload per file (pagemap, each kpage file), the rest together.
-	echo "bytes by file: $("$tool" snapshot --list "$tmp/s.snap" | awk 'seen[$1]++ { next } $2 == "WORDS" { f = $4; sub(/proc\/[0-9]+\//, "", f); w[f] += $3 + 40; next } { o += $3 + 40 } END { for (f in w) printf "%s %d, ", f, w[f]; printf "other sections %d", o }')"
+	# Where the bytes go: WORDS payload per file (pagemap, each kpage file), the rest of the file together
+	# (a FILE row gives the declared file's own length, not its section's: the rest is size minus words).
+	echo "bytes by file: $("$tool" snapshot --list "$tmp/s.snap" | awk -v size="$snap" '$2 == "WORDS" { f = $4; sub(/proc\/[0-9]+\//, "", f); w[f] += $3 + 40; s += $3 + 40 } END { for (f in w) printf "%s %d, ", f, w[f]; printf "other sections %d", size - s }')"
 	if [ -n "$before" ]; then
 		"$before" snapshot -p "$pid" -o "$tmp/before.snap" >/dev/null 2>&1 &&
 			echo "before ($before): $(stat -c %s "$tmp/before.snap") bytes = $(awk -v a="$(stat -c %s "$tmp/before.snap")" -v p="$pages" 'BEGIN { printf "%.3f", a / p }') bytes per resident page"
