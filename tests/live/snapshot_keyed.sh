@@ -79,6 +79,11 @@ if [ -s "$w/p.keep" ] && [ -z "$(sort "$w/p.keep" "$w/p.keyed" | uniq -d)" ] &&
 	pass no-frame-kept
 else
 	fail no-frame-kept
+	# A keyed permutation may map one frame onto another frame of the set by chance (odds about
+	# rows x rows / max_pfn): show which, to tell that from a frame left as it was.
+	echo "  rows in both: $(sort "$w/p.keep" "$w/p.keyed" | uniq -d | head -n 5 | tr '\n' ';')"
+	echo "  frames in both: $(cut -d' ' -f2 "$w/p.keep" | sort | comm -12 - "$w/k" | head -n 5 | tr '\n' ' ')" \
+		"($(wc -l <"$w/p.keep") and $(wc -l <"$w/p.keyed") rows)"
 fi
 
 # Dropped frames replay as hidden, said so, never as frame number 0 (what they replayed as before this check).
