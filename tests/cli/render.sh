@@ -265,18 +265,8 @@ PY
 ) && pass "colour-cgroup-bytes" || fail "colour-cgroup-bytes" "$out"
 # node: the bytes per node `pagemap numa` counts from the same frames ("?": on no known node)
 "$pagemap" --root "$work/numa-2node" numa -J 4242 >"$work/numa.json"
-out=$(python3 - "$work/numa-2node-node.json" "$work/numa.json" <<'PY'
-import json, sys
-got = json.load(open(sys.argv[1]))["render"]["legend"]
-want = {}
-for r in (x for x in json.load(open(sys.argv[2]))["numa"] if x["mapping"] == "map"):
-    k = "unknown" if r["node"] == "?" else "node " + r["node"]
-    want[k] = want.get(k, 0) + r["total"]
-for k, v in want.items():
-    assert got.get(k, 0) == v, "%s: %s bytes, numa says %d" % (k, got.get(k), v)
-assert want.get("node 0") and want.get("node 1"), want
-PY
-) && pass "colour-node-bytes" || fail "colour-node-bytes" "$out"
+out=$(python3 "$check" node-legend "$work/numa-2node-node.json" "$work/numa.json") &&
+	case $out in *"node 0="[1-9]*"node 1="[1-9]*) ;; *) false ;; esac && pass "colour-node-bytes" || fail "colour-node-bytes" "$out"
 # more cgroups than colours: seven by name, the rest "other", and no byte lost
 cp -r "$work/phys-synth" "$work/many-cg"
 python3 - "$work/many-cg/proc/kpagecgroup" <<'PY'

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""render_check.py - checks behind tests/cli/render.sh: layout bounds, exact heat cells, PNG pixels (stdlib only)."""
+"""render_check.py - checks behind tests/cli/render.sh and tests/live/render.sh: layout bounds, exact heat cells, PNG pixels, node legends (stdlib only)."""
 import json
 import struct
 import sys
@@ -140,10 +140,23 @@ def pixels(png, render_json, starts):
     print("%d mappings have their colours" % len(starts.split(",")))
 
 
+def node_legend(render_json, numa_json):
+    """The legend of render -c node holds the bytes per node `pagemap numa -J` counts ("?": unknown)."""
+    got = json.load(open(render_json))["render"]["legend"]
+    want = {}
+    for r in (x for x in json.load(open(numa_json))["numa"] if x["mapping"] == "map"):
+        k = "unknown" if r["node"] == "?" else "node " + r["node"]
+        want[k] = want.get(k, 0) + r["total"]
+    for k, v in want.items():
+        assert got.get(k, 0) == v, "%s: %s bytes, numa says %d" % (k, got.get(k), v)
+    assert sum(want.values()) > 0, want
+    print(" ".join("%s=%d" % kv for kv in sorted(want.items())))
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     try:
-        {"bounds": bounds, "heat": heat, "writer": writer, "pixels": pixels}[cmd](*args)
+        {"bounds": bounds, "heat": heat, "writer": writer, "pixels": pixels, "node-legend": node_legend}[cmd](*args)
     except AssertionError as e:
         print("check failed: %s" % e)
         sys.exit(1)

@@ -75,19 +75,7 @@ quiet=$!
 if ! [ -s "$work/numa.json" ]; then
 	echo "SKIP render-live-colour-node: pagemap numa cannot read here: $(tail -1 "$work/err")"
 else
-	out=$(python3 - "$work/node.json" "$work/numa.json" <<'PY'
-import json, sys
-got = json.load(open(sys.argv[1]))["render"]["legend"]
-want = {}
-for r in (x for x in json.load(open(sys.argv[2]))["numa"] if x["mapping"] == "map"):
-    k = "unknown" if r["node"] == "?" else "node " + r["node"]
-    want[k] = want.get(k, 0) + r["total"]
-for k, v in want.items():
-    assert got.get(k, 0) == v, "%s: %s bytes, numa says %d" % (k, got.get(k), v)
-assert sum(want.values()) > 0, want
-print(" ".join("%s=%d" % kv for kv in sorted(want.items())))
-PY
-) && echo "PASS render-live-colour-node ($out)" || echo "FAIL render-live-colour-node: $out"
+	out=$(python3 "$src/tests/cli/render_check.py" node-legend "$work/node.json" "$work/numa.json") && echo "PASS render-live-colour-node ($out)" || echo "FAIL render-live-colour-node: $out"
 fi
 if [ "$(id -u)" != 0 ]; then
 	echo "SKIP render-live-colour-root: not root (kpagecgroup and kpageflags need it)"
