@@ -34,6 +34,16 @@ int cli_parse_pid(const char *s, pid_t *pid);
 /* Parse "0xSTART-0xEND" or one address (its page of @page bytes). Returns 0 or -EINVAL. */
 int cli_parse_range(const char *s, uint64_t page, uint64_t *start, uint64_t *end);
 /* Open a target and explain a failure on stderr. Returns NULL after the message. */
+/* --root DIR and --snapshot FILE as given (NULL when not), set by main before a command runs. */
+extern const char *cli_root, *cli_snapshot;
+/*
+ * A context for them, as the command's own: a command that needs a second
+ * one (serve's exact tier, in a thread) makes it here. A snapshot's replay
+ * reads its word files from the snapshot, not from the extracted tree, so a
+ * plain pm_ctx_new(pm_ctx_root(ctx)) would see them empty. NULL after a
+ * one-line message.
+ */
+struct pm_ctx *cli_ctx_new(void);
 struct pm_target *cli_open_target(struct pm_ctx *ctx, pid_t pid, const char *arg);
 /* Explain an error that came from walking @arg's memory. */
 void cli_walk_error(struct pm_ctx *ctx, int err, const char *arg);

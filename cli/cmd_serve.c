@@ -21,7 +21,6 @@
 struct server {
 	struct mhd_api mhd;		/* libmicrohttpd, loaded by cmd_serve */
 	struct pm_ctx *ctx;		/* the scrape's: used by the polling thread only */
-	const char *root;		/* for the exact thread's own context */
 	struct fleet_opts o;
 	struct fleet_state st;
 	double pss_interval;		/* seconds; 0: no exact tier */
@@ -36,7 +35,7 @@ struct server {
 static void *exact_loop(void *arg)
 {
 	struct server *s = arg;
-	struct pm_ctx *ctx = pm_ctx_new(s->root);
+	struct pm_ctx *ctx = cli_ctx_new();
 	struct fleet_exact ex, old;
 	struct timespec until;
 	bool stop = !ctx;
@@ -314,7 +313,6 @@ int cmd_serve(struct pm_ctx *ctx, int argc, char **argv)
 		fleet_rules_free(&s.o);
 		return EXIT_RUNTIME;
 	}
-	s.root = pm_ctx_root(ctx);
 	pm_ctx_features(ctx);	/* probe once, before scrapes */
 	r = run(&s, a.listen);
 	fleet_exact_free(&s.exact);

@@ -123,6 +123,35 @@ static void explain_open(struct pm_ctx *ctx, pid_t pid, const char *arg, int err
 	}
 }
 
+const char *cli_root, *cli_snapshot;
+
+/* The context of --snapshot FILE: the snapshot checked whole, then replayed as its tree. */
+static struct pm_ctx *snapshot_ctx(const char *file)
+{
+	struct pm_snapshot *s;
+	struct pm_ctx *ctx;
+	char err[256];
+
+	if (!(s = pm_snapshot_open(file, err, sizeof(err)))) {
+		cli_error(0, "cannot read snapshot %s: %s", file, err);
+		return NULL;
+	}
+	if (!(ctx = pm_ctx_new_snapshot(s)))
+		cli_error(0, "cannot replay snapshot %s: %s", file,
+			  errno == EBADMSG && pm_snapshot_error(s) ? pm_snapshot_error(s) : strerror(errno));
+	pm_snapshot_close(s);
+	return ctx;
+}
+
+struct pm_ctx *cli_ctx_new(void)
+{
+	struct pm_ctx *ctx = cli_snapshot ? snapshot_ctx(cli_snapshot) : pm_ctx_new(cli_root);
+
+	if (!ctx && !cli_snapshot)
+		cli_error(errno, "cannot use root %s", cli_root ? cli_root : "/");
+	return ctx;
+}
+
 struct pm_target *cli_open_target(struct pm_ctx *ctx, pid_t pid, const char *arg)
 {
 	struct pm_target *t = pm_target_open(ctx, pid);

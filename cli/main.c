@@ -88,36 +88,17 @@ static int parse_backend(const char *s, enum pm_backend *b)
 	return 0;
 }
 
-/* The context of --snapshot FILE: the snapshot checked whole, then replayed as its tree. */
-static struct pm_ctx *snapshot_ctx(const char *file)
-{
-	struct pm_snapshot *s;
-	struct pm_ctx *ctx;
-	char err[256];
-
-	if (!(s = pm_snapshot_open(file, err, sizeof(err)))) {
-		cli_error(0, "cannot read snapshot %s: %s", file, err);
-		return NULL;
-	}
-	if (!(ctx = pm_ctx_new_snapshot(s)))
-		cli_error(0, "cannot replay snapshot %s: %s", file,
-			  errno == EBADMSG && pm_snapshot_error(s) ? pm_snapshot_error(s) : strerror(errno));
-	pm_snapshot_close(s);
-	return ctx;
-}
-
 static int run_command(const struct command *cmd, const char *root, const char *snap, enum pm_backend b, int argc,
 		       char **argv)
 {
 	struct pm_ctx *ctx;
 	int code;
 
-	ctx = snap ? snapshot_ctx(snap) : pm_ctx_new(root);
-	if (!ctx) {
-		if (!snap)
-			cli_error(errno, "cannot use root %s", root ? root : "/");
+	cli_root = root;
+	cli_snapshot = snap;
+	ctx = cli_ctx_new();
+	if (!ctx)
 		return EXIT_RUNTIME;
-	}
 	if (b != PM_BACKEND_AUTO)
 		pm_ctx_set_backend(ctx, b);
 	code = cmd->fn(ctx, argc, argv);
