@@ -1574,7 +1574,7 @@ PM_API int pm_watch_cost(const struct pm_watch *w, struct pm_watch_cost *c);
  * and 1000 times @asked in all (a process that writes ever new pages pays
  * per page whatever the interval: widening does not help it, the bound
  * stops it). Within the budget the interval stays, unless the share fell
- * under half the budget (the process went quiet): then it narrows in the
+ * under a quarter of the budget (the process went quiet): then it narrows in the
  * same proportion, down to @asked. A process that rewrites a hot set
  * converges in one step once the 8x bound no longer binds, and does not
  * see-saw (tests/unit/test_watch_cost.c models it). @max_overhead <= 0,
@@ -2285,6 +2285,9 @@ PM_API void pm_snapshot_close(struct pm_snapshot *s);
  * pm_ctx_new_snapshot - a context that replays snapshot @s as --root would
  * replay its tree: the tree is extracted into a private directory (0700,
  * under $TMPDIR or /tmp) that pm_ctx_free() removes. @s may be closed after.
+ * The pagemap and kpage* files of that tree stay empty: this context reads
+ * their words from the snapshot's chunks, so a context made with
+ * pm_ctx_new(pm_ctx_root()) of it sees zeros; make another with this call.
  * Returns the context, or NULL with errno (EBADMSG: pm_snapshot_error()).
  */
 PM_API struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s);
