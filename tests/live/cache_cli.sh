@@ -51,12 +51,8 @@ fi
 # A directory the caller may not read is said, with exit 1, not skipped in silence (root: run as nobody).
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	mkdir -p "$dir/u/no" && chmod 755 "$dir" "$dir/u" && cp "$dir/f" "$dir/u/a" && chmod 644 "$dir/u/a" && chmod 000 "$dir/u/no"
-	# A build the user cannot reach (a clone under a 0700 directory) runs from a copy beside its library.
-	upm=$pm
-	if ! setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$pm"; then
-		mkdir "$dir/bin" && cp -P "$pm" "$(dirname "$pm")"/libpagemap.so* "$dir/bin/" && chmod -R a+rX "$dir/bin" &&
-			upm=$dir/bin/pagemap
-	fi
+	. "$(dirname "$0")/lib/nobody.sh"
+	upm=$(nobody_pagemap "$pm" "$dir")
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$upm" cache -r -n -o PATH "$dir/u" >"$dir/out" 2>"$dir/err"; rc=$?
 	chmod 755 "$dir/u/no"
 	[ $rc -eq 1 ] && grep -qx "$dir/u/a" "$dir/out" && grep -q "cannot walk $dir/u/no: Permission denied" "$dir/err" &&

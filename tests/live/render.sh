@@ -99,7 +99,9 @@ print("%s %d of %d bytes" % (sys.argv[3], values[sys.argv[3]], present))
 PY
 ) && echo "PASS render-live-colour-cgroup ($out)" || echo "FAIL render-live-colour-cgroup: $out $(cat "$work/err")"
 	# unprivileged: frame numbers hidden, the picture says so (a process of its own user)
-	if setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "sleep 30 & \"$pagemap\" render -c class -f ansi -w 80 \$!; kill \$!" \
+	. "$(dirname "$0")/lib/nobody.sh"
+	upm=$(nobody_pagemap "$pagemap" "$work")
+	if setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "sleep 30 & \"$upm\" render -c class -f ansi -w 80 \$!; kill \$!" \
 		>"$work/user.ansi" 2>"$work/err" && grep -q '^note: frame numbers hidden' "$work/user.ansi" &&
 		grep -q ' hidden [0-9.]*[KMG]' "$work/user.ansi"; then
 		echo "PASS render-live-colour-hidden"

@@ -101,12 +101,8 @@ fi
 # snapshot is written with its own processes (a refused process failed the whole snapshot before).
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && setpriv --help 2>&1 | grep -q -- --reuid; then
 	mkdir "$work/u" && chown 65534 "$work/u" && chmod 700 "$work/u" && chmod 711 "$work"
-	# A build the user cannot reach (a clone under a 0700 directory) runs from a copy beside its library.
-	upm=$pagemap
-	if ! setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$pagemap"; then
-		mkdir "$work/bin" && cp -P "$pagemap" "$(dirname "$pagemap")"/libpagemap.so* "$work/bin/" &&
-			chmod -R a+rX "$work/bin" && upm=$work/bin/pagemap
-	fi
+	. "$(dirname "$0")/lib/nobody.sh"
+	upm=$(nobody_pagemap "$pagemap" "$work")
 	# (the shell and pagemap itself are that user's own processes, in the snapshot)
 	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "'$upm' snapshot --all -o '$work/u/all.snap'" \
 		>"$work/u.out" 2>"$work/u.err"
