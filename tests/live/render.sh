@@ -70,6 +70,11 @@ fi
 # --- colourings by value on a quiet process (sleep: its pages do not change between two reads) ---
 sleep 60 &
 quiet=$!
+# Until it sleeps: right after the fork it is still exec'ing and linking, and its pages change under the reads.
+for _ in $(seq 50); do
+	case $(cat "/proc/$quiet/wchan" 2>/dev/null) in *nanosleep*) break ;; esac
+	sleep 0.1
+done
 "$pagemap" render -c node -f json "$quiet" >"$work/node.json" 2>"$work/err" &&
 	"$pagemap" numa -J "$quiet" >"$work/numa.json" 2>>"$work/err"
 if ! [ -s "$work/numa.json" ]; then
