@@ -150,10 +150,12 @@ static void svg_legend(FILE *f, const struct rnd_model *m, uint32_t y)
 		yy = y + (n / 4) * 18;
 		n++;
 
+		/* Names of values are cgroup paths too: escaped as every other text of the picture. */
 		fprintf(f, "<rect x=\"%u\" y=\"%u\" width=\"12\" height=\"12\" fill=\"%s\" stroke=\"#555555\" "
-			   "stroke-width=\".5\"/><text x=\"%u\" y=\"%u\">%s %s (%" PRIu64 " B)</text>\n",
-			x, yy, m->states[k].colour, x + 16, yy + 10, m->states[k].name, rnd_size(st[k], sz, sizeof(sz)),
-			st[k]);
+			   "stroke-width=\".5\"/><text x=\"%u\" y=\"%u\">",
+			x, yy, m->states[k].colour, x + 16, yy + 10);
+		rnd_xml_escape(f, m->states[k].name);
+		fprintf(f, " %s (%" PRIu64 " B)</text>\n", rnd_size(st[k], sz, sizeof(sz)), st[k]);
 	}
 	y += (n + 3) / 4 * 18 + 8;
 	fprintf(f, "<text x=\"%d\" y=\"%u\">bytes by class:", X0, y);
