@@ -267,7 +267,12 @@ static int print_batch(struct out *out)
 	scols_table_remove_lines(out->tb);
 	out->lines = out->nrows = out->cells.len = 0;
 	out->streamed = true;
-	out->own = !out->slow;	/* the stream goes on: its next rows need no libsmartcols lines */
+	/*
+	 * The stream goes on: its next rows need no libsmartcols lines, unless
+	 * every batch goes back to libsmartcols anyway (aligned on a terminal,
+	 * see direct_batch), where own rows would only be copied twice.
+	 */
+	out->own = !out->slow && (out->o.json || out->o.raw || !out->tty);
 	return r;
 }
 

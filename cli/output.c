@@ -241,7 +241,8 @@ struct libscols_line *out_total_line(struct out *out)
 
 static void set_cell(struct out *out, struct libscols_line *ln, size_t id, const char *s)
 {
-	if (ln && out_has(out, id) && out->own) {
+	/* The handle out_line gives in own mode is @out itself; a real line (a total) goes to libsmartcols. */
+	if (ln == (struct libscols_line *)out && out_has(out, id)) {
 		if (!out->nrows || !s)
 			return;
 		out->off[(out->nrows - 1) * out->nshown + out->seq[id]] = out->cells.len;
