@@ -119,6 +119,8 @@ void rnd_add_run(struct rnd_model *m, const struct pm_run *r);
 void rnd_add_run_as(struct rnd_model *m, const struct pm_run *r, unsigned slot);
 /* Slots in use (RS_NSTATE unless a colouring says otherwise); does the legend show slot @k holding @bytes? */
 unsigned rnd_nstates(const struct rnd_model *m);
+/* Bytes of each state slot over all cells, added into @st (the legends' figures). */
+void rnd_state_totals(const struct rnd_model *m, uint64_t st[RS_MAXSTATE]);
 bool rnd_slot_shown(const struct rnd_model *m, unsigned k, uint64_t bytes);
 /* Count [@start, @end) with page flags @flags (classes) under state slot @state (clipped to the mappings). */
 void rnd_add_piece(struct rnd_model *m, uint64_t start, uint64_t end, uint32_t flags, unsigned state);

@@ -388,12 +388,9 @@ static void html_legend(FILE *f, const struct rnd_model *m)
 {
 	uint64_t st[RS_MAXSTATE] = { 0 };
 	char sz[16];
-	uint32_t i;
 	int k;
 
-	for (i = 0; i < m->ncells; i++)
-		for (k = 0; k < RS_MAXSTATE; k++)
-			st[k] += m->cells[i].state[k];
+	rnd_state_totals(m, st);
 	fputs("<div id=\"legend\">", f);
 	for (k = 0; k < (int)rnd_nstates(m); k++) {
 		if (!rnd_slot_shown(m, (unsigned)k, st[k]))

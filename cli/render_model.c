@@ -391,6 +391,16 @@ void rnd_add_piece(struct rnd_model *m, uint64_t start, uint64_t end, uint32_t f
 	add_span(m, start, end, flags, state < RS_NSTATE ? state : 0, NULL);
 }
 
+void rnd_state_totals(const struct rnd_model *m, uint64_t st[RS_MAXSTATE])
+{
+	size_t i;
+	unsigned k;
+
+	for (i = 0; i < m->ncells; i++)
+		for (k = 0; k < RS_MAXSTATE; k++)
+			st[k] += m->cells[i].state[k];
+}
+
 unsigned rnd_nstates(const struct rnd_model *m)
 {
 	return m->nstates ? m->nstates : RS_NSTATE;

@@ -135,12 +135,10 @@ static void svg_legend(FILE *f, const struct rnd_model *m, uint32_t y)
 {
 	uint64_t st[RS_MAXSTATE] = { 0 };
 	char sz[16];
-	uint32_t i, n = 0;
+	uint32_t n = 0;
 	int k;
 
-	for (i = 0; i < m->ncells; i++)
-		for (k = 0; k < RS_MAXSTATE; k++)
-			st[k] += m->cells[i].state[k];
+	rnd_state_totals(m, st);
 	for (k = 0; k < (int)rnd_nstates(m); k++) {
 		uint32_t x, yy;
 
@@ -289,11 +287,8 @@ static void json_legend(FILE *f, const struct rnd_model *m)
 	uint64_t st[RS_MAXSTATE] = { 0 };
 	const char *sep = "";
 	unsigned k;
-	uint32_t i;
 
-	for (i = 0; i < m->ncells; i++)
-		for (k = 0; k < RS_MAXSTATE; k++)
-			st[k] += m->cells[i].state[k];
+	rnd_state_totals(m, st);
 	fputs(",\"legend\":{", f);
 	for (k = 0; k < rnd_nstates(m); k++) {
 		if (!rnd_slot_shown(m, k, st[k]))
@@ -436,9 +431,7 @@ int rnd_write_ansi(FILE *f, const struct rnd_model *m)
 		ansi_reset(f, "\033[0m\n");
 		ansi_names(f, m, r);
 	}
-	for (r = 0; r < m->ncells; r++)
-		for (k = 0; k < RS_MAXSTATE; k++)
-			st[k] += m->cells[r].state[k];
+	rnd_state_totals(m, st);
 	for (k = 0; k < (int)rnd_nstates(m); k++) {
 		if (!rnd_slot_shown(m, (unsigned)k, st[k]))
 			continue;
