@@ -202,6 +202,7 @@ static int list_row(struct out *out, const struct frun *run, bool raw)
 }
 
 /* Account one batch of kpageflags words starting at @pfn. */
+/* Returns 0, -errno, or 1 when the list could not be written (not a read error of the frame files). */
 static int scan_batch(const uint64_t *w, size_t n, uint64_t pfn, const struct phys_opts *po, struct hist *h,
 		      struct out *list, struct frun *run)
 {
@@ -219,7 +220,7 @@ static int scan_batch(const uint64_t *w, size_t n, uint64_t pfn, const struct ph
 			run->pages++;
 		} else {
 			if (list_row(list, run, po->raw) < 0)
-				return -EIO;
+				return 1;
 			*run = (struct frun){ pfn + i, 1, f };
 		}
 	}
@@ -248,14 +249,14 @@ static int scan_all(struct pm_ctx *ctx, struct pm_kpage *k, const struct phys_op
 		if (r == 0)
 			r = scan_batch(w, n, pfn, po, h, list, &run);
 	}
-	if (r == 0 && list)
-		r = list_row(list, &run, po->raw);
+	if (r == 0 && list && list_row(list, &run, po->raw) < 0)
+		r = 1;
 	free(w);
-	if (r == -EIO)
+	if (r > 0)
 		cli_error(EIO, "cannot write the list");
 	else if (r < 0)
 		kpage_error(ctx, -r, "kpageflags");
-	return r < 0 ? EXIT_RUNTIME : EXIT_OK;
+	return r ? EXIT_RUNTIME : EXIT_OK;
 }
 
 static struct pm_kpage *open_kpage(struct pm_ctx *ctx)
