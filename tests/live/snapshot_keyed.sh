@@ -66,7 +66,12 @@ for m in keyed block; do
 	[ $ok = 1 ] && pass "$m-replays-same" || fail "$m-replays-same"
 done
 
-# Every present page's frame number moved (a fixed point has odds 1/max_pfn per page).
+# No page keeps its frame number, and the scrambled frames are not the original set. A keyed permutation
+# over the frame range still lands by chance: an address keeps its frame with odds 1/max_pfn per page, and
+# original frames show up among the scrambled ones about rows x rows / max_pfn times (0.1 for 512 pages on an
+# 8 GiB machine, 0.5 on 2 GiB: CI saw one). So the test allows one fixed point (two have odds below 1e-7)
+# and common frames up to 1/16 of the rows (a scrambler that kept or shifted frames keeps nearly all of
+# them). Exactness of the keyed frames is the --unscramble checks below.
 pfns() { "$pagemap" --snapshot "$1" pages -J "$parent" "$range" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
@@ -74,17 +79,18 @@ rows = next(v for v in d.values() if isinstance(v, list))
 print("\n".join("%s %s" % (r["start"], r["pfn"]) for r in rows if r.get("pfn")))'; }
 pfns "$w/keep.snap" >"$w/p.keep" && pfns "$w/keyed.snap" >"$w/p.keyed" || fail pages-json
 # (keyed rows are more: contiguous runs split; a run starting at the same address has another frame)
-if [ -s "$w/p.keep" ] && [ -z "$(sort "$w/p.keep" "$w/p.keyed" | uniq -d)" ] &&
-   [ -z "$(cut -d' ' -f2 "$w/p.keep" | sort | comm -12 - "$(cut -d' ' -f2 "$w/p.keyed" | sort >"$w/k"; echo "$w/k")")" ]; then
+kept=$(sort "$w/p.keep" "$w/p.keyed" | uniq -d | wc -l)
+cut -d' ' -f2 "$w/p.keep" | sort -u >"$w/f.keep"
+cut -d' ' -f2 "$w/p.keyed" | sort -u >"$w/f.keyed"
+common=$(comm -12 "$w/f.keep" "$w/f.keyed" | wc -l)
+rows=$(wc -l <"$w/p.keep")
+if [ "$rows" -ge 256 ] && [ "$kept" -le 1 ] && [ $((common * 16)) -le "$rows" ]; then
 	pass no-frame-kept
 else
 	fail no-frame-kept
-	# A keyed permutation may map one frame onto another frame of the set by chance (odds about
-	# rows x rows / max_pfn): show which, to tell that from a frame left as it was.
-	echo "  rows in both: $(sort "$w/p.keep" "$w/p.keyed" | uniq -d | head -n 5 | tr '\n' ';')"
-	echo "  frames in both: $(cut -d' ' -f2 "$w/p.keep" | sort | comm -12 - "$w/k" | head -n 5 | tr '\n' ' ')" \
-		"($(wc -l <"$w/p.keep") and $(wc -l <"$w/p.keyed") rows)"
 fi
+echo "  $rows present rows: $kept kept their frame (at most 1), $common original frames among the keyed ones" \
+	"(at most $((rows / 16)))"
 
 # Dropped frames replay as hidden, said so, never as frame number 0 (what they replayed as before this check).
 "$pagemap" --snapshot "$w/drop.snap" pages -o PFN,FLAGS "$parent" "$range" 2>/dev/null | awk '$2 ~ /^P/ { print $1 }' | sort -u >"$w/p.drop"
