@@ -83,6 +83,11 @@ bench-tiny: all bench-programs
 bench-render: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-render.sh
 
+# Not part of `make bench` (issue #15): the first paint of render's HTML (100 k mappings) in headless Chromium.
+.PHONY: bench-paint
+bench-paint: all
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-paint.sh
+
 # Not part of `make bench` (issue #12, many rows): pages --each, phys -l and the phys -p list against page-types
 # (built from the kernel's source: KERNEL_SRC, or Debian's linux-source package), wall, CPU, peak RSS, cost per row.
 .PHONY: bench-rows
