@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /*
  * A test is a function returning one of these. It reports failures through
@@ -65,6 +66,8 @@ struct t_case {
 /* Run the cases (optionally only those named in argv) and exit 0 iff none failed. */
 static inline int t_main(const struct t_case *cases, size_t n, int argc, char **argv)
 {
+	struct timespec t0, t1;
+	double secs;
 	int failed = 0;
 	size_t i;
 
@@ -77,7 +80,9 @@ static inline int t_main(const struct t_case *cases, size_t n, int argc, char **
 			continue;
 		t_failed_checks = 0;
 		t_skip_reason[0] = '\0';
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		r = cases[i].fn();
+		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (r == T_SKIP && !t_failed_checks) {
 			printf("SKIP %s: %s\n", cases[i].name, t_skip_reason);
 		} else if (r == T_PASS && !t_failed_checks) {
@@ -86,6 +91,9 @@ static inline int t_main(const struct t_case *cases, size_t n, int argc, char **
 			printf("FAIL %s\n", cases[i].name);
 			failed++;
 		}
+		secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		if (secs >= 1)	/* where make check's time goes (CI has a budget) */
+			printf("  %s took %.1f s\n", cases[i].name, secs);
 	}
 	return failed ? 1 : 0;
 }
