@@ -798,6 +798,15 @@ PM_API int pm_kpage_status(const struct pm_kpage *k, enum pm_kpage_file file);
 PM_API int pm_kpage_end(struct pm_kpage *k, uint64_t *end);
 
 /*
+ * pm_kpage_start - the first PFN the frame files describe: 0, except in a
+ * replayed keyed snapshot, whose frame numbers were lifted past every real
+ * frame (META key_lift, man pagemap-snapshot(5)): its frames lie in
+ * [key_lift, end) and the words below read 0 but are no frames. A walk of
+ * all frames (phys, pm_classes_read) starts here.
+ */
+PM_API uint64_t pm_kpage_start(const struct pm_kpage *k);
+
+/*
  * pm_kpage_read - read @n consecutive frames from @pfn: kpageflags words
  * into @flags, kpagecount into @counts, kpagecgroup into @cgroups; any of
  * the three may be NULL (not read). Large runs are read in batches, one
