@@ -243,7 +243,8 @@ static int scan_all(struct pm_ctx *ctx, struct pm_kpage *k, const struct phys_op
 	struct frun run = { 0 };
 	int r = w ? pm_kpage_end(k, &end) : -ENOMEM;
 
-	for (pfn = 0; r == 0 && pfn < end; pfn += PHYS_BATCH) {
+	/* a keyed snapshot's frames start at its lift: the words below are no frames */
+	for (pfn = pm_kpage_start(k); r == 0 && pfn < end; pfn += PHYS_BATCH) {
 		size_t n = end - pfn < PHYS_BATCH ? (size_t)(end - pfn) : PHYS_BATCH;
 		r = pm_kpage_read(k, pfn, n, w, NULL, NULL);
 		if (r == 0)

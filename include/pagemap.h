@@ -798,6 +798,15 @@ PM_API int pm_kpage_status(const struct pm_kpage *k, enum pm_kpage_file file);
 PM_API int pm_kpage_end(struct pm_kpage *k, uint64_t *end);
 
 /*
+ * pm_kpage_start - the first PFN the frame files describe: 0, except in a
+ * replayed keyed snapshot, whose frame numbers were lifted past every real
+ * frame (META key_lift, man pagemap-snapshot(5)): its frames lie in
+ * [key_lift, end) and the words below read 0 but are no frames. A walk of
+ * all frames (phys, pm_classes_read) starts here.
+ */
+PM_API uint64_t pm_kpage_start(const struct pm_kpage *k);
+
+/*
  * pm_kpage_read - read @n consecutive frames from @pfn: kpageflags words
  * into @flags, kpagecount into @counts, kpagecgroup into @cgroups; any of
  * the three may be NULL (not read). Large runs are read in batches, one
@@ -2317,7 +2326,7 @@ PM_API int pm_snapshot_add_tree(struct pm_snapshot_writer *w, const char *dir);
 enum pm_snapshot_pfn {
 	PM_SNAPSHOT_PFN_KEEP = 0,	/* as read: the default */
 	PM_SNAPSHOT_PFN_DROP,		/* zeroed, no kpage* words */
-	PM_SNAPSHOT_PFN_KEYED,		/* a keyed permutation of [0, max_pfn) */
+	PM_SNAPSHOT_PFN_KEYED,		/* max_pfn + a keyed permutation of [0, max_pfn) */
 	PM_SNAPSHOT_PFN_KEYED_BLOCK,	/* a keyed permutation of 2 MiB blocks, offsets inside kept */
 };
 #define PM_SNAPSHOT_KEY_SIZE	32u
@@ -2327,11 +2336,13 @@ enum pm_snapshot_pfn {
  * of @w as @mode says, and record it in META (frames=kept, dropped, keyed or
  * keyed-block; keyed modes also key_id=HEX, 16 hex digits, never the key).
  * Keyed modes need @key (PM_SNAPSHOT_KEY_SIZE bytes) and @ctx, whose
- * /proc/kpageflags length gives max_pfn (else the whole 55-bit field is
- * permuted). A frame f becomes perm(f) in every pagemap word and its kpage*
- * words move to index perm(f); a swap offset goes through its own
- * permutation. Returns 0, or -EINVAL (bad @mode, no @key for a keyed mode,
- * called after a process was added).
+ * /proc/kpageflags length gives max_pfn (else 2^54, half the 55-bit field).
+ * A frame f becomes lift + perm(f) in every pagemap word and its kpage*
+ * words move to that index, lift being max_pfn in whole blocks (META
+ * key_lift), so no scrambled frame equals a real one; frames at or above
+ * max_pfn become f + lift (not hidden). A swap offset goes through its own
+ * permutation, not lifted. Returns 0, or -EINVAL (bad @mode, no @key for a
+ * keyed mode, called after a process was added).
  */
 PM_API int pm_snapshot_set_frames(struct pm_snapshot_writer *w, struct pm_ctx *ctx, enum pm_snapshot_pfn mode,
 				  const unsigned char *key);

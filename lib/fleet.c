@@ -164,7 +164,7 @@ int pm_classes_read(struct pm_ctx *ctx, struct pm_kpage *k, struct pm_classes *o
 	w = malloc(CLASS_BATCH * sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	for (pfn = 0; r == 0 && pfn < end; pfn += n) {
+	for (pfn = pm_kpage_start(k); r == 0 && pfn < end; pfn += n) {
 		n = end - pfn < CLASS_BATCH ? (size_t)(end - pfn) : CLASS_BATCH;
 		r = pm_kpage_read(k, pfn, n, w, NULL, NULL);
 		for (i = 0; r == 0 && i < n; i++) {

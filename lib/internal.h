@@ -26,6 +26,7 @@ struct pm_ctx {
 	bool features_bad;		/* replay: a recorded page or PMD size was refused (pm_target_open fails) */
 	char *snapshot_dir;		/* pm_ctx_new_snapshot: the extracted tree, removed by pm_ctx_free */
 	struct pmi_snap_words *snap_words; /* pm_ctx_new_snapshot: where its word files are read (snapshot_words.c) */
+	uint64_t frame_start;		/* pm_kpage_start: a keyed snapshot's META key_lift, else 0 */
 };
 
 struct pm_target {

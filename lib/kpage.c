@@ -109,6 +109,11 @@ int pmi_kpage_word(struct pm_kpage *k, enum pm_kpage_file file, uint64_t pfn, ui
 	return k->fd[file] < 0 ? k->fd[file] : read_word(k, k->fd[file], pfn, w);
 }
 
+uint64_t pm_kpage_start(const struct pm_kpage *k)
+{
+	return k ? k->ctx->frame_start : 0;
+}
+
 int pm_kpage_end(struct pm_kpage *k, uint64_t *end)
 {
 	int fd = any_fd(k), r;

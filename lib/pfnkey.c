@@ -1,10 +1,11 @@
 /* pfnkey.c - SipHash-2-4 and the keyed Feistel permutation that scrambles frame numbers in snapshots. */
+#include <errno.h>
 #include <string.h>
 #include "pfnkey.h"
 
 #define ROTL(x, b)	(uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
 #define FEISTEL_ROUNDS	8u
-#define PME_FRAME_MASK	((1ULL << 55) - 1)
+#define PME_FRAME_MASK	((1ULL << PMI_FRAME_BITS) - 1)
 
 static uint64_t load64(const unsigned char *p)
 {
@@ -145,14 +146,32 @@ static uint64_t apply(const struct pmi_perm *p, uint64_t x, int inverse)
 	return walk(p, x >> p->block_shift, blocks, inverse) << p->block_shift | low;
 }
 
+uint64_t pmi_perm_span(const struct pmi_perm *p)
+{
+	uint64_t b = p->block_shift ? 1ULL << p->block_shift : 1;
+
+	return p->max > UINT64_MAX - (b - 1) ? p->max : (p->max + b - 1) / b * b;
+}
+
+int pmi_perm_lift(struct pmi_perm *p, uint64_t lift)
+{
+	uint64_t span = pmi_perm_span(p);
+
+	if (lift > PME_FRAME_MASK || (lift && (span > PME_FRAME_MASK + 1 - lift)))
+		return -ERANGE;
+	p->lift = lift;
+	return 0;
+}
+
+/* Lifted: a rotation of the 55-bit field after the permutation, so the two stay one bijection. */
 uint64_t pmi_perm_fwd(const struct pmi_perm *p, uint64_t x)
 {
-	return apply(p, x, 0);
+	return p->lift ? (apply(p, x, 0) + p->lift) & PME_FRAME_MASK : apply(p, x, 0);
 }
 
 uint64_t pmi_perm_inv(const struct pmi_perm *p, uint64_t x)
 {
-	return apply(p, x, 1);
+	return apply(p, p->lift ? (x - p->lift) & PME_FRAME_MASK : x, 1);
 }
 
 uint64_t pmi_key_id(const unsigned char key[PMI_KEY_SIZE])

@@ -108,7 +108,7 @@ struct snap_frames {
 	struct snap_ws *ws[3];
 	uint64_t end;			/* frames in the files */
 	int pfn_mode;			/* enum pm_snapshot_pfn: how frame numbers are written */
-	struct pmi_perm perm[2];	/* keyed modes: frames, swap offsets */
+	struct pmi_perm perm[2];	/* keyed modes: frames (lifted past their domain), swap offsets */
 	struct pmi_scramble sc;		/* what pagemap words become (drop: no permutations) */
 };
 struct snap_frames *pmi_snap_w_frames(struct pm_snapshot_writer *w);

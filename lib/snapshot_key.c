@@ -20,7 +20,28 @@ struct unscramble {
 	char *features;			/* pagemap-features with zero_pfn restored */
 	size_t features_len;
 	uint64_t *moved;		/* kpage chunk: new index, word pairs */
+	uint64_t lift;			/* META key_lift (0 in files written before it) */
+	uint64_t kp_words;		/* the kpage file being read: its length in words once unscrambled */
+	char why[160];			/* a damaged file's one-line reason */
 };
+
+/*
+ * A kpage file's length unscrambled: the keyed file's, less the lift (its
+ * words lie in [lift, length)), which is the keep snapshot's length again.
+ * Files without key_lift keep their length, as before.
+ */
+static int kpage_words(struct unscramble *u, const struct pm_snapshot_section *sec, uint64_t *out)
+{
+	uint64_t n = sec->size / 8;
+
+	if (n < u->lift) {
+		snprintf(u->why, sizeof(u->why), "%s: %llu words, fewer than key_lift %llu", sec->path,
+			 (unsigned long long)n, (unsigned long long)u->lift);
+		return -EBADMSG;
+	}
+	*out = n - u->lift;
+	return 0;
+}
 
 static int kind_of(const char *path)
 {
@@ -80,7 +101,13 @@ static int on_extent(void *data, uint64_t off, const void *buf, size_t len)
 		return r;
 	}
 	for (i = 0; i < n; i++) {	/* kpage words go back to their frames' indices, in order */
-		u->moved[2 * i] = pmi_perm_inv(&u->perm[0], off / 8 + i);
+		uint64_t y = off / 8 + i, x = pmi_perm_inv(&u->perm[0], y);
+		if (y < u->lift || x >= u->kp_words) {	/* no frame moves there: the file was not written so */
+			snprintf(u->why, sizeof(u->why), "a kpage word at index %llu, outside the keyed frames",
+				 (unsigned long long)y);
+			return -EBADMSG;
+		}
+		u->moved[2 * i] = x;
 		u->moved[2 * i + 1] = in[i];
 	}
 	qsort(u->moved, n, 16, cmp_pair);
@@ -151,12 +178,18 @@ static int copy_all(struct unscramble *u)
 				return id;
 			r = pmi_snap_w_bytes(u->w, (uint32_t)id, 0, u->features, u->features_len);
 		} else if (sec.type == PM_SNAPSHOT_FILE) {
-			r = (id = pmi_snap_w_file(u->w, sec.path, sec.kind, sec.size)) < 0 ? id : 0;
+			uint64_t n = sec.size / 8;
+			if (sec.kind == PM_SNAPSHOT_WORDS && kind_of(sec.path) == 1 && (r = kpage_words(u, &sec, &n)))
+				return r;
+			r = (id = pmi_snap_w_file(u->w, sec.path, sec.kind,
+						  sec.kind == PM_SNAPSHOT_WORDS ? n * 8 : sec.size)) < 0 ? id : 0;
 		} else if (sec.type == PM_SNAPSHOT_BYTES || sec.type == PM_SNAPSHOT_WORDS) {
 			if (sec.type == PM_SNAPSHOT_BYTES && u->features && kind_of(sec.path) == 2)
 				continue;	/* written whole with its FILE */
 			u->file = sec.file;
 			u->kind = sec.type == PM_SNAPSHOT_BYTES ? -1 : kind_of(sec.path) == 1;
+			if (u->kind == 1 && (r = kpage_words(u, &sec, &u->kp_words)))
+				return r;
 			r = pm_snapshot_read(u->s, &sec, on_extent, u);
 		}
 	}
@@ -171,8 +204,9 @@ static int set_up(struct unscramble *u, const unsigned char *key, char *err, siz
 {
 	const char *frames = pm_snapshot_meta(u->s, "frames"), *id = pm_snapshot_meta(u->s, "key_id");
 	const char *dom = pm_snapshot_meta(u->s, "key_domain"), *blk = pm_snapshot_meta(u->s, "key_block");
-	char want[20];
-	unsigned long long max;
+	const char *lift = pm_snapshot_meta(u->s, "key_lift");
+	char want[20], *end;
+	unsigned long long max, up = 0;
 	unsigned shift;
 
 	if (!frames || (strcmp(frames, "keyed") && strcmp(frames, "keyed-block")) || !id || !dom || !blk) {
@@ -189,6 +223,13 @@ static int set_up(struct unscramble *u, const unsigned char *key, char *err, siz
 		return -EBADMSG;
 	}
 	pmi_perm_init(&u->perm[0], key, 1, max, shift);
+	/* key_lift: absent in files of earlier builds, whose frames were not lifted (lift 0) */
+	if (lift && (errno = 0, up = strtoull(lift, &end, 10), *lift < '0' || *lift > '9' || errno || *end ||
+		     pmi_perm_lift(&u->perm[0], up))) {
+		snprintf(err, errsize, "bad key_lift in META");
+		return -EBADMSG;
+	}
+	u->lift = up;
 	pmi_perm_init(&u->perm[1], key, 2, 1ULL << 50, shift);
 	u->sc = (struct pmi_scramble){ &u->perm[0], &u->perm[1], 1 };
 	return 0;
@@ -208,6 +249,8 @@ int pm_snapshot_unscramble(const char *in, const char *out, const unsigned char 
 			r = -ENOMEM;
 		else if (!(r = fix_features(&u)) && !(r = copy_all(&u)))
 			r = pm_snapshot_commit(u.w);
+		if (r && !why[0] && u.why[0])
+			snprintf(why, sizeof(why), "%s", u.why);
 		if (r && !why[0] && pm_snapshot_error(u.s))
 			snprintf(why, sizeof(why), "%s", pm_snapshot_error(u.s));
 	}

@@ -106,7 +106,23 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Declare the frame files once (their length: the live files' readable end). */
+/*
+ * The frame files' length in words: the live files' readable end, or in
+ * keyed modes every index a frame read moves to: [lift, lift + span) for
+ * the domain, up to lift + end for frames past it (memory added since the
+ * domain was measured moves to f + lift).
+ */
+static uint64_t frames_words(const struct snap_frames *fr)
+{
+	const struct pmi_perm *p = &fr->perm[0];
+	uint64_t span = pmi_perm_span(p);
+
+	if (fr->pfn_mode < PM_SNAPSHOT_PFN_KEYED)
+		return fr->end;
+	return p->lift + (fr->end > span ? fr->end : span);
+}
+
+/* Declare the frame files once (their length: frames_words). */
 static int frames_declare(struct pm_snapshot_writer *w, struct pm_ctx *ctx)
 {
 	struct snap_frames *fr = pmi_snap_w_frames(w);
@@ -132,7 +148,7 @@ static int frames_declare(struct pm_snapshot_writer *w, struct pm_ctx *ctx)
 				return r;
 			continue;
 		}
-		if ((id = pmi_snap_w_file(w, path, PM_SNAPSHOT_WORDS, fr->end * 8)) < 0)
+		if ((id = pmi_snap_w_file(w, path, PM_SNAPSHOT_WORDS, frames_words(fr) * 8)) < 0)
 			return id;
 		if (!(fr->ws[i] = pmi_snap_ws_new(w, (uint32_t)id)))
 			return -ENOMEM;
@@ -432,16 +448,58 @@ uint64_t pm_snapshot_key_id(const unsigned char *key)
 	return pmi_key_id(key);
 }
 
-/* max_pfn for the permutation: the frame files' length, else the whole frame field (nothing left unmoved). */
+/*
+ * max_pfn for the permutation: the frame files' length. The images are
+ * lifted by the domain (whole blocks) so that none equals a real frame, and
+ * domain + lift must fit the 55-bit field: when the length is unknown
+ * (kpageflags unreadable) or absurd, the domain is [0, 2^54), half the
+ * field, which holds every frame a kernel can have (physical addresses are
+ * at most 52 bits, so frames are below 2^40 with 4 KiB pages).
+ */
+#define KEY_MAX_DOMAIN	(1ULL << (PMI_FRAME_BITS - 1))
+
 static uint64_t max_pfn(struct pm_ctx *ctx)
 {
 	struct pm_kpage *k = ctx ? pm_kpage_open(ctx) : NULL;
 	uint64_t end = 0;
 
-	if (!k || pm_kpage_end(k, &end) < 0 || !end)
-		end = 1ULL << 55;
+	if (!k || pm_kpage_end(k, &end) < 0 || !end || end > KEY_MAX_DOMAIN)
+		end = KEY_MAX_DOMAIN;
 	pm_kpage_close(k);
 	return end;
+}
+
+/* Keyed modes: both permutations, frames lifted past their domain (pfnkey.h). */
+static int set_keyed(struct snap_frames *fr, const unsigned char *key, struct pm_ctx *ctx, unsigned shift)
+{
+	int r;
+
+	pmi_perm_init(&fr->perm[0], key, 1, max_pfn(ctx), shift);
+	if ((r = pmi_perm_lift(&fr->perm[0], pmi_perm_span(&fr->perm[0]))))
+		return r;	/* not reached: the domain is at most half the field */
+	pmi_perm_init(&fr->perm[1], key, 2, 1ULL << 50, shift);	/* swap offsets: bits 5-54, not lifted */
+	fr->sc = (struct pmi_scramble){ &fr->perm[0], &fr->perm[1], 0 };
+	return 0;
+}
+
+/* META of a keyed mode: key_id, key_domain, key_lift, key_block (what --unscramble and replay need). */
+static int keyed_meta(struct pm_snapshot_writer *w, const struct snap_frames *fr, const unsigned char *key,
+		      unsigned shift)
+{
+	char v[24];
+	int r;
+
+	snprintf(v, sizeof(v), "%016llx", (unsigned long long)pmi_key_id(key));
+	if ((r = pm_snapshot_add_meta(w, "key_id", v)))
+		return r;
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)fr->perm[0].max);
+	if ((r = pm_snapshot_add_meta(w, "key_domain", v)))
+		return r;
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)fr->perm[0].lift);
+	if ((r = pm_snapshot_add_meta(w, "key_lift", v)))
+		return r;
+	snprintf(v, sizeof(v), "%u", shift);
+	return pm_snapshot_add_meta(w, "key_block", v);
 }
 
 int pm_snapshot_set_frames(struct pm_snapshot_writer *w, struct pm_ctx *ctx, enum pm_snapshot_pfn mode,
@@ -451,29 +509,18 @@ int pm_snapshot_set_frames(struct pm_snapshot_writer *w, struct pm_ctx *ctx, enu
 	struct snap_frames *fr = pmi_snap_w_frames(w);
 	const struct pm_features *f = ctx ? pm_ctx_features(ctx) : NULL;
 	unsigned shift = 0, ps = f && f->page_size ? f->page_size : 4096;
-	char id[20];
 	int r;
 
 	if ((unsigned)mode > PM_SNAPSHOT_PFN_KEYED_BLOCK || fr->declared ||
 	    (mode >= PM_SNAPSHOT_PFN_KEYED && (!key || !ctx)))
 		return -EINVAL;
-	fr->pfn_mode = mode;
 	if (mode == PM_SNAPSHOT_PFN_KEYED_BLOCK)	/* 2 MiB in pages: 9 for 4 KiB, 5 for 64 KiB */
 		while (shift < 21 && (ps << (shift + 1)) <= (2u << 20))
 			shift++;
-	if (mode >= PM_SNAPSHOT_PFN_KEYED) {
-		pmi_perm_init(&fr->perm[0], key, 1, max_pfn(ctx), shift);
-		pmi_perm_init(&fr->perm[1], key, 2, 1ULL << 50, shift);	/* swap offsets: bits 5-54 */
-		fr->sc = (struct pmi_scramble){ &fr->perm[0], &fr->perm[1], 0 };
-	}
+	if (mode >= PM_SNAPSHOT_PFN_KEYED && (r = set_keyed(fr, key, ctx, shift)))
+		return r;
+	fr->pfn_mode = mode;
 	if ((r = pm_snapshot_add_meta(w, "frames", name[mode])) || mode < PM_SNAPSHOT_PFN_KEYED)
 		return r;
-	snprintf(id, sizeof(id), "%016llx", (unsigned long long)pmi_key_id(key));
-	if ((r = pm_snapshot_add_meta(w, "key_id", id)))
-		return r;
-	snprintf(id, sizeof(id), "%llu", (unsigned long long)fr->perm[0].max);	/* the domain, for --unscramble */
-	if ((r = pm_snapshot_add_meta(w, "key_domain", id)))
-		return r;
-	snprintf(id, sizeof(id), "%u", shift);
-	return pm_snapshot_add_meta(w, "key_block", id);
+	return keyed_meta(w, fr, key, shift);
 }

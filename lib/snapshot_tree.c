@@ -270,6 +270,24 @@ void pmi_snap_remove_tree(const char *dir)
 		nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/*
+ * Where a keyed snapshot's frames start: META key_lift (pagemap-snapshot(5)),
+ * so walks over all frames skip the indices below it, which no frame moved
+ * to. Absent (older files, other modes) or not a number: 0.
+ */
+static uint64_t frame_start(const struct pm_snapshot *s)
+{
+	const char *v = pm_snapshot_meta(s, "key_lift"), *frames = pm_snapshot_meta(s, "frames");
+	unsigned long long n;
+	char *end;
+
+	if (!v || !frames || strncmp(frames, "keyed", 5) || *v < '0' || *v > '9')
+		return 0;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	return errno || *end ? 0 : n;
+}
+
 struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -297,6 +315,7 @@ struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s)
 	}
 	ctx->snapshot_dir = dir;
 	ctx->snap_words = words;
+	ctx->frame_start = frame_start(s);
 	return ctx;
 }
 

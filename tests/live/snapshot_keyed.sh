@@ -1,9 +1,11 @@
 #!/bin/sh
 # snapshot_keyed.sh - keyed and dropped frame numbers (#13 item 4) on a stopped process with a forked child
 # sharing copy-on-write pages: maps and shared replay the same from keep, keyed and keyed-block snapshots; no
-# page keeps its frame number; --unscramble gives the keep snapshot's pagemap back bit for bit; a wrong key
-# and a key others may read are refused; audit calls keyed and dropped snapshots ok. Only the anonymous
-# mapping the target wrote is compared: file pages (libraries) may be reclaimed between two captures.
+# frame number of the original appears in a keyed file (scrambled frames are lifted past max_pfn); phys -p, ps,
+# shared and phys replay a keyed file as its unscrambled copy; --unscramble gives the keep snapshot's pagemap
+# back bit for bit; a wrong key and a key others may read are refused; audit calls keyed and dropped snapshots
+# ok. Only the anonymous mapping the target wrote is compared: file pages (libraries) may be reclaimed between
+# two captures.
 # Usage: tests/live/snapshot_keyed.sh   (PAGEMAP_BUILD comes from make)
 build=${PAGEMAP_BUILD:-$(cd "$(dirname "$0")/../.." && pwd)/build}
 pagemap="$build/pagemap"
@@ -66,31 +68,70 @@ for m in keyed block; do
 	[ $ok = 1 ] && pass "$m-replays-same" || fail "$m-replays-same"
 done
 
-# No page keeps its frame number, and the scrambled frames are not the original set. A keyed permutation
-# over the frame range still lands by chance: an address keeps its frame with odds 1/max_pfn per page, and
-# original frames show up among the scrambled ones about rows x rows / max_pfn times (0.1 for 512 pages on an
-# 8 GiB machine, 0.5 on 2 GiB: CI saw one). So the test allows one fixed point (two have odds below 1e-7)
-# and common frames up to 1/16 of the rows (a scrambler that kept or shifted frames keeps nearly all of
-# them). Exactness of the keyed frames is the --unscramble checks below.
+# No page keeps its frame number, and no original frame appears among the scrambled ones: scrambled frames
+# are key_lift + perm(f) with key_lift = max_pfn (whole 2 MiB blocks for keyed-block), so none can equal a
+# real frame (before the lift, chance overlaps were about rows x rows / max_pfn: CI saw one).
 pfns() { "$pagemap" --snapshot "$1" pages -J "$parent" "$range" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 rows = next(v for v in d.values() if isinstance(v, list))
 print("\n".join("%s %s" % (r["start"], r["pfn"]) for r in rows if r.get("pfn")))'; }
-pfns "$w/keep.snap" >"$w/p.keep" && pfns "$w/keyed.snap" >"$w/p.keyed" || fail pages-json
-# (keyed rows are more: contiguous runs split; a run starting at the same address has another frame)
-kept=$(sort "$w/p.keep" "$w/p.keyed" | uniq -d | wc -l)
+pfns "$w/keep.snap" >"$w/p.keep" && pfns "$w/keyed.snap" >"$w/p.keyed" && pfns "$w/block.snap" >"$w/p.block" ||
+	fail pages-json
 cut -d' ' -f2 "$w/p.keep" | sort -u >"$w/f.keep"
-cut -d' ' -f2 "$w/p.keyed" | sort -u >"$w/f.keyed"
-common=$(comm -12 "$w/f.keep" "$w/f.keyed" | wc -l)
 rows=$(wc -l <"$w/p.keep")
-if [ "$rows" -ge 256 ] && [ "$kept" -le 1 ] && [ $((common * 16)) -le "$rows" ]; then
-	pass no-frame-kept
-else
-	fail no-frame-kept
-fi
-echo "  $rows present rows: $kept kept their frame (at most 1), $common original frames among the keyed ones" \
-	"(at most $((rows / 16)))"
+for m in keyed block; do
+	# (keyed rows are more: contiguous runs split; a run starting at the same address has another frame)
+	kept=$(sort "$w/p.keep" "$w/p.$m" | uniq -d | wc -l)
+	cut -d' ' -f2 "$w/p.$m" | sort -u >"$w/f.$m"
+	common=$(comm -12 "$w/f.keep" "$w/f.$m" | wc -l)
+	if [ "$rows" -ge 256 ] && [ "$kept" = 0 ] && [ "$common" = 0 ] && [ -s "$w/f.$m" ]; then
+		pass "$m-no-frame-kept"
+	else
+		fail "$m-no-frame-kept"
+		echo "  $rows present rows: $kept kept their frame, $common original frames among the $m ones (want 0, 0)"
+	fi
+done
+
+# The whole file: every present frame of every pagemap in the keyed trees lies at or above max_pfn (the keep
+# snapshot's kpageflags length), and the kpage word files hold nothing below it.
+"$pagemap" snapshot --to-tree "$w/t-keep0" "$w/keep.snap" || fail to-tree-keep
+for m in keyed block; do
+	"$pagemap" snapshot --to-tree "$w/t0-$m" "$w/$m.snap" || fail "to-tree0-$m"
+	if python3 - "$w/t-keep0" "$w/t0-$m" <<'PY'
+import glob, os, struct, sys
+keep, tree = sys.argv[1], sys.argv[2]
+max_pfn = os.stat(f"{keep}/proc/kpageflags").st_size // 8
+assert max_pfn > 0
+def data(path):	# (offset, bytes) of each data extent of a sparse file
+    fd, off = os.open(path, os.O_RDONLY), 0
+    size = os.fstat(fd).st_size
+    while off < size:
+        try:
+            d = os.lseek(fd, off, os.SEEK_DATA)
+        except OSError:
+            break
+        h = os.lseek(fd, d, os.SEEK_HOLE)
+        yield d, os.pread(fd, h - d, d)
+        off = h
+    os.close(fd)
+present = low = 0
+for f in glob.glob(f"{tree}/proc/*/pagemap"):
+    for _, b in data(f):
+        for (w,) in struct.iter_unpack("<Q", b[: len(b) // 8 * 8]):
+            if w >> 63:
+                present += 1
+                low += (w & ((1 << 55) - 1)) < max_pfn
+for k in ("kpageflags", "kpagecount", "kpagecgroup"):
+    for d, b in data(f"{tree}/proc/{k}"):
+        assert d >= max_pfn * 8 or not any(b[: max_pfn * 8 - d]), (k, d)
+print(f"  {tree.rsplit('/', 1)[1]}: {present} present pagemap words, {low} below max_pfn {max_pfn}")
+assert present > 0 and low == 0
+PY
+	then pass "$m-whole-file-lifted"; else fail "$m-whole-file-lifted"; fi
+	rm -rf "$w/t0-$m"
+done
+rm -rf "$w/t-keep0"
 
 # Dropped frames replay as hidden, said so, never as frame number 0 (what they replayed as before this check).
 "$pagemap" --snapshot "$w/drop.snap" pages -o PFN,FLAGS "$parent" "$range" 2>/dev/null | awk '$2 ~ /^P/ { print $1 }' | sort -u >"$w/p.drop"
@@ -104,6 +145,28 @@ fi
 
 for m in keyed block; do
 	"$pagemap" snapshot --unscramble --key "$w/key" -o "$w/un-$m.snap" "$w/$m.snap" || fail "unscramble-$m"
+	# The kpage words are read by scrambled frame: the keyed file replays as its unscrambled copy (phys -p
+	# without its PFN column; its keyed rows split where runs of frames were contiguous: pages summed per
+	# address, flags, count, cgroup and path), and phys walks the same frames (from key_lift, not from 0).
+	ok=1
+	for c in "ps -p $parent,$child" "shared $parent $child" "phys" "phys -p $parent"; do
+		for f in "$m" "un-$m"; do
+			case $c in
+			phys\ -p*) # shellcheck disable=SC2086
+				"$pagemap" --snapshot "$w/$f.snap" $c -r -o START,END,FLAGS,COUNT,CGROUP,PATH | python3 -c '
+import sys
+for line in sys.stdin.read().splitlines()[1:]:	# one line per page: rows split where frames were contiguous
+    start, end, rest = line.split(None, 2)
+    for va in range(int(start, 16), int(end, 16), 4096):
+        print("%x %s" % (va, rest))' ;;
+			*) # shellcheck disable=SC2086
+				"$pagemap" --snapshot "$w/$f.snap" $c ;;
+			esac >"$w/r-$f" 2>&1
+		done
+		[ -s "$w/r-$m" ] || ok=0
+		cmp -s "$w/r-$m" "$w/r-un-$m" || { ok=0; echo "  $c:"; diff "$w/r-$m" "$w/r-un-$m" | head -4; }
+	done
+	[ $ok = 1 ] && pass "$m-replays-as-unscrambled" || fail "$m-replays-as-unscrambled"
 	"$pagemap" snapshot --to-tree "$w/t-keep" "$w/keep.snap" 2>/dev/null
 	"$pagemap" snapshot --to-tree "$w/t-$m" "$w/un-$m.snap" || fail "to-tree-$m"
 	if python3 - "$w/t-keep" "$w/t-$m" "$addr" "$parent" "$child" <<'PY'

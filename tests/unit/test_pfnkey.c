@@ -1,4 +1,4 @@
-/* test_pfnkey.c - SipHash-2-4 reference vector, and the keyed frame permutations are bijections in range. */
+/* test_pfnkey.c - SipHash-2-4 reference vector, and the keyed frame permutations are bijections in range (and lifted: onto [span, 2 span)). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,5 +172,110 @@ static int scramble_words(void)
 	return T_PASS;
 }
 
+#define FIELD	(1ULL << 55)	/* the frame field the lift wraps in */
+
+/*
+ * Lifted by its span: every value of [0, span) maps into [span, 2 span), no
+ * two the same, and back; values at or past span move to v + span (above
+ * every lifted image) and back; numbers below span are no image of a
+ * frame, and their inverse lies outside the domain.
+ */
+static int check_lifted(uint64_t max, unsigned shift, unsigned seed)
+{
+	unsigned char key[PMI_KEY_SIZE], *seen;
+	struct pmi_perm p, plain;
+	uint64_t span;
+	int bad = 0;
+
+	test_key(key, seed);
+	pmi_perm_init(&p, key, 1, max, shift);
+	pmi_perm_init(&plain, key, 1, max, shift);
+	span = pmi_perm_span(&p);
+	if (pmi_perm_lift(&p, span) || !(seen = calloc(span, 1)))
+		return 1;
+	for (uint64_t x = 0; x < span && !bad; x++) {
+		uint64_t y = pmi_perm_fwd(&p, x);
+		bad = y < span || y >= 2 * span || seen[y - span] || pmi_perm_inv(&p, y) != x ||
+		      y - span != pmi_perm_fwd(&plain, x);	/* the permutation itself is unchanged */
+		if (!bad)
+			seen[y - span] = 1;
+	}
+	for (uint64_t x = span; x < span + 64 && !bad; x++)	/* out of the domain: x + span, never a lifted image */
+		bad = pmi_perm_fwd(&p, x) != x + span || pmi_perm_inv(&p, x + span) != x;
+	for (uint64_t y = 0; y < span && y < 64 && !bad; y++)	/* no frame moves below the lift */
+		bad = pmi_perm_inv(&p, y) < span;
+	free(seen);
+	if (bad)
+		printf("  lifted: not a bijection onto [span, 2 span): max %llu shift %u seed %u\n",
+		       (unsigned long long)max, shift, seed);
+	return bad;
+}
+
+static int lifted_bijection(void)
+{
+	static const uint64_t max[] = { 1, 2, 3, 5, 16, 17, 257, 1000, 4999, 5000, 3 * 512 + 1, 64 * 512 };
+	int bad = 0;
+
+	for (size_t i = 0; i < sizeof(max) / sizeof(max[0]); i++)
+		bad += check_lifted(max[i], 0, (unsigned)i) + check_lifted(max[i], 9, (unsigned)i);
+	for (uint64_t m = 1; m <= 200; m++)
+		bad += check_lifted(m, 0, 77);
+	CHECK(bad == 0);
+	return T_PASS;
+}
+
+/* Spans and lifts at the edge of the 55-bit field: the lift wraps there, so it stays one bijection. */
+static int lifted_edges(void)
+{
+	unsigned char key[PMI_KEY_SIZE];
+	struct pmi_perm p;
+	const uint64_t half = FIELD / 2;
+
+	test_key(key, 11);
+	pmi_perm_init(&p, key, 1, 5000 * 512 + 100, 9);
+	CHECK_EQ_U64(pmi_perm_span(&p), 5001 * 512);	/* whole blocks: the lift keeps 2 MiB alignment */
+	CHECK(pmi_perm_lift(&p, pmi_perm_span(&p)) == 0);
+	CHECK_EQ_U64(pmi_perm_fwd(&p, 77) & 511, 77);
+	CHECK(pmi_perm_lift(&p, FIELD) < 0);			/* a lift past the field */
+	CHECK(pmi_perm_lift(&p, FIELD - 5001 * 512 + 1) < 0);	/* span + lift past the field */
+	CHECK(pmi_perm_lift(&p, FIELD - 5001 * 512) == 0);		/* just fits */
+	CHECK_EQ_U64(pmi_perm_inv(&p, pmi_perm_fwd(&p, 12345)), 12345);
+	pmi_perm_init(&p, key, 1, half, 0);	/* what an unknown max_pfn gets: half the field, lifted by half */
+	CHECK(pmi_perm_lift(&p, half) == 0);
+	CHECK(pmi_perm_fwd(&p, 0) >= half && pmi_perm_fwd(&p, half - 1) >= half);
+	CHECK_EQ_U64(pmi_perm_fwd(&p, half), 0);			/* no real frame: wraps (a bijection) */
+	CHECK_EQ_U64(pmi_perm_fwd(&p, FIELD - 1), half - 1);
+	CHECK_EQ_U64(pmi_perm_inv(&p, 0), half);
+	for (uint64_t x = 1; x < (1ULL << 40); x = x * 3 + 1)	/* every frame a kernel can have */
+		CHECK(pmi_perm_fwd(&p, x) >= half && pmi_perm_inv(&p, pmi_perm_fwd(&p, x)) == x);
+	pmi_perm_init(&p, key, 1, half + 1, 0);
+	CHECK(pmi_perm_lift(&p, half + 1) < 0);			/* no room */
+	CHECK_EQ_U64(p.lift, 0);
+	return T_PASS;
+}
+
+/* Pagemap words of a lifted permutation: the frame lands past the domain, flags stay, and comes back. */
+static int lifted_words(void)
+{
+	unsigned char key[PMI_KEY_SIZE];
+	struct pmi_perm f, s;
+	struct pmi_scramble fwd = { &f, &s, 0 }, inv = { &f, &s, 1 };
+	const uint64_t present = 0x8100000000000000ULL | 0x12345, outside = 0x8000000000000000ULL | (1 << 20) | 7;
+	uint64_t w;
+
+	test_key(key, 13);
+	pmi_perm_init(&f, key, 1, 1 << 20, 0);
+	CHECK(pmi_perm_lift(&f, 1 << 20) == 0);
+	pmi_perm_init(&s, key, 2, 1 << 16, 0);
+	w = pmi_scramble_word(&fwd, present);
+	CHECK_EQ_U64(w >> 55, present >> 55);
+	CHECK((w & (FIELD - 1)) >= (1 << 20) && (w & (FIELD - 1)) < (2 << 20));
+	CHECK_EQ_U64(pmi_scramble_word(&inv, w), present);
+	w = pmi_scramble_word(&fwd, outside);	/* memory past max_pfn: moved by the lift, not hidden */
+	CHECK_EQ_U64(w, outside + (1 << 20));
+	CHECK_EQ_U64(pmi_scramble_word(&inv, w), outside);
+	return T_PASS;
+}
+
 T_MAIN(T(siphash_reference), T(bijection_small), T(bijection_sampled), T(block_keeps_offsets), T(keys_differ),
-       T(scramble_words))
+       T(scramble_words), T(lifted_bijection), T(lifted_edges), T(lifted_words))
