@@ -4,8 +4,9 @@
 # Usage: bench/run-shared.sh
 # Environment: BENCH_RUNS (runs per command, default 3), BENCH_BUILD (build dir), BENCH_TOOL (the pagemap
 # binary), BENCH_SHARED_PROCS (processes, default 50), BENCH_GIB (GiB written by the first and shared
-# copy-on-write by the others, default 1), BENCH_THP (off or on, default off). Needs root (frame numbers,
-# kpagecount; smem is installed by tools/install-deps).
+# copy-on-write by the others, default 1), BENCH_THP (off or on, default off), BENCH_SHARED_BASE (another
+# pagemap binary, e.g. a copy of main's build, timed as `shared-base` in the same rounds). Needs root (frame
+# numbers, kpagecount; smem is installed by tools/install-deps).
 # The floor is bench/pagetypes_join --bulk once per process: pagemap in 64Ki batches, the frames sorted
 # and the frame files read once per span, with nothing kept across processes; `shared` must also join the
 # processes' frames with each other. Medians of wall and CPU time, peak RSS; a benchmark never fails on a ratio.
@@ -21,6 +22,7 @@ join=$build/bench/pagetypes_join
 procs=${BENCH_SHARED_PROCS:-50}
 gib=${BENCH_GIB:-1}
 thp=${BENCH_THP:-off}
+base=${BENCH_SHARED_BASE:-}
 
 # shellcheck source=bench/common.sh
 . "$here/common.sh"
@@ -44,10 +46,15 @@ chmod +x "$tmp/floor"
 
 labels=(floor shared ps ps-exact)
 [ -n "$smem" ] && labels+=(smem)
+if [ -n "$base" ]; then	# copied like the tool, with its library, so a rebuild cannot change it mid-run
+	mkdir -p "$tmp/base" && cp -P "$base" "$(dirname "$base")"/libpagemap.so* "$tmp/base/" || exit 1
+	labels+=(shared-base)
+fi
 command_for() {
 	case $1 in
 	floor) echo "$tmp/floor" ;;
 	shared) echo "$tool shared -b $pids" ;;
+	shared-base) echo "$tmp/base/pagemap shared -b $pids" ;;
 	ps) echo "$tool ps -b -p $list" ;;
 	ps-exact) echo "$tool ps --exact -b -p $list" ;;
 	smem) echo "$smem -H -P ^$target" ;;
@@ -64,8 +71,12 @@ for l in "${labels[@]}"; do
 	medians "$l"
 	printf '%-10s %9s %9s %9s %7sx %7s %9s  %s\n' "$l" "$(ms "$med_wall")" "$(ms "$min_wall")" "$(ms "$med_cpu")" \
 		"$(ratio "$med_wall" "$floor_wall")" "${smem_wall:+$(ratio "$med_wall" "$smem_wall")x}" "$(mib "$max_rss")" \
-		"$(command_for "$l" - | cut -c1-60 | sed "s|$tmp/bin/||; s|$build/||")"
+		"$(command_for "$l" - | cut -c1-60 | sed "s|$tmp/bin/||; s|$tmp/base/|base/|; s|$build/||")"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "totals: shared says $(awk '$1 == "total" { print; exit }' "$tmp/shared.out" | tr -s ' ' | cut -c1-120)"
+# Compared with runs of blanks squeezed: a streamed aligned table sizes its columns from its first batch.
+[ -n "$base" ] && { cmp -s <(tr -s ' ' <"$tmp/shared.out") <(tr -s ' ' <"$tmp/shared-base.out") &&
+	echo "        shared-base's output is the same (blanks squeezed)" ||
+	echo "        shared-base's output DIFFERS (pages moved between the runs, or a bug)"; }
 echo "        ps PSS total $(tail -n 1 "$tmp/ps.out" | tr -s ' ' | cut -c1-100)"

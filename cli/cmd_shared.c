@@ -90,6 +90,8 @@ static int pair_rows(struct out *out, struct pm_share *s)
 		out_u64(out, ln, COL_OTHERS, p->outside);
 		out_u64(out, ln, COL_SWAP, p->swap);
 		out_unknown(out, ln, COL_HUGETLB);
+		if (out_stream(out) < 0)	/* pairs grow with the square of the processes: memory stays flat */
+			return -EIO;
 	}
 	return r;
 }
@@ -108,12 +110,14 @@ static int map_rows(struct out *out, struct pm_share *s, bool all)
 		map_cells(out, ln, m, false);
 		unknown_cells(out, ln, peer_cols, sizeof(peer_cols) / sizeof(peer_cols[0]));
 		sum_cells(out, ln, &m->sum);
+		if (out_stream(out) < 0)
+			return -EIO;
 	}
 	return r;
 }
 
-/* Pairs of processes, each process, the whole set. */
-static void summary_rows(struct out *out, struct pm_share *s, const struct shared_opts *so)
+/* Pairs of processes, each process, the whole set; -EIO if a batch cannot be written. */
+static int summary_rows(struct out *out, struct pm_share *s, const struct shared_opts *so)
 {
 	struct pm_share_sum u;
 	struct libscols_line *ln;
@@ -133,6 +137,8 @@ static void summary_rows(struct out *out, struct pm_share *s, const struct share
 			out_u64(out, ln, COL_OTHERS, u.outside);
 			out_u64(out, ln, COL_SWAP, u.swap_shared);
 			out_unknown(out, ln, COL_HUGETLB);
+			if (out_stream(out) < 0)
+				return -EIO;
 		}
 	}
 	for (a = 0; a <= so->n; a++) {
@@ -147,6 +153,7 @@ static void summary_rows(struct out *out, struct pm_share *s, const struct share
 		unknown_cells(out, ln, peer_cols, 5);
 		sum_cells(out, ln, &u);
 	}
+	return 0;
 }
 
 /* ---- collecting ---- */
@@ -211,9 +218,8 @@ static int run(struct pm_ctx *ctx, const struct shared_opts *so)
 	}
 	if (collect(ctx, s, k, kerr, so) < 0)
 		goto out;
-	if (pair_rows(out, s) < 0 || map_rows(out, s, so->all) < 0)
+	if (pair_rows(out, s) < 0 || map_rows(out, s, so->all) < 0 || summary_rows(out, s, so) < 0)
 		goto out;
-	summary_rows(out, s, so);
 	code = out_print(out) < 0 ? EXIT_RUNTIME : EXIT_OK;
 out:
 	pm_share_free(s);

@@ -1765,14 +1765,19 @@ PM_API void pm_wss_free(struct pm_wss *w);
  * Which physical pages a set of processes share with each other and with
  * the rest of the system, per pair of mappings, in bytes.
  *
- * Each process added is walked once (pm_walk, PM_WALK_ENTRIES) and every
- * present page is recorded as (frame, mapping), every swap entry as (swap
- * type and offset, mapping): 16 bytes per page (a process with 1 GiB
- * resident costs 4 MiB; up to twice that while the array grows), held
- * until pm_share_finish. pm_share_finish sorts the
- * records by frame and looks each distinct frame up once in /proc/kpagecount
- * and /proc/kpageflags, in sorted batches through pm_kpage_lookup (never
- * one read per page). Then, per frame:
+ * Each process added is walked once (pm_walk, PM_WALK_ENTRIES) and each
+ * run of present pages with contiguous frames is recorded as (first frame,
+ * pages, mapping), each run of swap entries as (swap type and first offset,
+ * pages, mapping): 16 bytes per run, however long (fork-shared and THP
+ * memory comes in long runs; at worst one run per page). Up to 262144 runs
+ * (4 MiB) are held in memory; past that they are sorted and appended to an
+ * unlinked temporary file in $TMPDIR (default /tmp; O_TMPFILE, else mkstemp
+ * and unlink), so memory stays bounded however much is added (if no file
+ * can be made, they stay in memory). pm_share_finish merges the sorted runs
+ * (at most 8 MiB of read buffers), cuts the frame space where the set of
+ * mappings changes, and looks each distinct frame up once in
+ * /proc/kpagecount and /proc/kpageflags, in ascending batches through
+ * pm_kpage_lookup (never one read per page). Then, per frame:
  *   - mapped by two processes of the set: it is shared in the set, and each
  *     pair of their mappings that maps it (one mapping of each process)
  *     gets its bytes;
@@ -1849,7 +1854,8 @@ PM_API struct pm_share *pm_share_new(struct pm_ctx *ctx, struct pm_kpage *k);
  *   the error opening /proc/kpagecount (-EACCES for non-root, -ENOENT);
  *   -EEXIST  a process with the same PID is in the set already;
  *   the errors of pm_walk_new and pm_walk_next: -ESRCH when the process
- *            exited or exec'd during the walk, -ENOMEM.
+ *            exited or exec'd during the walk, -ENOMEM;
+ *   a write error of the temporary file (-ENOSPC, -EIO; see the overview).
  * On failure nothing of @t is kept and the handle stays usable.
  */
 PM_API int pm_share_add(struct pm_share *s, struct pm_target *t);
@@ -1858,7 +1864,8 @@ PM_API int pm_share_add(struct pm_share *s, struct pm_target *t);
  * pm_share_finish - look up the recorded frames and count what is shared
  * (see the overview). Frees the page records; afterwards only the results
  * can be read. Returns 0, -EINVAL (called twice), -ENOMEM, or a read error
- * of kpagecount or kpageflags (the handle is then unusable: free it).
+ * of kpagecount, kpageflags or the temporary file (the handle is then
+ * unusable: free it).
  */
 PM_API int pm_share_finish(struct pm_share *s);
 

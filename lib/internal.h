@@ -105,7 +105,11 @@ int pmi_share_push_target(struct pm_share *s, pid_t pid);
 int pmi_share_push_map(struct pm_share *s, const struct pm_mapping *m);
 /* One page of the last mapping: a PFN, or PM_SHARE_KEY_SWAP | type << 50 | offset. 0 or -errno. */
 int pmi_share_push_page(struct pm_share *s, uint64_t key);
-/* pm_share_finish with @fn for the lookups: called with at most 16384 distinct frames at a time. */
+/* @n pages of the last mapping from @key on (frames or slots of one swap type, +1 each). 0 or -errno. */
+int pmi_share_push_pages(struct pm_share *s, uint64_t key, uint64_t n);
+/* Spill the page records to a temporary file each time @records runs are held (tests: small; default 262144). */
+void pmi_share_set_spill(struct pm_share *s, size_t records);
+/* pm_share_finish with @fn for the lookups: called with at most 16384 distinct frames at a time, ascending. */
 int pmi_share_tally(struct pm_share *s, pm_share_lookup_fn fn, void *data);
 
 #endif

@@ -2,61 +2,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "share.h"
 
-#ifndef SHARE_BATCH	/* the fuzz build makes batches small: cheaper runs, more batch boundaries */
-#define SHARE_BATCH	16384		/* distinct frames per lookup: 512 KiB of pm_frame */
-#endif
 #define SWAP_TYPE_SHIFT	50		/* key of a swap slot: PM_SHARE_KEY_SWAP | type << 50 | offset */
-
-/* One recorded page: a frame (or swap slot) mapped by mapping @map. 16 bytes. */
-struct rec {
-	uint64_t key;
-	uint32_t map;
-	uint32_t pad;
-};
-
-/* A pair of mappings (or of processes) and the bytes they have in common. */
-struct pair {
-	uint32_t a, b;
-	struct pm_share_pair p;
-};
-
-/* Pairs found by (a, b), in an open-addressing index over a growing array. */
-struct pairtab {
-	struct pair *v;
-	size_t n, cap;
-	uint32_t *slot;		/* index + 1 into v, 0 = empty; size is a power of two */
-	size_t nslot;
-};
-
-struct pm_share {
-	struct pm_ctx *ctx;
-	struct pm_kpage *k;
-	bool own_k;
-	int k_error;		/* errno of opening our own pm_kpage */
-	uint64_t page_size;
-
-	pid_t *pids;		/* per target, in pm_share_add order */
-	unsigned ntargets, cap_targets;
-	struct pm_share_map *maps;
-	size_t nmaps, cap_maps;
-	struct rec *recs;
-	size_t nrecs, cap_recs;
-
-	bool finished;
-	struct pm_share_sum *tsum;	/* per target */
-	struct pm_share_sum total;
-	struct pairtab mp;		/* mapping pairs */
-	struct pairtab pp;		/* process pairs */
-	size_t map_it, pair_it;
-	uint32_t *dm, *dt;		/* scratch: distinct maps and targets of one frame */
-	size_t cap_d;
-};
 
 /* ---- growing arrays ---- */
 
-static int grow(void *pp, size_t *cap, size_t need, size_t size)
+int pmi_share_grow(void *pp, size_t *cap, size_t need, size_t size)
 {
 	size_t c = *cap ? *cap : 16;
 	void *p;
@@ -76,68 +28,6 @@ static int grow(void *pp, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
-/* ---- pair table ---- */
-
-static uint64_t pair_hash(uint32_t a, uint32_t b)
-{
-	uint64_t h = ((uint64_t)a << 32 | b) * 0x9e3779b97f4a7c15ULL;
-
-	return h ^ (h >> 29);
-}
-
-static int pairtab_rehash(struct pairtab *t)
-{
-	size_t n = t->nslot ? 2 * t->nslot : 64, i;
-	uint32_t *s = calloc(n, sizeof(*s));
-
-	if (!s)
-		return -ENOMEM;
-	for (i = 0; i < t->n; i++) {
-		size_t h = pair_hash(t->v[i].a, t->v[i].b) & (n - 1);
-		while (s[h])
-			h = (h + 1) & (n - 1);
-		s[h] = (uint32_t)(i + 1);
-	}
-	free(t->slot);
-	t->slot = s;
-	t->nslot = n;
-	return 0;
-}
-
-/* The pair (a, b), created zeroed if new; NULL on ENOMEM. */
-static struct pm_share_pair *pairtab_get(struct pairtab *t, uint32_t a, uint32_t b)
-{
-	size_t h;
-
-	if ((t->n + 1) * 2 > t->nslot && (t->n >= UINT32_MAX - 1 || pairtab_rehash(t) < 0))
-		return NULL;
-	for (h = pair_hash(a, b) & (t->nslot - 1); t->slot[h]; h = (h + 1) & (t->nslot - 1)) {
-		struct pair *p = &t->v[t->slot[h] - 1];
-		if (p->a == a && p->b == b)
-			return &p->p;
-	}
-	if (grow(&t->v, &t->cap, t->n + 1, sizeof(*t->v)) < 0)
-		return NULL;
-	t->v[t->n] = (struct pair){ a, b, { 0 } };
-	t->slot[h] = (uint32_t)++t->n;
-	return &t->v[t->n - 1].p;
-}
-
-static void pairtab_free(struct pairtab *t)
-{
-	free(t->v);
-	free(t->slot);
-}
-
-static int pair_cmp(const void *x, const void *y)
-{
-	const struct pair *p = x, *q = y;
-
-	if (p->a != q->a)
-		return p->a < q->a ? -1 : 1;
-	return (p->b > q->b) - (p->b < q->b);
-}
-
 /* ---- building ---- */
 
 struct pm_share *pmi_share_alloc(uint64_t page_size)
@@ -149,6 +39,7 @@ struct pm_share *pmi_share_alloc(uint64_t page_size)
 		return NULL;
 	}
 	s->page_size = page_size;
+	pmi_store_init(&s->st, SHARE_MEM_RECS);
 	return s;
 }
 
@@ -187,12 +78,10 @@ void pm_share_free(struct pm_share *s)
 		pm_kpage_close(s->k);
 	free(s->pids);
 	free(s->maps);
-	free(s->recs);
+	pmi_store_free(&s->st);
 	free(s->tsum);
-	pairtab_free(&s->mp);
-	pairtab_free(&s->pp);
-	free(s->dm);
-	free(s->dt);
+	pmi_pairtab_free(&s->mp);
+	pmi_pairtab_free(&s->pp);
 	free(s);
 }
 
@@ -202,7 +91,7 @@ int pmi_share_push_target(struct pm_share *s, pid_t pid)
 
 	if (s->finished || s->ntargets >= INT32_MAX)
 		return -EINVAL;
-	if (grow(&s->pids, &cap, (size_t)s->ntargets + 1, sizeof(*s->pids)) < 0)
+	if (pmi_share_grow(&s->pids, &cap, (size_t)s->ntargets + 1, sizeof(*s->pids)) < 0)
 		return -ENOMEM;
 	s->cap_targets = (unsigned)cap;
 	s->pids[s->ntargets++] = pid;
@@ -216,7 +105,7 @@ int pmi_share_push_map(struct pm_share *s, const struct pm_mapping *m)
 
 	if (s->finished || !s->ntargets || s->nmaps >= INT32_MAX)
 		return -EINVAL;
-	if (grow(&s->maps, &s->cap_maps, s->nmaps + 1, sizeof(*s->maps)) < 0 ||
+	if (pmi_share_grow(&s->maps, &s->cap_maps, s->nmaps + 1, sizeof(*s->maps)) < 0 ||
 	    !(path = malloc(m->path_len + 1)))
 		return -ENOMEM;
 	if (m->path_len)
@@ -231,32 +120,35 @@ int pmi_share_push_map(struct pm_share *s, const struct pm_mapping *m)
 	return 0;
 }
 
-int pmi_share_push_page(struct pm_share *s, uint64_t key)
+int pmi_share_push_pages(struct pm_share *s, uint64_t key, uint64_t n)
 {
 	if (s->finished || !s->nmaps)
 		return -EINVAL;
-	if (s->nrecs == s->cap_recs && grow(&s->recs, &s->cap_recs, s->nrecs + 1, sizeof(*s->recs)) < 0)
-		return -ENOMEM;
-	s->recs[s->nrecs++] = (struct rec){ key, (uint32_t)(s->nmaps - 1), 0 };
-	return 0;
+	return pmi_store_push(&s->st, key, n, (uint32_t)(s->nmaps - 1));
 }
 
-/* Record the pages of one run: each frame of a present run, each slot of a swapped one. */
+int pmi_share_push_page(struct pm_share *s, uint64_t key)
+{
+	return pmi_share_push_pages(s, key, 1);
+}
+
+void pmi_share_set_spill(struct pm_share *s, size_t records)
+{
+	s->st.limit = records ? records : 1;
+}
+
+/* Record the pages of one run: its frames if present, its swap slots if swapped, as one record. */
 static int add_run(struct pm_share *s, const struct pm_run *run)
 {
 	const uint32_t frame = PM_PAGE_FRAME | PM_PAGE_PRESENT;
-	uint64_t i, n = (run->end - run->start) / s->page_size;
-	int r = 0;
+	uint64_t n = (run->end - run->start) / s->page_size;
 
-	if ((run->flags & frame) == frame && !(run->flags & PM_PAGE_ZERO)) {
-		for (i = 0; i < n && r == 0; i++)
-			r = pmi_share_push_page(s, run->pfn + i);
-	} else if ((run->flags & (PM_PAGE_FRAME | PM_PAGE_SWAPPED)) == (PM_PAGE_FRAME | PM_PAGE_SWAPPED)) {
-		for (i = 0; i < n && r == 0; i++)
-			r = pmi_share_push_page(s, PM_SHARE_KEY_SWAP | (uint64_t)run->swap_type << SWAP_TYPE_SHIFT |
-							  (run->swap_offset + i));
-	}
-	return r;
+	if ((run->flags & frame) == frame && !(run->flags & PM_PAGE_ZERO))
+		return pmi_share_push_pages(s, run->pfn, n);
+	if ((run->flags & (PM_PAGE_FRAME | PM_PAGE_SWAPPED)) == (PM_PAGE_FRAME | PM_PAGE_SWAPPED))
+		return pmi_share_push_pages(s, PM_SHARE_KEY_SWAP | (uint64_t)run->swap_type << SWAP_TYPE_SHIFT |
+						       run->swap_offset, n);
+	return 0;
 }
 
 static int walk_target(struct pm_share *s, struct pm_target *t)
@@ -276,9 +168,26 @@ static int walk_target(struct pm_share *s, struct pm_target *t)
 	return r == 1 ? 0 : r;
 }
 
+void pmi_share_pop_target(struct pm_share *s, size_t nmaps, size_t nrecs, size_t nchunks)
+{
+	size_t i;
+
+	if (s->st.nchunks == nchunks) {
+		for (i = nmaps; i < s->nmaps; i++)
+			free((char *)s->maps[i].map.path);
+		s->nmaps = nmaps;
+		s->st.n = nrecs;
+	} else {	/* some of its records went to the spill file: the sweep skips them */
+		for (i = nmaps; i < s->nmaps; i++)
+			s->maps[i].target = SHARE_DEAD;
+		s->any_dead |= s->nmaps > nmaps;
+	}
+	s->ntargets--;
+}
+
 int pm_share_add(struct pm_share *s, struct pm_target *t)
 {
-	size_t nmaps, nrecs, i;
+	size_t nmaps, nrecs, nchunks;
 	unsigned j;
 	int r;
 
@@ -294,157 +203,46 @@ int pm_share_add(struct pm_share *s, struct pm_target *t)
 		if (s->pids[j] == pm_target_pid(t))
 			return -EEXIST;
 	nmaps = s->nmaps;
-	nrecs = s->nrecs;
+	nrecs = s->st.n;
+	nchunks = s->st.nchunks;
 	if ((r = pmi_share_push_target(s, pm_target_pid(t))) < 0)
 		return r;
 	r = walk_target(s, t);
-	if (r < 0) {	/* keep nothing of this target */
-		for (i = nmaps; i < s->nmaps; i++)
-			free((char *)s->maps[i].map.path);
-		s->nmaps = nmaps;
-		s->nrecs = nrecs;
-		s->ntargets--;
-	}
+	if (r < 0)	/* keep nothing of this target */
+		pmi_share_pop_target(s, nmaps, nrecs, nchunks);
 	return r;
 }
 
 /* ---- counting ---- */
 
-static int rec_cmp(const void *x, const void *y)
-{
-	const struct rec *a = x, *b = y;
-
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	return (a->map > b->map) - (a->map < b->map);
-}
-
-/* What one frame (or slot) is: mapped by 2+ processes of the set, and by others outside it. */
-struct frame_kind {
-	bool swap, hugetlb, multi, outside;
-};
-
-static void sum_add(struct pm_share_sum *u, uint64_t ps, const struct frame_kind *f)
-{
-	if (f->hugetlb) {
-		u->hugetlb += ps;
-	} else if (f->swap) {
-		u->swap += ps;
-		u->swap_shared += f->multi ? ps : 0;
-	} else {
-		u->resident += ps;
-		u->shared += f->multi ? ps : 0;
-		u->outside += f->outside ? ps : 0;
-	}
-}
-
-static int pair_add(struct pairtab *t, uint32_t a, uint32_t b, uint64_t ps, const struct frame_kind *f)
-{
-	struct pm_share_pair *p = pairtab_get(t, a, b);
-
-	if (!p)
-		return -ENOMEM;
-	if (f->swap) {
-		p->swap += ps;
-	} else {
-		p->shared += ps;
-		p->outside += f->outside ? ps : 0;
-	}
-	return 0;
-}
-
-/* Distinct maps and targets of one group of records (sorted by map, so targets are sorted too). */
-static int distinct(struct pm_share *s, const struct rec *g, size_t n, size_t *nm, size_t *nt)
-{
-	size_t i, cap = s->cap_d;
-
-	if (n > cap) {
-		uint32_t *dt;
-
-		if (grow(&s->dm, &cap, n, sizeof(*s->dm)) < 0 || !(dt = realloc(s->dt, cap * sizeof(*dt))))
-			return -ENOMEM;
-		s->dt = dt;
-		s->cap_d = cap;
-	}
-	*nm = *nt = 0;
-	for (i = 0; i < n; i++) {
-		uint32_t m = g[i].map, t = s->maps[m].target;
-		if (!*nm || s->dm[*nm - 1] != m)
-			s->dm[(*nm)++] = m;
-		if (!*nt || s->dt[*nt - 1] != t)
-			s->dt[(*nt)++] = t;
-	}
-	return 0;
-}
-
 /*
- * Count one frame or swap slot mapped by the @n records @g: @count is its
- * kpagecount (ignored for a slot), @flags its kpageflags word.
+ * Drop the mappings of processes that failed after a spill: the others move
+ * down, and the pairs (counted with the old indexes) follow them.
  */
-static int tally_group(struct pm_share *s, const struct rec *g, size_t n, uint64_t count, uint64_t flags)
+static int drop_dead(struct pm_share *s)
 {
-	const uint64_t none = (1ULL << PM_KPF_NOPAGE) | (1ULL << PM_KPF_ZERO_PAGE);
-	struct frame_kind f = { .swap = (g->key & PM_SHARE_KEY_SWAP) != 0 };
-	size_t nm, nt, i, j;
-	int r;
+	uint32_t *to;
+	size_t i, n = 0;
 
-	/* No struct page, the zero page, or no mapping left: nothing resident (as smaps) */
-	if (!f.swap && ((flags & none) || count == 0))
+	if (!s->any_dead)
 		return 0;
-	if ((r = distinct(s, g, n, &nm, &nt)) < 0)
-		return r;
-	f.hugetlb = !f.swap && (flags & (1ULL << PM_KPF_HUGE));
-	f.multi = nt > 1 && !f.hugetlb;
-	f.outside = !f.swap && !f.hugetlb && count > n;
-	for (i = 0; i < nm; i++)
-		sum_add(&s->maps[s->dm[i]].sum, s->page_size, &f);
-	for (i = 0; i < nt; i++)
-		sum_add(&s->tsum[s->dt[i]], s->page_size, &f);
-	sum_add(&s->total, s->page_size, &f);
-	if (!f.multi)
-		return 0;
-	for (i = 0; i < nm; i++)
-		for (j = i + 1; j < nm; j++)
-			if (s->maps[s->dm[i]].target != s->maps[s->dm[j]].target &&
-			    (r = pair_add(&s->mp, s->dm[i], s->dm[j], s->page_size, &f)) < 0)
-				return r;
-	for (i = 0; i < nt; i++)
-		for (j = i + 1; j < nt; j++)
-			if ((r = pair_add(&s->pp, s->dt[i], s->dt[j], s->page_size, &f)) < 0)
-				return r;
-	return 0;
-}
-
-/* End of the group of records with the key of @recs[@i]. */
-static size_t group_end(const struct rec *recs, size_t n, size_t i)
-{
-	size_t e = i + 1;
-
-	while (e < n && recs[e].key == recs[i].key)
-		e++;
-	return e;
-}
-
-/* Look up the distinct frames from record @*pos on, up to SHARE_BATCH of them, and count them. */
-static int tally_batch(struct pm_share *s, size_t *pos, struct pm_frame *fr, size_t *gs,
-		       pm_share_lookup_fn fn, void *data)
-{
-	size_t nb = 0, i = *pos, b;
-	int r;
-
-	while (nb < SHARE_BATCH && i < s->nrecs && !(s->recs[i].key & PM_SHARE_KEY_SWAP)) {
-		memset(&fr[nb], 0, sizeof(fr[nb]));
-		fr[nb].pfn = s->recs[i].key;
-		gs[nb++] = i;
-		i = group_end(s->recs, s->nrecs, i);
+	if (!(to = malloc(s->nmaps * sizeof(*to))))
+		return -ENOMEM;
+	for (i = 0; i < s->nmaps; i++) {
+		if (s->maps[i].target == SHARE_DEAD) {
+			free((char *)s->maps[i].map.path);
+			continue;
+		}
+		to[i] = (uint32_t)n;
+		s->maps[n++] = s->maps[i];
 	}
-	gs[nb] = i;
-	if (nb && (r = fn(data, fr, nb)) < 0)
-		return r;
-	for (b = 0; b < nb; b++)
-		if ((r = tally_group(s, &s->recs[gs[b]], gs[b + 1] - gs[b], fr[b].count, fr[b].flags)) < 0)
-			return r;
-	*pos = i;
+	for (i = 0; i < s->mp.n; i++) {
+		s->mp.v[i].a = to[s->mp.v[i].a];
+		s->mp.v[i].b = to[s->mp.v[i].b];
+	}
+	s->nmaps = n;
+	s->any_dead = false;
+	free(to);
 	return 0;
 }
 
@@ -454,9 +252,9 @@ static void finish_pairs(struct pm_share *s)
 	size_t i;
 
 	if (s->mp.n)
-		qsort(s->mp.v, s->mp.n, sizeof(*s->mp.v), pair_cmp);
+		qsort(s->mp.v, s->mp.n, sizeof(*s->mp.v), pmi_pair_cmp);
 	if (s->pp.n)
-		qsort(s->pp.v, s->pp.n, sizeof(*s->pp.v), pair_cmp);
+		qsort(s->pp.v, s->pp.n, sizeof(*s->pp.v), pmi_pair_cmp);
 	for (i = 0; i < s->mp.n; i++) {
 		s->mp.v[i].p.a = &s->maps[s->mp.v[i].a];
 		s->mp.v[i].p.b = &s->maps[s->mp.v[i].b];
@@ -468,40 +266,29 @@ static void finish_pairs(struct pm_share *s)
 
 int pmi_share_tally(struct pm_share *s, pm_share_lookup_fn fn, void *data)
 {
-	struct pm_frame *fr = malloc(SHARE_BATCH * sizeof(*fr));
-	size_t *gs = malloc((SHARE_BATCH + 1) * sizeof(*gs));
-	size_t pos = 0;
 	int r = 0;
 
 	if (s->finished)
 		r = -EINVAL;
-	else if (!fr || !gs || !(s->tsum = calloc(s->ntargets ? s->ntargets : 1, sizeof(*s->tsum))))
+	else if (!(s->tsum = calloc(s->ntargets ? s->ntargets : 1, sizeof(*s->tsum))))
 		r = -ENOMEM;
-	if (r == 0 && s->nrecs)
-		qsort(s->recs, s->nrecs, sizeof(*s->recs), rec_cmp);
-	while (r == 0 && pos < s->nrecs && !(s->recs[pos].key & PM_SHARE_KEY_SWAP))
-		r = tally_batch(s, &pos, fr, gs, fn, data);
-	while (r == 0 && pos < s->nrecs) {	/* swap slots sort last */
-		size_t e = group_end(s->recs, s->nrecs, pos);
-		r = tally_group(s, &s->recs[pos], e - pos, 0, 0);
-		pos = e;
-	}
-	free(fr);
-	free(gs);
+	if (r == 0)
+		r = pmi_store_rewind(&s->st);
+	if (r == 0)
+		r = pmi_share_sweep(s, fn, data);
+	pmi_store_free(&s->st);
+	if (r == 0)
+		r = drop_dead(s);
 	if (r < 0) {
 		free(s->tsum);
 		s->tsum = NULL;
 		memset(&s->total, 0, sizeof(s->total));
 		return r;	/* the handle is left unusable: free it */
 	}
-	free(s->recs);
-	s->recs = NULL;
-	s->nrecs = s->cap_recs = 0;
 	finish_pairs(s);
 	s->finished = true;
 	return 0;
 }
-
 static int kpage_lookup(void *data, struct pm_frame *frames, size_t n)
 {
 	return pm_kpage_lookup(data, frames, n);
@@ -511,7 +298,7 @@ int pm_share_finish(struct pm_share *s)
 {
 	if (!s || s->finished)
 		return -EINVAL;
-	if (s->nrecs && !s->k)
+	if ((s->st.n || s->st.nchunks) && !s->k)
 		return -(s->k_error ? s->k_error : EACCES);
 	return pmi_share_tally(s, kpage_lookup, s->k);
 }
@@ -558,8 +345,8 @@ int pm_share_sum(const struct pm_share *s, int a, int b, struct pm_share_sum *ou
 	} else if (b < 0) {
 		*out = s->tsum[a];
 	} else {
-		struct pair key = { (uint32_t)(a < b ? a : b), (uint32_t)(a < b ? b : a), { 0 } };
-		const struct pair *p = s->pp.n ? bsearch(&key, s->pp.v, s->pp.n, sizeof(key), pair_cmp) : NULL;
+		struct share_pair key = { (uint32_t)(a < b ? a : b), (uint32_t)(a < b ? b : a), { 0 } };
+		const struct share_pair *p = s->pp.n ? bsearch(&key, s->pp.v, s->pp.n, sizeof(key), pmi_pair_cmp) : NULL;
 
 		if (p) {
 			out->resident = out->shared = p->p.shared;
