@@ -14,7 +14,7 @@ work=$(mktemp -d) || exit 1
 writer=''
 cleanup() {
 	[ -n "$writer" ] && kill -9 "$writer" 2>/dev/null
-	[ -n "$KEEP" ] || rm -rf "$work"
+	rm -rf "$work"
 }
 trap cleanup EXIT
 mkfifo "$work/cmd"
