@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,11 @@ enum fmt { F_AUTO, F_SVG, F_HTML, F_ANSI, F_JSON };
 
 struct render_opts {
 	const char *out, *snapshot, *track, *wss;
-	bool diff;
+	bool diff, series, what_set;
+	enum series_what what;
+	char **files;		/* --series: the snapshots, in time order */
+	size_t nfiles;
+	const char *pid_arg;	/* --series: the PID, when given */
 	enum fmt fmt;
 	enum rnd_colour colour;
 	unsigned width;
@@ -34,12 +39,16 @@ static int usage_help(void)
 	      "       pagemap render [options] --snapshot FILE [PID]\n"
 	      "       pagemap render [options] --track FILE|--wss FILE [PID]\n"
 	      "       pagemap render [options] --diff A B [PID]\n"
+	      "       pagemap render [options] --series A B [C ...] [PID]\n"
 	      "\nA picture of a process's address space: one band per mapping, in address order, wrapped\n"
 	      "into rows; gaps between mappings collapsed to a short hatched break labelled with their\n"
 	      "size. Each cell is a slice of a band's pages, coloured by the state most of its pages are in\n"
 	      "(faded when only part of it is populated); the legend gives the exact bytes of each class.\n"
 	      "With --track or --wss, a time heat map: one row per interval of a `pagemap track -J`\n"
 	      "(--ranges gives exact addresses) or `pagemap wss -J` recording, cells holding page counts.\n"
+	      "With --series, a time heat map of snapshots of one process: one row per interval between\n"
+	      "two consecutive snapshots, cells holding the exact pages that changed in it (mappings matched\n"
+	      "as 'pagemap diff' matches them; pages of a mapping not in both count nowhere, said so).\n"
 	      "\nOptions:\n"
 	      "  -o, --output FILE    write FILE (whole, or not at all; default standard output)\n"
 	      "  -f, --format NAME    svg, html, ansi or json (default: from FILE's extension, else ansi\n"
@@ -49,14 +58,20 @@ static int usage_help(void)
 	      "      --wss FILE       heat map of 'pagemap wss -J' recordings (accessed pages)\n"
 	      "      --diff           colour what changed from snapshot A to snapshot B: appeared,\n"
 	      "                       freed, written, swapped, moved, huge page formed or split\n"
+	      "      --series         heat map of snapshots A B [C ...] of one process, in time order\n"
+	      "                       (a last argument that is a number and names no file is the PID,\n"
+	      "                       needed when the snapshots hold several processes)\n"
+	      "      --what NAME      what a --series cell counts (default written):\n"
 	      "  -c, --colour-by KEY  state (default), cgroup (the memory cgroup charged, kpagecgroup),\n"
 	      "                       class (physical page class, kpageflags, as 'pagemap phys') or node\n"
 	      "                       (NUMA node of each frame); cgroup and class need root, node frame\n"
 	      "                       numbers: pages whose frame the reader cannot see are drawn hidden\n"
 	      "                       (--color-by is the same)\n"
 	      "  -w, --width N        cells per row (default 1200; ansi: the terminal's width)\n"
-	      "  -h, --help           this help\n"
-	      "\nColours (Okabe-Ito, colour-blind safe):\n", stdout);
+	      "  -h, --help           this help\n", stdout);
+	for (int i = 0; i < SW_N; i++)
+		printf("                       %-9s%s\n", series_whats[i].name, series_whats[i].meaning);
+	fputs("\nColours (Okabe-Ito, colour-blind safe):\n", stdout);
 	for (int i = 0; i < RS_NSTATE; i++)
 		printf("  %-6s %s  %s\n", rnd_states[i].name, rnd_states[i].colour, rnd_states[i].meaning);
 	fputs("\nExit status: 0 success, 1 runtime failure, 2 usage error, 3 a snapshot or recording that\n"
@@ -159,18 +174,27 @@ static int snapshot_pid(const char *file, pid_t *pid)
 	return n == 1 ? 0 : n ? -E2BIG : -ENOENT;
 }
 
-static struct pm_ctx *open_snapshot(const char *file)
+/* A snapshot's context; *@when (if asked) its META time in seconds, NAN without one. */
+static struct pm_ctx *open_snapshot(const char *file, double *when)
 {
-	char err[256];
+	char err[256], *end;
 	struct pm_snapshot *s = pm_snapshot_open(file, err, sizeof(err));
 	struct pm_ctx *ctx;
+	const char *t;
 
 	if (!s) {
 		cli_error(0, "cannot read snapshot %s: %s", file, err);
 		return NULL;
 	}
+	if (when) {
+		t = pm_snapshot_meta(s, "time");
+		*when = t && *t ? strtod(t, &end) : NAN;
+		if (t && *end)
+			*when = NAN;
+	}
 	if (!(ctx = pm_ctx_new_snapshot(s)))
-		cli_error(errno, "cannot replay snapshot %s", file);
+		cli_error(0, "cannot replay snapshot %s: %s", file,
+			  errno == EBADMSG && pm_snapshot_error(s) ? pm_snapshot_error(s) : strerror(errno));
 	pm_snapshot_close(s);
 	return ctx;
 }
@@ -273,56 +297,209 @@ static int load_recording(const char *path, struct heat_rec *rec)
 	return EXIT_OK;
 }
 
-/* Heat map: the axis from the process (when given) or from the recording, one row per interval. */
-static int render_heat(struct pm_ctx *ctx, struct pm_target *t, const struct render_opts *ro, enum fmt fmt,
-		       struct rnd_model *m, char **buf, size_t *len)
+/* Grid and write a heat map laid out on @m; an SVG over its bound is laid out again with half the columns. */
+static int heat_output(struct rnd_model *m, struct heat_rec *rec, struct rnd_layout *lay, enum fmt fmt, char **buf,
+		       size_t *len)
+{
+	for (;;) {
+		uint64_t *grid = heat_grid(m, rec);
+		FILE *f = grid ? open_memstream(buf, len) : NULL;
+		int rc;
+
+		if (!f) {
+			free(grid);
+			return -ENOMEM;
+		}
+		rc = fmt == F_JSON ? heat_write_json(f, m, rec, grid) : fmt == F_ANSI ? heat_write_ansi(f, m, rec, grid) :
+		     heat_write_svg(f, m, rec, grid);
+		free(grid);
+		if (fclose(f) != 0 || rc < 0)
+			return -EIO;
+		if (fmt != F_SVG || *len <= SVG_MAX || lay->width <= 16)
+			return 0;
+		free(*buf);
+		*buf = NULL;
+		lay->width /= 2;
+		lay->max_cells = lay->width;
+		rnd_model_reset(m);
+		if ((rc = rnd_layout(m, lay)) < 0)
+			return rc;
+	}
+}
+
+/* Rows: intervals; cells: at most MAX_CELLS in all, so fewer columns for long recordings. */
+static struct rnd_layout heat_layout(const struct render_opts *ro, size_t intervals)
 {
 	struct rnd_layout lay = { ro->width, 1, MAX_CELLS, 24, true };
+
+	if (intervals && lay.max_cells / intervals < lay.width)
+		lay.width = lay.max_cells / (uint32_t)intervals > 16 ? lay.max_cells / (uint32_t)intervals : 16;
+	lay.max_cells = lay.width;
+	return lay;
+}
+
+/* Heat map: the axis from the process (when given) or from the recording, one row per interval. */
+static int render_heat(struct pm_target *t, const struct render_opts *ro, enum fmt fmt, struct rnd_model *m,
+		       char **buf, size_t *len)
+{
 	const char *file = ro->track ? ro->track : ro->wss;
 	struct heat_rec rec = { 0 };
-	uint64_t *grid = NULL;
-	FILE *f = NULL;
+	struct rnd_layout lay;
 	int rc, code = load_recording(file, &rec);
 
 	if (code != EXIT_OK) {
 		heat_free(&rec);	/* what was read before the malformed part */
 		return code;
 	}
-	code = EXIT_RUNTIME;
-	/* rows: intervals; cells: at most MAX_CELLS in all, so fewer columns for long recordings */
-	if (rec.n && lay.max_cells / rec.n < lay.width)
-		lay.width = lay.max_cells / (uint32_t)rec.n > 16 ? lay.max_cells / (uint32_t)rec.n : 16;
-	lay.max_cells = lay.width;
+	lay = heat_layout(ro, rec.n);
 	rc = t ? rnd_model_fill(m, t, &lay) : heat_axis_from_rec(m, &rec);
 	if (rc == 0 && !t)
 		rc = rnd_layout(m, &lay);
-	if (rc < 0) {
+	snprintf(m->source, sizeof(m->source), "%s %s", rec.kind, file);
+	if (rc == 0 && (rc = heat_output(m, &rec, &lay, fmt, buf, len)) < 0)
+		cli_error(-rc, "cannot render the heat map of %s", file);
+	else if (rc < 0)
 		cli_error(-rc, "cannot lay out the heat map of %s", file);
+	heat_free(&rec);
+	return rc < 0 ? EXIT_RUNTIME : EXIT_OK;
+}
+
+/* --series: the one process of every snapshot (or @pid_arg's), the same in all. */
+static int series_pid(const struct render_opts *ro, pid_t *pid)
+{
+	pid_t p;
+	int rc;
+
+	if (ro->pid_arg)
+		return cli_parse_pid(ro->pid_arg, pid) < 0 || !*pid ? cli_usage_error("invalid PID '%s'", ro->pid_arg) :
+									EXIT_OK;
+	for (size_t i = 0; i < ro->nfiles; i++) {
+		if ((rc = snapshot_pid(ro->files[i], &p)) == -E2BIG)
+			return cli_usage_error("snapshot %s holds several processes: give a PID", ro->files[i]);
+		if (rc < 0) {
+			cli_error(0, rc == -ENOENT ? "snapshot %s holds no process" : "cannot read snapshot %s: %s",
+				  ro->files[i], strerror(-rc));
+			return EXIT_BADINPUT;
+		}
+		if (i && p != *pid) {
+			cli_error(0, "snapshots %s and %s hold different processes (%d and %d): give a PID both hold",
+				  ro->files[0], ro->files[i], (int)*pid, (int)p);
+			return EXIT_BADINPUT;
+		}
+		*pid = p;
+	}
+	return EXIT_OK;
+}
+
+/* Open every snapshot and its process; the interval times (seconds since the first, or 1, 2, ...). */
+static int series_open(const struct render_opts *ro, struct pm_ctx **ctx, struct pm_target **t, double *when)
+{
+	bool timed = true;
+	pid_t pid = 0;
+	size_t i;
+	int code;
+
+	for (i = 0; i < ro->nfiles; i++) {
+		if (!(ctx[i] = open_snapshot(ro->files[i], &when[i])))
+			return EXIT_BADINPUT;
+		timed = timed && !isnan(when[i]);
+	}
+	if ((code = series_pid(ro, &pid)) != EXIT_OK)
+		return code;
+	for (i = 0; i < ro->nfiles; i++)
+		if (!(t[i] = pm_target_open(ctx[i], pid))) {
+			if (errno != ENOENT && errno != ESRCH)
+				return cli_error(errno, "cannot open process %d in %s", (int)pid, ro->files[i]), EXIT_RUNTIME;
+			cli_error(0, "snapshot %s holds no process %d", ro->files[i], (int)pid);
+			return EXIT_BADINPUT;
+		}
+	for (i = 0; i + 1 < ro->nfiles; i++)
+		when[i] = timed ? when[i + 1] - when[0] : (double)(i + 1);
+	return EXIT_OK;
+}
+
+/* --series: one row per interval between consecutive snapshots, the pages that changed in it. */
+static int render_series(const struct render_opts *ro, enum fmt fmt, struct rnd_model *m, char **buf, size_t *len)
+{
+	struct pm_ctx **ctx = calloc(ro->nfiles, sizeof(*ctx));
+	struct pm_target **t = calloc(ro->nfiles, sizeof(*t));
+	double *when = calloc(ro->nfiles, sizeof(*when));
+	struct rnd_layout lay = heat_layout(ro, ro->nfiles - 1);
+	struct heat_rec rec = { 0 };
+	size_t i, bad = 0;
+	int rc, code = ctx && t && when ? series_open(ro, ctx, t, when) : EXIT_RUNTIME;
+
+	if (code != EXIT_OK)
+		goto out;
+	code = EXIT_RUNTIME;
+	m->page_size = pm_ctx_features(ctx[0])->page_size;
+	snprintf(m->source, sizeof(m->source), "process %d, %zu snapshots %s ... %s", (int)pm_target_pid(t[0]),
+		 ro->nfiles, ro->files[0], ro->files[ro->nfiles - 1]);
+	if ((rc = rnd_axis_union(m, t, ro->nfiles)) < 0 || (rc = rnd_layout(m, &lay)) < 0) {
+		cli_error(-rc, "cannot lay out the heat map of %s", ro->files[0]);
 		goto out;
 	}
-	snprintf(m->source, sizeof(m->source), "%s %s", rec.kind, file);
-	if (!(grid = heat_grid(m, &rec)) || !(f = open_memstream(buf, len)))
+	if ((rc = series_fill(&rec, t, ro->nfiles, when, ro->what, &bad)) < 0) {
+		struct pm_ctx *c = pm_ctx_tree_error(ctx[bad - 1]) ? ctx[bad - 1] : ctx[bad];
+
+		if (rc == -E2BIG)
+			cli_error(0, "more changed ranges between %s and %s than a heat map holds", ro->files[bad - 1],
+				  ro->files[bad]);
+		else
+			cli_walk_error(c, -rc, m->source);
+		code = rc == -EBADMSG || rc == -EINVAL ? EXIT_BADINPUT : EXIT_RUNTIME;
 		goto out;
-	rc = fmt == F_JSON ? heat_write_json(f, m, &rec, grid) : fmt == F_ANSI ? heat_write_ansi(f, m, &rec, grid) :
-	     heat_write_svg(f, m, &rec, grid);
-	if (fclose(f) == 0 && rc == 0)
+	}
+	if ((rc = heat_output(m, &rec, &lay, fmt, buf, len)) < 0)
+		cli_error(-rc, "cannot render the heat map of %s", ro->files[0]);
+	else
 		code = EXIT_OK;
 out:
-	(void)ctx;
-	free(grid);
 	heat_free(&rec);
+	for (i = 0; i < ro->nfiles; i++) {
+		pm_target_close(t ? t[i] : NULL);
+		pm_ctx_free(ctx ? ctx[i] : NULL);
+	}
+	free(ctx);
+	free(t);
+	free(when);
 	return code;
+}
+
+/* --series A B [C ...] [PID]: a last argument that is a number and names no file is the PID. */
+static int series_args(int argc, char **argv, struct render_opts *ro)
+{
+	const char *last = optind < argc ? argv[argc - 1] : "";
+	struct stat st;
+
+	if (!ro->series)
+		return cli_usage_error("--what is for --series");
+	if (ro->diff || ro->snapshot || ro->track || ro->wss || ro->colour != RCOL_STATE)
+		return cli_usage_error("--series takes snapshots of its own, without --diff, --snapshot, --track, --wss "
+				       "or --colour-by");
+	if (ro->fmt == F_HTML)
+		return cli_usage_error("heat maps are svg, ansi or json");
+	ro->files = argv + optind;
+	ro->nfiles = (size_t)(argc - optind);
+	if (*last && strspn(last, "0123456789") == strlen(last) && stat(last, &st) < 0) {
+		ro->pid_arg = last;
+		ro->nfiles--;
+	}
+	if (ro->nfiles < 2)
+		return cli_usage_error("--series needs two snapshots or more, in time order");
+	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct render_opts *ro)
 {
-	enum { OPT_SNAPSHOT = 0x2000, OPT_TRACK, OPT_WSS, OPT_DIFF };
+	enum { OPT_SNAPSHOT = 0x2000, OPT_TRACK, OPT_WSS, OPT_DIFF, OPT_SERIES, OPT_WHAT };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },   { "format", required_argument, NULL, 'f' },
 		{ "width", required_argument, NULL, 'w' },    { "snapshot", required_argument, NULL, OPT_SNAPSHOT },
 		{ "track", required_argument, NULL, OPT_TRACK }, { "wss", required_argument, NULL, OPT_WSS },
 		{ "diff", no_argument, NULL, OPT_DIFF },      { "help", no_argument, NULL, 'h' },
 		{ "colour-by", required_argument, NULL, 'c' }, { "color-by", required_argument, NULL, 'c' },
+		{ "series", no_argument, NULL, OPT_SERIES },  { "what", required_argument, NULL, OPT_WHAT },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
@@ -346,11 +523,19 @@ static int parse_args(int argc, char **argv, struct render_opts *ro)
 			ro->wss = optarg;
 		else if (c == OPT_DIFF)
 			ro->diff = true;
+		else if (c == OPT_SERIES)
+			ro->series = true;
+		else if (c == OPT_WHAT && series_what_parse(optarg, &ro->what) < 0)
+			return cli_usage_error("unknown --what '%s' (written, appeared, freed, swapped or changed)", optarg);
+		else if (c == OPT_WHAT)
+			ro->what_set = true;
 		else if (c == 'h')
 			return -1;
 		else if (c != 'f' && c != 'w' && c != 'c')
 			return cli_bad_option(argv);
 	}
+	if (ro->series || ro->what_set)
+		return series_args(argc, argv, ro);
 	if (ro->track && ro->wss)
 		return cli_usage_error("--track and --wss exclude each other");
 	if (ro->fmt == F_HTML && (ro->track || ro->wss))
@@ -388,7 +573,7 @@ static int open_target(struct pm_ctx **ctx, struct pm_ctx **own, const struct re
 				cli_error(0, "cannot read snapshot %s: %s", ro->snapshot, strerror(-rc));
 			return EXIT_BADINPUT;
 		}
-		if (!(*own = open_snapshot(ro->snapshot)))
+		if (!(*own = open_snapshot(ro->snapshot, NULL)))
 			return EXIT_BADINPUT;
 		*ctx = *own;
 	}
@@ -410,7 +595,7 @@ static int open_before(const char *file, struct pm_target *t, struct pm_ctx **ow
 	char arg[32];
 	size_t len = strlen(source);
 
-	if (!(*own = open_snapshot(file)))
+	if (!(*own = open_snapshot(file, NULL)))
 		return EXIT_BADINPUT;
 	snprintf(arg, sizeof(arg), "%d", (int)pm_target_pid(t));
 	if (!(*before = cli_open_target(*own, pm_target_pid(t), arg)))
@@ -437,6 +622,10 @@ int cmd_render(struct pm_ctx *ctx, int argc, char **argv)
 	fmt = ro.fmt != F_AUTO ? ro.fmt : default_fmt(ro.out);
 	if (!ro.width)
 		ro.width = fmt == F_ANSI ? term_width() : 1200;
+	if (ro.series) {
+		code = render_series(&ro, fmt, &m, &buf, &len);
+		goto write;
+	}
 	if (ro.diff)	/* B is the snapshot drawn; A the one it is compared with */
 		ro.snapshot = argv[optind + 1];
 	code = open_target(&use, &own, &ro, argc - optind > 2 ? argv[optind + 2] : !ro.diff && optind < argc ? argv[optind] : NULL,
@@ -448,9 +637,10 @@ int cmd_render(struct pm_ctx *ctx, int argc, char **argv)
 	m.page_size = pm_ctx_features(use)->page_size;
 	m.max_runs = 20000;
 	if (ro.track || ro.wss)
-		code = render_heat(use, t, &ro, fmt, &m, &buf, &len);
+		code = render_heat(t, &ro, fmt, &m, &buf, &len);
 	else
 		code = render_map(use, before, t, &ro, fmt, m.source, &m, &buf, &len);
+write:
 	if (code == EXIT_OK && (rc = write_atomic(ro.out, buf, len)) < 0) {
 		cli_error(-rc, "cannot write %s", ro.out ? ro.out : "standard output");
 		code = EXIT_RUNTIME;

@@ -185,9 +185,11 @@ struct heat_interval {
 	double t;
 	struct heat_range *r;
 	size_t n, cap;
+	uint64_t unmatched;	/* series: bytes of mappings in only one of the two snapshots (counted nowhere) */
 };
 struct heat_rec {
-	char kind[16];		/* "track" or "wss" */
+	char kind[16];		/* "track", "wss" or "series" */
+	const char *what;	/* series: what the cells count ("written", ...); NULL: by kind */
 	bool per_mapping;	/* counts are per mapping (track maps, wss), not exact ranges */
 	struct heat_interval *iv;
 	size_t n, cap;
@@ -209,5 +211,32 @@ uint64_t *heat_grid(const struct rnd_model *m, struct heat_rec *rec);
 int heat_write_svg(FILE *f, const struct rnd_model *m, const struct heat_rec *rec, const uint64_t *grid);
 int heat_write_json(FILE *f, const struct rnd_model *m, const struct heat_rec *rec, const uint64_t *grid);
 int heat_write_ansi(FILE *f, const struct rnd_model *m, const struct heat_rec *rec, const uint64_t *grid);
+
+/* ---- time heat maps of a series of snapshots (render_series.c) ---- */
+
+/* What a series heat map counts in each interval (pm_diff_bytes categories of consecutive snapshots). */
+enum series_what { SW_WRITTEN, SW_APPEARED, SW_FREED, SW_SWAPPED, SW_CHANGED, SW_N };
+struct series_what_info {
+	const char *name;
+	const char *meaning;
+};
+extern const struct series_what_info series_whats[SW_N];
+/* "written", "appeared", ... into @out; -1 for another name. */
+int series_what_parse(const char *name, enum series_what *out);
+/*
+ * The axis of a diff or a series: the mappings of @n views of one process,
+ * sorted, overlapping ones merged (the latest view's name for a mapping in
+ * several). Returns 0 or -errno.
+ */
+int rnd_axis_union(struct rnd_model *m, struct pm_target *const *t, size_t n);
+/*
+ * One interval per consecutive pair of @t (n >= 2): the pieces
+ * pm_diff_pieces reports whose change @what counts, as exact ranges
+ * (adjacent ones merged), with the interval times @when (n - 1 of them).
+ * Returns 0, -E2BIG (more ranges than a recording may hold), or -errno of
+ * the diff; *@failed is the index of the later snapshot of a failed pair.
+ */
+int series_fill(struct heat_rec *rec, struct pm_target *const *t, size_t n, const double *when, enum series_what what,
+		size_t *failed);
 
 #endif

@@ -133,16 +133,15 @@ static int cmp_span(const void *x, const void *y)
 	return a->start < b->start ? -1 : a->start > b->start ? 1 : (a->end > b->end) - (a->end < b->end);
 }
 
-/* The axis: A's and B's mappings, sorted, overlapping ones merged (B's name for a mapping in both). */
-static int union_axis(struct rnd_model *m, struct pm_target *a, struct pm_target *b)
+int rnd_axis_union(struct rnd_model *m, struct pm_target *const *t, size_t nt)
 {
 	struct span *v = NULL;
 	size_t n = 0, cap = 0, i, j;
-	int rc = read_spans(b, &v, &n, &cap);
+	int rc = 0;
 
+	for (i = nt; rc == 0 && i-- > 0;)	/* the latest view's first: its names win among equals */
+		rc = read_spans(t[i], &v, &n, &cap);
 	if (rc == 0)
-		rc = read_spans(a, &v, &n, &cap);
-	if (rc == 0)	/* stable order: B's come first among equals */
 		qsort(v, n, sizeof(*v), cmp_span);
 	for (i = 0; rc == 0 && i < n; i = j) {
 		uint64_t end = v[i].end;
@@ -161,10 +160,11 @@ static int union_axis(struct rnd_model *m, struct pm_target *a, struct pm_target
 int rnd_diff_fill(struct rnd_model *m, struct pm_target *a, struct pm_target *b, const struct rnd_layout *lay)
 {
 	struct side sa = { 0 }, sb = { 0 };
+	struct pm_target *const views[2] = { a, b };
 	int rc;
 
 	m->states = rnd_diff_states;
-	if (!m->nmaps && (rc = union_axis(m, a, b)) < 0)
+	if (!m->nmaps && (rc = rnd_axis_union(m, views, 2)) < 0)
 		return rc;
 	if ((rc = rnd_layout(m, lay)) < 0)
 		return rc;

@@ -179,6 +179,22 @@ static void heat_band_labels(FILE *f, const struct rnd_model *m, uint32_t height
 	}
 }
 
+/* What the cells count, in words. */
+static const char *heat_what(const struct heat_rec *rec)
+{
+	return rec->what ? rec->what : strcmp(rec->kind, "wss") ? "written" : "accessed";
+}
+
+/* Bytes of mappings a series could not compare (in one snapshot of an interval only). */
+static uint64_t heat_unmatched(const struct heat_rec *rec)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < rec->n; i++)
+		n += rec->iv[i].unmatched;
+	return n;
+}
+
 int heat_write_svg(FILE *f, const struct rnd_model *m, const struct heat_rec *rec, const uint64_t *grid)
 {
 	uint32_t rh = rec->n ? 600 / (uint32_t)rec->n : 14, w, h, level, row;
@@ -200,13 +216,16 @@ int heat_write_svg(FILE *f, const struct rnd_model *m, const struct heat_rec *re
 		total += grid[i];
 	fputs("<text x=\"8\" y=\"16\" font-weight=\"bold\">", f);
 	rnd_xml_escape(f, m->source);
-	fprintf(f, ": %zu intervals, %" PRIu64 " pages %s%s</text>\n", rec->n, total,
-		strcmp(rec->kind, "wss") ? "written" : "accessed", rec->off_axis ? "" : " (all on the axis)");
+	fprintf(f, ": %zu intervals, %" PRIu64 " pages %s%s</text>\n", rec->n, total, heat_what(rec),
+		rec->off_axis ? "" : " (all on the axis)");
 	fprintf(f, "<text x=\"8\" y=\"32\">time down, address across (bands follow the mappings, gaps collapsed); "
 		   "%s%s</text>\n", rec->per_mapping ? "counts per mapping, spread evenly over its band" :
 		   "exact pages per cell", m->group > 1 ? "; aggregated: bands of several mappings" : "");
 	if (rec->off_axis)
 		fprintf(f, "<text x=\"8\" y=\"46\">%" PRIu64 " pages lie in no mapping of the axis</text>\n", rec->off_axis);
+	else if (heat_unmatched(rec))
+		fprintf(f, "<text x=\"8\" y=\"46\">%s in mappings that are not in both snapshots of an interval: not "
+			   "compared</text>\n", rnd_size(heat_unmatched(rec), a, sizeof(a)));
 	heat_band_labels(f, m, (uint32_t)rec->n * rh);
 	for (level = 1; level <= 8; level++) {
 		bool any = false;
@@ -257,7 +276,10 @@ int heat_write_json(FILE *f, const struct rnd_model *m, const struct heat_rec *r
 	fputs("{\"heatmap\":{\"source\":", f);
 	rnd_json_str(f, m->source);
 	fprintf(f, ",\"kind\":\"%s\",\"exact\":%s,\"page_size\":%" PRIu64 ",\"cells\":%u,\"off_axis_pages\":%" PRIu64
-		   ",\n\"segments\":[", rec->kind, rec->per_mapping ? "false" : "true", m->page_size, m->ncells, rec->off_axis);
+		   ",", rec->kind, rec->per_mapping ? "false" : "true", m->page_size, m->ncells, rec->off_axis);
+	if (rec->what)
+		fprintf(f, "\"what\":\"%s\",", rec->what);
+	fputs("\n\"segments\":[", f);
 	for (i = 0; i < m->nsegs; i++) {
 		const struct rnd_seg *s = &m->segs[i];
 
@@ -273,7 +295,10 @@ int heat_write_json(FILE *f, const struct rnd_model *m, const struct heat_rec *r
 	for (i = 0; i < rec->n; i++) {
 		bool first = true;
 
-		fprintf(f, "%s\n{\"t\":%.3f,\"cells\":[", i ? "," : "", rec->iv[i].t);
+		fprintf(f, "%s\n{\"t\":%.3f,", i ? "," : "", rec->iv[i].t);
+		if (rec->what)	/* a series: what could not be compared */
+			fprintf(f, "\"unmatched_bytes\":%" PRIu64 ",", rec->iv[i].unmatched);
+		fputs("\"cells\":[", f);
 		for (c = 0; c < m->ncells; c++) {
 			if (!grid[i * m->ncells + c])
 				continue;

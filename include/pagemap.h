@@ -2469,6 +2469,31 @@ PM_API int pm_diff_range(struct pm_target *a, struct pm_target *b, uint64_t star
  */
 PM_API int pm_diff_process(struct pm_target *a, struct pm_target *b, pm_diff_fn fn, void *data);
 
+/* One stretch of a matched mapping whose pages all changed alike, as pm_diff_pieces() reports it. */
+struct pm_diff_piece {
+	uint64_t start, end;		/* page-aligned, inside one mapping matched in both */
+	const struct pm_mapping *map;	/* A's mapping the piece lies in; path NUL-terminated; borrowed */
+	struct pm_diff_bytes bytes;	/* this piece's change: each category is 0 or end - start */
+};
+
+/* Called once per changed piece, in address order; a non-zero return stops the diff and is returned. */
+typedef int (*pm_diff_piece_fn)(void *data, const struct pm_diff_piece *piece);
+
+/*
+ * pm_diff_pieces - pm_diff_process() with the addresses: match the mappings
+ * of @a (before) and @b (after) as pm_diff_process() does, and within each
+ * matched mapping call @piece for every stretch of pages that changed alike
+ * (pm_diff_bytes_any() of its bytes is true), in address order; then call
+ * @row for that mapping as pm_diff_process() would (unmatched mappings get
+ * only their @row call: their pages count nowhere). Either callback may be
+ * NULL. Pieces are not maximal: two adjacent ones may hold the same change.
+ * The pieces of a mapping add up (pm_diff_bytes_add) to its row's bytes.
+ * Memory use is that of pm_diff_process(). Returns 0, what a callback
+ * returned, or -errno as pm_diff_process().
+ */
+PM_API int pm_diff_pieces(struct pm_target *a, struct pm_target *b, pm_diff_fn row, pm_diff_piece_fn piece,
+			  void *data);
+
 /* pm_diff_bytes_any - does any category of @b hold bytes? Pure. */
 PM_API bool pm_diff_bytes_any(const struct pm_diff_bytes *b);
 

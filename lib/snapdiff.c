@@ -117,7 +117,17 @@ static const struct pm_run *side_at(const struct side *s, uint64_t x, uint64_t *
 	return s->r;
 }
 
-int pm_diff_range(struct pm_target *a, struct pm_target *b, uint64_t start, uint64_t end, struct pm_diff_bytes *out)
+/* Where a diff's results go: rows and pieces (either callback may be NULL), and the mapping of the pieces. */
+struct piece_sink {
+	pm_diff_fn row;
+	pm_diff_piece_fn fn;
+	void *data;
+	const struct pm_mapping *map;
+};
+
+/* Classify [@start, @end) into *@out; each stretch where something changed also goes to @sink (if any). */
+static int diff_range(struct pm_target *a, struct pm_target *b, uint64_t start, uint64_t end,
+		      struct pm_diff_bytes *out, const struct piece_sink *sink)
 {
 	struct side sa = { 0 }, sb = { 0 };
 	unsigned shift = a->decode.page_shift;
@@ -135,6 +145,8 @@ int pm_diff_range(struct pm_target *a, struct pm_target *b, uint64_t start, uint
 		goto out;
 	}
 	while (x < end) {
+		struct pm_diff_piece p = { .map = sink ? sink->map : NULL };
+
 		if ((rc = side_reach(&sa, x)) < 0 || (rc = side_reach(&sb, x)) < 0)
 			goto out;
 		if (sa.done && sb.done)
@@ -142,13 +154,23 @@ int pm_diff_range(struct pm_target *a, struct pm_target *b, uint64_t start, uint
 		seg_end = end;
 		ra = side_at(&sa, x, &seg_end);
 		rb = side_at(&sb, x, &seg_end);
-		classify(ra, rb, x, seg_end - x, shift, out);
+		classify(ra, rb, x, seg_end - x, shift, &p.bytes);
+		pm_diff_bytes_add(out, &p.bytes);
+		p.start = x;
+		p.end = seg_end;
+		if (sink && sink->fn && pm_diff_bytes_any(&p.bytes) && (rc = sink->fn(sink->data, &p)) != 0)
+			goto out;
 		x = seg_end;
 	}
 out:
 	pm_walk_free(sa.w);
 	pm_walk_free(sb.w);
 	return rc;
+}
+
+int pm_diff_range(struct pm_target *a, struct pm_target *b, uint64_t start, uint64_t end, struct pm_diff_bytes *out)
+{
+	return diff_range(a, b, start, end, out, NULL);
 }
 
 /* One side's maps iterator with its current mapping copied out (the other side advances meanwhile). */
@@ -193,21 +215,24 @@ static bool same_mapping(const struct pm_mapping *x, const struct pm_mapping *y)
 	       x->path_len == y->path_len && !memcmp(x->path, y->path, x->path_len);
 }
 
-static int emit_one(struct mside *s, enum pm_diff_status st, pm_diff_fn fn, void *data)
+static int emit_one(struct mside *s, enum pm_diff_status st, const struct piece_sink *k)
 {
 	struct pm_diff_row row = { .status = st, .map = &s->m };
-	int rc = fn(data, &row);
+	int rc = k->row ? k->row(k->data, &row) : 0;
 
 	return rc ? rc : mside_next(s);
 }
 
-static int emit_matched(struct pm_target *a, struct pm_target *b, struct mside *sa, struct mside *sb, pm_diff_fn fn,
-			void *data)
+static int emit_matched(struct pm_target *a, struct pm_target *b, struct mside *sa, struct mside *sb,
+			const struct piece_sink *k)
 {
 	struct pm_diff_row row = { .status = PM_DIFF_MATCHED, .map = &sa->m };
-	int rc = pm_diff_range(a, b, sa->m.start, sa->m.end, &row.bytes);
+	struct piece_sink pieces = *k;
+	int rc;
 
-	if (rc < 0 || (rc = fn(data, &row)) != 0)
+	pieces.map = &sa->m;
+	rc = diff_range(a, b, sa->m.start, sa->m.end, &row.bytes, &pieces);
+	if (rc != 0 || (k->row && (rc = k->row(k->data, &row)) != 0))
 		return rc;
 	if ((rc = mside_next(sa)) < 0)
 		return rc;
@@ -215,23 +240,24 @@ static int emit_matched(struct pm_target *a, struct pm_target *b, struct mside *
 }
 
 /* One step of the merge of two address-ordered mapping lists. */
-static int diff_step(struct pm_target *a, struct pm_target *b, struct mside *sa, struct mside *sb, pm_diff_fn fn,
-		     void *data)
+static int diff_step(struct pm_target *a, struct pm_target *b, struct mside *sa, struct mside *sb,
+		     const struct piece_sink *k)
 {
 	int rc;
 
 	if (sb->done || (!sa->done && sa->m.start < sb->m.start))
-		return emit_one(sa, PM_DIFF_UNMAPPED, fn, data);
+		return emit_one(sa, PM_DIFF_UNMAPPED, k);
 	if (sa->done || sb->m.start < sa->m.start)
-		return emit_one(sb, PM_DIFF_MAPPED, fn, data);
+		return emit_one(sb, PM_DIFF_MAPPED, k);
 	if (same_mapping(&sa->m, &sb->m))
-		return emit_matched(a, b, sa, sb, fn, data);
-	rc = emit_one(sa, PM_DIFF_UNMAPPED, fn, data);	/* same start, another mapping */
-	return rc ? rc : emit_one(sb, PM_DIFF_MAPPED, fn, data);
+		return emit_matched(a, b, sa, sb, k);
+	rc = emit_one(sa, PM_DIFF_UNMAPPED, k);	/* same start, another mapping */
+	return rc ? rc : emit_one(sb, PM_DIFF_MAPPED, k);
 }
 
-int pm_diff_process(struct pm_target *a, struct pm_target *b, pm_diff_fn fn, void *data)
+int pm_diff_pieces(struct pm_target *a, struct pm_target *b, pm_diff_fn row, pm_diff_piece_fn piece, void *data)
 {
+	struct piece_sink k = { .row = row, .fn = piece, .data = data };
 	struct mside sa = { 0 }, sb = { 0 };
 	int rc;
 
@@ -242,7 +268,7 @@ int pm_diff_process(struct pm_target *a, struct pm_target *b, pm_diff_fn fn, voi
 	if ((rc = mside_next(&sa)) < 0 || (rc = mside_next(&sb)) < 0)
 		goto out;
 	while (!sa.done || !sb.done)
-		if ((rc = diff_step(a, b, &sa, &sb, fn, data)) != 0)
+		if ((rc = diff_step(a, b, &sa, &sb, &k)) != 0)
 			break;
 out:
 	pm_maps_close(sa.it);
@@ -250,4 +276,9 @@ out:
 	free(sa.buf);
 	free(sb.buf);
 	return rc;
+}
+
+int pm_diff_process(struct pm_target *a, struct pm_target *b, pm_diff_fn fn, void *data)
+{
+	return pm_diff_pieces(a, b, fn, NULL, data);
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # render.sh - `pagemap render`: golden SVGs of the fixtures (old kernels too), valid XML, the same bytes twice,
 # hostile layouts (40 TiB gaps, 100 k mappings, no mapping) within the bounds, exit codes and atomic output,
-# exact heat-map cells, and the HTML as a person sees it in headless Chromium (bands, colours, a click).
+# exact heat-map cells (recordings and series of snapshots), and the HTML as a person sees it in headless Chromium (bands, colours, a click).
 # Usage: tests/cli/render.sh [--update]   (PAGEMAP_BUILD and PAGEMAP_SRC come from make)
 src=${PAGEMAP_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${PAGEMAP_BUILD:-$src/build}
@@ -212,6 +212,99 @@ for axis in own process; do
 	"$pagemap" --root "$demo" render --track "$work/rec.json" -f svg -o "$work/heat-$axis.svg" $p &&
 		xmllint --noout "$work/heat-$axis.svg" 2>/dev/null && pass "heat-svg-$axis" || fail "heat-svg-$axis" "invalid"
 done
+
+# --- series heat maps: three snapshots of the demo with known changes; exact cells per interval and --what ---
+anon=0x7f05c2187000	# demo-anon: 1024 present exclusive pages, soft-dirty clear
+for s in sa sb sc; do cp -r "$demo" "$work/$s"; done
+python3 - "$work/sb/proc/4242" "$work/sc/proc/4242" $anon <<'PY'
+import struct, sys
+S, D = 1 << 62, 1 << 55
+b, c, anon = sys.argv[1], sys.argv[2], int(sys.argv[3], 16)
+def edit(d, pages, fn):
+    with open(d + "/pagemap", "r+b") as f:
+        for p in pages:
+            f.seek((anon // 4096 + p) * 8)
+            w = struct.unpack("<Q", f.read(8))[0]
+            f.seek((anon // 4096 + p) * 8)
+            f.write(struct.pack("<Q", fn(w)))
+written = list(range(0, 100)) + [500, 501, 502]
+for d in (b, c):
+    edit(d, written, lambda w: w | D)			# soft-dirty gained from A to B: written (and kept in C)
+edit(c, range(200, 300), lambda w: 0)			# B to C: freed
+edit(c, range(300, 305), lambda w: S | D | (0x100 << 5))	# B to C: swapped out
+PY
+grep -v ' /memfd:' "$work/sb/proc/4242/maps" >"$work/sc/proc/4242/maps"	# B to C: the memfd mapping goes
+pg() { printf '0x%x' $((anon + $1 * 4096)); }
+w1="$(pg 0)-$(pg 100),$(pg 500)-$(pg 503)" f2="$(pg 200)-$(pg 300)" s2="$(pg 300)-$(pg 305)"
+if (cd "$work" && for s in sa sb sc; do "$pagemap" snapshot --from-tree "$s" -o "$s.snap" >/dev/null 2>&1 || exit 1; done); then
+	for w in "written:$w1;" "appeared:;" "freed:;$f2" "swapped:;$s2" "changed:$w1;$f2,$s2"; do
+		what=${w%%:*}
+		"$pagemap" render --series --what "$what" "$work/sa.snap" "$work/sb.snap" "$work/sc.snap" -f json \
+			>"$work/series-$what.json" 2>"$work/err" &&
+			out=$(python3 "$check" series "$work/series-$what.json" "${w#*:}") && pass "series-exact-$what ($out)" ||
+			fail "series-exact-$what" "$out $(cat "$work/err")"
+	done
+	# the cells of each interval add up to what `pagemap diff` counts for the same two snapshots
+	"$pagemap" diff -J "$work/sa.snap" "$work/sb.snap" >"$work/d1.json"
+	"$pagemap" diff -J "$work/sb.snap" "$work/sc.snap" >"$work/d2.json"
+	out=$(python3 - "$work" <<'PY'
+import json, sys
+w = sys.argv[1]
+cat = {"written": ["written"], "freed": ["freed"], "swapped": ["swapout", "swapin"],
+       "changed": ["appeared", "freed", "swapout", "swapin", "written", "moved"]}
+for what, keys in cat.items():
+    h = json.load(open("%s/series-%s.json" % (w, what)))["heatmap"]
+    for i, d in enumerate(("d1", "d2")):
+        rows = json.load(open("%s/%s.json" % (w, d)))["diff"]
+        want = sum(r[k] or 0 for r in rows for k in keys)
+        got = sum(c["pages"] for c in h["intervals"][i]["cells"]) * h["page_size"]
+        assert got == want, "%s interval %d: %d bytes, pagemap diff says %d" % (what, i, got, want)
+h = json.load(open(w + "/series-written.json"))["heatmap"]
+gone = [r for r in json.load(open(w + "/d2.json"))["diff"] if r["mapping"] == "unmapped"]
+assert [iv["unmatched_bytes"] for iv in h["intervals"]] == [0, sum(int(r["end"], 16) - int(r["start"], 16) for r in gone)], h["intervals"]
+assert h["what"] == "written" and h["kind"] == "series"
+PY
+) && pass "series-diff-totals" || fail "series-diff-totals" "$out"
+	# golden SVG (relative names: the same bytes wherever the test runs), valid, the same twice, within 1 MiB
+	(cd "$work" && "$pagemap" render --series sa.snap sb.snap sc.snap -f svg -o series.svg &&
+		"$pagemap" render --series sa.snap sb.snap sc.snap -f svg | cmp -s - series.svg) &&
+		pass "series-same-bytes" || fail "series-same-bytes" "two renders differ"
+	xmllint --noout "$work/series.svg" 2>/dev/null && pass "series-xml" || fail "series-xml" "invalid SVG"
+	grep -q 'not compared' "$work/series.svg" && pass "series-says-unmatched" || fail "series-says-unmatched" "no note"
+	if [ $update = 1 ]; then
+		cp "$work/series.svg" "$src/tests/cli/golden/render-series.svg"
+		echo "SKIP render-series-golden: golden SVG rewritten"
+	elif cmp -s "$src/tests/cli/golden/render-series.svg" "$work/series.svg"; then
+		pass "series-golden"
+	else
+		fail "series-golden" "differs from tests/cli/golden/render-series.svg"
+	fi
+	"$pagemap" render --series "$work/sa.snap" "$work/sb.snap" -f ansi -w 80 | grep -q '1.000s' &&
+		pass "series-ansi" || fail "series-ansi" "no interval row"
+	# bad input: one snapshot, another process, several processes without a PID, a PID not held, damage
+	cp -r "$demo" "$work/other" && mv "$work/other/proc/4242" "$work/other/proc/4243"
+	cp -r "$demo" "$work/two" && cp -r "$work/two/proc/4242" "$work/two/proc/4243"
+	for s in other two; do "$pagemap" snapshot --from-tree "$work/$s" -o "$work/$s.snap" >/dev/null 2>&1; done
+	head -c 3000 "$work/sb.snap" >"$work/cut.snap"
+	cp "$work/sb.snap" "$work/flip.snap"
+	printf 'XXXX' | dd of="$work/flip.snap" bs=1 seek=5000 conv=notrunc 2>/dev/null
+	code series-one 2 "$pagemap" render --series "$work/sa.snap"
+	code series-one-pid 2 "$pagemap" render --series "$work/sa.snap" 4242
+	code series-html 2 "$pagemap" render --series -f html "$work/sa.snap" "$work/sb.snap"
+	code series-what 2 "$pagemap" render --series --what everything "$work/sa.snap" "$work/sb.snap"
+	code series-what-alone 2 "$pagemap" render --what written --snapshot "$work/sa.snap"
+	code series-with-diff 2 "$pagemap" render --series --diff "$work/sa.snap" "$work/sb.snap"
+	code series-other-process 3 "$pagemap" render --series "$work/sa.snap" "$work/other.snap"
+	code series-several 2 "$pagemap" render --series "$work/sa.snap" "$work/two.snap"
+	code series-pid-missing 3 "$pagemap" render --series "$work/sa.snap" "$work/two.snap" 4243
+	code series-no-file 3 "$pagemap" render --series "$work/sa.snap" "$work/none.snap"
+	code series-cut 3 "$pagemap" render --series "$work/sa.snap" "$work/cut.snap"
+	code series-damaged 3 "$pagemap" render --series "$work/sa.snap" "$work/flip.snap"
+	"$pagemap" render --series "$work/sa.snap" "$work/two.snap" 4242 -f json >/dev/null 2>"$work/err" &&
+		pass "series-pid-given" || fail "series-pid-given" "$(cat "$work/err")"
+else
+	fail "series-setup" "cannot make the snapshots"
+fi
 
 # --- colourings by value: golden SVGs of fixtures with frames, legend bytes against phys and numa, hidden said ---
 colour_golden() {	# colour_golden FIXTURE PID KEY: the golden SVG of that colouring, valid and the same twice

@@ -59,6 +59,25 @@ def heat(path, rec):
     print("%d intervals exact" % len(recs))
 
 
+def series(path, spec, lo="0", hi="0xffffffffffffffff"):
+    """spec: the ranges changed in each interval, "S-E,S-E;...;..." (hex): each hot cell in [lo, hi) holds exactly
+    the pages of its interval's ranges inside it, and the cells add up to all of them (no page left out)."""
+    h = json.load(open(path))["heatmap"]
+    ps, lo, hi = h["page_size"], int(lo, 16), int(hi, 16)
+    want = [[tuple(int(x, 16) for x in r.split("-")) for r in iv.split(",") if r] for iv in spec.split(";")]
+    assert h["exact"] and h["off_axis_pages"] == 0, "not exact, or pages off the axis"
+    assert len(h["intervals"]) == len(want), "%d intervals, want %d" % (len(h["intervals"]), len(want))
+    for i, (iv, ranges) in enumerate(zip(h["intervals"], want)):
+        cells = [c for c in iv["cells"] if int(c["start"], 16) >= lo and int(c["end"], 16) <= hi]
+        for c in cells:
+            n = pages_in(ranges, int(c["start"], 16), int(c["end"], 16), ps)
+            assert c["pages"] == n, "interval %d cell %s-%s: %d pages, want %d" % (i, c["start"], c["end"], c["pages"], n)
+        total = sum((e - s) // ps for s, e in ranges)
+        assert sum(c["pages"] for c in cells) == total, "interval %d: %d pages, want %d" % (
+            i, sum(c["pages"] for c in cells), total)
+    print("%d intervals exact: %s pages" % (len(want), "/".join(str(sum((e - s) // ps for s, e in r)) for r in want)))
+
+
 def writer(path, addr, npages, pattern):
     """The known writer's mapping: hot cells exactly on its written pages, in every full interval."""
     h = json.load(open(path))["heatmap"]
@@ -156,7 +175,7 @@ def node_legend(render_json, numa_json):
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     try:
-        {"bounds": bounds, "heat": heat, "writer": writer, "pixels": pixels, "node-legend": node_legend}[cmd](*args)
+        {"bounds": bounds, "heat": heat, "series": series, "writer": writer, "pixels": pixels, "node-legend": node_legend}[cmd](*args)
     except AssertionError as e:
         print("check failed: %s" % e)
         sys.exit(1)
