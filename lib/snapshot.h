@@ -110,6 +110,7 @@ struct snap_frames {
 	int pfn_mode;			/* enum pm_snapshot_pfn: how frame numbers are written */
 	struct pmi_perm perm[2];	/* keyed modes: frames (lifted past their domain), swap offsets */
 	struct pmi_scramble sc;		/* what pagemap words become (drop: no permutations) */
+	uint64_t *seen;			/* a bit per frame whose kpage words are written (NULL: none yet) */
 };
 struct snap_frames *pmi_snap_w_frames(struct pm_snapshot_writer *w);
 

@@ -193,6 +193,12 @@ static int frames_put_moved(struct snap_frames *fr, int f, struct moved *mv, siz
 	return r;
 }
 
+/* Frame @pfn's kpage words are written already. */
+static bool seen(const struct snap_frames *fr, uint64_t pfn)
+{
+	return fr->seen && pfn < fr->end && (fr->seen[pfn / 64] >> (pfn % 64) & 1);
+}
+
 /* The kpage words of @n PFNs (sorted here), read in runs of contiguous frames. */
 static int frames_flush(struct pm_snapshot_writer *w, uint64_t *pfn, size_t n, uint64_t *buf, struct moved *mv)
 {
@@ -200,10 +206,21 @@ static int frames_flush(struct pm_snapshot_writer *w, uint64_t *pfn, size_t n, u
 	size_t i, j, u = 0, nmv;
 	int f, r;
 
+	/*
+	 * Each frame's words once per file: a frame met again (a process sharing it with one written
+	 * earlier) keeps the words read first. Read twice, a count or flag may have changed meanwhile,
+	 * and two words at one index would replay one way and unscramble the other.
+	 */
+	if (!fr->seen && fr->end && fr->end <= (1ULL << 40) && !(fr->seen = calloc((fr->end + 63) / 64, 8)))
+		return -ENOMEM;
 	qsort(pfn, n, sizeof(*pfn), cmp_u64);
-	for (j = 0; j < n; j++)
-		if (!u || pfn[j] != pfn[u - 1])
+	for (j = 0; j < n; j++) {
+		if ((!u || pfn[j] != pfn[u - 1]) && !seen(fr, pfn[j]))
 			pfn[u++] = pfn[j];
+	}
+	for (j = 0; fr->seen && j < u; j++)
+		if (pfn[j] < fr->end)
+			fr->seen[pfn[j] / 64] |= 1ULL << (pfn[j] % 64);
 	for (f = 0; f < 3; f++) {
 		for (i = 0, nmv = 0; fr->ws[f] && i < u; i = j) {
 			ssize_t got;
@@ -361,6 +378,24 @@ out:
 	return id < 0 ? id : r;
 }
 
+/* The words of @n frames from @pfn, but for those the processes' frames wrote already (frames_flush). */
+static int put_unseen(struct snap_frames *fr, int f, uint64_t pfn, const uint64_t *buf, size_t n)
+{
+	size_t i = 0, j;
+	int r = 0;
+
+	while (i < n && !r) {
+		for (; i < n && seen(fr, pfn + i); i++)
+			;
+		for (j = i; j < n && !seen(fr, pfn + j); j++)
+			;
+		if (j > i)
+			r = pmi_snap_ws_add(fr->ws[f], pfn + i, buf + i, j - i);
+		i = j;
+	}
+	return r;
+}
+
 /* The whole frame files (machine scope). */
 static int add_phys(struct pm_snapshot_writer *w)
 {
@@ -378,7 +413,7 @@ static int add_phys(struct pm_snapshot_writer *w)
 				r = (int)n;
 				break;
 			}
-			r = pmi_snap_ws_add(fr->ws[f], pfn, buf, (size_t)n);
+			r = put_unseen(fr, f, pfn, buf, (size_t)n);
 		}
 	}
 	free(buf);

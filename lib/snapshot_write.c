@@ -471,6 +471,7 @@ void pm_snapshot_writer_free(struct pm_snapshot_writer *w)
 		if (w->frames.fd[i] >= 0)
 			close(w->frames.fd[i]);
 	}
+	free(w->frames.seen);
 	if (w->fd >= 0)
 		close(w->fd);
 	if (w->dirfd >= 0)
