@@ -100,6 +100,7 @@ int pmi_snap_w_stream(struct pm_snapshot_writer *w, const char *path, int fd);
 /* snapshot_numa.c: the NUMA topology under sys/ (nodes, memory blocks, tiers). 0 or -errno. */
 int pmi_snap_add_numa(struct pm_snapshot_writer *w, struct pm_ctx *ctx);
 
+struct frun;
 /* The frame files of a snapshot being written: declared once, fed by every process, closed by add_system. */
 struct snap_frames {
 	bool declared;
@@ -111,6 +112,8 @@ struct snap_frames {
 	struct pmi_perm perm[2];	/* keyed modes: frames (lifted past their domain), swap offsets */
 	struct pmi_scramble sc;		/* what pagemap words become (drop: no permutations) */
 	uint64_t *seen;			/* a bit per frame whose kpage words are written (NULL: none yet) */
+	struct frun *todo;		/* a batch's frames to read, as disjoint ascending pieces */
+	size_t todo_cap;
 };
 struct snap_frames *pmi_snap_w_frames(struct pm_snapshot_writer *w);
 

@@ -10,7 +10,9 @@
 
 #define PM_BATCH	65536u		/* pagemap words read at once */
 #define FRAME_BATCH	(1u << 20)	/* PFNs gathered before their kpage words are read: the more, the fewer passes
-				   over the frame range the reader replays (8 MiB; 4 GiB of 4 KiB pages) */
+				   over the frame range the reader replays (4 GiB of 4 KiB pages) */
+#define FRAME_GAP	32u		/* frames between two pieces read along rather than a read each: a kpage
+				   word costs the kernel tens of ns, a pread() some microseconds */
 
 static const char *const kfile[3] = { "kpageflags", "kpagecount", "kpagecgroup" };
 
@@ -193,47 +195,147 @@ static int frames_put_moved(struct snap_frames *fr, int f, struct moved *mv, siz
 	return r;
 }
 
-/* Frame @pfn's kpage words are written already. */
-static bool seen(const struct snap_frames *fr, uint64_t pfn)
+/* A run of contiguous frames met in a process's pagemap: what the frame join gathers. */
+struct frun {
+	uint64_t start, n;
+};
+
+static int cmp_frun(const void *a, const void *b)
 {
-	return fr->seen && pfn < fr->end && (fr->seen[pfn / 64] >> (pfn % 64) & 1);
+	return cmp_u64(a, b);	/* by start, the first member */
 }
 
-/* The kpage words of @n PFNs (sorted here), read in runs of contiguous frames. */
-static int frames_flush(struct pm_snapshot_writer *w, uint64_t *pfn, size_t n, uint64_t *buf, struct moved *mv)
+/* The first index in [@i, @end) whose bit in @m is @set, else @end (a word at a time). */
+static uint64_t next_bit(const uint64_t *m, uint64_t i, uint64_t end, bool set)
 {
-	struct snap_frames *fr = pmi_snap_w_frames(w);
-	size_t i, j, u = 0, nmv;
-	int f, r;
+	while (i < end) {
+		uint64_t x = (set ? m[i / 64] : ~m[i / 64]) >> (i % 64);
+		if (x)
+			return i + (uint64_t)__builtin_ctzll(x) < end ? i + (uint64_t)__builtin_ctzll(x) : end;
+		i = (i / 64 + 1) * 64;
+	}
+	return end;
+}
 
-	/*
-	 * Each frame's words once per file: a frame met again (a process sharing it with one written
-	 * earlier) keeps the words read first. Read twice, a count or flag may have changed meanwhile,
-	 * and two words at one index would replay one way and unscramble the other.
-	 */
+static void set_bits(uint64_t *m, uint64_t a, uint64_t b)
+{
+	for (; a < b && a % 64; a++)
+		m[a / 64] |= 1ULL << (a % 64);
+	for (; a + 64 <= b; a += 64)
+		m[a / 64] = ~0ULL;
+	for (; a < b; a++)
+		m[a / 64] |= 1ULL << (a % 64);
+}
+
+/* Append [@start, @start + @n) to @todo, in pieces of at most PM_BATCH frames (a read's buffer). */
+static int todo_push(struct frun **todo, size_t *len, size_t *cap, uint64_t start, uint64_t n)
+{
+	while (n) {
+		uint64_t k = n < PM_BATCH ? n : PM_BATCH;
+		if (*len == *cap) {
+			size_t nc = *cap ? *cap * 2 : 4096;
+			struct frun *t = realloc(*todo, nc * sizeof(*t));
+			if (!t)
+				return -ENOMEM;
+			*todo = t;
+			*cap = nc;
+		}
+		(*todo)[(*len)++] = (struct frun){ start, k };
+		start += k;
+		n -= k;
+	}
+	return 0;
+}
+
+/*
+ * The frames of @run (sorted here) whose kpage words are not written yet,
+ * as disjoint ascending pieces in fr->todo; they are marked written. Each
+ * frame's words once per file: a frame met again (a process sharing it with
+ * one written earlier) keeps the words read first. Read twice, a count or
+ * flag may have changed meanwhile, and two words at one index would replay
+ * one way and unscramble the other.
+ */
+static int frames_unseen(struct snap_frames *fr, struct frun *run, size_t nrun, size_t *ntodo)
+{
+	uint64_t a, b, e;
+	size_t i, j;
+	int r;
+
 	if (!fr->seen && fr->end && fr->end <= (1ULL << 40) && !(fr->seen = calloc((fr->end + 63) / 64, 8)))
 		return -ENOMEM;
-	qsort(pfn, n, sizeof(*pfn), cmp_u64);
-	for (j = 0; j < n; j++) {
-		if ((!u || pfn[j] != pfn[u - 1]) && !seen(fr, pfn[j]))
-			pfn[u++] = pfn[j];
-	}
-	for (j = 0; fr->seen && j < u; j++)
-		if (pfn[j] < fr->end)
-			fr->seen[pfn[j] / 64] |= 1ULL << (pfn[j] % 64);
-	for (f = 0; f < 3; f++) {
-		for (i = 0, nmv = 0; fr->ws[f] && i < u; i = j) {
-			ssize_t got;
-			for (j = i + 1; j < u && pfn[j] == pfn[j - 1] + 1 && j - i < PM_BATCH; j++)
-				;
-			if (pfn[i] >= fr->end)
-				continue;
-			got = pmi_ctx_pread_words(fr->ctx, fr->fd[f], buf, j - i, pfn[i]);
-			if (got < 0)
-				return (int)got;
-			if ((r = frames_put(fr, f, pfn[i], buf, (size_t)got, mv, &nmv)))
-				return r;
+	qsort(run, nrun, sizeof(*run), cmp_frun);
+	for (i = 1, j = 0; i < nrun; i++) {	/* overlapping (a frame mapped twice) or adjacent runs: one */
+		if (run[i].start <= run[j].start + run[j].n) {
+			b = run[i].start + run[i].n;
+			run[j].n = b > run[j].start + run[j].n ? b - run[j].start : run[j].n;
+		} else {
+			run[++j] = run[i];
 		}
+	}
+	nrun = nrun ? j + 1 : 0;
+	*ntodo = 0;
+	for (i = 0; i < nrun; i++) {
+		a = run[i].start;
+		b = run[i].start + run[i].n;
+		e = fr->seen ? (b < fr->end ? b : fr->end) : a;	/* frames past the files' end are never seen */
+		while (a < e) {
+			uint64_t s = next_bit(fr->seen, a, e, false), t = next_bit(fr->seen, s, e, true);
+			if (s < t && ((r = todo_push(&fr->todo, ntodo, &fr->todo_cap, s, t - s))))
+				return r;
+			if (s < t)
+				set_bits(fr->seen, s, t);
+			a = t;
+		}
+		if (a < b && (r = todo_push(&fr->todo, ntodo, &fr->todo_cap, a, b - a)))
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * The words of file @f for the pieces fr->todo[@i..): pieces a short gap
+ * apart share one read (a few words read and dropped cost less than a
+ * system call). Returns the index of the first piece not read, or -errno.
+ */
+static ssize_t frames_read(struct snap_frames *fr, int f, size_t i, size_t ntodo, uint64_t *buf, struct moved *mv,
+			   size_t *nmv)
+{
+	const struct frun *t = fr->todo;
+	uint64_t base = t[i].start;
+	size_t j, k;
+	ssize_t got;
+	int r;
+
+	for (j = i + 1; j < ntodo && t[j].start - (t[j - 1].start + t[j - 1].n) <= FRAME_GAP &&
+			t[j].start + t[j].n - base <= PM_BATCH; j++)
+		;
+	if (base >= fr->end)
+		return (ssize_t)j;
+	got = pmi_ctx_pread_words(fr->ctx, fr->fd[f], buf, (size_t)(t[j - 1].start + t[j - 1].n - base), base);
+	if (got < 0)
+		return got;
+	for (k = i; k < j && t[k].start - base < (uint64_t)got; k++) {
+		uint64_t off = t[k].start - base, n = t[k].n < (uint64_t)got - off ? t[k].n : (uint64_t)got - off;
+		if ((r = frames_put(fr, f, t[k].start, buf + off, (size_t)n, mv, nmv)))
+			return r;
+	}
+	return (ssize_t)j;
+}
+
+/* The kpage words of the frames of @nrun runs (sorted here): each file read in ascending frame order. */
+static int frames_flush(struct pm_snapshot_writer *w, struct frun *run, size_t nrun, uint64_t *buf, struct moved *mv)
+{
+	struct snap_frames *fr = pmi_snap_w_frames(w);
+	size_t ntodo, nmv, i;
+	ssize_t next;
+	int f, r;
+
+	if ((r = frames_unseen(fr, run, nrun, &ntodo)))
+		return r;
+	for (f = 0; f < 3; f++) {
+		for (i = 0, nmv = 0; fr->ws[f] && i < ntodo; i = (size_t)next)
+			if ((next = frames_read(fr, f, i, ntodo, buf, mv, &nmv)) < 0)
+				return (int)next;
 		if (nmv && (r = frames_put_moved(fr, f, mv, nmv)))
 			return r;
 	}
@@ -245,9 +347,10 @@ struct proc_pass {
 	const struct pm_ctx *ctx;	/* whose pagemap (a replayed snapshot's reads from its chunks) */
 	struct snap_ws *ws;
 	struct snap_frames *fr;
-	uint64_t *buf, *pfn, *kbuf;
+	uint64_t *buf, *kbuf;
+	struct frun *run;		/* the present frames of the batch, as runs */
 	struct moved *mv;		/* keyed modes: a batch of kpage words at their new indices */
-	size_t npfn;
+	size_t nrun, nframes;		/* runs, and the frames (mapped pages) they hold */
 	bool frames;
 	unsigned page_size;
 };
@@ -265,12 +368,20 @@ static int pass_mapping(struct proc_pass *p, int fd, uint64_t start, uint64_t en
 			return n < 0 ? (int)n : 0;	/* 0: above task_size ([vsyscall]) or the mm is gone */
 		for (i = 0; p->frames && i < (size_t)n; i++) {
 			uint64_t pfn = p->buf[i] & ((1ULL << 55) - 1);
+			struct frun *prev = p->nrun ? &p->run[p->nrun - 1] : NULL;
 			if (!(p->buf[i] >> 63) || !pfn)
 				continue;
-			if (p->npfn == FRAME_BATCH && (r = frames_flush(p->w, p->pfn, p->npfn, p->kbuf, p->mv)))
-				return r;
-			p->npfn = p->npfn == FRAME_BATCH ? 0 : p->npfn;
-			p->pfn[p->npfn++] = pfn;
+			if (p->nframes == FRAME_BATCH) {
+				if ((r = frames_flush(p->w, p->run, p->nrun, p->kbuf, p->mv)))
+					return r;
+				p->nrun = p->nframes = 0;
+				prev = NULL;
+			}
+			p->nframes++;
+			if (prev && prev->start + prev->n == pfn)
+				prev->n++;
+			else
+				p->run[p->nrun++] = (struct frun){ pfn, 1 };
 		}
 		for (i = 0; p->fr->pfn_mode != PM_SNAPSHOT_PFN_KEEP && i < (size_t)n; i++)
 			p->buf[i] = pmi_scramble_word(&p->fr->sc, p->buf[i]);	/* after the join: it reads real frames */
@@ -315,8 +426,8 @@ static int pass_pagemap(struct proc_pass *p, int fd, const char *maps, const cha
 			r = pass_mapping(p, fd, m.start, m.end);
 		line = nl ? nl + 1 : NULL;
 	}
-	if (!r && p->npfn)
-		r = frames_flush(p->w, p->pfn, p->npfn, p->kbuf, p->mv);
+	if (!r && p->nrun)
+		r = frames_flush(p->w, p->run, p->nrun, p->kbuf, p->mv);
 	return pmi_snap_ws_close(p->ws) ?: r;
 }
 
@@ -336,13 +447,13 @@ static int add_pagemap(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t p
 		goto out;
 	p.buf = malloc(PM_BATCH * 8);
 	p.kbuf = malloc(PM_BATCH * 8);
-	p.pfn = p.frames ? malloc(FRAME_BATCH * 8) : NULL;
+	p.run = p.frames ? malloc(FRAME_BATCH * sizeof(*p.run)) : NULL;
 	p.mv = p.frames && p.fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED ? malloc(FRAME_BATCH * sizeof(*p.mv)) : NULL;
-	r = !p.buf || !p.kbuf || (p.frames && !p.pfn) || (p.frames && p.fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED && !p.mv)
+	r = !p.buf || !p.kbuf || (p.frames && !p.run) || (p.frames && p.fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED && !p.mv)
 		    ? -ENOMEM : pass_pagemap(&p, fd, maps, path);
 	free(p.buf);
 	free(p.kbuf);
-	free(p.pfn);
+	free(p.run);
 	free(p.mv);
 out:
 	close(fd);
@@ -378,7 +489,12 @@ out:
 	return id < 0 ? id : r;
 }
 
-/* The words of @n frames from @pfn, but for those the processes' frames wrote already (frames_flush). */
+/* Frame @pfn's kpage words are written already (frames_unseen). */
+static bool seen(const struct snap_frames *fr, uint64_t pfn)
+{
+	return fr->seen && pfn < fr->end && (fr->seen[pfn / 64] >> (pfn % 64) & 1);
+}
+
 static int put_unseen(struct snap_frames *fr, int f, uint64_t pfn, const uint64_t *buf, size_t n)
 {
 	size_t i = 0, j;
