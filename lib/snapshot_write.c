@@ -292,29 +292,58 @@ static int ws_flush(struct snap_ws *ws)
 	return ws->error;
 }
 
-/* Append one word at @index (after what is pending), starting a new extent where it does not continue one. */
-static int ws_put(struct snap_ws *ws, uint64_t index, uint64_t word)
+/* Append @n words at @index (after what is pending), starting a new extent where they do not continue one. */
+static int ws_put(struct snap_ws *ws, uint64_t index, const uint64_t *words, size_t n)
 {
-	struct snap_extent *e = ws->next ? &ws->ext[ws->next - 1] : NULL;
-
-	if (ws->nwords == SNAP_MAX_WORDS || (e && index < e->start + e->count)) {
-		if (ws_flush(ws))
-			return ws->error;
-		e = NULL;
+	while (n) {
+		struct snap_extent *e = ws->next ? &ws->ext[ws->next - 1] : NULL;
+		size_t k;
+		if (ws->nwords == SNAP_MAX_WORDS || (e && index < e->start + e->count)) {
+			if (ws_flush(ws))
+				return ws->error;
+			e = NULL;
+		}
+		if (!e || index != e->start + e->count) {
+			e = &ws->ext[ws->next++];
+			e->start = index;
+			e->count = 0;
+		}
+		k = n < SNAP_MAX_WORDS - ws->nwords ? n : SNAP_MAX_WORDS - ws->nwords;
+		memcpy(ws->words + ws->nwords, words, k * 8);
+		e->count += (uint32_t)k;
+		ws->nwords += k;
+		index += k;
+		words += k;
+		n -= k;
 	}
-	if (!e || index != e->start + e->count) {
-		e = &ws->ext[ws->next++];
-		e->start = index;
-		e->count = 0;
-	}
-	e->count++;
-	ws->words[ws->nwords++] = word;
 	return 0;
+}
+
+/*
+ * From the non-zero word @i of @words (@n), the end of what goes into the
+ * chunk along: up to where a run of SNAP_ZERO_RUN zero words starts, or
+ * past the last non-zero word.
+ */
+static size_t ws_span(const uint64_t *words, size_t i, size_t n)
+{
+	size_t end = i, z;
+
+	while (i < n) {
+		for (; i < n && words[i]; i++)
+			;
+		end = i;
+		for (z = i; z < n && !words[z]; z++)
+			;
+		if (z - i >= SNAP_ZERO_RUN || z == n)
+			break;
+		i = z;
+	}
+	return end;
 }
 
 int pmi_snap_ws_add(struct snap_ws *ws, uint64_t index, const uint64_t *words, size_t n)
 {
-	size_t i = 0, z;
+	size_t i = 0, z, e;
 	int r;
 
 	while (i < n) {
@@ -324,9 +353,10 @@ int pmi_snap_ws_add(struct snap_ws *ws, uint64_t index, const uint64_t *words, s
 			i = z;
 			continue;
 		}
-		for (; i <= z && i < n; i++)
-			if ((r = ws_put(ws, index + i, words[i])))
-				return r;
+		e = ws_span(words, z, n);	/* a short zero run before a word goes along */
+		if ((r = ws_put(ws, index + i, words + i, e - i)))
+			return r;
+		i = e;
 	}
 	return ws->error;
 }
