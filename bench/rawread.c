@@ -1,5 +1,6 @@
-/* rawread.c - benchmark baselines: the kernel's raw pagemap read of a process, by pread or by PAGEMAP_SCAN. */
+/* rawread.c - benchmark baselines: the kernel's raw pagemap read of a process, by pread or by PAGEMAP_SCAN, or pread plus the frame join. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,8 +34,44 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A run of contiguous present frames (mode frames). */
+struct run {
+	uint64_t start, n;
+};
+static struct run *runs;
+static size_t nruns, cap_runs;
+
+static int cmp_run(const void *a, const void *b)
+{
+	uint64_t x = ((const struct run *)a)->start, y = ((const struct run *)b)->start;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Mode frames: gather the present frames of @n entries as runs. */
+static int gather(const uint64_t *buf, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t pfn = buf[i] & ((1ULL << 55) - 1);
+		if (!(buf[i] >> 63) || !pfn)
+			continue;
+		if (nruns && runs[nruns - 1].start + runs[nruns - 1].n == pfn) {
+			runs[nruns - 1].n++;
+			continue;
+		}
+		if (nruns == cap_runs) {
+			struct run *r = realloc(runs, (cap_runs = cap_runs ? cap_runs * 2 : 65536) * sizeof(*r));
+			if (!r)
+				return -ENOMEM;
+			runs = r;
+		}
+		runs[nruns++] = (struct run){ pfn, 1 };
+	}
+	return 0;
+}
+
 /* pread the entries of [start, end) in 2 MiB buffers, counting present pages. Returns 0 or -errno. */
-static int pread_range(int fd, uint64_t start, uint64_t end, uint64_t *buf, struct totals *t)
+static int pread_range(int fd, uint64_t start, uint64_t end, uint64_t *buf, struct totals *t, bool frames)
 {
 	uint64_t vpn = start >> shift, end_vpn = end >> shift;
 
@@ -52,6 +89,8 @@ static int pread_range(int fd, uint64_t start, uint64_t end, uint64_t *buf, stru
 		for (i = 0; i < (size_t)n / 8; i++)
 			t->present += buf[i] >> 63;
 		t->pages += (uint64_t)n / 8;
+		if (frames && gather(buf, (size_t)n / 8))
+			return -ENOMEM;
 		vpn += (uint64_t)n / 8;
 	}
 	return 0;
@@ -86,10 +125,42 @@ static int scan_range(int fd, uint64_t start, uint64_t end, struct page_region *
 	return 0;
 }
 
+/*
+ * Mode frames: the kpageflags, kpagecount and kpagecgroup words of the
+ * gathered frames, runs sorted and read in ascending order, runs up to 32
+ * frames apart in one read of at most PREAD_ENTRIES words: the kernel's
+ * cost of the frame join, what `phys -p` and a snapshot add to a walk.
+ */
+static int read_frames(uint64_t *buf, struct totals *t)
+{
+	static const char *const file[] = { "/proc/kpageflags", "/proc/kpagecount", "/proc/kpagecgroup" };
+	size_t i, j;
+
+	qsort(runs, nruns, sizeof(*runs), cmp_run);
+	for (int f = 0; f < 3; f++) {
+		int fd = open(file[f], O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		for (i = 0; i < nruns; i = j) {
+			uint64_t base = runs[i].start, end = base + (runs[i].n < PREAD_ENTRIES ? runs[i].n : PREAD_ENTRIES);
+			for (j = i + 1; j < nruns && runs[j].start <= end + 32 && runs[j].start + runs[j].n - base <= PREAD_ENTRIES; j++)
+				end = runs[j].start + runs[j].n > end ? runs[j].start + runs[j].n : end;
+			if (pread(fd, buf, (end - base) * 8, (off_t)(base * 8)) < 0) {
+				close(fd);
+				return -errno;
+			}
+			t->calls++;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
 /* One pass: every mapping the tool walks ([vsyscall] and [vvar*] excluded, as lib/walk.c does). */
 static int one_pass(const char *mode, int pid, struct totals *t)
 {
 	char path[64], line[4096];
+	bool frames = !strcmp(mode, "frames");
 	void *buf = strcmp(mode, "scan") ? malloc(PREAD_ENTRIES * 8) : malloc(SCAN_VEC * sizeof(struct page_region));
 	unsigned long long start, end;
 	FILE *maps;
@@ -109,8 +180,10 @@ static int one_pass(const char *mode, int pid, struct totals *t)
 		if (end > TASK_SIZE)
 			end = TASK_SIZE;
 		t->ranges++;
-		r = strcmp(mode, "scan") ? pread_range(fd, start, end, buf, t) : scan_range(fd, start, end, buf, t);
+		r = strcmp(mode, "scan") ? pread_range(fd, start, end, buf, t, frames) : scan_range(fd, start, end, buf, t);
 	}
+	if (r == 0 && frames)
+		r = read_frames(buf, t);
 out:
 	if (maps)
 		fclose(maps);
@@ -128,10 +201,12 @@ int main(int argc, char **argv)
 	long pid;
 	int r;
 
-	if (argc != 3 || (strcmp(argv[1], "pread") && strcmp(argv[1], "scan"))) {
-		fprintf(stderr, "Usage: rawread pread|scan PID\n"
+	if (argc != 3 || (strcmp(argv[1], "pread") && strcmp(argv[1], "scan") && strcmp(argv[1], "frames"))) {
+		fprintf(stderr, "Usage: rawread pread|scan|frames PID\n"
 				"One pass over the pagemap of every mapping of PID: pread in 2 MiB buffers, or\n"
-				"PAGEMAP_SCAN per mapping with the tool's return mask. Prints seconds and counts.\n");
+				"PAGEMAP_SCAN per mapping with the tool's return mask; frames: pread, then the\n"
+				"kpageflags, kpagecount and kpagecgroup words of the present frames (root).\n"
+				"Prints seconds and counts.\n");
 		return 2;
 	}
 	pid = strtol(argv[2], &end, 10);

@@ -100,6 +100,18 @@ int pmi_snap_w_stream(struct pm_snapshot_writer *w, const char *path, int fd);
 /* snapshot_numa.c: the NUMA topology under sys/ (nodes, memory blocks, tiers). 0 or -errno. */
 int pmi_snap_add_numa(struct pm_snapshot_writer *w, struct pm_ctx *ctx);
 
+#define SNAP_READ_WORDS	65536u		/* words of a pagemap or kpage file read at once */
+
+/* A run of contiguous frames met in a process's pagemap: what the frame join gathers. */
+struct frun {
+	uint64_t start, n;
+};
+
+/* Keyed modes: a kpage word at its permuted index. */
+struct moved {
+	uint64_t index, word;
+};
+
 /* The frame files of a snapshot being written: declared once, fed by every process, closed by add_system. */
 struct snap_frames {
 	bool declared;
@@ -111,7 +123,18 @@ struct snap_frames {
 	struct pmi_perm perm[2];	/* keyed modes: frames (lifted past their domain), swap offsets */
 	struct pmi_scramble sc;		/* what pagemap words become (drop: no permutations) */
 	uint64_t *seen;			/* a bit per frame whose kpage words are written (NULL: none yet) */
+	struct frun *todo;		/* a batch's frames to read, as disjoint ascending pieces */
+	size_t todo_cap;
 };
 struct snap_frames *pmi_snap_w_frames(struct pm_snapshot_writer *w);
+
+/*
+ * snapshot_frames.c: the kpage words of the frames of @nrun runs (sorted
+ * here), but for frames written already; @buf holds SNAP_READ_WORDS words,
+ * @mv (keyed modes) one entry per frame of the batch. 0 or -errno.
+ */
+int pmi_snap_frames_flush(struct pm_snapshot_writer *w, struct frun *run, size_t nrun, uint64_t *buf, struct moved *mv);
+/* The words of @n frames from @pfn of file @f, but for those the processes' frames wrote already. */
+int pmi_snap_frames_put_unseen(struct snap_frames *fr, int f, uint64_t pfn, const uint64_t *buf, size_t n);
 
 #endif

@@ -8,9 +8,9 @@
 #include "internal.h"
 #include "snapshot.h"
 
-#define PM_BATCH	65536u		/* pagemap words read at once */
+#define PM_BATCH	SNAP_READ_WORDS
 #define FRAME_BATCH	(1u << 20)	/* PFNs gathered before their kpage words are read: the more, the fewer passes
-				   over the frame range the reader replays (8 MiB; 4 GiB of 4 KiB pages) */
+				   over the frame range the reader replays (4 GiB of 4 KiB pages) */
 
 static const char *const kfile[3] = { "kpageflags", "kpagecount", "kpagecgroup" };
 
@@ -99,13 +99,6 @@ static int read_all(int fd, char **out, size_t *len)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The frame files' length in words: the live files' readable end, or in
  * keyed modes every index a frame read moves to: [lift, lift + span) for
@@ -156,98 +149,16 @@ static int frames_declare(struct pm_snapshot_writer *w, struct pm_ctx *ctx)
 	return 0;
 }
 
-struct moved {
-	uint64_t index, word;
-};
-
-static int cmp_moved(const void *a, const void *b)
-{
-	return cmp_u64(a, b);	/* by index, the first member */
-}
-
-/*
- * Keyed modes: @n words of file @f read at frames from @pfn go to their
- * permuted indices, gathered per batch and sorted so the stream's extents
- * stay long where the permutation keeps frames together (keyed-block).
- */
-static int frames_put(struct snap_frames *fr, int f, uint64_t pfn, const uint64_t *buf, size_t n,
-		      struct moved *mv, size_t *nmv)
-{
-	size_t i;
-
-	if (fr->pfn_mode < PM_SNAPSHOT_PFN_KEYED)
-		return pmi_snap_ws_add(fr->ws[f], pfn, buf, n);
-	for (i = 0; i < n; i++)
-		mv[(*nmv)++] = (struct moved){ pmi_perm_fwd(&fr->perm[0], pfn + i), buf[i] };
-	return 0;
-}
-
-static int frames_put_moved(struct snap_frames *fr, int f, struct moved *mv, size_t n)
-{
-	size_t i;
-	int r = 0;
-
-	qsort(mv, n, sizeof(*mv), cmp_moved);
-	for (i = 0; i < n && !r; i++)
-		r = pmi_snap_ws_add(fr->ws[f], mv[i].index, &mv[i].word, 1);
-	return r;
-}
-
-/* Frame @pfn's kpage words are written already. */
-static bool seen(const struct snap_frames *fr, uint64_t pfn)
-{
-	return fr->seen && pfn < fr->end && (fr->seen[pfn / 64] >> (pfn % 64) & 1);
-}
-
-/* The kpage words of @n PFNs (sorted here), read in runs of contiguous frames. */
-static int frames_flush(struct pm_snapshot_writer *w, uint64_t *pfn, size_t n, uint64_t *buf, struct moved *mv)
-{
-	struct snap_frames *fr = pmi_snap_w_frames(w);
-	size_t i, j, u = 0, nmv;
-	int f, r;
-
-	/*
-	 * Each frame's words once per file: a frame met again (a process sharing it with one written
-	 * earlier) keeps the words read first. Read twice, a count or flag may have changed meanwhile,
-	 * and two words at one index would replay one way and unscramble the other.
-	 */
-	if (!fr->seen && fr->end && fr->end <= (1ULL << 40) && !(fr->seen = calloc((fr->end + 63) / 64, 8)))
-		return -ENOMEM;
-	qsort(pfn, n, sizeof(*pfn), cmp_u64);
-	for (j = 0; j < n; j++) {
-		if ((!u || pfn[j] != pfn[u - 1]) && !seen(fr, pfn[j]))
-			pfn[u++] = pfn[j];
-	}
-	for (j = 0; fr->seen && j < u; j++)
-		if (pfn[j] < fr->end)
-			fr->seen[pfn[j] / 64] |= 1ULL << (pfn[j] % 64);
-	for (f = 0; f < 3; f++) {
-		for (i = 0, nmv = 0; fr->ws[f] && i < u; i = j) {
-			ssize_t got;
-			for (j = i + 1; j < u && pfn[j] == pfn[j - 1] + 1 && j - i < PM_BATCH; j++)
-				;
-			if (pfn[i] >= fr->end)
-				continue;
-			got = pmi_ctx_pread_words(fr->ctx, fr->fd[f], buf, j - i, pfn[i]);
-			if (got < 0)
-				return (int)got;
-			if ((r = frames_put(fr, f, pfn[i], buf, (size_t)got, mv, &nmv)))
-				return r;
-		}
-		if (nmv && (r = frames_put_moved(fr, f, mv, nmv)))
-			return r;
-	}
-	return 0;
-}
 
 struct proc_pass {
 	struct pm_snapshot_writer *w;
 	const struct pm_ctx *ctx;	/* whose pagemap (a replayed snapshot's reads from its chunks) */
 	struct snap_ws *ws;
 	struct snap_frames *fr;
-	uint64_t *buf, *pfn, *kbuf;
+	uint64_t *buf, *kbuf;
+	struct frun *run;		/* the present frames of the batch, as runs */
 	struct moved *mv;		/* keyed modes: a batch of kpage words at their new indices */
-	size_t npfn;
+	size_t nrun, nframes;		/* runs, and the frames (mapped pages) they hold */
 	bool frames;
 	unsigned page_size;
 };
@@ -265,12 +176,20 @@ static int pass_mapping(struct proc_pass *p, int fd, uint64_t start, uint64_t en
 			return n < 0 ? (int)n : 0;	/* 0: above task_size ([vsyscall]) or the mm is gone */
 		for (i = 0; p->frames && i < (size_t)n; i++) {
 			uint64_t pfn = p->buf[i] & ((1ULL << 55) - 1);
+			struct frun *prev = p->nrun ? &p->run[p->nrun - 1] : NULL;
 			if (!(p->buf[i] >> 63) || !pfn)
 				continue;
-			if (p->npfn == FRAME_BATCH && (r = frames_flush(p->w, p->pfn, p->npfn, p->kbuf, p->mv)))
-				return r;
-			p->npfn = p->npfn == FRAME_BATCH ? 0 : p->npfn;
-			p->pfn[p->npfn++] = pfn;
+			if (p->nframes == FRAME_BATCH) {
+				if ((r = pmi_snap_frames_flush(p->w, p->run, p->nrun, p->kbuf, p->mv)))
+					return r;
+				p->nrun = p->nframes = 0;
+				prev = NULL;
+			}
+			p->nframes++;
+			if (prev && prev->start + prev->n == pfn)
+				prev->n++;
+			else
+				p->run[p->nrun++] = (struct frun){ pfn, 1 };
 		}
 		for (i = 0; p->fr->pfn_mode != PM_SNAPSHOT_PFN_KEEP && i < (size_t)n; i++)
 			p->buf[i] = pmi_scramble_word(&p->fr->sc, p->buf[i]);	/* after the join: it reads real frames */
@@ -315,8 +234,8 @@ static int pass_pagemap(struct proc_pass *p, int fd, const char *maps, const cha
 			r = pass_mapping(p, fd, m.start, m.end);
 		line = nl ? nl + 1 : NULL;
 	}
-	if (!r && p->npfn)
-		r = frames_flush(p->w, p->pfn, p->npfn, p->kbuf, p->mv);
+	if (!r && p->nrun)
+		r = pmi_snap_frames_flush(p->w, p->run, p->nrun, p->kbuf, p->mv);
 	return pmi_snap_ws_close(p->ws) ?: r;
 }
 
@@ -336,13 +255,13 @@ static int add_pagemap(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t p
 		goto out;
 	p.buf = malloc(PM_BATCH * 8);
 	p.kbuf = malloc(PM_BATCH * 8);
-	p.pfn = p.frames ? malloc(FRAME_BATCH * 8) : NULL;
+	p.run = p.frames ? malloc(FRAME_BATCH * sizeof(*p.run)) : NULL;
 	p.mv = p.frames && p.fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED ? malloc(FRAME_BATCH * sizeof(*p.mv)) : NULL;
-	r = !p.buf || !p.kbuf || (p.frames && !p.pfn) || (p.frames && p.fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED && !p.mv)
+	r = !p.buf || !p.kbuf || (p.frames && !p.run) || (p.frames && p.fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED && !p.mv)
 		    ? -ENOMEM : pass_pagemap(&p, fd, maps, path);
 	free(p.buf);
 	free(p.kbuf);
-	free(p.pfn);
+	free(p.run);
 	free(p.mv);
 out:
 	close(fd);
@@ -378,23 +297,6 @@ out:
 	return id < 0 ? id : r;
 }
 
-/* The words of @n frames from @pfn, but for those the processes' frames wrote already (frames_flush). */
-static int put_unseen(struct snap_frames *fr, int f, uint64_t pfn, const uint64_t *buf, size_t n)
-{
-	size_t i = 0, j;
-	int r = 0;
-
-	while (i < n && !r) {
-		for (; i < n && seen(fr, pfn + i); i++)
-			;
-		for (j = i; j < n && !seen(fr, pfn + j); j++)
-			;
-		if (j > i)
-			r = pmi_snap_ws_add(fr->ws[f], pfn + i, buf + i, j - i);
-		i = j;
-	}
-	return r;
-}
 
 /* The whole frame files (machine scope). */
 static int add_phys(struct pm_snapshot_writer *w)
@@ -413,7 +315,7 @@ static int add_phys(struct pm_snapshot_writer *w)
 				r = (int)n;
 				break;
 			}
-			r = put_unseen(fr, f, pfn, buf, (size_t)n);
+			r = pmi_snap_frames_put_unseen(fr, f, pfn, buf, (size_t)n);
 		}
 	}
 	free(buf);

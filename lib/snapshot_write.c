@@ -13,6 +13,7 @@
 
 #define SNAP_LEVEL	3		/* zstd level: measured for sizing in issue #13 */
 #define SNAP_TEXT_CHUNK	(256u << 10)
+#define SNAP_STREAM_HELD	(8u << 20)	/* a /proc text file up to this is read once and held */
 #define SNAP_ZERO_RUN	16		/* a run of this many zero words is left out of a chunk (it reads 0) */
 #define SNAP_FILES_RAW	(64u << 10)	/* FILE records gathered into one FILES section at most */
 
@@ -184,38 +185,71 @@ int pmi_snap_w_bytes(struct pm_snapshot_writer *w, uint32_t id, uint64_t off, co
 	return 0;
 }
 
+/* Read @fd from @off into @buf of @cap bytes until it is full or the file ends: the bytes read, or -errno. */
+static ssize_t read_upto(int fd, char *buf, size_t cap, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < cap) {
+		ssize_t n = pread(fd, buf + got, cap - got, (off_t)(off + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
 int pmi_snap_w_stream(struct pm_snapshot_writer *w, const char *path, int fd)
 {
 	static const size_t step = SNAP_TEXT_CHUNK;
-	uint64_t off = 0;
-	char *buf;
+	uint64_t off;
+	size_t held;
+	ssize_t n;
+	char *buf = NULL;
+	bool whole = false;
 	int id, r = 0;
 
 	/*
 	 * /proc files say length 0: their length is what reading gives, and the
-	 * FILE section (with the length) comes first. So read twice, keeping
-	 * memory at one chunk; the second pass stops at the first's length.
+	 * FILE section (with the length) comes first. A file that fits
+	 * SNAP_STREAM_HELD is read once and held (smaps, numa_maps and
+	 * smaps_rollup walk the page tables: a second read costs a second
+	 * walk); a longer one is read twice, keeping memory at that size, the
+	 * second pass stopping at the first's length.
 	 */
-	if (!(buf = malloc(step)))
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n = pread(fd, buf, step, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
+	for (off = 0, held = 0; !whole && held * 2 <= SNAP_STREAM_HELD;) {	/* grown as the file turns out longer */
+		size_t want = held ? held * 2 : step;
+		char *nb = realloc(buf, want);
+		if (!nb && !held)
+			return -ENOMEM;
+		if (!nb)
+			break;	/* read twice instead */
+		buf = nb;
+		held = want;
+		if ((n = read_upto(fd, buf + off, held - off, off)) < 0)
+			goto out;
+		off += (uint64_t)n;
+		whole = off < held;
+	}
+	for (n = (ssize_t)step; !whole && n == (ssize_t)step;) {	/* too long to hold: its length */
+		if ((n = read_upto(fd, buf, step, off)) < 0)
+			goto out;
 		off += (uint64_t)n;
 	}
-	if (r || (id = pmi_snap_w_file(w, path, PM_SNAPSHOT_BYTES, off)) < 0) {
-		free(buf);
-		return r ? r : id;
+	if ((id = pmi_snap_w_file(w, path, PM_SNAPSHOT_BYTES, off)) < 0) {
+		n = id;
+		goto out;
+	}
+	if (whole) {
+		n = pmi_snap_w_bytes(w, (uint32_t)id, 0, buf, (size_t)off);
+		goto out;
 	}
 	for (uint64_t pos = 0; pos < off && !r;) {
-		ssize_t n = pread(fd, buf, step < off - pos ? step : (size_t)(off - pos), (off_t)pos);
+		n = pread(fd, buf, step < off - pos ? step : (size_t)(off - pos), (off_t)pos);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {	/* the file shrank between the reads (a /proc file changes): keep what is there */
@@ -225,8 +259,10 @@ int pmi_snap_w_stream(struct pm_snapshot_writer *w, const char *path, int fd)
 		r = pmi_snap_w_bytes(w, (uint32_t)id, pos, buf, (size_t)n);
 		pos += (uint64_t)n;
 	}
+	n = r;
+out:
 	free(buf);
-	return r;
+	return n < 0 ? (int)n : 0;
 }
 
 struct snap_ws *pmi_snap_ws_new(struct pm_snapshot_writer *w, uint32_t id)
@@ -256,29 +292,58 @@ static int ws_flush(struct snap_ws *ws)
 	return ws->error;
 }
 
-/* Append one word at @index (after what is pending), starting a new extent where it does not continue one. */
-static int ws_put(struct snap_ws *ws, uint64_t index, uint64_t word)
+/* Append @n words at @index (after what is pending), starting a new extent where they do not continue one. */
+static int ws_put(struct snap_ws *ws, uint64_t index, const uint64_t *words, size_t n)
 {
-	struct snap_extent *e = ws->next ? &ws->ext[ws->next - 1] : NULL;
-
-	if (ws->nwords == SNAP_MAX_WORDS || (e && index < e->start + e->count)) {
-		if (ws_flush(ws))
-			return ws->error;
-		e = NULL;
+	while (n) {
+		struct snap_extent *e = ws->next ? &ws->ext[ws->next - 1] : NULL;
+		size_t k;
+		if (ws->nwords == SNAP_MAX_WORDS || (e && index < e->start + e->count)) {
+			if (ws_flush(ws))
+				return ws->error;
+			e = NULL;
+		}
+		if (!e || index != e->start + e->count) {
+			e = &ws->ext[ws->next++];
+			e->start = index;
+			e->count = 0;
+		}
+		k = n < SNAP_MAX_WORDS - ws->nwords ? n : SNAP_MAX_WORDS - ws->nwords;
+		memcpy(ws->words + ws->nwords, words, k * 8);
+		e->count += (uint32_t)k;
+		ws->nwords += k;
+		index += k;
+		words += k;
+		n -= k;
 	}
-	if (!e || index != e->start + e->count) {
-		e = &ws->ext[ws->next++];
-		e->start = index;
-		e->count = 0;
-	}
-	e->count++;
-	ws->words[ws->nwords++] = word;
 	return 0;
+}
+
+/*
+ * From the non-zero word @i of @words (@n), the end of what goes into the
+ * chunk along: up to where a run of SNAP_ZERO_RUN zero words starts, or
+ * past the last non-zero word.
+ */
+static size_t ws_span(const uint64_t *words, size_t i, size_t n)
+{
+	size_t end = i, z;
+
+	while (i < n) {
+		for (; i < n && words[i]; i++)
+			;
+		end = i;
+		for (z = i; z < n && !words[z]; z++)
+			;
+		if (z - i >= SNAP_ZERO_RUN || z == n)
+			break;
+		i = z;
+	}
+	return end;
 }
 
 int pmi_snap_ws_add(struct snap_ws *ws, uint64_t index, const uint64_t *words, size_t n)
 {
-	size_t i = 0, z;
+	size_t i = 0, z, e;
 	int r;
 
 	while (i < n) {
@@ -288,9 +353,10 @@ int pmi_snap_ws_add(struct snap_ws *ws, uint64_t index, const uint64_t *words, s
 			i = z;
 			continue;
 		}
-		for (; i <= z && i < n; i++)
-			if ((r = ws_put(ws, index + i, words[i])))
-				return r;
+		e = ws_span(words, z, n);	/* a short zero run before a word goes along */
+		if ((r = ws_put(ws, index + i, words + i, e - i)))
+			return r;
+		i = e;
 	}
 	return ws->error;
 }
@@ -472,6 +538,7 @@ void pm_snapshot_writer_free(struct pm_snapshot_writer *w)
 			close(w->frames.fd[i]);
 	}
 	free(w->frames.seen);
+	free(w->frames.todo);
 	if (w->fd >= 0)
 		close(w->fd);
 	if (w->dirfd >= 0)

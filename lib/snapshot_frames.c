@@ -1,0 +1,214 @@
+/* snapshot_frames.c - the frame join of a snapshot: the kpage words of the frames a process maps, each once. */
+#include <errno.h>
+#include <stdlib.h>
+#include "internal.h"
+#include "snapshot.h"
+
+#define PM_BATCH	SNAP_READ_WORDS
+#define FRAME_GAP	32u		/* frames between two pieces read along rather than a read each: a kpage
+				   word costs the kernel tens of ns, a pread() some microseconds */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_moved(const void *a, const void *b)
+{
+	return cmp_u64(a, b);	/* by index, the first member */
+}
+
+/*
+ * Keyed modes: @n words of file @f read at frames from @pfn go to their
+ * permuted indices, gathered per batch and sorted so the stream's extents
+ * stay long where the permutation keeps frames together (keyed-block).
+ */
+static int frames_put(struct snap_frames *fr, int f, uint64_t pfn, const uint64_t *buf, size_t n,
+		      struct moved *mv, size_t *nmv)
+{
+	size_t i;
+
+	if (fr->pfn_mode < PM_SNAPSHOT_PFN_KEYED)
+		return pmi_snap_ws_add(fr->ws[f], pfn, buf, n);
+	for (i = 0; i < n; i++)
+		mv[(*nmv)++] = (struct moved){ pmi_perm_fwd(&fr->perm[0], pfn + i), buf[i] };
+	return 0;
+}
+
+static int frames_put_moved(struct snap_frames *fr, int f, struct moved *mv, size_t n)
+{
+	size_t i;
+	int r = 0;
+
+	qsort(mv, n, sizeof(*mv), cmp_moved);
+	for (i = 0; i < n && !r; i++)
+		r = pmi_snap_ws_add(fr->ws[f], mv[i].index, &mv[i].word, 1);
+	return r;
+}
+
+static int cmp_frun(const void *a, const void *b)
+{
+	return cmp_u64(a, b);	/* by start, the first member */
+}
+
+/* The first index in [@i, @end) whose bit in @m is @set, else @end (a word at a time). */
+static uint64_t next_bit(const uint64_t *m, uint64_t i, uint64_t end, bool set)
+{
+	while (i < end) {
+		uint64_t x = (set ? m[i / 64] : ~m[i / 64]) >> (i % 64);
+		if (x)
+			return i + (uint64_t)__builtin_ctzll(x) < end ? i + (uint64_t)__builtin_ctzll(x) : end;
+		i = (i / 64 + 1) * 64;
+	}
+	return end;
+}
+
+static void set_bits(uint64_t *m, uint64_t a, uint64_t b)
+{
+	for (; a < b && a % 64; a++)
+		m[a / 64] |= 1ULL << (a % 64);
+	for (; a + 64 <= b; a += 64)
+		m[a / 64] = ~0ULL;
+	for (; a < b; a++)
+		m[a / 64] |= 1ULL << (a % 64);
+}
+
+/* Append [@start, @start + @n) to @todo, in pieces of at most PM_BATCH frames (a read's buffer). */
+static int todo_push(struct frun **todo, size_t *len, size_t *cap, uint64_t start, uint64_t n)
+{
+	while (n) {
+		uint64_t k = n < PM_BATCH ? n : PM_BATCH;
+		if (*len == *cap) {
+			size_t nc = *cap ? *cap * 2 : 4096;
+			struct frun *t = realloc(*todo, nc * sizeof(*t));
+			if (!t)
+				return -ENOMEM;
+			*todo = t;
+			*cap = nc;
+		}
+		(*todo)[(*len)++] = (struct frun){ start, k };
+		start += k;
+		n -= k;
+	}
+	return 0;
+}
+
+/*
+ * The frames of @run (sorted here) whose kpage words are not written yet,
+ * as disjoint ascending pieces in fr->todo; they are marked written. Each
+ * frame's words once per file: a frame met again (a process sharing it with
+ * one written earlier) keeps the words read first. Read twice, a count or
+ * flag may have changed meanwhile, and two words at one index would replay
+ * one way and unscramble the other.
+ */
+static int frames_unseen(struct snap_frames *fr, struct frun *run, size_t nrun, size_t *ntodo)
+{
+	uint64_t a, b, e;
+	size_t i, j;
+	int r;
+
+	if (!fr->seen && fr->end && fr->end <= (1ULL << 40) && !(fr->seen = calloc((fr->end + 63) / 64, 8)))
+		return -ENOMEM;
+	qsort(run, nrun, sizeof(*run), cmp_frun);
+	for (i = 1, j = 0; i < nrun; i++) {	/* overlapping (a frame mapped twice) or adjacent runs: one */
+		if (run[i].start <= run[j].start + run[j].n) {
+			b = run[i].start + run[i].n;
+			run[j].n = b > run[j].start + run[j].n ? b - run[j].start : run[j].n;
+		} else {
+			run[++j] = run[i];
+		}
+	}
+	nrun = nrun ? j + 1 : 0;
+	*ntodo = 0;
+	for (i = 0; i < nrun; i++) {
+		a = run[i].start;
+		b = run[i].start + run[i].n;
+		e = fr->seen ? (b < fr->end ? b : fr->end) : a;	/* frames past the files' end are never seen */
+		while (a < e) {
+			uint64_t s = next_bit(fr->seen, a, e, false), t = next_bit(fr->seen, s, e, true);
+			if (s < t && ((r = todo_push(&fr->todo, ntodo, &fr->todo_cap, s, t - s))))
+				return r;
+			if (s < t)
+				set_bits(fr->seen, s, t);
+			a = t;
+		}
+		if (a < b && (r = todo_push(&fr->todo, ntodo, &fr->todo_cap, a, b - a)))
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * The words of file @f for the pieces fr->todo[@i..): pieces a short gap
+ * apart share one read (a few words read and dropped cost less than a
+ * system call). Returns the index of the first piece not read, or -errno.
+ */
+static ssize_t frames_read(struct snap_frames *fr, int f, size_t i, size_t ntodo, uint64_t *buf, struct moved *mv,
+			   size_t *nmv)
+{
+	const struct frun *t = fr->todo;
+	uint64_t base = t[i].start;
+	size_t j, k;
+	ssize_t got;
+	int r;
+
+	for (j = i + 1; j < ntodo && t[j].start - (t[j - 1].start + t[j - 1].n) <= FRAME_GAP &&
+			t[j].start + t[j].n - base <= PM_BATCH; j++)
+		;
+	if (base >= fr->end)
+		return (ssize_t)j;
+	got = pmi_ctx_pread_words(fr->ctx, fr->fd[f], buf, (size_t)(t[j - 1].start + t[j - 1].n - base), base);
+	if (got < 0)
+		return got;
+	for (k = i; k < j && t[k].start - base < (uint64_t)got; k++) {
+		uint64_t off = t[k].start - base, n = t[k].n < (uint64_t)got - off ? t[k].n : (uint64_t)got - off;
+		if ((r = frames_put(fr, f, t[k].start, buf + off, (size_t)n, mv, nmv)))
+			return r;
+	}
+	return (ssize_t)j;
+}
+
+/* The kpage words of the frames of @nrun runs (sorted here): each file read in ascending frame order. */
+int pmi_snap_frames_flush(struct pm_snapshot_writer *w, struct frun *run, size_t nrun, uint64_t *buf, struct moved *mv)
+{
+	struct snap_frames *fr = pmi_snap_w_frames(w);
+	size_t ntodo, nmv, i;
+	ssize_t next;
+	int f, r;
+
+	if ((r = frames_unseen(fr, run, nrun, &ntodo)))
+		return r;
+	for (f = 0; f < 3; f++) {
+		for (i = 0, nmv = 0; fr->ws[f] && i < ntodo; i = (size_t)next)
+			if ((next = frames_read(fr, f, i, ntodo, buf, mv, &nmv)) < 0)
+				return (int)next;
+		if (nmv && (r = frames_put_moved(fr, f, mv, nmv)))
+			return r;
+	}
+	return 0;
+}
+
+/* Frame @pfn's kpage words are written already (frames_unseen). */
+static bool seen(const struct snap_frames *fr, uint64_t pfn)
+{
+	return fr->seen && pfn < fr->end && (fr->seen[pfn / 64] >> (pfn % 64) & 1);
+}
+
+int pmi_snap_frames_put_unseen(struct snap_frames *fr, int f, uint64_t pfn, const uint64_t *buf, size_t n)
+{
+	size_t i = 0, j;
+	int r = 0;
+
+	while (i < n && !r) {
+		for (; i < n && seen(fr, pfn + i); i++)
+			;
+		for (j = i; j < n && !seen(fr, pfn + j); j++)
+			;
+		if (j > i)
+			r = pmi_snap_ws_add(fr->ws[f], pfn + i, buf + i, j - i);
+		i = j;
+	}
+	return r;
+}
