@@ -30,6 +30,8 @@ struct out {
 	 * position], SIZE_MAX for a cell not set.
 	 */
 	bool own, oom;
+	bool sized;				/* w[] holds the widths the aligned rows were printed in */
+	size_t w[OUT_MAX_COLS];
 	struct obuf cells;
 	size_t *off, nrows, cap_rows;
 };
