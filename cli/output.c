@@ -280,10 +280,23 @@ char *out_human_size(uint64_t bytes, char *buf, size_t size)
 		whole++;
 		frac = 0;
 	}
-	if (frac && whole < 1000)
-		snprintf(buf, size, "%" PRIu64 ".%" PRIu64 "%c", whole, frac, suffix[exp]);
-	else
-		snprintf(buf, size, "%" PRIu64 "%c", whole, suffix[exp]);
+	/* Digits by hand, not snprintf: a cell or more of every row of maps (#12). */
+	char tmp[32];
+	size_t n;
+
+	out_fmt_u64(tmp, whole, false);
+	n = strlen(tmp);
+	if (frac && whole < 1000) {
+		tmp[n++] = '.';
+		tmp[n++] = (char)('0' + frac);
+	}
+	tmp[n++] = suffix[exp];
+	tmp[n] = '\0';
+	if (size) {
+		n = n < size - 1 ? n : size - 1;
+		memcpy(buf, tmp, n);
+		buf[n] = '\0';
+	}
 	return buf;
 }
 
