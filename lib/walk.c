@@ -264,8 +264,7 @@ uint64_t pmi_scan_readahead(const struct pm_walk *w, uint64_t lim_vpn, uint64_t 
 
 	if (w->backend != PM_BACKEND_SCAN)
 		return lim_vpn;
-	if (cap_vpn > w->map_end >> w->shift)
-		cap_vpn = w->map_end >> w->shift;
+	/* Past the mapping too: vec holds the next mappings' regions (scan_refill), the entries stay in buf for them. */
 	for (i = w->vec_pos; i < w->vec_n && lim_vpn < cap_vpn; i++) {
 		uint64_t s = w->vec[i].start >> w->shift, e = w->vec[i].end >> w->shift;
 
