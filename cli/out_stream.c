@@ -243,10 +243,13 @@ static int direct_batch(struct out *out)
 	bool first = !out->streamed;
 	int r = 0;
 
-	bool aligned = !out->o.json && !out->o.raw;
+	bool aligned = !out->o.json && !out->o.raw, sure = !aligned, flushed = false;
 
-	if (aligned && first && !out->sized && !size_first_batch(out))
-		return 1;
+	if (aligned && first && !out->sized) {
+		if (!size_first_batch(out))
+			return 1;
+		sure = true;	/* widths from these very rows: no row can fail */
+	}
 	if (out->slow || (aligned && out->tty))
 		return 1;
 	if (!out->own && !(itr = scols_new_iter(SCOLS_ITER_FORWARD)))
@@ -280,10 +283,17 @@ static int direct_batch(struct out *out)
 		} else if (!aligned_row(out, c, w)) {
 			r = 1;
 		}
+		/* Written as it goes where no later row can send the batch back to libsmartcols: fewer pages touched. */
+		if (sure && out->ob.len >= OUT_FLUSH && !out->ob.oom) {
+			if (fwrite(out->ob.p, 1, out->ob.len, stdout) != out->ob.len)
+				r = -EIO;
+			out->ob.len = 0;
+			flushed = true;
+		}
 	}
 	scols_free_iter(itr);
 	if (r == 0 && out->ob.oom)
-		r = 1;
+		r = flushed ? -ENOMEM : 1;	/* part written: libsmartcols cannot print it all again */
 	if (r == 0 && fwrite(out->ob.p, 1, out->ob.len, stdout) != out->ob.len)
 		r = -EIO;
 	return r;
