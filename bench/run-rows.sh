@@ -4,7 +4,8 @@
 # Usage: bench/run-rows.sh [GIB]    (or BENCH_GIB=GIB; default 1)
 # Environment: BENCH_RUNS (default 3), BENCH_BUILD, BENCH_TOOL (see run-phys.sh), PAGE_TYPES (a page-types
 # binary; otherwise built once into BENCH_BUILD/bench/page-types from KERNEL_SRC, a kernel tree, or from
-# /usr/src/linux-source-*.tar.xz, Debian's linux-source package: tools/mm/page-types.c or tools/vm/page-types.c).
+# /usr/src/linux-source-*.tar.xz, Debian's linux-source package, installed with apt-get when missing (as root):
+# tools/mm/page-types.c or tools/vm/page-types.c).
 # Needs root (kpageflags, frame numbers). Targets (target.c, THP off): GIB GiB with a random half of the pages
 # written (sparse: --each prints every page, page-types -L the present ones) and GIB GiB dense (phys -p).
 # RATIO is ours / page-types (goal <= 1.0); PER_ROW compares the cost of one row (wall / rows), since
@@ -36,6 +37,12 @@ build_page_types() {
 	w=$(mktemp -d) || return 1
 	if [ -z "$src" ]; then
 		f=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | tail -n 1)
+		# Reproducible on a fresh machine: Debian's linux-source package holds the kernel's tools/.
+		if [ -z "$f" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+			echo "run-rows.sh: installing linux-source (apt-get) to build page-types" >&2
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-source; } >&2
+			f=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | tail -n 1)
+		fi
 		[ -n "$f" ] || { rm -rf "$w"; return 1; }
 		tar -xJf "$f" -C "$w" --wildcards '*/tools/vm/page-types.c' '*/tools/mm/page-types.c' \
 			'*/include/uapi/linux/magic.h' '*/include/uapi/linux/kernel-page-flags.h' 2>/dev/null
@@ -60,6 +67,8 @@ fi
 bench_begin
 
 labels=(pt-each each each-raw each-json pt-frames phys-l pt-proc phys-p phys-p-flags)
+# BENCH_LABELS: a subset of the rows, each with its page-types peer (e.g. "pt-each each each-json").
+[ -n "${BENCH_LABELS:-}" ] && read -r -a labels <<<"$BENCH_LABELS"
 command_for() {
 	case $1 in
 	pt-each) echo "$pt -p $sparse -L -N" ;;

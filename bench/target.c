@@ -17,7 +17,7 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "Usage: target on|off [GIB [share[N]|half|sparse|jvm]]\n"
+	fprintf(stderr, "Usage: target on|off [GIB [share[N]|half|sparse|jvm|mapsN]]\n"
 			"Map and write GIB GiB (default 4) of private anonymous memory with THP on\n"
 			"(MADV_HUGEPAGE on a 2 MiB-aligned region) or off (MADV_NOHUGEPAGE), print the\n"
 			"pid and \"ready\", then wait until killed, or until stdin closes when it is a pipe.\n"
@@ -29,7 +29,10 @@ static int usage(void)
 			"SIGUSR1 makes it write every 16th page\n"
 			"again (breaking copy-on-write with share) and print \"written\".\n"
 			"With jvm, a JVM-sized layout: the region cut into %d mappings (every other\n"
-			"slice made read-only, on 2 MiB boundaries, so the VMAs cannot merge).\n", JVM_SLICES);
+			"slice made read-only, on 2 MiB boundaries, so the VMAs cannot merge).\n"
+			"With mapsN, also N one-page mappings beside the region (protections alternate\n"
+			"read-write and read-only so the kernel cannot merge them; every other\n"
+			"read-write page written): many mappings for `pagemap maps` against cat smaps.\n", JVM_SLICES);
 	return 2;
 }
 
@@ -46,6 +49,37 @@ static char *map_aligned(size_t len)
 		munmap(p, a - (uintptr_t)p);
 	munmap((char *)a + len, (uintptr_t)p + PMD - a);
 	return (char *)a;
+}
+
+/* "mapsN": N one-page mappings, protections alternating (unmergeable), every other writable one touched. */
+static long maps_count(const char *w)
+{
+	char *end;
+	long n;
+
+	if (strncmp(w, "maps", 4) || !w[4])
+		return 0;
+	n = strtol(w + 4, &end, 10);
+	return *end || n < 1 || n > 1000000 ? -1 : n;
+}
+
+static int make_mappings(long n, long page)
+{
+	char *q = mmap(NULL, (size_t)n * (size_t)page, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (q == MAP_FAILED) {
+		fprintf(stderr, "target: cannot map %ld pages: %s\n", n, strerror(errno));
+		return -1;
+	}
+	for (long i = 0; i < n; i += 4)
+		q[i * page] = 1;
+	for (long i = 1; i < n; i += 2)
+		if (mprotect(q + i * page, (size_t)page, PROT_READ) < 0) {
+			fprintf(stderr, "target: mprotect (vm.max_map_count?): %s\n", strerror(errno));
+			return -1;
+		}
+	return 0;
 }
 
 #define MAX_SHARERS 4096
@@ -126,7 +160,7 @@ int main(int argc, char **argv)
 	long page = sysconf(_SC_PAGESIZE);
 	double gib = 4;
 	size_t len, i;
-	long sharers = argc == 4 ? share_count(argv[3]) : 0;
+	long sharers = argc == 4 ? share_count(argv[3]) : 0, nmaps = argc == 4 ? maps_count(argv[3]) : 0;
 	bool thp, share = sharers > 0, half = argc == 4 && !strcmp(argv[3], "half");
 	bool sparse = argc == 4 && !strcmp(argv[3], "sparse"), jvm = argc == 4 && !strcmp(argv[3], "jvm");
 	size_t skip;	/* sparse: a written unit, then one left alone */
@@ -135,7 +169,7 @@ int main(int argc, char **argv)
 	pid_t parent = getpid();
 
 	if (argc < 2 || argc > 4 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")) || sharers < 0 ||
-	    (argc == 4 && !share && !half && !sparse && !jvm))
+	    nmaps < 0 || (argc == 4 && !share && !half && !sparse && !jvm && !nmaps))
 		return usage();
 	thp = !strcmp(argv[1], "on");
 	if (argc >= 3) {
@@ -160,6 +194,8 @@ int main(int argc, char **argv)
 			p[i] = 1;
 	if (jvm)
 		split_mappings(p, len);
+	if (nmaps && make_mappings(nmaps, page) < 0)
+		return 1;
 	region = p;
 	region_len = len;
 	sigaction(SIGUSR1, &sa, NULL);

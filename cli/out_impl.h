@@ -30,12 +30,16 @@ struct out {
 	 * position], SIZE_MAX for a cell not set.
 	 */
 	bool own, oom;
+	bool sized;				/* w[] holds the widths the aligned rows were printed in */
+	size_t w[OUT_MAX_COLS];
 	struct obuf cells;
 	size_t *off, nrows, cap_rows;
 };
 
 /* Lines out_stream holds before printing them; PAGEMAP_OUT_BATCH overrides (tests). */
 #define OUT_BATCH 4096
+/* Bytes of formatted rows out_stream.c writes at once when nothing can send them back to libsmartcols. */
+#define OUT_FLUSH 65536
 
 /* A row of the stream's own storage; false when it cannot grow (the batch then fails with -ENOMEM). */
 bool out_own_row(struct out *out);

@@ -162,6 +162,74 @@ static bool aligned_row(struct out *out, const char *const *cell, const size_t *
 }
 
 /*
+ * The widths libsmartcols 2.38 gives a table it prints to no terminal
+ * (calculate.c, count_column_width; a terminal also reduces and enlarges):
+ * the widest cell, at least the heading (and 1), or the absolute width hint
+ * when wider than both. False when a cell is not plain ASCII: then only
+ * libsmartcols can measure it.
+ */
+static bool own_widths(struct out *out)
+{
+	const char *c[OUT_MAX_COLS];
+	size_t row = 0, i, len, max[OUT_MAX_COLS] = { 0 };
+
+	while (next_row(out, NULL, &row, c))
+		for (i = 0; i < out->nshown; i++) {
+			if (!out_cell_plain(c[i], &len))
+				return false;
+			if (len > max[i])
+				max[i] = len;
+		}
+	for (i = 0; i < out->nshown; i++) {
+		const struct out_col *col = &out->cols[out->order[i]];
+		size_t min = strlen(col->name) ? strlen(col->name) : 1;
+
+		if (max[i] < min)
+			out->w[i] = min;
+		else if (col->whint >= 1 && max[i] < (size_t)col->whint && min < (size_t)col->whint)
+			out->w[i] = (size_t)col->whint;
+		else
+			out->w[i] = max[i];
+	}
+	return true;
+}
+
+/* The aligned heading line in the widths of own_widths, as libsmartcols prints it. */
+static void aligned_heading(struct out *out)
+{
+	const char *c[OUT_MAX_COLS];
+	size_t i;
+
+	for (i = 0; i < out->nshown; i++)
+		c[i] = out->cols[out->order[i]].name;
+	aligned_row(out, c, out->w);
+}
+
+/*
+ * The first batch, or a whole table, aligned here when it goes to no
+ * terminal and every cell is plain (own_widths); the columns then keep these
+ * widths for the batches after it, as scols_batch makes libsmartcols do.
+ */
+static bool size_first_batch(struct out *out)
+{
+	size_t i;
+
+	if (out->slow || out->tty || !out->own || !out->nrows || !own_widths(out))
+		return false;
+	out->sized = true;
+	for (i = 0; i < out->nshown; i++) {
+		struct libscols_column *sc = out->sc[out->order[i]];
+
+		if (i + 1 == out->nshown && !(out->cols[out->order[i]].flags & SCOLS_FL_RIGHT))
+			continue;
+		scols_column_set_whint(sc, (double)out->w[i]);
+		if (out->w[i] > strlen(out->cols[out->order[i]].name))
+			scols_column_set_flags(sc, scols_column_get_flags(sc) | SCOLS_FL_STRICTWIDTH);
+	}
+	return true;
+}
+
+/*
  * A batch formatted here (out_rows.c says why) and written in one piece:
  * raw and JSON always, the aligned table once libsmartcols sized its
  * columns on an earlier batch (as page-types, which sizes them up front).
@@ -175,13 +243,22 @@ static int direct_batch(struct out *out)
 	bool first = !out->streamed;
 	int r = 0;
 
-	if (out->slow || (!out->o.json && !out->o.raw && (!out->streamed || out->tty)))
+	bool aligned = !out->o.json && !out->o.raw, sure = !aligned, flushed = false;
+
+	if (aligned && first && !out->sized) {
+		if (!size_first_batch(out))
+			return 1;
+		sure = true;	/* widths from these very rows: no row can fail */
+	}
+	if (out->slow || (aligned && out->tty))
 		return 1;
 	if (!out->own && !(itr = scols_new_iter(SCOLS_ITER_FORWARD)))
 		return 1;
 	out->ob.len = 0;
 	for (i = 0; i < out->nshown; i++)
-		w[i] = scols_column_get_width(out->sc[out->order[i]]);
+		w[i] = out->sized ? out->w[i] : scols_column_get_width(out->sc[out->order[i]]);
+	if (first && aligned && !out->o.noheadings)
+		aligned_heading(out);
 	if (first && out->o.json) {
 		obuf_str(&out->ob, "{\n   ");
 		obuf_json_key(&out->ob, out->name);
@@ -206,10 +283,17 @@ static int direct_batch(struct out *out)
 		} else if (!aligned_row(out, c, w)) {
 			r = 1;
 		}
+		/* Written as it goes where no later row can send the batch back to libsmartcols: fewer pages touched. */
+		if (sure && out->ob.len >= OUT_FLUSH && !out->ob.oom) {
+			if (fwrite(out->ob.p, 1, out->ob.len, stdout) != out->ob.len)
+				r = -EIO;
+			out->ob.len = 0;
+			flushed = true;
+		}
 	}
 	scols_free_iter(itr);
 	if (r == 0 && out->ob.oom)
-		r = 1;
+		r = flushed ? -ENOMEM : 1;	/* part written: libsmartcols cannot print it all again */
 	if (r == 0 && fwrite(out->ob.p, 1, out->ob.len, stdout) != out->ob.len)
 		r = -EIO;
 	return r;
@@ -287,6 +371,17 @@ int out_print(struct out *out)
 {
 	int r = 0;
 
+	if (!out->streamed && out->nrows) {	/* the whole table formatted here when it can be */
+		r = out->oom ? -ENOMEM : direct_batch(out);
+		if (r == 1 && own_to_scols(out) < 0)
+			return -ENOMEM;
+		if (r < 0)
+			return r;
+		if (r == 0) {
+			out->streamed = true;
+			out->lines = out->nrows = out->cells.len = 0;
+		}
+	}
 	if (!out->streamed)
 		return scols_print_table(out->tb) ? -EIO : 0;
 	if (out->lines)

@@ -193,6 +193,8 @@ struct out *out_new(const char *name, const struct out_col *cols, size_t n, cons
 		out->batch = (size_t)atoi(getenv("PAGEMAP_OUT_BATCH"));
 	out->slow = getenv("PAGEMAP_OUT_SLOW") && *getenv("PAGEMAP_OUT_SLOW") == '1';
 	out->tty = isatty(STDOUT_FILENO);
+	/* Rows kept as text, not libsmartcols lines, wherever out_stream.c may print them itself. */
+	out->own = !out->slow && (o->json || o->raw || !out->tty);
 	scols_table_set_name(out->tb, name);
 	scols_table_enable_json(out->tb, o->json);
 	scols_table_enable_raw(out->tb, o->raw);
@@ -236,7 +238,7 @@ struct libscols_line *out_total_line(struct out *out)
 {
 	if (out->o.json || out->o.raw)
 		return NULL;
-	return scols_table_new_line(out->tb, NULL);
+	return out_line(out);
 }
 
 static void set_cell(struct out *out, struct libscols_line *ln, size_t id, const char *s)
@@ -278,10 +280,23 @@ char *out_human_size(uint64_t bytes, char *buf, size_t size)
 		whole++;
 		frac = 0;
 	}
-	if (frac && whole < 1000)
-		snprintf(buf, size, "%" PRIu64 ".%" PRIu64 "%c", whole, frac, suffix[exp]);
-	else
-		snprintf(buf, size, "%" PRIu64 "%c", whole, suffix[exp]);
+	/* Digits by hand, not snprintf: a cell or more of every row of maps (#12). */
+	char tmp[32];
+	size_t n;
+
+	out_fmt_u64(tmp, whole, false);
+	n = strlen(tmp);
+	if (frac && whole < 1000) {
+		tmp[n++] = '.';
+		tmp[n++] = (char)('0' + frac);
+	}
+	tmp[n++] = suffix[exp];
+	tmp[n] = '\0';
+	if (size) {
+		n = n < size - 1 ? n : size - 1;
+		memcpy(buf, tmp, n);
+		buf[n] = '\0';
+	}
 	return buf;
 }
 

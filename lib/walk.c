@@ -10,6 +10,7 @@
 #include "walk.h"
 
 #define SCAN_VEC	1024u	/* regions per PAGEMAP_SCAN call (24 KiB) */
+#define SCAN_FAR	0x7ffffffff000ULL	/* x86-64 4-level task size; a smaller one refuses it (EFAULT): then no scan ahead */
 
 /* The flags this walk can tell: each one the flag facts say this kernel, reader and back end can. */
 static uint32_t known_flags(const struct pm_walk *w)
@@ -40,6 +41,8 @@ static int choose_backend(struct pm_walk *w)
 	if (b == PM_BACKEND_AUTO)
 		b = w->f->scan && w->t->ctx->live ? PM_BACKEND_SCAN : PM_BACKEND_PREAD;
 	w->backend = b;
+	if (b == PM_BACKEND_SCAN)	/* the walk's end, page-aligned, never past SCAN_FAR */
+		w->scan_far = w->end < SCAN_FAR ? (w->end + w->psize - 1) & ~(w->psize - 1) : SCAN_FAR;
 	w->scan_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED | PAGE_IS_FILE | PAGE_IS_PFNZERO | PAGE_IS_HUGE;
 	w->scan_mask |= w->f->scan_categories & (PAGE_IS_SOFT_DIRTY | PAGE_IS_GUARD);
 	w->known = known_flags(w);
@@ -206,8 +209,11 @@ static int next_mapping(struct pm_walk *w)
 			w->map_start = m->start;
 		if (w->map_end > m->end || w->map_end < w->map_start)
 			w->map_end = m->end;
-		w->map_cur = w->scan_next = w->map_start;
-		w->vec_n = w->vec_pos = 0;
+		w->map_cur = w->map_start;
+		if (w->map_start >= w->scan_next) {	/* not in what an earlier call scanned ahead */
+			w->scan_next = w->map_start;
+			w->vec_n = w->vec_pos = 0;
+		}
 		w->seg_cur = w->seg.end = w->map_start;
 		w->map_swap = -1;
 		w->have_map = true;
@@ -258,8 +264,7 @@ uint64_t pmi_scan_readahead(const struct pm_walk *w, uint64_t lim_vpn, uint64_t 
 
 	if (w->backend != PM_BACKEND_SCAN)
 		return lim_vpn;
-	if (cap_vpn > w->map_end >> w->shift)
-		cap_vpn = w->map_end >> w->shift;
+	/* Past the mapping too: vec holds the next mappings' regions (scan_refill), the entries stay in buf for them. */
 	for (i = w->vec_pos; i < w->vec_n && lim_vpn < cap_vpn; i++) {
 		uint64_t s = w->vec[i].start >> w->shift, e = w->vec[i].end >> w->shift;
 
@@ -271,12 +276,24 @@ uint64_t pmi_scan_readahead(const struct pm_walk *w, uint64_t lim_vpn, uint64_t 
 	return lim_vpn;
 }
 
-/* One PAGEMAP_SCAN call over the rest of the mapping (pmi_scan_step keeps the resume rule). */
+/*
+ * One PAGEMAP_SCAN call over the rest of the mapping and, up to scan_far,
+ * the mappings after it (pmi_scan_step keeps the resume rule): a call per
+ * mapping cost more than cat smaps of a process with 10,000 of them (#12).
+ * The regions past this mapping stay in vec for the next ones (next_mapping).
+ */
+
 static int scan_refill(struct pm_walk *w)
 {
 	struct pm_scan_arg arg = { .start = w->scan_next, .return_mask = w->scan_mask };
-	int n = pmi_scan_step(w->t->pagemap_fd, &arg, w->map_end, w->vec, SCAN_VEC);
+	uint64_t end = w->scan_far > w->map_end ? w->scan_far : w->map_end;
+	int n = pmi_scan_step(w->t->pagemap_fd, &arg, end, w->vec, SCAN_VEC);
 
+	if ((n == -EFAULT || n == -EINVAL) && end > w->map_end) {
+		w->scan_far = 0;
+		arg = (struct pm_scan_arg){ .start = w->scan_next, .return_mask = w->scan_mask };
+		n = pmi_scan_step(w->t->pagemap_fd, &arg, w->map_end, w->vec, SCAN_VEC);
+	}
 	if (n < 0)
 		return n;
 	w->vec_n = (size_t)n;
@@ -300,6 +317,8 @@ static int scan_segment(struct pm_walk *w)
 	bool entries;
 	int r;
 
+	if (w->map_cur >= w->map_end)
+		return 1;
 	while (w->vec_pos == w->vec_n) {
 		if (w->scan_next >= w->map_end) {
 			if (w->map_cur >= w->map_end)
@@ -320,7 +339,8 @@ static int scan_segment(struct pm_walk *w)
 		set_seg(w, w->map_cur, reg->start, 0, false);
 		return 0;
 	}
-	w->vec_pos++;
+	if (reg->end <= w->map_end)	/* one running on into the next mapping serves it too */
+		w->vec_pos++;
 	fl = flags_from_categories(reg->categories);
 	entries = needs_entries(w, fl);
 	if (entries)

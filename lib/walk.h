@@ -50,6 +50,7 @@ struct pm_walk {
 	size_t vec_n, vec_pos;
 	uint64_t scan_next;
 	uint64_t scan_mask;
+	uint64_t scan_far;		/* one call may scan ahead to here, past the mapping (0: never; see scan_refill) */
 
 	struct pm_run pending, out;
 	bool has_pending;
