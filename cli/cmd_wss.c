@@ -115,10 +115,8 @@ static void usage_cells(struct out *out, struct libscols_line *ln, uint64_t resi
 static void mapping_row(struct out *out, struct libscols_line *parent, const struct pm_wss_mapping *m,
 			enum pm_wss_method method)
 {
-	struct libscols_line *ln = out_line(out);
+	struct libscols_line *ln = out_child_line(out, parent);
 
-	if (ln && parent)
-		scols_line_add_child(parent, ln);
 	out_str(out, ln, COL_MAPPING, *m->path ? m->path : "[anon]");
 	out_u64(out, ln, COL_START, m->start);
 	out_u64(out, ln, COL_END, m->end);
@@ -266,6 +264,7 @@ int cmd_wss(struct pm_ctx *ctx, int argc, char **argv)
 	out = out_new("wss", columns, NCOLS, "MAPPING,START,END,RSS,ACCESSED,PCT,METHOD,WINDOW,MEASURED", &wo.o);
 	if (!out)
 		return EXIT_USAGE;
+	out_tree(out);	/* the mappings hang under the total row */
 	t = cli_open_target(ctx, pid, argv[optind]);
 	if (!t) {
 		out_free(out);

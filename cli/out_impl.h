@@ -22,6 +22,7 @@ struct out {
 	bool stream_off;			/* this libsmartcols prints JSON we cannot splice */
 	bool slow;				/* PAGEMAP_OUT_SLOW: every batch through libsmartcols (tests) */
 	bool tty;				/* stdout is a terminal: libsmartcols fits the columns to it */
+	bool tree;				/* out_tree: libsmartcols lines throughout, never own rows */
 	struct obuf ob;				/* a batch formatted by out_rows.c */
 	/*
 	 * Once a stream has printed its first batch, its rows are kept here, not
@@ -43,5 +44,7 @@ struct out {
 
 /* A row of the stream's own storage; false when it cannot grow (the batch then fails with -ENOMEM). */
 bool out_own_row(struct out *out);
+/* The own rows held, copied into libsmartcols lines (for what only libsmartcols prints); 0 or -ENOMEM. */
+int out_own_to_scols(struct out *out);
 
 #endif

@@ -94,8 +94,8 @@ static bool next_row(struct out *out, struct libscols_iter *itr, size_t *row, co
 	return true;
 }
 
-/* The own rows into libsmartcols lines, for a batch only it can print. */
-static int own_to_scols(struct out *out)
+/* The own rows into libsmartcols lines, for a batch only it can print; 0 or -ENOMEM. */
+int out_own_to_scols(struct out *out)
 {
 	const char *c[OUT_MAX_COLS];
 	struct libscols_line *ln;
@@ -343,7 +343,7 @@ static int print_batch(struct out *out)
 	int r = out->oom ? -ENOMEM : direct_batch(out);
 
 	if (r == 1 && out->own)
-		r = own_to_scols(out) < 0 ? -ENOMEM : 1;
+		r = out_own_to_scols(out) < 0 ? -ENOMEM : 1;
 	if (r == 1)
 		r = scols_batch(out);
 	if (out->stream_off)
@@ -356,7 +356,7 @@ static int print_batch(struct out *out)
 	 * every batch goes back to libsmartcols anyway (aligned on a terminal,
 	 * see direct_batch), where own rows would only be copied twice.
 	 */
-	out->own = !out->slow && (out->o.json || out->o.raw || !out->tty);
+	out->own = !out->slow && !out->tree && (out->o.json || out->o.raw || !out->tty);
 	return r;
 }
 
@@ -373,7 +373,7 @@ int out_print(struct out *out)
 
 	if (!out->streamed && out->nrows) {	/* the whole table formatted here when it can be */
 		r = out->oom ? -ENOMEM : direct_batch(out);
-		if (r == 1 && own_to_scols(out) < 0)
+		if (r == 1 && out_own_to_scols(out) < 0)
 			return -ENOMEM;
 		if (r < 0)
 			return r;

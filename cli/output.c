@@ -234,6 +234,21 @@ struct libscols_line *out_line(struct out *out)
 	return scols_table_new_line(out->tb, NULL);
 }
 
+void out_tree(struct out *out)
+{
+	out->tree = true;
+	out->own = false;	/* children hang on real lines; own rows have none */
+}
+
+struct libscols_line *out_child_line(struct out *out, struct libscols_line *parent)
+{
+	struct libscols_line *ln = out_line(out);
+
+	if (ln && parent && out->tree)
+		scols_line_add_child(parent, ln);
+	return ln;
+}
+
 struct libscols_line *out_total_line(struct out *out)
 {
 	if (out->o.json || out->o.raw)
@@ -415,9 +430,11 @@ out:
 
 int out_print_record(struct out *out, const char *heading, const struct out_field *f, size_t n)
 {
-	int r;
+	int r = out->oom || (out->own && out_own_to_scols(out) < 0) ? -ENOMEM : 0;
 
-	if (out->o.json) {
+	if (r < 0) {
+		/* nothing printed: the lines are dropped below */
+	} else if (out->o.json) {
 		r = json_record(out, f, n);
 	} else {
 		r = heading && fputs(heading, stdout) == EOF ? -EIO : 0;
@@ -425,6 +442,7 @@ int out_print_record(struct out *out, const char *heading, const struct out_fiel
 			r = scols_print_table(out->tb) || fflush(stdout) ? -EIO : 0;
 	}
 	scols_table_remove_lines(out->tb);
-	out->lines = 0;
+	out->lines = out->nrows = out->cells.len = 0;
+	out->oom = false;
 	return r;
 }

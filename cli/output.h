@@ -70,6 +70,13 @@ void out_free(struct out *out);
 bool out_has(const struct out *out, size_t id);
 
 struct libscols_line *out_line(struct out *out);
+/*
+ * A line under @parent (a line of this table): the table is a tree, printed
+ * by libsmartcols whole at out_print. The first line of a tree table must be
+ * made after out_tree, before any other line.
+ */
+void out_tree(struct out *out);
+struct libscols_line *out_child_line(struct out *out, struct libscols_line *parent);
 /* A totals line: only in the aligned table view; NULL for raw and JSON. */
 struct libscols_line *out_total_line(struct out *out);
 
