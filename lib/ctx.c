@@ -5,7 +5,31 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "internal.h"
+#include "pfnkey.h"
 #include "snapshot_words.h"
+
+/*
+ * A tree written out of a keyed snapshot (pm_snapshot_extract) records where
+ * its frames start, META key_lift, in ROOT/pagemap-frame-start: no frame was
+ * moved below it, so walks over all frames (pm_kpage_start) begin there.
+ * Absent: 0. Not a frame number: 0, and the tree says why.
+ */
+static uint64_t recorded_frame_start(const struct pm_ctx *ctx)
+{
+	char path[4096], buf[64], *end;
+	unsigned long long v;
+
+	if (pmi_path(ctx, path, sizeof(path), "/pagemap-frame-start") < 0 ||
+	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) < 0)
+		return 0;
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n') || buf[0] < '0' || buf[0] > '9' || v >= 1ULL << PMI_FRAME_BITS) {
+		pmi_tree_error(ctx, "%s: not a frame number: frames are walked from 0", path);
+		return 0;
+	}
+	return v;
+}
 
 struct pm_ctx *pm_ctx_new(const char *root)
 {
@@ -47,6 +71,8 @@ struct pm_ctx *pm_ctx_new(const char *root)
 		ctx->backend = PM_BACKEND_SCAN;
 	env = getenv("PAGEMAP_DEBUG");
 	ctx->debug = env && *env && strcmp(env, "0");
+	if (!ctx->live)
+		ctx->frame_start = recorded_frame_start(ctx);
 	return ctx;
 }
 

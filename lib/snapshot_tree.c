@@ -222,6 +222,44 @@ static int extract_section(struct extract *x, const struct pm_snapshot_section *
 }
 
 /* Extract into @dir; with @words, the word files stay empty (sparse, of their length) and @words learns them. */
+/*
+ * Where a keyed snapshot's frames start: META key_lift (pagemap-snapshot(5)),
+ * so walks over all frames skip the indices below it, which no frame moved
+ * to. Absent (older files, other modes) or not a number: 0. The tree keeps it
+ * in pagemap-frame-start, which pm_ctx_new reads back (lib/ctx.c).
+ */
+static uint64_t frame_start(const struct pm_snapshot *s)
+{
+	const char *v = pm_snapshot_meta(s, "key_lift"), *frames = pm_snapshot_meta(s, "frames");
+	unsigned long long n;
+	char *end;
+
+	if (!v || !frames || strncmp(frames, "keyed", 5) || *v < '0' || *v > '9')
+		return 0;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	return errno || *end ? 0 : n;
+}
+
+/* DIR/pagemap-frame-start, for a keyed snapshot's tree (0600, as the tree's other files). */
+static int write_frame_start(struct pm_snapshot *s, int dirfd)
+{
+	uint64_t start = frame_start(s);
+	char buf[32];
+	int fd, n, r = 0;
+
+	if (!start)
+		return 0;
+	n = snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)start);
+	fd = openat(dirfd, "pagemap-frame-start", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	r = write_at(fd, buf, (size_t)n, 0);
+	if (close(fd) < 0 && !r)
+		r = -errno;
+	return r;
+}
+
 static int extract(struct pm_snapshot *s, const char *dir, struct pmi_snap_words *words)
 {
 	struct pm_snapshot_section sec = { 0 };
@@ -244,6 +282,8 @@ static int extract(struct pm_snapshot *s, const char *dir, struct pmi_snap_words
 		close_file(&x);
 	if (r && r != -EBADMSG)	/* EBADMSG already says which section */
 		pmi_snap_fail_io(s, &sec, r);
+	if (!r && (r = write_frame_start(s, x.dirfd)))
+		pmi_snap_fail(s, r, "pagemap-frame-start: %s", strerror(-r));
 	close(x.dirfd);
 	if (x.pfd >= 0)
 		close(x.pfd);
@@ -268,24 +308,6 @@ void pmi_snap_remove_tree(const char *dir)
 {
 	if (dir)
 		nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/*
- * Where a keyed snapshot's frames start: META key_lift (pagemap-snapshot(5)),
- * so walks over all frames skip the indices below it, which no frame moved
- * to. Absent (older files, other modes) or not a number: 0.
- */
-static uint64_t frame_start(const struct pm_snapshot *s)
-{
-	const char *v = pm_snapshot_meta(s, "key_lift"), *frames = pm_snapshot_meta(s, "frames");
-	unsigned long long n;
-	char *end;
-
-	if (!v || !frames || strncmp(frames, "keyed", 5) || *v < '0' || *v > '9')
-		return 0;
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	return errno || *end ? 0 : n;
 }
 
 struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s)
@@ -315,7 +337,6 @@ struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s)
 	}
 	ctx->snapshot_dir = dir;
 	ctx->snap_words = words;
-	ctx->frame_start = frame_start(s);
 	return ctx;
 }
 

@@ -129,6 +129,18 @@ print(f"  {tree.rsplit('/', 1)[1]}: {present} present pagemap words, {low} below
 assert present > 0 and low == 0
 PY
 	then pass "$m-whole-file-lifted"; else fail "$m-whole-file-lifted"; fi
+	# The tree keeps where the frames start (pagemap-frame-start): phys over it walks what the file's replay
+	# walks, not max_pfn empty frames below the lift as well.
+	"$pagemap" --snapshot "$w/$m.snap" phys >"$w/phys-snap" 2>&1
+	"$pagemap" --root "$w/t0-$m" phys >"$w/phys-tree" 2>&1
+	if [ "$(cat "$w/t0-$m/pagemap-frame-start" 2>/dev/null)" -gt 0 ] 2>/dev/null && [ -s "$w/phys-snap" ] &&
+	   cmp -s "$w/phys-snap" "$w/phys-tree"; then
+		pass "$m-tree-phys-as-file"
+	else
+		fail "$m-tree-phys-as-file"
+		echo "  pagemap-frame-start: $(cat "$w/t0-$m/pagemap-frame-start" 2>&1)"
+		diff "$w/phys-snap" "$w/phys-tree" | head -6
+	fi
 	rm -rf "$w/t0-$m"
 done
 rm -rf "$w/t-keep0"
