@@ -1181,9 +1181,11 @@ PM_API const struct pm_group *pm_groups_at(const struct pm_groups *g, size_t i);
  * What groups share with each other. Each process added is walked once
  * (PM_WALK_ENTRIES) and the frames of its present pages that are not
  * exclusive (bit 56) and not the zero page are kept with the process's group
- * number (16 bytes a page); pm_xshare_finish() sorts them by frame and
- * gives each group the bytes of its distinct frames that at least one other
- * group maps too. Needs visible PFNs (root).
+ * number, as runs of contiguous frames (16 bytes a run; past 4 MiB spilled in
+ * sorted chunks to an unlinked file in $TMPDIR, so memory stays bounded);
+ * pm_xshare_finish() merges them by frame and gives each group the bytes of
+ * its distinct frames that at least one other group maps too. Needs visible
+ * PFNs (root).
  */
 struct pm_xshare;
 
@@ -1205,8 +1207,10 @@ PM_API int pm_xshare_add_pfn(struct pm_xshare *x, uint64_t pfn, uint32_t group);
 
 /*
  * pm_xshare_finish - add to @bytes[g] the bytes of group g's distinct frames
- * that another group maps too, for every group number below @ngroups.
- * Returns 0, or -EINVAL for a group number >= @ngroups (@bytes partly added).
+ * that another group maps too, for every group number below @ngroups. The
+ * set is emptied: frames added afterwards are counted by the next call.
+ * Returns 0, -EINVAL for a group number >= @ngroups, -ENOMEM, or -errno of
+ * reading back the spill file (@bytes partly added on an error).
  */
 PM_API int pm_xshare_finish(struct pm_xshare *x, uint64_t *bytes, size_t ngroups);
 
