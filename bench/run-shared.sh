@@ -1,5 +1,6 @@
 #!/bin/bash
-# run-shared.sh - many processes sharing one set of pages: `pagemap shared` and `pagemap ps -p` over N
+# run-shared.sh - many processes sharing one set of pages: `pagemap shared`, `pagemap ps -p` and the fleet's slow tier
+# (`export --pss`, one group per process: frames shared across groups) over N
 # fork-shared processes against smem -P and the floor of a frame join, in the same run.
 # Usage: bench/run-shared.sh
 # Environment: BENCH_RUNS (runs per command, default 3), BENCH_BUILD (build dir), BENCH_TOOL (the pagemap
@@ -44,11 +45,11 @@ echo "== $procs processes sharing $gib GiB (THP $thp) copy-on-write: $list"
 printf '#!/bin/sh\nfor p in %s; do "%s" --bulk "$p" >/dev/null || exit 1; done\n' "$pids" "$join" >"$tmp/floor"
 chmod +x "$tmp/floor"
 
-labels=(floor shared ps ps-exact)
+labels=(floor shared ps ps-exact export)
 [ -n "$smem" ] && labels+=(smem)
 if [ -n "$base" ]; then	# copied like the tool, with its library, so a rebuild cannot change it mid-run
 	mkdir -p "$tmp/base" && cp -P "$base" "$(dirname "$base")"/libpagemap.so* "$tmp/base/" || exit 1
-	labels+=(shared-base)
+	labels+=(shared-base export-base)
 fi
 command_for() {
 	case $1 in
@@ -58,6 +59,10 @@ command_for() {
 	ps) echo "$tool ps -b -p $list" ;;
 	ps-exact) echo "$tool ps --exact -b -p $list" ;;
 	smem) echo "$smem -H -P ^$target" ;;
+	# The fleet's slow tier, one group per process: every process of the machine, the N sharing ones
+	# most of it, their frames joined across groups (pagemap_group_shared_other_groups_bytes).
+	export) echo "$tool export --pss --group-by pid --max-series 100000" ;;
+	export-base) echo "$tmp/base/pagemap export --pss --group-by pid --max-series 100000" ;;
 	esac
 }
 run_rounds -
@@ -79,4 +84,10 @@ echo "totals: shared says $(awk '$1 == "total" { print; exit }' "$tmp/shared.out
 [ -n "$base" ] && { cmp -s <(tr -s ' ' <"$tmp/shared.out") <(tr -s ' ' <"$tmp/shared-base.out") &&
 	echo "        shared-base's output is the same (blanks squeezed)" ||
 	echo "        shared-base's output DIFFERS (pages moved between the runs, or a bug)"; }
+xshared() {	# the N processes' bytes shared with other groups, from one export's output
+	grep '^pagemap_group_shared_other_groups_bytes' "$1" | grep -E "group=\"($(tr ' ' '|' <<<"$pids"))\"" | sort
+}
+[ -n "$base" ] && { cmp -s <(xshared "$tmp/export.out") <(xshared "$tmp/export-base.out") &&
+	echo "        export-base gives the same bytes shared with other groups" ||
+	echo "        export-base's bytes shared with other groups DIFFER (pages moved, processes came and went, or a bug)"; }
 echo "        ps PSS total $(tail -n 1 "$tmp/ps.out" | tr -s ' ' | cut -c1-100)"
