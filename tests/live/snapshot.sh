@@ -21,12 +21,19 @@ m = mmap.mmap(-1, 4 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
 start = ctypes.addressof(ctypes.c_char.from_buffer(m))
 for off in range(0, 4 << 20, 8192):	# every other page written: present and absent runs
     m[off] = 1
+# 1 GiB with four pages written past its first 256 MiB: a snapshot reads a mostly empty mapping's words
+# after its first 65536 by PAGEMAP_SCAN, and must not lose these (lib/snapshot_proc.c pass_mapping).
+big = mmap.mmap(-1, 1 << 30, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_NORESERVE", 0x4000))
+bstart = ctypes.addressof(ctypes.c_char.from_buffer(big))
+for off in (300 << 20, (300 << 20) + 4096, 700 << 20, (1 << 30) - 4096):
+    big[off] = 3
 pid = os.fork()
 if pid == 0:
     m[4096 * 10] = 2	# one page written after the fork: the child's own copy
     while True:
         time.sleep(1)
-print(os.getpid(), pid, "0x%x-0x%x" % (start, start + (4 << 20)), "0x%x" % start, flush=True)
+print(os.getpid(), pid, "0x%x-0x%x" % (start, start + (4 << 20)), "0x%x" % start,
+      "0x%x-0x%x" % (bstart, bstart + (1 << 30)), flush=True)
 while True:
     time.sleep(1)
 PY
@@ -36,7 +43,7 @@ while [ ! -s "$work/pids" ] && [ $i -lt 150 ] && kill -0 "$parent" 2>/dev/null; 
 	sleep 0.2
 	i=$((i + 1))
 done
-read -r parent child range addr <"$work/pids" || { echo "FAIL snapshot-live: the target did not start"; exit 1; }
+read -r parent child range addr sparse <"$work/pids" || { echo "FAIL snapshot-live: the target did not start"; exit 1; }
 sleep 0.3	# the child's write
 kill -STOP "$parent" "$child"
 
@@ -84,6 +91,7 @@ same maps-child maps -b -r --output-all "$child"
 filter=cat
 same pages pages "$parent" "$range"
 same pages-json pages -J "$child" "$range"
+same pages-sparse pages "$parent" "$sparse"
 # USER: a replay shows UIDs, not this machine's names for them (as --root does); PSS and USS: see above.
 same ps ps -b -p "$parent,$child" -o PID,COMMAND,RSS,SWAP,HUGETLB
 same ps-exact ps --exact -b -p "$parent,$child" -o PID,COMMAND,RSS,SWAP,HUGETLB,SOURCE
