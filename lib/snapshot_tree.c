@@ -221,7 +221,6 @@ static int extract_section(struct extract *x, const struct pm_snapshot_section *
 	return pm_snapshot_read(x->s, sec, write_extent, x);
 }
 
-/* Extract into @dir; with @words, the word files stay empty (sparse, of their length) and @words learns them. */
 /*
  * Where a keyed snapshot's frames start: META key_lift (pagemap-snapshot(5)),
  * so walks over all frames skip the indices below it, which no frame moved
@@ -260,6 +259,7 @@ static int write_frame_start(struct pm_snapshot *s, int dirfd)
 	return r;
 }
 
+/* Extract into @dir; with @words, the word files stay empty (sparse, of their length) and @words learns them. */
 static int extract(struct pm_snapshot *s, const char *dir, struct pmi_snap_words *words)
 {
 	struct pm_snapshot_section sec = { 0 };
