@@ -19,7 +19,8 @@ struct unscramble {
 	int kind;			/* of the chunk: 0 pagemap words, 1 kpage words, -1 bytes copied as is */
 	char *features;			/* pagemap-features with zero_pfn restored */
 	size_t features_len;
-	uint64_t *moved;		/* kpage chunk: new index, word pairs */
+	uint64_t *moved;		/* kpage chunk: new index, word pairs, gathered over all its extents */
+	size_t nmoved;
 	uint64_t lift;			/* META key_lift (0 in files written before it) */
 	uint64_t kp_words;		/* the kpage file being read: its length in words once unscrambled */
 	char why[160];			/* a damaged file's one-line reason */
@@ -81,6 +82,31 @@ static int cmp_pair(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * The kpage words gathered from a chunk, into their stream in index order.
+ * Sorted per extent instead, a keyed chunk's one-word extents (frames
+ * scattered by the permutation) went back in random order, and the stream
+ * started a chunk at each step back: a chunk per word, and a replay of the
+ * unscrambled file that decoded one per lookup (23 s under ASan for `shared`
+ * of two small processes, against 0.4 s for the keyed file).
+ */
+static int flush_moved(struct unscramble *u)
+{
+	struct snap_ws *ws;
+	size_t i;
+	int r = 0;
+
+	if (!u->nmoved)
+		return 0;
+	if (!(ws = stream(u, u->file, 1, &r)))
+		return r;
+	qsort(u->moved, u->nmoved, 16, cmp_pair);
+	for (i = 0; i < u->nmoved && !r; i++)
+		r = pmi_snap_ws_add(ws, u->moved[2 * i], &u->moved[2 * i + 1], 1);
+	u->nmoved = 0;
+	return r;
+}
+
 static int on_extent(void *data, uint64_t off, const void *buf, size_t len)
 {
 	struct unscramble *u = data;
@@ -100,19 +126,18 @@ static int on_extent(void *data, uint64_t off, const void *buf, size_t len)
 		}
 		return r;
 	}
-	for (i = 0; i < n; i++) {	/* kpage words go back to their frames' indices, in order */
+	for (i = 0; i < n && !r; i++) {	/* kpage words go back to their frames' indices, sorted per chunk */
 		uint64_t y = off / 8 + i, x = pmi_perm_inv(&u->perm[0], y);
 		if (y < u->lift || x >= u->kp_words) {	/* no frame moves there: the file was not written so */
 			snprintf(u->why, sizeof(u->why), "a kpage word at index %llu, outside the keyed frames",
 				 (unsigned long long)y);
 			return -EBADMSG;
 		}
-		u->moved[2 * i] = x;
-		u->moved[2 * i + 1] = in[i];
+		if (u->nmoved == SNAP_MAX_WORDS && (r = flush_moved(u)))
+			break;
+		u->moved[2 * u->nmoved] = x;
+		u->moved[2 * u->nmoved++ + 1] = in[i];
 	}
-	qsort(u->moved, n, 16, cmp_pair);
-	for (i = 0; i < n && !r; i++)
-		r = pmi_snap_ws_add(ws, u->moved[2 * i], &u->moved[2 * i + 1], 1);
 	return r;
 }
 
@@ -191,6 +216,8 @@ static int copy_all(struct unscramble *u)
 			if (u->kind == 1 && (r = kpage_words(u, &sec, &u->kp_words)))
 				return r;
 			r = pm_snapshot_read(u->s, &sec, on_extent, u);
+			if (u->kind == 1)	/* a damaged chunk's words are not written */
+				r = r ? (u->nmoved = 0, r) : flush_moved(u);
 		}
 	}
 	for (unsigned i = 0; i < MAX_STREAMS; i++) {

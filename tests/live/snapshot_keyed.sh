@@ -157,6 +157,16 @@ fi
 
 for m in keyed block; do
 	"$pagemap" snapshot --unscramble --key "$w/key" -o "$w/un-$m.snap" "$w/$m.snap" || fail "unscramble-$m"
+	# Its kpage words go back in index order a chunk at a time: no more WORDS chunks than the keyed file's
+	# (sorted per extent, they made a chunk per word, and replays that decoded one per lookup).
+	kc=$("$pagemap" snapshot --list "$w/$m.snap" | grep -c ' WORDS .* proc/kpage')
+	uc=$("$pagemap" snapshot --list "$w/un-$m.snap" | grep -c ' WORDS .* proc/kpage')
+	if [ "$kc" -gt 0 ] && [ "$uc" -le "$kc" ]; then
+		pass "unscramble-$m-chunks"
+	else
+		fail "unscramble-$m-chunks"
+		echo "  kpage WORDS chunks: $kc keyed, $uc unscrambled"
+	fi
 	# The kpage words are read by scrambled frame: the keyed file replays as its unscrambled copy (phys -p
 	# without its PFN column; its keyed rows split where runs of frames were contiguous: pages summed per
 	# address, flags, count, cgroup and path), and phys walks the same frames (from key_lift, not from 0).
