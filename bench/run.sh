@@ -62,7 +62,7 @@ rev=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "pagemap $rev; kernel $(uname -r); $(nproc) CPUs; THP $(cat /sys/kernel/mm/transparent_hugepage/enabled); load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # The measured commands: label, then the command; PID is substituted.
-labels=(raw-pread maps-pread raw-scan maps-scan maps-scan-default)
+labels=(raw-pread maps-pread raw-scan maps-scan maps-scan-default maps-default)
 command_for() {
 	case $1 in
 	raw-pread) echo "$raw pread $2" ;;
@@ -70,6 +70,7 @@ command_for() {
 	raw-scan) echo "$raw scan $2" ;;
 	maps-scan) echo "$tool --backend scan maps -o $scan_cols $2" ;;
 	maps-scan-default) echo "$tool --backend scan maps $2" ;;
+	maps-default) echo "$tool maps $2" ;;
 	esac
 }
 
@@ -157,7 +158,7 @@ for shape in $(for l in $layouts; do for t in $thp_modes; do echo "$t/$l"; done;
 		cpu=$(col 3 | median)
 		eval "wall_${l//-/_}=$wall cpu_${l//-/_}=$cpu"
 		case $l in
-		maps-pread) bw=$wall_raw_pread bc=$cpu_raw_pread ;;
+		maps-pread | maps-default) bw=$wall_raw_pread bc=$cpu_raw_pread ;;
 		maps-scan | maps-scan-default) bw=$wall_raw_scan bc=$cpu_raw_scan ;;
 		*) bw=$wall bc=$cpu ;;
 		esac
@@ -177,7 +178,7 @@ for shape in $(for l in $layouts; do for t in $thp_modes; do echo "$t/$l"; done;
 	summary+=("THP $thp, $layout: maps pread/raw-pread: $(ratio "$wall_maps_pread" "$wall_raw_pread")x (target ${target_ratio}x; CPU time $(ratio "$cpu_maps_pread" "$cpu_raw_pread")x)")
 	summary+=("THP $thp, $layout: maps scan/raw-scan: $(ratio "$wall_maps_scan" "$wall_raw_scan")x (target ${target_ratio}x; CPU time $(ratio "$cpu_maps_scan" "$cpu_raw_scan")x)")
 	fastest=$(printf '%s\n' "$wall_raw_pread" "$wall_raw_scan" | sort -g | head -n 1)
-	summary+=("THP $thp, $layout: maps (default back end and columns)/the faster raw reader: $(ratio "$wall_maps_scan_default" "$fastest")x (target ${target_ratio}x)")
+	summary+=("THP $thp, $layout: maps (default back end and columns)/the faster raw reader: $(ratio "$wall_maps_default" "$fastest")x; /raw pread, the reader of the same answer: $(ratio "$wall_maps_default" "$wall_raw_pread")x (target ${target_ratio}x; CPU time $(ratio "$cpu_maps_default" "$cpu_raw_pread")x)")
 	summary+=("THP $thp, $layout: maps scan default columns/raw-scan: $(ratio "$wall_maps_scan_default" "$wall_raw_scan")x (information; CPU time $(ratio "$cpu_maps_scan_default" "$cpu_raw_scan")x)")
 	stop_target
 done

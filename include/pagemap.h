@@ -636,7 +636,8 @@ PM_API struct pm_mapstat *pm_mapstat_open(struct pm_target *t, unsigned walk_fla
 
 /*
  * pm_mapstat_next - the next mapping and its usage (both borrowed until the
- * next call). Returns 0, 1 at the end, or -errno as pm_walk_next.
+ * next call). Returns 0, 1 at the end, or -errno as pm_walk_next; a mapping
+ * whose walk failed gives no row, and every later call returns that error.
  */
 PM_API int pm_mapstat_next(struct pm_mapstat *it, const struct pm_mapping **map, const struct pm_usage **usage);
 

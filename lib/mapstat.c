@@ -7,8 +7,7 @@
 
 struct pm_mapstat {
 	struct pm_walk *walk;
-	struct pm_run run;	/* the walk's next run, copied: it is borrowed only until the next call */
-	bool have_run, walk_done;
+	bool walk_done;
 	struct pm_mapping map;	/* the mapping being summed, with its path copied below */
 	char *path;
 	size_t path_cap;
@@ -89,31 +88,9 @@ struct pm_mapstat *pm_mapstat_open(struct pm_target *t, unsigned walk_flags)
 	return it;
 }
 
-/* Make the walk's next run it->run; returns 0 (have_run says if there is one) or -errno. */
-static int fetch_run(struct pm_mapstat *it)
+/* Copy mapping @m: the walk reuses its line buffer once it moves on. */
+static int take_mapping(struct pm_mapstat *it, const struct pm_mapping *m)
 {
-	const struct pm_run *r;
-	int rc;
-
-	if (it->have_run || it->walk_done)
-		return 0;
-	rc = pm_walk_next(it->walk, &r);
-	if (rc < 0)
-		return rc;
-	if (rc == 1) {
-		it->walk_done = true;
-		return 0;
-	}
-	it->run = *r;
-	it->have_run = true;
-	return 0;
-}
-
-/* Copy the mapping of it->run: the walk reuses its line buffer once it moves on. */
-static int take_mapping(struct pm_mapstat *it)
-{
-	const struct pm_mapping *m = it->run.map;
-
 	if (m->path_len + 1 > it->path_cap) {
 		char *p = realloc(it->path, m->path_len + 1);
 		if (!p)
@@ -129,27 +106,27 @@ static int take_mapping(struct pm_mapstat *it)
 
 int pm_mapstat_next(struct pm_mapstat *it, const struct pm_mapping **map, const struct pm_usage **usage)
 {
-	int rc = it->err ? it->err : fetch_run(it);
+	const struct pm_mapping *m;
+	int rc;
 
-	if (rc < 0)
-		return rc;
-	if (!it->have_run)
+	if (it->err)
+		return it->err;
+	if (it->walk_done)
 		return 1;
-	rc = take_mapping(it);
-	if (rc < 0)
-		return rc;
 	memset(&it->usage, 0, sizeof(it->usage));
 	memset(&it->bytes, 0, sizeof(it->bytes));
-	/* Runs never span mappings: sum until the walk's mapping changes. */
-	while (it->have_run && it->run.map->start == it->map.start) {
-		pm_flag_bytes_add(&it->bytes, &it->run);
-		it->have_run = false;
-		rc = fetch_run(it);
-		if (rc < 0) {	/* give the row so far; the error comes with the next call */
-			it->err = rc;
-			break;
-		}
+	rc = pmi_walk_sum_mapping(it->walk, &it->bytes, &m);
+	if (rc == 1) {
+		it->walk_done = true;
+		return 1;
 	}
+	if (rc < 0) {	/* no row of a mapping whose sums are partial (a truncated replay, a target gone) */
+		it->err = rc;
+		return rc;
+	}
+	rc = take_mapping(it, m);
+	if (rc < 0)
+		return rc;
 	usage_from_bytes(&it->usage, &it->bytes);
 	*map = &it->map;
 	*usage = &it->usage;

@@ -14,7 +14,11 @@ int pmi_scan_step(int fd, struct pm_scan_arg *arg, uint64_t end, struct page_reg
 	n = ioctl(fd, PAGEMAP_SCAN, arg);
 	if (n < 0)
 		return -errno;
-	if (!vec_len || (size_t)n < vec_len)
+	if (arg->max_pages) {	/* a bounded call may stop early: at walk_end, never before its last region's end */
+		uint64_t s = n > 0 && vec[n - 1].end > arg->walk_end ? vec[n - 1].end : arg->walk_end;
+
+		arg->start = s > arg->start && s < end ? s : end;
+	} else if (!vec_len || (size_t)n < vec_len)
 		arg->start = end;
 	else	/* full: walk_end may be stale, never resume before the last region's end */
 		arg->start = arg->walk_end > vec[n - 1].end ? arg->walk_end : vec[n - 1].end;

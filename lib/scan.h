@@ -12,7 +12,9 @@
  * the whole range in one call). Afterwards arg->start is where the next call
  * starts: @end once the answer was not full, else the later of walk_end and
  * the last region's end, because 6.12-6.18 return a stale walk_end after
- * more than 512 regions in one call (docs/kernel-interface.md §6.2).
+ * more than 512 regions in one call (docs/kernel-interface.md §6.2). A call
+ * with arg->max_pages set stops once that many pages (holes inside mappings
+ * count) were walked: it resumes at that later point whatever the count.
  * Returns the number of regions, or -errno.
  */
 int pmi_scan_step(int fd, struct pm_scan_arg *arg, uint64_t end, struct page_region *vec, size_t vec_len);

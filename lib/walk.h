@@ -45,15 +45,25 @@ struct pm_walk {
 	size_t buf_n;
 	uint64_t thp_end;		/* pread: end of the PMD block found huge */
 	struct pm_kpage *kpage;		/* kpageflags to confirm a huge block, or NULL */
+	bool kpage_tried;		/* opened on the first huge block, once */
 
 	struct page_region *vec;	/* scan results for the current mapping */
 	size_t vec_n, vec_pos;
 	uint64_t scan_next;
 	uint64_t scan_mask;
 	uint64_t scan_far;		/* one call may scan ahead to here, past the mapping (0: never; see scan_refill) */
+	bool hybrid;			/* auto back end, entries wanted, frames shown: 4 KiB mappings go by pread (decide_mapping) */
+	bool decided;			/* hybrid: the current mapping's way is chosen */
+	bool seg_pread;			/* the segment is a mapping's rest read by pread: huge blocks told by frames */
+	uint64_t free_end;		/* hybrid: scans below here are not bounded (a mapping that keeps the scan) */
 
 	struct pm_run pending, out;
 	bool has_pending;
+	struct pm_flag_bytes *sums;	/* pmi_walk_sum_mapping: pages are summed here by flag, no run is built */
+
+	/* The last empty [0] and present [1] entries decoded: their flags depend on bits 55-63 alone. */
+	uint64_t memo_key[2];		/* (raw >> 55) + 1; 0: none yet */
+	struct pm_entry memo[2];
 
 	/* Hidden frames with swap on: smaps Swap of each mapping tells uffd-wp markers from swap. */
 	struct pm_smaps_swap *smaps;

@@ -72,6 +72,10 @@ static bool huge_block(struct pm_walk *w, const uint64_t *e, size_t avail)
 	if (diff)
 		return false;
 	/* Contiguous and aligned: a huge page unless the buddy allocator was very kind. */
+	if (!w->kpage_tried) {	/* opened here, not per walk: most walks never meet such a block */
+		w->kpage_tried = true;
+		w->kpage = pm_kpage_open(w->t->ctx);	/* NULL: nothing to confirm with */
+	}
 	if (!w->kpage || pmi_kpage_word(w->kpage, PM_KPAGE_FLAGS, pfn, &kpf) != 1)
 		return true;
 	return kpf & ((1ULL << KPF_THP) | (1ULL << KPF_HUGE));
@@ -158,12 +162,26 @@ static const struct pm_decode_info *decode_info(struct pm_walk *w, uint64_t raw,
 int pmi_walk_add_entries(struct pm_walk *w, uint64_t addr, uint64_t n)
 {
 	size_t i = (size_t)((addr >> w->shift) - w->buf_vpn);
+	uint64_t raw = w->buf[i];
 	struct pm_decode_info tmp;
 	struct pm_entry e;
 	uint32_t fl;
 
-	/* An impossible entry still carries its bits. */
-	pm_entry_decode(w->buf[i], decode_info(w, w->buf[i], &tmp), &e);
+	/* A sparse layout alternates present and empty entries: each kind is decoded once, not per page. */
+	bool present = raw & PME_PRESENT, memo = !(raw & PME_SWAP) && (present || !(raw & PME_PFRAME_MASK));
+
+	if (memo && w->memo_key[present] == (raw >> PME_HIGH_SHIFT) + 1) {
+		e = w->memo[present];
+		e.raw = raw;
+		e.pfn = (e.flags & PM_PAGE_FRAME) ? raw & PME_PFRAME_MASK : 0;
+	} else {
+		/* An impossible entry still carries its bits. */
+		pm_entry_decode(raw, decode_info(w, raw, &tmp), &e);
+		if (memo) {
+			w->memo_key[present] = (raw >> PME_HIGH_SHIFT) + 1;
+			w->memo[present] = e;
+		}
+	}
 	fl = e.flags | w->seg.flags;
 	if (addr < w->thp_end)
 		fl |= PM_PAGE_THP;
@@ -205,7 +223,7 @@ uint64_t pmi_walk_entry_piece(struct pm_walk *w, uint64_t addr)
 {
 	size_t i = (size_t)((addr >> w->shift) - w->buf_vpn), lim = w->buf_n;
 	uint64_t seg_lim = (w->seg.end >> w->shift) - w->buf_vpn;
-	bool thp_probe = w->backend == PM_BACKEND_PREAD && w->t->decode.frame_visible;
+	bool thp_probe = (w->backend == PM_BACKEND_PREAD || w->seg_pread) && w->t->decode.frame_visible;
 
 	if (seg_lim < lim)
 		lim = (size_t)seg_lim;

@@ -1212,6 +1212,145 @@ static int no_false_zero(void)
 	return T_PASS;
 }
 
+/*
+ * The auto back end with entries (what `maps` asks) samples each mapping
+ * by a bounded scan: 4 KiB pages to read go by pread alone, huge pages and
+ * mostly empty space keep the scan (lib/walk.c decide_mapping). Regions of
+ * this process, apart (PROT_NONE between them, so no two merge): dense and
+ * sparse 4 KiB ones past the 32 MiB sample, THP, and 1 GiB with 3 pages.
+ * Every back end must give the same sums; the log says which way each went.
+ */
+enum { H_DENSE, H_SPARSE, H_THP, H_EMPTY, NH };
+
+struct hybrid_log {
+	char lines[64][256];
+	unsigned n;
+};
+
+static void hybrid_log_line(void *data, const char *line)
+{
+	struct hybrid_log *l = data;
+
+	if (l->n < 64)
+		snprintf(l->lines[l->n++], sizeof(l->lines[0]), "%s", line);
+}
+
+static bool went_pread(const struct hybrid_log *l, uint64_t start, uint64_t end)
+{
+	char want[80];
+	unsigned i;
+
+	snprintf(want, sizeof(want), "%#llx-%#llx:", (unsigned long long)start, (unsigned long long)end);
+	for (i = 0; i < l->n; i++)
+		if (strstr(l->lines[i], want) && strstr(l->lines[i], "rest by pread"))
+			return true;
+	return false;
+}
+
+/* The sums of each region from one pm_mapstat walk of this process with back end @b. */
+static int hybrid_sums(struct pm_target *t, enum pm_backend b, char *const *r, const size_t *len, struct pm_usage *u)
+{
+	const struct pm_mapping *m;
+	const struct pm_usage *mu;
+	struct pm_mapstat *it;
+	int rc, i, found = 0;
+
+	pm_ctx_set_backend(ctx, b);
+	it = pm_mapstat_open(t, PM_WALK_ENTRIES);
+	if (!it)
+		return -errno;
+	while ((rc = pm_mapstat_next(it, &m, &mu)) == 0)
+		for (i = 0; i < NH; i++)
+			if (m->start == (uint64_t)(uintptr_t)r[i] && m->end == m->start + len[i]) {
+				u[i] = *mu;
+				found++;
+			}
+	pm_mapstat_close(it);
+	pm_ctx_set_backend(ctx, PM_BACKEND_AUTO);
+	return rc < 0 ? rc : found == NH ? 0 : -ENOENT;
+}
+
+static int hybrid_backend(void)
+{
+	static const enum pm_backend bs[] = { PM_BACKEND_PREAD, PM_BACKEND_SCAN };
+	const size_t len[NH] = { 64 << 20, 96 << 20, 16 << 20, (size_t)1 << 30 };
+	struct pm_usage u[NH], o[NH];
+	struct hybrid_log log = { .n = 0 };
+	size_t total = 0, off = 0, j, pmd;
+	struct pm_target *t;
+	char *base, *r[NH];
+	int i, b, rc;
+
+	if (!init_ctx())
+		return T_FAIL;
+	pmd = feat->pmd_size ? feat->pmd_size : 2 << 20;
+	if (!kernel_has_scan())
+		return t_skip("no PAGEMAP_SCAN (Linux 6.7+): auto is the pread back end");
+	if (!feat->privileged || feat->pfn_view != PM_PFN_VISIBLE)
+		return t_skip("frames hidden from this reader: the auto back end keeps the scan (huge pages need it)");
+	if (PM_ASAN)
+		return t_skip("ASan build: its shadow of 1 GiB regions is not what is measured here");
+	for (i = 0; i < NH; i++)
+		total += len[i] + 2 * pmd;
+	base = mmap(NULL, total + pmd, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED)
+		return t_skip("cannot reserve the regions");
+	off = pmd - ((uintptr_t)base & (pmd - 1));
+	for (i = 0; i < NH; i++) {	/* PMD-aligned, a PROT_NONE PMD between any two */
+		r[i] = base + off;
+		if (mprotect(r[i], len[i], PROT_READ | PROT_WRITE) != 0) {
+			munmap(base, total + pmd);
+			return t_skip(strerror(errno));
+		}
+		madvise(r[i], len[i], i == H_THP ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+		off += len[i] + 2 * pmd;
+	}
+	memset(r[H_DENSE], 1, len[H_DENSE]);
+	for (j = 0; j < len[H_SPARSE]; j += 2 * ps)
+		r[H_SPARSE][j] = 1;
+	memset(r[H_THP], 1, len[H_THP]);
+	for (j = 0; j < 3; j++)
+		r[H_EMPTY][j * (len[H_EMPTY] / 3)] = 1;
+
+	t = pm_target_open(ctx, getpid());
+	CHECK(t != NULL);
+	if (!t) {
+		munmap(base, total + pmd);
+		return T_FAIL;
+	}
+	pm_ctx_set_log(ctx, hybrid_log_line, &log);
+	rc = hybrid_sums(t, PM_BACKEND_AUTO, r, len, u);
+	pm_ctx_set_log(ctx, NULL, NULL);
+	CHECK_EQ_U64(-rc, 0);
+	/* The layout itself, as written. */
+	CHECK_EQ_U64(u[H_DENSE].present, len[H_DENSE]);
+	CHECK_EQ_U64(u[H_DENSE].exclusive, len[H_DENSE]);
+	CHECK_EQ_U64(u[H_SPARSE].present, len[H_SPARSE] / 2);
+	CHECK_EQ_U64(u[H_SPARSE].exclusive, len[H_SPARSE] / 2);
+	CHECK_EQ_U64(u[H_EMPTY].present, 3 * ps);
+	CHECK_EQ_U64(u[H_THP].present, len[H_THP]);
+	printf("  THP region: %llu of %zu bytes in huge pages\n", (unsigned long long)u[H_THP].thp, len[H_THP]);
+	/* The way each went: 4 KiB pages to read by pread, the rest by the scan. */
+	CHECK(went_pread(&log, (uintptr_t)r[H_DENSE], (uintptr_t)r[H_DENSE] + len[H_DENSE]));
+	CHECK(went_pread(&log, (uintptr_t)r[H_SPARSE], (uintptr_t)r[H_SPARSE] + len[H_SPARSE]));
+	CHECK(!went_pread(&log, (uintptr_t)r[H_EMPTY], (uintptr_t)r[H_EMPTY] + len[H_EMPTY]));
+	if (u[H_THP].thp == len[H_THP])
+		CHECK(!went_pread(&log, (uintptr_t)r[H_THP], (uintptr_t)r[H_THP] + len[H_THP]));
+	/* Every back end gives the same sums (whichever way the THP region went). */
+	for (b = 0; b < 2; b++) {
+		rc = hybrid_sums(t, bs[b], r, len, o);
+		CHECK_EQ_U64(-rc, 0);
+		for (i = 0; rc == 0 && i < NH; i++) {
+			if (memcmp(&u[i], &o[i], sizeof(u[i])) != 0)
+				printf("  region %d: %s sums differ from auto's\n", i, pm_backend_name(bs[b]));
+			CHECK(memcmp(&u[i], &o[i], sizeof(u[i])) == 0);
+		}
+	}
+	pm_target_close(t);
+	munmap(base, total + pmd);
+	return T_PASS;
+}
+
 static int features_root(void)
 {
 	int zero;
@@ -1239,4 +1378,4 @@ static int features_root(void)
 
 T_MAIN(T(features_root), T(zero_probe), T(no_false_zero), T(walk_vs_smaps), T(backends_agree), T(subrange_walks), T(region_anon), T(region_file), T(region_memfd),
        T(region_thp), T(thp_pte_mapped), T(region_cow), T(region_guard), T(region_uffd), T(region_protnone), T(region_zero), T(region_hzero),
-       T(soft_dirty_child), T(sparse_walk_end), T(exit_race), T(exec_race), T(open_errors), T(bounded_memory))
+       T(soft_dirty_child), T(sparse_walk_end), T(hybrid_backend), T(exit_race), T(exec_race), T(open_errors), T(bounded_memory))
