@@ -11,7 +11,8 @@
 # pagemap track used in the rest (how many, their mean) and its estimate there (mean), and the load average.
 # The steady share is also given against the median of the writer's per-second rates in the same window (its own
 # speed between the fault bursts, in the same run: the untracked runs before and after may see another load).
-# BENCH_COST_LOG=FILE appends each budgeted run's per-second counts and records to FILE.
+# BENCH_COST_LOG=FILE appends each budgeted run's per-second counts and records to FILE, the other runs' rates, the
+# floor's harvests (how many, how long) and the records of pagemap track without a budget.
 # BENCH_COST_METHOD=NAME passes `-m NAME` to pagemap track (default: its auto choice); BENCH_COST_FLOORS="uffd" the
 # floors to measure, one column each: uffd, sd-read (pagemap read + clear_refs 4), sd-scan (PAGEMAP_SCAN for
 # PAGE_IS_SOFT_DIRTY + clear_refs 4). The soft-dirty guests (bench/run-cost-vm.sh) set both.
@@ -75,6 +76,7 @@ one_run() {
 		sleep 1
 		kill -USR1 "$wpid"
 		wait_rate
+		[ -n "${BENCH_COST_LOG:-}" ] && echo "# $gib GiB $hot % $iv s $mode: rate $rate $(grep '^floor' "$tmp/w.out")" >>"$BENCH_COST_LOG"
 		echo "$rate"
 		return ;;
 	track0) mo=0 ;;
@@ -90,6 +92,7 @@ one_run() {
 	wait_rate
 	wait "$tpid"
 	if [ "$mode" = track0 ]; then
+		[ -n "${BENCH_COST_LOG:-}" ] && { echo "# $gib GiB $hot % $iv s track0: rate $rate"; sed 's/,"maps".*//' "$tmp/t.json"; } >>"$BENCH_COST_LOG"
 		awk -v r="$rate" -F'[:,]' '{ for (i = 1; i < NF; i++) if ($i == "\"overhead\"") { o += $(i + 1); k++ } }
 			END { printf "%s - %.1f\n", r, (k ? o / k : 0) }' "$tmp/t.json"
 		return
