@@ -74,7 +74,7 @@ bench-cost: all $(BUILD)/bench/hotwriter
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-cost.sh
 
 # The same with the soft-dirty method in the 6.1 and 6.12 guests of ../shared/tools/kernel-matrix/run-in-vm.sh
-# (QEMU under TCG; run-in-vm.sh --setup first): 1 GiB in a 3 GiB guest, seconds scaled down; about 25 min.
+# (QEMU under TCG; run-in-vm.sh --setup first): 1 GiB in a 3 GiB guest, seconds scaled down; about 20 min.
 .PHONY: bench-cost-vm
 bench-cost-vm: all $(BUILD)/bench/hotwriter
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-cost-vm.sh
