@@ -42,7 +42,8 @@ envs=(-e "BENCH_TOOL=$rev" -e BENCH_COST_METHOD=soft-dirty -e BENCH_MEM_WAIT=0
       -e "BENCH_COST_REPS=${BENCH_COST_REPS:-1}" -e "BENCH_COST_MAXOVER=${BENCH_COST_MAXOVER:-10}"
       -e "HOTWRITER_FLUSH_MS=${HOTWRITER_FLUSH_MS:-100}")
 [ -n "${BENCH_COST_LOG:-}" ] && envs+=(-e BENCH_COST_LOG=/tmp/cost.log)
-# The guest prints the log between markers after the table, for the host to keep.
+# The guest prints the log between markers after the table, for the host to keep (expanded in the guest).
+# shellcheck disable=SC2016
 cmd='export BENCH_BUILD=/km/tests/build; ./bin/bash bench/run-cost.sh; rc=$?
 [ -n "${BENCH_COST_LOG:-}" ] && [ -f "$BENCH_COST_LOG" ] && { echo "@@cost-log-begin"; cat "$BENCH_COST_LOG"; echo "@@cost-log-end"; }
 exit $rc'
