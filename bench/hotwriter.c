@@ -181,7 +181,7 @@ static int floor_start(struct floor *f, pthread_t *th)
  * when it was full), so a writer that nothing flushes keeps a TLB of 256 entries and misses on most writes, while
  * a tracked one (clear_refs flushes) gets one that holds its hot set and runs up to 8x faster than untracked.
  * Real TLBs have one size; the first flushes give the emulated one the size the hot set needs in every run, the
- * later ones stand for a machine's other activity. Costs about 20 us a flush on the host.
+ * later ones stand for a machine's other activity. Off by default; on the host no visible cost at 100 ms.
  */
 static char *flush_mem;
 static double flush_every, flush_next;
