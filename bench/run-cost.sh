@@ -11,7 +11,11 @@
 # pagemap track used in the rest (how many, their mean) and its estimate there (mean), and the load average.
 # The steady share is also given against the median of the writer's per-second rates in the same window (its own
 # speed between the fault bursts, in the same run: the untracked runs before and after may see another load).
-# BENCH_COST_LOG=FILE appends each budgeted run's per-second counts and records to FILE.
+# BENCH_COST_LOG=FILE appends each budgeted run's per-second counts and records to FILE, the other runs' rates, the
+# floor's harvests (how many, how long) and the records of pagemap track without a budget.
+# BENCH_COST_METHOD=NAME passes `-m NAME` to pagemap track (default: its auto choice); BENCH_COST_FLOORS="uffd" the
+# floors to measure, one column each: uffd, sd-read (pagemap read + clear_refs 4), sd-scan (PAGEMAP_SCAN for
+# PAGE_IS_SOFT_DIRTY + clear_refs 4). The soft-dirty guests (bench/run-cost-vm.sh) set both.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${BENCH_BUILD:-$here/../build}
@@ -27,6 +31,8 @@ secs=${BENCH_COST_SECS:-10}
 maxover=${BENCH_COST_MAXOVER:-10}
 long=${BENCH_COST_LONG:-60}
 settle=${BENCH_COST_SETTLE:-20}
+floors=${BENCH_COST_FLOORS:-uffd}
+method=${BENCH_COST_METHOD:+-m $BENCH_COST_METHOD}
 
 # Start the writer; $1.. its arguments. Sets wpid; waits for "ready".
 start_writer() {
@@ -54,28 +60,30 @@ between_rate() {
 		printf "%.6g", (n ? (n % 2 ? d[(n - 1) / 2] : (d[n / 2 - 1] + d[n / 2]) / 2) : 0) }' "$tmp/w.out"
 }
 
-# One run: MODE untracked|floor|track0|trackN.
+# One run: MODE untracked|floor-MECH|track0|trackN.
 # untracked, floor: "rate"; track0: "rate - mean-estimate-%";
 # trackN: "first-rate steady-rate intervals-in-steady mean-interval-in-steady mean-estimate-in-steady-% fault-us last-interval
 # median-second-rate-in-steady".
 one_run() {
 	local mode=$1 gib=$2 hot=$3 iv=$4 tpid n mo
 	case $mode in
-	floor) start_writer "$gib" "$hot" "$secs" floor "$iv" || return ;;
+	floor-*) start_writer "$gib" "$hot" "$secs" floor "$iv" "${mode#floor-}" || return ;;
 	trackN) start_writer "$gib" "$hot" "$long" || return ;;
 	*) start_writer "$gib" "$hot" "$secs" || return ;;
 	esac
 	case $mode in
-	untracked | floor)
+	untracked | floor-*)
 		sleep 1
 		kill -USR1 "$wpid"
 		wait_rate
+		[ -n "${BENCH_COST_LOG:-}" ] && echo "# $gib GiB $hot % $iv s $mode: rate $rate $(grep '^floor' "$tmp/w.out")" >>"$BENCH_COST_LOG"
 		echo "$rate"
 		return ;;
 	track0) mo=0 ;;
 	*) mo=$maxover ;;
 	esac
-	"$tool" track -J --max-overhead "$mo" "$wpid" "$iv" >"$tmp/t.json" 2>"$tmp/t.err" &
+	# shellcheck disable=SC2086 # $method is "-m NAME" or nothing
+	"$tool" track -J $method --max-overhead "$mo" "$wpid" "$iv" >"$tmp/t.json" 2>"$tmp/t.err" &
 	tpid=$!
 	# Measure from the tracker's first interval on: armed, and (with a budget) widened once.
 	n=0
@@ -84,6 +92,7 @@ one_run() {
 	wait_rate
 	wait "$tpid"
 	if [ "$mode" = track0 ]; then
+		[ -n "${BENCH_COST_LOG:-}" ] && { echo "# $gib GiB $hot % $iv s track0: rate $rate"; sed 's/,"maps".*//' "$tmp/t.json"; } >>"$BENCH_COST_LOG"
 		awk -v r="$rate" -F'[:,]' '{ for (i = 1; i < NF; i++) if ($i == "\"overhead\"") { o += $(i + 1); k++ } }
 			END { printf "%s - %.1f\n", r, (k ? o / k : 0) }' "$tmp/t.json"
 		return
@@ -102,22 +111,25 @@ mean() { awk '{ s += $1; n++ } END { printf "%.6g", (n ? s / n : 0) }'; }
 
 reps=${BENCH_COST_REPS:-1}
 bench_snapshot_tool
-echo "writer: bench/hotwriter; $reps round(s) per row, each round untracked, floor, untracked, track, untracked, track"
+echo "writer: bench/hotwriter; $reps round(s) per row, each round untracked, floor ($floors), untracked, track, untracked, track"
 echo "--max-overhead $maxover, untracked; rates are the mean over rounds, as a share of the untracked mean ($secs s measured; $long s with the"
 echo "budget: its first $settle s apart, the widening; then the steady state, with the intervals that lay wholly in it)."
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) at start"
 echo
-echo "| size | hot set | interval | untracked writes/s (min-max) | floor | pagemap track (its estimate) | --max-overhead $maxover: first $settle s | steady ($settle-$long s) | steady, against its median second there | intervals in it (mean) | its estimate there | last next interval | fault cost (us) | load |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+[ -n "$method" ] && echo "pagemap track $method"
+fcols=$(for fl in $floors; do [ "$floors" = uffd ] && printf ' floor |' || printf ' floor (%s) |' "$fl"; done)
+echo "| size | hot set | interval | untracked writes/s (min-max) |$fcols pagemap track (its estimate) | --max-overhead $maxover: first $settle s | steady ($settle-$long s) | steady, against its median second there | intervals in it (mean) | its estimate there | last next interval | fault cost (us) | load |"
+echo "|---|---|---|---|$(for fl in $floors; do printf -- '---|'; done)---|---|---|---|---|---|---|---|---|"
 for gib in ${BENCH_COST_SIZES:-1 8}; do
 	wait_for_memory "$gib"
 	for hot in ${BENCH_COST_HOT:-0.1 1 10}; do
 		for iv in ${BENCH_COST_INTERVALS:-0.1 1}; do
-			: >"$tmp/u" ; : >"$tmp/f" ; : >"$tmp/t0" ; : >"$tmp/tn"
+			: >"$tmp/u" ; : >"$tmp/t0" ; : >"$tmp/tn"
+			for fl in $floors; do : >"$tmp/f-$fl"; done
 			# The untracked rate moves with the machine's load: measured between every two tracked runs.
 			for _ in $(seq "$reps"); do
 				one_run untracked "$gib" "$hot" "$iv" >>"$tmp/u"
-				one_run floor "$gib" "$hot" "$iv" >>"$tmp/f"
+				for fl in $floors; do one_run "floor-$fl" "$gib" "$hot" "$iv" >>"$tmp/f-$fl"; done
 				one_run untracked "$gib" "$hot" "$iv" >>"$tmp/u"
 				one_run track0 "$gib" "$hot" "$iv" >>"$tmp/t0"
 				one_run untracked "$gib" "$hot" "$iv" >>"$tmp/u"
@@ -125,12 +137,12 @@ for gib in ${BENCH_COST_SIZES:-1 8}; do
 				one_run untracked "$gib" "$hot" "$iv" >>"$tmp/u"
 			done
 			u=$(mean <"$tmp/u")
-			f=$(mean <"$tmp/f")
+			fr=$(for fl in $floors; do printf ' %s |' "$(ratio "$(mean <"$tmp/f-$fl")" "$u")"; done)
 			t0r=$(mean <"$tmp/t0")
 			t0e=$(awk '{ print ($3 == "" ? 0 : $3) }' "$tmp/t0" | mean)
 			col() { awk -v c="$1" '{ print ($c == "" ? 0 : $c) }' "$tmp/tn" | mean; }
 			us=$(awk '{ v = $1 + 0; if (NR == 1 || v < lo) lo = v; if (v > hi) hi = v } END { printf "%.2g-%.2g", lo, hi }' "$tmp/u")
-			echo "| $gib GiB | $hot % | $iv s | $(awk -v u="$u" 'BEGIN { printf "%.3g", u }') ($us) | $(ratio "$f" "$u") |" \
+			echo "| $gib GiB | $hot % | $iv s | $(awk -v u="$u" 'BEGIN { printf "%.3g", u }') ($us) |$fr" \
 			     "$(ratio "$t0r" "$u") ($t0e %) | $(ratio "$(col 1)" "$u") | **$(ratio "$(col 2)" "$u")** | $(ratio "$(col 2)" "$(col 8)") |" \
 			     "$(col 3) ($(col 4) s) | $(col 5) % | $(col 7) s | $(col 6) | $(cut -d' ' -f1 /proc/loadavg) |"
 		done
