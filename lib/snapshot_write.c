@@ -44,9 +44,11 @@ struct pm_snapshot_writer {
 
 struct snap_ws {
 	struct pm_snapshot_writer *w;
-	uint32_t id;
+	uint32_t id[3];			/* the files, one column each; the first chunk of a flush holds the extents */
+	unsigned ncol;
 	struct snap_extent ext[SNAP_MAX_WORDS];
-	uint64_t words[SNAP_MAX_WORDS];
+	uint64_t *col[3];		/* SNAP_MAX_WORDS words each */
+	uint64_t *any;			/* ncol > 1: the OR of the columns of what is being added (zero runs) */
 	size_t next, nwords;
 	int error;
 };
@@ -265,37 +267,76 @@ out:
 	return n < 0 ? (int)n : 0;
 }
 
-struct snap_ws *pmi_snap_ws_new(struct pm_snapshot_writer *w, uint32_t id)
+struct snap_ws *pmi_snap_ws_new_cols(struct pm_snapshot_writer *w, const uint32_t *id, unsigned ncol)
 {
-	struct snap_ws *ws = calloc(1, sizeof(*ws));
+	struct snap_ws *ws = ncol >= 1 && ncol <= 3 ? calloc(1, sizeof(*ws)) : NULL;
+	unsigned c;
 
-	if (ws) {
-		ws->w = w;
-		ws->id = id;
+	if (!ws)
+		return NULL;
+	ws->w = w;
+	ws->ncol = ncol;
+	for (c = 0; c < ncol; c++) {
+		ws->id[c] = id[c];
+		if (!(ws->col[c] = malloc(SNAP_MAX_WORDS * sizeof(uint64_t))))
+			goto fail;
 	}
+	if (ncol > 1 && !(ws->any = malloc(SNAP_READ_WORDS * sizeof(uint64_t))))
+		goto fail;
 	return ws;
+fail:
+	for (c = 0; c < ncol; c++)
+		free(ws->col[c]);
+	free(ws);
+	errno = ENOMEM;
+	return NULL;
 }
 
+struct snap_ws *pmi_snap_ws_new(struct pm_snapshot_writer *w, uint32_t id)
+{
+	return pmi_snap_ws_new_cols(w, &id, 1);
+}
+
+/*
+ * The pending words as one chunk per file: the first holds the extent list
+ * and its columns, the others their columns alone and, in the header's
+ * third field, the offset of the first (format version 3): the files of a
+ * multi-column stream hold words at the same indices, and an extent list
+ * of scattered frames costs more than their constant kpagecount or
+ * kpagecgroup columns.
+ */
 static int ws_flush(struct snap_ws *ws)
 {
 	unsigned char fixed[SNAP_CHUNK_FIXED];
+	uint64_t ref = 0;
+	unsigned c;
 	size_t n;
 
 	if (!ws->next || ws->error)
 		return ws->error;
-	n = pmi_snap_encode(ws->ext, ws->next, ws->words, ws->w->raw);
-	snap_put32(fixed, ws->id);
-	snap_put32(fixed + 4, (uint32_t)ws->nwords);
-	snap_put64(fixed + 8, 0);
-	ws->error = put_chunk(ws->w, PM_SNAPSHOT_WORDS, fixed, n);
+	for (c = 0; c < ws->ncol && !ws->error; c++) {
+		if (c == 0)
+			n = pmi_snap_encode(ws->ext, ws->next, ws->col[0], ws->w->raw);
+		else
+			n = pmi_snap_encode_columns(ws->col[c], ws->nwords, ws->w->raw);
+		snap_put32(fixed, ws->id[c]);
+		snap_put32(fixed + 4, (uint32_t)ws->nwords);
+		snap_put64(fixed + 8, ref);
+		ws->error = put_chunk(ws->w, PM_SNAPSHOT_WORDS, fixed, n);
+		if (!ws->error && c == 0)
+			ref = ws->w->idx[ws->w->nidx - 1].offset;
+	}
 	ws->next = ws->nwords = 0;
 	return ws->error;
 }
 
-/* Append @n words at @index (after what is pending), starting a new extent where they do not continue one. */
-static int ws_put(struct snap_ws *ws, uint64_t index, const uint64_t *words, size_t n)
+/* Append @n words of each column at @index (after what is pending), starting a new extent where they do not continue one. */
+static int ws_put(struct snap_ws *ws, uint64_t index, const uint64_t *const *cols, size_t n)
 {
-	while (n) {
+	size_t done = 0;
+	unsigned c;
+
+	while (done < n) {
 		struct snap_extent *e = ws->next ? &ws->ext[ws->next - 1] : NULL;
 		size_t k;
 		if (ws->nwords == SNAP_MAX_WORDS || (e && index < e->start + e->count)) {
@@ -308,13 +349,13 @@ static int ws_put(struct snap_ws *ws, uint64_t index, const uint64_t *words, siz
 			e->start = index;
 			e->count = 0;
 		}
-		k = n < SNAP_MAX_WORDS - ws->nwords ? n : SNAP_MAX_WORDS - ws->nwords;
-		memcpy(ws->words + ws->nwords, words, k * 8);
+		k = n - done < SNAP_MAX_WORDS - ws->nwords ? n - done : SNAP_MAX_WORDS - ws->nwords;
+		for (c = 0; c < ws->ncol; c++)
+			memcpy(ws->col[c] + ws->nwords, cols[c] + done, k * 8);
 		e->count += (uint32_t)k;
 		ws->nwords += k;
 		index += k;
-		words += k;
-		n -= k;
+		done += k;
 	}
 	return 0;
 }
@@ -341,24 +382,58 @@ static size_t ws_span(const uint64_t *words, size_t i, size_t n)
 	return end;
 }
 
-int pmi_snap_ws_add(struct snap_ws *ws, uint64_t index, const uint64_t *words, size_t n)
+/* Add @n words of each column at @index but for runs of zeros, @zero telling where (0 where every column is). */
+static int ws_add_nonzero(struct snap_ws *ws, uint64_t index, const uint64_t *const *cols, const uint64_t *zero,
+			  size_t n)
 {
+	const uint64_t *at[3];
 	size_t i = 0, z, e;
+	unsigned c;
 	int r;
 
 	while (i < n) {
-		for (z = i; z < n && !words[z]; z++)
+		for (z = i; z < n && !zero[z]; z++)
 			;
 		if (z - i >= SNAP_ZERO_RUN || z == n) {	/* holes read 0: zero runs are left out */
 			i = z;
 			continue;
 		}
-		e = ws_span(words, z, n);	/* a short zero run before a word goes along */
-		if ((r = ws_put(ws, index + i, words + i, e - i)))
+		e = ws_span(zero, z, n);	/* a short zero run before a word goes along */
+		for (c = 0; c < ws->ncol; c++)
+			at[c] = cols[c] + i;
+		if ((r = ws_put(ws, index + i, at, e - i)))
 			return r;
 		i = e;
 	}
 	return ws->error;
+}
+
+int pmi_snap_ws_add(struct snap_ws *ws, uint64_t index, const uint64_t *words, size_t n)
+{
+	if (ws->ncol != 1)
+		return -EINVAL;
+	return ws_add_nonzero(ws, index, &words, words, n);
+}
+
+int pmi_snap_ws_add_cols(struct snap_ws *ws, uint64_t index, const uint64_t *const *cols, size_t n)
+{
+	const uint64_t *at[3];
+	size_t done, k, i;
+	unsigned c;
+	int r;
+
+	if (ws->ncol == 1)
+		return ws_add_nonzero(ws, index, cols, cols[0], n);
+	for (done = 0; done < n; done += k) {	/* in pieces of the OR buffer's length */
+		k = n - done < SNAP_READ_WORDS ? n - done : SNAP_READ_WORDS;
+		for (i = 0; i < k; i++)
+			ws->any[i] = cols[0][done + i] | cols[1][done + i] | (ws->ncol > 2 ? cols[2][done + i] : 0);
+		for (c = 0; c < ws->ncol; c++)
+			at[c] = cols[c] + done;
+		if ((r = ws_add_nonzero(ws, index + done, at, ws->any, k)))
+			return r;
+	}
+	return 0;
 }
 
 int pmi_snap_ws_close(struct snap_ws *ws)
@@ -368,6 +443,9 @@ int pmi_snap_ws_close(struct snap_ws *ws)
 	if (!ws)
 		return 0;
 	r = ws_flush(ws);
+	for (unsigned c = 0; c < ws->ncol; c++)
+		free(ws->col[c]);
+	free(ws->any);
 	free(ws);
 	return r;
 }
@@ -532,6 +610,7 @@ void pm_snapshot_writer_free(struct pm_snapshot_writer *w)
 		return;
 	if (w->tmpname && !w->committed)
 		unlinkat(w->dirfd, w->tmpname, 0);
+	pmi_snap_ws_close(w->frames.joint);
 	for (int i = 0; i < 3; i++) {
 		pmi_snap_ws_close(w->frames.ws[i]);
 		if (w->frames.fd[i] >= 0)
