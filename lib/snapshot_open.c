@@ -309,6 +309,7 @@ bool pmi_snap_chunk_ref(const struct pm_snapshot *s, uint64_t offset, uint64_t *
 static int check_chunk_sec(struct pm_snapshot *s, struct snap_sec *c, const char *where)
 {
 	unsigned char fixed[SNAP_CHUNK_FIXED];
+	char named[SNAP_ERR_MAX / 2];
 	int r;
 
 	if (c->length < SNAP_CHUNK_FIXED)
@@ -320,6 +321,7 @@ static int check_chunk_sec(struct pm_snapshot *s, struct snap_sec *c, const char
 		return pmi_snap_fail(s, -EBADMSG, "%s: file id %u not declared", where, c->file);
 	if (s->files[c->file].kind != c->type)
 		return pmi_snap_fail(s, -EBADMSG, "%s: chunk kind does not match its file %s", where, s->files[c->file].path);
+	where = pmi_snap_sec_name(s, (size_t)(c - s->secs), named, sizeof(named));	/* now with its file's path */
 	if (c->type != PM_SNAPSHOT_WORDS)
 		return 0;
 	c->nwords = snap_get32(fixed + 4);
