@@ -16,6 +16,8 @@
 #define SNAP_STREAM_HELD	(8u << 20)	/* a /proc text file up to this is read once and held */
 #define SNAP_ZERO_RUN	16		/* a run of this many zero words is left out of a chunk (it reads 0) */
 #define SNAP_FILES_RAW	(64u << 10)	/* FILE records gathered into one FILES section at most */
+#define SNAP_HELD_RAW	(64u << 10)	/* bytes of small text chunks held back until their FILES section is written */
+#define SNAP_HELD_MAX	(16u << 10)	/* a chunk up to this may be held back */
 
 struct idx {
 	uint32_t type;
@@ -38,6 +40,8 @@ struct pm_snapshot_writer {
 	unsigned char *files;	/* FILE records not written yet: one FILES section for them all */
 	size_t files_len;
 	uint32_t files_count, files_first;
+	unsigned char *held;	/* BYTES chunks of files declared in the pending FILES: fixed, u32 length, bytes */
+	size_t held_len;
 	bool committed;
 	int error;		/* the first write error: every later call fails with it */
 };
@@ -106,36 +110,77 @@ static int put_section(struct pm_snapshot_writer *w, uint32_t type, const void *
  * memory blocks, per process text files), more than the pagemap of a
  * process with contiguous frames takes.
  */
-static int flush_files(struct pm_snapshot_writer *w)
+/* A chunk: @fixed (16 bytes) then @rawlen bytes of @raw, compressed, written now. */
+static int put_chunk_now(struct pm_snapshot_writer *w, uint32_t type, const unsigned char *fixed,
+			 const unsigned char *raw, size_t rawlen)
 {
 	size_t z;
 
-	if (!w->files_count || w->error)
-		return w->error;
-	snap_put32(w->pay, w->files_count);
-	snap_put32(w->pay + 4, w->files_first);
-	z = ZSTD_compressCCtx(w->cctx, w->pay + 8, ZSTD_compressBound(SNAP_MAX_RAW), w->files, w->files_len, SNAP_LEVEL);
-	w->files_count = 0;
-	w->files_len = 0;
+	memcpy(w->pay, fixed, SNAP_CHUNK_FIXED);
+	z = ZSTD_compressCCtx(w->cctx, w->pay + SNAP_CHUNK_FIXED, ZSTD_compressBound(SNAP_MAX_RAW), raw, rawlen,
+			      SNAP_LEVEL);
 	if (ZSTD_isError(z))
-		return w->error = -EIO;
-	return put_section(w, PM_SNAPSHOT_FILES, w->pay, 8 + z);
+		return -EIO;
+	return put_section(w, type, w->pay, SNAP_CHUNK_FIXED + z);
+}
+
+/* The BYTES chunks held back (pmi_snap_w_bytes), in the order they came. */
+static int flush_held(struct pm_snapshot_writer *w)
+{
+	size_t pos = 0, n;
+	int r = 0;
+
+	while (pos < w->held_len && !r) {
+		n = snap_get32(w->held + pos + SNAP_CHUNK_FIXED);
+		r = put_chunk_now(w, PM_SNAPSHOT_BYTES, w->held + pos, w->held + pos + SNAP_CHUNK_FIXED + 4, n);	/* w->raw
+					may hold the chunk being written */
+		pos += SNAP_CHUNK_FIXED + 4 + n;
+	}
+	w->held_len = 0;
+	return r ? (w->error = r) : 0;
+}
+
+/*
+ * The files declared since the last section as one FILES section (format
+ * version 2): u32 count, u32 first id, a zstd frame of the records. A FILE
+ * section each cost 40 bytes of header and index entry before its path, and
+ * a snapshot declares hundreds of small or empty files (the NUMA topology's
+ * memory blocks, per process text files), more than the pagemap of a
+ * process with contiguous frames takes. Then the chunks of small text
+ * files held back meanwhile: a chunk written at once would end the FILES
+ * section before it, and a FILES section of one record costs about 70
+ * bytes of header, index entry and zstd frame.
+ */
+static int flush_files(struct pm_snapshot_writer *w)
+{
+	size_t z;
+	int r;
+
+	if (w->error)
+		return w->error;
+	if (w->files_count) {
+		snap_put32(w->pay, w->files_count);
+		snap_put32(w->pay + 4, w->files_first);
+		z = ZSTD_compressCCtx(w->cctx, w->pay + 8, ZSTD_compressBound(SNAP_MAX_RAW), w->files, w->files_len,
+				      SNAP_LEVEL);
+		w->files_count = 0;
+		w->files_len = 0;
+		if (ZSTD_isError(z))
+			return w->error = -EIO;
+		if ((r = put_section(w, PM_SNAPSHOT_FILES, w->pay, 8 + z)))
+			return r;
+	}
+	return flush_held(w);
 }
 
 /* A chunk: @fixed (16 bytes) then @rawlen bytes of w->raw, compressed. */
 static int put_chunk(struct pm_snapshot_writer *w, uint32_t type, const unsigned char *fixed, size_t rawlen)
 {
-	size_t z;
 	int r;
 
 	if ((r = flush_files(w)))	/* a file's FILES section comes before its chunks */
 		return r;
-	memcpy(w->pay, fixed, SNAP_CHUNK_FIXED);
-	z = ZSTD_compressCCtx(w->cctx, w->pay + SNAP_CHUNK_FIXED, ZSTD_compressBound(SNAP_MAX_RAW), w->raw, rawlen,
-			      SNAP_LEVEL);
-	if (ZSTD_isError(z))
-		return -EIO;
-	return put_section(w, type, w->pay, SNAP_CHUNK_FIXED + z);
+	return put_chunk_now(w, type, fixed, w->raw, rawlen);
 }
 
 struct snap_frames *pmi_snap_w_frames(struct pm_snapshot_writer *w)
@@ -177,9 +222,17 @@ int pmi_snap_w_bytes(struct pm_snapshot_writer *w, uint32_t id, uint64_t off, co
 		snap_put32(fixed, id);
 		snap_put32(fixed + 4, 0);
 		snap_put64(fixed + 8, off);
-		memcpy(w->raw, buf, n);
-		if ((r = put_chunk(w, PM_SNAPSHOT_BYTES, fixed, n)))
-			return r;
+		if (w->files_count && id >= w->files_first && n <= SNAP_HELD_MAX &&
+		    w->held_len + SNAP_CHUNK_FIXED + 4 + n <= SNAP_HELD_RAW) {	/* after its FILES section */
+			memcpy(w->held + w->held_len, fixed, SNAP_CHUNK_FIXED);
+			snap_put32(w->held + w->held_len + SNAP_CHUNK_FIXED, (uint32_t)n);
+			memcpy(w->held + w->held_len + SNAP_CHUNK_FIXED + 4, buf, n);
+			w->held_len += SNAP_CHUNK_FIXED + 4 + n;
+		} else {
+			memcpy(w->raw, buf, n);
+			if ((r = put_chunk(w, PM_SNAPSHOT_BYTES, fixed, n)))
+				return r;
+		}
 		buf = (const char *)buf + n;
 		off += n;
 		len -= n;
@@ -504,7 +557,8 @@ struct pm_snapshot_writer *pm_snapshot_create(const char *path)
 	w->pay = malloc(SNAP_CHUNK_FIXED + ZSTD_compressBound(SNAP_MAX_RAW));
 	w->raw = malloc(pmi_snap_encode_bound(SNAP_MAX_WORDS, SNAP_MAX_WORDS));
 	w->files = malloc(SNAP_FILES_RAW);
-	if (!w->cctx || !w->pay || !w->raw || !w->files)
+	w->held = malloc(SNAP_HELD_RAW);
+	if (!w->cctx || !w->pay || !w->raw || !w->files || !w->held)
 		goto fail;
 	if ((r = split_path(w, path)) || (r = open_temp(w)))
 		goto fail;
@@ -629,5 +683,6 @@ void pm_snapshot_writer_free(struct pm_snapshot_writer *w)
 	free(w->pay);
 	free(w->raw);
 	free(w->files);
+	free(w->held);
 	free(w);
 }
