@@ -18,6 +18,7 @@
 #define SNAP_FILES_RAW	(64u << 10)	/* FILE records gathered into one FILES section at most */
 #define SNAP_HELD_RAW	(64u << 10)	/* bytes of small text chunks held back until their FILES section is written */
 #define SNAP_HELD_MAX	(16u << 10)	/* a chunk up to this may be held back */
+#define SNAP_META_HELD	8192u		/* META lines gathered into one section at most */
 
 struct idx {
 	uint32_t type;
@@ -42,6 +43,8 @@ struct pm_snapshot_writer {
 	uint32_t files_count, files_first;
 	unsigned char *held;	/* BYTES chunks of files declared in the pending FILES: fixed, u32 length, bytes */
 	size_t held_len;
+	char meta[SNAP_META_HELD];	/* META lines not written yet: one section for those added in a row */
+	size_t meta_len;
 	bool committed;
 	int error;		/* the first write error: every later call fails with it */
 };
@@ -82,6 +85,12 @@ static int put_section(struct pm_snapshot_writer *w, uint32_t type, const void *
 
 	if (w->error)
 		return w->error;
+	if (type != PM_SNAPSHOT_META && w->meta_len) {	/* the META lines added before it, in one section */
+		size_t n = w->meta_len;
+		w->meta_len = 0;
+		if ((r = put_section(w, PM_SNAPSHOT_META, w->meta, n)))
+			return r;
+	}
 	if (w->nidx == w->cap) {
 		size_t nc = w->cap ? w->cap * 2 : 256;
 		struct idx *ni = realloc(w->idx, nc * sizeof(*ni));
@@ -586,7 +595,15 @@ int pm_snapshot_add_meta(struct pm_snapshot_writer *w, const char *key, const ch
 	n = snprintf(line, sizeof(line), "%s=%s\n", key, value);
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return -E2BIG;
-	return put_section(w, PM_SNAPSHOT_META, line, (size_t)n);
+	if (w->meta_len + (size_t)n > sizeof(w->meta)) {	/* a section per META line cost 40 bytes of header and index */
+		size_t len = w->meta_len;
+		w->meta_len = 0;
+		if ((r = put_section(w, PM_SNAPSHOT_META, w->meta, len)))
+			return r;
+	}
+	memcpy(w->meta + w->meta_len, line, (size_t)n);
+	w->meta_len += (size_t)n;
+	return 0;
 }
 
 static int put_index(struct pm_snapshot_writer *w)
@@ -598,6 +615,12 @@ static int put_index(struct pm_snapshot_writer *w)
 
 	if ((r = flush_files(w)))	/* files declared last (empty ones) come before the index */
 		return r;
+	if (w->meta_len) {
+		size_t mlen = w->meta_len;
+		w->meta_len = 0;
+		if ((r = put_section(w, PM_SNAPSHOT_META, w->meta, mlen)))
+			return r;
+	}
 	n = w->nidx;
 	len = 8 + n * 16;
 	at = w->off;
