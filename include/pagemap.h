@@ -2225,7 +2225,7 @@ PM_API void pm_cache_free(struct pm_cache *c);
  * reader bounds every count and length and never allocates by what the
  * file says beyond fixed chunk limits (1 MiB decoded, 65536 words).
  */
-#define PM_SNAPSHOT_VERSION	2	/* written; a reader also takes version 1 files */
+#define PM_SNAPSHOT_VERSION	3	/* written; a reader also takes version 1 and 2 files */
 
 enum pm_snapshot_type {
 	PM_SNAPSHOT_META = 1,	/* key=value lines: what made the snapshot, when, of what */

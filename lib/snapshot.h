@@ -14,7 +14,7 @@
 #define SNAP_TRAILER_SIZE	16u		/* u64 offset of the INDEX section, end magic */
 #define SNAP_FILE_FIXED		20u		/* FILE payload before the path: u32 id, u32 kind, u64 size, u32 len */
 #define SNAP_FILES_FIXED	16u		/* a FILES record before the path: u32 kind, u64 size, u32 len */
-#define SNAP_CHUNK_FIXED	16u		/* BYTES: u32 id, u32 0, u64 offset; WORDS: u32 id, u32 nwords, u64 0 */
+#define SNAP_CHUNK_FIXED	16u		/* BYTES: u32 id, u32 0, u64 offset; WORDS: u32 id, u32 nwords, u64 ref */
 
 /* Limits a reader enforces, so a hostile file cannot make it allocate or loop much. */
 #define SNAP_MAX_RAW		(1u << 20)	/* decompressed bytes of one chunk */
@@ -69,12 +69,27 @@ struct snap_extent {
 size_t pmi_snap_encode_bound(size_t nwords, size_t next);
 size_t pmi_snap_encode(const struct snap_extent *ext, size_t next, const uint64_t *words, unsigned char *out);
 /*
+ * The two halves of a chunk's encoding: the extent list, and the columns of
+ * @total words. A version 3 chunk that shares another chunk's extents (its
+ * header's ref, pagemap-snapshot(5)) holds the columns alone.
+ */
+size_t pmi_snap_encode_extents(const struct snap_extent *ext, size_t next, unsigned char *out);
+size_t pmi_snap_encode_columns(const uint64_t *words, size_t total, unsigned char *out);
+/*
  * Decode @raw of @len: at most @max_ext extents into @ext and @max_words
  * words into @words. Returns the number of extents, or -EBADMSG (with a
  * reason in *@why) when the data is malformed or exceeds the limits.
  */
 int pmi_snap_decode(const unsigned char *raw, size_t len, struct snap_extent *ext, size_t max_ext, uint64_t *words,
 		   size_t max_words, size_t *nwords, const char **why);
+/*
+ * The extent list at the start of @raw alone: as pmi_snap_decode, *@nwords
+ * the words the extents hold (at most @max_words), *@used the bytes read.
+ */
+int pmi_snap_decode_extents(const unsigned char *raw, size_t len, struct snap_extent *ext, size_t max_ext,
+			    size_t max_words, size_t *nwords, size_t *used, const char **why);
+/* The columns of @total words, all of @raw: 0, or -EBADMSG with a reason in *@why. */
+int pmi_snap_decode_columns(const unsigned char *raw, size_t len, uint64_t *words, size_t total, const char **why);
 
 /* snapshot_read.c: the META line after @prev ("key=value"), the first when @prev is NULL; NULL at the end. */
 const char *pmi_snap_meta_next(const struct pm_snapshot *s, const char *prev);
@@ -92,6 +107,16 @@ int pmi_snap_w_bytes(struct pm_snapshot_writer *w, uint32_t id, uint64_t off, co
 /* A word stream of file @id: words added at any index (ascending), flushed as WORDS chunks; NULL with errno. */
 struct snap_ws *pmi_snap_ws_new(struct pm_snapshot_writer *w, uint32_t id);
 int pmi_snap_ws_add(struct snap_ws *ws, uint64_t index, const uint64_t *words, size_t n);
+/*
+ * A stream of @ncol (1 to 3) word files @id[] given the words of the same
+ * indices together (the kpage* files of the frames a process maps): each
+ * flush writes one chunk per file, the first with the extent list, the
+ * others referring to it (format version 3). An index whose words are all
+ * 0 may be left out. NULL with errno.
+ */
+struct snap_ws *pmi_snap_ws_new_cols(struct pm_snapshot_writer *w, const uint32_t *id, unsigned ncol);
+/* @n words at @index of each file, @cols[c] those of file @id[c]. */
+int pmi_snap_ws_add_cols(struct snap_ws *ws, uint64_t index, const uint64_t *const *cols, size_t n);
 /* Flush what is pending and free; returns 0 or the first error of the stream. NULL is fine. */
 int pmi_snap_ws_close(struct snap_ws *ws);
 /* A whole file read from @fd to its end as bytes of a new file @path. 0 or -errno. */
@@ -107,9 +132,9 @@ struct frun {
 	uint64_t start, n;
 };
 
-/* Keyed modes: a kpage word at its permuted index. */
+/* Keyed modes: a frame's kpage words (one per column of the frames' stream) at its permuted index. */
 struct moved {
-	uint64_t index, word;
+	uint64_t index, word[3];
 };
 
 /* The frame files of a snapshot being written: declared once, fed by every process, closed by add_system. */
@@ -117,7 +142,10 @@ struct snap_frames {
 	bool declared;
 	const struct pm_ctx *ctx;	/* whose frame files fd[] are */
 	int fd[3];			/* live kpageflags, kpagecount, kpagecgroup (or -errno) */
-	struct snap_ws *ws[3];
+	struct snap_ws *ws[3];		/* each file alone: the whole files (machine scope) */
+	struct snap_ws *joint;		/* the files of ws[] together: the frames processes map */
+	int col[3];			/* joint's columns: their files (0 kpageflags, 1 kpagecount, 2 kpagecgroup) */
+	unsigned ncol;
 	uint64_t end;			/* frames in the files */
 	int pfn_mode;			/* enum pm_snapshot_pfn: how frame numbers are written */
 	struct pmi_perm perm[2];	/* keyed modes: frames (lifted past their domain), swap offsets */
@@ -130,8 +158,8 @@ struct snap_frames *pmi_snap_w_frames(struct pm_snapshot_writer *w);
 
 /*
  * snapshot_frames.c: the kpage words of the frames of @nrun runs (sorted
- * here), but for frames written already; @buf holds SNAP_READ_WORDS words,
- * @mv (keyed modes) one entry per frame of the batch. 0 or -errno.
+ * here), but for frames written already; @buf holds 3 * SNAP_READ_WORDS
+ * words, @mv (keyed modes) one entry per frame of the batch. 0 or -errno.
  */
 int pmi_snap_frames_flush(struct pm_snapshot_writer *w, struct frun *run, size_t nrun, uint64_t *buf, struct moved *mv);
 /* The words of @n frames from @pfn of file @f, but for those the processes' frames wrote already. */

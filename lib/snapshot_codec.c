@@ -56,18 +56,25 @@ static uint64_t unzigzag(uint64_t z)
 	return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
 }
 
-size_t pmi_snap_encode(const struct snap_extent *ext, size_t next, const uint64_t *words, unsigned char *out)
+size_t pmi_snap_encode_extents(const struct snap_extent *ext, size_t next, unsigned char *out)
 {
-	size_t n = 0, i, total = 0;
-	uint64_t prev_end = 0, prev_low = 0;
+	size_t n = 0, i;
+	uint64_t prev_end = 0;
 
 	n += put_varint(out + n, next);
 	for (i = 0; i < next; i++) {
 		n += put_varint(out + n, ext[i].start - prev_end);
 		n += put_varint(out + n, ext[i].count);
 		prev_end = ext[i].start + ext[i].count;
-		total += ext[i].count;
 	}
+	return n;
+}
+
+size_t pmi_snap_encode_columns(const uint64_t *words, size_t total, unsigned char *out)
+{
+	size_t n = 0, i;
+	uint64_t prev_low = 0;
+
 	for (i = 0; i < total; i++) {
 		unsigned col = (unsigned)(words[i] >> 55) | ((words[i] & LOW_MASK) ? LOW_SET : 0);
 		out[n++] = (unsigned char)col;
@@ -81,6 +88,15 @@ size_t pmi_snap_encode(const struct snap_extent *ext, size_t next, const uint64_
 		prev_low = low;
 	}
 	return n;
+}
+
+size_t pmi_snap_encode(const struct snap_extent *ext, size_t next, const uint64_t *words, unsigned char *out)
+{
+	size_t n = pmi_snap_encode_extents(ext, next, out), total = 0, i;
+
+	for (i = 0; i < next; i++)
+		total += ext[i].count;
+	return n + pmi_snap_encode_columns(words, total, out + n);
 }
 
 static int bad(const char **why, const char *reason)
@@ -114,16 +130,22 @@ static int decode_extents(const unsigned char **p, const unsigned char *end, str
 	return (int)next;
 }
 
-int pmi_snap_decode(const unsigned char *raw, size_t len, struct snap_extent *ext, size_t max_ext, uint64_t *words,
-		   size_t max_words, size_t *nwords, const char **why)
+int pmi_snap_decode_extents(const unsigned char *raw, size_t len, struct snap_extent *ext, size_t max_ext,
+			    size_t max_words, size_t *nwords, size_t *used, const char **why)
+{
+	const unsigned char *p = raw;
+	int next = decode_extents(&p, raw + len, ext, max_ext, max_words, nwords, why);
+
+	*used = (size_t)(p - raw);
+	return next;
+}
+
+int pmi_snap_decode_columns(const unsigned char *raw, size_t len, uint64_t *words, size_t total, const char **why)
 {
 	const unsigned char *p = raw, *end = raw + len;
 	uint64_t prev_low = 0, z;
-	size_t i, total;
-	int next = decode_extents(&p, end, ext, max_ext, max_words, &total, why);
+	size_t i;
 
-	if (next < 0)
-		return next;
 	if ((size_t)(end - p) < total * 2)
 		return bad(why, "truncated flag column");
 	for (i = 0; i < total; i++, p += 2) {
@@ -144,6 +166,19 @@ int pmi_snap_decode(const unsigned char *raw, size_t len, struct snap_extent *ex
 	}
 	if (p != end)
 		return bad(why, "trailing bytes after the columns");
+	return 0;
+}
+
+int pmi_snap_decode(const unsigned char *raw, size_t len, struct snap_extent *ext, size_t max_ext, uint64_t *words,
+		   size_t max_words, size_t *nwords, const char **why)
+{
+	size_t total, used;
+	int next = pmi_snap_decode_extents(raw, len, ext, max_ext, max_words, &total, &used, why), r;
+
+	if (next < 0)
+		return next;
+	if ((r = pmi_snap_decode_columns(raw + used, len - used, words, total, why)))
+		return r;
 	*nwords = total;
 	return next;
 }

@@ -1,6 +1,7 @@
 /* snapshot_frames.c - the frame join of a snapshot: the kpage words of the frames a process maps, each once. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "internal.h"
 #include "snapshot.h"
 
@@ -21,30 +22,30 @@ static int cmp_moved(const void *a, const void *b)
 }
 
 /*
- * Keyed modes: @n words of file @f read at frames from @pfn go to their
- * permuted indices, gathered per batch and sorted so the stream's extents
- * stay long where the permutation keeps frames together (keyed-block).
+ * Keyed modes: the words of the columns, at their permuted indices, sorted
+ * (so the stream's extents stay long where the permutation keeps frames
+ * together: keyed-block), then given to the stream by runs of consecutive
+ * indices through @buf (a column per SNAP_READ_WORDS words).
  */
-static int frames_put(struct snap_frames *fr, int f, uint64_t pfn, const uint64_t *buf, size_t n,
-		      struct moved *mv, size_t *nmv)
+static int frames_put_moved(struct snap_frames *fr, struct moved *mv, size_t n, uint64_t *buf)
 {
-	size_t i;
-
-	if (fr->pfn_mode < PM_SNAPSHOT_PFN_KEYED)
-		return pmi_snap_ws_add(fr->ws[f], pfn, buf, n);
-	for (i = 0; i < n; i++)
-		mv[(*nmv)++] = (struct moved){ pmi_perm_fwd(&fr->perm[0], pfn + i), buf[i] };
-	return 0;
-}
-
-static int frames_put_moved(struct snap_frames *fr, int f, struct moved *mv, size_t n)
-{
-	size_t i;
+	const uint64_t *cols[3];
+	size_t i = 0, j, k;
+	unsigned c;
 	int r = 0;
 
 	qsort(mv, n, sizeof(*mv), cmp_moved);
-	for (i = 0; i < n && !r; i++)
-		r = pmi_snap_ws_add(fr->ws[f], mv[i].index, &mv[i].word, 1);
+	for (c = 0; c < fr->ncol; c++)
+		cols[c] = buf + c * PM_BATCH;
+	while (i < n && !r) {
+		for (j = i + 1; j < n && j - i < PM_BATCH && mv[j].index == mv[j - 1].index + 1; j++)
+			;
+		for (k = i; k < j; k++)
+			for (c = 0; c < fr->ncol; c++)
+				buf[c * PM_BATCH + (k - i)] = mv[k].word[c];
+		r = pmi_snap_ws_add_cols(fr->joint, mv[i].index, cols, j - i);
+		i = j;
+	}
 	return r;
 }
 
@@ -141,17 +142,21 @@ static int frames_unseen(struct snap_frames *fr, struct frun *run, size_t nrun, 
 }
 
 /*
- * The words of file @f for the pieces fr->todo[@i..): pieces a short gap
- * apart share one read (a few words read and dropped cost less than a
- * system call). Returns the index of the first piece not read, or -errno.
+ * The words of every column's file for the pieces fr->todo[@i..): pieces a
+ * short gap apart share one read per file (a few words read and dropped cost
+ * less than a system call), @buf a column per SNAP_READ_WORDS words. Words a
+ * short read left out read 0, as they would not being stored. Returns the
+ * index of the first piece not read, or -errno.
  */
-static ssize_t frames_read(struct snap_frames *fr, int f, size_t i, size_t ntodo, uint64_t *buf, struct moved *mv,
+static ssize_t frames_read(struct snap_frames *fr, size_t i, size_t ntodo, uint64_t *buf, struct moved *mv,
 			   size_t *nmv)
 {
 	const struct frun *t = fr->todo;
-	uint64_t base = t[i].start;
+	const uint64_t *cols[3];
+	uint64_t base = t[i].start, len, off, x, n, most = 0;
+	ssize_t got[3];
 	size_t j, k;
-	ssize_t got;
+	unsigned c;
 	int r;
 
 	for (j = i + 1; j < ntodo && t[j].start - (t[j - 1].start + t[j - 1].n) <= FRAME_GAP &&
@@ -159,37 +164,48 @@ static ssize_t frames_read(struct snap_frames *fr, int f, size_t i, size_t ntodo
 		;
 	if (base >= fr->end)
 		return (ssize_t)j;
-	got = pmi_ctx_pread_words(fr->ctx, fr->fd[f], buf, (size_t)(t[j - 1].start + t[j - 1].n - base), base);
-	if (got < 0)
-		return got;
-	for (k = i; k < j && t[k].start - base < (uint64_t)got; k++) {
-		uint64_t off = t[k].start - base, n = t[k].n < (uint64_t)got - off ? t[k].n : (uint64_t)got - off;
-		if ((r = frames_put(fr, f, t[k].start, buf + off, (size_t)n, mv, nmv)))
-			return r;
+	len = t[j - 1].start + t[j - 1].n - base;
+	for (c = 0; c < fr->ncol; c++) {
+		if ((got[c] = pmi_ctx_pread_words(fr->ctx, fr->fd[fr->col[c]], buf + c * PM_BATCH, (size_t)len, base)) < 0)
+			return got[c];
+		most = (uint64_t)got[c] > most ? (uint64_t)got[c] : most;
+	}
+	for (c = 0; c < fr->ncol; c++)	/* a file shorter than the others (it should not be) reads 0 there */
+		memset(buf + c * PM_BATCH + got[c], 0, (size_t)(most - (uint64_t)got[c]) * 8);
+	for (k = i; k < j && t[k].start - base < most; k++) {	/* words past the files' end are left out */
+		off = t[k].start - base;
+		n = t[k].n < most - off ? t[k].n : most - off;
+		if (fr->pfn_mode < PM_SNAPSHOT_PFN_KEYED) {
+			for (c = 0; c < fr->ncol; c++)
+				cols[c] = buf + c * PM_BATCH + off;
+			if ((r = pmi_snap_ws_add_cols(fr->joint, t[k].start, cols, (size_t)n)))
+				return r;
+			continue;
+		}
+		for (x = 0; x < n; x++, (*nmv)++) {
+			mv[*nmv].index = pmi_perm_fwd(&fr->perm[0], t[k].start + x);
+			for (c = 0; c < fr->ncol; c++)
+				mv[*nmv].word[c] = buf[c * PM_BATCH + off + x];
+		}
 	}
 	return (ssize_t)j;
 }
 
-/* The kpage words of the frames of @nrun runs (sorted here): each file read in ascending frame order. */
+/* The kpage words of the frames of @nrun runs (sorted here): the files read together in ascending frame order. */
 int pmi_snap_frames_flush(struct pm_snapshot_writer *w, struct frun *run, size_t nrun, uint64_t *buf, struct moved *mv)
 {
 	struct snap_frames *fr = pmi_snap_w_frames(w);
-	size_t ntodo, nmv, i;
+	size_t ntodo, nmv = 0, i;
 	ssize_t next;
-	int f, r;
+	int r;
 
 	if ((r = frames_unseen(fr, run, nrun, &ntodo)))
 		return r;
-	for (f = 0; f < 3; f++) {
-		for (i = 0, nmv = 0; fr->ws[f] && i < ntodo; i = (size_t)next)
-			if ((next = frames_read(fr, f, i, ntodo, buf, mv, &nmv)) < 0)
-				return (int)next;
-		if (nmv && (r = frames_put_moved(fr, f, mv, nmv)))
-			return r;
-	}
-	return 0;
+	for (i = 0; fr->joint && i < ntodo; i = (size_t)next)
+		if ((next = frames_read(fr, i, ntodo, buf, mv, &nmv)) < 0)
+			return (int)next;
+	return nmv ? frames_put_moved(fr, mv, nmv, buf) : 0;
 }
-
 /* Frame @pfn's kpage words are written already (frames_unseen). */
 static bool seen(const struct snap_frames *fr, uint64_t pfn)
 {

@@ -253,10 +253,63 @@ static int load_meta_sec(struct pm_snapshot *s, const struct snap_sec *c, const 
 	return 0;
 }
 
+/* The section whose header is at @offset among the first @n, or @n. */
+static size_t find_sec(const struct pm_snapshot *s, size_t n, uint64_t offset)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {	/* sections lie in offset order */
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->secs[mid].offset < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && s->secs[lo].offset == offset ? lo : n;
+}
+
+/*
+ * A version 3 WORDS chunk's ref: the offset of an earlier WORDS section
+ * whose extent list it shares, one with its own list and as many words.
+ * Earlier versions wrote 0 there and their readers ignored the field: so
+ * does this one for their files.
+ */
+static int check_ref(struct pm_snapshot *s, struct snap_sec *c, uint64_t ref, const char *where)
+{
+	size_t i = s->nsecs - 1, j;
+
+	if (!ref || s->version < 3)
+		return 0;
+	j = find_sec(s, i, ref);
+	if (j == i)
+		return pmi_snap_fail(s, -EBADMSG, "%s: its extents are at byte %llu, where no section before it starts",
+				     where, (unsigned long long)ref);
+	if (s->secs[j].type != PM_SNAPSHOT_WORDS || s->secs[j].ref)
+		return pmi_snap_fail(s, -EBADMSG, "%s: its extents are in section %zu, not a WORDS chunk with its own",
+				     where, j);
+	if (s->secs[j].nwords != c->nwords)
+		return pmi_snap_fail(s, -EBADMSG, "%s: %u words, the chunk whose extents it shares (section %zu) %u",
+				     where, c->nwords, j, s->secs[j].nwords);
+	c->ref = j + 1;
+	return 0;
+}
+
+bool pmi_snap_chunk_ref(const struct pm_snapshot *s, uint64_t offset, uint64_t *ref_offset, uint64_t *ref_length)
+{
+	size_t i = find_sec(s, s->nsecs, offset);
+
+	if (i == s->nsecs || !s->secs[i].ref)
+		return false;
+	*ref_offset = s->secs[s->secs[i].ref - 1].offset;
+	*ref_length = s->secs[s->secs[i].ref - 1].length;
+	return true;
+}
+
 /* A chunk names a file declared before it, of the chunk's kind. */
 static int check_chunk_sec(struct pm_snapshot *s, struct snap_sec *c, const char *where)
 {
 	unsigned char fixed[SNAP_CHUNK_FIXED];
+	char named[SNAP_ERR_MAX / 2];
 	int r;
 
 	if (c->length < SNAP_CHUNK_FIXED)
@@ -268,7 +321,11 @@ static int check_chunk_sec(struct pm_snapshot *s, struct snap_sec *c, const char
 		return pmi_snap_fail(s, -EBADMSG, "%s: file id %u not declared", where, c->file);
 	if (s->files[c->file].kind != c->type)
 		return pmi_snap_fail(s, -EBADMSG, "%s: chunk kind does not match its file %s", where, s->files[c->file].path);
-	return 0;
+	where = pmi_snap_sec_name(s, (size_t)(c - s->secs), named, sizeof(named));	/* now with its file's path */
+	if (c->type != PM_SNAPSHOT_WORDS)
+		return 0;
+	c->nwords = snap_get32(fixed + 4);
+	return check_ref(s, c, snap_get64(fixed + 8), where);
 }
 
 static int check_header(struct pm_snapshot *s)
@@ -282,9 +339,10 @@ static int check_header(struct pm_snapshot *s)
 	version = snap_get32(h + 8);
 	if (SNAP_VERIFY && snap_get32(h + 12) != (uint32_t)pmi_snap_hash(h, 12))
 		return pmi_snap_fail(s, -EBADMSG, "file header: checksum mismatch");
-	if (version < 1 || version > PM_SNAPSHOT_VERSION)	/* 2 only adds to 1: a version 1 file reads as one */
+	if (version < 1 || version > PM_SNAPSHOT_VERSION)	/* each version only adds to the one before */
 		return pmi_snap_fail(s, -EPROTONOSUPPORT, "file header: format version %u (this reader knows 1 to %u)", version,
 			    PM_SNAPSHOT_VERSION);
+	s->version = version;
 	return 0;
 }
 

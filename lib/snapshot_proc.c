@@ -122,6 +122,7 @@ static int frames_declare(struct pm_snapshot_writer *w, struct pm_ctx *ctx)
 	struct snap_frames *fr = pmi_snap_w_frames(w);
 	struct pm_kpage *k;
 	char live[256], path[64];
+	uint32_t ids[3];
 	int i, id;
 
 	if (fr->declared)
@@ -146,7 +147,11 @@ static int frames_declare(struct pm_snapshot_writer *w, struct pm_ctx *ctx)
 			return id;
 		if (!(fr->ws[i] = pmi_snap_ws_new(w, (uint32_t)id)))
 			return -ENOMEM;
+		fr->col[fr->ncol] = i;
+		ids[fr->ncol++] = (uint32_t)id;
 	}
+	if (fr->ncol && !(fr->joint = pmi_snap_ws_new_cols(w, ids, fr->ncol)))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -368,7 +373,7 @@ static int add_pagemap(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t p
 	if (p.frames && (r = frames_declare(w, ctx)))
 		goto out;
 	p.buf = malloc(PM_BATCH * 8);
-	p.kbuf = malloc(PM_BATCH * 8);
+	p.kbuf = malloc(3 * PM_BATCH * 8);
 	if (f && f->scan && ctx->live && ctx->backend != PM_BACKEND_PREAD)	/* else every word is read */
 		p.regions = malloc(SCAN_REGIONS * sizeof(*p.regions));
 	p.run = p.frames ? malloc(FRAME_BATCH * sizeof(*p.run)) : NULL;
@@ -474,6 +479,8 @@ int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, uns
 		return -EOPNOTSUPP;	/* whole frame files are not permuted (yet): refuse rather than leak */
 	if ((flags & PM_SNAPSHOT_PHYS) && fr->pfn_mode == PM_SNAPSHOT_PFN_KEEP && !(r = frames_declare(w, ctx)))
 		r = add_phys(w);
+	r = r ? r : pmi_snap_ws_close(fr->joint);
+	fr->joint = NULL;
 	for (i = 0; i < 3 && !r; i++) {
 		r = pmi_snap_ws_close(fr->ws[i]);
 		fr->ws[i] = NULL;

@@ -137,29 +137,57 @@ static int read_bytes(struct pm_snapshot *s, size_t i, pm_snapshot_extent_fn fn,
 	return len ? fn(data, off, s->raw, len) : 0;
 }
 
-static int read_words(struct pm_snapshot *s, size_t i, pm_snapshot_extent_fn fn, void *data, const char *where)
+/*
+ * The extents of chunk section @i into s->ext: its own list, or (version 3)
+ * the list of the section it refers to, checked within @f's length. The
+ * number of extents, *@nwords the words they hold, *@used the bytes of the
+ * list in s->raw and *@len those of s->raw, or -errno.
+ */
+static int chunk_extents(struct pm_snapshot *s, size_t i, const struct snap_file *f, size_t *nwords, size_t *used,
+			 size_t *len, const char *where)
 {
-	const struct snap_file *f = &s->files[s->secs[i].file];
-	size_t len, nwords, max, done = 0;
+	size_t j = s->secs[i].ref ? s->secs[i].ref - 1 : i, max = s->secs[i].nwords;
+	char rwhere[SNAP_ERR_MAX / 2];
 	const char *why = NULL;
 	int next, r, e;
 
-	if ((r = load_chunk(s, i, &len, where)))
+	if (j != i)
+		where = pmi_snap_sec_name(s, j, rwhere, sizeof(rwhere));
+	if ((r = load_chunk(s, j, len, where)))
 		return r;
 	/* The header's word count sizes the buffers (a chunk that holds more fails to decode: absurd count). */
-	max = snap_get32(s->zbuf + 4) < SNAP_MAX_WORDS ? snap_get32(s->zbuf + 4) : SNAP_MAX_WORDS;
+	max = max < SNAP_MAX_WORDS ? max : SNAP_MAX_WORDS;
 	if (pmi_snap_chunk_buffers(s, 0, 0, max ? max : 1))
 		return -ENOMEM;
-	next = pmi_snap_decode(s->raw, len, s->ext, max, s->words, max, &nwords, &why);
+	next = pmi_snap_decode_extents(s->raw, *len, s->ext, max, max, nwords, used, &why);
 	if (next < 0)
 		return pmi_snap_fail(s, -EBADMSG, "%s: %s", where, why);
-	if (nwords != snap_get32(s->zbuf + 4))
-		return pmi_snap_fail(s, -EBADMSG, "%s: %zu words, the header says %u", where, nwords, snap_get32(s->zbuf + 4));
+	if (*nwords != s->secs[j].nwords)
+		return pmi_snap_fail(s, -EBADMSG, "%s: %zu words, the header says %u", where, *nwords, s->secs[j].nwords);
 	for (e = 0; e < next; e++) {
 		if (s->ext[e].start + s->ext[e].count > f->size / 8)
 			return pmi_snap_fail(s, -EBADMSG, "%s: words past the file's length %llu", where,
 				    (unsigned long long)f->size);
 	}
+	return next;
+}
+
+static int read_words(struct pm_snapshot *s, size_t i, pm_snapshot_extent_fn fn, void *data, const char *where)
+{
+	const struct snap_file *f = &s->files[s->secs[i].file];
+	size_t len, nwords, used, done = 0;
+	const char *why = NULL;
+	int next, r, e;
+
+	if ((next = chunk_extents(s, i, f, &nwords, &used, &len, where)) < 0)
+		return next;
+	if (s->secs[i].ref) {	/* its own payload: the columns alone */
+		if ((r = load_chunk(s, i, &len, where)))
+			return r;
+		used = 0;
+	}
+	if ((r = pmi_snap_decode_columns(s->raw + used, len - used, s->words, nwords, &why)))
+		return pmi_snap_fail(s, -EBADMSG, "%s: %s", where, why);
 	for (e = 0; e < next; e++) {
 		if ((r = fn(data, s->ext[e].start * 8, s->words + done, s->ext[e].count * 8ul)))
 			return r;

@@ -12,7 +12,9 @@
 struct snap_sec {
 	uint32_t type, file;	/* FILES: its first file */
 	uint32_t nfiles;	/* FILES: how many */
+	uint32_t nwords;	/* WORDS: the words its header gives */
 	uint64_t offset, length;
+	size_t ref;		/* WORDS (version 3) sharing another chunk's extents: that section's index + 1; else 0 */
 };
 
 struct snap_file {
@@ -22,6 +24,7 @@ struct snap_file {
 };
 
 struct pm_snapshot {
+	uint32_t version;		/* the file's format version */
 	int fd;
 	bool own_fd;
 	uint64_t fsize;
@@ -47,6 +50,11 @@ int pmi_snap_fail(struct pm_snapshot *s, int e, const char *fmt, ...) __attribut
 const char *pmi_snap_sec_name(const struct pm_snapshot *s, size_t i, char *buf, size_t size);
 /* Read @n bytes at @off whole: 0, -EBADMSG past the end, or -errno. */
 int pmi_snap_read_at(struct pm_snapshot *s, void *buf, size_t n, uint64_t off);
+/*
+ * The WORDS section at @offset shares the extents of another (version 3):
+ * true with that section's header offset and payload length.
+ */
+bool pmi_snap_chunk_ref(const struct pm_snapshot *s, uint64_t offset, uint64_t *ref_offset, uint64_t *ref_length);
 /* Grow the chunk buffers (see snapshot_read.c). 0 or -ENOMEM. */
 int pmi_snap_chunk_buffers(struct pm_snapshot *s, size_t zlen, size_t rawlen, size_t nwords);
 

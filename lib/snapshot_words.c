@@ -20,6 +20,7 @@
 
 struct wchunk {
 	uint64_t offset, length;	/* the WORDS section: header offset, payload length */
+	uint64_t ref_offset, ref_length;	/* version 3: the section holding its extents (length 0: none) */
 	uint64_t lo, hi;		/* the words it holds lie in [lo, hi) (known once its file is indexed) */
 };
 
@@ -134,7 +135,8 @@ int pmi_snap_words_add_file(struct pmi_snap_words *w, uint32_t id, uint64_t size
 	return 0;
 }
 
-int pmi_snap_words_add_chunk(struct pmi_snap_words *w, uint32_t id, uint64_t offset, uint64_t length)
+int pmi_snap_words_add_chunk(struct pmi_snap_words *w, uint32_t id, uint64_t offset, uint64_t length,
+			     uint64_t ref_offset, uint64_t ref_length)
 {
 	struct wfile *f = find_id(w, id);
 
@@ -148,7 +150,8 @@ int pmi_snap_words_add_chunk(struct pmi_snap_words *w, uint32_t id, uint64_t off
 		f->c = c;
 		f->cap = nc;
 	}
-	f->c[f->n++] = (struct wchunk){ .offset = offset, .length = length };
+	f->c[f->n++] = (struct wchunk){ .offset = offset, .length = length, .ref_offset = ref_offset,
+					.ref_length = ref_length };
 	return 0;
 }
 
@@ -232,29 +235,43 @@ static int slot_buffers(struct slot *s, size_t n)
 	return 0;
 }
 
-/* Decode chunk @c of @f into slot @s: its extents, each within the file, and their words. */
+/*
+ * Decode chunk @c of @f into slot @s: its extents (version 3: maybe those of
+ * the chunk it refers to), each within the file, and their words.
+ */
 static int decode_into(struct pmi_snap_words *w, const struct wfile *f, const struct wchunk *c, struct slot *s)
 {
+	const struct wchunk ref = { .offset = c->ref_offset, .length = c->ref_length };
+	const struct wchunk *x = c->ref_length ? &ref : c;	/* where the extents are */
 	const char *why = "malformed";
-	size_t rawlen, nw, e, done = 0;
-	uint32_t hdr;
+	size_t rawlen, nw, used, e, done = 0;
+	uint32_t hdr, xhdr;
 	int next, r;
 
 	s->chunk = NULL;
-	if ((r = inflate(w, c, &rawlen, &hdr)))
+	if ((r = inflate(w, x, &rawlen, &xhdr)))
 		return r;
-	if (hdr > SNAP_MAX_WORDS)
-		return bad(w, c, "absurd word count");
-	if ((r = slot_buffers(s, hdr ? hdr : 1)))
+	if (xhdr > SNAP_MAX_WORDS)
+		return bad(w, x, "absurd word count");
+	if ((r = slot_buffers(s, xhdr ? xhdr : 1)))
 		return r;
-	next = pmi_snap_decode(w->raw, rawlen, s->ext, hdr, s->words, hdr, &nw, &why);
+	next = pmi_snap_decode_extents(w->raw, rawlen, s->ext, xhdr, xhdr, &nw, &used, &why);
 	if (next < 0)
+		return bad(w, x, why);
+	if (nw != xhdr)
+		return bad(w, x, "word count differs from the header's");
+	if (x != c) {	/* its own payload: the columns alone */
+		if ((r = inflate(w, c, &rawlen, &hdr)))
+			return r;
+		if (hdr != xhdr)
+			return bad(w, c, "word count differs from the shared extents'");
+		used = 0;
+	}
+	if (pmi_snap_decode_columns(w->raw + used, rawlen - used, s->words, nw, &why))
 		return bad(w, c, why);
-	if (nw != hdr)
-		return bad(w, c, "word count differs from the header's");
 	for (e = 0; e < (size_t)next; e++) {
 		if (s->ext[e].start + s->ext[e].count > f->nwords)
-			return bad(w, c, "words past the file's length");
+			return bad(w, x, "words past the file's length");
 		s->first[e] = done;
 		done += s->ext[e].count;
 	}

@@ -16,8 +16,12 @@ struct pmi_snap_words *pmi_snap_words_new(int fd);
 void pmi_snap_words_free(struct pmi_snap_words *w);
 /* Word file @id (ids ascending) of @size bytes, extracted as the empty sparse file open on @fd. 0 or -errno. */
 int pmi_snap_words_add_file(struct pmi_snap_words *w, uint32_t id, uint64_t size, int fd);
-/* A WORDS section of file @id: its header at @offset, @length payload bytes (checked by pm_snapshot_open). */
-int pmi_snap_words_add_chunk(struct pmi_snap_words *w, uint32_t id, uint64_t offset, uint64_t length);
+/*
+ * A WORDS section of file @id: its header at @offset, @length payload bytes (checked by pm_snapshot_open);
+ * @ref_offset and @ref_length those of the section holding its extents (version 3), @ref_length 0 if none.
+ */
+int pmi_snap_words_add_chunk(struct pmi_snap_words *w, uint32_t id, uint64_t offset, uint64_t length,
+			     uint64_t ref_offset, uint64_t ref_length);
 /*
  * pread of @count words at word @index of the extracted file open on @fd:
  * words read (short at the file's end), -EBADMSG for a damaged chunk

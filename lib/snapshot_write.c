@@ -16,6 +16,9 @@
 #define SNAP_STREAM_HELD	(8u << 20)	/* a /proc text file up to this is read once and held */
 #define SNAP_ZERO_RUN	16		/* a run of this many zero words is left out of a chunk (it reads 0) */
 #define SNAP_FILES_RAW	(64u << 10)	/* FILE records gathered into one FILES section at most */
+#define SNAP_HELD_RAW	(64u << 10)	/* bytes of small text chunks held back until their FILES section is written */
+#define SNAP_HELD_MAX	(16u << 10)	/* a chunk up to this may be held back */
+#define SNAP_META_HELD	8192u		/* META lines gathered into one section at most */
 
 struct idx {
 	uint32_t type;
@@ -38,15 +41,21 @@ struct pm_snapshot_writer {
 	unsigned char *files;	/* FILE records not written yet: one FILES section for them all */
 	size_t files_len;
 	uint32_t files_count, files_first;
+	unsigned char *held;	/* BYTES chunks of files declared in the pending FILES: fixed, u32 length, bytes */
+	size_t held_len;
+	char meta[SNAP_META_HELD];	/* META lines not written yet: one section for those added in a row */
+	size_t meta_len;
 	bool committed;
 	int error;		/* the first write error: every later call fails with it */
 };
 
 struct snap_ws {
 	struct pm_snapshot_writer *w;
-	uint32_t id;
+	uint32_t id[3];			/* the files, one column each; the first chunk of a flush holds the extents */
+	unsigned ncol;
 	struct snap_extent ext[SNAP_MAX_WORDS];
-	uint64_t words[SNAP_MAX_WORDS];
+	uint64_t *col[3];		/* SNAP_MAX_WORDS words each */
+	uint64_t *any;			/* ncol > 1: the OR of the columns of what is being added (zero runs) */
 	size_t next, nwords;
 	int error;
 };
@@ -76,6 +85,12 @@ static int put_section(struct pm_snapshot_writer *w, uint32_t type, const void *
 
 	if (w->error)
 		return w->error;
+	if (type != PM_SNAPSHOT_META && w->meta_len) {	/* the META lines added before it, in one section */
+		size_t n = w->meta_len;
+		w->meta_len = 0;
+		if ((r = put_section(w, PM_SNAPSHOT_META, w->meta, n)))
+			return r;
+	}
 	if (w->nidx == w->cap) {
 		size_t nc = w->cap ? w->cap * 2 : 256;
 		struct idx *ni = realloc(w->idx, nc * sizeof(*ni));
@@ -104,36 +119,77 @@ static int put_section(struct pm_snapshot_writer *w, uint32_t type, const void *
  * memory blocks, per process text files), more than the pagemap of a
  * process with contiguous frames takes.
  */
-static int flush_files(struct pm_snapshot_writer *w)
+/* A chunk: @fixed (16 bytes) then @rawlen bytes of @raw, compressed, written now. */
+static int put_chunk_now(struct pm_snapshot_writer *w, uint32_t type, const unsigned char *fixed,
+			 const unsigned char *raw, size_t rawlen)
 {
 	size_t z;
 
-	if (!w->files_count || w->error)
-		return w->error;
-	snap_put32(w->pay, w->files_count);
-	snap_put32(w->pay + 4, w->files_first);
-	z = ZSTD_compressCCtx(w->cctx, w->pay + 8, ZSTD_compressBound(SNAP_MAX_RAW), w->files, w->files_len, SNAP_LEVEL);
-	w->files_count = 0;
-	w->files_len = 0;
+	memcpy(w->pay, fixed, SNAP_CHUNK_FIXED);
+	z = ZSTD_compressCCtx(w->cctx, w->pay + SNAP_CHUNK_FIXED, ZSTD_compressBound(SNAP_MAX_RAW), raw, rawlen,
+			      SNAP_LEVEL);
 	if (ZSTD_isError(z))
-		return w->error = -EIO;
-	return put_section(w, PM_SNAPSHOT_FILES, w->pay, 8 + z);
+		return -EIO;
+	return put_section(w, type, w->pay, SNAP_CHUNK_FIXED + z);
+}
+
+/* The BYTES chunks held back (pmi_snap_w_bytes), in the order they came. */
+static int flush_held(struct pm_snapshot_writer *w)
+{
+	size_t pos = 0, n;
+	int r = 0;
+
+	while (pos < w->held_len && !r) {
+		n = snap_get32(w->held + pos + SNAP_CHUNK_FIXED);
+		r = put_chunk_now(w, PM_SNAPSHOT_BYTES, w->held + pos, w->held + pos + SNAP_CHUNK_FIXED + 4, n);	/* w->raw
+					may hold the chunk being written */
+		pos += SNAP_CHUNK_FIXED + 4 + n;
+	}
+	w->held_len = 0;
+	return r ? (w->error = r) : 0;
+}
+
+/*
+ * The files declared since the last section as one FILES section (format
+ * version 2): u32 count, u32 first id, a zstd frame of the records. A FILE
+ * section each cost 40 bytes of header and index entry before its path, and
+ * a snapshot declares hundreds of small or empty files (the NUMA topology's
+ * memory blocks, per process text files), more than the pagemap of a
+ * process with contiguous frames takes. Then the chunks of small text
+ * files held back meanwhile: a chunk written at once would end the FILES
+ * section before it, and a FILES section of one record costs about 70
+ * bytes of header, index entry and zstd frame.
+ */
+static int flush_files(struct pm_snapshot_writer *w)
+{
+	size_t z;
+	int r;
+
+	if (w->error)
+		return w->error;
+	if (w->files_count) {
+		snap_put32(w->pay, w->files_count);
+		snap_put32(w->pay + 4, w->files_first);
+		z = ZSTD_compressCCtx(w->cctx, w->pay + 8, ZSTD_compressBound(SNAP_MAX_RAW), w->files, w->files_len,
+				      SNAP_LEVEL);
+		w->files_count = 0;
+		w->files_len = 0;
+		if (ZSTD_isError(z))
+			return w->error = -EIO;
+		if ((r = put_section(w, PM_SNAPSHOT_FILES, w->pay, 8 + z)))
+			return r;
+	}
+	return flush_held(w);
 }
 
 /* A chunk: @fixed (16 bytes) then @rawlen bytes of w->raw, compressed. */
 static int put_chunk(struct pm_snapshot_writer *w, uint32_t type, const unsigned char *fixed, size_t rawlen)
 {
-	size_t z;
 	int r;
 
 	if ((r = flush_files(w)))	/* a file's FILES section comes before its chunks */
 		return r;
-	memcpy(w->pay, fixed, SNAP_CHUNK_FIXED);
-	z = ZSTD_compressCCtx(w->cctx, w->pay + SNAP_CHUNK_FIXED, ZSTD_compressBound(SNAP_MAX_RAW), w->raw, rawlen,
-			      SNAP_LEVEL);
-	if (ZSTD_isError(z))
-		return -EIO;
-	return put_section(w, type, w->pay, SNAP_CHUNK_FIXED + z);
+	return put_chunk_now(w, type, fixed, w->raw, rawlen);
 }
 
 struct snap_frames *pmi_snap_w_frames(struct pm_snapshot_writer *w)
@@ -175,9 +231,17 @@ int pmi_snap_w_bytes(struct pm_snapshot_writer *w, uint32_t id, uint64_t off, co
 		snap_put32(fixed, id);
 		snap_put32(fixed + 4, 0);
 		snap_put64(fixed + 8, off);
-		memcpy(w->raw, buf, n);
-		if ((r = put_chunk(w, PM_SNAPSHOT_BYTES, fixed, n)))
-			return r;
+		if (w->files_count && id >= w->files_first && n <= SNAP_HELD_MAX &&
+		    w->held_len + SNAP_CHUNK_FIXED + 4 + n <= SNAP_HELD_RAW) {	/* after its FILES section */
+			memcpy(w->held + w->held_len, fixed, SNAP_CHUNK_FIXED);
+			snap_put32(w->held + w->held_len + SNAP_CHUNK_FIXED, (uint32_t)n);
+			memcpy(w->held + w->held_len + SNAP_CHUNK_FIXED + 4, buf, n);
+			w->held_len += SNAP_CHUNK_FIXED + 4 + n;
+		} else {
+			memcpy(w->raw, buf, n);
+			if ((r = put_chunk(w, PM_SNAPSHOT_BYTES, fixed, n)))
+				return r;
+		}
 		buf = (const char *)buf + n;
 		off += n;
 		len -= n;
@@ -265,37 +329,76 @@ out:
 	return n < 0 ? (int)n : 0;
 }
 
-struct snap_ws *pmi_snap_ws_new(struct pm_snapshot_writer *w, uint32_t id)
+struct snap_ws *pmi_snap_ws_new_cols(struct pm_snapshot_writer *w, const uint32_t *id, unsigned ncol)
 {
-	struct snap_ws *ws = calloc(1, sizeof(*ws));
+	struct snap_ws *ws = ncol >= 1 && ncol <= 3 ? calloc(1, sizeof(*ws)) : NULL;
+	unsigned c;
 
-	if (ws) {
-		ws->w = w;
-		ws->id = id;
+	if (!ws)
+		return NULL;
+	ws->w = w;
+	ws->ncol = ncol;
+	for (c = 0; c < ncol; c++) {
+		ws->id[c] = id[c];
+		if (!(ws->col[c] = malloc(SNAP_MAX_WORDS * sizeof(uint64_t))))
+			goto fail;
 	}
+	if (ncol > 1 && !(ws->any = malloc(SNAP_READ_WORDS * sizeof(uint64_t))))
+		goto fail;
 	return ws;
+fail:
+	for (c = 0; c < ncol; c++)
+		free(ws->col[c]);
+	free(ws);
+	errno = ENOMEM;
+	return NULL;
 }
 
+struct snap_ws *pmi_snap_ws_new(struct pm_snapshot_writer *w, uint32_t id)
+{
+	return pmi_snap_ws_new_cols(w, &id, 1);
+}
+
+/*
+ * The pending words as one chunk per file: the first holds the extent list
+ * and its columns, the others their columns alone and, in the header's
+ * third field, the offset of the first (format version 3): the files of a
+ * multi-column stream hold words at the same indices, and an extent list
+ * of scattered frames costs more than their constant kpagecount or
+ * kpagecgroup columns.
+ */
 static int ws_flush(struct snap_ws *ws)
 {
 	unsigned char fixed[SNAP_CHUNK_FIXED];
+	uint64_t ref = 0;
+	unsigned c;
 	size_t n;
 
 	if (!ws->next || ws->error)
 		return ws->error;
-	n = pmi_snap_encode(ws->ext, ws->next, ws->words, ws->w->raw);
-	snap_put32(fixed, ws->id);
-	snap_put32(fixed + 4, (uint32_t)ws->nwords);
-	snap_put64(fixed + 8, 0);
-	ws->error = put_chunk(ws->w, PM_SNAPSHOT_WORDS, fixed, n);
+	for (c = 0; c < ws->ncol && !ws->error; c++) {
+		if (c == 0)
+			n = pmi_snap_encode(ws->ext, ws->next, ws->col[0], ws->w->raw);
+		else
+			n = pmi_snap_encode_columns(ws->col[c], ws->nwords, ws->w->raw);
+		snap_put32(fixed, ws->id[c]);
+		snap_put32(fixed + 4, (uint32_t)ws->nwords);
+		snap_put64(fixed + 8, ref);
+		ws->error = put_chunk(ws->w, PM_SNAPSHOT_WORDS, fixed, n);
+		if (!ws->error && c == 0)
+			ref = ws->w->idx[ws->w->nidx - 1].offset;
+	}
 	ws->next = ws->nwords = 0;
 	return ws->error;
 }
 
-/* Append @n words at @index (after what is pending), starting a new extent where they do not continue one. */
-static int ws_put(struct snap_ws *ws, uint64_t index, const uint64_t *words, size_t n)
+/* Append @n words of each column at @index (after what is pending), starting a new extent where they do not continue one. */
+static int ws_put(struct snap_ws *ws, uint64_t index, const uint64_t *const *cols, size_t n)
 {
-	while (n) {
+	size_t done = 0;
+	unsigned c;
+
+	while (done < n) {
 		struct snap_extent *e = ws->next ? &ws->ext[ws->next - 1] : NULL;
 		size_t k;
 		if (ws->nwords == SNAP_MAX_WORDS || (e && index < e->start + e->count)) {
@@ -308,13 +411,13 @@ static int ws_put(struct snap_ws *ws, uint64_t index, const uint64_t *words, siz
 			e->start = index;
 			e->count = 0;
 		}
-		k = n < SNAP_MAX_WORDS - ws->nwords ? n : SNAP_MAX_WORDS - ws->nwords;
-		memcpy(ws->words + ws->nwords, words, k * 8);
+		k = n - done < SNAP_MAX_WORDS - ws->nwords ? n - done : SNAP_MAX_WORDS - ws->nwords;
+		for (c = 0; c < ws->ncol; c++)
+			memcpy(ws->col[c] + ws->nwords, cols[c] + done, k * 8);
 		e->count += (uint32_t)k;
 		ws->nwords += k;
 		index += k;
-		words += k;
-		n -= k;
+		done += k;
 	}
 	return 0;
 }
@@ -341,24 +444,58 @@ static size_t ws_span(const uint64_t *words, size_t i, size_t n)
 	return end;
 }
 
-int pmi_snap_ws_add(struct snap_ws *ws, uint64_t index, const uint64_t *words, size_t n)
+/* Add @n words of each column at @index but for runs of zeros, @zero telling where (0 where every column is). */
+static int ws_add_nonzero(struct snap_ws *ws, uint64_t index, const uint64_t *const *cols, const uint64_t *zero,
+			  size_t n)
 {
+	const uint64_t *at[3];
 	size_t i = 0, z, e;
+	unsigned c;
 	int r;
 
 	while (i < n) {
-		for (z = i; z < n && !words[z]; z++)
+		for (z = i; z < n && !zero[z]; z++)
 			;
 		if (z - i >= SNAP_ZERO_RUN || z == n) {	/* holes read 0: zero runs are left out */
 			i = z;
 			continue;
 		}
-		e = ws_span(words, z, n);	/* a short zero run before a word goes along */
-		if ((r = ws_put(ws, index + i, words + i, e - i)))
+		e = ws_span(zero, z, n);	/* a short zero run before a word goes along */
+		for (c = 0; c < ws->ncol; c++)
+			at[c] = cols[c] + i;
+		if ((r = ws_put(ws, index + i, at, e - i)))
 			return r;
 		i = e;
 	}
 	return ws->error;
+}
+
+int pmi_snap_ws_add(struct snap_ws *ws, uint64_t index, const uint64_t *words, size_t n)
+{
+	if (ws->ncol != 1)
+		return -EINVAL;
+	return ws_add_nonzero(ws, index, &words, words, n);
+}
+
+int pmi_snap_ws_add_cols(struct snap_ws *ws, uint64_t index, const uint64_t *const *cols, size_t n)
+{
+	const uint64_t *at[3];
+	size_t done, k, i;
+	unsigned c;
+	int r;
+
+	if (ws->ncol == 1)
+		return ws_add_nonzero(ws, index, cols, cols[0], n);
+	for (done = 0; done < n; done += k) {	/* in pieces of the OR buffer's length */
+		k = n - done < SNAP_READ_WORDS ? n - done : SNAP_READ_WORDS;
+		for (i = 0; i < k; i++)
+			ws->any[i] = cols[0][done + i] | cols[1][done + i] | (ws->ncol > 2 ? cols[2][done + i] : 0);
+		for (c = 0; c < ws->ncol; c++)
+			at[c] = cols[c] + done;
+		if ((r = ws_add_nonzero(ws, index + done, at, ws->any, k)))
+			return r;
+	}
+	return 0;
 }
 
 int pmi_snap_ws_close(struct snap_ws *ws)
@@ -368,6 +505,9 @@ int pmi_snap_ws_close(struct snap_ws *ws)
 	if (!ws)
 		return 0;
 	r = ws_flush(ws);
+	for (unsigned c = 0; c < ws->ncol; c++)
+		free(ws->col[c]);
+	free(ws->any);
 	free(ws);
 	return r;
 }
@@ -426,7 +566,8 @@ struct pm_snapshot_writer *pm_snapshot_create(const char *path)
 	w->pay = malloc(SNAP_CHUNK_FIXED + ZSTD_compressBound(SNAP_MAX_RAW));
 	w->raw = malloc(pmi_snap_encode_bound(SNAP_MAX_WORDS, SNAP_MAX_WORDS));
 	w->files = malloc(SNAP_FILES_RAW);
-	if (!w->cctx || !w->pay || !w->raw || !w->files)
+	w->held = malloc(SNAP_HELD_RAW);
+	if (!w->cctx || !w->pay || !w->raw || !w->files || !w->held)
 		goto fail;
 	if ((r = split_path(w, path)) || (r = open_temp(w)))
 		goto fail;
@@ -454,7 +595,15 @@ int pm_snapshot_add_meta(struct pm_snapshot_writer *w, const char *key, const ch
 	n = snprintf(line, sizeof(line), "%s=%s\n", key, value);
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return -E2BIG;
-	return put_section(w, PM_SNAPSHOT_META, line, (size_t)n);
+	if (w->meta_len + (size_t)n > sizeof(w->meta)) {	/* a section per META line cost 40 bytes of header and index */
+		size_t len = w->meta_len;
+		w->meta_len = 0;
+		if ((r = put_section(w, PM_SNAPSHOT_META, w->meta, len)))
+			return r;
+	}
+	memcpy(w->meta + w->meta_len, line, (size_t)n);
+	w->meta_len += (size_t)n;
+	return 0;
 }
 
 static int put_index(struct pm_snapshot_writer *w)
@@ -466,6 +615,12 @@ static int put_index(struct pm_snapshot_writer *w)
 
 	if ((r = flush_files(w)))	/* files declared last (empty ones) come before the index */
 		return r;
+	if (w->meta_len) {
+		size_t mlen = w->meta_len;
+		w->meta_len = 0;
+		if ((r = put_section(w, PM_SNAPSHOT_META, w->meta, mlen)))
+			return r;
+	}
 	n = w->nidx;
 	len = 8 + n * 16;
 	at = w->off;
@@ -532,6 +687,7 @@ void pm_snapshot_writer_free(struct pm_snapshot_writer *w)
 		return;
 	if (w->tmpname && !w->committed)
 		unlinkat(w->dirfd, w->tmpname, 0);
+	pmi_snap_ws_close(w->frames.joint);
 	for (int i = 0; i < 3; i++) {
 		pmi_snap_ws_close(w->frames.ws[i]);
 		if (w->frames.fd[i] >= 0)
@@ -550,5 +706,6 @@ void pm_snapshot_writer_free(struct pm_snapshot_writer *w)
 	free(w->pay);
 	free(w->raw);
 	free(w->files);
+	free(w->held);
 	free(w);
 }

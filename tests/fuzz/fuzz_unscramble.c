@@ -31,7 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * wrong-key has 16 'W' then 16 'K': another key id (lib/pfnkey.c folds the
  * key's halves together by XOR, so 32 'W' would be the same key as 32 'K');
  * seed kept is not keyed. Seeds keyed and keyed-block predate META key_lift
- * (lift 0); keyed-lifted and keyed-block-lifted carry it.
+ * (lift 0); keyed-lifted and keyed-block-lifted carry it. keyed-v3 and
+ * keyed-block-v3 are format version 3 (the kpage* chunks share an extent list).
  */
 static unsigned char key[PM_SNAPSHOT_KEY_SIZE];
 static int fd = -1;

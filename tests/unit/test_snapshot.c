@@ -705,6 +705,221 @@ static int t_replay_words(void)
 	return T_PASS;
 }
 
+/* Version 3: a chunk of file @id holding the columns of @nw words @first, first + 1, ... and extents at @ref. */
+static void b_words_ref(struct build *b, uint32_t id, uint32_t nw, uint64_t first, uint64_t ref)
+{
+	uint64_t w[64];
+	unsigned char raw[1024];
+	uint32_t i;
+
+	for (i = 0; i < nw; i++)
+		w[i] = first + i;
+	b_chunk(b, PM_SNAPSHOT_WORDS, id, nw, ref, raw, pmi_snap_encode_columns(w, nw, raw));
+}
+
+/*
+ * The sample of shared extents: kpageflags with its own extent list (@a: 5 words), kpagecount
+ * (64 words) and a short third file (8 words) referring to it; @mode breaks it on purpose.
+ */
+enum { SH_OK, SH_NOWHERE, SH_FORWARD, SH_BYTES, SH_CHAIN, SH_COUNT, SH_PAST, SH_V2 };
+
+static void build_shared(struct build *b, int mode)
+{
+	static const struct snap_extent a[2] = { { 0, 3 }, { 10, 2 } };
+	uint64_t flags_at;
+
+	memset(b, 0, sizeof(*b));
+	b_head(b, mode == SH_V2 ? 2 : PM_SNAPSHOT_VERSION);
+	b_file(b, 0, PM_SNAPSHOT_BYTES, 5, "proc/42/stat");
+	b_chunk(b, PM_SNAPSHOT_BYTES, 0, 0, 0, "hello", 5);
+	b_file(b, 1, PM_SNAPSHOT_WORDS, 64 * 8, "proc/kpageflags");
+	b_file(b, 2, PM_SNAPSHOT_WORDS, 64 * 8, "proc/kpagecount");
+	b_file(b, 3, PM_SNAPSHOT_WORDS, (mode == SH_PAST ? 8 : 64) * 8, "proc/kpagecgroup");
+	flags_at = b->len;
+	b_words(b, 1, a, 2, 100);
+	switch (mode) {
+	case SH_NOWHERE:
+		b_words_ref(b, 2, 5, 200, flags_at + 1);
+		break;
+	case SH_FORWARD:	/* refers to the chunk after it */
+		b_words_ref(b, 2, 5, 200, b->len + SNAP_SEC_SIZE + 64);
+		break;
+	case SH_BYTES:
+		b_words_ref(b, 2, 5, 200, b->off[1]);
+		break;
+	case SH_CHAIN:
+		b_words_ref(b, 2, 5, 200, flags_at);
+		b_words_ref(b, 3, 5, 300, b->off[b->n - 1]);
+		break;
+	case SH_COUNT:
+		b_words_ref(b, 2, 4, 200, flags_at);
+		break;
+	default:
+		b_words_ref(b, 2, 5, 200, flags_at);
+		b_words_ref(b, 3, 5, 300, flags_at);
+	}
+	b_finish(b);
+}
+
+static int t_shared_extents(void)
+{
+	static const char *const refused[] = {
+		[SH_NOWHERE] = "where no section before it starts", [SH_FORWARD] = "where no section before it starts",
+		[SH_BYTES] = "not a WORDS chunk with its own", [SH_CHAIN] = "not a WORDS chunk with its own",
+		[SH_COUNT] = "4 words, the chunk whose extents it shares",
+	};
+	struct pm_snapshot_section sec;
+	struct collect c[4];
+	struct pm_snapshot *s;
+	struct build b;
+	char err[256];
+	int mode, r;
+
+	build_shared(&b, SH_OK);
+	s = open_mem(b.p, b.len, err, sizeof(err));
+	CHECK(s != NULL);
+	memset(c, 0, sizeof(c));
+	while (s && pm_snapshot_next(s, &sec) == 0)
+		if (sec.type == PM_SNAPSHOT_WORDS)
+			CHECK(pm_snapshot_read(s, &sec, collect_fn, &c[sec.file]) == 0);
+	for (r = 1; r < 4; r++) {
+		uint64_t base = r == 1 ? 100 : r == 2 ? 200 : 300;
+		CHECK_EQ_U64(c[r].calls, 2);	/* the two extents of kpageflags */
+		CHECK_EQ_U64(c[r].words[0], base);
+		CHECK_EQ_U64(c[r].words[2], base + 2);
+		CHECK_EQ_U64(c[r].words[3], 0);
+		CHECK_EQ_U64(c[r].words[10], base + 3);
+		CHECK_EQ_U64(c[r].words[11], base + 4);
+	}
+	close_mem(s);
+	free(b.p);
+	for (mode = SH_NOWHERE; mode <= SH_COUNT; mode++) {	/* refused when opened, with one line */
+		build_shared(&b, mode);
+		s = open_mem(b.p, b.len, err, sizeof(err));
+		CHECK(s == NULL && errno == EBADMSG);
+		if (s || !strstr(err, refused[mode]))
+			printf("  mode %d: %s\n", mode, s ? "opened" : err);
+		CHECK(!s && strstr(err, refused[mode]) && strstr(err, "WORDS of proc/kpage"));
+		pm_snapshot_close(s);
+		free(b.p);
+	}
+	/* Shared extents past the referring file's end; a version 2 file's field ignored, as its readers did. */
+	for (mode = SH_PAST; mode <= SH_V2; mode++) {
+		build_shared(&b, mode);
+		s = open_mem(b.p, b.len, err, sizeof(err));
+		CHECK(s != NULL);
+		memset(c, 0, sizeof(c));
+		while (s && pm_snapshot_next(s, &sec) == 0) {
+			if (sec.type != PM_SNAPSHOT_WORDS)
+				continue;
+			r = pm_snapshot_read(s, &sec, collect_fn, &c[sec.file]);
+			CHECK(sec.file == 1 || mode == SH_PAST ? (sec.file != 3) == (r == 0) : r == -EBADMSG);
+			if (r)
+				CHECK(strstr(pm_snapshot_error(s), mode == SH_PAST ? "past the file's length" : "") != NULL);
+		}
+		close_mem(s);
+		free(b.p);
+	}
+	return T_PASS;
+}
+
+/* The replay's word reader (snapshot_words.c) on shared extents, and refusing them past the file's end. */
+static int t_shared_replay(void)
+{
+	uint64_t got[64];
+	struct pm_snapshot *s;
+	struct pm_ctx *ctx;
+	char err[256], path[4096];
+	struct build b;
+	int fd, mode;
+
+	for (mode = SH_OK; mode <= SH_PAST; mode += SH_PAST) {
+		build_shared(&b, mode);
+		s = open_mem(b.p, b.len, err, sizeof(err));
+		CHECK(s != NULL);
+		ctx = s ? pm_ctx_new_snapshot(s) : NULL;
+		CHECK(ctx != NULL);
+		close_mem(s);
+		free(b.p);
+		if (!ctx)
+			return T_FAIL;
+		CHECK(pmi_path(ctx, path, sizeof(path), "/proc/kpagecount") == 0);
+		fd = pmi_open(ctx, path, O_RDONLY);
+		CHECK(pmi_ctx_pread_words(ctx, fd, got, 64, 0) == 64);
+		CHECK(got[0] == 200 && got[2] == 202 && got[3] == 0 && got[10] == 203 && got[11] == 204 && !got[12]);
+		close(fd);
+		CHECK(pmi_path(ctx, path, sizeof(path), "/proc/kpagecgroup") == 0);
+		fd = pmi_open(ctx, path, O_RDONLY);
+		if (mode == SH_OK) {
+			CHECK(pmi_ctx_pread_words(ctx, fd, got, 64, 0) == 64 && got[11] == 304);
+		} else {
+			CHECK(pmi_ctx_pread_words(ctx, fd, got, 8, 0) == -EBADMSG);
+			CHECK(pm_ctx_tree_error(ctx) && strstr(pm_ctx_tree_error(ctx), "past the file's length"));
+		}
+		close(fd);
+		pm_ctx_free(ctx);
+	}
+	return T_PASS;
+}
+
+/* The writer's multi-column stream: one extent list (indices where any column is not 0), the others refer to it. */
+static int t_writer_cols(void)
+{
+	static uint64_t f[64], k[64], g[64];
+	const uint64_t *cols[3] = { f, k, g };
+	struct pm_snapshot_writer *w;
+	struct pm_snapshot_section sec;
+	struct pm_snapshot *s;
+	struct collect c[3];
+	char dir[] = "/tmp/test_snapshot.XXXXXX", path[64], err[256];
+	uint32_t ids[3];
+	int i, refs = 0, own = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/s.snap", dir);
+	for (i = 0; i < 64; i++) {	/* words 0-9 and 50-63; 30 kpagecgroup's alone; zero runs of 20 and 19 between */
+		f[i] = i < 10 || i >= 50 ? 0x100 + (uint64_t)i : 0;
+		k[i] = f[i] ? 1 : 0;
+		g[i] = i == 30 ? 7 : 0;
+	}
+	w = pm_snapshot_create(path);
+	CHECK(w != NULL);
+	for (i = 0; w && i < 3; i++)
+		ids[i] = (uint32_t)pmi_snap_w_file(w, i == 0 ? "proc/kpageflags" : i == 1 ? "proc/kpagecount" : "proc/kpagecgroup",
+						   PM_SNAPSHOT_WORDS, 64 * 8);
+	if (w) {
+		struct snap_ws *ws = pmi_snap_ws_new_cols(w, ids, 3);
+		CHECK(ws != NULL);
+		CHECK(pmi_snap_ws_add_cols(ws, 0, cols, 64) == 0);
+		CHECK(pmi_snap_ws_close(ws) == 0);
+		CHECK(pm_snapshot_commit(w) == 0);
+		pm_snapshot_writer_free(w);
+	}
+	s = pm_snapshot_open(path, err, sizeof(err));
+	CHECK(s != NULL);
+	memset(c, 0, sizeof(c));
+	while (s && pm_snapshot_next(s, &sec) == 0) {
+		unsigned char fixed[SNAP_CHUNK_FIXED];
+		int fd = open(path, O_RDONLY);
+		if (sec.type != PM_SNAPSHOT_WORDS)
+			continue;
+		CHECK(pread(fd, fixed, sizeof(fixed), (off_t)(sec.offset + SNAP_SEC_SIZE)) == sizeof(fixed));
+		close(fd);
+		refs += snap_get64(fixed + 8) != 0;
+		own += snap_get64(fixed + 8) == 0;
+		CHECK(pm_snapshot_read(s, &sec, collect_fn, &c[sec.file]) == 0);
+	}
+	CHECK_EQ_U64(own, 1);
+	CHECK_EQ_U64(refs, 2);
+	CHECK(!memcmp(c[0].words, f, sizeof(f)) && !memcmp(c[1].words, k, sizeof(k)) && !memcmp(c[2].words, g, sizeof(g)));
+	for (i = 0; i < 3; i++)	/* [0, 10), [30, 31), [50, 64) in each: 30 for kpagecgroup's word */
+		CHECK_EQ_U64(c[i].calls, 3);
+	pm_snapshot_close(s);
+	unlink(path);
+	rmdir(dir);
+	return T_PASS;
+}
+
 T_MAIN(T(t_codec_roundtrip), T(t_codec_hostile), T(t_reader_sample), T(t_reader_files), T(t_reader_truncated), T(t_reader_bitflips),
        T(t_reader_version), T(t_reader_absurd), T(t_reader_sized_buffers), T(t_writer_tree),
-       T(t_replay_words))
+       T(t_replay_words), T(t_shared_extents), T(t_shared_replay), T(t_writer_cols))
