@@ -46,15 +46,15 @@ void pm_usage_add(struct pm_usage *u, const struct pm_run *run)
 			*usage_field(u, i) += run->end - run->start;
 }
 
+void pmi_flag_bytes_add_len(struct pm_flag_bytes *b, uint32_t flags, uint64_t len)
+{
+	for (; flags; flags &= flags - 1)
+		b->by_flag[__builtin_ctz(flags)] += len;
+}
+
 void pm_flag_bytes_add(struct pm_flag_bytes *b, const struct pm_run *run)
 {
-	uint32_t f = run->flags;
-
-	while (f) {
-		int i = __builtin_ctz(f);
-		b->by_flag[i] += run->end - run->start;
-		f &= f - 1;
-	}
+	pmi_flag_bytes_add_len(b, run->flags, run->end - run->start);
 }
 
 static void usage_from_bytes(struct pm_usage *u, const struct pm_flag_bytes *b)

@@ -470,10 +470,7 @@ int pmi_walk_add_pages(struct pm_walk *w, uint64_t addr, uint64_t len, uint32_t 
 	bool done;
 
 	if (w->sums) {	/* pm_flag_bytes_add without a run */
-		uint32_t f = flags;
-
-		for (; f; f &= f - 1)
-			w->sums->by_flag[__builtin_ctz(f)] += len;
+		pmi_flag_bytes_add_len(w->sums, flags, len);
 		return 0;
 	}
 	if (!e)
