@@ -35,8 +35,11 @@ SMARTCOLS_LIBS   = $(shell pkg-config --libs smartcols 2>/dev/null || echo -lsma
 # pagemap serve's HTTP server (Debian's libmicrohttpd-dev): its header here; the library itself is
 # opened by serve alone at run time (cli/mhd_load.c), so no other command pays for loading it.
 MHD_CFLAGS = $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
-# What the library links: zstd for snapshots (xxhash is header-only).
+# What the library links: zstd for snapshots (xxhash is header-only). The static archive links it;
+# the shared library opens it with dlopen on a program's first snapshot (lib/zstd_load.c), so that
+# programs which never touch a snapshot do not load it at every start (issue #12, bench/README.md).
 LIB_LIBS         = -lzstd
+SHLIB_LIBS       = -ldl
 
 LIB_SRC    := $(wildcard lib/*.c)
 LIB_PIC    := $(patsubst lib/%.c,$(BUILD)/lib/%.pic.o,$(LIB_SRC))
@@ -53,14 +56,14 @@ CLI        := $(BUILD)/pagemap
 all: $(SHLIB) $(STLIB) $(CLI) $(BUILD)/pagemap.pc
 
 $(BUILD)/lib/%.pic.o: lib/%.c lib/*.h include/pagemap.h | $(BUILD)/lib
-	$(CC) $(BASEFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+	$(CC) $(BASEFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -DPMI_ZSTD_DLOPEN -c $< -o $@
 $(BUILD)/lib/%.o: lib/%.c lib/*.h include/pagemap.h | $(BUILD)/lib
 	$(CC) $(BASEFLAGS) $(CFLAGS) -fvisibility=hidden -c $< -o $@
 $(BUILD)/cli/%.o: cli/%.c cli/*.h include/pagemap.h | $(BUILD)/cli
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(SMARTCOLS_CFLAGS) $(MHD_CFLAGS) -c $< -o $@
 
 $(SHLIB): $(LIB_PIC) lib/libpagemap.sym
-	$(CC) $(SANFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libpagemap.sym -o $@ $(LIB_PIC) $(LIB_LIBS)
+	$(CC) $(SANFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libpagemap.sym -o $@ $(LIB_PIC) $(SHLIB_LIBS)
 	ln -sf libpagemap.so.$(VERSION) $(BUILD)/$(SONAME)
 	ln -sf $(SONAME) $(BUILD)/libpagemap.so
 $(STLIB): $(LIB_OBJ)

@@ -284,7 +284,10 @@ static int write_snapshot(struct pm_ctx *ctx, struct snap_opts *o)
 	int r;
 
 	if (!w) {
-		cli_error(errno, "cannot create %s", o->out);
+		if (errno == ELIBACC)	/* the library loads libzstd on its first snapshot (include/pagemap.h) */
+			cli_error(0, "cannot create %s: cannot load libzstd.so.1 (Debian package libzstd1)", o->out);
+		else
+			cli_error(errno, "cannot create %s", o->out);
 		return EXIT_RUNTIME;
 	}
 	if (o->pfn >= PM_SNAPSHOT_PFN_KEYED && load_key(o->key, o->keybuf, true)) {

@@ -2257,8 +2257,9 @@ struct pm_snapshot_writer;
  * @err, @errsize: where a one-line reason goes on failure (may be NULL);
  * it names the section ("section 7 (WORDS of proc/42/pagemap): ...").
  * Returns the handle, or NULL with errno: EBADMSG (damaged or not a
- * snapshot), EPROTONOSUPPORT (another format version), ENOMEM, or the open
- * error. Free with pm_snapshot_close().
+ * snapshot), EPROTONOSUPPORT (another format version), ELIBACC (libzstd.so.1,
+ * which the shared library opens on its first snapshot, cannot be loaded;
+ * @err says why), ENOMEM, or the open error. Free with pm_snapshot_close().
  */
 PM_API struct pm_snapshot *pm_snapshot_open(const char *path, char *err, size_t errsize);
 
@@ -2318,7 +2319,9 @@ PM_API struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s);
  * (O_TMPFILE, else a mkstemp name) in @path's directory, mode 0600, that
  * pm_snapshot_commit() makes appear at @path whole, or not at all. A
  * symlink at @path is replaced, never followed. Returns the writer, or NULL
- * with errno. Memory is bounded whatever is added (one chunk per open file).
+ * with errno (ELIBACC: libzstd.so.1 cannot be loaded, as in
+ * pm_snapshot_open()). Memory is bounded whatever is added (one chunk per
+ * open file).
  */
 PM_API struct pm_snapshot_writer *pm_snapshot_create(const char *path);
 

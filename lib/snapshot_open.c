@@ -8,10 +8,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zstd.h>
 #define XXH_INLINE_ALL	/* header-only: no link dependency */
 #include <xxhash.h>
 #include "snapshot_reader.h"
+#include "zstd_load.h"
 
 /* Fuzzers cannot forge checksums: their builds read past a mismatch (every other check stays). */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
@@ -193,9 +193,10 @@ static int load_files_sec(struct pm_snapshot *s, size_t i, const char *where)
 	size_t zlen = (size_t)(c->length - 8), got, pos = 0;
 	unsigned long long want;
 	uint32_t count, n;
+	const struct pmi_zstd *z = pmi_zstd(NULL, 0);
 	int r;
 
-	if (c->length < 8 || c->length - 8 > ZSTD_compressBound(SNAP_MAX_RAW))
+	if (c->length < 8 || c->length - 8 > ZSTD_COMPRESSBOUND(SNAP_MAX_RAW))
 		return pmi_snap_fail(s, -EBADMSG, "%s: bad length %llu", where, (unsigned long long)c->length);
 	if (pmi_snap_chunk_buffers(s, (size_t)c->length, 0, 0))
 		return -ENOMEM;
@@ -207,15 +208,17 @@ static int load_files_sec(struct pm_snapshot *s, size_t i, const char *where)
 			    s->nfiles);
 	if (!count || count > SNAP_MAX_FILES - s->nfiles)
 		return pmi_snap_fail(s, -EBADMSG, "%s: absurd file count %u", where, count);
-	want = ZSTD_getFrameContentSize(s->zbuf + 8, zlen);
+	if (!z)
+		return pmi_snap_fail(s, -ELIBACC, "%s: libzstd is not loaded", where);
+	want = z->frame_content_size(s->zbuf + 8, zlen);
 	if (want == ZSTD_CONTENTSIZE_ERROR || want == ZSTD_CONTENTSIZE_UNKNOWN || want > SNAP_MAX_RAW)
 		return pmi_snap_fail(s, -EBADMSG, "%s: not a zstd frame of at most %u bytes", where, SNAP_MAX_RAW);
 	if (pmi_snap_chunk_buffers(s, 0, want ? (size_t)want : 1, 0))
 		return -ENOMEM;
-	got = ZSTD_decompress(s->raw, (size_t)want, s->zbuf + 8, zlen);
-	if (ZSTD_isError(got) || got != want)
+	got = z->decompress(s->raw, (size_t)want, s->zbuf + 8, zlen);
+	if (z->is_error(got) || got != want)
 		return pmi_snap_fail(s, -EBADMSG, "%s: zstd: %s", where,
-			    ZSTD_isError(got) ? ZSTD_getErrorName(got) : "content size mismatch");
+			    z->is_error(got) ? z->error_name(got) : "content size mismatch");
 	c->file = (uint32_t)s->nfiles;
 	c->nfiles = count;
 	for (n = 0; n < count; n++) {
@@ -459,6 +462,10 @@ static struct pm_snapshot *open_common(int fd, bool own, char *err, size_t errsi
 		goto out;
 	}
 	s->fsize = (uint64_t)st.st_size;
+	if (!pmi_zstd(s->err, sizeof(s->err))) {
+		r = -ELIBACC;
+		goto out;
+	}
 	r = scan(s);
 	if (!r)
 		return s;

@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zstd.h>
 #include "snapshot_reader.h"
+#include "zstd_load.h"
 
 /*
  * Grow the chunk buffers to @zlen payload bytes, @rawlen decompressed bytes
@@ -100,23 +100,26 @@ static int load_chunk(struct pm_snapshot *s, size_t i, size_t *rawlen, const cha
 	size_t zlen = (size_t)(c->length - SNAP_CHUNK_FIXED);
 	unsigned long long want;
 	size_t got;
+	const struct pmi_zstd *z = pmi_zstd(NULL, 0);
 
-	if (c->length - SNAP_CHUNK_FIXED > ZSTD_compressBound(SNAP_MAX_RAW))
+	if (!z)
+		return pmi_snap_fail(s, -ELIBACC, "%s: libzstd is not loaded", where);
+	if (c->length - SNAP_CHUNK_FIXED > ZSTD_COMPRESSBOUND(SNAP_MAX_RAW))
 		return pmi_snap_fail(s, -EBADMSG, "%s: chunk of %llu bytes is over the limit", where,
 			    (unsigned long long)c->length);
 	if (pmi_snap_chunk_buffers(s, zlen + SNAP_CHUNK_FIXED, 0, 0))
 		return -ENOMEM;
 	if (pmi_snap_read_at(s, s->zbuf, zlen + SNAP_CHUNK_FIXED, c->offset + SNAP_SEC_SIZE))
 		return pmi_snap_fail(s, -EBADMSG, "%s: truncated", where);
-	want = ZSTD_getFrameContentSize(s->zbuf + SNAP_CHUNK_FIXED, zlen);
+	want = z->frame_content_size(s->zbuf + SNAP_CHUNK_FIXED, zlen);
 	if (want == ZSTD_CONTENTSIZE_ERROR || want == ZSTD_CONTENTSIZE_UNKNOWN || want > SNAP_MAX_RAW)
 		return pmi_snap_fail(s, -EBADMSG, "%s: not a zstd frame of at most %u bytes", where, SNAP_MAX_RAW);
 	if (pmi_snap_chunk_buffers(s, 0, want ? (size_t)want : 1, 0))
 		return -ENOMEM;
-	got = ZSTD_decompress(s->raw, (size_t)want, s->zbuf + SNAP_CHUNK_FIXED, zlen);
-	if (ZSTD_isError(got) || got != want)
+	got = z->decompress(s->raw, (size_t)want, s->zbuf + SNAP_CHUNK_FIXED, zlen);
+	if (z->is_error(got) || got != want)
 		return pmi_snap_fail(s, -EBADMSG, "%s: zstd: %s", where,
-			    ZSTD_isError(got) ? ZSTD_getErrorName(got) : "content size mismatch");
+			    z->is_error(got) ? z->error_name(got) : "content size mismatch");
 	*rawlen = got;
 	return 0;
 }

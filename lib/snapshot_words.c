@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zstd.h>
 #include "snapshot_words.h"
+#include "zstd_load.h"
 
 #define NSLOTS 4	/* decoded chunks kept: a walk reads its pagemap in order, kpage lookups come in sorted batches */
 
@@ -197,20 +197,24 @@ static int inflate(struct pmi_snap_words *w, const struct wchunk *c, size_t *raw
 	unsigned long long want;
 	int r;
 
-	if (c->length < SNAP_CHUNK_FIXED || zlen > ZSTD_compressBound(SNAP_MAX_RAW))
+	const struct pmi_zstd *z = pmi_zstd(NULL, 0);
+
+	if (!z)
+		return bad(w, c, "libzstd is not loaded");
+	if (c->length < SNAP_CHUNK_FIXED || zlen > ZSTD_COMPRESSBOUND(SNAP_MAX_RAW))
 		return bad(w, c, "chunk length over the limit");
 	if ((r = grow_buf(&w->zbuf, &w->zcap, zlen + SNAP_CHUNK_FIXED)))
 		return r;
 	if ((r = read_all(w->fd, w->zbuf, zlen + SNAP_CHUNK_FIXED, c->offset + SNAP_SEC_SIZE)))
 		return r == -EBADMSG ? bad(w, c, "truncated") : r;
 	*nwords = snap_get32(w->zbuf + 4);
-	want = ZSTD_getFrameContentSize(w->zbuf + SNAP_CHUNK_FIXED, zlen);
+	want = z->frame_content_size(w->zbuf + SNAP_CHUNK_FIXED, zlen);
 	if (want == ZSTD_CONTENTSIZE_ERROR || want == ZSTD_CONTENTSIZE_UNKNOWN || want > SNAP_MAX_RAW)
 		return bad(w, c, "not a zstd frame of at most 1 MiB");
 	if ((r = grow_buf(&w->raw, &w->rawcap, want ? (size_t)want : 1)))
 		return r;
-	got = ZSTD_decompress(w->raw, (size_t)want, w->zbuf + SNAP_CHUNK_FIXED, zlen);
-	if (ZSTD_isError(got) || got != want)
+	got = z->decompress(w->raw, (size_t)want, w->zbuf + SNAP_CHUNK_FIXED, zlen);
+	if (z->is_error(got) || got != want)
 		return bad(w, c, "zstd frame damaged");
 	*rawlen = got;
 	return 0;

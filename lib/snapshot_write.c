@@ -7,9 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zstd.h>
 #include "internal.h"
 #include "snapshot.h"
+#include "zstd_load.h"
 
 #define SNAP_LEVEL	3		/* zstd level: measured for sizing in issue #13 */
 #define SNAP_TEXT_CHUNK	(256u << 10)
@@ -34,6 +34,7 @@ struct pm_snapshot_writer {
 	struct idx *idx;
 	size_t nidx, cap;
 	uint32_t nfiles;
+	const struct pmi_zstd *z;
 	ZSTD_CCtx *cctx;
 	unsigned char *pay;	/* one section's payload */
 	unsigned char *raw;	/* one chunk before compression */
@@ -126,9 +127,9 @@ static int put_chunk_now(struct pm_snapshot_writer *w, uint32_t type, const unsi
 	size_t z;
 
 	memcpy(w->pay, fixed, SNAP_CHUNK_FIXED);
-	z = ZSTD_compressCCtx(w->cctx, w->pay + SNAP_CHUNK_FIXED, ZSTD_compressBound(SNAP_MAX_RAW), raw, rawlen,
-			      SNAP_LEVEL);
-	if (ZSTD_isError(z))
+	z = w->z->compress_cctx(w->cctx, w->pay + SNAP_CHUNK_FIXED, ZSTD_COMPRESSBOUND(SNAP_MAX_RAW), raw, rawlen,
+				SNAP_LEVEL);
+	if (w->z->is_error(z))
 		return -EIO;
 	return put_section(w, type, w->pay, SNAP_CHUNK_FIXED + z);
 }
@@ -170,11 +171,11 @@ static int flush_files(struct pm_snapshot_writer *w)
 	if (w->files_count) {
 		snap_put32(w->pay, w->files_count);
 		snap_put32(w->pay + 4, w->files_first);
-		z = ZSTD_compressCCtx(w->cctx, w->pay + 8, ZSTD_compressBound(SNAP_MAX_RAW), w->files, w->files_len,
-				      SNAP_LEVEL);
+		z = w->z->compress_cctx(w->cctx, w->pay + 8, ZSTD_COMPRESSBOUND(SNAP_MAX_RAW), w->files, w->files_len,
+					SNAP_LEVEL);
 		w->files_count = 0;
 		w->files_len = 0;
-		if (ZSTD_isError(z))
+		if (w->z->is_error(z))
 			return w->error = -EIO;
 		if ((r = put_section(w, PM_SNAPSHOT_FILES, w->pay, 8 + z)))
 			return r;
@@ -562,8 +563,12 @@ struct pm_snapshot_writer *pm_snapshot_create(const char *path)
 		goto fail;
 	w->fd = w->dirfd = -1;
 	w->frames.fd[0] = w->frames.fd[1] = w->frames.fd[2] = -1;
-	w->cctx = ZSTD_createCCtx();
-	w->pay = malloc(SNAP_CHUNK_FIXED + ZSTD_compressBound(SNAP_MAX_RAW));
+	if (!(w->z = pmi_zstd(NULL, 0))) {
+		r = -ELIBACC;	/* libzstd1 missing: pm_snapshot_open() names it */
+		goto fail;
+	}
+	w->cctx = w->z->create_cctx();
+	w->pay = malloc(SNAP_CHUNK_FIXED + ZSTD_COMPRESSBOUND(SNAP_MAX_RAW));
 	w->raw = malloc(pmi_snap_encode_bound(SNAP_MAX_WORDS, SNAP_MAX_WORDS));
 	w->files = malloc(SNAP_FILES_RAW);
 	w->held = malloc(SNAP_HELD_RAW);
@@ -699,7 +704,8 @@ void pm_snapshot_writer_free(struct pm_snapshot_writer *w)
 		close(w->fd);
 	if (w->dirfd >= 0)
 		close(w->dirfd);
-	ZSTD_freeCCtx(w->cctx);
+	if (w->z)
+		w->z->free_cctx(w->cctx);
 	free(w->tmpname);
 	free(w->name);
 	free(w->idx);
