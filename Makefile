@@ -69,10 +69,11 @@ $(SHLIB): $(LIB_PIC) lib/libpagemap.sym
 $(STLIB): $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-# The CLI links the shared library, so it uses the ABI it ships. --wrap: completion reads each
-# command's getopt_long table as it is passed (cli/complete.c).
+# The CLI links the shared library, so it uses the ABI it ships. libsmartcols is opened with dlopen
+# when a table needs it (cli/scols_load.c): most output is formatted without it. --wrap: completion
+# reads each command's getopt_long table as it is passed (cli/complete.c).
 $(CLI): $(CLI_OBJ) $(SHLIB)
-	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) -L$(BUILD) -lpagemap $(SMARTCOLS_LIBS) -ldl -lpthread -Wl,-rpath,'$$ORIGIN' -Wl,--wrap=getopt_long
+	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) -L$(BUILD) -lpagemap -ldl -lpthread -Wl,-rpath,'$$ORIGIN' -Wl,--wrap=getopt_long
 
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|'
 # Generated again by install, so PREFIX given there counts.

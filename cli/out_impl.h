@@ -4,14 +4,16 @@
 
 #include "output.h"
 #include "out_rows.h"
+#include "scols_load.h"
 
 #define OUT_MAX_COLS 64
 
 struct out {
-	struct libscols_table *tb;
+	struct libscols_table *tb;		/* NULL until a table needs libsmartcols (out_scols) */
 	const struct out_col *cols;
 	size_t ncols;
-	struct libscols_column *sc[OUT_MAX_COLS];	/* by column id; NULL when not shown */
+	bool shown[OUT_MAX_COLS];			/* by column id */
+	struct libscols_column *sc[OUT_MAX_COLS];	/* by column id, once tb is made; NULL when not shown */
 	size_t seq[OUT_MAX_COLS];			/* position of each shown column */
 	size_t order[OUT_MAX_COLS];			/* the column id at each position */
 	size_t nshown;
@@ -42,6 +44,14 @@ struct out {
 /* Bytes of formatted rows out_stream.c writes at once when nothing can send them back to libsmartcols. */
 #define OUT_FLUSH 65536
 
+/*
+ * The libsmartcols table of @out, made (and the library loaded) on first
+ * need: its columns, settings and the widths of an aligned first batch.
+ * 0 or -ENOMEM. Most output never needs it (scols_load.c says why).
+ */
+int out_scols(struct out *out);
+/* The widths of an aligned first batch (w[], sized) given to libsmartcols' columns, once tb is made. */
+void out_hint_widths(struct out *out);
 /* A row of the stream's own storage; false when it cannot grow (the batch then fails with -ENOMEM). */
 bool out_own_row(struct out *out);
 /* The own rows held, copied into libsmartcols lines (for what only libsmartcols prints); 0 or -ENOMEM. */

@@ -41,7 +41,7 @@ static int json_batch(struct out *out)
 
 	snprintf(head, sizeof(head), "{\n   \"%s\": [\n", out->name);
 	hlen = strlen(head);
-	if (scols_print_table_to_string(out->tb, &s) || !s) {
+	if (sym_scols_print_table_to_string(out->tb, &s) || !s) {
 		free(s);
 		return -EIO;
 	}
@@ -66,9 +66,9 @@ out:
 /* The text of the cell at position @pos of @ln, or NULL. */
 static const char *cell_data(struct libscols_line *ln, size_t pos)
 {
-	struct libscols_cell *ce = scols_line_get_cell(ln, pos);
+	struct libscols_cell *ce = sym_scols_line_get_cell(ln, pos);
 
-	return ce ? scols_cell_get_data(ce) : NULL;
+	return ce ? sym_scols_cell_get_data(ce) : NULL;
 }
 
 /* The cells of the next row held, own or libsmartcols' (@itr), into @c; false after the last. */
@@ -87,25 +87,27 @@ static bool next_row(struct out *out, struct libscols_iter *itr, size_t *row, co
 		++*row;
 		return true;
 	}
-	if (scols_table_next_line(out->tb, itr, &ln))
+	if (sym_scols_table_next_line(out->tb, itr, &ln))
 		return false;
 	for (i = 0; i < out->nshown; i++)
 		c[i] = cell_data(ln, i);
 	return true;
 }
 
-/* The own rows into libsmartcols lines, for a batch only it can print; 0 or -ENOMEM. */
+/* The own rows (if any) into libsmartcols lines, for a batch only it can print; 0 or -ENOMEM. */
 int out_own_to_scols(struct out *out)
 {
 	const char *c[OUT_MAX_COLS];
 	struct libscols_line *ln;
 	size_t row = 0, i;
 
-	while (next_row(out, NULL, &row, c)) {
-		if (!(ln = scols_table_new_line(out->tb, NULL)))
+	if (out_scols(out))
+		return -ENOMEM;
+	while (out->own && next_row(out, NULL, &row, c)) {
+		if (!(ln = sym_scols_table_new_line(out->tb, NULL)))
 			return -ENOMEM;
 		for (i = 0; i < out->nshown; i++)
-			if (c[i] && scols_line_set_data(ln, i, c[i]))
+			if (c[i] && sym_scols_line_set_data(ln, i, c[i]))
 				return -ENOMEM;
 	}
 	return 0;
@@ -212,21 +214,27 @@ static void aligned_heading(struct out *out)
  */
 static bool size_first_batch(struct out *out)
 {
-	size_t i;
-
 	if (out->slow || out->tty || !out->own || !out->nrows || !own_widths(out))
 		return false;
 	out->sized = true;
+	if (out->tb)
+		out_hint_widths(out);
+	return true;
+}
+
+void out_hint_widths(struct out *out)
+{
+	size_t i;
+
 	for (i = 0; i < out->nshown; i++) {
 		struct libscols_column *sc = out->sc[out->order[i]];
 
 		if (i + 1 == out->nshown && !(out->cols[out->order[i]].flags & SCOLS_FL_RIGHT))
 			continue;
-		scols_column_set_whint(sc, (double)out->w[i]);
+		sym_scols_column_set_whint(sc, (double)out->w[i]);
 		if (out->w[i] > strlen(out->cols[out->order[i]].name))
-			scols_column_set_flags(sc, scols_column_get_flags(sc) | SCOLS_FL_STRICTWIDTH);
+			sym_scols_column_set_flags(sc, sym_scols_column_get_flags(sc) | SCOLS_FL_STRICTWIDTH);
 	}
-	return true;
 }
 
 /*
@@ -252,11 +260,12 @@ static int direct_batch(struct out *out)
 	}
 	if (out->slow || (aligned && out->tty))
 		return 1;
-	if (!out->own && !(itr = scols_new_iter(SCOLS_ITER_FORWARD)))
+	if (!out->own && (out_scols(out) || !(itr = sym_scols_new_iter(SCOLS_ITER_FORWARD))))
 		return 1;
 	out->ob.len = 0;
+	/* Unsized widths matter to aligned rows only, which libsmartcols printed before (tb made). */
 	for (i = 0; i < out->nshown; i++)
-		w[i] = out->sized ? out->w[i] : scols_column_get_width(out->sc[out->order[i]]);
+		w[i] = out->sized ? out->w[i] : out->tb ? sym_scols_column_get_width(out->sc[out->order[i]]) : 0;
 	if (first && aligned && !out->o.noheadings)
 		aligned_heading(out);
 	if (first && out->o.json) {
@@ -291,7 +300,8 @@ static int direct_batch(struct out *out)
 			flushed = true;
 		}
 	}
-	scols_free_iter(itr);
+	if (itr)
+		sym_scols_free_iter(itr);
 	if (r == 0 && out->ob.oom)
 		r = flushed ? -ENOMEM : 1;	/* part written: libsmartcols cannot print it all again */
 	if (r == 0 && fwrite(out->ob.p, 1, out->ob.len, stdout) != out->ob.len)
@@ -305,6 +315,8 @@ static int scols_batch(struct out *out)
 	size_t i, w;
 	int r;
 
+	if (out_scols(out))
+		return -ENOMEM;
 	if (out->o.json) {
 		r = json_batch(out);
 		if (r == 1 && out->streamed)	/* it did look like that before: cannot happen */
@@ -314,7 +326,7 @@ static int scols_batch(struct out *out)
 			r = 0;
 		}
 	} else {
-		r = scols_table_print_range(out->tb, NULL, NULL) || fputc('\n', stdout) == EOF ? -EIO : 0;
+		r = sym_scols_table_print_range(out->tb, NULL, NULL) || fputc('\n', stdout) == EOF ? -EIO : 0;
 		/*
 		 * Not a left-aligned last column: it is not padded, and its relative
 		 * hint lets it take the rest of a terminal.
@@ -322,8 +334,8 @@ static int scols_batch(struct out *out)
 		for (i = 0; r == 0 && i < out->ncols; i++) {
 			if (!out->sc[i] || (out->seq[i] + 1 == out->nshown && !(out->cols[i].flags & SCOLS_FL_RIGHT)))
 				continue;
-			w = scols_column_get_width(out->sc[i]);
-			scols_column_set_whint(out->sc[i], (double)w);
+			w = sym_scols_column_get_width(out->sc[i]);
+			sym_scols_column_set_whint(out->sc[i], (double)w);
 			/*
 			 * libsmartcols (2.38) widens a column narrower than its heading to the
 			 * heading and stops there, ignoring the hint; a strict-width one gets
@@ -331,7 +343,7 @@ static int scols_batch(struct out *out)
 			 * only when wider than the heading.
 			 */
 			if (w > strlen(out->cols[i].name))
-				scols_column_set_flags(out->sc[i], scols_column_get_flags(out->sc[i]) | SCOLS_FL_STRICTWIDTH);
+				sym_scols_column_set_flags(out->sc[i], sym_scols_column_get_flags(out->sc[i]) | SCOLS_FL_STRICTWIDTH);
 		}
 	}
 	return r;
@@ -348,7 +360,8 @@ static int print_batch(struct out *out)
 		r = scols_batch(out);
 	if (out->stream_off)
 		return r;
-	scols_table_remove_lines(out->tb);
+	if (out->tb)
+		sym_scols_table_remove_lines(out->tb);
 	out->lines = out->nrows = out->cells.len = 0;
 	out->streamed = true;
 	/*
@@ -382,8 +395,8 @@ int out_print(struct out *out)
 			out->lines = out->nrows = out->cells.len = 0;
 		}
 	}
-	if (!out->streamed)
-		return scols_print_table(out->tb) ? -EIO : 0;
+	if (!out->streamed)	/* an empty table's headings, or what only libsmartcols prints */
+		return out_scols(out) ? -ENOMEM : sym_scols_print_table(out->tb) ? -EIO : 0;
 	if (out->lines)
 		r = print_batch(out);
 	if (r == 0 && out->o.json)

@@ -126,24 +126,50 @@ static int parse_list(const char *list, const struct out_col *cols, size_t n, si
 	return have;
 }
 
-static int add_column(struct out *out, size_t id)
+static void add_column(struct out *out, size_t id)
+{
+	if (out->shown[id])
+		return;
+	out->shown[id] = true;
+	out->order[out->nshown] = id;
+	out->seq[id] = out->nshown++;
+}
+
+/* The libsmartcols column of shown column @id; 0 or -ENOMEM. */
+static int make_column(struct out *out, size_t id)
 {
 	const struct out_col *c = &out->cols[id];
 	static const int json_type[] = { [OUT_STR] = SCOLS_JSON_STRING, [OUT_SIZE] = SCOLS_JSON_NUMBER,
 					 [OUT_NUM] = SCOLS_JSON_NUMBER, [OUT_HEX] = SCOLS_JSON_STRING,
 					 [OUT_BOOL] = SCOLS_JSON_BOOLEAN, [OUT_SECS] = SCOLS_JSON_NUMBER };
-	struct libscols_column *sc;
+	struct libscols_column *sc = sym_scols_table_new_column(out->tb, c->name, c->whint, c->flags);
 
-	if (out->sc[id])
-		return 0;
-	sc = scols_table_new_column(out->tb, c->name, c->whint, c->flags);
 	if (!sc)
 		return -ENOMEM;
 	/* libsmartcols lower-cases the heading for the JSON key. */
-	scols_column_set_json_type(sc, json_type[c->kind]);
+	sym_scols_column_set_json_type(sc, json_type[c->kind]);
 	out->sc[id] = sc;
-	out->order[out->nshown] = id;
-	out->seq[id] = out->nshown++;
+	return 0;
+}
+
+int out_scols(struct out *out)
+{
+	size_t i;
+
+	if (out->tb)
+		return 0;
+	scols_load();
+	if (!(out->tb = sym_scols_new_table()))
+		return -ENOMEM;
+	sym_scols_table_set_name(out->tb, out->name);
+	sym_scols_table_enable_json(out->tb, out->o.json);
+	sym_scols_table_enable_raw(out->tb, out->o.raw);
+	sym_scols_table_enable_noheadings(out->tb, out->o.noheadings);
+	for (i = 0; i < out->nshown; i++)
+		if (make_column(out, out->order[i]) < 0)
+			return -ENOMEM;
+	if (out->sized)
+		out_hint_widths(out);
 	return 0;
 }
 
@@ -169,8 +195,7 @@ static int select_columns(struct out *out, const char *defaults)
 		return -EINVAL;
 	}
 	for (i = 0; i < (size_t)n; i++)
-		if (add_column(out, ids[i]) < 0)
-			return -ENOMEM;
+		add_column(out, ids[i]);
 	return 0;
 }
 
@@ -179,7 +204,7 @@ struct out *out_new(const char *name, const struct out_col *cols, size_t n, cons
 {
 	struct out *out = calloc(1, sizeof(*out));
 
-	if (!out || n > OUT_MAX_COLS || !(out->tb = scols_new_table())) {
+	if (!out || n > OUT_MAX_COLS) {
 		free(out);
 		cli_error(0, "cannot create output table: %s", strerror(ENOMEM));
 		return NULL;
@@ -195,10 +220,6 @@ struct out *out_new(const char *name, const struct out_col *cols, size_t n, cons
 	out->tty = isatty(STDOUT_FILENO);
 	/* Rows kept as text, not libsmartcols lines, wherever out_stream.c may print them itself. */
 	out->own = !out->slow && (o->json || o->raw || !out->tty);
-	scols_table_set_name(out->tb, name);
-	scols_table_enable_json(out->tb, o->json);
-	scols_table_enable_raw(out->tb, o->raw);
-	scols_table_enable_noheadings(out->tb, o->noheadings);
 	if (select_columns(out, defaults) < 0) {
 		out_free(out);
 		return NULL;
@@ -210,7 +231,8 @@ void out_free(struct out *out)
 {
 	if (!out)
 		return;
-	scols_unref_table(out->tb);
+	if (out->tb)
+		sym_scols_unref_table(out->tb);
 	obuf_free(&out->ob);
 	obuf_free(&out->cells);
 	free(out->off);
@@ -219,7 +241,7 @@ void out_free(struct out *out)
 
 bool out_has(const struct out *out, size_t id)
 {
-	return id < out->ncols && out->sc[id];
+	return id < out->ncols && out->shown[id];
 }
 
 struct libscols_line *out_line(struct out *out)
@@ -231,7 +253,7 @@ struct libscols_line *out_line(struct out *out)
 		/* A handle the commands only pass back to the setters: never dereferenced in own mode. */
 		return (struct libscols_line *)out;
 	}
-	return scols_table_new_line(out->tb, NULL);
+	return out_scols(out) ? NULL : sym_scols_table_new_line(out->tb, NULL);
 }
 
 void out_tree(struct out *out)
@@ -245,7 +267,7 @@ struct libscols_line *out_child_line(struct out *out, struct libscols_line *pare
 	struct libscols_line *ln = out_line(out);
 
 	if (ln && parent && out->tree)
-		scols_line_add_child(parent, ln);
+		sym_scols_line_add_child(parent, ln);
 	return ln;
 }
 
@@ -266,7 +288,7 @@ static void set_cell(struct out *out, struct libscols_line *ln, size_t id, const
 		obuf_add(&out->cells, s, strlen(s) + 1);
 		out->oom |= out->cells.oom;
 	} else if (ln && out_has(out, id)) {
-		scols_line_set_data(ln, out->seq[id], s);
+		sym_scols_line_set_data(ln, out->seq[id], s);
 	}
 }
 
@@ -409,7 +431,7 @@ static int json_record(struct out *out, const struct out_field *f, size_t n)
 	size_t i, hlen, len;
 	int r = -EIO;
 
-	if (scols_print_table_to_string(out->tb, &s) || !s)
+	if (sym_scols_print_table_to_string(out->tb, &s) || !s)
 		goto out;
 	json_compact(s);
 	hlen = (size_t)snprintf(head, sizeof(head), "{\"%s\":[", out->name);
@@ -430,7 +452,7 @@ out:
 
 int out_print_record(struct out *out, const char *heading, const struct out_field *f, size_t n)
 {
-	int r = out->oom || (out->own && out_own_to_scols(out) < 0) ? -ENOMEM : 0;
+	int r = out->oom || out_own_to_scols(out) < 0 ? -ENOMEM : 0;
 
 	if (r < 0) {
 		/* nothing printed: the lines are dropped below */
@@ -439,9 +461,10 @@ int out_print_record(struct out *out, const char *heading, const struct out_fiel
 	} else {
 		r = heading && fputs(heading, stdout) == EOF ? -EIO : 0;
 		if (r == 0)
-			r = scols_print_table(out->tb) || fflush(stdout) ? -EIO : 0;
+			r = sym_scols_print_table(out->tb) || fflush(stdout) ? -EIO : 0;
 	}
-	scols_table_remove_lines(out->tb);
+	if (out->tb)
+		sym_scols_table_remove_lines(out->tb);
 	out->lines = out->nrows = out->cells.len = 0;
 	out->oom = false;
 	return r;

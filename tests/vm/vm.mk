@@ -40,11 +40,13 @@ $(VM_DIR)/build/tests/live/%: tests/live/%.c tests/harness.h $(wildcard tests/li
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itests -Itests/live/lib -static -o $@ $< $(LIVE_LIB) $(STLIB) $(LIB_LIBS) -lpthread
 
 # The CLI takes libpagemap statically; libsmartcols (no static archive in Debian) and zstd come in
-# through ldd. libmicrohttpd is dlopen()ed by serve alone and not copied: serve is not tested in guests.
+# through ldd. libsmartcols is linked here although the CLI opens it with dlopen (cli/scols_load.c),
+# so that ldd lists it and the runner copies it into the guest. libmicrohttpd is dlopen()ed by serve
+# alone and not copied: serve is not tested in guests.
 # --wrap as in the Makefile: completion reads each command's getopt table.
 $(VM_DIR)/build/pagemap: $(CLI_OBJ) $(STLIB)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(CLI_OBJ) $(STLIB) $(SMARTCOLS_LIBS) -ldl $(LIB_LIBS) -lpthread -Wl,--wrap=getopt_long
+	$(CC) -o $@ $(CLI_OBJ) $(STLIB) -Wl,--no-as-needed $(SMARTCOLS_LIBS) -Wl,--as-needed -ldl $(LIB_LIBS) -lpthread -Wl,--wrap=getopt_long
 
 $(VM_DIR)/build/runas: tests/vm/runas.c
 	@mkdir -p $(@D)
