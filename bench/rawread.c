@@ -96,6 +96,27 @@ static int pread_range(int fd, uint64_t start, uint64_t end, uint64_t *buf, stru
 	return 0;
 }
 
+/*
+ * Mode scan-pmd: one pagemap entry per 2 MiB block of each huge region. Since Linux 6.15 bit 56
+ * (exclusive) is one answer per folio (folio_maybe_mapped_shared), so one entry tells a PMD-mapped
+ * block's EXCLUSIVE: the least any reader of `maps`' default columns must add to the scan there.
+ */
+static bool pmd_reads;
+
+static int pmd_entries(int fd, const struct page_region *r, struct totals *t)
+{
+	uint64_t a, e;
+
+	if (!pmd_reads || !(r->categories & PAGE_IS_HUGE))
+		return 0;
+	for (a = r->start & ~((2ULL << 20) - 1); a < r->end; a += 2ULL << 20) {
+		if (pread(fd, &e, 8, (off_t)((a >> shift) * 8)) != 8)
+			return -errno;
+		t->calls++;
+	}
+	return 0;
+}
+
 /* PAGEMAP_SCAN over [start, end) with the tool's mask and vec size, summing present pages. */
 static int scan_range(int fd, uint64_t start, uint64_t end, struct page_region *vec, struct totals *t)
 {
@@ -116,6 +137,8 @@ static int scan_range(int fd, uint64_t start, uint64_t end, struct page_region *
 			t->pages += pages;
 			if (vec[i].categories & PAGE_IS_PRESENT)
 				t->present += pages;
+			if (pmd_entries(fd, &vec[i], t))
+				return -errno;
 		}
 		if ((unsigned)n < SCAN_VEC)
 			break;
@@ -160,8 +183,8 @@ static int read_frames(uint64_t *buf, struct totals *t)
 static int one_pass(const char *mode, int pid, struct totals *t)
 {
 	char path[64], line[4096];
-	bool frames = !strcmp(mode, "frames");
-	void *buf = strcmp(mode, "scan") ? malloc(PREAD_ENTRIES * 8) : malloc(SCAN_VEC * sizeof(struct page_region));
+	bool frames = !strcmp(mode, "frames"), scan = !strncmp(mode, "scan", 4);
+	void *buf = !scan ? malloc(PREAD_ENTRIES * 8) : malloc(SCAN_VEC * sizeof(struct page_region));
 	unsigned long long start, end;
 	FILE *maps;
 	int fd, r = 0;
@@ -180,7 +203,7 @@ static int one_pass(const char *mode, int pid, struct totals *t)
 		if (end > TASK_SIZE)
 			end = TASK_SIZE;
 		t->ranges++;
-		r = strcmp(mode, "scan") ? pread_range(fd, start, end, buf, t, frames) : scan_range(fd, start, end, buf, t);
+		r = !scan ? pread_range(fd, start, end, buf, t, frames) : scan_range(fd, start, end, buf, t);
 	}
 	if (r == 0 && frames)
 		r = read_frames(buf, t);
@@ -201,11 +224,14 @@ int main(int argc, char **argv)
 	long pid;
 	int r;
 
-	if (argc != 3 || (strcmp(argv[1], "pread") && strcmp(argv[1], "scan") && strcmp(argv[1], "frames"))) {
-		fprintf(stderr, "Usage: rawread pread|scan|frames PID\n"
+	if (argc != 3 || (strcmp(argv[1], "pread") && strcmp(argv[1], "scan") && strcmp(argv[1], "scan-pmd") &&
+			  strcmp(argv[1], "frames"))) {
+		fprintf(stderr, "Usage: rawread pread|scan|scan-pmd|frames PID\n"
 				"One pass over the pagemap of every mapping of PID: pread in 2 MiB buffers, or\n"
-				"PAGEMAP_SCAN per mapping with the tool's return mask; frames: pread, then the\n"
-				"kpageflags, kpagecount and kpagecgroup words of the present frames (root).\n"
+				"PAGEMAP_SCAN per mapping with the tool's return mask; scan-pmd: the scan plus one\n"
+				"entry per 2 MiB block of each huge region (EXCLUSIVE's least cost, Linux 6.15+);\n"
+				"frames: pread, then the kpageflags, kpagecount and kpagecgroup words of the\n"
+				"present frames (root).\n"
 				"Prints seconds and counts.\n");
 		return 2;
 	}
@@ -214,6 +240,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rawread: invalid PID '%s'\n", argv[2]);
 		return 2;
 	}
+	pmd_reads = !strcmp(argv[1], "scan-pmd");
 	while ((1L << shift) < sysconf(_SC_PAGESIZE))
 		shift++;
 	t0 = now();
