@@ -124,14 +124,18 @@ static bool probe_privileged(void)
 
 static void probe_live(struct pm_features *f)
 {
+	struct pmi_probe_self s;
+
 	f->page_size = (unsigned)sysconf(_SC_PAGESIZE);
 	f->page_shift = log2u(f->page_size);
 	f->privileged = probe_privileged();
 	f->uffd_wp_async = f->page_mapcount = PM_UNKNOWN;	/* pm_ctx_probe() asks */
-	pmi_probe_self_pagemap(f);
-	pmi_probe_scan(f);
-	pmi_probe_soft_dirty(f);
-	pmi_probe_guard(f);
+	pmi_probe_self_open(&s, f->page_size);
+	pmi_probe_self_pagemap(f, &s);
+	pmi_probe_scan(f, &s);
+	pmi_probe_soft_dirty(f, &s);
+	pmi_probe_guard(f, &s);
+	pmi_probe_self_close(&s);
 	f->by_effect = true;
 }
 

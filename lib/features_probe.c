@@ -18,6 +18,27 @@ static int self_entry(int fd, const void *addr, unsigned page_shift, uint64_t *e
 	return n == 1 ? 0 : (n < 0 ? (int)n : -EIO);
 }
 
+void pmi_probe_self_open(struct pmi_probe_self *s, size_t page_size)
+{
+	void *p = mmap(NULL, PROBE_SCRATCH_PAGES * page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	s->page_size = page_size;
+	s->scratch = p == MAP_FAILED ? NULL : p;
+	s->fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	s->err = s->fd < 0 ? errno : 0;
+}
+
+void pmi_probe_self_close(struct pmi_probe_self *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	if (s->scratch)
+		munmap(s->scratch, PROBE_SCRATCH_PAGES * s->page_size);
+	s->fd = -1;
+	s->scratch = NULL;
+}
+
 #define KPF_ZERO_PAGE_BIT 24
 
 /* Does /proc/kpageflags say @pfn is the zero page? PM_UNKNOWN when it cannot be read. */
@@ -47,20 +68,20 @@ static enum pm_tristate kpf_zero(uint64_t pfn)
  * freed real page's frame is reused by the next allocation, and would then
  * flag a written page as zero.
  */
-static void probe_zero_page(int fd, struct pm_features *f)
+static void probe_zero_page(int fd, struct pm_features *f, const struct pmi_probe_self *s)
 {
 	size_t ps = f->page_size;
-	volatile char *p = mmap(NULL, 2 * ps, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	volatile char *p = s->scratch;	/* pages 0 and 1: read, never written */
 	uint64_t e[2] = { 0, 0 }, pfn;
 
 	f->zero_page = PM_UNKNOWN;
-	if (p == MAP_FAILED)
+	if (!p)
 		return;
 	(void)p[0];
 	(void)p[ps];
 	if (self_entry(fd, (const void *)p, f->page_shift, &e[0]) < 0 ||
 	    self_entry(fd, (const void *)(p + ps), f->page_shift, &e[1]) < 0 || !(e[0] & PME_PRESENT) || !(e[1] & PME_PRESENT))
-		goto out;
+		return;
 	pfn = e[0] & PME_PFRAME_MASK;
 	if (f->layout == PM_LAYOUT_CURRENT && ((e[0] | e[1]) & PME_MMAP_EXCLUSIVE))
 		f->zero_page = PM_NO;
@@ -70,8 +91,6 @@ static void probe_zero_page(int fd, struct pm_features *f)
 		f->zero_page = PM_YES;	/* present and not exclusive: mapped by no one, the zero page */
 	if (f->zero_page == PM_YES && f->pfn_view == PM_PFN_VISIBLE)
 		f->zero_pfn = pfn;
-out:
-	munmap((void *)p, 2 * ps);
 }
 
 /*
@@ -95,15 +114,15 @@ void pmi_probe_huge_zero(struct pm_ctx *ctx, struct pm_features *f)
 }
 
 /* Layout and PFN view by effect, on our own pagemap. */
-void pmi_probe_self_pagemap(struct pm_features *f)
+void pmi_probe_self_pagemap(struct pm_features *f, const struct pmi_probe_self *s)
 {
 	volatile char page_probe[64];
 	uint64_t e0 = 0, e = 0;
-	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	int fd = s->fd;
 
 	if (fd < 0) {
-		f->pagemap_error = errno;
-		f->pfn_view = errno == EPERM ? PM_PFN_REFUSED : PM_PFN_UNKNOWN;
+		f->pagemap_error = s->err;
+		f->pfn_view = s->err == EPERM ? PM_PFN_REFUSED : PM_PFN_UNKNOWN;
 		return;
 	}
 	page_probe[0] = 1;	/* our stack page is present */
@@ -117,8 +136,7 @@ void pmi_probe_self_pagemap(struct pm_features *f)
 	}
 	if (self_entry(fd, (const void *)page_probe, f->page_shift, &e) == 0 && (e & PME_PRESENT))
 		f->pfn_view = (e & PME_PFRAME_MASK) ? PM_PFN_VISIBLE : PM_PFN_HIDDEN;
-	probe_zero_page(fd, f);
-	close(fd);
+	probe_zero_page(fd, f, s);
 }
 
 static bool scan_accepts(int fd, uint64_t categories)
@@ -152,10 +170,10 @@ static uint64_t probe_categories(int fd)
 }
 
 /* PAGEMAP_SCAN: EFAULT on a bad vec means the ioctl exists (selftests' vm_util.c). */
-void pmi_probe_scan(struct pm_features *f)
+void pmi_probe_scan(struct pm_features *f, const struct pmi_probe_self *s)
 {
 	struct pm_scan_arg arg = { .size = sizeof(arg) };
-	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	int fd = s->fd;
 
 	if (fd < 0)
 		return;
@@ -167,7 +185,6 @@ void pmi_probe_scan(struct pm_features *f)
 	f->scan = ioctl(fd, PAGEMAP_SCAN, &arg) < 0 && errno == EFAULT;
 	if (f->scan)
 		f->scan_categories = probe_categories(fd);
-	close(fd);
 }
 
 void pmi_probe_uffd(struct pm_features *f)
@@ -219,16 +236,15 @@ static int soft_dirty_child(unsigned page_shift)
 	return 0;
 }
 
-void pmi_probe_soft_dirty(struct pm_features *f)
+void pmi_probe_soft_dirty(struct pm_features *f, const struct pmi_probe_self *s)
 {
-	size_t ps = f->page_size;
-	char *p = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	char *p = s->scratch ? s->scratch + 2 * f->page_size : NULL;	/* page 2, written */
+	int fd = s->fd;
 	uint64_t e = 0;
 
 	f->soft_dirty = PM_UNKNOWN;
-	if (p == MAP_FAILED || fd < 0)
-		goto out;
+	if (!p || fd < 0)
+		return;
 	p[0] = 1;
 	/*
 	 * A fresh VMA carries VM_SOFTDIRTY iff CONFIG_MEM_SOFT_DIRTY. Before
@@ -238,15 +254,8 @@ void pmi_probe_soft_dirty(struct pm_features *f)
 	 */
 	if (!pm_kernel_at_least(f, 3, 11))
 		f->soft_dirty = PM_NO;
-	else if (f->layout == PM_LAYOUT_PSHIFT)
-		goto out;
-	else if (self_entry(fd, p, f->page_shift, &e) == 0)
+	else if (f->layout != PM_LAYOUT_PSHIFT && self_entry(fd, p, f->page_shift, &e) == 0)
 		f->soft_dirty = (e & PME_SOFT_DIRTY) ? PM_YES : PM_NO;
-out:
-	if (fd >= 0)
-		close(fd);
-	if (p != MAP_FAILED)
-		munmap(p, ps);
 }
 
 /* The round trip in a forked child, where the fresh-page check said yes (PM_PROBE_SOFT_DIRTY). */
@@ -264,15 +273,14 @@ void pmi_probe_soft_dirty_trip(struct pm_features *f)
 		f->soft_dirty = WEXITSTATUS(status) == 0 ? PM_YES : (WEXITSTATUS(status) == 1 ? PM_NO : PM_UNKNOWN);
 }
 
-void pmi_probe_guard(struct pm_features *f)
+void pmi_probe_guard(struct pm_features *f, const struct pmi_probe_self *s)
 {
 	size_t ps = f->page_size;
-	char *p = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (p == MAP_FAILED)
+	if (!s->scratch)
 		return;
-	f->guard_regions = madvise(p, ps, MADV_GUARD_INSTALL) == 0 ? PM_YES : PM_NO;
-	munmap(p, ps);
+	/* Page 3: a guard region splits no VMA and goes with the scratch mapping's munmap. */
+	f->guard_regions = madvise(s->scratch + 3 * ps, ps, MADV_GUARD_INSTALL) == 0 ? PM_YES : PM_NO;
 }
 
 /*

@@ -91,7 +91,8 @@ struct pm_walk *pmi_walk_open(struct pm_target *t, uint64_t start, uint64_t end,
 		errno = -r;
 		return NULL;
 	}
-	w->buf = malloc(BATCH_PAGES * sizeof(uint64_t));
+	w->buf_cap = BUF_FIRST < BATCH_PAGES ? BUF_FIRST : BATCH_PAGES;
+	w->buf = malloc(w->buf_cap * sizeof(uint64_t));
 	w->vec = w->backend == PM_BACKEND_SCAN ? malloc(SCAN_VEC * sizeof(*w->vec)) : NULL;
 	w->maps = pm_maps_open(t);
 	if (!w->buf || (w->backend == PM_BACKEND_SCAN && !w->vec) || !w->maps) {

@@ -9,6 +9,15 @@
 #ifndef BATCH_PAGES	/* the fuzz build makes batches small: cheaper runs, more batch boundaries */
 #define BATCH_PAGES	65536u	/* entries per pread (512 KiB), a multiple of every PMD's page count */
 #endif
+/*
+ * The entry buffer starts at 32 KiB, on the heap, and grows to BATCH_PAGES on
+ * the first read that needs more. Allocated whole at once it was a mapping of
+ * its own (malloc's mmap threshold is 128 KiB), and its munmap, a TLB flush,
+ * was among the costs of a small process's `maps` (issue #12, bench/README.md).
+ */
+#ifndef BUF_FIRST
+#define BUF_FIRST	4096u
+#endif
 
 /* A stretch of one mapping: either its state is known from scan categories, or entries must be read. */
 struct segment {
@@ -43,6 +52,7 @@ struct pm_walk {
 	uint64_t *buf;			/* entries [buf_vpn, buf_vpn + buf_n) */
 	uint64_t buf_vpn;
 	size_t buf_n;
+	size_t buf_cap;			/* entries buf holds: BUF_FIRST, BATCH_PAGES once a read needs more */
 	uint64_t thp_end;		/* pread: end of the PMD block found huge */
 	struct pm_kpage *kpage;		/* kpageflags to confirm a huge block, or NULL */
 	bool kpage_tried;		/* opened on the first huge block, once */

@@ -1,4 +1,5 @@
 /* walk_entries.c - the walker's pread back end: batches of pagemap entries turned into pieces of alike pages (huge blocks, smaps Swap). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -44,6 +45,14 @@ int pmi_walk_refill(struct pm_walk *w, uint64_t vpn)
 
 	if (lim > end_vpn)
 		lim = pmi_scan_readahead(w, end_vpn, lim);
+	if (lim - vpn > w->buf_cap) {	/* grown once: every later read fits */
+		uint64_t *more = realloc(w->buf, BATCH_PAGES * sizeof(uint64_t));
+
+		if (!more)
+			return -ENOMEM;
+		w->buf = more;
+		w->buf_cap = BATCH_PAGES;
+	}
 	n = pm_target_read(w->t, vpn, w->buf, (size_t)(lim - vpn));
 	if (n < 0)
 		return (int)n;
