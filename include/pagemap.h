@@ -1587,14 +1587,16 @@ PM_API int pm_watch_cost(const struct pm_watch *w, struct pm_watch_cost *c);
  * falls), aiming at 80 % of the budget, at most 8 times wider per collect
  * and 1000 times @asked in all (a process that writes ever new pages pays
  * per page whatever the interval: widening does not help it, the bound
- * stops it). Within the budget the interval stays, unless the share fell
+ * stops it). Within the budget the interval stays as this function last
+ * chose it (it keeps its answer in @w; the actual interval, start to start,
+ * runs a little longer, and taken as the next plan it would creep), unless the share fell
  * under a quarter of the budget (the process went quiet): then it narrows in the
  * same proportion, down to @asked. A process that rewrites a hot set
  * converges in one step once the 8x bound no longer binds, and does not
  * see-saw (tests/unit/test_watch_cost.c models it). @max_overhead <= 0,
  * or no collect yet: @asked.
  */
-PM_API double pm_watch_next_interval(const struct pm_watch *w, double asked, double max_overhead);
+PM_API double pm_watch_next_interval(struct pm_watch *w, double asked, double max_overhead);
 
 /*
  * pm_watch_next_wait - how long to sleep (seconds, from now) before the

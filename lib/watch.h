@@ -70,6 +70,7 @@ struct pmi_watch_costing {
 	bool have;			/* last is set */
 	bool watching;			/* a range was added: the first interval has started */
 	double share;			/* last.overhead before it was capped at 1 */
+	double planned;			/* pm_watch_next_interval's last answer (0: none yet) */
 	struct pm_watch_cost last;
 };
 

@@ -178,28 +178,31 @@ int pm_watch_cost(const struct pm_watch *w, struct pm_watch_cost *c)
 	return 0;
 }
 
-double pm_watch_next_interval(const struct pm_watch *w, double asked, double max_overhead)
+double pm_watch_next_interval(struct pm_watch *w, double asked, double max_overhead)
 {
 	const struct pm_watch_cost *c = &w->cost.last;
 	double want, share = w->cost.share;
 
 	if (!w->cost.have || !(max_overhead > 0) || !(asked > 0) || !(c->interval > 0))
-		return asked;
+		return w->cost.planned = asked;
 	/*
 	 * A process that keeps writing the same pages takes the same faults in a longer
 	 * interval, and a collect costs the same: the share falls as the interval grows, and
 	 * the interval that puts it at AIM of the budget is the last one times share / aim.
-	 * Within the budget the interval stays, unless the share fell below NARROW of it (the
-	 * process went quiet): then it narrows by the same proportion, to AIM, not below asked.
+	 * Within the budget the interval stays as it was planned (the last actual one runs
+	 * longer by the wake-up, the listing before the collect and pm_watch_next_wait's rule:
+	 * kept, it would grow collect after collect at an unchanged cost), unless the share fell
+	 * below NARROW of it (the process went quiet): then it narrows by the same proportion,
+	 * to AIM, not below asked.
 	 */
 	want = c->interval * share / (max_overhead * AIM);
 	if (share <= max_overhead && share >= max_overhead * NARROW)
-		want = c->interval;	/* within budget and not quiet: as it is */
+		want = w->cost.planned > 0 ? w->cost.planned : c->interval;	/* within budget, not quiet: as planned */
 	if (want > c->interval * WIDEN_STEP)
 		want = c->interval * WIDEN_STEP;
 	if (want > asked * WIDEN_MAX)
 		want = asked * WIDEN_MAX;
-	return want > asked ? want : asked;
+	return w->cost.planned = want > asked ? want : asked;
 }
 
 double pm_watch_next_wait(const struct pm_watch *w, double next)
