@@ -7,8 +7,8 @@
 
 /*
  * Grow the chunk buffers to @zlen payload bytes, @rawlen decompressed bytes
- * and @nwords words (0: leave as is; callers keep them within the SNAP_MAX_*
- * limits). Sized to need rather than to the limits at open: an open costs
+ * and @nwords words, with room for as many extents up to SNAP_MAX_EXTENTS
+ * (0: leave as is; callers keep them within the SNAP_MAX_* limits). Sized to need rather than to the limits at open: an open costs
  * no 3.5 MiB then (an audit opens every snapshot it finds; a fuzzer opens
  * one per input, and ASan poisons every large block).
  */
@@ -32,7 +32,7 @@ int pmi_snap_chunk_buffers(struct pm_snapshot *s, size_t zlen, size_t rawlen, si
 		if (!(p = realloc(s->words, nwords * sizeof(*s->words))))
 			return -ENOMEM;
 		s->words = p;
-		if (!(p = realloc(s->ext, nwords * sizeof(*s->ext))))
+		if (!(p = realloc(s->ext, (nwords < SNAP_MAX_EXTENTS ? nwords : SNAP_MAX_EXTENTS) * sizeof(*s->ext))))
 			return -ENOMEM;
 		s->ext = p;
 		s->wcap = nwords;
@@ -155,11 +155,15 @@ static int chunk_extents(struct pm_snapshot *s, size_t i, const struct snap_file
 		where = pmi_snap_sec_name(s, j, rwhere, sizeof(rwhere));
 	if ((r = load_chunk(s, j, len, where)))
 		return r;
-	/* The header's word count sizes the buffers (a chunk that holds more fails to decode: absurd count). */
-	max = max < SNAP_MAX_WORDS ? max : SNAP_MAX_WORDS;
+	/*
+	 * The header's word count sizes the buffers, within the limit of the
+	 * file's version (a chunk that holds more fails to decode: absurd count).
+	 */
+	max = max < snap_max_words(s->version) ? max : snap_max_words(s->version);
 	if (pmi_snap_chunk_buffers(s, 0, 0, max ? max : 1))
 		return -ENOMEM;
-	next = pmi_snap_decode_extents(s->raw, *len, s->ext, max, max, nwords, used, &why);
+	next = pmi_snap_decode_extents(s->raw, *len, s->ext, max < SNAP_MAX_EXTENTS ? max : SNAP_MAX_EXTENTS, max, nwords,
+				       used, &why);
 	if (next < 0)
 		return pmi_snap_fail(s, -EBADMSG, "%s: %s", where, why);
 	if (*nwords != s->secs[j].nwords)

@@ -45,6 +45,7 @@ struct slot {
 
 struct pmi_snap_words {
 	int fd;
+	uint32_t max_words;		/* words a chunk may hold: the file's version's limit */
 	pthread_mutex_t lock;
 	struct wfile *f;
 	size_t nf, fcap;
@@ -55,12 +56,13 @@ struct pmi_snap_words {
 	char err[256];
 };
 
-struct pmi_snap_words *pmi_snap_words_new(int fd)
+struct pmi_snap_words *pmi_snap_words_new(int fd, uint32_t version)
 {
 	struct pmi_snap_words *w = calloc(1, sizeof(*w));
 
 	if (!w)
 		return NULL;
+	w->max_words = snap_max_words(version);
 	if ((w->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
 		free(w);
 		return NULL;
@@ -216,16 +218,18 @@ static int inflate(struct pmi_snap_words *w, const struct wchunk *c, size_t *raw
 	return 0;
 }
 
+/* Room for @n words and as many extents, up to SNAP_MAX_EXTENTS (at most 3.5 MiB a slot). */
 static int slot_buffers(struct slot *s, size_t n)
 {
+	size_t x = n < SNAP_MAX_EXTENTS ? n : SNAP_MAX_EXTENTS;
 	void *p;
 
 	if (n <= s->cap)
 		return 0;
-	if (!(p = realloc(s->ext, n * sizeof(*s->ext))))
+	if (!(p = realloc(s->ext, x * sizeof(*s->ext))))
 		return -ENOMEM;
 	s->ext = p;
-	if (!(p = realloc(s->first, n * sizeof(*s->first))))
+	if (!(p = realloc(s->first, x * sizeof(*s->first))))
 		return -ENOMEM;
 	s->first = p;
 	if (!(p = realloc(s->words, n * sizeof(*s->words))))
@@ -251,11 +255,12 @@ static int decode_into(struct pmi_snap_words *w, const struct wfile *f, const st
 	s->chunk = NULL;
 	if ((r = inflate(w, x, &rawlen, &xhdr)))
 		return r;
-	if (xhdr > SNAP_MAX_WORDS)
+	if (xhdr > w->max_words)
 		return bad(w, x, "absurd word count");
 	if ((r = slot_buffers(s, xhdr ? xhdr : 1)))
 		return r;
-	next = pmi_snap_decode_extents(w->raw, rawlen, s->ext, xhdr, xhdr, &nw, &used, &why);
+	next = pmi_snap_decode_extents(w->raw, rawlen, s->ext, xhdr < SNAP_MAX_EXTENTS ? xhdr : SNAP_MAX_EXTENTS, xhdr,
+				       &nw, &used, &why);
 	if (next < 0)
 		return bad(w, x, why);
 	if (nw != xhdr)
