@@ -57,6 +57,17 @@ static inline void snap_put64(unsigned char *p, uint64_t v)
 	snap_put32(p + 4, (uint32_t)(v >> 32));
 }
 
+/*
+ * snapshot_read.c: a buffer of @n bytes for a chunk's words or their
+ * encoding, freed by free(). From 1 MiB on it is 2 MiB-aligned and may be
+ * backed by huge pages (THP madvise): each 4 KiB page first touched costs a
+ * page fault, which in a virtual machine exits to the hypervisor (14 us
+ * each here); chunks of 262144 words made a THP snapshot and its replay
+ * touch 8 MiB more of such buffers, 30 ms of 160. Smaller ones are plain
+ * malloc (a fuzzer's inputs, small snapshots). NULL with errno.
+ */
+void *pmi_snap_big_alloc(size_t n);
+
 /* The check word of a section header: covers type, length and payload hash, so a flipped bit there shows. */
 uint32_t pmi_snap_header_check(uint32_t type, uint64_t length, uint64_t hash);
 uint64_t pmi_snap_hash(const void *p, size_t n);

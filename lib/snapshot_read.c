@@ -2,8 +2,22 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <zstd.h>
 #include "snapshot_reader.h"
+
+void *pmi_snap_big_alloc(size_t n)
+{
+	const size_t huge = 2u << 20;
+	size_t len = (n + huge - 1) & ~(huge - 1);
+	void *p;
+
+	if (n < huge / 2)
+		return malloc(n);
+	if ((p = aligned_alloc(huge, len)))
+		madvise(p, len, MADV_HUGEPAGE);	/* a hint: without THP the pages stay small */
+	return p;
+}
 
 /*
  * Grow the chunk buffers to @zlen payload bytes, @rawlen decompressed bytes
@@ -28,13 +42,14 @@ int pmi_snap_chunk_buffers(struct pm_snapshot *s, size_t zlen, size_t rawlen, si
 		s->raw = p;
 		s->rawcap = rawlen;
 	}
-	if (nwords > s->wcap) {
-		if (!(p = realloc(s->words, nwords * sizeof(*s->words))))
+	if (nwords > s->wcap) {	/* what they held is not kept: chunks are decoded into them afresh */
+		free(s->words);
+		free(s->ext);
+		s->wcap = 0;
+		s->words = pmi_snap_big_alloc(nwords * sizeof(*s->words));
+		s->ext = pmi_snap_big_alloc((nwords < SNAP_MAX_EXTENTS ? nwords : SNAP_MAX_EXTENTS) * sizeof(*s->ext));
+		if (!s->words || !s->ext)
 			return -ENOMEM;
-		s->words = p;
-		if (!(p = realloc(s->ext, (nwords < SNAP_MAX_EXTENTS ? nwords : SNAP_MAX_EXTENTS) * sizeof(*s->ext))))
-			return -ENOMEM;
-		s->ext = p;
 		s->wcap = nwords;
 	}
 	return 0;

@@ -222,19 +222,18 @@ static int inflate(struct pmi_snap_words *w, const struct wchunk *c, size_t *raw
 static int slot_buffers(struct slot *s, size_t n)
 {
 	size_t x = n < SNAP_MAX_EXTENTS ? n : SNAP_MAX_EXTENTS;
-	void *p;
 
 	if (n <= s->cap)
 		return 0;
-	if (!(p = realloc(s->ext, x * sizeof(*s->ext))))
+	free(s->ext);	/* what they held is not kept: the chunk is decoded into them afresh */
+	free(s->first);
+	free(s->words);
+	s->cap = 0;
+	s->ext = pmi_snap_big_alloc(x * sizeof(*s->ext));
+	s->first = pmi_snap_big_alloc(x * sizeof(*s->first));
+	s->words = pmi_snap_big_alloc(n * sizeof(*s->words));
+	if (!s->ext || !s->first || !s->words)
 		return -ENOMEM;
-	s->ext = p;
-	if (!(p = realloc(s->first, x * sizeof(*s->first))))
-		return -ENOMEM;
-	s->first = p;
-	if (!(p = realloc(s->words, n * sizeof(*s->words))))
-		return -ENOMEM;
-	s->words = p;
 	s->cap = n;
 	return 0;
 }

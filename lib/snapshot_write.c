@@ -346,7 +346,7 @@ struct snap_ws *pmi_snap_ws_new_cols(struct pm_snapshot_writer *w, const uint32_
 	ws->cap = SNAP_MAX_WORDS;
 	for (c = 0; c < ncol; c++) {
 		ws->id[c] = id[c];
-		if (!(ws->col[c] = malloc(SNAP_MAX_WORDS * sizeof(uint64_t))))
+		if (!(ws->col[c] = pmi_snap_big_alloc(SNAP_MAX_WORDS * sizeof(uint64_t))))
 			goto fail;
 	}
 	if (ncol > 1 && !(ws->any = malloc(SNAP_READ_WORDS * sizeof(uint64_t))))
@@ -629,7 +629,7 @@ struct pm_snapshot_writer *pm_snapshot_create(const char *path)
 	w->frames.fd[0] = w->frames.fd[1] = w->frames.fd[2] = -1;
 	w->cctx = ZSTD_createCCtx();
 	w->pay = malloc(SNAP_CHUNK_FIXED + ZSTD_compressBound(SNAP_MAX_RAW));
-	w->raw = malloc(3 * SNAP_RAW_SLICE);	/* a chunk's columns encoded before any is written */
+	w->raw = pmi_snap_big_alloc(3 * SNAP_RAW_SLICE);	/* a chunk's columns encoded before any is written */
 	w->files = malloc(SNAP_FILES_RAW);
 	w->held = malloc(SNAP_HELD_RAW);
 	if (!w->cctx || !w->pay || !w->raw || !w->files || !w->held)
