@@ -112,6 +112,12 @@ int pmi_snap_decode(const unsigned char *raw, size_t len, struct snap_extent *ex
  */
 int pmi_snap_decode_extents(const unsigned char *raw, size_t len, struct snap_extent *ext, size_t max_ext,
 			    size_t max_words, size_t *nwords, size_t *used, const char **why);
+/*
+ * snapshot_read.c: the extents to make room for before decoding the list at
+ * the start of @raw (@len bytes) of a chunk of at most @max_words words: the
+ * count it gives, within those bounds and SNAP_MAX_EXTENTS (at least 1).
+ */
+size_t pmi_snap_extent_room(const unsigned char *raw, size_t len, size_t max_words);
 /* The columns of @total words, all of @raw: 0, or -EBADMSG with a reason in *@why. */
 int pmi_snap_decode_columns(const unsigned char *raw, size_t len, uint64_t *words, size_t total, const char **why);
 

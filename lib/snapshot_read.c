@@ -44,15 +44,36 @@ int pmi_snap_chunk_buffers(struct pm_snapshot *s, size_t zlen, size_t rawlen, si
 	}
 	if (nwords > s->wcap) {	/* what they held is not kept: chunks are decoded into them afresh */
 		free(s->words);
-		free(s->ext);
 		s->wcap = 0;
-		s->words = pmi_snap_big_alloc(nwords * sizeof(*s->words));
-		s->ext = pmi_snap_big_alloc((nwords < SNAP_MAX_EXTENTS ? nwords : SNAP_MAX_EXTENTS) * sizeof(*s->ext));
-		if (!s->words || !s->ext)
+		if (!(s->words = pmi_snap_big_alloc(nwords * sizeof(*s->words))))
 			return -ENOMEM;
 		s->wcap = nwords;
 	}
 	return 0;
+}
+
+/* Room for @n extents in s->ext (at most SNAP_MAX_EXTENTS: callers bound it). 0 or -ENOMEM. */
+static int ext_buffer(struct pm_snapshot *s, size_t n)
+{
+	if (n <= s->xcap)
+		return 0;
+	free(s->ext);
+	s->xcap = 0;
+	if (!(s->ext = pmi_snap_big_alloc(n * sizeof(*s->ext))))
+		return -ENOMEM;
+	s->xcap = n;
+	return 0;
+}
+
+size_t pmi_snap_extent_room(const unsigned char *raw, size_t len, size_t max_words)
+{
+	const unsigned char *p = raw;
+	uint64_t n = 0;
+
+	pmi_snap_get_varint(&p, raw + len, &n);	/* a bad one decodes as an error later */
+	if (n > max_words)
+		n = max_words;
+	return n > SNAP_MAX_EXTENTS ? SNAP_MAX_EXTENTS : n ? (size_t)n : 1;
 }
 
 void pm_snapshot_rewind(struct pm_snapshot *s)
@@ -161,7 +182,7 @@ static int read_bytes(struct pm_snapshot *s, size_t i, pm_snapshot_extent_fn fn,
 static int chunk_extents(struct pm_snapshot *s, size_t i, const struct snap_file *f, size_t *nwords, size_t *used,
 			 size_t *len, const char *where)
 {
-	size_t j = s->secs[i].ref ? s->secs[i].ref - 1 : i, max = s->secs[i].nwords;
+	size_t j = s->secs[i].ref ? s->secs[i].ref - 1 : i, max = s->secs[i].nwords, xmax;
 	char rwhere[SNAP_ERR_MAX / 2];
 	const char *why = NULL;
 	int next, r, e;
@@ -171,14 +192,17 @@ static int chunk_extents(struct pm_snapshot *s, size_t i, const struct snap_file
 	if ((r = load_chunk(s, j, len, where)))
 		return r;
 	/*
-	 * The header's word count sizes the buffers, within the limit of the
-	 * file's version (a chunk that holds more fails to decode: absurd count).
+	 * The header's word count bounds the words, within the limit of the
+	 * file's version (a chunk that holds more fails to decode: absurd
+	 * count); the buffers are sized by what the chunk holds (the extent
+	 * count it gives, then the words of its extents), not by what its
+	 * header claims.
 	 */
 	max = max < snap_max_words(s->version) ? max : snap_max_words(s->version);
-	if (pmi_snap_chunk_buffers(s, 0, 0, max ? max : 1))
+	xmax = pmi_snap_extent_room(s->raw, *len, max);
+	if (ext_buffer(s, xmax))
 		return -ENOMEM;
-	next = pmi_snap_decode_extents(s->raw, *len, s->ext, max < SNAP_MAX_EXTENTS ? max : SNAP_MAX_EXTENTS, max, nwords,
-				       used, &why);
+	next = pmi_snap_decode_extents(s->raw, *len, s->ext, xmax, max, nwords, used, &why);
 	if (next < 0)
 		return pmi_snap_fail(s, -EBADMSG, "%s: %s", where, why);
 	if (*nwords != s->secs[j].nwords)
@@ -205,6 +229,8 @@ static int read_words(struct pm_snapshot *s, size_t i, pm_snapshot_extent_fn fn,
 			return r;
 		used = 0;
 	}
+	if (pmi_snap_chunk_buffers(s, 0, 0, nwords ? nwords : 1))
+		return -ENOMEM;
 	if ((r = pmi_snap_decode_columns(s->raw + used, len - used, s->words, nwords, &why)))
 		return pmi_snap_fail(s, -EBADMSG, "%s: %s", where, why);
 	for (e = 0; e < next; e++) {

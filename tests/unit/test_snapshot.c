@@ -11,6 +11,7 @@
 #include "harness.h"
 #include "internal.h"
 #include "snapshot.h"
+#include "snapshot_reader.h"
 
 /* A snapshot built by hand, section by section, so tests can write what no writer would. */
 struct build {
@@ -536,7 +537,8 @@ static int sum_fn(void *data, uint64_t off, const void *buf, size_t len)
  * The reader sizes its buffers to the chunks it reads: a small chunk, a
  * 3000-word one (the buffers grow), a small one again; a chunk holding more
  * words than its header says and one whose header says 2^32-1 words are
- * refused (no allocation to match them), and reading goes on after.
+ * refused (no allocation to match them: the buffers are sized by the
+ * extent count and the words of the extents), and reading goes on after.
  */
 static int t_reader_sized_buffers(void)
 {
@@ -582,6 +584,10 @@ static int t_reader_sized_buffers(void)
 		k++;
 	}
 	CHECK_EQ_U64(k, 6);
+	if (s) {	/* sized by what the chunks held: 3000 words, 1 extent; not by a header's 2^32-1 (262144 at most) */
+		CHECK_EQ_U64(s->wcap, 3000);
+		CHECK_EQ_U64(s->xcap, 1);
+	}
 	close_mem(s);
 	free(b.p);
 	return t_failed_checks ? T_FAIL : T_PASS;
