@@ -2225,7 +2225,8 @@ PM_API void pm_cache_free(struct pm_cache *c);
  * columnar word encoding, each chunk xxh64-checked, an index at the end.
  * The format is man/pagemap-snapshot.5. A snapshot is untrusted input: the
  * reader bounds every count and length and never allocates by what the
- * file says beyond fixed chunk limits (1 MiB decoded, 65536 words).
+ * file says beyond fixed chunk limits (1 MiB decoded, 262144 words and
+ * 65536 extents a chunk; 65536 words in version 1 and 2 files).
  */
 #define PM_SNAPSHOT_VERSION	3	/* written; a reader also takes version 1 and 2 files */
 
@@ -2234,7 +2235,7 @@ enum pm_snapshot_type {
 	PM_SNAPSHOT_FILE = 2,	/* a file of the tree: path, kind, length */
 	PM_SNAPSHOT_BYTES = 3,	/* a chunk of a text file's bytes */
 	PM_SNAPSHOT_WORDS = 4,	/* a chunk of a word file's 64-bit words (pagemap, kpage*) */
-	PM_SNAPSHOT_INDEX = 5,	/* the last section: every section's type and offset */
+	PM_SNAPSHOT_INDEX = 5,	/* the last section: every section's type and length (offset in versions 1, 2) */
 	PM_SNAPSHOT_FILES = 6,	/* version 2: several FILEs in one (pm_snapshot_next yields each as a FILE) */
 };
 

@@ -18,11 +18,19 @@
 
 /* Limits a reader enforces, so a hostile file cannot make it allocate or loop much. */
 #define SNAP_MAX_RAW		(1u << 20)	/* decompressed bytes of one chunk */
-#define SNAP_MAX_WORDS		65536u		/* words of one WORDS chunk */
+#define SNAP_MAX_WORDS		262144u		/* words of one WORDS chunk (version 3) */
+#define SNAP_MAX_WORDS_V2	65536u		/* words of one WORDS chunk of a version 1 or 2 file */
+#define SNAP_MAX_EXTENTS	65536u		/* extents of one WORDS chunk (every version) */
 #define SNAP_MAX_PATH		1024u
 #define SNAP_MAX_FILES		(1u << 20)
 #define SNAP_MAX_META		65536u
 #define SNAP_MAX_FILE_SIZE	(1ULL << 58)	/* logical bytes of one file (a pagemap spans 2^57 on la57) */
+
+/* The words a WORDS chunk of a file of format @version may hold. */
+static inline uint32_t snap_max_words(uint32_t version)
+{
+	return version >= 3 ? SNAP_MAX_WORDS : SNAP_MAX_WORDS_V2;
+}
 
 /* Little-endian load and store (the format is little-endian whatever the host). */
 static inline uint32_t snap_get32(const unsigned char *p)
@@ -49,9 +57,25 @@ static inline void snap_put64(unsigned char *p, uint64_t v)
 	snap_put32(p + 4, (uint32_t)(v >> 32));
 }
 
+/*
+ * snapshot_read.c: a buffer of @n bytes for a chunk's words or their
+ * encoding, freed by free(). From 1 MiB on it is 2 MiB-aligned and may be
+ * backed by huge pages (THP madvise): each 4 KiB page first touched costs a
+ * page fault, which in a virtual machine exits to the hypervisor (14 us
+ * each here); chunks of 262144 words made a THP snapshot and its replay
+ * touch 8 MiB more of such buffers, 30 ms of 160. Smaller ones are plain
+ * malloc (a fuzzer's inputs, small snapshots). NULL with errno.
+ */
+void *pmi_snap_big_alloc(size_t n);
+
 /* The check word of a section header: covers type, length and payload hash, so a flipped bit there shows. */
 uint32_t pmi_snap_header_check(uint32_t type, uint64_t length, uint64_t hash);
 uint64_t pmi_snap_hash(const void *p, size_t n);
+
+/* LEB128: write @v at @p (at most 10 bytes), returns the length. */
+size_t pmi_snap_put_varint(unsigned char *p, uint64_t v);
+/* Read one at *@p (advanced): 0 with *@v, or -1 when it runs past @end or past 64 bits. */
+int pmi_snap_get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v);
 
 /*
  * The columnar word encoding of a WORDS chunk (pure). Raw layout: varint
@@ -88,6 +112,12 @@ int pmi_snap_decode(const unsigned char *raw, size_t len, struct snap_extent *ex
  */
 int pmi_snap_decode_extents(const unsigned char *raw, size_t len, struct snap_extent *ext, size_t max_ext,
 			    size_t max_words, size_t *nwords, size_t *used, const char **why);
+/*
+ * snapshot_read.c: the extents to make room for before decoding the list at
+ * the start of @raw (@len bytes) of a chunk of at most @max_words words: the
+ * count it gives, within those bounds and SNAP_MAX_EXTENTS (at least 1).
+ */
+size_t pmi_snap_extent_room(const unsigned char *raw, size_t len, size_t max_words);
 /* The columns of @total words, all of @raw: 0, or -EBADMSG with a reason in *@why. */
 int pmi_snap_decode_columns(const unsigned char *raw, size_t len, uint64_t *words, size_t total, const char **why);
 

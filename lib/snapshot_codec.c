@@ -12,7 +12,7 @@ size_t pmi_snap_encode_bound(size_t nwords, size_t next)
 	return 10 + next * 20 + nwords * (2 + 10);
 }
 
-static size_t put_varint(unsigned char *p, uint64_t v)
+size_t pmi_snap_put_varint(unsigned char *p, uint64_t v)
 {
 	size_t n = 0;
 
@@ -24,8 +24,7 @@ static size_t put_varint(unsigned char *p, uint64_t v)
 	return n;
 }
 
-/* 0 with *@v, or -1 when the varint runs past @end or past 64 bits. */
-static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+int pmi_snap_get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
 {
 	uint64_t r = 0;
 	unsigned shift = 0;
@@ -61,10 +60,10 @@ size_t pmi_snap_encode_extents(const struct snap_extent *ext, size_t next, unsig
 	size_t n = 0, i;
 	uint64_t prev_end = 0;
 
-	n += put_varint(out + n, next);
+	n += pmi_snap_put_varint(out + n, next);
 	for (i = 0; i < next; i++) {
-		n += put_varint(out + n, ext[i].start - prev_end);
-		n += put_varint(out + n, ext[i].count);
+		n += pmi_snap_put_varint(out + n, ext[i].start - prev_end);
+		n += pmi_snap_put_varint(out + n, ext[i].count);
 		prev_end = ext[i].start + ext[i].count;
 	}
 	return n;
@@ -84,7 +83,7 @@ size_t pmi_snap_encode_columns(const uint64_t *words, size_t total, unsigned cha
 		uint64_t low = words[i] & LOW_MASK;
 		if (!low)
 			continue;
-		n += put_varint(out + n, zigzag(low - prev_low));
+		n += pmi_snap_put_varint(out + n, zigzag(low - prev_low));
 		prev_low = low;
 	}
 	return n;
@@ -110,12 +109,12 @@ static int decode_extents(const unsigned char **p, const unsigned char *end, str
 {
 	uint64_t next, gap, count, pos = 0, total = 0, i;
 
-	if (get_varint(p, end, &next))
+	if (pmi_snap_get_varint(p, end, &next))
 		return bad(why, "truncated extent count");
 	if (next > max_ext)
 		return bad(why, "absurd extent count");
 	for (i = 0; i < next; i++) {
-		if (get_varint(p, end, &gap) || get_varint(p, end, &count))
+		if (pmi_snap_get_varint(p, end, &gap) || pmi_snap_get_varint(p, end, &count))
 			return bad(why, "truncated extent");
 		if (!count || count > max_words - total)
 			return bad(why, "absurd word count");
@@ -157,7 +156,7 @@ int pmi_snap_decode_columns(const unsigned char *raw, size_t len, uint64_t *word
 	for (i = 0; i < total; i++) {
 		if (!(words[i] & 1))
 			continue;
-		if (get_varint(&p, end, &z))
+		if (pmi_snap_get_varint(&p, end, &z))
 			return bad(why, "truncated frame column");
 		prev_low = (prev_low + unzigzag(z)) & LOW_MASK;
 		if (!prev_low)

@@ -394,6 +394,84 @@ static int add_section(struct pm_snapshot *s, uint64_t off, uint64_t end)
 	}
 }
 
+/* A varint read from the payload [off, end) of a section through a small buffer (bounded memory). */
+struct vin {
+	struct pm_snapshot *s;
+	uint64_t off, end;
+	unsigned char buf[4096];
+	size_t pos, len;
+};
+
+/* 0 with *@v; 1 at the end of the payload; -1 for a varint cut short or over 64 bits; -errno. */
+static int vin_get(struct vin *v, uint64_t *out)
+{
+	unsigned char b[10];
+	const unsigned char *p = b;
+	size_t n = 0;
+	int r;
+
+	for (; n < sizeof(b); n++) {
+		if (v->pos == v->len) {
+			size_t want = v->end - v->off < sizeof(v->buf) ? (size_t)(v->end - v->off) : sizeof(v->buf);
+			if (!want)
+				break;
+			if ((r = pmi_snap_read_at(v->s, v->buf, want, v->off)))
+				return r;
+			v->off += want;
+			v->pos = 0;
+			v->len = want;
+		}
+		b[n] = v->buf[v->pos++];
+		if (!(b[n] & 0x80)) {
+			n++;
+			break;
+		}
+	}
+	if (!n)
+		return 1;
+	return pmi_snap_get_varint(&p, b + n, out) ? -1 : 0;
+}
+
+/*
+ * Version 3's INDEX: varint count, then per section varint type and varint
+ * payload length, each matching the section found in its place.
+ */
+static int check_index_v3(struct pm_snapshot *s, const struct snap_sec *c, const char *where)
+{
+	struct vin *v = calloc(1, sizeof(*v));
+	uint64_t n, i, type, len;
+	int r;
+
+	if (!v)
+		return -ENOMEM;
+	*v = (struct vin){ .s = s, .off = c->offset + SNAP_SEC_SIZE, .end = c->offset + SNAP_SEC_SIZE + c->length };
+	if ((r = vin_get(v, &n))) {
+		r = r < -1 ? r : pmi_snap_fail(s, -EBADMSG, "%s: too short", where);
+		goto out;
+	}
+	if (n != s->nsecs - 1) {
+		r = pmi_snap_fail(s, -EBADMSG, "%s: lists %llu sections, the file has %zu", where, (unsigned long long)n,
+				  s->nsecs - 1);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if ((r = vin_get(v, &type)) || (r = vin_get(v, &len))) {
+			r = r < -1 ? r : pmi_snap_fail(s, -EBADMSG, "%s: entry %llu truncated", where, (unsigned long long)i);
+			goto out;
+		}
+		if (type != s->secs[i].type || len != s->secs[i].length) {
+			r = pmi_snap_fail(s, -EBADMSG, "%s: entry %llu does not match the section", where,
+					  (unsigned long long)i);
+			goto out;
+		}
+	}
+	if (vin_get(v, &len) != 1)
+		r = pmi_snap_fail(s, -EBADMSG, "%s: trailing bytes after %llu entries", where, (unsigned long long)n);
+out:
+	free(v);
+	return r;
+}
+
 /* The INDEX lists every section before it, in order; the trailer points at it. */
 static int check_index(struct pm_snapshot *s, uint64_t index_off)
 {
@@ -405,6 +483,8 @@ static int check_index(struct pm_snapshot *s, uint64_t index_off)
 	pmi_snap_sec_name(s, s->nsecs - 1, where, sizeof(where));
 	if (c->type != PM_SNAPSHOT_INDEX || c->offset != index_off)
 		return pmi_snap_fail(s, -EBADMSG, "trailer: does not point at the index");
+	if (s->version >= 3)
+		return check_index_v3(s, c, where);
 	if (c->length < 8 || pmi_snap_read_at(s, e, 8, c->offset + SNAP_SEC_SIZE))
 		return pmi_snap_fail(s, -EBADMSG, "%s: too short", where);
 	n = snap_get64(e);

@@ -2,13 +2,27 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "snapshot_reader.h"
 #include "zstd_load.h"
 
+void *pmi_snap_big_alloc(size_t n)
+{
+	const size_t huge = 2u << 20;
+	size_t len = (n + huge - 1) & ~(huge - 1);
+	void *p;
+
+	if (n < huge / 2)
+		return malloc(n);
+	if ((p = aligned_alloc(huge, len)))
+		madvise(p, len, MADV_HUGEPAGE);	/* a hint: without THP the pages stay small */
+	return p;
+}
+
 /*
  * Grow the chunk buffers to @zlen payload bytes, @rawlen decompressed bytes
- * and @nwords words (0: leave as is; callers keep them within the SNAP_MAX_*
- * limits). Sized to need rather than to the limits at open: an open costs
+ * and @nwords words, with room for as many extents up to SNAP_MAX_EXTENTS
+ * (0: leave as is; callers keep them within the SNAP_MAX_* limits). Sized to need rather than to the limits at open: an open costs
  * no 3.5 MiB then (an audit opens every snapshot it finds; a fuzzer opens
  * one per input, and ASan poisons every large block).
  */
@@ -28,16 +42,38 @@ int pmi_snap_chunk_buffers(struct pm_snapshot *s, size_t zlen, size_t rawlen, si
 		s->raw = p;
 		s->rawcap = rawlen;
 	}
-	if (nwords > s->wcap) {
-		if (!(p = realloc(s->words, nwords * sizeof(*s->words))))
+	if (nwords > s->wcap) {	/* what they held is not kept: chunks are decoded into them afresh */
+		free(s->words);
+		s->wcap = 0;
+		if (!(s->words = pmi_snap_big_alloc(nwords * sizeof(*s->words))))
 			return -ENOMEM;
-		s->words = p;
-		if (!(p = realloc(s->ext, nwords * sizeof(*s->ext))))
-			return -ENOMEM;
-		s->ext = p;
 		s->wcap = nwords;
 	}
 	return 0;
+}
+
+/* Room for @n extents in s->ext (at most SNAP_MAX_EXTENTS: callers bound it). 0 or -ENOMEM. */
+static int ext_buffer(struct pm_snapshot *s, size_t n)
+{
+	if (n <= s->xcap)
+		return 0;
+	free(s->ext);
+	s->xcap = 0;
+	if (!(s->ext = pmi_snap_big_alloc(n * sizeof(*s->ext))))
+		return -ENOMEM;
+	s->xcap = n;
+	return 0;
+}
+
+size_t pmi_snap_extent_room(const unsigned char *raw, size_t len, size_t max_words)
+{
+	const unsigned char *p = raw;
+	uint64_t n = 0;
+
+	pmi_snap_get_varint(&p, raw + len, &n);	/* a bad one decodes as an error later */
+	if (n > max_words)
+		n = max_words;
+	return n > SNAP_MAX_EXTENTS ? SNAP_MAX_EXTENTS : n ? (size_t)n : 1;
 }
 
 void pm_snapshot_rewind(struct pm_snapshot *s)
@@ -149,7 +185,7 @@ static int read_bytes(struct pm_snapshot *s, size_t i, pm_snapshot_extent_fn fn,
 static int chunk_extents(struct pm_snapshot *s, size_t i, const struct snap_file *f, size_t *nwords, size_t *used,
 			 size_t *len, const char *where)
 {
-	size_t j = s->secs[i].ref ? s->secs[i].ref - 1 : i, max = s->secs[i].nwords;
+	size_t j = s->secs[i].ref ? s->secs[i].ref - 1 : i, max = s->secs[i].nwords, xmax;
 	char rwhere[SNAP_ERR_MAX / 2];
 	const char *why = NULL;
 	int next, r, e;
@@ -158,11 +194,18 @@ static int chunk_extents(struct pm_snapshot *s, size_t i, const struct snap_file
 		where = pmi_snap_sec_name(s, j, rwhere, sizeof(rwhere));
 	if ((r = load_chunk(s, j, len, where)))
 		return r;
-	/* The header's word count sizes the buffers (a chunk that holds more fails to decode: absurd count). */
-	max = max < SNAP_MAX_WORDS ? max : SNAP_MAX_WORDS;
-	if (pmi_snap_chunk_buffers(s, 0, 0, max ? max : 1))
+	/*
+	 * The header's word count bounds the words, within the limit of the
+	 * file's version (a chunk that holds more fails to decode: absurd
+	 * count); the buffers are sized by what the chunk holds (the extent
+	 * count it gives, then the words of its extents), not by what its
+	 * header claims.
+	 */
+	max = max < snap_max_words(s->version) ? max : snap_max_words(s->version);
+	xmax = pmi_snap_extent_room(s->raw, *len, max);
+	if (ext_buffer(s, xmax))
 		return -ENOMEM;
-	next = pmi_snap_decode_extents(s->raw, *len, s->ext, max, max, nwords, used, &why);
+	next = pmi_snap_decode_extents(s->raw, *len, s->ext, xmax, max, nwords, used, &why);
 	if (next < 0)
 		return pmi_snap_fail(s, -EBADMSG, "%s: %s", where, why);
 	if (*nwords != s->secs[j].nwords)
@@ -189,6 +232,8 @@ static int read_words(struct pm_snapshot *s, size_t i, pm_snapshot_extent_fn fn,
 			return r;
 		used = 0;
 	}
+	if (pmi_snap_chunk_buffers(s, 0, 0, nwords ? nwords : 1))
+		return -ENOMEM;
 	if ((r = pmi_snap_decode_columns(s->raw + used, len - used, s->words, nwords, &why)))
 		return pmi_snap_fail(s, -EBADMSG, "%s: %s", where, why);
 	for (e = 0; e < next; e++) {

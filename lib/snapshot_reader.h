@@ -38,7 +38,7 @@ struct pm_snapshot {
 	unsigned char *zbuf, *raw;	/* one chunk's payload and its decompressed bytes */
 	uint64_t *words;
 	struct snap_extent *ext;
-	size_t zcap, rawcap, wcap;	/* their sizes: grown to what the chunks read need (chunk_buffers) */
+	size_t zcap, rawcap, wcap, xcap;	/* their sizes: grown to what the chunks read need (chunk_buffers) */
 	char err[SNAP_ERR_MAX];
 };
 

@@ -327,7 +327,7 @@ struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s)
 		free(dir);
 		return NULL;
 	}
-	words = pmi_snap_words_new(s->fd);
+	words = pmi_snap_words_new(s->fd, s->version);
 	r = words ? extract(s, dir, words) : -errno;
 	if (!r && !(ctx = pm_ctx_new(dir)))
 		r = -errno;

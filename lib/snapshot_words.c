@@ -40,11 +40,12 @@ struct slot {
 	struct snap_extent *ext;
 	uint64_t *first;		/* per extent: the index in words of its first word */
 	uint64_t *words;
-	size_t next, cap;
+	size_t next, cap, xcap;		/* room for cap words, xcap extents */
 };
 
 struct pmi_snap_words {
 	int fd;
+	uint32_t max_words;		/* words a chunk may hold: the file's version's limit */
 	pthread_mutex_t lock;
 	struct wfile *f;
 	size_t nf, fcap;
@@ -55,12 +56,13 @@ struct pmi_snap_words {
 	char err[256];
 };
 
-struct pmi_snap_words *pmi_snap_words_new(int fd)
+struct pmi_snap_words *pmi_snap_words_new(int fd, uint32_t version)
 {
 	struct pmi_snap_words *w = calloc(1, sizeof(*w));
 
 	if (!w)
 		return NULL;
+	w->max_words = snap_max_words(version);
 	if ((w->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
 		free(w);
 		return NULL;
@@ -220,22 +222,26 @@ static int inflate(struct pmi_snap_words *w, const struct wchunk *c, size_t *raw
 	return 0;
 }
 
-static int slot_buffers(struct slot *s, size_t n)
+/* Room for @n words and @x extents (what the chunk holds; at most 3.5 MiB a slot). The slot's chunk is lost. */
+static int slot_buffers(struct slot *s, size_t n, size_t x)
 {
-	void *p;
-
-	if (n <= s->cap)
-		return 0;
-	if (!(p = realloc(s->ext, n * sizeof(*s->ext))))
-		return -ENOMEM;
-	s->ext = p;
-	if (!(p = realloc(s->first, n * sizeof(*s->first))))
-		return -ENOMEM;
-	s->first = p;
-	if (!(p = realloc(s->words, n * sizeof(*s->words))))
-		return -ENOMEM;
-	s->words = p;
-	s->cap = n;
+	if (x > s->xcap) {	/* what they held is not kept: the chunk is decoded into them afresh */
+		free(s->ext);
+		free(s->first);
+		s->xcap = 0;
+		s->ext = pmi_snap_big_alloc(x * sizeof(*s->ext));
+		s->first = pmi_snap_big_alloc(x * sizeof(*s->first));
+		if (!s->ext || !s->first)
+			return -ENOMEM;
+		s->xcap = x;
+	}
+	if (n > s->cap) {
+		free(s->words);
+		s->cap = 0;
+		if (!(s->words = pmi_snap_big_alloc(n * sizeof(*s->words))))
+			return -ENOMEM;
+		s->cap = n;
+	}
 	return 0;
 }
 
@@ -248,22 +254,25 @@ static int decode_into(struct pmi_snap_words *w, const struct wfile *f, const st
 	const struct wchunk ref = { .offset = c->ref_offset, .length = c->ref_length };
 	const struct wchunk *x = c->ref_length ? &ref : c;	/* where the extents are */
 	const char *why = "malformed";
-	size_t rawlen, nw, used, e, done = 0;
+	size_t rawlen, nw, used, e, done = 0, xmax;
 	uint32_t hdr, xhdr;
 	int next, r;
 
 	s->chunk = NULL;
 	if ((r = inflate(w, x, &rawlen, &xhdr)))
 		return r;
-	if (xhdr > SNAP_MAX_WORDS)
+	if (xhdr > w->max_words)
 		return bad(w, x, "absurd word count");
-	if ((r = slot_buffers(s, xhdr ? xhdr : 1)))
+	xmax = pmi_snap_extent_room(w->raw, rawlen, xhdr);	/* what the chunk holds, not what its header says */
+	if ((r = slot_buffers(s, 0, xmax)))
 		return r;
-	next = pmi_snap_decode_extents(w->raw, rawlen, s->ext, xhdr, xhdr, &nw, &used, &why);
+	next = pmi_snap_decode_extents(w->raw, rawlen, s->ext, xmax, xhdr, &nw, &used, &why);
 	if (next < 0)
 		return bad(w, x, why);
 	if (nw != xhdr)
 		return bad(w, x, "word count differs from the header's");
+	if ((r = slot_buffers(s, nw ? nw : 1, 0)))
+		return r;
 	if (x != c) {	/* its own payload: the columns alone */
 		if ((r = inflate(w, c, &rawlen, &hdr)))
 			return r;

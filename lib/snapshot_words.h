@@ -11,8 +11,11 @@
 
 struct pmi_snap_words;
 
-/* A reader of the snapshot open on @fd (duplicated: the snapshot handle may close). NULL with errno. */
-struct pmi_snap_words *pmi_snap_words_new(int fd);
+/*
+ * A reader of the snapshot open on @fd (duplicated: the snapshot handle may close), of format @version (its
+ * limit on the words of a chunk). NULL with errno.
+ */
+struct pmi_snap_words *pmi_snap_words_new(int fd, uint32_t version);
 void pmi_snap_words_free(struct pmi_snap_words *w);
 /* Word file @id (ids ascending) of @size bytes, extracted as the empty sparse file open on @fd. 0 or -errno. */
 int pmi_snap_words_add_file(struct pmi_snap_words *w, uint32_t id, uint64_t size, int fd);

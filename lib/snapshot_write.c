@@ -54,12 +54,17 @@ struct snap_ws {
 	struct pm_snapshot_writer *w;
 	uint32_t id[3];			/* the files, one column each; the first chunk of a flush holds the extents */
 	unsigned ncol;
-	struct snap_extent ext[SNAP_MAX_WORDS];
+	struct snap_extent ext[SNAP_MAX_EXTENTS];
 	uint64_t *col[3];		/* SNAP_MAX_WORDS words each */
 	uint64_t *any;			/* ncol > 1: the OR of the columns of what is being added (zero runs) */
 	size_t next, nwords;
+	size_t cap;			/* words a chunk takes before it is written: lowered when one encodes past SNAP_MAX_RAW */
+	size_t enc[3];			/* the encoded length of each column of the chunk being written */
 	int error;
 };
+
+/* Bytes of w->raw a column of a WORDS chunk may take while encoded (w->raw holds three). */
+#define SNAP_RAW_SLICE	pmi_snap_encode_bound(SNAP_MAX_WORDS, SNAP_MAX_EXTENTS)
 
 static int write_all(struct pm_snapshot_writer *w, const void *buf, size_t n)
 {
@@ -339,9 +344,10 @@ struct snap_ws *pmi_snap_ws_new_cols(struct pm_snapshot_writer *w, const uint32_
 		return NULL;
 	ws->w = w;
 	ws->ncol = ncol;
+	ws->cap = SNAP_MAX_WORDS;
 	for (c = 0; c < ncol; c++) {
 		ws->id[c] = id[c];
-		if (!(ws->col[c] = malloc(SNAP_MAX_WORDS * sizeof(uint64_t))))
+		if (!(ws->col[c] = pmi_snap_big_alloc(SNAP_MAX_WORDS * sizeof(uint64_t))))
 			goto fail;
 	}
 	if (ncol > 1 && !(ws->any = malloc(SNAP_READ_WORDS * sizeof(uint64_t))))
@@ -361,35 +367,93 @@ struct snap_ws *pmi_snap_ws_new(struct pm_snapshot_writer *w, uint32_t id)
 }
 
 /*
+ * Encode the first @k pending words, each column into its slice of w->raw
+ * (the first with the extent list, cut at @k words), their lengths into
+ * ws->enc. Returns the longest.
+ */
+static size_t ws_encode(struct snap_ws *ws, size_t k)
+{
+	unsigned char *out = ws->w->raw;
+	size_t ne = 0, done = 0, longest = 0;
+	uint32_t whole;
+	unsigned c;
+
+	while (done + ws->ext[ne].count < k)
+		done += ws->ext[ne++].count;
+	whole = ws->ext[ne].count;
+	ws->ext[ne].count = (uint32_t)(k - done);	/* the extent @k ends in, cut there for the while */
+	ws->enc[0] = pmi_snap_encode(ws->ext, ne + 1, ws->col[0], out);
+	ws->ext[ne].count = whole;
+	for (c = 1; c < ws->ncol; c++)
+		ws->enc[c] = pmi_snap_encode_columns(ws->col[c], k, out + c * SNAP_RAW_SLICE);
+	for (c = 0; c < ws->ncol; c++)
+		longest = ws->enc[c] > longest ? ws->enc[c] : longest;
+	return longest;
+}
+
+/* Drop the first @k pending words (written): the rest move to the front. */
+static void ws_shift(struct snap_ws *ws, size_t k)
+{
+	size_t ne = 0, done = 0;
+	unsigned c;
+
+	while (done + ws->ext[ne].count <= k)
+		done += ws->ext[ne++].count;
+	ws->ext[ne].start += k - done;
+	ws->ext[ne].count -= (uint32_t)(k - done);
+	memmove(ws->ext, ws->ext + ne, (ws->next - ne) * sizeof(*ws->ext));
+	ws->next -= ne;
+	for (c = 0; c < ws->ncol; c++)
+		memmove(ws->col[c], ws->col[c] + k, (ws->nwords - k) * 8);
+	ws->nwords -= k;
+}
+
+/*
  * The pending words as one chunk per file: the first holds the extent list
  * and its columns, the others their columns alone and, in the header's
  * third field, the offset of the first (format version 3): the files of a
  * multi-column stream hold words at the same indices, and an extent list
  * of scattered frames costs more than their constant kpagecount or
- * kpagecgroup columns.
+ * kpagecgroup columns. A chunk takes up to SNAP_MAX_WORDS words (version
+ * 3; 65536 before): each chunk costs about 60 bytes of section header,
+ * index entry and zstd frame, most of a THP process's kpagecount file. One
+ * whose columns encode past SNAP_MAX_RAW (scattered frames, about 4 bytes
+ * a word) is written in pieces that fit, and the stream's chunks are kept
+ * that short until one encodes to less than half the limit.
  */
 static int ws_flush(struct snap_ws *ws)
 {
 	unsigned char fixed[SNAP_CHUNK_FIXED];
-	uint64_t ref = 0;
+	uint64_t ref;
 	unsigned c;
-	size_t n;
+	size_t k, len;
 
-	if (!ws->next || ws->error)
-		return ws->error;
-	for (c = 0; c < ws->ncol && !ws->error; c++) {
-		if (c == 0)
-			n = pmi_snap_encode(ws->ext, ws->next, ws->col[0], ws->w->raw);
-		else
-			n = pmi_snap_encode_columns(ws->col[c], ws->nwords, ws->w->raw);
-		snap_put32(fixed, ws->id[c]);
-		snap_put32(fixed + 4, (uint32_t)ws->nwords);
-		snap_put64(fixed + 8, ref);
-		ws->error = put_chunk(ws->w, PM_SNAPSHOT_WORDS, fixed, n);
-		if (!ws->error && c == 0)
-			ref = ws->w->idx[ws->w->nidx - 1].offset;
+	while (ws->nwords && !ws->error) {
+		k = ws->nwords;
+		while ((len = ws_encode(ws, k)) > SNAP_MAX_RAW && k > 1) {	/* 9/10 of the share that fits */
+			size_t fit = (size_t)((double)k * SNAP_MAX_RAW / (double)len * 0.9);
+			k = fit ? fit : 1;
+		}
+		if (k < ws->nwords)
+			ws->cap = k;
+		else if (len < SNAP_MAX_RAW / 2 && ws->cap < SNAP_MAX_WORDS)
+			ws->cap = ws->cap * 2 < SNAP_MAX_WORDS ? ws->cap * 2 : SNAP_MAX_WORDS;
+		for (c = 0, ref = 0; c < ws->ncol && !ws->error; c++) {
+			snap_put32(fixed, ws->id[c]);
+			snap_put32(fixed + 4, (uint32_t)k);
+			snap_put64(fixed + 8, ref);
+			if ((ws->error = flush_files(ws->w)))	/* a file's FILES section comes before its chunks */
+				break;
+			ws->error = put_chunk_now(ws->w, PM_SNAPSHOT_WORDS, fixed, ws->w->raw + c * SNAP_RAW_SLICE, ws->enc[c]);
+			if (!ws->error && c == 0)
+				ref = ws->w->idx[ws->w->nidx - 1].offset;
+		}
+		if (k == ws->nwords) {
+			ws->next = ws->nwords = 0;
+			break;
+		}
+		ws_shift(ws, k);
 	}
-	ws->next = ws->nwords = 0;
 	return ws->error;
 }
 
@@ -402,7 +466,8 @@ static int ws_put(struct snap_ws *ws, uint64_t index, const uint64_t *const *col
 	while (done < n) {
 		struct snap_extent *e = ws->next ? &ws->ext[ws->next - 1] : NULL;
 		size_t k;
-		if (ws->nwords == SNAP_MAX_WORDS || (e && index < e->start + e->count)) {
+		if (ws->nwords >= ws->cap || (e && index < e->start + e->count) ||
+		    (ws->next == SNAP_MAX_EXTENTS && index != e->start + e->count)) {
 			if (ws_flush(ws))
 				return ws->error;
 			e = NULL;
@@ -412,7 +477,7 @@ static int ws_put(struct snap_ws *ws, uint64_t index, const uint64_t *const *col
 			e->start = index;
 			e->count = 0;
 		}
-		k = n - done < SNAP_MAX_WORDS - ws->nwords ? n - done : SNAP_MAX_WORDS - ws->nwords;
+		k = n - done < ws->cap - ws->nwords ? n - done : ws->cap - ws->nwords;
 		for (c = 0; c < ws->ncol; c++)
 			memcpy(ws->col[c] + ws->nwords, cols[c] + done, k * 8);
 		e->count += (uint32_t)k;
@@ -569,7 +634,7 @@ struct pm_snapshot_writer *pm_snapshot_create(const char *path)
 	}
 	w->cctx = w->z->create_cctx();
 	w->pay = malloc(SNAP_CHUNK_FIXED + ZSTD_COMPRESSBOUND(SNAP_MAX_RAW));
-	w->raw = malloc(pmi_snap_encode_bound(SNAP_MAX_WORDS, SNAP_MAX_WORDS));
+	w->raw = pmi_snap_big_alloc(3 * SNAP_RAW_SLICE);	/* a chunk's columns encoded before any is written */
 	w->files = malloc(SNAP_FILES_RAW);
 	w->held = malloc(SNAP_HELD_RAW);
 	if (!w->cctx || !w->pay || !w->raw || !w->files || !w->held)
@@ -626,16 +691,20 @@ static int put_index(struct pm_snapshot_writer *w)
 		if ((r = put_section(w, PM_SNAPSHOT_META, w->meta, mlen)))
 			return r;
 	}
+	/*
+	 * Version 3: varint count, then per section varint type and varint
+	 * payload length (its offset follows from those before it). The 16
+	 * bytes an entry took before were 7 % of a THP process's snapshot.
+	 */
 	n = w->nidx;
-	len = 8 + n * 16;
 	at = w->off;
-	if (!(p = malloc(len)))
+	if (!(p = malloc(10 + n * 20)))
 		return -ENOMEM;
-	snap_put64(p, n);
+	len = pmi_snap_put_varint(p, n);
 	for (i = 0; i < n; i++) {
-		snap_put32(p + 8 + i * 16, w->idx[i].type);
-		snap_put32(p + 12 + i * 16, 0);
-		snap_put64(p + 16 + i * 16, w->idx[i].offset);
+		uint64_t end = i + 1 < n ? w->idx[i + 1].offset : at;
+		len += pmi_snap_put_varint(p + len, w->idx[i].type);
+		len += pmi_snap_put_varint(p + len, end - w->idx[i].offset - SNAP_SEC_SIZE);
 	}
 	r = put_section(w, PM_SNAPSHOT_INDEX, p, len);
 	free(p);

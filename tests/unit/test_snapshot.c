@@ -11,6 +11,7 @@
 #include "harness.h"
 #include "internal.h"
 #include "snapshot.h"
+#include "snapshot_reader.h"
 
 /* A snapshot built by hand, section by section, so tests can write what no writer would. */
 struct build {
@@ -19,6 +20,7 @@ struct build {
 	uint32_t type[64];
 	uint64_t off[64];
 	size_t n;
+	uint32_t version;	/* b_head's: the INDEX layout b_finish writes */
 };
 
 static void b_put(struct build *b, const void *d, size_t n)
@@ -39,6 +41,7 @@ static void b_head(struct build *b, uint32_t version)
 	snap_put32(h + 8, version);
 	snap_put32(h + 12, (uint32_t)pmi_snap_hash(h, 12));
 	b_put(b, h, sizeof(h));
+	b->version = version;
 }
 
 /* A section whose header claims @length (normally @n, the payload's real size). */
@@ -90,21 +93,35 @@ static void b_chunk(struct build *b, uint32_t type, uint32_t id, uint32_t mid, u
 	free(p);
 }
 
-static void b_finish(struct build *b)
+/* The INDEX payload of the sections so far into @idx (10 + 20 per section): version 3's varints, else 16-byte entries. */
+static size_t b_index(const struct build *b, unsigned char *idx)
 {
-	unsigned char e[16], t[SNAP_TRAILER_SIZE];
-	unsigned char *idx = malloc(8 + b->n * 16);
-	size_t n = b->n, i;
-	uint64_t at = b->len;
+	size_t n = b->n, i, len;
 
+	if (b->version >= 3) {
+		len = pmi_snap_put_varint(idx, n);
+		for (i = 0; i < n; i++) {
+			len += pmi_snap_put_varint(idx + len, b->type[i]);
+			len += pmi_snap_put_varint(idx + len, (i + 1 < n ? b->off[i + 1] : b->len) - b->off[i] - SNAP_SEC_SIZE);
+		}
+		return len;
+	}
 	snap_put64(idx, n);
 	for (i = 0; i < n; i++) {
-		snap_put32(e, b->type[i]);
-		snap_put32(e + 4, 0);
-		snap_put64(e + 8, b->off[i]);
-		memcpy(idx + 8 + i * 16, e, 16);
+		snap_put32(idx + 8 + i * 16, b->type[i]);
+		snap_put32(idx + 12 + i * 16, 0);
+		snap_put64(idx + 16 + i * 16, b->off[i]);
 	}
-	b_sec(b, PM_SNAPSHOT_INDEX, idx, 8 + n * 16);
+	return 8 + n * 16;
+}
+
+static void b_finish(struct build *b)
+{
+	unsigned char t[SNAP_TRAILER_SIZE];
+	unsigned char *idx = malloc(10 + b->n * 20);
+	uint64_t at = b->len;
+
+	b_sec(b, PM_SNAPSHOT_INDEX, idx, b_index(b, idx));
 	free(idx);
 	snap_put64(t, at);
 	memcpy(t + 8, SNAP_END_MAGIC, 8);
@@ -520,7 +537,8 @@ static int sum_fn(void *data, uint64_t off, const void *buf, size_t len)
  * The reader sizes its buffers to the chunks it reads: a small chunk, a
  * 3000-word one (the buffers grow), a small one again; a chunk holding more
  * words than its header says and one whose header says 2^32-1 words are
- * refused (no allocation to match them), and reading goes on after.
+ * refused (no allocation to match them: the buffers are sized by the
+ * extent count and the words of the extents), and reading goes on after.
  */
 static int t_reader_sized_buffers(void)
 {
@@ -566,6 +584,10 @@ static int t_reader_sized_buffers(void)
 		k++;
 	}
 	CHECK_EQ_U64(k, 6);
+	if (s) {	/* sized by what the chunks held: 3000 words, 1 extent; not by a header's 2^32-1 (262144 at most) */
+		CHECK_EQ_U64(s->wcap, 3000);
+		CHECK_EQ_U64(s->xcap, 1);
+	}
 	close_mem(s);
 	free(b.p);
 	return t_failed_checks ? T_FAIL : T_PASS;
@@ -920,6 +942,283 @@ static int t_writer_cols(void)
 	return T_PASS;
 }
 
+/* build_sample's sections (version 3), then an INDEX of @len bytes of @pay and the trailer. */
+static void build_index(struct build *b, const void *pay, size_t len)
+{
+	unsigned char t[SNAP_TRAILER_SIZE];
+	uint64_t at;
+
+	build_sample(b, PM_SNAPSHOT_VERSION);
+	b->len = b->off[b->n - 1];	/* drop the INDEX and trailer b_finish wrote */
+	b->n--;
+	at = b->len;
+	b_sec(b, PM_SNAPSHOT_INDEX, pay, len);
+	snap_put64(t, at);
+	memcpy(t + 8, SNAP_END_MAGIC, 8);
+	b_put(b, t, sizeof(t));
+}
+
+/* Open a sample with INDEX payload @pay: refused with a line naming the INDEX section and containing @why. */
+static int index_refused(const void *pay, size_t len, const char *why)
+{
+	struct build b;
+	struct pm_snapshot *s;
+	char err[256] = "";
+	int ok;
+
+	build_index(&b, pay, len);
+	s = open_mem(b.p, b.len, err, sizeof(err));
+	ok = s == NULL && errno == EBADMSG && strstr(err, "INDEX") && strstr(err, why) && !strchr(err, '\n');
+	if (!ok)
+		printf("  INDEX case \"%s\": %s\n", why, s ? "opened" : err);
+	pm_snapshot_close(s);
+	free(b.p);
+	return ok;
+}
+
+/*
+ * Version 3's INDEX (varint count, varint type and payload length per
+ * section): the writer's opens; hostile ones are refused by their bounds,
+ * with one line: truncated, absurd or wrong counts, overlapping lengths,
+ * entries out of order, overlong varints, trailing bytes, the old layout.
+ */
+static int t_index_v3(void)
+{
+	struct build b;
+	struct pm_snapshot *s;
+	unsigned char good[256], bad[300];
+	size_t n, i, len, cut;
+	char err[256];
+
+	build_sample(&b, PM_SNAPSHOT_VERSION);
+	n = b.n - 1;	/* sections before the INDEX */
+	b.len = b.off[n];
+	b.n = n;
+	len = b_index(&b, good);
+	free(b.p);
+	CHECK(len < 8 + n * 16);	/* smaller than versions 1 and 2's */
+	build_index(&b, good, len);	/* the same again: opens */
+	s = open_mem(b.p, b.len, err, sizeof(err));
+	CHECK(s != NULL);
+	pm_snapshot_close(s);
+	free(b.p);
+	for (cut = 0; cut < len; cut++)	/* truncated anywhere */
+		CHECK(index_refused(good, cut, cut ? "" : "too short"));
+	CHECK(index_refused(good, len - 1, "entry"));
+	memcpy(bad, good, len);	/* one section more, one fewer, 2^63 */
+	bad[0] = (unsigned char)(n + 1);
+	CHECK(index_refused(bad, len, "lists"));
+	bad[0] = (unsigned char)(n - 1);
+	CHECK(index_refused(bad, len, "lists"));
+	i = 0;
+	for (int k = 0; k < 9; k++)
+		bad[i++] = 0x80;
+	bad[i++] = 0x01;
+	memcpy(bad + i, good + 1, len - 1);
+	CHECK(index_refused(bad, i + len - 1, "lists"));
+	for (i = 0; i < 10; i++)	/* an 11-byte varint: over 64 bits */
+		bad[i] = 0xff;
+	bad[10] = 0x7f;
+	CHECK(index_refused(bad, 11, "too short"));
+	memcpy(bad, good, len);	/* trailing bytes: a zero, then a whole further entry */
+	bad[len] = 0;
+	CHECK(index_refused(bad, len + 1, "trailing bytes"));
+	bad[len] = 1, bad[len + 1] = 4;
+	CHECK(index_refused(bad, len + 2, "trailing bytes"));
+	memcpy(bad, good, len);	/* the first section's length one more: it would overlap the second */
+	CHECK(bad[2] < 0x7f);
+	bad[2]++;
+	CHECK(index_refused(bad, len, "entry 0 does not match"));
+	memcpy(bad, good, len);	/* entries 0 and 1 swapped (META and FILE: out of order) */
+	CHECK(good[1] < 0x80 && good[2] < 0x80 && good[3] < 0x80 && good[4] < 0x80);
+	memcpy(bad + 1, good + 3, 2);
+	memcpy(bad + 3, good + 1, 2);
+	CHECK(index_refused(bad, len, "entry 0 does not match"));
+	memcpy(bad, good, len);	/* a type too long for 32 bits */
+	bad[1] = 0x81, bad[2] = 0x80, bad[3] = 0x80, bad[4] = 0x80, bad[5] = 0x80;
+	memcpy(bad + 6, good + 2, len - 2);
+	CHECK(index_refused(bad, len + 4, "entry 0 does not match"));
+	build_sample(&b, 2);	/* versions 1 and 2's 16-byte entries: refused in a version 3 file, read in theirs */
+	s = open_mem(b.p, b.len, err, sizeof(err));
+	CHECK(s != NULL);
+	pm_snapshot_close(s);
+	CHECK(index_refused(b.p + b.off[b.n - 1] + SNAP_SEC_SIZE, 8 + n * 16, "does not match"));
+	free(b.p);
+	return T_PASS;
+}
+
+/* A chunk of file @id: one extent of @nw words from word 0 (bit 63 set in each) in a file of format @version. */
+static void b_many(struct build *b, uint32_t version, uint32_t nw, uint32_t next)
+{
+	struct snap_extent *ext = calloc(next, sizeof(*ext));
+	uint64_t *w = malloc(nw * 8ul);
+	unsigned char *raw = malloc(pmi_snap_encode_bound(nw, next));
+	uint32_t i;
+
+	for (i = 0; i < next; i++) {	/* @next extents one word apart; the last takes what is left */
+		ext[i].start = 2ull * i;
+		ext[i].count = i + 1 < next ? 1 : nw - (next - 1);
+	}
+	for (i = 0; i < nw; i++)
+		w[i] = 1ULL << 63;
+	memset(b, 0, sizeof(*b));
+	b_head(b, version);
+	b_file(b, 0, PM_SNAPSHOT_WORDS, 8ull << 20, "proc/kpageflags");
+	b_chunk(b, PM_SNAPSHOT_WORDS, 0, nw, 0, raw, pmi_snap_encode(ext, next, w, raw));
+	b_finish(b);
+	free(ext);
+	free(w);
+	free(raw);
+}
+
+/* The words of b_many's chunk: its header's count. */
+static uint64_t sum_words(const struct build *b)
+{
+	return snap_get32(b->p + b->off[1] + SNAP_SEC_SIZE + 4);
+}
+
+/* Read the one chunk of b_many's file both ways (pm_snapshot_read, the replay's word reader): 0 or -errno. */
+static int many_read(const struct build *b, uint64_t *sum_pread, char *err, size_t errsize)
+{
+	struct pm_snapshot_section sec;
+	struct pm_snapshot *s = open_mem(b->p, b->len, err, errsize);
+	struct sum c = { 0 };
+	struct pm_ctx *ctx;
+	char path[4096];
+	uint64_t got[1024];
+	int r = -EINVAL, fd;
+
+	*sum_pread = 0;
+	if (!s)
+		return -errno;
+	while (pm_snapshot_next(s, &sec) == 0)
+		if (sec.type == PM_SNAPSHOT_WORDS)
+			r = pm_snapshot_read(s, &sec, sum_fn, &c);
+	if (!r && c.words != sum_words(b))
+		r = -EIO;
+	if (r)
+		snprintf(err, errsize, "%s", pm_snapshot_error(s) ? pm_snapshot_error(s) : "?");
+	ctx = pm_ctx_new_snapshot(s);
+	close_mem(s);
+	if (!ctx)
+		return r ? r : -errno;
+	if (pmi_path(ctx, path, sizeof(path), "/proc/kpageflags") == 0 && (fd = pmi_open(ctx, path, O_RDONLY)) >= 0) {
+		for (uint64_t at = 0; at < (1u << 20); at += 1024) {	/* the whole file: words with bit 63 */
+			ssize_t n = pmi_ctx_pread_words(ctx, fd, got, 1024, at);
+			if (n < 0) {
+				if (!r) {
+					r = (int)n;
+					snprintf(err, errsize, "%s", pm_ctx_tree_error(ctx) ? pm_ctx_tree_error(ctx) : "?");
+				}
+				break;
+			}
+			for (ssize_t i = 0; i < n; i++)
+				*sum_pread += got[i] >> 63;
+		}
+		close(fd);
+	}
+	pm_ctx_free(ctx);
+	return r;
+}
+
+/*
+ * The words of one chunk: up to 262144 in a version 3 file, 65536 in a
+ * version 1 or 2 file (as before); at most 65536 extents in either. Both
+ * readers (pm_snapshot_read and the replay's) enforce the same limits.
+ */
+static int t_words_limits(void)
+{
+	struct build b;
+	char err[256];
+	uint64_t sum;
+
+	b_many(&b, 2, SNAP_MAX_WORDS_V2, 1);	/* the most a version 2 chunk holds */
+	CHECK(many_read(&b, &sum, err, sizeof(err)) == 0 && sum == SNAP_MAX_WORDS_V2);
+	free(b.p);
+	b_many(&b, 2, SNAP_MAX_WORDS_V2 + 1, 1);
+	CHECK(many_read(&b, &sum, err, sizeof(err)) == -EBADMSG && strstr(err, "absurd word count"));
+	free(b.p);
+	b_many(&b, PM_SNAPSHOT_VERSION, SNAP_MAX_WORDS, 1);	/* version 3: four times that */
+	CHECK(many_read(&b, &sum, err, sizeof(err)) == 0 && sum == SNAP_MAX_WORDS);
+	free(b.p);
+	b_many(&b, PM_SNAPSHOT_VERSION, SNAP_MAX_WORDS + 1, 1);
+	CHECK(many_read(&b, &sum, err, sizeof(err)) == -EBADMSG && strstr(err, "absurd word count"));
+	free(b.p);
+	b_many(&b, PM_SNAPSHOT_VERSION, SNAP_MAX_EXTENTS + 10, SNAP_MAX_EXTENTS);	/* the most extents */
+	CHECK(many_read(&b, &sum, err, sizeof(err)) == 0 && sum == SNAP_MAX_EXTENTS + 10);
+	free(b.p);
+	b_many(&b, PM_SNAPSHOT_VERSION, SNAP_MAX_EXTENTS + 10, SNAP_MAX_EXTENTS + 1);
+	CHECK(many_read(&b, &sum, err, sizeof(err)) == -EBADMSG && strstr(err, "absurd extent count"));
+	free(b.p);
+	return T_PASS;
+}
+
+/*
+ * The writer's chunks: contiguous frames go up to SNAP_MAX_WORDS words a
+ * chunk; words whose columns encode past SNAP_MAX_RAW (random frames, 10
+ * bytes a word) are written in pieces that fit; every word reads back.
+ */
+static int t_writer_big_chunks(void)
+{
+	enum { N = 600000 };
+	uint64_t *words = malloc(N * 8);
+	struct pm_snapshot_writer *w;
+	struct pm_snapshot_section sec;
+	struct pm_snapshot *s;
+	struct sum x[2] = { { 0 } };
+	char dir[] = "/tmp/test_snapshot.XXXXXX", path[64], err[256];
+	uint64_t want[2] = { 0, 0 }, seed = 42;
+	int chunks[2] = { 0, 0 }, id[2], f, maxw[2] = { 0, 0 };
+
+	CHECK(words && mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/s.snap", dir);
+	w = pm_snapshot_create(path);
+	CHECK(w != NULL);
+	for (f = 0; w && f < 2; f++) {	/* file 0: contiguous frames; file 1: random ones */
+		struct snap_ws *ws;
+		id[f] = pmi_snap_w_file(w, f ? "proc/2/pagemap" : "proc/1/pagemap", PM_SNAPSHOT_WORDS, (uint64_t)N * 8);
+		CHECK(id[f] >= 0);
+		for (size_t i = 0; i < N; i++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			words[i] = (1ULL << 63) | (f ? (seed >> 9) | 1 : 0x1000 + i);
+			want[f] += words[i] ^ i;
+		}
+		ws = pmi_snap_ws_new(w, (uint32_t)id[f]);
+		CHECK(ws != NULL);
+		CHECK(pmi_snap_ws_add(ws, 0, words, N) == 0);
+		CHECK(pmi_snap_ws_close(ws) == 0);
+	}
+	if (w) {
+		CHECK(pm_snapshot_commit(w) == 0);
+		pm_snapshot_writer_free(w);
+	}
+	s = pm_snapshot_open(path, err, sizeof(err));
+	CHECK(s != NULL);
+	while (s && pm_snapshot_next(s, &sec) == 0) {
+		uint64_t before;
+		if (sec.type != PM_SNAPSHOT_WORDS)
+			continue;
+		before = x[sec.file].words;
+		CHECK(pm_snapshot_read(s, &sec, sum_fn, &x[sec.file]) == 0);
+		chunks[sec.file]++;
+		if ((int)(x[sec.file].words - before) > maxw[sec.file])
+			maxw[sec.file] = (int)(x[sec.file].words - before);
+	}
+	for (f = 0; f < 2; f++) {
+		CHECK_EQ_U64(x[f].words, N);
+		CHECK_EQ_U64(x[f].sum, want[f]);
+	}
+	CHECK_EQ_U64(chunks[0], (N + SNAP_MAX_WORDS - 1) / SNAP_MAX_WORDS);	/* 3 chunks, not 10 */
+	CHECK_EQ_U64(maxw[0], SNAP_MAX_WORDS);
+	CHECK(chunks[1] >= 6 && maxw[1] < 110000);	/* 10 bytes a word: about 100,000 words a chunk */
+	pm_snapshot_close(s);
+	unlink(path);
+	rmdir(dir);
+	free(words);
+	return T_PASS;
+}
+
 T_MAIN(T(t_codec_roundtrip), T(t_codec_hostile), T(t_reader_sample), T(t_reader_files), T(t_reader_truncated), T(t_reader_bitflips),
        T(t_reader_version), T(t_reader_absurd), T(t_reader_sized_buffers), T(t_writer_tree),
-       T(t_replay_words), T(t_shared_extents), T(t_shared_replay), T(t_writer_cols))
+       T(t_replay_words), T(t_shared_extents), T(t_shared_replay), T(t_writer_cols),
+       T(t_index_v3), T(t_words_limits), T(t_writer_big_chunks))
