@@ -98,19 +98,14 @@ struct bitw {
 	unsigned nacc;		/* bits in acc, < 8 between calls */
 };
 
-static void bits_put(struct bitw *b, uint64_t v, unsigned nbits)
+static void bits_put(struct bitw *b, uint64_t v, unsigned nbits)	/* @nbits at most 56 */
 {
-	while (nbits) {
-		unsigned k = nbits < 32 ? nbits : 32;
-		b->acc |= (v & ((1ULL << k) - 1)) << b->nacc;
-		b->nacc += k;
-		v = k < 64 ? v >> k : 0;
-		nbits -= k;
-		while (b->nacc >= 8) {
-			b->out[b->n++] = (unsigned char)b->acc;
-			b->acc >>= 8;
-			b->nacc -= 8;
-		}
+	b->acc |= (v & ((1ULL << nbits) - 1)) << b->nacc;	/* fewer than 8 bits held: at most 63 */
+	b->nacc += nbits;
+	while (b->nacc >= 8) {
+		b->out[b->n++] = (unsigned char)b->acc;
+		b->acc >>= 8;
+		b->nacc -= 8;
 	}
 }
 
@@ -385,23 +380,17 @@ struct bitr {
 	unsigned nacc;
 };
 
-static uint64_t bits_get(struct bitr *b, unsigned nbits)
+static uint64_t bits_get(struct bitr *b, unsigned nbits)	/* @nbits at most 56 */
 {
-	uint64_t v = 0;
-	unsigned got = 0;
+	uint64_t v;
 
-	while (got < nbits) {
-		unsigned k;
-		if (!b->nacc) {
-			b->acc = *b->p++;
-			b->nacc = 8;
-		}
-		k = nbits - got < b->nacc ? nbits - got : b->nacc;
-		v |= (b->acc & ((1ULL << k) - 1)) << got;
-		b->acc >>= k;
-		b->nacc -= k;
-		got += k;
+	while (b->nacc < nbits) {	/* at most 55 bits held before a byte more */
+		b->acc |= (uint64_t)*b->p++ << b->nacc;
+		b->nacc += 8;
 	}
+	v = b->acc & ((1ULL << nbits) - 1);
+	b->acc = nbits < 64 ? b->acc >> nbits : 0;
+	b->nacc -= nbits;
 	return v;
 }
 
