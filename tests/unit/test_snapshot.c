@@ -295,7 +295,7 @@ static int t_codec_hostile(void)
 		{ { 1, 0, 1, 1, 0x02, 0x02, 1, 5, 3 }, 9 },			/* mode 1: token missing */
 		{ { 1, 0, 1, 1, 0x02, 0x02, 2, 0 }, 8 },			/* mode 2: no values */
 		{ { 1, 0, 1, 1, 0x02, 0x02, 2, 17 }, 8 },			/* mode 2: over 16 values */
-		{ { 1, 0, 1, 1, 0x02, 0x02, 2, 2, 5, 0 }, 10 },			/* mode 2: values out of order */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 2, 2, 5, 0, 0 }, 11 },		/* mode 2: values out of order */
 		{ { 1, 0, 1, 1, 0x02, 0x02, 2, 2, 5, 1 }, 10 },			/* mode 2: index bits missing */
 		{ { 1, 0, 1, 1, 0x02, 0x02, 2, 2, 5, 1, 1, 0 }, 12 },		/* mode 2: a byte after the bits */
 		{ { 1, 0, 1, 1, 0x02, 0x02, 2, 3, 5, 1, 1, 0x03 }, 12 },	/* mode 2: index past the values */
