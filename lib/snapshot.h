@@ -91,21 +91,22 @@ struct snap_extent {
 };
 /* Encode; @out must hold pmi_snap_encode_bound(@nwords, @next) bytes. Returns the length. */
 size_t pmi_snap_encode_bound(size_t nwords, size_t next);
-size_t pmi_snap_encode(const struct snap_extent *ext, size_t next, const uint64_t *words, unsigned char *out);
+size_t pmi_snap_encode(const struct snap_extent *ext, size_t next, const uint64_t *words, unsigned char *out,
+		       uint32_t version);
 /*
  * The two halves of a chunk's encoding: the extent list, and the columns of
  * @total words. A version 3 chunk that shares another chunk's extents (its
  * header's ref, pagemap-snapshot(5)) holds the columns alone.
  */
 size_t pmi_snap_encode_extents(const struct snap_extent *ext, size_t next, unsigned char *out);
-size_t pmi_snap_encode_columns(const uint64_t *words, size_t total, unsigned char *out);
+size_t pmi_snap_encode_columns(const uint64_t *words, size_t total, unsigned char *out, uint32_t version);
 /*
  * Decode @raw of @len: at most @max_ext extents into @ext and @max_words
  * words into @words. Returns the number of extents, or -EBADMSG (with a
  * reason in *@why) when the data is malformed or exceeds the limits.
  */
 int pmi_snap_decode(const unsigned char *raw, size_t len, struct snap_extent *ext, size_t max_ext, uint64_t *words,
-		   size_t max_words, size_t *nwords, const char **why);
+		   size_t max_words, size_t *nwords, uint32_t version, const char **why);
 /*
  * The extent list at the start of @raw alone: as pmi_snap_decode, *@nwords
  * the words the extents hold (at most @max_words), *@used the bytes read.
@@ -119,7 +120,8 @@ int pmi_snap_decode_extents(const unsigned char *raw, size_t len, struct snap_ex
  */
 size_t pmi_snap_extent_room(const unsigned char *raw, size_t len, size_t max_words);
 /* The columns of @total words, all of @raw: 0, or -EBADMSG with a reason in *@why. */
-int pmi_snap_decode_columns(const unsigned char *raw, size_t len, uint64_t *words, size_t total, const char **why);
+int pmi_snap_decode_columns(const unsigned char *raw, size_t len, uint64_t *words, size_t total, uint32_t version,
+			    const char **why);
 
 /* snapshot_read.c: the META line after @prev ("key=value"), the first when @prev is NULL; NULL at the end. */
 const char *pmi_snap_meta_next(const struct pm_snapshot *s, const char *prev);

@@ -9,7 +9,7 @@
 
 size_t pmi_snap_encode_bound(size_t nwords, size_t next)
 {
-	return 10 + next * 20 + nwords * (2 + 10);
+	return 10 + next * 20 + nwords * (2 + 10) + 2100;	/* version 3: a palette of up to 1024 u16, a mode */
 }
 
 size_t pmi_snap_put_varint(unsigned char *p, uint64_t v)
@@ -69,7 +69,8 @@ size_t pmi_snap_encode_extents(const struct snap_extent *ext, size_t next, unsig
 	return n;
 }
 
-size_t pmi_snap_encode_columns(const uint64_t *words, size_t total, unsigned char *out)
+/* Versions 1 and 2: a u16 column per word, then a zig-zag varint delta per word with non-zero low bits. */
+static size_t encode_columns_v2(const uint64_t *words, size_t total, unsigned char *out)
 {
 	size_t n = 0, i;
 	uint64_t prev_low = 0;
@@ -89,13 +90,217 @@ size_t pmi_snap_encode_columns(const uint64_t *words, size_t total, unsigned cha
 	return n;
 }
 
-size_t pmi_snap_encode(const struct snap_extent *ext, size_t next, const uint64_t *words, unsigned char *out)
+/* Bits appended LSB first to a byte stream (version 3's packed columns). */
+struct bitw {
+	unsigned char *out;
+	size_t n;		/* bytes written */
+	uint64_t acc;
+	unsigned nacc;		/* bits in acc, < 8 between calls */
+};
+
+static void bits_put(struct bitw *b, uint64_t v, unsigned nbits)	/* @nbits at most 56 */
+{
+	b->acc |= (v & ((1ULL << nbits) - 1)) << b->nacc;	/* fewer than 8 bits held: at most 63 */
+	b->nacc += nbits;
+	while (b->nacc >= 8) {
+		b->out[b->n++] = (unsigned char)b->acc;
+		b->acc >>= 8;
+		b->nacc -= 8;
+	}
+}
+
+static size_t bits_end(struct bitw *b)
+{
+	if (b->nacc)
+		b->out[b->n++] = (unsigned char)b->acc;
+	b->acc = 0;
+	b->nacc = 0;
+	return b->n;
+}
+
+static unsigned bit_length(uint64_t v)
+{
+	return v ? 64u - (unsigned)__builtin_clzll(v) : 0u;
+}
+
+/*
+ * Version 3's frame column mode: 1 (tokens and packed bits) when many deltas
+ * take 3 varint bytes or more and few of those repeat one of the last few
+ * (frame numbers of scattered memory: about log2 of the frame range bits
+ * each, which zstd cannot fold when they come as varint bytes), else 0
+ * (varints: repeating deltas, as flag words alternating between a few
+ * values, fold in zstd's matches).
+ */
+static int frame_mode(const uint64_t *words, size_t total)
+{
+	uint64_t prev = 0, recent[8] = { 0 };
+	size_t m = 0, big = 0, rep = 0, i;
+	unsigned r = 0, k;
+
+	for (i = 0; i < total; i++) {
+		uint64_t low = words[i] & LOW_MASK, q;
+		if (!low)
+			continue;
+		q = zigzag(low - prev);
+		prev = low;
+		m++;
+		if (q < (1u << 15))
+			continue;
+		big++;
+		for (k = 0; k < 8 && recent[k] != q; k++)
+			;
+		if (k < 8)
+			rep++;
+		else
+			recent[r++ % 8] = q;
+	}
+	return big * 32 >= m && big && rep * 4 < big ? 1 : 0;
+}
+
+/*
+ * Version 3's frame column mode 2: the distinct non-zero low bits of the
+ * words into @vals ascending, their number if at most LOW_PAL_MAX, else 0
+ * (kpageflags words of anonymous pages mix two or three values at random,
+ * which cost zstd several bits a word as varint deltas; an index costs 1 or 2).
+ */
+#define LOW_PAL_MAX	16u
+
+static unsigned low_palette(const uint64_t *words, size_t total, uint64_t *vals)
+{
+	unsigned k = 0, j, a, b;
+	uint64_t last = 0;
+	size_t i;
+
+	for (i = 0; i < total; i++) {
+		uint64_t low = words[i] & LOW_MASK;
+		if (!low || low == last)
+			continue;
+		last = low;
+		for (j = 0; j < k && vals[j] != low; j++)
+			;
+		if (j < k)
+			continue;
+		if (k == LOW_PAL_MAX)
+			return 0;
+		vals[k++] = low;
+	}
+	for (a = 1; a < k; a++)	/* insertion sort: at most 16 */
+		for (b = a; b > 0 && vals[b - 1] > vals[b]; b--) {
+			uint64_t t = vals[b];
+			vals[b] = vals[b - 1];
+			vals[b - 1] = t;
+		}
+	return k;
+}
+
+#define TOK_SMALL	16u	/* tokens below: the zig-zag delta itself */
+#define TOK_ABS		127u	/* the value minus the base, in the column's width */
+
+size_t pmi_snap_encode_columns(const uint64_t *words, size_t total, unsigned char *out, uint32_t version)
+{
+	uint16_t idx[1024];
+	unsigned pal = 0, width, c, k;
+	uint64_t prev = 0, lo = LOW_MASK, hi = 0, vals[LOW_PAL_MAX];
+	size_t n, i, m = 0;
+	struct bitw b;
+	int mode;
+
+	if (version < 3)
+		return encode_columns_v2(words, total, out);
+	/* The flag column: its distinct values ascending, then each word's index among them in packed bits. */
+	memset(idx, 0xff, sizeof(idx));
+	for (i = 0; i < total; i++)
+		idx[(unsigned)(words[i] >> 55) | ((words[i] & LOW_MASK) ? LOW_SET : 0)] = 0;
+	n = 0;
+	for (c = 0; c < 1024; c++)
+		if (!idx[c])
+			idx[c] = (uint16_t)pal++;
+	n += pmi_snap_put_varint(out + n, pal);
+	for (c = 0; c < 1024; c++) {
+		if (idx[c] == 0xffff)
+			continue;
+		out[n++] = (unsigned char)c;
+		out[n++] = (unsigned char)(c >> 8);
+	}
+	width = pal ? bit_length(pal - 1) : 0;
+	b = (struct bitw){ .out = out, .n = n };
+	for (i = 0; width && i < total; i++)
+		bits_put(&b, idx[(unsigned)(words[i] >> 55) | ((words[i] & LOW_MASK) ? LOW_SET : 0)], width);
+	n = bits_end(&b);
+	/* The frame column. */
+	for (i = 0; i < total; i++) {
+		uint64_t low = words[i] & LOW_MASK;
+		if (!low)
+			continue;
+		m++;
+		lo = low < lo ? low : lo;
+		hi = low > hi ? low : hi;
+	}
+	if (!m)
+		return n;
+	if ((k = low_palette(words, total, vals)) > 0) {	/* mode 2: a few distinct values, packed indices */
+		out[n++] = 2;
+		n += pmi_snap_put_varint(out + n, k);
+		for (c = 0, prev = 0; c < k; prev = vals[c++])
+			n += pmi_snap_put_varint(out + n, vals[c] - prev);
+		width = bit_length(k - 1);
+		b = (struct bitw){ .out = out, .n = n };
+		for (i = 0; width && i < total; i++) {
+			uint64_t low = words[i] & LOW_MASK;
+			unsigned j;
+			if (!low)
+				continue;
+			for (j = 0; vals[j] != low; j++)
+				;
+			bits_put(&b, j, width);
+		}
+		return bits_end(&b);
+	}
+	mode = frame_mode(words, total);
+	out[n++] = (unsigned char)mode;
+	if (mode == 0) {
+		for (i = 0; i < total; i++) {
+			uint64_t low = words[i] & LOW_MASK;
+			if (!low)
+				continue;
+			n += pmi_snap_put_varint(out + n, zigzag(low - prev));
+			prev = low;
+		}
+		return n;
+	}
+	width = bit_length(hi - lo);
+	n += pmi_snap_put_varint(out + n, lo);
+	out[n++] = (unsigned char)width;
+	b = (struct bitw){ .out = out, .n = n + m };	/* the bits after the m tokens */
+	for (i = 0; i < total; i++) {
+		uint64_t low = words[i] & LOW_MASK, q;
+		unsigned bl;
+		if (!low)
+			continue;
+		q = zigzag(low - prev);
+		prev = low;
+		bl = bit_length(q);
+		if (q < TOK_SMALL) {
+			out[n++] = (unsigned char)q;
+		} else if (bl - 1 >= width) {
+			out[n++] = TOK_ABS;
+			bits_put(&b, low - lo, width);
+		} else {
+			out[n++] = (unsigned char)(TOK_SMALL + bl);
+			bits_put(&b, q & ~(1ULL << (bl - 1)), bl - 1);
+		}
+	}
+	return bits_end(&b);
+}
+
+size_t pmi_snap_encode(const struct snap_extent *ext, size_t next, const uint64_t *words, unsigned char *out,
+		       uint32_t version)
 {
 	size_t n = pmi_snap_encode_extents(ext, next, out), total = 0, i;
 
 	for (i = 0; i < next; i++)
 		total += ext[i].count;
-	return n + pmi_snap_encode_columns(words, total, out + n);
+	return n + pmi_snap_encode_columns(words, total, out + n, version);
 }
 
 static int bad(const char **why, const char *reason)
@@ -139,7 +344,7 @@ int pmi_snap_decode_extents(const unsigned char *raw, size_t len, struct snap_ex
 	return next;
 }
 
-int pmi_snap_decode_columns(const unsigned char *raw, size_t len, uint64_t *words, size_t total, const char **why)
+static int decode_columns_v2(const unsigned char *raw, size_t len, uint64_t *words, size_t total, const char **why)
 {
 	const unsigned char *p = raw, *end = raw + len;
 	uint64_t prev_low = 0, z;
@@ -168,15 +373,196 @@ int pmi_snap_decode_columns(const unsigned char *raw, size_t len, uint64_t *word
 	return 0;
 }
 
+/* Packed bits read LSB first from [p, end): the bytes they take are checked by the caller up front. */
+struct bitr {
+	const unsigned char *p;
+	uint64_t acc;
+	unsigned nacc;
+};
+
+static uint64_t bits_get(struct bitr *b, unsigned nbits)	/* @nbits at most 56 */
+{
+	uint64_t v;
+
+	while (b->nacc < nbits) {	/* at most 55 bits held before a byte more */
+		b->acc |= (uint64_t)*b->p++ << b->nacc;
+		b->nacc += 8;
+	}
+	v = b->acc & ((1ULL << nbits) - 1);
+	b->acc = nbits < 64 ? b->acc >> nbits : 0;
+	b->nacc -= nbits;
+	return v;
+}
+
+/* The low bits of the @m words with bit 0 set (the flag column's mark), mode 1: tokens then packed bits. */
+static int decode_frames_packed(const unsigned char *p, const unsigned char *end, uint64_t *words, size_t total,
+				size_t m, const char **why)
+{
+	const unsigned char *tok;
+	uint64_t base, prev = 0, nbits = 0, v;
+	unsigned width;
+	struct bitr b;
+	size_t i, j;
+
+	if (pmi_snap_get_varint(&p, end, &base) || p >= end)
+		return bad(why, "truncated frame column");
+	width = *p++;
+	if (!base || base > LOW_MASK || width > 55)
+		return bad(why, "frame column base or width out of range");
+	if ((size_t)(end - p) < m)
+		return bad(why, "truncated frame column");
+	tok = p;
+	for (j = 0; j < m; j++) {	/* the bits the tokens take, so the reads below stay within the payload */
+		unsigned t = tok[j];
+		if (t < TOK_SMALL)
+			continue;
+		if (t == TOK_ABS)
+			nbits += width;
+		else if (t >= TOK_SMALL + 5 && t <= TOK_SMALL + 56)
+			nbits += t - TOK_SMALL - 1;
+		else
+			return bad(why, "unknown token in the frame column");
+	}
+	if ((uint64_t)(end - tok) - m != (nbits + 7) / 8)
+		return bad(why, "frame column bits truncated or followed by bytes");
+	b = (struct bitr){ .p = tok + m };
+	for (i = 0, j = 0; i < total; i++) {
+		unsigned t;
+		if (!(words[i] & 1))
+			continue;
+		t = tok[j++];
+		if (t < TOK_SMALL) {
+			v = (prev + unzigzag(t)) & LOW_MASK;
+		} else if (t == TOK_ABS) {
+			v = base + bits_get(&b, width);
+			if (v > LOW_MASK)
+				return bad(why, "a frame past 55 bits");
+		} else {
+			unsigned bl = t - TOK_SMALL;
+			v = (prev + unzigzag(1ULL << (bl - 1) | bits_get(&b, bl - 1))) & LOW_MASK;
+		}
+		if (!v)
+			return bad(why, "a zero in the frame column");
+		words[i] = (words[i] & ~LOW_MASK) | v;
+		prev = v;
+	}
+	if (b.nacc && (b.acc & ((1u << b.nacc) - 1)))
+		return bad(why, "padding bits set in the frame column");
+	return 0;
+}
+
+/* Mode 2: varint count (1 to LOW_PAL_MAX), the values as varint steps from 0 (each > 0), packed indices. */
+static int decode_frames_palette(const unsigned char *p, const unsigned char *end, uint64_t *words, size_t total,
+				 size_t m, const char **why)
+{
+	uint64_t k, vals[LOW_PAL_MAX], step, v = 0, j;
+	unsigned width;
+	struct bitr b;
+	size_t i;
+
+	if (pmi_snap_get_varint(&p, end, &k))
+		return bad(why, "truncated frame column");
+	if (!k || k > LOW_PAL_MAX)
+		return bad(why, "absurd frame palette");
+	for (j = 0; j < k; j++) {
+		if (pmi_snap_get_varint(&p, end, &step))
+			return bad(why, "truncated frame column");
+		if (!step || step > LOW_MASK - v)
+			return bad(why, "frame palette out of order or range");
+		vals[j] = v += step;
+	}
+	width = bit_length(k - 1);
+	if ((uint64_t)(end - p) != ((uint64_t)m * width + 7) / 8)
+		return bad(why, "frame column bits truncated or followed by bytes");
+	b = (struct bitr){ .p = p };
+	for (i = 0; i < total; i++) {
+		if (!(words[i] & 1))
+			continue;
+		j = width ? bits_get(&b, width) : 0;
+		if (j >= k)
+			return bad(why, "frame index past the palette");
+		words[i] = (words[i] & ~LOW_MASK) | vals[j];
+	}
+	if (b.nacc && (b.acc & ((1u << b.nacc) - 1)))
+		return bad(why, "padding bits set in the frame column");
+	return 0;
+}
+
+int pmi_snap_decode_columns(const unsigned char *raw, size_t len, uint64_t *words, size_t total, uint32_t version,
+			    const char **why)
+{
+	const unsigned char *p = raw, *end = raw + len;
+	uint16_t pal[1024];
+	uint64_t npal, z, prev = 0;
+	unsigned width, c, last = 0;
+	size_t i, m = 0;
+	struct bitr b;
+
+	if (version < 3)
+		return decode_columns_v2(raw, len, words, total, why);
+	if (pmi_snap_get_varint(&p, end, &npal))
+		return bad(why, "truncated flag column");
+	if (total ? (!npal || npal > 1024) : npal)
+		return bad(why, "absurd flag palette");
+	if ((uint64_t)(end - p) < npal * 2)
+		return bad(why, "truncated flag column");
+	for (c = 0; c < npal; c++, p += 2) {
+		pal[c] = (uint16_t)(p[0] | (unsigned)p[1] << 8);
+		if (pal[c] >> 10)
+			return bad(why, "unknown bits in the flag column");
+		if (c && pal[c] <= last)
+			return bad(why, "flag palette out of order");
+		last = pal[c];
+	}
+	width = npal ? bit_length(npal - 1) : 0;
+	if ((uint64_t)(end - p) < ((uint64_t)total * width + 7) / 8)
+		return bad(why, "truncated flag column");
+	b = (struct bitr){ .p = p };
+	for (i = 0; i < total; i++) {
+		uint64_t k = width ? bits_get(&b, width) : 0;
+		if (k >= npal)
+			return bad(why, "flag index past the palette");
+		words[i] = (uint64_t)(pal[k] & 0x1ff) << 55 | ((pal[k] & LOW_SET) ? 1 : 0);
+		m += pal[k] & LOW_SET ? 1 : 0;
+	}
+	if (b.nacc && (b.acc & ((1u << b.nacc) - 1)))
+		return bad(why, "padding bits set in the flag column");
+	p = b.p;
+	if (!m)
+		return p == end ? 0 : bad(why, "trailing bytes after the columns");
+	if (p >= end)
+		return bad(why, "truncated frame column");
+	switch (*p++) {
+	case 0:
+		for (i = 0; i < total; i++) {
+			if (!(words[i] & 1))
+				continue;
+			if (pmi_snap_get_varint(&p, end, &z))
+				return bad(why, "truncated frame column");
+			prev = (prev + unzigzag(z)) & LOW_MASK;
+			if (!prev)
+				return bad(why, "a zero in the frame column");
+			words[i] = (words[i] & ~LOW_MASK) | prev;
+		}
+		return p == end ? 0 : bad(why, "trailing bytes after the columns");
+	case 1:
+		return decode_frames_packed(p, end, words, total, m, why);
+	case 2:
+		return decode_frames_palette(p, end, words, total, m, why);
+	default:
+		return bad(why, "unknown frame column mode");
+	}
+}
+
 int pmi_snap_decode(const unsigned char *raw, size_t len, struct snap_extent *ext, size_t max_ext, uint64_t *words,
-		   size_t max_words, size_t *nwords, const char **why)
+		   size_t max_words, size_t *nwords, uint32_t version, const char **why)
 {
 	size_t total, used;
 	int next = pmi_snap_decode_extents(raw, len, ext, max_ext, max_words, &total, &used, why), r;
 
 	if (next < 0)
 		return next;
-	if ((r = pmi_snap_decode_columns(raw + used, len - used, words, total, why)))
+	if ((r = pmi_snap_decode_columns(raw + used, len - used, words, total, version, why)))
 		return r;
 	*nwords = total;
 	return next;

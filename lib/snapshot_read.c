@@ -234,7 +234,7 @@ static int read_words(struct pm_snapshot *s, size_t i, pm_snapshot_extent_fn fn,
 	}
 	if (pmi_snap_chunk_buffers(s, 0, 0, nwords ? nwords : 1))
 		return -ENOMEM;
-	if ((r = pmi_snap_decode_columns(s->raw + used, len - used, s->words, nwords, &why)))
+	if ((r = pmi_snap_decode_columns(s->raw + used, len - used, s->words, nwords, s->version, &why)))
 		return pmi_snap_fail(s, -EBADMSG, "%s: %s", where, why);
 	for (e = 0; e < next; e++) {
 		if ((r = fn(data, s->ext[e].start * 8, s->words + done, s->ext[e].count * 8ul)))

@@ -46,6 +46,7 @@ struct slot {
 struct pmi_snap_words {
 	int fd;
 	uint32_t max_words;		/* words a chunk may hold: the file's version's limit */
+	uint32_t version;		/* the file's format version: its column encoding */
 	pthread_mutex_t lock;
 	struct wfile *f;
 	size_t nf, fcap;
@@ -63,6 +64,7 @@ struct pmi_snap_words *pmi_snap_words_new(int fd, uint32_t version)
 	if (!w)
 		return NULL;
 	w->max_words = snap_max_words(version);
+	w->version = version;
 	if ((w->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
 		free(w);
 		return NULL;
@@ -280,7 +282,7 @@ static int decode_into(struct pmi_snap_words *w, const struct wfile *f, const st
 			return bad(w, c, "word count differs from the shared extents'");
 		used = 0;
 	}
-	if (pmi_snap_decode_columns(w->raw + used, rawlen - used, s->words, nw, &why))
+	if (pmi_snap_decode_columns(w->raw + used, rawlen - used, s->words, nw, w->version, &why))
 		return bad(w, c, why);
 	for (e = 0; e < (size_t)next; e++) {
 		if (s->ext[e].start + s->ext[e].count > f->nwords)

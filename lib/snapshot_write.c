@@ -382,10 +382,10 @@ static size_t ws_encode(struct snap_ws *ws, size_t k)
 		done += ws->ext[ne++].count;
 	whole = ws->ext[ne].count;
 	ws->ext[ne].count = (uint32_t)(k - done);	/* the extent @k ends in, cut there for the while */
-	ws->enc[0] = pmi_snap_encode(ws->ext, ne + 1, ws->col[0], out);
+	ws->enc[0] = pmi_snap_encode(ws->ext, ne + 1, ws->col[0], out, PM_SNAPSHOT_VERSION);
 	ws->ext[ne].count = whole;
 	for (c = 1; c < ws->ncol; c++)
-		ws->enc[c] = pmi_snap_encode_columns(ws->col[c], k, out + c * SNAP_RAW_SLICE);
+		ws->enc[c] = pmi_snap_encode_columns(ws->col[c], k, out + c * SNAP_RAW_SLICE, PM_SNAPSHOT_VERSION);
 	for (c = 0; c < ws->ncol; c++)
 		longest = ws->enc[c] > longest ? ws->enc[c] : longest;
 	return longest;

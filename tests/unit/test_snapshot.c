@@ -135,7 +135,7 @@ static void build_sample(struct build *b, uint32_t version)
 {
 	struct snap_extent ext = { .start = 10, .count = 3 };
 	unsigned char raw[256];
-	size_t n = pmi_snap_encode(&ext, 1, pm_words, raw);
+	size_t n = pmi_snap_encode(&ext, 1, pm_words, raw, version);
 
 	memset(b, 0, sizeof(*b));
 	b_head(b, version);
@@ -188,8 +188,8 @@ static int t_codec_roundtrip(void)
 			      0x8000000000777777ULL, 0xff80000000000010ULL }, out[8];
 	unsigned char raw[512];
 	const char *why = NULL;
-	size_t n = pmi_snap_encode(ext, 3, words, raw), nw = 0, cut;
-	int next = pmi_snap_decode(raw, n, dext, 8, out, 8, &nw, &why);
+	size_t n = pmi_snap_encode(ext, 3, words, raw, PM_SNAPSHOT_VERSION), nw = 0, cut;
+	int next = pmi_snap_decode(raw, n, dext, 8, out, 8, &nw, PM_SNAPSHOT_VERSION, &why);
 
 	CHECK(n <= pmi_snap_encode_bound(6, 3));
 	CHECK_EQ_U64(next, 3);
@@ -197,9 +197,62 @@ static int t_codec_roundtrip(void)
 	CHECK(!memcmp(out, words, sizeof(words)));
 	CHECK_EQ_U64(dext[2].start, 1000000);
 	for (cut = 0; cut < n; cut++)	/* every proper prefix is refused */
-		CHECK(pmi_snap_decode(raw, cut, dext, 8, out, 8, &nw, &why) == -EBADMSG);
-	CHECK(pmi_snap_decode(raw, n, dext, 2, out, 8, &nw, &why) == -EBADMSG);	/* over the extent limit */
-	CHECK(pmi_snap_decode(raw, n, dext, 8, out, 5, &nw, &why) == -EBADMSG);	/* over the word limit */
+		CHECK(pmi_snap_decode(raw, cut, dext, 8, out, 8, &nw, PM_SNAPSHOT_VERSION, &why) == -EBADMSG);
+	CHECK(pmi_snap_decode(raw, n, dext, 2, out, 8, &nw, PM_SNAPSHOT_VERSION, &why) == -EBADMSG);	/* over the extent limit */
+	CHECK(pmi_snap_decode(raw, n, dext, 8, out, 5, &nw, PM_SNAPSHOT_VERSION, &why) == -EBADMSG);	/* over the word limit */
+	n = pmi_snap_encode(ext, 3, words, raw, 2);	/* versions 1 and 2: as they were written */
+	CHECK_EQ_U64(pmi_snap_decode(raw, n, dext, 8, out, 8, &nw, 2, &why), 3);
+	CHECK(!memcmp(out, words, sizeof(words)));
+	CHECK_EQ_U64(n, 9 + 12 + 1 + 1 + 1 + 4 + 1 + 4);	/* extents, a u16 column per word, a varint per frame */
+	return T_PASS;
+}
+
+/*
+ * Version 3's frame column in both modes: scattered frames (a random half
+ * of the words present, a random frame after each short run) take the
+ * packed mode, flag words of a few values a palette, of many values
+ * repeating deltas the varints;
+ * every word back as it was, every prefix refused, and the scattered ones
+ * smaller than in version 2.
+ */
+static int t_codec_frame_modes(void)
+{
+	enum { N = 4096 };
+	static uint64_t words[N], out[N];
+	static unsigned char raw[N * 12 + 4096], old[N * 12 + 4096];
+	struct snap_extent ext = { 0, N }, dext[2];
+	const char *why = NULL;
+	size_t n, n2, nw, i, cut;
+	uint64_t pfn = 0x100000;
+	int pass;
+
+	for (pass = 0; pass < 3; pass++) {
+		srand(7 + pass);
+		for (i = 0; i < N; i++) {
+			if (pass == 0) {	/* scattered frames, half the pages present, with swap entries */
+				pfn = rand() % 4 ? pfn + 1 : 0x100000 + (uint64_t)rand() % 6000000;
+				words[i] = !(rand() & 1) ? 0 : i % 97 == 0 ? 0x4000000000000000ULL | (uint64_t)rand() << 5 | 1 :
+					   0x8100000000000000ULL | pfn;
+			} else if (pass == 1) {	/* flag words of a few values */
+				static const uint64_t f[4] = { 0x5828, 0x5868, 0x405828, 0x1005828 };
+				words[i] = f[rand() % 4];
+			} else {	/* flag words of 40 values in a cycle, and a few zero words */
+				words[i] = i % 13 == 0 ? 0 : 0x400005828ULL | (uint64_t)(i % 40) << 20;
+			}
+		}
+		n = pmi_snap_encode(&ext, 1, words, raw, 3);
+		n2 = pmi_snap_encode(&ext, 1, words, old, 2);
+		CHECK(n <= pmi_snap_encode_bound(N, 1));
+		CHECK_EQ_U64(pmi_snap_decode(raw, n, dext, 2, out, N, &nw, 3, &why), 1);
+		CHECK_EQ_U64(nw, N);
+		CHECK(!memcmp(out, words, sizeof(words)));
+		for (cut = 0; cut < n; cut += 1 + cut / 8)	/* prefixes refused */
+			CHECK(pmi_snap_decode(raw, cut, dext, 2, out, N, &nw, 3, &why) == -EBADMSG);
+		if (pass == 0)
+			CHECK(n < n2 * 2 / 3);	/* 1 bit of presence a word, about 23 bits a random frame */
+		if (pass == 1)
+			CHECK(n < N / 4 + 64);	/* 2 bits a word */
+	}
 	return T_PASS;
 }
 
@@ -219,18 +272,69 @@ static int t_codec_hostile(void)
 	const char *why;
 	size_t nw, i, j;
 
+	/* Version 3 columns (one extent of 1 or 2 words first): palette, packed indices, frame column mode. */
+	static const struct { unsigned char b[16]; size_t n; } v3[] = {
+		{ { 1, 0, 1, 0 }, 4 },						/* no palette for a word */
+		{ { 1, 0, 1, 0x81, 0x08 }, 5 },					/* a palette over 1024 */
+		{ { 1, 0, 1, 1, 0x00, 0x04 }, 6 },				/* unknown bits in the palette */
+		{ { 1, 0, 1, 2, 0, 0, 0, 0, 0 }, 9 },				/* palette out of order */
+		{ { 1, 0, 1, 3, 0, 0, 1, 0, 2, 0, 0x03 }, 11 },			/* index past the palette */
+		{ { 1, 0, 1, 2, 0, 0, 0x02, 0x02, 0x02 }, 9 },			/* padding bit set */
+		{ { 1, 0, 1, 2, 0, 0, 0x02, 0x02 }, 8 },			/* indices missing */
+		{ { 1, 0, 1, 1, 0x02, 0x02 }, 6 },				/* frame column mode missing */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 2, 2 }, 8 },			/* unknown mode */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 0, 0 }, 8 },			/* mode 0: a zero frame */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 0, 2, 0 }, 9 },			/* mode 0: trailing byte */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 1, 0, 3, 127, 0 }, 11 },		/* mode 1: base 0 */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 1, 5, 56, 127, 0 }, 11 },		/* mode 1: width over 55 */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 1, 5, 3, 80 }, 10 },		/* mode 1: unknown token */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 1, 5, 3, 127 }, 10 },		/* mode 1: bits missing */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 1, 5, 3, 127, 1, 0 }, 12 },	/* mode 1: a byte after the bits */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 1, 5, 3, 127, 0x09 }, 11 },		/* mode 1: padding bit set */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 1, 5, 3, 0 }, 10 },			/* mode 1: a zero frame (delta 0 from 0) */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 1, 5, 3 }, 9 },			/* mode 1: token missing */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 2, 0 }, 8 },			/* mode 2: no values */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 2, 17 }, 8 },			/* mode 2: over 16 values */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 2, 2, 5, 0, 0 }, 11 },		/* mode 2: values out of order */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 2, 2, 5, 1 }, 10 },			/* mode 2: index bits missing */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 2, 2, 5, 1, 1, 0 }, 12 },		/* mode 2: a byte after the bits */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 2, 3, 5, 1, 1, 0x03 }, 12 },	/* mode 2: index past the values */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 2, 2, 5, 1, 0x03 }, 11 },		/* mode 2: padding bit set */
+		{ { 1, 0, 1, 1, 0x02, 0x02, 2, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f }, 16 },	/* mode 2: past 55 bits */
+	};
+	uint32_t version;
+
 	for (i = 0; i < PM_ARRAY_SIZE(cases); i++) {
 		why = NULL;
-		CHECK(pmi_snap_decode(cases[i], sizeof(cases[i]), ext, 16, words, 16, &nw, &why) == -EBADMSG);
+		CHECK(pmi_snap_decode(cases[i], sizeof(cases[i]), ext, 16, words, 16, &nw, 2, &why) == -EBADMSG);
 		CHECK(why != NULL);
 	}
+	for (i = 0; i < PM_ARRAY_SIZE(v3); i++) {
+		why = NULL;
+		CHECK(pmi_snap_decode(v3[i].b, v3[i].n, ext, 16, words, 16, &nw, 3, &why) == -EBADMSG);
+		CHECK(why != NULL);
+	}
+	/* the last case, whole: base 5 in mode 1 decodes to frame 5 (the cases above break it one way each) */
+	{
+		static const unsigned char ok[] = { 1, 0, 1, 1, 0x02, 0x02, 1, 5, 3, 127, 0 };
+		CHECK_EQ_U64(pmi_snap_decode(ok, sizeof(ok), ext, 16, words, 16, &nw, 3, &why), 1);
+		CHECK_EQ_U64(words[0], 0x0100000000000005ULL);
+	}
+	{
+		static const unsigned char ok2[] = { 1, 0, 2, 1, 0x02, 0x02, 2, 2, 5, 1, 0x02 };	/* mode 2: 5, 6 */
+		CHECK_EQ_U64(pmi_snap_decode(ok2, sizeof(ok2), ext, 16, words, 16, &nw, 3, &why), 1);
+		CHECK_EQ_U64(words[0], 0x0100000000000005ULL);
+		CHECK_EQ_U64(words[1], 0x0100000000000006ULL);
+	}
 	srand(13);
-	for (i = 0; i < 20000; i++) {	/* random input: refused or decoded within bounds, never past them */
-		for (j = 0; j < sizeof(junk); j++)
-			junk[j] = (unsigned char)rand();
-		junk[0] &= 7;
-		int r = pmi_snap_decode(junk, (size_t)rand() % sizeof(junk), ext, 16, words, 16, &nw, &why);
-		CHECK(r == -EBADMSG || (r >= 0 && r <= 16 && nw <= 16));
+	for (version = 2; version <= 3; version++) {
+		for (i = 0; i < 20000; i++) {	/* random input: refused or decoded within bounds, never past them */
+			for (j = 0; j < sizeof(junk); j++)
+				junk[j] = (unsigned char)rand();
+			junk[0] &= 7;
+			int r = pmi_snap_decode(junk, (size_t)rand() % sizeof(junk), ext, 16, words, 16, &nw, version, &why);
+			CHECK(r == -EBADMSG || (r >= 0 && r <= 16 && nw <= 16));
+		}
 	}
 	return T_PASS;
 }
@@ -484,7 +588,7 @@ static int t_reader_absurd(void)
 	free(b.p);
 
 	/* chunks that open (the checksums hold) but decode to nonsense: words past the file, a huge zstd frame */
-	n = pmi_snap_encode(&ext, 1, &w, raw);
+	n = pmi_snap_encode(&ext, 1, &w, raw, PM_SNAPSHOT_VERSION);
 	memset(big, 0, sizeof(big));
 	big[0] = 0x28, big[1] = 0xb5, big[2] = 0x2f, big[3] = 0xfd;	/* zstd magic, then a 2^40 content size */
 	big[4] = 0xc0, big[9] = 0x01, big[10] = 0;
@@ -559,7 +663,7 @@ static int t_reader_sized_buffers(void)
 	b_file(&b, 0, PM_SNAPSHOT_WORDS, 3000 * 8, "proc/1/pagemap");
 	for (i = 0; i < sizeof(hdr) / sizeof(hdr[0]); i++) {
 		struct snap_extent ext = { .start = 0, .count = held[i] };
-		size_t n = pmi_snap_encode(&ext, 1, w, raw);
+		size_t n = pmi_snap_encode(&ext, 1, w, raw, PM_SNAPSHOT_VERSION);
 		b_chunk(&b, PM_SNAPSHOT_WORDS, 0, hdr[i], 0, raw, n);
 	}
 	b_finish(&b);
@@ -668,7 +772,7 @@ static void b_words(struct build *b, uint32_t id, const struct snap_extent *ext,
 		nw += ext[i].count;
 	for (i = 0; i < nw; i++)
 		w[i] = first + i;
-	b_chunk(b, PM_SNAPSHOT_WORDS, id, (uint32_t)nw, 0, raw, pmi_snap_encode(ext, n, w, raw));
+	b_chunk(b, PM_SNAPSHOT_WORDS, id, (uint32_t)nw, 0, raw, pmi_snap_encode(ext, n, w, raw, b->version));
 }
 
 /*
@@ -736,7 +840,7 @@ static void b_words_ref(struct build *b, uint32_t id, uint32_t nw, uint64_t firs
 
 	for (i = 0; i < nw; i++)
 		w[i] = first + i;
-	b_chunk(b, PM_SNAPSHOT_WORDS, id, nw, ref, raw, pmi_snap_encode_columns(w, nw, raw));
+	b_chunk(b, PM_SNAPSHOT_WORDS, id, nw, ref, raw, pmi_snap_encode_columns(w, nw, raw, b->version));
 }
 
 /*
@@ -1064,7 +1168,7 @@ static void b_many(struct build *b, uint32_t version, uint32_t nw, uint32_t next
 	memset(b, 0, sizeof(*b));
 	b_head(b, version);
 	b_file(b, 0, PM_SNAPSHOT_WORDS, 8ull << 20, "proc/kpageflags");
-	b_chunk(b, PM_SNAPSHOT_WORDS, 0, nw, 0, raw, pmi_snap_encode(ext, next, w, raw));
+	b_chunk(b, PM_SNAPSHOT_WORDS, 0, nw, 0, raw, pmi_snap_encode(ext, next, w, raw, version));
 	b_finish(b);
 	free(ext);
 	free(w);
@@ -1155,8 +1259,8 @@ static int t_words_limits(void)
 
 /*
  * The writer's chunks: contiguous frames go up to SNAP_MAX_WORDS words a
- * chunk; words whose columns encode past SNAP_MAX_RAW (random frames, 10
- * bytes a word) are written in pieces that fit; every word reads back.
+ * chunk; words whose columns encode past SNAP_MAX_RAW (random frames, a
+ * token byte and up to 55 bits a word) are written in pieces that fit; every word reads back.
  */
 static int t_writer_big_chunks(void)
 {
@@ -1210,7 +1314,7 @@ static int t_writer_big_chunks(void)
 	}
 	CHECK_EQ_U64(chunks[0], (N + SNAP_MAX_WORDS - 1) / SNAP_MAX_WORDS);	/* 3 chunks, not 10 */
 	CHECK_EQ_U64(maxw[0], SNAP_MAX_WORDS);
-	CHECK(chunks[1] >= 6 && maxw[1] < 110000);	/* 10 bytes a word: about 100,000 words a chunk */
+	CHECK(chunks[1] >= 4 && maxw[1] < 150000);	/* 8 bytes a word: about 130,000 words a chunk */
 	pm_snapshot_close(s);
 	unlink(path);
 	rmdir(dir);
@@ -1218,7 +1322,7 @@ static int t_writer_big_chunks(void)
 	return T_PASS;
 }
 
-T_MAIN(T(t_codec_roundtrip), T(t_codec_hostile), T(t_reader_sample), T(t_reader_files), T(t_reader_truncated), T(t_reader_bitflips),
+T_MAIN(T(t_codec_roundtrip), T(t_codec_frame_modes), T(t_codec_hostile), T(t_reader_sample), T(t_reader_files), T(t_reader_truncated), T(t_reader_bitflips),
        T(t_reader_version), T(t_reader_absurd), T(t_reader_sized_buffers), T(t_writer_tree),
        T(t_replay_words), T(t_shared_extents), T(t_shared_replay), T(t_writer_cols),
        T(t_index_v3), T(t_words_limits), T(t_writer_big_chunks))
