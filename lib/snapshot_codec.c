@@ -69,25 +69,45 @@ size_t pmi_snap_encode_extents(const struct snap_extent *ext, size_t next, unsig
 	return n;
 }
 
-/* Versions 1 and 2: a u16 column per word, then a zig-zag varint delta per word with non-zero low bits. */
-static size_t encode_columns_v2(const uint64_t *words, size_t total, unsigned char *out)
+/* A word's flag column value: bits 55-63, and LOW_SET when bits 0-54 are not all zero. */
+static unsigned flag_key(uint64_t word)
 {
-	size_t n = 0, i;
-	uint64_t prev_low = 0;
+	return (unsigned)(word >> 55) | ((word & LOW_MASK) ? LOW_SET : 0);
+}
 
-	for (i = 0; i < total; i++) {
-		unsigned col = (unsigned)(words[i] >> 55) | ((words[i] & LOW_MASK) ? LOW_SET : 0);
-		out[n++] = (unsigned char)col;
-		out[n++] = (unsigned char)(col >> 8);
-	}
+/* The word a flag column value stands for until its frame column fills bits 0-54 (bit 0 marks those it will). */
+static uint64_t flag_word(unsigned key)
+{
+	return (uint64_t)(key & 0x1ff) << 55 | ((key & LOW_SET) ? 1 : 0);
+}
+
+/* The frame column as zig-zag varint deltas of the non-zero low bits (versions 1-2, and version 3's mode 0). */
+static size_t encode_frames_varint(const uint64_t *words, size_t total, unsigned char *out)
+{
+	uint64_t prev = 0;
+	size_t n = 0, i;
+
 	for (i = 0; i < total; i++) {
 		uint64_t low = words[i] & LOW_MASK;
 		if (!low)
 			continue;
-		n += pmi_snap_put_varint(out + n, zigzag(low - prev_low));
-		prev_low = low;
+		n += pmi_snap_put_varint(out + n, zigzag(low - prev));
+		prev = low;
 	}
 	return n;
+}
+
+/* Versions 1 and 2: a u16 column per word, then the frame column as varints. */
+static size_t encode_columns_v2(const uint64_t *words, size_t total, unsigned char *out)
+{
+	size_t n = 0, i;
+
+	for (i = 0; i < total; i++) {
+		unsigned col = flag_key(words[i]);
+		out[n++] = (unsigned char)col;
+		out[n++] = (unsigned char)(col >> 8);
+	}
+	return n + encode_frames_varint(words, total, out + n);
 }
 
 /* Bits appended LSB first to a byte stream (version 3's packed columns). */
@@ -210,7 +230,7 @@ size_t pmi_snap_encode_columns(const uint64_t *words, size_t total, unsigned cha
 	/* The flag column: its distinct values ascending, then each word's index among them in packed bits. */
 	memset(idx, 0xff, sizeof(idx));
 	for (i = 0; i < total; i++)
-		idx[(unsigned)(words[i] >> 55) | ((words[i] & LOW_MASK) ? LOW_SET : 0)] = 0;
+		idx[flag_key(words[i])] = 0;
 	n = 0;
 	for (c = 0; c < 1024; c++)
 		if (!idx[c])
@@ -225,7 +245,7 @@ size_t pmi_snap_encode_columns(const uint64_t *words, size_t total, unsigned cha
 	width = pal ? bit_length(pal - 1) : 0;
 	b = (struct bitw){ .out = out, .n = n };
 	for (i = 0; width && i < total; i++)
-		bits_put(&b, idx[(unsigned)(words[i] >> 55) | ((words[i] & LOW_MASK) ? LOW_SET : 0)], width);
+		bits_put(&b, idx[flag_key(words[i])], width);
 	n = bits_end(&b);
 	/* The frame column. */
 	for (i = 0; i < total; i++) {
@@ -258,16 +278,8 @@ size_t pmi_snap_encode_columns(const uint64_t *words, size_t total, unsigned cha
 	}
 	mode = frame_mode(words, total);
 	out[n++] = (unsigned char)mode;
-	if (mode == 0) {
-		for (i = 0; i < total; i++) {
-			uint64_t low = words[i] & LOW_MASK;
-			if (!low)
-				continue;
-			n += pmi_snap_put_varint(out + n, zigzag(low - prev));
-			prev = low;
-		}
-		return n;
-	}
+	if (mode == 0)
+		return n + encode_frames_varint(words, total, out + n);
 	width = bit_length(hi - lo);
 	n += pmi_snap_put_varint(out + n, lo);
 	out[n++] = (unsigned char)width;
@@ -344,10 +356,29 @@ int pmi_snap_decode_extents(const unsigned char *raw, size_t len, struct snap_ex
 	return next;
 }
 
+/* The varint frame column into the low bits of the words marked by bit 0, to exactly @end. */
+static int decode_frames_varint(const unsigned char *p, const unsigned char *end, uint64_t *words, size_t total,
+				const char **why)
+{
+	uint64_t prev = 0, z;
+	size_t i;
+
+	for (i = 0; i < total; i++) {
+		if (!(words[i] & 1))
+			continue;
+		if (pmi_snap_get_varint(&p, end, &z))
+			return bad(why, "truncated frame column");
+		prev = (prev + unzigzag(z)) & LOW_MASK;
+		if (!prev)
+			return bad(why, "a zero in the frame column");
+		words[i] = (words[i] & ~LOW_MASK) | prev;
+	}
+	return p == end ? 0 : bad(why, "trailing bytes after the columns");
+}
+
 static int decode_columns_v2(const unsigned char *raw, size_t len, uint64_t *words, size_t total, const char **why)
 {
 	const unsigned char *p = raw, *end = raw + len;
-	uint64_t prev_low = 0, z;
 	size_t i;
 
 	if ((size_t)(end - p) < total * 2)
@@ -356,21 +387,9 @@ static int decode_columns_v2(const unsigned char *raw, size_t len, uint64_t *wor
 		unsigned col = p[0] | (unsigned)p[1] << 8;
 		if (col >> 10)
 			return bad(why, "unknown bits in the flag column");
-		words[i] = (uint64_t)(col & 0x1ff) << 55 | ((col & LOW_SET) ? 1 : 0);
+		words[i] = flag_word(col);
 	}
-	for (i = 0; i < total; i++) {
-		if (!(words[i] & 1))
-			continue;
-		if (pmi_snap_get_varint(&p, end, &z))
-			return bad(why, "truncated frame column");
-		prev_low = (prev_low + unzigzag(z)) & LOW_MASK;
-		if (!prev_low)
-			return bad(why, "a zero in the frame column");
-		words[i] = (words[i] & ~LOW_MASK) | prev_low;
-	}
-	if (p != end)
-		return bad(why, "trailing bytes after the columns");
-	return 0;
+	return decode_frames_varint(p, end, words, total, why);
 }
 
 /* Packed bits read LSB first from [p, end): the bytes they take are checked by the caller up front. */
@@ -493,7 +512,7 @@ int pmi_snap_decode_columns(const unsigned char *raw, size_t len, uint64_t *word
 {
 	const unsigned char *p = raw, *end = raw + len;
 	uint16_t pal[1024];
-	uint64_t npal, z, prev = 0;
+	uint64_t npal;
 	unsigned width, c, last = 0;
 	size_t i, m = 0;
 	struct bitr b;
@@ -522,7 +541,7 @@ int pmi_snap_decode_columns(const unsigned char *raw, size_t len, uint64_t *word
 		uint64_t k = width ? bits_get(&b, width) : 0;
 		if (k >= npal)
 			return bad(why, "flag index past the palette");
-		words[i] = (uint64_t)(pal[k] & 0x1ff) << 55 | ((pal[k] & LOW_SET) ? 1 : 0);
+		words[i] = flag_word(pal[k]);
 		m += pal[k] & LOW_SET ? 1 : 0;
 	}
 	if (b.nacc && (b.acc & ((1u << b.nacc) - 1)))
@@ -534,17 +553,7 @@ int pmi_snap_decode_columns(const unsigned char *raw, size_t len, uint64_t *word
 		return bad(why, "truncated frame column");
 	switch (*p++) {
 	case 0:
-		for (i = 0; i < total; i++) {
-			if (!(words[i] & 1))
-				continue;
-			if (pmi_snap_get_varint(&p, end, &z))
-				return bad(why, "truncated frame column");
-			prev = (prev + unzigzag(z)) & LOW_MASK;
-			if (!prev)
-				return bad(why, "a zero in the frame column");
-			words[i] = (words[i] & ~LOW_MASK) | prev;
-		}
-		return p == end ? 0 : bad(why, "trailing bytes after the columns");
+		return decode_frames_varint(p, end, words, total, why);
 	case 1:
 		return decode_frames_packed(p, end, words, total, m, why);
 	case 2:

@@ -181,6 +181,17 @@ static void close_mem(struct pm_snapshot *s)
 	pm_snapshot_close(s);
 }
 
+/* A replay context of the snapshot built in @b (freed here), or NULL. */
+static struct pm_ctx *replay_ctx(struct build *b, char *err, size_t errsize)
+{
+	struct pm_snapshot *s = open_mem(b->p, b->len, err, errsize);
+	struct pm_ctx *ctx = s ? pm_ctx_new_snapshot(s) : NULL;
+
+	close_mem(s);
+	free(b->p);
+	return ctx;
+}
+
 static int t_codec_roundtrip(void)
 {
 	struct snap_extent ext[3] = { { 0, 2 }, { 5, 1 }, { 1000000, 3 } }, dext[8];
@@ -785,7 +796,6 @@ static int t_replay_words(void)
 	static const struct snap_extent past = { 6, 4 };	/* kpagecount has 8 words */
 	uint64_t want[64] = { 0 }, got[80];
 	struct build b = { 0 };
-	struct pm_snapshot *s;
 	struct pm_ctx *ctx;
 	char err[256], path[4096];
 	struct stat st;
@@ -801,12 +811,8 @@ static int t_replay_words(void)
 	for (i = 0; i < 3; i++)
 		want[i] = 1 + (uint64_t)i;
 	want[10] = 4, want[11] = 5, want[5] = 6, want[6] = 7, want[20] = 8;
-	s = open_mem(b.p, b.len, err, sizeof(err));
-	CHECK(s != NULL);
-	ctx = s ? pm_ctx_new_snapshot(s) : NULL;
+	ctx = replay_ctx(&b, err, sizeof(err));
 	CHECK(ctx != NULL);
-	close_mem(s);
-	free(b.p);
 	if (!ctx)
 		return T_FAIL;
 	CHECK(pmi_path(ctx, path, sizeof(path), "/proc/kpageflags") == 0);
@@ -953,7 +959,6 @@ static int t_shared_extents(void)
 static int t_shared_replay(void)
 {
 	uint64_t got[64];
-	struct pm_snapshot *s;
 	struct pm_ctx *ctx;
 	char err[256], path[4096];
 	struct build b;
@@ -961,12 +966,8 @@ static int t_shared_replay(void)
 
 	for (mode = SH_OK; mode <= SH_PAST; mode += SH_PAST) {
 		build_shared(&b, mode);
-		s = open_mem(b.p, b.len, err, sizeof(err));
-		CHECK(s != NULL);
-		ctx = s ? pm_ctx_new_snapshot(s) : NULL;
+		ctx = replay_ctx(&b, err, sizeof(err));
 		CHECK(ctx != NULL);
-		close_mem(s);
-		free(b.p);
 		if (!ctx)
 			return T_FAIL;
 		CHECK(pmi_path(ctx, path, sizeof(path), "/proc/kpagecount") == 0);
