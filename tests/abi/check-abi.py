@@ -59,6 +59,18 @@ def internal_pm_functions(lib):
             and p[2].startswith("pm_")}
 
 
+def cli_library_calls(cli_dir, stlib):
+    """Library functions the CLI's objects call: their undefined symbols that libpagemap.a defines. The
+    CLI is linked with the library's objects (Makefile), so nothing but this keeps it on the public API."""
+    objs = sorted(os.path.join(cli_dir, f) for f in os.listdir(cli_dir) if f.endswith(".o"))
+    if not objs:
+        return None
+    out = subprocess.run(["nm", "--defined-only", stlib], check=True, capture_output=True, text=True).stdout
+    defined = {p[2] for p in (l.split() for l in out.splitlines()) if len(p) == 3 and p[1] in "TDBR"}
+    out = subprocess.run(["nm", "-u"] + objs, check=True, capture_output=True, text=True).stdout
+    return {p[1] for p in (l.split() for l in out.splitlines()) if len(p) == 2 and p[0] == "U"} & defined
+
+
 def man_functions(path):
     """Functions the SYNOPSIS declares (.BI/.B lines between .SH SYNOPSIS and the next .SH)."""
     text = open(path, encoding="utf-8").read()
@@ -118,6 +130,16 @@ def main():
             ok = False
         else:
             print("PASS abi: every global pm_ function of libpagemap.a is public; internal ones are pmi_")
+        calls = cli_library_calls(os.path.join(os.path.dirname(lib), "cli"), stlib)
+        if calls is None:
+            print("FAIL abi: no CLI objects beside the library (run make first)")
+            ok = False
+        elif calls - header:
+            print("FAIL abi: the CLI calls library functions that include/pagemap.h does not declare: "
+                  + " ".join(sorted(calls - header)))
+            ok = False
+        else:
+            print(f"PASS abi: the CLI calls {len(calls)} library functions, all public")
     if man is None:
         print("FAIL abi: man/libpagemap.3 has no SYNOPSIS section")
         ok = False
