@@ -9,7 +9,7 @@
 # Needs root (kpageflags, frame numbers). Targets (target.c, THP off): GIB GiB with a random half of the pages
 # written (sparse: --each prints every page, page-types -L the present ones) and GIB GiB dense (phys -p).
 # RATIO is ours / page-types (goal <= 1.0); PER_ROW compares the cost of one row (wall / rows), since
-# --each also prints the pages that are not present. phys-p-flags: the columns page-types -p -l prints (phys -p
+# --each also prints the pages that are not present; each-present (--only P) prints page-types' rows. phys-p-flags: the columns page-types -p -l prints (phys -p
 # also reads kpagecount and kpagecgroup for COUNT and CGROUP by default; page-types does only with -M -C). Figures only: never fails on a ratio.
 set -u
 
@@ -66,7 +66,7 @@ fi
 
 bench_begin
 
-labels=(pt-each each each-raw each-json pt-frames phys-l pt-proc phys-p phys-p-flags)
+labels=(pt-each each each-raw each-json each-present each-present-json pt-frames phys-l pt-proc phys-p phys-p-flags)
 # BENCH_LABELS: a subset of the rows, each with its page-types peer (e.g. "pt-each each each-json").
 [ -n "${BENCH_LABELS:-}" ] && read -r -a labels <<<"$BENCH_LABELS"
 command_for() {
@@ -75,6 +75,8 @@ command_for() {
 	each) echo "$tool pages --each $sparse" ;;
 	each-raw) echo "$tool pages --each -r $sparse" ;;
 	each-json) echo "$tool pages --each -J $sparse" ;;
+	each-present) echo "$tool pages --each --only P $sparse" ;;	# page-types -L's rows: the present pages
+	each-present-json) echo "$tool pages --each --only P -J $sparse" ;;
 	pt-frames) echo "$pt -l -N" ;;
 	phys-l) echo "$tool phys -l" ;;
 	pt-proc) echo "$pt -p $dense -l -N" ;;

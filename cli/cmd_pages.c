@@ -32,9 +32,56 @@ struct pages_opts {
 	unsigned walk_flags;
 	uint32_t known;
 	bool hidden;		/* frames hidden from this reader */
-	uint64_t runs;		/* rows so far */
+	uint64_t runs;		/* runs walked so far, shown or not */
 	struct pm_numa *numa;	/* for the NODE column, else NULL */
+	uint32_t only_set;	/* --only: flags a row must have set */
+	uint32_t only_clear;	/* --only: flags (^LETTER) a row must have clear */
+	const char *only;	/* --only's argument, for messages */
 };
+
+/*
+ * --only LETTERS: each letter a flag that must be set, ^LETTER one that must be clear ("P" present pages,
+ * "P^E" present pages shared with another process, "S" swapped). Like page-types' -b, so that a list of
+ * the present pages is the same rows as its -L.
+ */
+static int parse_only(const char *arg, struct pages_opts *po)
+{
+	const struct pm_flag_info *tab;
+	size_t n, i;
+	bool clear = false;
+
+	tab = pm_flag_table(&n);
+	po->only = arg;
+	for (; *arg; arg++) {
+		if (*arg == '^' && !clear) {
+			clear = true;
+			continue;
+		}
+		for (i = 0; i < n && tab[i].letter != *arg; i++)
+			;
+		if (i == n)
+			return -1;
+		*(clear ? &po->only_clear : &po->only_set) |= tab[i].bit;
+		clear = false;
+	}
+	return clear || !(po->only_set | po->only_clear) ? -1 : 0;
+}
+
+/* A filter on a flag this walk cannot tell would show nothing, silently: say which flag instead. */
+static int only_known(const struct pages_opts *po, uint32_t known)
+{
+	const struct pm_flag_info *tab;
+	size_t n, i;
+
+	tab = pm_flag_table(&n);
+	for (i = 0; i < n; i++)
+		if (((po->only_set | po->only_clear) & tab[i].bit) && !(known & tab[i].bit)) {
+			cli_error(0, "--only %s: %s (%c) cannot be told here (shown as '?': see pagemap features)",
+				  po->only, tab[i].name, tab[i].letter);
+			return -1;
+		}
+	return 0;
+}
 
 /* Letters for set flags, '-' for clear, '?' for what this walk cannot tell. */
 static void flag_cells(struct out *out, struct libscols_line *ln, uint32_t flags, uint32_t known)
@@ -148,9 +195,15 @@ static int walk_range(struct pm_ctx *ctx, struct pm_target *t, struct out *out, 
 		return EXIT_RUNTIME;
 	}
 	po->known = pm_walk_known(w);
+	if (only_known(po, po->known) < 0) {
+		pm_walk_free(w);
+		return EXIT_RUNTIME;
+	}
 	while ((rc = pm_walk_next(w, &r)) == 0) {
-		run_row(out, r, po, pm_ctx_features(ctx)->page_shift);
 		po->runs++;
+		if ((r->flags & po->only_set) != po->only_set || (r->flags & po->only_clear))
+			continue;
+		run_row(out, r, po, pm_ctx_features(ctx)->page_shift);
 		if (out_stream(out) < 0) {	/* --each of a large range: memory stays flat */
 			rc = -EIO;
 			break;
@@ -225,6 +278,8 @@ static int usage_help(void)
 	       "[heap] or a file path; the default is every mapping.\n\n"
 	       "Options:\n"
 	       "     --each             one row per page\n"
+	       "     --only LETTERS     only rows with these flags set; ^L: flag L clear\n"
+	       "                        (P present pages, P^E present and shared, S swapped)\n"
 	       "\nFlag letters:\n");
 	tab = pm_flag_table(&n);
 	for (i = 0; i < n; i++)
@@ -234,10 +289,12 @@ static int usage_help(void)
 }
 
 #define OPT_EACH 0x2000
+#define OPT_ONLY 0x2001
 
 int cmd_pages(struct pm_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = { OUT_LONGOPTS, { "each", no_argument, NULL, OPT_EACH },
+						  { "only", required_argument, NULL, OPT_ONLY },
 						  { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	struct pages_opts po = { .walk_flags = PM_WALK_ENTRIES };
 	struct out_opts o = { 0 };
@@ -254,6 +311,11 @@ int cmd_pages(struct pm_ctx *ctx, int argc, char **argv)
 			continue;
 		if (c == OPT_EACH)
 			po.walk_flags |= PM_WALK_EACH;
+		else if (c == OPT_ONLY && parse_only(optarg, &po) < 0)
+			return cli_usage_error("invalid --only '%s' (flag letters, ^ before a flag that must be clear)",
+					       optarg);
+		else if (c == OPT_ONLY)
+			continue;
 		else if (c == 'h')
 			return usage_help();
 		else
