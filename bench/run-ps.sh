@@ -48,12 +48,24 @@ bench_snapshot_tool
 # The measured commands: label, then the command (the argument is unused).
 labels=(rollup ps ps-exact)
 [ -n "$smem" ] && labels+=(smem)
+pss_labels=("${labels[@]}")	# the readers whose PSS compare_pss compares: all of them see every process
+# Unprivileged (uid 65534, which owns no process here): the same readers where /proc lets them read only
+# what is theirs, so each row's cost is the walk of /proc and the refusals; compared with each other.
+user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+if command -v setpriv >/dev/null && chmod 755 "$tmp" "$tmp/bin" &&
+	"${user[@]}" "$tool" ps -J >/dev/null 2>&1 && "${user[@]}" "$rollup" -v >/dev/null 2>&1; then
+	labels+=(rollup-user ps-user)
+	[ -n "$smem" ] && labels+=(smem-user)
+else
+	echo "run-ps.sh: uid 65534 cannot run $tool here: the unprivileged rows are left out"
+fi
 command_for() {
 	case $1 in
 	rollup) echo "$rollup -v" ;;
 	ps) echo "$tool ps -J" ;;
 	ps-exact) echo "$tool ps --exact -J" ;;
 	smem) echo "$smem -H" ;;	# columns pid user command swap uss pss rss
+	*-user) echo "${user[*]} $(command_for "${1%-user}")" ;;
 	esac
 }
 
@@ -76,14 +88,14 @@ sources() { awk -F'"' '/"source":/ { n[$4]++ } END { for (s in n) printf "%s%s %
 compare_pss() {
 	local l cmd all=$tmp/common.pids first=1
 	"$rollup" -v >"$tmp/before.cmp"
-	for l in "${labels[@]}"; do
+	for l in "${pss_labels[@]}"; do
 		cmd=$(command_for "$l" -)
 		# shellcheck disable=SC2086 # the command is split on purpose
 		$cmd >"$tmp/$l.cmp" 2>/dev/null
 		pss_of "$l" "$tmp/$l.cmp" >"$tmp/$l.pss"
 	done
 	"$rollup" -v >"$tmp/after.cmp"
-	for l in "${labels[@]}"; do
+	for l in "${pss_labels[@]}"; do
 		if [ $first = 1 ]; then
 			cut -d' ' -f1 "$tmp/$l.pss" >"$all"
 			first=0
@@ -95,7 +107,7 @@ compare_pss() {
 	awk '$1 == "pid" { print $2, $4, $6 }' "$tmp/after.cmp" | sort >"$tmp/after.rss"
 	comm -12 "$tmp/before.rss" "$tmp/after.rss" | cut -d' ' -f1 | comm -12 "$all" - >"$tmp/steady.pids"
 	echo "PSS per process, back to back (pagemap ps sources: $(sources "$tmp/ps.cmp"); ps --exact: $(sources "$tmp/ps-exact.cmp"))"
-	for l in "${labels[@]}"; do
+	for l in "${pss_labels[@]}"; do
 		echo "  $l: $(wc -l <"$tmp/$l.pss") processes, total $(awk '{ s += $2 } END { printf "%.1f", s / 1024 }' "$tmp/$l.pss") MiB;" \
 			"seen by it alone:$(cut -d' ' -f1 "$tmp/$l.pss" | comm -23 - "$all" | while read -r p; do
 				printf ' %s(%s)' "$p" "$(cat "/proc/$p/comm" 2>/dev/null || echo gone)"; done)"
@@ -105,7 +117,7 @@ compare_pss() {
 	echo "  total PSS, difference from rollup (smaps_rollup, truncated to kB per process):"
 	for set in all steady; do
 		[ $set = all ] && pids=$all || pids=$tmp/steady.pids
-		for l in "${labels[@]}"; do
+		for l in "${pss_labels[@]}"; do
 			join "$pids" "$tmp/$l.pss" | join - "$tmp/rollup.pss" | awk -v l="$l" -v set="$set" '
 				{ s += $2; r += $3; d = $2 - $3; if (d < 0) d = -d; if (d > m) { m = d; mp = $1 } if (d > 1) far++ }
 				END { printf "    %-6s %3d %-10s %12.1f KiB  diff %+9.1f KiB (%+.4f%%, %+.2f KiB per process)  largest %.1f KiB (pid %s), %d beyond 1 KiB\n",
@@ -115,7 +127,7 @@ compare_pss() {
 	echo "  the extra targets (PSS KiB: rollup, ps, ps --exact${smem:+, smem}):"
 	for p in $(pgrep -d' ' -f "^$target "); do
 		printf '    pid %s:' "$p"
-		for l in "${labels[@]}"; do
+		for l in "${pss_labels[@]}"; do
 			printf ' %s' "$(awk -v p="$p" '$1 == p { print $2 }' "$tmp/$l.pss")"
 		done
 		echo
@@ -149,10 +161,16 @@ for l in "${labels[@]}"; do
 	vr=$(ratio "$wall_rollup" "$med_wall")x
 	vs=-
 	[ -n "$smem" ] && vs=$(ratio "$wall_smem" "$med_wall")x
+	case $l in	# unprivileged rows against the unprivileged readers
+	*-user)
+		vr=$(ratio "$wall_rollup_user" "$med_wall")x
+		[ -n "$smem" ] && vs=$(ratio "$wall_smem_user" "$med_wall")x ;;
+	esac
 	printf '%-10s %9s %9s %9s %9s %9s %9s %8s  %s\n' "$l" "$(ms "$med_wall")" "$(ms "$min_wall")" "$(ms "$max_wall")" \
 		"$vr" "$(ms "$med_cpu")" "$vs" "$(mib "$max_rss")" "$(command_for "$l" - | sed "s|$build/||; s|$tmp/bin/||")"
 done
-echo "(VS_ROLLUP, VS_SMEM: that reader's median wall time over this row's: above 1x this row is faster)"
+echo "(VS_ROLLUP, VS_SMEM: that reader's median wall time over this row's: above 1x this row is faster;"
+echo " a *-user row against the *-user reader, run as uid 65534 too)"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "pagemap ps (default: smaps_rollup) speed-up over rollup_all: $(ratio "$wall_rollup" "$wall_ps")x (CPU time $(ratio "$cpu_rollup" "$cpu_ps")x)"

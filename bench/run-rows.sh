@@ -1,5 +1,5 @@
 #!/bin/bash
-# run-rows.sh - many rows (#12): `pages --each` (aligned, -r, -J), `phys -l` and the `phys -p` list against
+# run-rows.sh - many rows (#12): `pages --each` (aligned, -r, -J; --only P), the runs of `pages`, `phys -l` and the `phys -p` list against
 # page-types printing the same kind of rows, in the same run: wall, CPU, peak RSS, rows and cost per row.
 # Usage: bench/run-rows.sh [GIB]    (or BENCH_GIB=GIB; default 1)
 # Environment: BENCH_RUNS (default 3), BENCH_BUILD, BENCH_TOOL (see run-phys.sh), PAGE_TYPES (a page-types
@@ -66,7 +66,7 @@ fi
 
 bench_begin
 
-labels=(pt-each each each-raw each-json each-present each-present-json pt-frames phys-l pt-proc phys-p phys-p-flags)
+labels=(pt-each each each-raw each-json each-present each-present-json pt-runs pages-runs pt-frames phys-l pt-proc phys-p phys-p-flags)
 # BENCH_LABELS: a subset of the rows, each with its page-types peer (e.g. "pt-each each each-json").
 [ -n "${BENCH_LABELS:-}" ] && read -r -a labels <<<"$BENCH_LABELS"
 command_for() {
@@ -77,6 +77,8 @@ command_for() {
 	each-json) echo "$tool pages --each -J $sparse" ;;
 	each-present) echo "$tool pages --each --only P $sparse" ;;	# page-types -L's rows: the present pages
 	each-present-json) echo "$tool pages --each --only P -J $sparse" ;;
+	pt-runs) echo "$pt -p $sparse -l -N" ;;	# runs of pages with the same flags and consecutive frames
+	pages-runs) echo "$tool pages $sparse" ;;
 	pt-frames) echo "$pt -l -N" ;;
 	phys-l) echo "$tool phys -l" ;;
 	pt-proc) echo "$pt -p $dense -l -N" ;;
@@ -88,6 +90,7 @@ command_for() {
 peer_of() {
 	case $1 in
 	each*) echo pt-each ;;
+	pages-runs) echo pt-runs ;;
 	phys-l) echo pt-frames ;;
 	phys-p*) echo pt-proc ;;
 	esac
