@@ -46,6 +46,7 @@ ssize_t pmi_pread_words(int fd, uint64_t *buf, size_t count, uint64_t word_index
 /* The same for a file of @ctx's (NULL: any file): a replayed snapshot's word files are read from its chunks. */
 ssize_t pmi_ctx_pread_words(const struct pm_ctx *ctx, int fd, uint64_t *buf, size_t count, uint64_t word_index);
 int pmi_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, size_t size);
+enum pm_proc_state pmi_stat_state(const char *buf);	/* target.c: from the text of /proc/PID/stat */
 int pmi_errno_from_name(const char *s);
 #define PM_TREE_ERROR_MAX 512
 /* Record the first problem of a replayed tree (a hostile or damaged capture); returns -EBADMSG. */

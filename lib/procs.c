@@ -45,15 +45,20 @@ static bool all_digits(const char *s)
 	return true;
 }
 
-/* comm from stat (between the first '(' and the last ')'); real UID from status. */
+/* State and comm (between the first '(' and the last ')') from one read of stat; real UID from status. */
 static void read_identity(struct pm_ctx *ctx, struct pm_proc *p)
 {
 	char path[4096], buf[4096], *a, *b;
 	size_t n;
 
-	if (pmi_pid_path(ctx, path, sizeof(path), p->pid, "stat") == 0 &&
-	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) > 0 && (a = strchr(buf, '(')) && (b = strrchr(buf, ')')) &&
-	    b > a) {
+	p->state = PM_PROC_GONE;
+	if (pmi_pid_path(ctx, path, sizeof(path), p->pid, "stat") < 0 ||
+	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) <= 0)
+		return;
+	p->state = pmi_stat_state(buf);
+	if (p->state == PM_PROC_GONE)
+		return;
+	if ((a = strchr(buf, '(')) && (b = strrchr(buf, ')')) && b > a) {
 		n = (size_t)(b - a - 1) < sizeof(p->comm) - 1 ? (size_t)(b - a - 1) : sizeof(p->comm) - 1;
 		memcpy(p->comm, a + 1, n);
 		p->comm[n] = '\0';
@@ -84,9 +89,7 @@ int pm_procs_next(struct pm_procs *it, const struct pm_proc **out)
 	}
 	memset(&it->cur, 0, sizeof(it->cur));
 	it->cur.pid = (pid_t)strtol(d->d_name, NULL, 10);
-	it->cur.state = pm_proc_state(it->ctx, it->cur.pid);
-	if (it->cur.state != PM_PROC_GONE)
-		read_identity(it->ctx, &it->cur);
+	read_identity(it->ctx, &it->cur);
 	*out = &it->cur;
 	return 0;
 }

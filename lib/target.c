@@ -9,17 +9,14 @@
 
 #define PF_KTHREAD 0x00200000u	/* include/linux/sched.h */
 
-enum pm_proc_state pm_proc_state(struct pm_ctx *ctx, pid_t pid)
+/* The state of a process from the text of its /proc/PID/stat (NUL-terminated); PM_PROC_GONE if it does not parse. */
+enum pm_proc_state pmi_stat_state(const char *buf)
 {
-	char path[4096], buf[1024], *p;
+	const char *p = strrchr(buf, ')');	/* comm may hold spaces and parentheses */
 	unsigned long flags = 0;
 	char state;
 	int i;
 
-	if (pmi_pid_path(ctx, path, sizeof(path), pid, "stat") < 0 ||
-	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) <= 0)
-		return PM_PROC_GONE;
-	p = strrchr(buf, ')');	/* comm may hold spaces and parentheses */
 	if (!p || p[1] != ' ')
 		return PM_PROC_GONE;
 	state = p[2];
@@ -35,15 +32,25 @@ enum pm_proc_state pm_proc_state(struct pm_ctx *ctx, pid_t pid)
 	return PM_PROC_RUNNING;
 }
 
+enum pm_proc_state pm_proc_state(struct pm_ctx *ctx, pid_t pid)
+{
+	char path[4096], buf[1024];
+
+	if (pmi_pid_path(ctx, path, sizeof(path), pid, "stat") < 0 ||
+	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) <= 0)
+		return PM_PROC_GONE;
+	return pmi_stat_state(buf);
+}
+
 /*
  * 3.11-4.1 switch from the page-shift layout to v2 when anyone writes 4
  * to a clear_refs: decide by effect on this target's own file.
  */
-static enum pm_layout target_layout(struct pm_target *t, const struct pm_features *f)
+static enum pm_layout target_layout(struct pm_target *t, const struct pm_features *f, ssize_t have_e0, uint64_t e0)
 {
-	uint64_t e0;
-
-	if (f->layout == PM_LAYOUT_CURRENT || pmi_ctx_pread_words(t->ctx, t->pagemap_fd, &e0, 1, 0) != 1)
+	if (f->layout == PM_LAYOUT_CURRENT)
+		return f->layout;
+	if (have_e0 != 1 && pmi_ctx_pread_words(t->ctx, t->pagemap_fd, &e0, 1, 0) != 1)
 		return f->layout;
 	if (e0 == PME_PSHIFT_NOT_PRESENT(f->page_shift))
 		return PM_LAYOUT_PSHIFT;
@@ -78,8 +85,10 @@ static int open_pagemap(struct pm_ctx *ctx, pid_t pid)
 struct pm_target *pm_target_open(struct pm_ctx *ctx, pid_t pid)
 {
 	const struct pm_features *f = pm_ctx_features(ctx);
-	enum pm_proc_state st;
+	enum pm_proc_state st = PM_PROC_RUNNING;
 	struct pm_target *t;
+	ssize_t have_e0 = -1;
+	uint64_t e0 = 0;
 	int fd;
 
 	if (!f)
@@ -93,8 +102,18 @@ struct pm_target *pm_target_open(struct pm_ctx *ctx, pid_t pid)
 		errno = -fd;
 		return NULL;
 	}
-	/* 6.1 and older open a kernel thread's or zombie's pagemap; every read gives 0. */
-	st = pm_proc_state(ctx, pid);
+	/*
+	 * 6.1 and older open a kernel thread's or zombie's pagemap, and every read of it gives 0 bytes (no
+	 * mm). Live, a read of entry 0 tells so (a process with an mm has an entry for every page), at the
+	 * cost of one pread instead of an open and read of /proc/PID/stat at every open; the entry serves
+	 * target_layout too. A replayed tree's pagemap file need not hold page 0: ask its stat.
+	 */
+	if (ctx->live)
+		have_e0 = pmi_ctx_pread_words(ctx, fd, &e0, 1, 0);
+	if (have_e0 == 0)
+		st = PM_PROC_ZOMBIE;
+	else if (have_e0 < 0)
+		st = pm_proc_state(ctx, pid);
 	if (st == PM_PROC_KTHREAD || st == PM_PROC_ZOMBIE) {
 		close(fd);
 		errno = ESRCH;
@@ -111,7 +130,7 @@ struct pm_target *pm_target_open(struct pm_ctx *ctx, pid_t pid)
 	/* The view belongs to the opener's credentials: ours, or the capture's. */
 	t->pfn_view = f->pfn_view == PM_PFN_VISIBLE || (f->pfn_view == PM_PFN_UNKNOWN && f->privileged) ?
 			      PM_PFN_VISIBLE : PM_PFN_HIDDEN;
-	t->decode.layout = target_layout(t, f);
+	t->decode.layout = target_layout(t, f, have_e0, e0);
 	t->decode.page_shift = f->page_shift;
 	t->decode.frame_visible = t->pfn_view == PM_PFN_VISIBLE;
 	t->decode.swap_active = pmi_swap_active(ctx);
