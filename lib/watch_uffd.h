@@ -8,8 +8,19 @@
 #include "watch.h"
 
 #define VEC_LEN 1024u	/* regions per PAGEMAP_SCAN call (24 KiB) */
-/* Bytes of address space per PAGEMAP_SCAN call that re-arms: the process's mmap lock is let go between calls. */
+/*
+ * Bytes of address space per PAGEMAP_SCAN call that re-arms: the process's mmap lock is let go between calls
+ * (its mmap, munmap and mprotect wait for one call at most; its page faults take per-VMA locks on 6.4+).
+ * A watch's first call takes SCAN_CHUNK; the later ones, in this collect and the next, grow (to at most
+ * SCAN_CHUNK_MAX) while a call holds the lock under HOLD_GOAL / 2, and shrink (to SCAN_CHUNK_MIN) when one
+ * holds it over HOLD_GOAL. Each call has a fixed cost too (its TLB flush and mmu notifiers, 0.25-0.5 ms on
+ * this project's VM where they go through the hypervisor): in fixed 64 MiB calls a collect of 1 GiB at
+ * 0.1 % written took 1.7x one raw PAGEMAP_SCAN call over it, in 1 GiB calls 1.0x (bench/README.md).
+ */
 #define SCAN_CHUNK (64ULL << 20)
+#define SCAN_CHUNK_MIN (16ULL << 20)
+#define SCAN_CHUNK_MAX (1ULL << 30)
+#define HOLD_GOAL 4e-3	/* seconds */
 
 /*
  * One registered mapping (or the part of it inside a watched range). Arming
@@ -46,6 +57,7 @@ struct uffd_state {
 	struct hblock *hb;		/* sorted by start */
 	size_t nhb, caphb;
 	void *hbuf;			/* one PMD of contents */
+	uint64_t chunk;			/* bytes of the next re-arming call (SCAN_CHUNK..SCAN_CHUNK_MAX); 0 before the first */
 	struct page_region vec[VEC_LEN];
 };
 
@@ -58,6 +70,7 @@ int pmi_uffd_self(uint64_t features);
 /* watch_uffd_scan.c */
 int pmi_uffd_scan_each(struct pm_watch *w, struct pm_scan_arg arg, regions_fn fn, void *data);
 int pmi_uffd_scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool report, bool rearm, bool sparse);
+uint64_t pmi_uffd_next_chunk(uint64_t chunk, double hold);
 int pmi_uffd_scan_range(struct pm_watch *w, const struct pm_watch_range *r, bool report, bool rearm, bool huge,
 		       bool discover);
 size_t pmi_uffd_piece_lower(const struct uffd_state *s, uint64_t a);

@@ -51,24 +51,43 @@ static int emit_regions(struct pm_watch *w, const struct page_region *v, int n, 
 	return 0;
 }
 
+/* The size of the call after one of @chunk bytes that held the lock @hold seconds (see SCAN_CHUNK). Pure. */
+uint64_t pmi_uffd_next_chunk(uint64_t chunk, double hold)
+{
+	if (hold > HOLD_GOAL && chunk > SCAN_CHUNK_MIN)
+		return chunk / 2 > SCAN_CHUNK_MIN ? chunk / 2 : SCAN_CHUNK_MIN;
+	if (hold < HOLD_GOAL / 2 && chunk < SCAN_CHUNK_MAX)
+		return 2 * chunk < SCAN_CHUNK_MAX ? 2 * chunk : SCAN_CHUNK_MAX;
+	return chunk;
+}
+
 /*
  * One pass over [start, end): report written pages (when @report), write-protect them again (when @rearm).
- * In chunks of SCAN_CHUNK bytes (dense pieces): one PAGEMAP_SCAN call holds the process's mmap lock (read) for its
- * whole walk, and one that re-arms flushes its TLB; between calls its mmap, munmap and mprotect run.
- * Each call's time is reported as a hold (pm_watch_cost max_hold).
+ * In chunks (dense pieces): one PAGEMAP_SCAN call holds the process's mmap lock (read) for its whole walk,
+ * and one that re-arms flushes its TLB; between calls its mmap, munmap and mprotect run. The chunk adapts
+ * to hold the lock about HOLD_GOAL a call (pmi_uffd_next_chunk), and each call's time is reported as a hold
+ * (pm_watch_cost max_hold).
  */
 int pmi_uffd_scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool report, bool rearm, bool sparse)
 {
+	struct uffd_state *s = w->priv;
 	uint64_t a, b;
 	int err = 0;
 
+	if (!s->chunk)
+		s->chunk = SCAN_CHUNK;
 	for (a = start; a < end && !err; a = b) {
-		double t0 = pmi_now();
+		double t0 = pmi_now(), held;
+		bool whole;
 
 		/* A sparse piece (1 GiB+, mostly empty: a sanitizer's shadow) is walked whole: mostly holes, skipped fast. */
-		b = !sparse && end - a > SCAN_CHUNK ? a + SCAN_CHUNK : end;
+		b = !sparse && end - a > s->chunk ? a + s->chunk : end;
+		whole = b - a == s->chunk;
 		err = scan_written_chunk(w, a, b, report, rearm, sparse);
-		pmi_watch_hold(w, pmi_now() - t0);
+		held = pmi_now() - t0;
+		pmi_watch_hold(w, held);
+		if (whole && !sparse)	/* a shorter call says little of what a whole one holds */
+			s->chunk = pmi_uffd_next_chunk(s->chunk, held);
 	}
 	return err;
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "../harness.h"
 #include "watch.h"
+#include "watch_uffd.h"
 
 /* A real line (6.18), a comm with spaces and parentheses, tpgid -1. */
 static int stat_real(void)
@@ -395,4 +396,37 @@ static int no_creep(void)
 	return t_failed_checks ? T_FAIL : T_PASS;
 }
 
-T_MAIN(T(stat_real), T(stat_hostile), T(next_interval), T(next_wait), T(model_heavy), T(model_quiet), T(model_hostile), T(no_creep))
+/*
+ * The uffd watch's re-arming calls (lib/watch_uffd_scan.c): a call that held the lock briefly doubles the
+ * next, a long one halves it, between the bounds. From SCAN_CHUNK, a machine whose calls hold the lock
+ * HOLD_GOAL / 50 per 64 MiB reaches the 1 GiB cap; one at HOLD_GOAL / 10 per 64 MiB settles at 512 MiB
+ * (0.8 HOLD_GOAL a call, inside the band); one at 8 HOLD_GOAL per 64 MiB comes down to the floor.
+ */
+static int scan_chunk(void)
+{
+	uint64_t c = SCAN_CHUNK;
+	int i;
+
+	CHECK_EQ_U64(pmi_uffd_next_chunk(SCAN_CHUNK, HOLD_GOAL / 4), 2 * SCAN_CHUNK);
+	CHECK_EQ_U64(pmi_uffd_next_chunk(SCAN_CHUNK, HOLD_GOAL * 2), SCAN_CHUNK / 2);
+	CHECK_EQ_U64(pmi_uffd_next_chunk(SCAN_CHUNK, HOLD_GOAL * 0.75), SCAN_CHUNK);	/* in the band: kept */
+	CHECK_EQ_U64(pmi_uffd_next_chunk(SCAN_CHUNK_MAX, 0), SCAN_CHUNK_MAX);
+	CHECK_EQ_U64(pmi_uffd_next_chunk(SCAN_CHUNK_MIN, 1.0), SCAN_CHUNK_MIN);
+	CHECK_EQ_U64(pmi_uffd_next_chunk(SCAN_CHUNK_MAX - 1, 0), SCAN_CHUNK_MAX);
+	CHECK_EQ_U64(pmi_uffd_next_chunk(SCAN_CHUNK_MIN + 1, 1.0), SCAN_CHUNK_MIN);
+	for (i = 0; i < 20; i++)
+		c = pmi_uffd_next_chunk(c, HOLD_GOAL / 50 * (double)(c / SCAN_CHUNK));
+	CHECK_EQ_U64(c, SCAN_CHUNK_MAX);
+	for (c = SCAN_CHUNK, i = 0; i < 20; i++)
+		c = pmi_uffd_next_chunk(c, HOLD_GOAL / 10 * (double)(c / SCAN_CHUNK));
+	CHECK_EQ_U64(c, 8 * SCAN_CHUNK);
+	for (i = 0; i < 20; i++)
+		c = pmi_uffd_next_chunk(c, 8 * HOLD_GOAL * (double)c / (double)SCAN_CHUNK);
+	CHECK_EQ_U64(c, SCAN_CHUNK_MIN);
+	/* Held exactly half the goal, or exactly the goal: neither grows nor shrinks (no flip-flop). */
+	CHECK_EQ_U64(pmi_uffd_next_chunk(SCAN_CHUNK, HOLD_GOAL / 2), SCAN_CHUNK);
+	CHECK_EQ_U64(pmi_uffd_next_chunk(SCAN_CHUNK, HOLD_GOAL), SCAN_CHUNK);
+	return T_PASS;
+}
+
+T_MAIN(T(stat_real), T(stat_hostile), T(next_interval), T(next_wait), T(model_heavy), T(model_quiet), T(model_hostile), T(no_creep), T(scan_chunk))
