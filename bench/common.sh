@@ -25,7 +25,11 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 # cannot mix versions); sets tool, prints the header line.
 bench_snapshot_tool() {
 	local src rev
-	mkdir -p "$tmp/bin" && cp -P "$tool" "$(dirname "$tool")"/libpagemap.so* "$tmp/bin/" || exit 1
+	# The CLI needs no libpagemap.so since beb8770; a build from before does (it finds it at $ORIGIN).
+	mkdir -p "$tmp/bin" && cp -P "$tool" "$tmp/bin/" || exit 1
+	for f in "$(dirname "$tool")"/libpagemap.so*; do
+		[ ! -e "$f" ] || cp -P "$f" "$tmp/bin/" || exit 1
+	done
 	tool=$tmp/bin/pagemap
 	src=$(cd "$here/.." && pwd)
 	rev=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
