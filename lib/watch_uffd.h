@@ -57,7 +57,7 @@ struct uffd_state {
 	struct hblock *hb;		/* sorted by start */
 	size_t nhb, caphb;
 	void *hbuf;			/* one PMD of contents */
-	uint64_t chunk;			/* bytes of the next re-arming call (SCAN_CHUNK..SCAN_CHUNK_MAX); 0 before the first */
+	uint64_t chunk;			/* bytes of the next re-arming call (SCAN_CHUNK_MIN..SCAN_CHUNK_MAX); 0 before the first */
 	struct page_region vec[VEC_LEN];
 };
 
