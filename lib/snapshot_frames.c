@@ -110,8 +110,11 @@ static int frames_unseen(struct snap_frames *fr, struct frun *run, size_t nrun, 
 	size_t i, j;
 	int r;
 
-	if (!fr->seen && fr->end && fr->end <= (1ULL << 40) && !(fr->seen = calloc((fr->end + 63) / 64, 8)))
-		return -ENOMEM;
+	if (!fr->seen && fr->end && fr->end <= (1ULL << 40)) {	/* huge-page backed: touched at random */
+		if (!(fr->seen = pmi_snap_big_alloc((fr->end + 63) / 64 * 8)))
+			return -ENOMEM;
+		memset(fr->seen, 0, (fr->end + 63) / 64 * 8);
+	}
 	qsort(run, nrun, sizeof(*run), cmp_frun);
 	for (i = 1, j = 0; i < nrun; i++) {	/* overlapping (a frame mapped twice) or adjacent runs: one */
 		if (run[i].start <= run[j].start + run[j].n) {

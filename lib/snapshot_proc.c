@@ -372,16 +372,15 @@ static int add_pagemap(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t p
 	p.frames = frames && f && f->pfn_view == PM_PFN_VISIBLE && p.fr->pfn_mode != PM_SNAPSHOT_PFN_DROP;
 	if (p.frames && (r = frames_declare(w, ctx)))
 		goto out;
-	p.buf = malloc(PM_BATCH * 8);
-	p.kbuf = malloc(3 * PM_BATCH * 8);
+	p.buf = pmi_snap_big_alloc(4 * PM_BATCH * 8);	/* 2 MiB, a huge page: 512 page faults as malloc's */
+	p.kbuf = p.buf ? p.buf + PM_BATCH : NULL;
 	if (f && f->scan && ctx->live && ctx->backend != PM_BACKEND_PREAD)	/* else every word is read */
 		p.regions = malloc(SCAN_REGIONS * sizeof(*p.regions));
-	p.run = p.frames ? malloc(FRAME_BATCH * sizeof(*p.run)) : NULL;
-	p.mv = p.frames && p.fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED ? malloc(FRAME_BATCH * sizeof(*p.mv)) : NULL;
+	p.run = p.frames ? pmi_snap_big_alloc(FRAME_BATCH * sizeof(*p.run)) : NULL;	/* touched as runs come */
+	p.mv = p.frames && p.fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED ? pmi_snap_big_alloc(FRAME_BATCH * sizeof(*p.mv)) : NULL;
 	r = !p.buf || !p.kbuf || (p.frames && !p.run) || (p.frames && p.fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED && !p.mv)
 		    ? -ENOMEM : pass_pagemap(&p, fd, maps, path);
-	free(p.buf);
-	free(p.kbuf);
+	free(p.buf);	/* and kbuf, in the same block */
 	free(p.regions);
 	free(p.run);
 	free(p.mv);

@@ -10,6 +10,7 @@
  * the shared library's objects with PMI_ZSTD_DLOPEN; the static archive (tests, fuzzers, the guests'
  * static binaries, where dlopen is not available) keeps the direct calls.
  */
+#define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_estimateCCtxSize, ZSTD_initStaticCCtx */
 #include <stdio.h>
 #include "zstd_load.h"
 
@@ -57,6 +58,10 @@ static void load(void)
 		dlclose(lib);
 		return;
 	}
+	*(void **)&api.estimate_cctx_size = dlsym(lib, "ZSTD_estimateCCtxSize");	/* optional */
+	*(void **)&api.init_static_cctx = dlsym(lib, "ZSTD_initStaticCCtx");
+	if (!api.estimate_cctx_size || !api.init_static_cctx)
+		api.estimate_cctx_size = NULL;
 	loaded = &api;	/* kept open until exit: contexts made by it may live as long as the process */
 }
 
@@ -78,6 +83,8 @@ static const struct pmi_zstd api = {
 	.create_cctx = ZSTD_createCCtx,
 	.free_cctx = ZSTD_freeCCtx,
 	.compress_cctx = ZSTD_compressCCtx,
+	.estimate_cctx_size = ZSTD_estimateCCtxSize,
+	.init_static_cctx = ZSTD_initStaticCCtx,
 };
 
 const struct pmi_zstd *pmi_zstd(char *why, size_t size)

@@ -16,6 +16,9 @@ struct pmi_zstd {
 	ZSTD_CCtx *(*create_cctx)(void);
 	size_t (*free_cctx)(ZSTD_CCtx *cctx);
 	size_t (*compress_cctx)(ZSTD_CCtx *cctx, void *dst, size_t cap, const void *src, size_t len, int level);
+	/* zstd's static-allocation calls (exported since 1.3): NULL when the library lacks them */
+	size_t (*estimate_cctx_size)(int level);
+	ZSTD_CCtx *(*init_static_cctx)(void *workspace, size_t size);
 };
 
 /*

@@ -12,6 +12,7 @@
 #include "internal.h"
 #include "snapshot.h"
 #include "snapshot_reader.h"
+#include "snapshot_codec_ref.h"
 
 /* A snapshot built by hand, section by section, so tests can write what no writer would. */
 struct build {
@@ -264,6 +265,113 @@ static int t_codec_frame_modes(void)
 		if (pass == 1)
 			CHECK(n < N / 4 + 64);	/* 2 bits a word */
 	}
+	return T_PASS;
+}
+
+/* A PRNG for the run-wise encoder's inputs (xorshift64*). */
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ULL;
+}
+
+/* Append one piece of @kind to @w (at most @cap words): the shapes the encoder takes as runs, and their edges. */
+static size_t gen_piece(uint64_t *w, size_t at, size_t cap, unsigned kind, uint64_t *s)
+{
+	static const uint64_t flags[] = { 0x8180000000000000ULL, 0x8100000000000000ULL, 0xff80000000000000ULL,
+					  0x4000000000000000ULL, 0, 0x0080000000000000ULL };
+	uint64_t f = flags[rnd(s) % 6], base = rnd(s) >> (9 + rnd(s) % 40), v;
+	size_t n = 1 + rnd(s) % (rnd(s) % 4 ? 40 : 1100), i;
+
+	n = n < cap - at ? n : cap - at;
+	for (i = 0; i < n; i++) {
+		switch (kind) {
+		case 0:	/* zero words */
+			v = 0;
+			break;
+		case 1:	/* equal words */
+			v = f | base;
+			break;
+		case 2:	/* contiguous frames */
+			v = f | ((base | 1) + i);
+			break;
+		case 3:	/* contiguous frames carrying past bit 54 (the run must end there) */
+			v = f + (((1ULL << 55) - 1) - n / 2) + i;
+			break;
+		case 4:	/* scattered words */
+			v = rnd(s);
+			break;
+		case 5:	/* a huge page's kpageflags: head, then tails */
+			v = i % 512 ? 0x0000000000008828ULL : 0x0000000000408028ULL;
+			break;
+		case 6:	/* a few values at random (a palette of up to 17) */
+			v = 0x400005828ULL + (rnd(s) % (1 + base % 17)) * 0x100000;
+			break;
+		case 7:	/* bits 55-63 alone, or low bits 1 and the largest */
+			v = rnd(s) % 2 ? rnd(s) & ~((1ULL << 55) - 1) : rnd(s) % 2 ? 1 : (1ULL << 55) - 1;
+			break;
+		default:	/* scattered frames in runs of 1 to 4 (THP off) */
+			v = (1ULL << 63) | (i % 4 ? w[at + i - 1] + 1 : 0x100000 + rnd(s) % 6000000);
+			break;
+		}
+		w[at + i] = v;
+	}
+	return n;
+}
+
+/*
+ * The run-wise encoder writes what the word-at-a-time one wrote
+ * (snapshot_codec_ref.h), on pieces of every shape mixed at random, on
+ * 1024 flag values, on nothing, and on a THP process's full chunks; each
+ * decodes back.
+ */
+static int t_codec_runs_same(void)
+{
+	enum { N = 262144 };
+	uint64_t *w = malloc(N * 8), *back = malloc(N * 8), s = 0x9e3779b97f4a7c15ULL;
+	unsigned char *a = malloc(pmi_snap_encode_bound(N, 1)), *b = malloc(pmi_snap_encode_bound(N, 1));
+	const char *why = NULL;
+	size_t total, na, nb, i;
+	int round, bad = 0;
+
+	CHECK(w && back && a && b);
+	for (round = 0; round < 4000 && !bad; round++) {
+		size_t cap = round < 3900 ? 1 + rnd(&s) % 3000 : N;
+		unsigned kinds = (unsigned)rnd(&s);
+		total = round == 0 ? 0 : 0;
+		while (round && total < cap) {
+			unsigned kind = (unsigned)(rnd(&s) % 9);
+			if (kinds & 1)	/* some rounds keep to two shapes, as real chunks do */
+				kind = kind % 2 ? (kinds >> 1) % 9 : (kinds >> 5) % 9;
+			total += gen_piece(w, total, cap, kind, &s);
+		}
+		if (round == 1) {	/* every flag value: a 10-bit index a word */
+			for (total = 0; total < 4096; total++)
+				w[total] = (uint64_t)(total % 512) << 55 | (total / 512 % 2 ? total : 0);
+		}
+		na = ref_encode_columns(w, total, a);
+		nb = pmi_snap_encode_columns(w, total, b, 3);
+		if (na != nb || memcmp(a, b, na)) {
+			bad = 1;
+			break;
+		}
+		memset(back, 0xa5, total * 8);
+		CHECK(pmi_snap_decode_columns(b, nb, back, total, 3, &why) == 0);
+		CHECK(!memcmp(back, w, total * 8));
+	}
+	CHECK_EQ_U64(bad, 0);
+	CHECK_EQ_U64(round, 4000);
+	for (i = 0; i < N; i++)	/* a THP process: pagemap words of 512 contiguous frames a huge page */
+		w[i] = 0x8180000000000000ULL | (0x200000 + (i / 512) * 0x3400 + i % 512);
+	na = ref_encode_columns(w, N, a);
+	nb = pmi_snap_encode_columns(w, N, b, 3);
+	CHECK(na == nb && !memcmp(a, b, na));
+	free(w);
+	free(back);
+	free(a);
+	free(b);
 	return T_PASS;
 }
 
@@ -1323,7 +1431,7 @@ static int t_writer_big_chunks(void)
 	return T_PASS;
 }
 
-T_MAIN(T(t_codec_roundtrip), T(t_codec_frame_modes), T(t_codec_hostile), T(t_reader_sample), T(t_reader_files), T(t_reader_truncated), T(t_reader_bitflips),
+T_MAIN(T(t_codec_roundtrip), T(t_codec_frame_modes), T(t_codec_runs_same), T(t_codec_hostile), T(t_reader_sample), T(t_reader_files), T(t_reader_truncated), T(t_reader_bitflips),
        T(t_reader_version), T(t_reader_absurd), T(t_reader_sized_buffers), T(t_writer_tree),
        T(t_replay_words), T(t_shared_extents), T(t_shared_replay), T(t_writer_cols),
        T(t_index_v3), T(t_words_limits), T(t_writer_big_chunks))
