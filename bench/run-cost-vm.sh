@@ -9,7 +9,8 @@
 # BENCH_VM_RUNNER=../shared/tools/kernel-matrix/run-in-vm.sh
 # Everything run-cost.sh reads passes through, with defaults scaled to TCG (the guest runs ~8x slower; sizes that
 # fit the guest): BENCH_COST_SIZES="1" BENCH_COST_HOT="0.1 1 10" BENCH_COST_INTERVALS="0.1 1" BENCH_COST_SECS=5
-# BENCH_COST_LONG=40 BENCH_COST_SETTLE=15 BENCH_COST_REPS=1; BENCH_COST_LOG=FILE gets the guests' per-second logs.
+# BENCH_COST_LONG=40 BENCH_COST_SETTLE=15 BENCH_COST_REPS=1 BENCH_COST_PIN= (e.g. "0 1": the writer on vCPU 0, the
+# tracker on vCPU 1); BENCH_COST_LOG=FILE gets the guests' per-second logs.
 # HOTWRITER_FLUSH_MS=100: every writer, tracked or not, flushes its TLB this often (bench/hotwriter.c says why:
 # QEMU's software TLB grows only at flushes, so an untracked writer would run on a 256-entry TLB); 0: never.
 # Run it under `flock /tmp/bench.lock`: the guest's CPUs are this machine's.
@@ -40,7 +41,7 @@ envs=(-e "BENCH_TOOL=$rev" -e BENCH_COST_METHOD=soft-dirty -e BENCH_MEM_WAIT=0
       -e "BENCH_COST_INTERVALS=${BENCH_COST_INTERVALS:-0.1 1}" -e "BENCH_COST_SECS=${BENCH_COST_SECS:-5}"
       -e "BENCH_COST_LONG=${BENCH_COST_LONG:-40}" -e "BENCH_COST_SETTLE=${BENCH_COST_SETTLE:-15}"
       -e "BENCH_COST_REPS=${BENCH_COST_REPS:-1}" -e "BENCH_COST_MAXOVER=${BENCH_COST_MAXOVER:-10}"
-      -e "HOTWRITER_FLUSH_MS=${HOTWRITER_FLUSH_MS:-100}")
+      -e "HOTWRITER_FLUSH_MS=${HOTWRITER_FLUSH_MS:-100}" -e "BENCH_COST_PIN=${BENCH_COST_PIN:-}")
 [ -n "${BENCH_COST_LOG:-}" ] && envs+=(-e BENCH_COST_LOG=/tmp/cost.log)
 # The guest prints the log between markers after the table, for the host to keep (expanded in the guest).
 # shellcheck disable=SC2016

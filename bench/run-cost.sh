@@ -16,6 +16,10 @@
 # BENCH_COST_METHOD=NAME passes `-m NAME` to pagemap track (default: its auto choice); BENCH_COST_FLOORS="uffd" the
 # floors to measure, one column each: uffd, sd-read (pagemap read + clear_refs 4), sd-scan (PAGEMAP_SCAN for
 # PAGE_IS_SOFT_DIRTY + clear_refs 4). The soft-dirty guests (bench/run-cost-vm.sh) set both.
+# BENCH_COST_PIN="W T": the writer runs on CPU W in every run, the floor's thread and pagemap track on CPU T (taskset).
+# In a 2-vCPU guest an unpinned writer is moved between the vCPUs more often when tracked, and after a move under
+# TCG it can run 5-10x slower for seconds (bench/README.md, the 6.1 row explained): pinned, a row measures the
+# tracking and not those moves.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${BENCH_BUILD:-$here/../build}
@@ -23,7 +27,8 @@ tool=$build/pagemap
 writer=$build/bench/hotwriter
 runs=1
 tmp=$(mktemp -d /tmp/pm-bench-cost.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+wpid=''
+trap '[ -n "$wpid" ] && kill "$wpid" 2>/dev/null; rm -rf "$tmp"' EXIT	# no writer outlives the script
 # shellcheck source=bench/common.sh
 . "$here/common.sh"
 bench_check_programs "$tool" "$writer"
@@ -33,15 +38,32 @@ long=${BENCH_COST_LONG:-60}
 settle=${BENCH_COST_SETTLE:-20}
 floors=${BENCH_COST_FLOORS:-uffd}
 method=${BENCH_COST_METHOD:+-m $BENCH_COST_METHOD}
+pin_w='' pin_t=''
+if [ -n "${BENCH_COST_PIN:-}" ]; then
+	read -r pin_w pin_t <<<"$BENCH_COST_PIN"
+	case "$pin_w/$pin_t" in
+	*[!0-9/]* | /* | */) echo "run-cost.sh: BENCH_COST_PIN=\"$BENCH_COST_PIN\": want two CPU numbers, \"W T\"" >&2; exit 2 ;;
+	esac
+	command -v taskset >/dev/null || { echo "run-cost.sh: BENCH_COST_PIN needs taskset" >&2; exit 1; }
+fi
+# The prefixes that start the writer and the tracker on their CPUs (taskset execs: $! stays the program's PID).
+on_w=() on_t=()
+[ -n "$pin_w" ] && on_w=(taskset -c "$pin_w") on_t=(taskset -c "$pin_t")
 
 # Start the writer; $1.. its arguments. Sets wpid; waits for "ready".
 start_writer() {
-	"$writer" "$@" >"$tmp/w.out" 2>&1 &
+	"${on_w[@]}" "$writer" "$@" >"$tmp/w.out" 2>&1 &
 	wpid=$!
 	while ! grep -q '^ready' "$tmp/w.out" 2>/dev/null; do
 		kill -0 "$wpid" 2>/dev/null || return 1
 		sleep 0.1
 	done
+	# The floor's thread (every thread but the writer's own, which made it before "ready") goes to the tracker's CPU.
+	[ -n "$pin_t" ] && for tid in /proc/"$wpid"/task/*; do
+		tid=${tid##*/}
+		[ "$tid" != "$wpid" ] && { taskset -pc "$pin_t" "$tid" >/dev/null || return 1; }
+	done
+	return 0
 }
 
 # The writer's rate, once it has exited (call it as a command, not in $(...): wait needs this shell).
@@ -83,7 +105,7 @@ one_run() {
 	*) mo=$maxover ;;
 	esac
 	# shellcheck disable=SC2086 # $method is "-m NAME" or nothing
-	"$tool" track -J $method --max-overhead "$mo" "$wpid" "$iv" >"$tmp/t.json" 2>"$tmp/t.err" &
+	"${on_t[@]}" "$tool" track -J $method --max-overhead "$mo" "$wpid" "$iv" >"$tmp/t.json" 2>"$tmp/t.err" &
 	tpid=$!
 	# Measure from the tracker's first interval on: armed, and (with a budget) widened once.
 	n=0
@@ -115,6 +137,7 @@ echo "writer: bench/hotwriter; $reps round(s) per row, each round untracked, flo
 echo "--max-overhead $maxover, untracked; rates are the mean over rounds, as a share of the untracked mean ($secs s measured; $long s with the"
 echo "budget: its first $settle s apart, the widening; then the steady state, with the intervals that lay wholly in it)."
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) at start"
+[ -n "$pin_w" ] && echo "pinned: the writer on CPU $pin_w, the floor's thread and pagemap track on CPU $pin_t"
 echo
 [ -n "$method" ] && echo "pagemap track $method"
 fcols=$(for fl in $floors; do [ "$floors" = uffd ] && printf ' floor |' || printf ' floor (%s) |' "$fl"; done)
