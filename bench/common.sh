@@ -21,15 +21,21 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
 ms() { awk -v s="$1" 'BEGIN { printf "%.1f", s * 1000 }'; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 
-# Copy the tool and its library to $tmp/bin (a rebuild of the build directory during the run
+# Copy the CLI $1 into directory $2 (made if need be), with its libpagemap.so where there is one: the CLI
+# needs none since beb8770, a build from before finds it at $ORIGIN. Exits on failure.
+bench_copy_tool() {
+	local f
+	mkdir -p "$2" && cp -P "$1" "$2/" || exit 1
+	for f in "$(dirname "$1")"/libpagemap.so*; do
+		[ ! -e "$f" ] || cp -P "$f" "$2/" || exit 1
+	done
+}
+
+# Copy the tool (and its library) to $tmp/bin (a rebuild of the build directory during the run
 # cannot mix versions); sets tool, prints the header line.
 bench_snapshot_tool() {
 	local src rev
-	# The CLI needs no libpagemap.so since beb8770; a build from before does (it finds it at $ORIGIN).
-	mkdir -p "$tmp/bin" && cp -P "$tool" "$tmp/bin/" || exit 1
-	for f in "$(dirname "$tool")"/libpagemap.so*; do
-		[ ! -e "$f" ] || cp -P "$f" "$tmp/bin/" || exit 1
-	done
+	bench_copy_tool "$tool" "$tmp/bin"
 	tool=$tmp/bin/pagemap
 	src=$(cd "$here/.." && pwd)
 	rev=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)

@@ -26,10 +26,10 @@ bash=$(command -v bash) || exit 1
 tmp=$(mktemp -d /tmp/pm-bench-cost-vm.XXXXXX) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-# What the guest gets: the build's layout (the CLI finds its library by $ORIGIN), the two scripts, bash.
+# What the guest gets: the build's layout, the two scripts, bash.
 stage=$tmp/stage
 mkdir -p "$stage/build/bench" "$stage/bench" "$stage/bin"
-cp -P "$build/pagemap" "$build"/libpagemap.so* "$stage/build/" &&
+cp "$build/pagemap" "$stage/build/" &&	# linked with the library's objects: it needs no libpagemap.so
 	cp "$build/bench/hotwriter" "$stage/build/bench/" &&
 	cp "$here/run-cost.sh" "$here/common.sh" "$stage/bench/" &&
 	cp "$bash" "$stage/bin/bash" || exit 1

@@ -48,7 +48,7 @@ chmod +x "$tmp/floor"
 labels=(floor shared ps ps-exact export)
 [ -n "$smem" ] && labels+=(smem)
 if [ -n "$base" ]; then	# copied like the tool, with its library, so a rebuild cannot change it mid-run
-	mkdir -p "$tmp/base" && cp -P "$base" "$(dirname "$base")"/libpagemap.so* "$tmp/base/" || exit 1
+	bench_copy_tool "$base" "$tmp/base"
 	labels+=(shared-base export-base)
 fi
 command_for() {

@@ -53,7 +53,10 @@ trap 'exit 130' INT TERM HUP
 page=$(getconf PAGESIZE)
 
 # Measure a snapshot of the tool and its library: the build directory may be rebuilt during the run.
-mkdir "$tmp/bin" && cp -P "$tool" "$(dirname "$tool")"/libpagemap.so* "$tmp/bin/" || exit 1
+mkdir "$tmp/bin" && cp -P "$tool" "$tmp/bin/" || exit 1
+for f in "$(dirname "$tool")"/libpagemap.so*; do	# a CLI from before beb8770 finds it at $ORIGIN
+	[ ! -e "$f" ] || cp -P "$f" "$tmp/bin/" || exit 1
+done
 tool=$tmp/bin/pagemap
 src=$(cd "$here/.." && pwd)
 rev=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
