@@ -33,6 +33,13 @@ cp "$build/pagemap" "$stage/build/" &&	# linked with the library's objects: it n
 	cp "$build/bench/hotwriter" "$stage/build/bench/" &&
 	cp "$here/run-cost.sh" "$here/common.sh" "$stage/bench/" &&
 	cp "$bash" "$stage/bin/bash" || exit 1
+# The CLI opens libsmartcols with dlopen (cli/scols_load.c), for -J too: ldd does not list it, so the runner
+# would not copy it; the guest finds this copy by LD_LIBRARY_PATH.
+scols=$(ldconfig -p | awk '/libsmartcols\.so\.1 .*x86-64/ { print $NF; exit }')
+if [ -z "$scols" ] || ! mkdir -p "$stage/build/lib" || ! cp -L "$scols" "$stage/build/lib/"; then
+	echo "$(basename "$0"): libsmartcols.so.1 not found (Debian package libsmartcols1)" >&2
+	exit 1
+fi
 rev=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -n "$(git -C "$src" status --porcelain -- lib cli include bench/hotwriter.c bench/run-cost.sh 2>/dev/null)" ] && rev="$rev+local changes"
 
@@ -45,7 +52,7 @@ envs=(-e "BENCH_TOOL=$rev" -e BENCH_COST_METHOD=soft-dirty -e BENCH_MEM_WAIT=0
 [ -n "${BENCH_COST_LOG:-}" ] && envs+=(-e BENCH_COST_LOG=/tmp/cost.log)
 # The guest prints the log between markers after the table, for the host to keep (expanded in the guest).
 # shellcheck disable=SC2016
-cmd='export BENCH_BUILD=/km/tests/build; ./bin/bash bench/run-cost.sh; rc=$?
+cmd='export BENCH_BUILD=/km/tests/build LD_LIBRARY_PATH=/km/tests/build/lib; ./bin/bash bench/run-cost.sh; rc=$?
 [ -n "${BENCH_COST_LOG:-}" ] && [ -f "$BENCH_COST_LOG" ] && { echo "@@cost-log-begin"; cat "$BENCH_COST_LOG"; echo "@@cost-log-end"; }
 exit $rc'
 

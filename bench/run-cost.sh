@@ -113,6 +113,10 @@ one_run() {
 	kill -USR1 "$wpid"
 	wait_rate
 	wait "$tpid"
+	if [ ! -s "$tmp/t.json" ]; then	# the row's figures would read 0: say why
+		echo "run-cost.sh: pagemap track $wpid wrote no record: $(tail -n 3 "$tmp/t.err" | tr '\n' ' ')" >&2
+		[ -n "${BENCH_COST_LOG:-}" ] && sed 's/^/# track stderr: /' "$tmp/t.err" >>"$BENCH_COST_LOG"
+	fi
 	if [ "$mode" = track0 ]; then
 		[ -n "${BENCH_COST_LOG:-}" ] && { echo "# $gib GiB $hot % $iv s track0: rate $rate"; sed 's/,"maps".*//' "$tmp/t.json"; } >>"$BENCH_COST_LOG"
 		awk -v r="$rate" -F'[:,]' '{ for (i = 1; i < NF; i++) if ($i == "\"overhead\"") { o += $(i + 1); k++ } }
