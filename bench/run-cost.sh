@@ -29,6 +29,7 @@ runs=1
 tmp=$(mktemp -d /tmp/pm-bench-cost.XXXXXX)
 wpid=''
 trap '[ -n "$wpid" ] && kill "$wpid" 2>/dev/null; rm -rf "$tmp"' EXIT	# no writer outlives the script
+trap 'exit 130' INT TERM HUP
 # shellcheck source=bench/common.sh
 . "$here/common.sh"
 bench_check_programs "$tool" "$writer"
@@ -67,7 +68,7 @@ start_writer() {
 }
 
 # The writer's rate, once it has exited (call it as a command, not in $(...): wait needs this shell).
-wait_rate() { wait "$wpid"; rate=$(awk '/^rate/ { print $2 }' "$tmp/w.out"); }
+wait_rate() { wait "$wpid"; wpid=''; rate=$(awk '/^rate/ { print $2 }' "$tmp/w.out"); }	# reaped: the trap has no PID to kill
 
 # The writer's writes per second between seconds $1 and $2 of its measure (its "at SECONDS WRITES" lines).
 window_rate() {
@@ -114,7 +115,7 @@ one_run() {
 	wait_rate
 	wait "$tpid"
 	if [ ! -s "$tmp/t.json" ]; then	# the row's figures would read 0: say why
-		echo "run-cost.sh: pagemap track $wpid wrote no record: $(tail -n 3 "$tmp/t.err" | tr '\n' ' ')" >&2
+		echo "run-cost.sh: pagemap track wrote no record: $(tail -n 3 "$tmp/t.err" | tr '\n' ' ')" >&2
 		[ -n "${BENCH_COST_LOG:-}" ] && sed 's/^/# track stderr: /' "$tmp/t.err" >>"$BENCH_COST_LOG"
 	fi
 	if [ "$mode" = track0 ]; then
