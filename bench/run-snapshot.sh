@@ -44,6 +44,12 @@ command_for() {
 	esac
 }
 
+# Untimed before each command: write back what the commands before it wrote (pages-json.out alone is
+# 40-90 MiB on $tmp, which is a disk here, not tmpfs). A snapshot ends with fsync, which on ext4 waited
+# for that writeback: 3-79 ms of wall time after 120 MiB written, 1 ms without (strace -T, 2026-12-06),
+# so the label after the big outputs in the rotation (snapshot) paid for them and snapshot-before did not.
+bench_pre_hook() { sync; }
+
 summary=()
 for thp in $thp_modes; do
 	start_target "$thp" "$gib" $([ "$layout" = half ] && echo half)

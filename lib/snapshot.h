@@ -185,6 +185,8 @@ struct snap_frames {
 	uint64_t *seen;			/* a bit per frame whose kpage words are written (NULL: none yet) */
 	struct frun *todo;		/* a batch's frames to read, as disjoint ascending pieces */
 	size_t todo_cap;
+	struct frun *sorted;		/* a batch's runs: the radix sort's other half */
+	size_t sorted_cap;
 };
 struct snap_frames *pmi_snap_w_frames(struct pm_snapshot_writer *w);
 

@@ -784,6 +784,7 @@ void pm_snapshot_writer_free(struct pm_snapshot_writer *w)
 	}
 	free(w->frames.seen);
 	free(w->frames.todo);
+	free(w->frames.sorted);
 	if (w->fd >= 0)
 		close(w->fd);
 	if (w->dirfd >= 0)
