@@ -2386,15 +2386,21 @@ PM_API int pm_snapshot_unscramble(const char *in, const char *out, const unsigne
 
 #define PM_SNAPSHOT_FRAMES	(1u << 0)	/* join the present frames' kpageflags/count/cgroup words */
 #define PM_SNAPSHOT_PHYS	(1u << 1)	/* add_system: the whole kpageflags, kpagecount, kpagecgroup */
+#define PM_SNAPSHOT_ONE_THREAD	(1u << 2)	/* add_process: no second thread (see there) */
 
 /*
  * pm_snapshot_add_process - add process @pid as seen through @ctx (live):
- * maps, stat, status, smaps, smaps_rollup, cgroup as text; pagemap over each
- * mapping read in batches; with PM_SNAPSHOT_FRAMES and readable PFNs, the
- * kpage* words of its present frames. A refused file is recorded as
- * FILE.errno, as a captured tree does. Returns 0, or -errno (-ESRCH, -ENOENT:
- * the process is gone or never was; nothing of it is kept then in a way that
- * replays wrongly: its files are simply missing).
+ * maps, stat, status, smaps, smaps_rollup, cgroup, numa_maps as text;
+ * pagemap over each mapping read in batches; with PM_SNAPSHOT_FRAMES and
+ * readable PFNs, the kpage* words of its present frames. A refused file is
+ * recorded as FILE.errno, as a captured tree does. Where the calling thread
+ * may run on more than one CPU, a second thread reads smaps, smaps_rollup
+ * and numa_maps (three walks of the page tables in the kernel) while the
+ * caller reads the pagemap, and ends before the call returns; the file
+ * written is the same. PM_SNAPSHOT_ONE_THREAD reads everything in the
+ * calling thread. Returns 0, or -errno (-ESRCH, -ENOENT: the process is gone
+ * or never was; nothing of it is kept then in a way that replays wrongly:
+ * its files are simply missing).
  */
 PM_API int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, unsigned flags);
 

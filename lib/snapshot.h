@@ -153,6 +153,21 @@ int pmi_snap_ws_add_cols(struct snap_ws *ws, uint64_t index, const uint64_t *con
 int pmi_snap_ws_close(struct snap_ws *ws);
 /* A whole file read from @fd to its end as bytes of a new file @path. 0 or -errno. */
 int pmi_snap_w_stream(struct pm_snapshot_writer *w, const char *path, int fd);
+/*
+ * pmi_snap_w_stream in two steps, so that the reading can be done ahead,
+ * by another thread, and the writing in the file's usual place: read @fd
+ * into @t (up to SNAP_STREAM_HELD held; 0 or -errno), then write @t as
+ * @path, reading the rest of a longer file from @fd (0 or -errno). The
+ * caller frees t->buf, whatever the results.
+ */
+struct snap_text {
+	char *buf;
+	size_t held;	/* bytes of buf */
+	uint64_t len;	/* bytes read into buf */
+	bool whole;	/* len is the file's length */
+};
+int pmi_snap_text_read(struct snap_text *t, int fd);
+int pmi_snap_text_write(struct pm_snapshot_writer *w, const char *path, struct snap_text *t, int fd);
 
 /* snapshot_numa.c: the NUMA topology under sys/ (nodes, memory blocks, tiers). 0 or -errno. */
 int pmi_snap_add_numa(struct pm_snapshot_writer *w, struct pm_ctx *ctx);

@@ -274,66 +274,73 @@ static ssize_t read_upto(int fd, char *buf, size_t cap, uint64_t off)
 	return (ssize_t)got;
 }
 
-int pmi_snap_w_stream(struct pm_snapshot_writer *w, const char *path, int fd)
+/*
+ * /proc files say length 0: their length is what reading gives, and the
+ * FILE section (with the length) comes first. A file that fits
+ * SNAP_STREAM_HELD is read once and held (smaps, numa_maps and
+ * smaps_rollup walk the page tables: a second read costs a second walk);
+ * a longer one is read twice, keeping memory at that size, the second
+ * pass stopping at the first's length. This is the first read.
+ */
+int pmi_snap_text_read(struct snap_text *t, int fd)
 {
-	static const size_t step = SNAP_TEXT_CHUNK;
-	uint64_t off;
-	size_t held;
 	ssize_t n;
-	char *buf = NULL;
-	bool whole = false;
-	int id, r = 0;
 
-	/*
-	 * /proc files say length 0: their length is what reading gives, and the
-	 * FILE section (with the length) comes first. A file that fits
-	 * SNAP_STREAM_HELD is read once and held (smaps, numa_maps and
-	 * smaps_rollup walk the page tables: a second read costs a second
-	 * walk); a longer one is read twice, keeping memory at that size, the
-	 * second pass stopping at the first's length.
-	 */
-	for (off = 0, held = 0; !whole && held * 2 <= SNAP_STREAM_HELD;) {	/* grown as the file turns out longer */
-		size_t want = held ? held * 2 : step;
-		char *nb = realloc(buf, want);
-		if (!nb && !held)
+	memset(t, 0, sizeof(*t));
+	while (!t->whole && t->held * 2 <= SNAP_STREAM_HELD) {	/* grown as the file turns out longer */
+		size_t want = t->held ? t->held * 2 : SNAP_TEXT_CHUNK;
+		char *nb = realloc(t->buf, want);
+		if (!nb && !t->held)
 			return -ENOMEM;
 		if (!nb)
 			break;	/* read twice instead */
-		buf = nb;
-		held = want;
-		if ((n = read_upto(fd, buf + off, held - off, off)) < 0)
-			goto out;
+		t->buf = nb;
+		t->held = want;
+		if ((n = read_upto(fd, t->buf + t->len, t->held - (size_t)t->len, t->len)) < 0)
+			return (int)n;
+		t->len += (uint64_t)n;
+		t->whole = t->len < t->held;
+	}
+	return 0;
+}
+
+int pmi_snap_text_write(struct pm_snapshot_writer *w, const char *path, struct snap_text *t, int fd)
+{
+	static const size_t step = SNAP_TEXT_CHUNK;
+	uint64_t off = t->len;
+	ssize_t n = (ssize_t)step;
+	int id, r = 0;
+
+	while (!t->whole && n == (ssize_t)step) {	/* too long to hold: its length */
+		if ((n = read_upto(fd, t->buf, step, off)) < 0)
+			return (int)n;
 		off += (uint64_t)n;
-		whole = off < held;
 	}
-	for (n = (ssize_t)step; !whole && n == (ssize_t)step;) {	/* too long to hold: its length */
-		if ((n = read_upto(fd, buf, step, off)) < 0)
-			goto out;
-		off += (uint64_t)n;
-	}
-	if ((id = pmi_snap_w_file(w, path, PM_SNAPSHOT_BYTES, off)) < 0) {
-		n = id;
-		goto out;
-	}
-	if (whole) {
-		n = pmi_snap_w_bytes(w, (uint32_t)id, 0, buf, (size_t)off);
-		goto out;
-	}
+	if ((id = pmi_snap_w_file(w, path, PM_SNAPSHOT_BYTES, off)) < 0)
+		return id;
+	if (t->whole)
+		return pmi_snap_w_bytes(w, (uint32_t)id, 0, t->buf, (size_t)off);
 	for (uint64_t pos = 0; pos < off && !r;) {
-		n = pread(fd, buf, step < off - pos ? step : (size_t)(off - pos), (off_t)pos);
+		n = pread(fd, t->buf, step < off - pos ? step : (size_t)(off - pos), (off_t)pos);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {	/* the file shrank between the reads (a /proc file changes): keep what is there */
-			r = n < 0 ? -errno : 0;
-			break;
-		}
-		r = pmi_snap_w_bytes(w, (uint32_t)id, pos, buf, (size_t)n);
+		if (n <= 0)	/* the file shrank between the reads (a /proc file changes): keep what is there */
+			return n < 0 ? -errno : 0;
+		r = pmi_snap_w_bytes(w, (uint32_t)id, pos, t->buf, (size_t)n);
 		pos += (uint64_t)n;
 	}
-	n = r;
-out:
-	free(buf);
-	return n < 0 ? (int)n : 0;
+	return r;
+}
+
+int pmi_snap_w_stream(struct pm_snapshot_writer *w, const char *path, int fd)
+{
+	struct snap_text t;
+	int r = pmi_snap_text_read(&t, fd);
+
+	if (!r)
+		r = pmi_snap_text_write(w, path, &t, fd);
+	free(t.buf);
+	return r;
 }
 
 struct snap_ws *pmi_snap_ws_new_cols(struct pm_snapshot_writer *w, const uint32_t *id, unsigned ncol)

@@ -105,6 +105,42 @@ else
 	echo "SKIP snapshot-phys: not root (frames are hidden)"
 fi
 
+# Where a second CPU is free, a thread reads smaps, smaps_rollup and numa_maps ahead while the pagemap is read
+# (lib/snapshot_proc.c): their opens come from that thread then, and from the caller with --one-thread or with
+# one CPU to run on (taskset); the target's private anonymous mapping reads the same either way.
+if ! command -v strace >/dev/null || ! command -v taskset >/dev/null; then
+	echo "SKIP snapshot-ahead: needs strace and taskset"
+elif [ "$(nproc)" -lt 2 ]; then
+	echo "SKIP snapshot-ahead: one CPU to run on (nproc): no second thread to test"
+else
+	opener() {	# opener LOG: who opened smaps, numa_maps: "main" (the first pid strace logs) or "thread"
+		awk 'NR == 1 { first = $1 } /\/(smaps|numa_maps)"/ { printf "%s ", ($1 == first ? "main" : "thread") }' "$1"
+	}
+	mapping() {	# mapping TREE: the target's private anonymous mapping in smaps, numa_maps, smaps_rollup
+		awk -v a="${addr#0x}-" 'index($0, a) == 1 { on = 1; print; next } /^[0-9a-f]+-[0-9a-f]+ / { on = 0 } on' \
+			"$1/proc/$parent/smaps"
+		grep "^${addr#0x} " "$1/proc/$parent/numa_maps"
+		grep "^Anonymous:" "$1/proc/$parent/smaps_rollup"
+	}
+	ok=yes
+	for how in ahead one cpu0; do
+		case $how in
+		ahead) set -- "$pagemap" snapshot ;;
+		one) set -- "$pagemap" snapshot --one-thread ;;
+		cpu0) set -- taskset -c 0 "$pagemap" snapshot ;;
+		esac
+		strace -f -e trace=openat -o "$work/$how.st" "$@" -p "$parent" -o "$work/$how.snap" >/dev/null 2>&1 &&
+			"$pagemap" snapshot --to-tree "$work/$how.tree" "$work/$how.snap" || { ok="$how: not written"; break; }
+		want="main main "
+		[ $how = ahead ] && want="thread thread "
+		[ "$(opener "$work/$how.st")" = "$want" ] || { ok="$how: opened by '$(opener "$work/$how.st")', want '$want'"; break; }
+		mapping "$work/$how.tree" >"$work/$how.text"
+		[ "$(wc -l <"$work/$how.text")" -ge 20 ] || { ok="$how: no mapping at $addr in its smaps"; break; }
+		cmp -s "$work/ahead.text" "$work/$how.text" || { ok="$how: text differs: $(diff "$work/ahead.text" "$work/$how.text" | head -3)"; break; }
+	done
+	[ "$ok" = yes ] && echo "PASS snapshot-ahead" || echo "FAIL snapshot-ahead: $ok"
+fi
+
 # --all as a user who may not read every process: the others are refused (EACCES), said so, and the
 # snapshot is written with its own processes (a refused process failed the whole snapshot before).
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && setpriv --help 2>&1 | grep -q -- --reuid; then

@@ -880,6 +880,60 @@ static int t_writer_tree(void)
 	return T_PASS;
 }
 
+/*
+ * Text files of every length around the writer's steps (lib/snapshot_write.c: read in 256 KiB steps, held up
+ * to 8 MiB, read twice above) come back byte for byte: pmi_snap_text_read and pmi_snap_text_write, which a
+ * process's smaps, smaps_rollup and numa_maps go through when a second thread reads them ahead.
+ */
+static int t_writer_text_lengths(void)
+{
+	static const size_t len[] = { 0, 1, (256u << 10) - 1, 256u << 10, (512u << 10) + 1, 8u << 20, (8u << 20) + 12345 };
+	char dir[] = "/tmp/test_snapshot.XXXXXX", path[512], snap[512], err[256];
+	struct pm_snapshot_writer *w;
+	struct pm_snapshot *s = NULL;
+	size_t i, j, max = (8u << 20) + 12345;
+	char *text = malloc(max), *back = malloc(max + 1);
+	int fd;
+
+	if (!text || !back || !mkdtemp(dir)) {
+		free(text);
+		free(back);
+		return t_skip("no memory or no temporary directory");
+	}
+	for (j = 0; j < max; j++)	/* lines, and no period that a chunk boundary could hide */
+		text[j] = (j * 2654435761u >> 7) % 61 == 0 ? '\n' : (char)('a' + (j * 7 + j / 4099) % 26);
+	snprintf(path, sizeof(path), "%s/tree", dir);
+	mkdir(path, 0700);
+	for (i = 0; i < PM_ARRAY_SIZE(len); i++) {
+		snprintf(path, sizeof(path), "%s/tree/text%zu", dir, i);
+		CHECK(write_file(path, text, len[i], 0) == 0);
+	}
+	snprintf(snap, sizeof(snap), "%s/out.snap", dir);
+	snprintf(path, sizeof(path), "%s/tree", dir);
+	w = pm_snapshot_create(snap);
+	CHECK(w && pm_snapshot_add_tree(w, path) == 0 && pm_snapshot_commit(w) == 0);
+	pm_snapshot_writer_free(w);
+	snprintf(path, sizeof(path), "%s/back", dir);
+	mkdir(path, 0700);
+	CHECK((s = pm_snapshot_open(snap, err, sizeof(err))) != NULL && pm_snapshot_extract(s, path) == 0);
+	pm_snapshot_close(s);
+	for (i = 0; i < PM_ARRAY_SIZE(len); i++) {
+		ssize_t n = 0, got;
+		snprintf(path, sizeof(path), "%s/back/text%zu", dir, i);
+		fd = open(path, O_RDONLY);
+		while (fd >= 0 && (got = read(fd, back + n, max + 1 - (size_t)n)) > 0)
+			n += got;
+		if (fd >= 0)
+			close(fd);
+		CHECK_EQ_U64((uint64_t)n, len[i]);
+		CHECK(n == (ssize_t)len[i] && !memcmp(back, text, len[i]));
+	}
+	pmi_snap_remove_tree(dir);
+	free(text);
+	free(back);
+	return t_failed_checks ? T_FAIL : T_PASS;
+}
+
 /* A word chunk of @n extents of @ext, words 1, 2, ... from @first. */
 static void b_words(struct build *b, uint32_t id, const struct snap_extent *ext, size_t n, uint64_t first)
 {
@@ -1432,6 +1486,6 @@ static int t_writer_big_chunks(void)
 }
 
 T_MAIN(T(t_codec_roundtrip), T(t_codec_frame_modes), T(t_codec_runs_same), T(t_codec_hostile), T(t_reader_sample), T(t_reader_files), T(t_reader_truncated), T(t_reader_bitflips),
-       T(t_reader_version), T(t_reader_absurd), T(t_reader_sized_buffers), T(t_writer_tree),
+       T(t_reader_version), T(t_reader_absurd), T(t_reader_sized_buffers), T(t_writer_tree), T(t_writer_text_lengths),
        T(t_replay_words), T(t_shared_extents), T(t_shared_replay), T(t_writer_cols),
        T(t_index_v3), T(t_words_limits), T(t_writer_big_chunks))
