@@ -129,7 +129,9 @@ else
 		one) set -- "$pagemap" snapshot --one-thread ;;
 		cpu0) set -- taskset -c 0 "$pagemap" snapshot ;;
 		esac
-		strace -f -e trace=openat -o "$work/$how.st" "$@" -p "$parent" -o "$work/$how.snap" >/dev/null 2>&1 &&
+		# (LeakSanitizer cannot run under ptrace: an ASan build would end in its fatal error)
+		LSAN_OPTIONS=detect_leaks=0 strace -f -e trace=openat -o "$work/$how.st" "$@" -p "$parent" \
+			-o "$work/$how.snap" >/dev/null 2>&1 &&
 			"$pagemap" snapshot --to-tree "$work/$how.tree" "$work/$how.snap" || { ok="$how: not written"; break; }
 		want="main main "
 		[ $how = ahead ] && want="thread thread "
