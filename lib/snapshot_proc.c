@@ -593,6 +593,8 @@ int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, uns
 		{ "/proc/swaps", "proc/swaps" },
 		{ "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "sys/kernel/mm/transparent_hugepage/hpage_pmd_size" },
 	};
+	/* With the whole frame files: the machine's counters as they read beside them (node ones: pmi_snap_add_numa). */
+	static const char *const machine[] = { "proc/meminfo", "proc/vmstat" };
 	struct snap_frames *fr = pmi_snap_w_frames(w);
 	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_ALL);
 	char live[256], feat[2048];
@@ -620,6 +622,10 @@ int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, uns
 	for (i = 0; i < PM_ARRAY_SIZE(files) && !r; i++) {
 		if ((r = pmi_path(ctx, live, sizeof(live), "%s", files[i][0])) == 0)
 			r = copy_file(w, ctx, live, files[i][1]);
+	}
+	for (i = 0; i < PM_ARRAY_SIZE(machine) && !r && (flags & PM_SNAPSHOT_PHYS); i++) {
+		if ((r = pmi_path(ctx, live, sizeof(live), "/%s", machine[i])) == 0)
+			r = copy_file(w, ctx, live, machine[i]);
 	}
 	if (!r)
 		r = pmi_snap_add_numa(w, ctx);
