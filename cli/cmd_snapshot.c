@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "snap_hold.h"
 
 #define OPT_FROM_TREE	0x2000
 #define OPT_TO_TREE	0x2001
@@ -19,19 +20,22 @@
 #define OPT_KEY		0x2005
 #define OPT_UNSCRAMBLE	0x2006
 #define OPT_ONE_THREAD	0x2007
+#define OPT_CGROUP	0x2008
+#define OPT_FREEZE	0x2009
 
 static const char *const pfn_modes[] = { "keep", "drop", "keyed", "keyed-block" };	/* enum pm_snapshot_pfn */
 
 struct snap_opts {
-	const char *out, *from_tree, *to_tree, *pids, *key;
-	bool all, phys, list, unscramble, one_thread;
+	const char *out, *from_tree, *to_tree, *pids, *key, *cgroup;
+	bool all, phys, list, unscramble, one_thread, freeze;
 	int pfn;		/* enum pm_snapshot_pfn */
 	unsigned char keybuf[PM_SNAPSHOT_KEY_SIZE];
 };
 
 static void help(void)
 {
-	printf("Usage: pagemap snapshot [-p PID,...] [--all] [--phys] [--pfn MODE [--key FILE]] -o FILE\n"
+	printf("Usage: pagemap snapshot [-p PID,... | --cgroup PATH | --all] [--freeze] [--phys]\n"
+	       "                        [--pfn MODE [--key FILE]] -o FILE\n"
 	       "       pagemap snapshot --from-tree DIR -o FILE\n"
 	       "       pagemap snapshot --to-tree DIR FILE\n"
 	       "       pagemap snapshot --list FILE\n"
@@ -42,12 +46,19 @@ static void help(void)
 	       "status, smaps, smaps_rollup, cgroup, numa_maps, the features probe) in zstd\n"
 	       "chunks with checksums (pagemap-snapshot(5)); as root it also holds the\n"
 	       "kpageflags, kpagecount and kpagecgroup words of the processes' frames. Stop\n"
-	       "the processes first (SIGSTOP) for a consistent picture. The file is created\n"
-	       "0600, whole or not at all.\n\n"
+	       "the processes first (--freeze) for a consistent picture; the file's META says\n"
+	       "when each process was read (window.PID). The file is created 0600, whole or\n"
+	       "not at all.\n\n"
 	       "Options:\n"
 	       "  -p, --pid LIST         processes to write (comma-separated PIDs, self)\n"
+	       "      --cgroup PATH      every process of cgroup v2 PATH and the cgroups below it\n"
+	       "                         (PATH as in /proc/PID/cgroup: /system.slice/foo.service)\n"
 	       "      --all              every process it may read (the others are named)\n"
-	       "      --phys             the whole frame files (all of RAM) too, for 'phys' (root)\n"
+	       "      --freeze           hold the processes still while they are read: --cgroup\n"
+	       "                         by the cgroup v2 freezer, -p by SIGSTOP; thawed after,\n"
+	       "                         also on error and SIGINT, SIGTERM, SIGHUP (not --all)\n"
+	       "      --phys             the whole frame files (all of RAM) too, for 'phys', and\n"
+	       "                         /proc/meminfo and /proc/vmstat (root)\n"
 	       "      --pfn MODE         frame numbers (root): keep (default), drop (zeroed, no\n"
 	       "                         kpage words), keyed (a keyed permutation: sharing and\n"
 	       "                         equality stay, addresses go), keyed-block (2 MiB blocks\n"
@@ -81,6 +92,33 @@ static int check_pids(const char *list)
 	return r;
 }
 
+/* Is pagemap itself in the list ("self", 0 or its PID)? */
+static bool pids_hold_self(const char *list)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	bool self = false;
+	pid_t pid;
+
+	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save))
+		if (cli_parse_pid(tok, &pid) == 0 && (pid == 0 || pid == getpid()))
+			self = true;
+	free(copy);
+	return self;
+}
+
+/* As `ps --cgroup` takes it: absolute; and no "." or ".." component, which would name another cgroup than the one matched. */
+static int check_cgroup(const char *path)
+{
+	const char *c;
+
+	if (path[0] != '/')
+		return cli_usage_error("cgroup path '%s' does not start with /", path);
+	for (c = path; (c = strchr(c, '/')); c++)
+		if (!strncmp(c, "/.", 2) && (c[2] == '/' || !c[2] || (c[2] == '.' && (c[3] == '/' || !c[3]))))
+			return cli_usage_error("cgroup path '%s' has a '.' or '..' component", path);
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct snap_opts *o)
 {
 	static const struct option longopts[] = {
@@ -91,6 +129,7 @@ static int parse(int argc, char **argv, struct snap_opts *o)
 		{ "pfn", required_argument, NULL, OPT_PFN }, { "key", required_argument, NULL, OPT_KEY },
 		{ "unscramble", no_argument, NULL, OPT_UNSCRAMBLE },
 		{ "one-thread", no_argument, NULL, OPT_ONE_THREAD },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP }, { "freeze", no_argument, NULL, OPT_FREEZE },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -114,12 +153,25 @@ static int parse(int argc, char **argv, struct snap_opts *o)
 		case OPT_KEY: o->key = optarg; break;
 		case OPT_UNSCRAMBLE: o->unscramble = true; break;
 		case OPT_ONE_THREAD: o->one_thread = true; break;
+		case OPT_CGROUP: o->cgroup = optarg; break;
+		case OPT_FREEZE: o->freeze = true; break;
 		case 'h': help(); return -1;
 		default: return cli_bad_option(argv);
 		}
 	}
 	if (o->pids && check_pids(o->pids))
 		return EXIT_USAGE;
+	if (o->cgroup && check_cgroup(o->cgroup))
+		return EXIT_USAGE;
+	if (o->cgroup && (o->pids || o->all))
+		return cli_usage_error("--cgroup excludes -p and --all");
+	if (o->freeze && o->all)
+		return cli_usage_error("--freeze takes -p or --cgroup: freezing every process would stop pagemap "
+				       "and its shell too");
+	if (o->freeze && !o->pids && !o->cgroup)
+		return cli_usage_error("--freeze takes -p PID or --cgroup PATH");
+	if (o->freeze && o->pids && pids_hold_self(o->pids))
+		return cli_usage_error("--freeze cannot stop pagemap itself (-p self or its PID)");
 	if (o->pfn >= PM_SNAPSHOT_PFN_KEYED && !o->key)
 		return cli_usage_error("--pfn %s needs --key FILE", pfn_modes[o->pfn]);
 	if (o->pfn != PM_SNAPSHOT_PFN_KEEP && (o->from_tree || o->phys))
@@ -134,8 +186,10 @@ static int parse(int argc, char **argv, struct snap_opts *o)
 		return cli_usage_error("unexpected argument '%s'", argv[optind]);
 	if (!o->to_tree && !o->list && !o->out)
 		return cli_usage_error("no output file given (-o FILE)");
-	if (!o->to_tree && !o->list && !o->from_tree && !o->pids && !o->all)
-		return cli_usage_error("nothing to write: give -p PID, --all or --from-tree DIR");
+	if (!o->to_tree && !o->list && !o->from_tree && !o->pids && !o->all && !o->cgroup)
+		return cli_usage_error("nothing to write: give -p PID, --cgroup PATH, --all or --from-tree DIR");
+	if (o->from_tree && (o->pids || o->all || o->cgroup || o->freeze))
+		return cli_usage_error("--from-tree DIR writes a captured tree: no -p, --cgroup, --all or --freeze");
 	return 0;
 }
 
@@ -182,11 +236,13 @@ static void refused_add(struct refused *rf, pid_t pid)
 	rf->n++;
 }
 
-static int add_all(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned flags)
+/* Every process, or with @cgroup every process of that cgroup v2 and those below it (as `ps --cgroup` picks them). */
+static int add_all(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned flags, const char *cgroup)
 {
 	struct pm_procs *it = pm_procs_open(ctx);
 	struct refused rf = { "", 0 };
 	const struct pm_proc *p;
+	size_t found = 0;
 	int r = 0;
 
 	if (!it) {
@@ -194,6 +250,9 @@ static int add_all(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned fl
 		return -errno;
 	}
 	while (!r && pm_procs_next(it, &p) == 0) {
+		if (cgroup && !cg2_holds(p->pid, cgroup))
+			continue;
+		found++;
 		/* Another namespace's or a non-dumpable process: root may be refused too (EACCES, EPERM). */
 		r = pm_snapshot_add_process(w, ctx, p->pid, flags);
 		if (r == -EACCES || r == -EPERM)
@@ -209,6 +268,8 @@ static int add_all(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned fl
 			rf.n == 1 ? "" : "es", rf.list);
 		r = pm_snapshot_add_meta(w, "refused_pids", rf.list);
 	}
+	if (!r && cgroup && !found)
+		fprintf(stderr, "pagemap: snapshot: no process in cgroup %s\n", cgroup);
 	return r;
 }
 
@@ -283,13 +344,51 @@ static int add_meta(struct pm_snapshot_writer *w, const struct snap_opts *o, str
 	return r;
 }
 
-static int write_snapshot(struct pm_ctx *ctx, struct snap_opts *o)
+/* META of --cgroup and --freeze: the cgroup, how the processes were held, and when. */
+static int hold_meta(struct pm_snapshot_writer *w, const struct snap_opts *o, const struct snap_hold *h)
 {
-	struct pm_snapshot_writer *w = pm_snapshot_create(o->out);
+	char v[48];
+	int r = 0;
+
+	if (o->cgroup && (r = pm_snapshot_add_meta(w, "cgroup", o->cgroup)))
+		return r;
+	if (h->how == HOLD_NONE)
+		return 0;
+	snprintf(v, sizeof(v), "%llu,%llu", (unsigned long long)h->start, (unsigned long long)h->end);
+	if ((r = pm_snapshot_add_meta(w, "frozen", h->how == HOLD_CGROUP ? "cgroup" : "sigstop")) ||
+	    (r = pm_snapshot_add_meta(w, "frozen_window", v)))
+		return r;
+	if (h->already || h->already_pids[0])
+		r = pm_snapshot_add_meta(w, "frozen_already", h->already ? "cgroup" : h->already_pids);
+	return r;
+}
+
+/* The processes asked for, held still while they are read with --freeze; released whatever happened. */
+static int add_processes(struct pm_snapshot_writer *w, struct pm_ctx *ctx, const struct snap_opts *o,
+			 struct snap_hold *h)
+{
 	unsigned flags = (o->phys ? 0 : PM_SNAPSHOT_FRAMES) | (o->one_thread ? PM_SNAPSHOT_ONE_THREAD : 0);
 	int r;
 
-	if (!w) {
+	if (o->freeze && (o->cgroup ? hold_cgroup(h, o->cgroup) : hold_pids(h, o->pids)))
+		return -ECANCELED;	/* said why */
+	if (o->all || o->cgroup)
+		r = add_all(w, ctx, flags, o->cgroup);
+	else
+		r = add_pids(w, ctx, o->pids, flags);
+	hold_release(h);
+	return r ? r : hold_meta(w, o, h);
+}
+
+static int write_snapshot(struct pm_ctx *ctx, struct snap_opts *o)
+{
+	struct snap_hold h = SNAP_HOLD_INIT;
+	struct pm_snapshot_writer *w;
+	int r;
+
+	if (o->cgroup && cg2_dir(o->cgroup, h.dir))	/* before anything is written: nothing is */
+		return EXIT_RUNTIME;
+	if (!(w = pm_snapshot_create(o->out))) {
 		if (errno == ELIBACC)	/* the library loads libzstd on its first snapshot (include/pagemap.h) */
 			cli_error(0, "cannot create %s: cannot load libzstd.so.1 (Debian package libzstd1)", o->out);
 		else
@@ -304,7 +403,7 @@ static int write_snapshot(struct pm_ctx *ctx, struct snap_opts *o)
 	if (!r && o->from_tree && (r = pm_snapshot_add_tree(w, o->from_tree)))
 		cli_error(-r, "cannot read the tree %s", o->from_tree);
 	else if (!r && !o->from_tree) {
-		r = o->all ? add_all(w, ctx, flags) : add_pids(w, ctx, o->pids, flags);
+		r = add_processes(w, ctx, o, &h);
 		if (!r && (r = pm_snapshot_add_system(w, ctx, o->phys ? PM_SNAPSHOT_PHYS : 0)))
 			cli_error(-r, "cannot write the system files");
 	}

@@ -2328,7 +2328,11 @@ PM_API struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s);
  */
 PM_API struct pm_snapshot_writer *pm_snapshot_create(const char *path);
 
-/* pm_snapshot_add_meta - a META key=value line (neither may hold '\n'; key no '='). 0 or -errno. */
+/*
+ * pm_snapshot_add_meta - a META key=value line (neither may hold '\n'; key
+ * no '='). 0 or -errno: -EINVAL, -E2BIG (a line over 4 KiB, or META would
+ * pass the 64 KiB a reader takes).
+ */
 PM_API int pm_snapshot_add_meta(struct pm_snapshot_writer *w, const char *key, const char *value);
 
 /*
@@ -2398,7 +2402,12 @@ PM_API int pm_snapshot_unscramble(const char *in, const char *out, const unsigne
  * and numa_maps (three walks of the page tables in the kernel) while the
  * caller reads the pagemap, and ends before the call returns; the file
  * written is the same. PM_SNAPSHOT_ONE_THREAD reads everything in the
- * calling thread. Returns 0, or -errno (-ESRCH, -ENOENT: the process is gone
+ * calling thread. Read live, the process's read window is kept: the
+ * CLOCK_REALTIME nanoseconds when its reading started, and the start plus
+ * the CLOCK_MONOTONIC time the reading took; pm_snapshot_commit() writes
+ * them as META lines window.PID=START,END (as many as the META limit of
+ * 64 KiB leaves room for: about 1100 processes; then windows_omitted=N
+ * counts the others). Returns 0, or -errno (-ESRCH, -ENOENT: the process is gone
  * or never was; nothing of it is kept then in a way that replays wrongly:
  * its files are simply missing).
  */
@@ -2408,7 +2417,8 @@ PM_API int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *
  * pm_snapshot_add_system - the files every tree has: osrelease, swaps,
  * hpage_pmd_size, pagemap-features (pm_features_export of @ctx's full probe),
  * and kpage*.errno ENODATA unless frames were added (with PM_SNAPSHOT_PHYS:
- * the whole frame files). Call once, after the processes. 0 or -errno.
+ * the whole frame files, and /proc/meminfo and /proc/vmstat as text beside
+ * them). Call once, after the processes. 0 or -errno.
  */
 PM_API int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned flags);
 

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "pfnkey.h"
 
 #define SNAP_MAGIC		"\x89PMSNAP\n"
@@ -151,6 +152,11 @@ struct snap_ws *pmi_snap_ws_new_cols(struct pm_snapshot_writer *w, const uint32_
 int pmi_snap_ws_add_cols(struct snap_ws *ws, uint64_t index, const uint64_t *const *cols, size_t n);
 /* Flush what is pending and free; returns 0 or the first error of the stream. NULL is fine. */
 int pmi_snap_ws_close(struct snap_ws *ws);
+/*
+ * Process @pid was read from @start to @end (CLOCK_REALTIME ns): kept,
+ * and written as META window.PID=START,END at commit. 0 or -ENOMEM.
+ */
+int pmi_snap_w_window(struct pm_snapshot_writer *w, pid_t pid, uint64_t start, uint64_t end);
 /* A whole file read from @fd to its end as bytes of a new file @path. 0 or -errno. */
 int pmi_snap_w_stream(struct pm_snapshot_writer *w, const char *path, int fd);
 /*

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "internal.h"
 #include "scan.h"
@@ -495,9 +496,19 @@ static void ahead_free(struct text_ahead *a)
 	}
 }
 
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, unsigned flags)
 {
 	static const char *const text[] = { "stat", "status", "smaps", "smaps_rollup", "cgroup", "numa_maps" };
+	/* The window: wall-clock start, its end by the monotonic clock (a clock step meanwhile cannot skew it). */
+	uint64_t start = clock_ns(CLOCK_REALTIME), mono = clock_ns(CLOCK_MONOTONIC);
 	char live[256], path[64], *maps = NULL;
 	struct text_ahead ahead;
 	size_t len = 0, i;
@@ -526,6 +537,8 @@ int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pi
 		pmi_pid_path(ctx, live, sizeof(live), pid, text[i]);
 		r = copy_file(w, ctx, live, path);
 	}
+	if (!r && ctx->live)
+		r = pmi_snap_w_window(w, pid, start, start + (clock_ns(CLOCK_MONOTONIC) - mono));
 out:
 	ahead_free(&ahead);
 	free(maps);
@@ -580,6 +593,8 @@ int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, uns
 		{ "/proc/swaps", "proc/swaps" },
 		{ "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "sys/kernel/mm/transparent_hugepage/hpage_pmd_size" },
 	};
+	/* With the whole frame files: the machine's counters as they read beside them (node ones: pmi_snap_add_numa). */
+	static const char *const machine[] = { "proc/meminfo", "proc/vmstat" };
 	struct snap_frames *fr = pmi_snap_w_frames(w);
 	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_ALL);
 	char live[256], feat[2048];
@@ -607,6 +622,10 @@ int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, uns
 	for (i = 0; i < PM_ARRAY_SIZE(files) && !r; i++) {
 		if ((r = pmi_path(ctx, live, sizeof(live), "%s", files[i][0])) == 0)
 			r = copy_file(w, ctx, live, files[i][1]);
+	}
+	for (i = 0; i < PM_ARRAY_SIZE(machine) && !r && (flags & PM_SNAPSHOT_PHYS); i++) {
+		if ((r = pmi_path(ctx, live, sizeof(live), "/%s", machine[i])) == 0)
+			r = copy_file(w, ctx, live, machine[i]);
 	}
 	if (!r)
 		r = pmi_snap_add_numa(w, ctx);

@@ -47,6 +47,9 @@ struct pm_snapshot_writer {
 	size_t held_len;
 	char meta[SNAP_META_HELD];	/* META lines not written yet: one section for those added in a row */
 	size_t meta_len;
+	size_t meta_total;	/* META bytes of the whole file: a reader refuses more than SNAP_MAX_META */
+	char *windows;		/* window.PID=START,END lines of the processes added, written as META at commit */
+	size_t windows_len, windows_cap;
 	bool committed;
 	int error;		/* the first write error: every later call fails with it */
 };
@@ -685,8 +688,8 @@ int pm_snapshot_add_meta(struct pm_snapshot_writer *w, const char *key, const ch
 	if ((r = flush_files(w)))
 		return r;
 	n = snprintf(line, sizeof(line), "%s=%s\n", key, value);
-	if (n < 0 || (size_t)n >= sizeof(line))
-		return -E2BIG;
+	if (n < 0 || (size_t)n >= sizeof(line) || w->meta_total + (size_t)n > SNAP_MAX_META)
+		return -E2BIG;	/* never a file its reader refuses */
 	if (w->meta_len + (size_t)n > sizeof(w->meta)) {	/* a section per META line cost 40 bytes of header and index */
 		size_t len = w->meta_len;
 		w->meta_len = 0;
@@ -695,7 +698,54 @@ int pm_snapshot_add_meta(struct pm_snapshot_writer *w, const char *key, const ch
 	}
 	memcpy(w->meta + w->meta_len, line, (size_t)n);
 	w->meta_len += (size_t)n;
+	w->meta_total += (size_t)n;
 	return 0;
+}
+
+int pmi_snap_w_window(struct pm_snapshot_writer *w, pid_t pid, uint64_t start, uint64_t end)
+{
+	char line[64];
+	int n = snprintf(line, sizeof(line), "%d=%llu,%llu\n", (int)pid, (unsigned long long)start,
+			 (unsigned long long)end);
+
+	if (w->windows_len + (size_t)n > w->windows_cap) {
+		size_t cap = w->windows_cap ? 2 * w->windows_cap : 4096;
+		char *nw = realloc(w->windows, cap);
+		if (!nw)
+			return -ENOMEM;
+		w->windows = nw;
+		w->windows_cap = cap;
+	}
+	memcpy(w->windows + w->windows_len, line, (size_t)n);
+	w->windows_len += (size_t)n;
+	return 0;
+}
+
+/*
+ * The processes' windows as META lines, after everything else: as many as
+ * the META limit leaves room for (about 1100 processes with nothing else
+ * in META), the count of those left out last (windows_omitted).
+ */
+static int put_windows(struct pm_snapshot_writer *w)
+{
+	char key[32], val[24], *p = w->windows, *end = w->windows + w->windows_len;
+	unsigned long omitted = 0;
+	int r = 0;
+
+	for (; p < end && !r; p = strchr(p, '\n') + 1) {
+		char *eq = strchr(p, '='), *nl = strchr(p, '\n');
+		snprintf(key, sizeof(key), "window.%.*s", (int)(eq - p), p);
+		/* "windows_omitted=N\n" must still fit after this line */
+		if (omitted || w->meta_total + strlen(key) + (size_t)(nl - eq) + 1 + 40 > SNAP_MAX_META) {
+			omitted++;
+			continue;
+		}
+		*nl = '\0';
+		r = pm_snapshot_add_meta(w, key, eq + 1);
+		*nl = '\n';
+	}
+	snprintf(val, sizeof(val), "%lu", omitted);
+	return r ? r : omitted ? pm_snapshot_add_meta(w, "windows_omitted", val) : 0;
 }
 
 static int put_index(struct pm_snapshot_writer *w)
@@ -705,7 +755,7 @@ static int put_index(struct pm_snapshot_writer *w)
 	uint64_t at;
 	int r;
 
-	if ((r = flush_files(w)))	/* files declared last (empty ones) come before the index */
+	if ((r = flush_files(w)) || (r = put_windows(w)))	/* files declared last (empty ones) come before the index */
 		return r;
 	if (w->meta_len) {
 		size_t mlen = w->meta_len;
@@ -801,6 +851,7 @@ void pm_snapshot_writer_free(struct pm_snapshot_writer *w)
 	free(w->cctx_mem);
 	free(w->tmpname);
 	free(w->name);
+	free(w->windows);
 	free(w->idx);
 	free(w->pay);
 	free(w->raw);

@@ -105,6 +105,25 @@ else
 	echo "SKIP snapshot-phys: not root (frames are hidden)"
 fi
 
+# --phys: the machine's /proc/meminfo and /proc/vmstat beside the whole frame files (text files of the tree, replayed
+# as such); without it, neither.
+if [ "$(id -u)" = 0 ]; then
+	if ! err=$("$pagemap" snapshot -p "$parent" --phys -o "$work/phys.snap" 2>&1); then
+		echo "FAIL snapshot-phys-context: $err"
+	elif ! "$pagemap" snapshot --list "$work/phys.snap" | grep -q ' FILE .* proc/meminfo$' ||
+		! "$pagemap" snapshot --list "$work/phys.snap" | grep -q ' FILE .* proc/vmstat$'; then
+		echo "FAIL snapshot-phys-context: no proc/meminfo or proc/vmstat in the --phys snapshot"
+	elif "$pagemap" snapshot --list "$work/s.snap" | grep -q -e ' proc/meminfo$' -e ' proc/vmstat$'; then
+		echo "FAIL snapshot-phys-context: proc/meminfo or proc/vmstat without --phys"
+	elif ! "$pagemap" --snapshot "$work/phys.snap" ps -p "$parent" -o PID >/dev/null 2>"$work/err"; then
+		echo "FAIL snapshot-phys-context: the --phys snapshot does not replay: $(cat "$work/err")"
+	else
+		echo "PASS snapshot-phys-context"
+	fi
+else
+	echo "SKIP snapshot-phys-context: not root (--phys needs the frame files)"
+fi
+
 # Where a second CPU is free, a thread reads smaps, smaps_rollup and numa_maps ahead while the pagemap is read
 # (lib/snapshot_proc.c): their opens come from that thread then, and from the caller with --one-thread or with
 # one CPU to run on (taskset); the target's private anonymous mapping reads the same either way.

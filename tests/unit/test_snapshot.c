@@ -1485,7 +1485,63 @@ static int t_writer_big_chunks(void)
 	return T_PASS;
 }
 
+/*
+ * The read windows: written at commit as META window.PID=START,END, as many
+ * as META's 64 KiB leaves room for, the rest counted (windows_omitted); the
+ * file the reader opens; a META line past the limit is refused, not written.
+ */
+static int t_writer_windows(void)
+{
+	struct pm_snapshot_writer *w;
+	struct pm_snapshot *s;
+	char dir[] = "/tmp/test_snapshot.XXXXXX", path[64], err[256], key[32], val[4096];
+	const char *v;
+	int i, kept = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/s.snap", dir);
+	w = pm_snapshot_create(path);
+	CHECK(w != NULL);
+	if (!w)
+		return T_FAIL;
+	CHECK(pm_snapshot_add_meta(w, "writer", "test") == 0);
+	for (i = 1; i <= 3000; i++)	/* about 55 bytes each: not all fit */
+		CHECK(pmi_snap_w_window(w, 100000 + i, 1796586455272067338ULL + (uint64_t)i,
+					1796586455272067338ULL + 2 * (uint64_t)i) == 0);
+	CHECK(pm_snapshot_commit(w) == 0);
+	pm_snapshot_writer_free(w);
+	s = pm_snapshot_open(path, err, sizeof(err));
+	CHECK(s != NULL);
+	if (s) {
+		CHECK_STR(pm_snapshot_meta(s, "window.100001"), "1796586455272067339,1796586455272067340");
+		for (i = 1; i <= 3000; i++) {
+			snprintf(key, sizeof(key), "window.%d", 100000 + i);
+			kept += pm_snapshot_meta(s, key) != NULL;
+		}
+		CHECK(kept > 1000 && kept < 3000);
+		v = pm_snapshot_meta(s, "windows_omitted");
+		CHECK(v && atoi(v) == 3000 - kept);
+		snprintf(key, sizeof(key), "window.%d", 100000 + kept + 1);
+		CHECK(pm_snapshot_meta(s, key) == NULL);	/* the first ones kept, the last ones left out */
+	}
+	pm_snapshot_close(s);
+	unlink(path);
+	/* add_meta itself: past 64 KiB in all, -E2BIG */
+	w = pm_snapshot_create(path);
+	CHECK(w != NULL);
+	memset(val, 'x', 4000);
+	val[4000] = '\0';
+	for (i = 0; w && i < 16; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		CHECK(pm_snapshot_add_meta(w, key, val) == 0);
+	}
+	CHECK(w && pm_snapshot_add_meta(w, "k16", val) == -E2BIG);
+	pm_snapshot_writer_free(w);
+	rmdir(dir);
+	return t_failed_checks ? T_FAIL : T_PASS;
+}
+
 T_MAIN(T(t_codec_roundtrip), T(t_codec_frame_modes), T(t_codec_runs_same), T(t_codec_hostile), T(t_reader_sample), T(t_reader_files), T(t_reader_truncated), T(t_reader_bitflips),
        T(t_reader_version), T(t_reader_absurd), T(t_reader_sized_buffers), T(t_writer_tree), T(t_writer_text_lengths),
        T(t_replay_words), T(t_shared_extents), T(t_shared_replay), T(t_writer_cols),
-       T(t_index_v3), T(t_words_limits), T(t_writer_big_chunks))
+       T(t_index_v3), T(t_words_limits), T(t_writer_big_chunks), T(t_writer_windows))

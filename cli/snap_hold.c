@@ -1,0 +1,334 @@
+/* snap_hold.c - `pagemap snapshot`'s cgroup v2 selection and --freeze: the cgroup freezer or SIGSTOP, always undone. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+#include "snap_hold.h"
+
+#define HOLD_TIMEOUT_MS	10000	/* a process in uninterruptible sleep delays a freeze; longer is a failure */
+#define HOLD_POLL_MS	5
+
+static const int hold_signals[] = { SIGINT, SIGTERM, SIGHUP };
+static struct sigaction old_action[3];
+static struct snap_hold *volatile held;	/* what the signal handler undoes */
+
+static uint64_t now_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void nap(void)
+{
+	struct timespec ts = { 0, HOLD_POLL_MS * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* The cgroup2 mount whose root is the hierarchy's: /sys/fs/cgroup, else the first (a hybrid host's .../unified). */
+static int cg2_mount(char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL, root[PATH_MAX], mnt[PATH_MAX];
+	size_t cap = 0;
+	int r = -1;
+
+	if (!f)
+		return -1;
+	while (getline(&line, &cap, f) > 0) {
+		const char *dash = strstr(line, " - ");
+		if (!dash || strncmp(dash + 3, "cgroup2 ", 8) ||
+		    sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2 || strcmp(root, "/"))
+			continue;
+		if (r < 0 || !strcmp(mnt, "/sys/fs/cgroup"))
+			r = snprintf(buf, size, "%s", mnt) < (int)size ? 0 : -1;
+	}
+	free(line);
+	fclose(f);
+	return r;
+}
+
+int cg2_dir(const char *path, char *dir)
+{
+	char mnt[PATH_MAX];
+	struct stat sb;
+
+	if (cg2_mount(mnt, sizeof(mnt)) < 0) {
+		cli_error(0, "no cgroup %s: no cgroup v2 hierarchy is mounted (/proc/self/mountinfo)", path);
+		return -1;
+	}
+	if (snprintf(dir, PATH_MAX, "%s%s", mnt, strcmp(path, "/") ? path : "") >= PATH_MAX) {
+		cli_error(ENAMETOOLONG, "no cgroup %s", path);
+		return -1;
+	}
+	if (stat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		cli_error(0, "no cgroup %s: %s is not a cgroup v2 directory", path, dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* The cgroup v2 path of @pid ("self" as 0) into @buf: its /proc/PID/cgroup "0::" line, parsed as `ps --cgroup` does. */
+static int cg2_of(pid_t pid, char *buf, size_t size)
+{
+	char name[64], text[8192], *line;
+	int fd, r = -ENODATA;
+	ssize_t n;
+
+	if (pid)
+		snprintf(name, sizeof(name), "/proc/%d/cgroup", (int)pid);
+	else
+		snprintf(name, sizeof(name), "/proc/self/cgroup");
+	if ((fd = open(name, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	text[n] = '\0';
+	/* The v2 line alone: on a hybrid host pm_memcg_parse would take the v1 memory line first. */
+	for (line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		if (!strncmp(line, "0::", 3)) {
+			char *nl = strchr(line, '\n');
+			r = pm_memcg_parse(line, nl ? (size_t)(nl - line) : strlen(line), buf, size);
+			break;
+		}
+	return r;
+}
+
+bool cg2_holds(pid_t pid, const char *path)
+{
+	char cg[PATH_MAX];
+
+	return pid > 0 && cg2_of(pid, cg, sizeof(cg)) == 0 && pm_memcg_within(cg, path);
+}
+
+/* Undo what @h holds with async-signal-safe calls only (write, kill): also the signal handler's path. */
+static void undo(struct snap_hold *h)
+{
+	size_t i;
+
+	if (h->freeze_fd >= 0) {
+		ssize_t n = write(h->freeze_fd, "0", 1);	/* fails only when the cgroup went: nothing left frozen */
+		(void)n;
+	}
+	for (i = 0; i < h->nstopped; i++)
+		kill(h->stopped[i], SIGCONT);
+}
+
+static void on_signal(int sig)
+{
+	struct snap_hold *h = held;
+
+	if (h)
+		undo(h);
+	signal(sig, SIG_DFL);
+	raise(sig);	/* delivered when the handler returns: the end the signal would have been */
+}
+
+static void signals_catch(struct snap_hold *h)
+{
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigfillset(&sa.sa_mask);
+	held = h;
+	for (i = 0; i < 3; i++)
+		sigaction(hold_signals[i], &sa, &old_action[i]);
+}
+
+void hold_release(struct snap_hold *h)
+{
+	sigset_t block, old;
+	size_t i;
+
+	if (h->how == HOLD_NONE || h->end)
+		return;
+	h->end = h->start + (now_ns(CLOCK_MONOTONIC) - h->mono);
+	if (held != h)
+		return;	/* a cgroup frozen by someone else: theirs to thaw */
+	sigemptyset(&block);
+	for (i = 0; i < 3; i++)
+		sigaddset(&block, hold_signals[i]);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	undo(h);
+	if (h->freeze_fd >= 0)
+		close(h->freeze_fd);
+	h->freeze_fd = -1;
+	free(h->stopped);
+	h->stopped = NULL;
+	h->nstopped = 0;
+	held = NULL;
+	for (i = 0; i < 3; i++)
+		sigaction(hold_signals[i], &old_action[i], NULL);
+	sigprocmask(SIG_SETMASK, &old, NULL);	/* one that came meanwhile ends us now, with nothing held */
+}
+
+static void held_now(struct snap_hold *h)
+{
+	h->start = now_ns(CLOCK_REALTIME);
+	h->mono = now_ns(CLOCK_MONOTONIC);
+}
+
+/* "frozen 1" in @dir's cgroup.events: 1, 0, or -1 unreadable. */
+static int cg_frozen(const char *dir)
+{
+	char name[PATH_MAX + 16], text[512], *p;
+	int fd;
+	ssize_t n;
+
+	snprintf(name, sizeof(name), "%s/cgroup.events", dir);
+	if ((fd = open(name, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	text[n] = '\0';
+	p = strstr(text, "frozen ");
+	return p && (p == text || p[-1] == '\n') ? p[7] == '1' : -1;
+}
+
+int hold_cgroup(struct snap_hold *h, const char *path)
+{
+	char name[PATH_MAX + 16], own[PATH_MAX];
+	int waited, fd;
+
+	if (cg2_of(0, own, sizeof(own)) == 0 && pm_memcg_within(own, path)) {
+		cli_error(0, "cannot freeze cgroup %s: pagemap itself runs in it (%s)", path, own);
+		return -1;
+	}
+	snprintf(name, sizeof(name), "%s/cgroup.freeze", h->dir);
+	if ((fd = open(name, O_RDWR | O_CLOEXEC)) < 0) {
+		cli_error(errno, "cannot freeze cgroup %s: cannot open %s", path, name);
+		if (errno == ENOENT)
+			cli_hint("the root cgroup has no freezer; name a cgroup below it");
+		return -1;
+	}
+	h->how = HOLD_CGROUP;
+	if (cg_frozen(h->dir) == 1 || (pread(fd, own, 1, 0) == 1 && own[0] == '1')) {
+		h->already = true;	/* frozen (or being frozen) by someone else: theirs to thaw */
+		close(fd);
+		held_now(h);
+		return 0;
+	}
+	signals_catch(h);	/* before the write: a signal from here on thaws */
+	h->freeze_fd = fd;
+	if (write(fd, "1", 1) != 1) {
+		cli_error(errno, "cannot freeze cgroup %s: cannot write %s", path, name);
+		hold_release(h);
+		return -1;
+	}
+	for (waited = 0; cg_frozen(h->dir) != 1; waited += HOLD_POLL_MS) {
+		if (waited >= HOLD_TIMEOUT_MS) {
+			cli_error(0, "cannot freeze cgroup %s: %s/cgroup.events not 'frozen 1' after %d s", path,
+				  h->dir, HOLD_TIMEOUT_MS / 1000);
+			hold_release(h);
+			return -1;
+		}
+		nap();
+	}
+	held_now(h);
+	return 0;
+}
+
+/* The state letter of /proc/PID/stat (after the last ')'), or 0 when the process is gone. */
+static char proc_state(pid_t pid)
+{
+	char name[64], text[1024], *p;
+	int fd;
+	ssize_t n;
+
+	snprintf(name, sizeof(name), "/proc/%d/stat", (int)pid);
+	if ((fd = open(name, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	p = strrchr(text, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static bool is_stopped(char st)
+{
+	return st == 'T' || st == 't';
+}
+
+static void note_already(struct snap_hold *h, pid_t pid)
+{
+	size_t len = strlen(h->already_pids);
+
+	if (len < sizeof(h->already_pids) - 16)
+		snprintf(h->already_pids + len, sizeof(h->already_pids) - len, "%s%d", len ? "," : "", (int)pid);
+}
+
+/* SIGSTOP @pid unless it is stopped already (someone else's stop: left to them) or gone. */
+static int stop_one(struct snap_hold *h, pid_t pid)
+{
+	char st = proc_state(pid);
+
+	if (!st || st == 'Z' || st == 'X')
+		return 0;	/* gone: the snapshot says so */
+	if (is_stopped(st)) {
+		note_already(h, pid);
+		return 0;
+	}
+	if (kill(pid, SIGSTOP) < 0) {
+		cli_error(errno, "cannot stop process %d", (int)pid);
+		return errno == ESRCH ? 0 : -1;
+	}
+	h->stopped[h->nstopped++] = pid;	/* after the kill: the handler continues only what we stopped */
+	return 0;
+}
+
+int hold_pids(struct snap_hold *h, const char *pids)
+{
+	char *copy = strdup(pids), *tok, *save = NULL;
+	size_t n = 1, i;
+	int r = 0, waited;
+	pid_t pid;
+
+	for (i = 0; pids[i]; i++)
+		n += pids[i] == ',';
+	if (!copy || !(h->stopped = calloc(n, sizeof(*h->stopped)))) {
+		free(copy);
+		cli_error(ENOMEM, "cannot stop the processes");
+		return -1;
+	}
+	h->how = HOLD_SIGSTOP;
+	signals_catch(h);
+	for (tok = strtok_r(copy, ",", &save); tok && !r; tok = strtok_r(NULL, ",", &save))
+		if (cli_parse_pid(tok, &pid) == 0 && pid > 0 && pid != getpid())	/* parse() refused ourselves */
+			r = stop_one(h, pid);
+	free(copy);
+	for (i = 0; i < h->nstopped && !r; i++) {
+		for (waited = 0; proc_state(h->stopped[i]) && !is_stopped(proc_state(h->stopped[i]));
+		     waited += HOLD_POLL_MS) {
+			if (waited >= HOLD_TIMEOUT_MS) {
+				cli_error(0, "cannot stop process %d: not stopped %d s after SIGSTOP", (int)h->stopped[i],
+					  HOLD_TIMEOUT_MS / 1000);
+				r = -1;
+				break;
+			}
+			nap();
+		}
+	}
+	if (r) {
+		hold_release(h);
+		return -1;
+	}
+	held_now(h);
+	return 0;
+}
