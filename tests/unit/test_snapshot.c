@@ -647,10 +647,15 @@ static int t_reader_version(void)
 	char err[256];
 	struct pm_snapshot *s;
 
-	build_sample(&b, PM_SNAPSHOT_VERSION + 1);
+	build_sample(&b, PM_SNAPSHOT_SERIES_VERSION + 1);
 	s = open_mem(b.p, b.len, err, sizeof(err));
 	CHECK(s == NULL && errno == EPROTONOSUPPORT);
 	CHECK(strstr(err, "version") != NULL);
+	free(b.p);
+	build_sample(&b, PM_SNAPSHOT_SERIES_VERSION);	/* a plain layout under a series' version: no SERIES index */
+	s = open_mem(b.p, b.len, err, sizeof(err));
+	CHECK(s == NULL && errno == EBADMSG);
+	CHECK(strstr(err, "series index") != NULL && !strchr(err, '\n'));
 	free(b.p);
 	build_sample(&b, 1);	/* version 2 adds to 1: a version 1 file still reads */
 	s = open_mem(b.p, b.len, err, sizeof(err));
