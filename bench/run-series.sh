@@ -6,7 +6,9 @@
 # diff of members walks everything when kpageflags differ) unless BENCH_PFN says otherwise. Also prints the
 # size of each member (WORDS bytes stored, chunks reused) against the separate files'.
 # Usage: bench/run-series.sh [GIB]    (or BENCH_GIB=GIB; default 8)
-# Environment: BENCH_RUNS (default 5), BENCH_THP (default "off"), BENCH_PFN (default drop), BENCH_BUILD, BENCH_TOOL.
+# Environment: BENCH_RUNS (default 5), BENCH_THP (default "off"), BENCH_PFN (default drop), BENCH_BUILD, BENCH_TOOL,
+# BENCH_REPLAY_TMP (the TMPDIR the diffs extract their replay trees into, e.g. /dev/shm: on ext4 creating the
+# trees' files costs most of a diff, the same for members as for files, and hides the walk).
 # Never a timed assertion: prints figures and exits 0 once it has measured. Run it under flock /tmp/bench.lock.
 set -u
 
@@ -26,14 +28,15 @@ bench_check_programs "$tool" "$target" "$timeit"
 bench_begin
 
 # diff exits 1 when the snapshots differ (they do): a wrapper turns 1 into 0 for timeit, 2 and up stay failures.
+replay_tmp=${BENCH_REPLAY_TMP:+TMPDIR=$BENCH_REPLAY_TMP }
 cat >"$tmp/diff.sh" <<EOS
 #!/bin/sh
-"$tool" diff "\$@"
+$replay_tmp"$tool" diff "\$@"
 [ \$? -le 1 ]
 EOS
 cat >"$tmp/diffwalk.sh" <<EOS
 #!/bin/sh
-PAGEMAP_DIFF_WALK=1 "$tool" diff "\$@"
+${replay_tmp}PAGEMAP_DIFF_WALK=1 "$tool" diff "\$@"
 [ \$? -le 1 ]
 EOS
 chmod +x "$tmp/diff.sh" "$tmp/diffwalk.sh"
@@ -73,7 +76,7 @@ for thp in $thp_modes; do
 	"$tool" snapshot -p "$pid" --pfn "$pfn" --append "$tmp/s.series" || exit 1
 	app_s=$(echo "$(date +%s.%N) - $start" | bc)
 	kill -CONT "$pid"
-	echo "== THP $thp, --pfn $pfn: target pid $pid, $gib GiB touched, 64 pages written between the two captures, $runs runs per command"
+	echo "== THP $thp, --pfn $pfn, replay trees in ${BENCH_REPLAY_TMP:-${TMPDIR:-/tmp}}: target pid $pid, $gib GiB touched, 64 pages written between the two captures, $runs runs per command"
 	echo "files: A $(stat -c %s "$tmp/a.snap") bytes, B $(stat -c %s "$tmp/b.snap") bytes; series of both $(stat -c %s "$tmp/s.series") bytes (the append of member 2 took ${app_s%???????} s)"
 	"$tool" snapshot --list "$tmp/s.series"
 	run_rounds "$pid"

@@ -170,14 +170,17 @@ out:
  * Classify [@start, @end) into *@out; each stretch where something changed
  * also goes to @sink (if any). Two members of one series skip the stretches
  * whose pagemap words are one stored chunk on both sides (nothing changed
- * there, and no word is decoded to tell): the rest is walked.
+ * there; no word is decoded to tell, unless the kpageflags words differ:
+ * then a shared chunk is decoded once, for huge page candidates): the rest
+ * is walked.
  * PAGEMAP_DIFF_WALK (any value) walks everything, for tests.
  */
 static int diff_range(struct pm_target *a, struct pm_target *b, uint64_t start, uint64_t end,
 		      struct pm_diff_bytes *out, const struct piece_sink *sink)
 {
 	unsigned shift = a->decode.page_shift;
-	uint64_t x = start, from, upto;
+	const struct pm_features *f = pm_ctx_features(a->ctx);
+	uint64_t x = start, from, upto, block = f && f->pmd_size ? f->pmd_size >> shift : 0;
 	int rc = 0, same;
 
 	memset(out, 0, sizeof(*out));
@@ -188,7 +191,7 @@ static int diff_range(struct pm_target *a, struct pm_target *b, uint64_t start, 
 	while (x < end && !rc) {
 		for (from = x; x < end; x = upto << shift) {	/* the stretch to walk: up to the next same one */
 			same = pmi_snap_words_same(a->ctx->snap_words, a->pagemap_fd, b->ctx->snap_words, b->pagemap_fd,
-						   x >> shift, (end - 1) / ((uint64_t)1 << shift) + 1, &upto);
+						   x >> shift, (end - 1) / ((uint64_t)1 << shift) + 1, block, &upto);
 			if (same < 0)
 				return same;
 			if (same)

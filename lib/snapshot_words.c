@@ -22,6 +22,7 @@ struct wchunk {
 	uint64_t offset, length;	/* the WORDS section: header offset, payload length */
 	uint64_t ref_offset, ref_length;	/* version 3: the section holding its extents (length 0: none) */
 	uint64_t lo, hi;		/* the words it holds lie in [lo, hi) (known once its file is indexed) */
+	int huge;			/* pmi_snap_words_same: 0 not known, 1 no huge page candidate, 2 some */
 };
 
 struct wfile {
@@ -523,8 +524,53 @@ static int same_kpageflags(struct pmi_snap_words *a, struct pmi_snap_words *b)
 	return 1;
 }
 
+/*
+ * Might a walk confirm a huge page with kpageflags in chunk @i of @f (a
+ * pagemap, words of @block per PMD)? Yes where a present word at a
+ * @block-aligned index holds a @block-aligned frame followed by @block - 1
+ * contiguous ones (walk_entries.c huge_block), and where another chunk
+ * shares a PMD with it (a block it cannot see whole). Decodes the chunk
+ * once (the answer is kept). 1 no, 0 maybe, -errno.
+ */
+static int chunk_no_huge(struct pmi_snap_words *w, struct wfile *f, size_t i, uint64_t block)
+{
+	struct wchunk *c = &f->c[i];
+	struct slot *s;
+	size_t e;
+	uint64_t k, pfn, j;
+	int r;
+
+	if (c->huge || !block)
+		return c->huge == 1;
+	c->huge = 2;
+	if ((i && f->c[i - 1].hi > c->lo / block * block) ||
+	    (i + 1 < f->n && f->c[i + 1].lo < (c->hi + block - 1) / block * block))
+		return 0;
+	pthread_mutex_lock(&w->lock);
+	r = get_slot(w, f, c, &s);
+	for (e = 0; !r && e < s->next; e++) {
+		for (k = (s->ext[e].start + block - 1) / block * block - s->ext[e].start; k < s->ext[e].count; k += block) {
+			const uint64_t *x = s->words + s->first[e] + k;
+			pfn = x[0] & ((1ULL << 55) - 1);
+			if (!(x[0] >> 63) || !pfn || pfn % block)
+				continue;
+			if (k + block > s->ext[e].count)
+				goto maybe;	/* past the extent: its next words read 0, no huge page, but be safe */
+			for (j = 1; j < block && x[j] == x[0] + j; j++)
+				;
+			if (j == block)
+				goto maybe;
+		}
+	}
+	if (!r)
+		c->huge = 1;
+maybe:
+	pthread_mutex_unlock(&w->lock);
+	return r ? r : c->huge == 1;
+}
+
 int pmi_snap_words_same(struct pmi_snap_words *a, int fda, struct pmi_snap_words *b, int fdb, uint64_t index,
-			uint64_t end, uint64_t *upto)
+			uint64_t end, uint64_t block, uint64_t *upto)
 {
 	struct wfile *fa, *fb;
 	size_t ia, ib;
@@ -540,8 +586,6 @@ int pmi_snap_words_same(struct pmi_snap_words *a, int fda, struct pmi_snap_words
 		a->kpf_peer = b;
 		a->kpf_same = r;
 	}
-	if (!a->kpf_same)
-		return 0;	/* a walk confirms huge pages with kpageflags: they may differ under equal words */
 	if (!(fa = indexed_file(a, fda, &r)) || !(fb = indexed_file(b, fdb, &r)))
 		return r;
 	if (!fa->disjoint || !fb->disjoint)
@@ -554,8 +598,12 @@ int pmi_snap_words_same(struct pmi_snap_words *a, int fda, struct pmi_snap_words
 		*upto = ca ? fa->c[ia].hi : fa->c[ia].lo;
 	if (ib < fb->n && (cb ? fb->c[ib].hi : fb->c[ib].lo) < *upto)
 		*upto = cb ? fb->c[ib].hi : fb->c[ib].lo;
-	if (ca && cb)	/* the same stored chunk on both sides: the same words, [lo, hi) alike */
-		return fa->c[ia].offset == fb->c[ib].offset && fa->c[ia].ref_offset == fb->c[ib].ref_offset &&
-		       fa->c[ia].lo == fb->c[ib].lo;
-	return !ca && !cb;	/* a hole on both sides: zeros */
+	if (!ca && !cb)
+		return 1;	/* a hole on both sides: zeros */
+	if (!ca || !cb || fa->c[ia].offset != fb->c[ib].offset || fa->c[ia].ref_offset != fb->c[ib].ref_offset ||
+	    fa->c[ia].lo != fb->c[ib].lo)
+		return 0;
+	/* The same stored chunk on both sides: the same words, [lo, hi) alike. A walk confirms a huge page with
+	 * the kpageflags word of its first frame: where those differ, only a chunk that shows none is the same. */
+	return a->kpf_same ? 1 : chunk_no_huge(a, fa, ia, block);
 }

@@ -33,15 +33,18 @@ int pmi_snap_words_add_chunk(struct pmi_snap_words *w, uint32_t id, uint64_t off
 ssize_t pmi_snap_words_pread(struct pmi_snap_words *w, int fd, uint64_t *buf, size_t count, uint64_t index);
 const char *pmi_snap_words_error(const struct pmi_snap_words *w);
 /*
- * Are words [@index, *@upto) of the files open on @fda (of @a) and @fdb (of
- * @b) the same, by construction? Two members of one series (pm_snapshot_append)
- * whose chunks there are one stored chunk (a REUSE), or a hole in both, are;
- * no column is decoded to tell. Returns 1 (same), 0 (not known: compare the
- * words), or -errno (-EBADMSG: a damaged chunk); *@upto (at most @end) is
- * where the answer may change. Never 1 when the readers' kpageflags files
- * differ: a walk confirms huge pages with them. NULL readers: 0, *@upto @end.
+ * Are words [@index, *@upto) of the pagemaps open on @fda (of @a) and @fdb
+ * (of @b) the same, by construction? Two members of one series
+ * (pm_snapshot_append) whose chunks there are one stored chunk (a REUSE), or
+ * a hole in both, are; no column is decoded to tell. But a walk confirms a
+ * huge page (@block words, a PMD's) with the kpageflags word of its first
+ * frame: where the readers' kpageflags files are not the same chunks, a
+ * shared chunk is decoded once to see that it holds no huge page candidate.
+ * Returns 1 (same), 0 (not known: compare the words), or -errno (-EBADMSG:
+ * a damaged chunk); *@upto (at most @end) is where the answer may change.
+ * NULL readers: 0, *@upto @end.
  */
 int pmi_snap_words_same(struct pmi_snap_words *a, int fda, struct pmi_snap_words *b, int fdb, uint64_t index,
-			uint64_t end, uint64_t *upto);
+			uint64_t end, uint64_t block, uint64_t *upto);
 
 #endif

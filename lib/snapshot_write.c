@@ -596,7 +596,7 @@ static int ws_put(struct snap_ws *ws, uint64_t index, const uint64_t *const *col
 
 	while (done < n) {
 		struct snap_extent *e = ws->next ? &ws->ext[ws->next - 1] : NULL;
-		bool slot = ws->w->series && e && index / SNAP_SLOT_WORDS != ws->ext[0].start / SNAP_SLOT_WORDS;
+		bool slot = ws->w->series && ws->ncol == 1 && e && index / SNAP_SLOT_WORDS != ws->ext[0].start / SNAP_SLOT_WORDS;
 		size_t k;
 		if (ws->nwords >= ws->cap || (e && index < e->start + e->count) || slot ||
 		    (ws->next == SNAP_MAX_EXTENTS && index != e->start + e->count)) {
@@ -612,7 +612,7 @@ static int ws_put(struct snap_ws *ws, uint64_t index, const uint64_t *const *col
 			e->count = 0;
 		}
 		k = n - done < ws->cap - ws->nwords ? n - done : ws->cap - ws->nwords;
-		if (ws->w->series && k > SNAP_SLOT_WORDS - index % SNAP_SLOT_WORDS)
+		if (ws->w->series && ws->ncol == 1 && k > SNAP_SLOT_WORDS - index % SNAP_SLOT_WORDS)
 			k = SNAP_SLOT_WORDS - index % SNAP_SLOT_WORDS;
 		for (c = 0; c < ws->ncol; c++)
 			memcpy(ws->col[c] + ws->nwords, cols[c] + done, k * 8);
