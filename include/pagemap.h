@@ -2482,7 +2482,10 @@ PM_API int pm_snapshot_commit(struct pm_snapshot_writer *w);
  * @err, @errsize: a one-line reason on failure (may be NULL). Returns the
  * writer, or NULL with errno: EBADMSG (@path is damaged or not a
  * snapshot), EPROTONOSUPPORT, ELIBACC, ENOMEM, EOVERFLOW (65536 members
- * already), or the open error.
+ * already), EINVAL (a plain snapshot is there, not a series), ELOOP (a
+ * symlink is there), or the open error. pm_snapshot_commit() of the new
+ * member fails with -EOVERFLOW if the series' index would pass 4 MiB (what
+ * readers take): the old series stays.
  */
 PM_API struct pm_snapshot_writer *pm_snapshot_append(const char *path, char *err, size_t errsize);
 

@@ -590,8 +590,10 @@ static int parse_series(struct pm_snapshot *s, const unsigned char *buf, size_t 
 
 	if (series_get(&p, end, &n) || !n || n > SNAP_MAX_MEMBERS || n > len / 8)
 		return pmi_snap_fail(s, -EBADMSG, "%s: absurd member count", where);
-	if (!(s->members = calloc((size_t)n, sizeof(*s->members))) || !(s->pids = calloc(len, sizeof(*s->pids))))
-		return -ENOMEM;	/* each listed PID takes a byte at least: at most len of them */
+	/* each listed PID takes a byte at least, and a member lists at most SNAP_MAX_MEMBER_PIDS */
+	if (!(s->members = calloc((size_t)n, sizeof(*s->members))) ||
+	    !(s->pids = calloc(len < n * SNAP_MAX_MEMBER_PIDS ? len : (size_t)n * SNAP_MAX_MEMBER_PIDS, sizeof(*s->pids))))
+		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		struct snap_member *m = &s->members[i];
 		for (k = 0; k < 8; k++)
@@ -613,7 +615,7 @@ static int parse_series(struct pm_snapshot *s, const unsigned char *buf, size_t 
 			uint64_t pid;
 			if (series_get(&p, end, &pid))
 				return pmi_snap_fail(s, -EBADMSG, "%s: member %zu truncated", where, i + 1);
-			if (!pid || pid > INT32_MAX || npid >= len)
+			if (!pid || pid > INT32_MAX || npid >= len || npid >= n * SNAP_MAX_MEMBER_PIDS)
 				return pmi_snap_fail(s, -EBADMSG, "%s: member %zu: bad PID", where, i + 1);
 			s->pids[npid++] = (int32_t)pid;
 		}

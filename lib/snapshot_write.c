@@ -860,6 +860,8 @@ static int load_prev(struct snap_series *sr)
 		off = sec.offset;
 		len = sec.length;
 		pmi_snap_chunk_data(sr->old, sec.offset, &off, &len);
+		if (len < SNAP_CHUNK_FIXED || len > SNAP_CHUNK_FIXED + ZSTD_COMPRESSBOUND(SNAP_MAX_RAW))
+			continue;	/* no chunk a reader would decode: never referred to */
 		if (sr->nprev == cap) {
 			struct prev_chunk *np = realloc(sr->prev, (cap = cap ? cap * 2 : 256) * sizeof(*np));
 			if (!np)
@@ -1003,7 +1005,7 @@ static int put_series(struct pm_snapshot_writer *w, uint64_t end)
 		for (k = 0; k < m.listed; k++)
 			len += pmi_snap_put_varint(p + len, (uint64_t)m.pids[k]);
 	}
-	r = put_section(w, PM_SNAPSHOT_SERIES, p, len);
+	r = len > SNAP_MAX_SERIES ? -EOVERFLOW : put_section(w, PM_SNAPSHOT_SERIES, p, len);	/* readers refuse more */
 	free(p);
 	return r;
 }
