@@ -17,25 +17,26 @@
 #define OPT_LIST	0x2003
 #define OPT_PFN		0x2004
 #define OPT_KEY		0x2005
+#define OPT_APPEND	0x2010
 #define OPT_UNSCRAMBLE	0x2006
 #define OPT_ONE_THREAD	0x2007
-#define OPT_APPEND	0x2008
 
 static const char *const pfn_modes[] = { "keep", "drop", "keyed", "keyed-block" };	/* enum pm_snapshot_pfn */
 
 struct snap_opts {
 	const char *out, *from_tree, *to_tree, *pids, *key;
-	bool all, phys, list, unscramble, one_thread, append;
+	bool all, phys, list, unscramble, one_thread;
 	int pfn;		/* enum pm_snapshot_pfn */
+	bool append;		/* --append: out is a series */
 	unsigned char keybuf[PM_SNAPSHOT_KEY_SIZE];
 };
 
 static void help(void)
 {
 	printf("Usage: pagemap snapshot [-p PID,...] [--all] [--phys] [--pfn MODE [--key FILE]] -o FILE\n"
-	       "       pagemap snapshot -p PID,... [options] --append SERIES\n"
 	       "       pagemap snapshot --from-tree DIR -o FILE\n"
 	       "       pagemap snapshot --to-tree DIR FILE\n"
+	       "       pagemap snapshot -p PID,... [options] --append SERIES\n"
 	       "       pagemap snapshot --list FILE\n"
 	       "       pagemap snapshot --unscramble --key KEY -o FILE KEYED\n\n"
 	       "Write the page state of processes into one file that every command replays\n"
@@ -96,9 +97,9 @@ static int parse(int argc, char **argv, struct snap_opts *o)
 		{ "from-tree", required_argument, NULL, OPT_FROM_TREE },
 		{ "to-tree", required_argument, NULL, OPT_TO_TREE }, { "list", no_argument, NULL, OPT_LIST },
 		{ "pfn", required_argument, NULL, OPT_PFN }, { "key", required_argument, NULL, OPT_KEY },
+		{ "append", required_argument, NULL, OPT_APPEND },
 		{ "unscramble", no_argument, NULL, OPT_UNSCRAMBLE },
 		{ "one-thread", no_argument, NULL, OPT_ONE_THREAD },
-		{ "append", required_argument, NULL, OPT_APPEND },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -114,6 +115,12 @@ static int parse(int argc, char **argv, struct snap_opts *o)
 				return cli_usage_error("give -o FILE or --append SERIES, not both");
 			o->out = optarg;
 			break;
+		case OPT_APPEND:
+			if (o->out)
+				return cli_usage_error("give -o FILE or --append SERIES, not both");
+			o->out = optarg;
+			o->append = true;
+			break;
 		case OPT_FROM_TREE: o->from_tree = optarg; break;
 		case OPT_TO_TREE: o->to_tree = optarg; break;
 		case OPT_LIST: o->list = true; break;
@@ -126,12 +133,6 @@ static int parse(int argc, char **argv, struct snap_opts *o)
 		case OPT_KEY: o->key = optarg; break;
 		case OPT_UNSCRAMBLE: o->unscramble = true; break;
 		case OPT_ONE_THREAD: o->one_thread = true; break;
-		case OPT_APPEND:
-			if (o->out)
-				return cli_usage_error("give -o FILE or --append SERIES, not both");
-			o->out = optarg;
-			o->append = true;
-			break;
 		case 'h': help(); return -1;
 		default: return cli_bad_option(argv);
 		}

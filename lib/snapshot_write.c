@@ -74,6 +74,8 @@ struct pm_snapshot_writer {
 	bool shared_extents;	/* a multi-column flush: its first chunk is referred to, never a REUSE itself */
 };
 
+static int put_series(struct pm_snapshot_writer *w, uint64_t end);
+
 struct snap_ws {
 	struct pm_snapshot_writer *w;
 	uint32_t id[3];			/* the files, one column each; the first chunk of a flush holds the extents */
@@ -973,43 +975,6 @@ int pm_snapshot_add_meta(struct pm_snapshot_writer *w, const char *key, const ch
 	return 0;
 }
 
-/* The SERIES index of a series' members, the old ones and the new one ending at @end. */
-static int put_series(struct pm_snapshot_writer *w, uint64_t end)
-{
-	struct snap_series *sr = w->series;
-	size_t n = sr->old ? sr->old->nmembers : 0, i, k, len = 0;
-	struct pm_snapshot_member m;
-	unsigned char *p = malloc((n + 1) * 80 + (n + 1) * SNAP_MAX_MEMBER_PIDS * 5);
-	int r;
-
-	if (!p)
-		return -ENOMEM;
-	len = pmi_snap_put_varint(p, n + 1);
-	for (i = 0; i <= n; i++) {
-		if (i < n)
-			pm_snapshot_member_info(sr->old, (unsigned)i + 1, &m);
-		else
-			m = (struct pm_snapshot_member){ .offset = sr->base, .length = end - sr->base,
-				.time = (int64_t)time(NULL), .words_bytes = sr->words_bytes, .reused = sr->reused,
-				.reused_bytes = sr->reused_bytes, .npids = sr->npids,
-				.listed = sr->npids < SNAP_MAX_MEMBER_PIDS ? sr->npids : SNAP_MAX_MEMBER_PIDS,
-				.pids = sr->pids };
-		len += pmi_snap_put_varint(p + len, m.offset);
-		len += pmi_snap_put_varint(p + len, m.length);
-		len += pmi_snap_put_varint(p + len, m.time > 0 ? (uint64_t)m.time : 0);
-		len += pmi_snap_put_varint(p + len, m.words_bytes);
-		len += pmi_snap_put_varint(p + len, m.reused);
-		len += pmi_snap_put_varint(p + len, m.reused_bytes);
-		len += pmi_snap_put_varint(p + len, m.npids);
-		len += pmi_snap_put_varint(p + len, m.listed);
-		for (k = 0; k < m.listed; k++)
-			len += pmi_snap_put_varint(p + len, (uint64_t)m.pids[k]);
-	}
-	r = len > SNAP_MAX_SERIES ? -EOVERFLOW : put_section(w, PM_SNAPSHOT_SERIES, p, len);	/* readers refuse more */
-	free(p);
-	return r;
-}
-
 static int put_index(struct pm_snapshot_writer *w)
 {
 	size_t n, i, len;
@@ -1049,6 +1014,43 @@ static int put_index(struct pm_snapshot_writer *w)
 	snap_put64(t, at);
 	memcpy(t + 8, SNAP_END_MAGIC, 8);
 	return r ? r : write_all(w, t, sizeof(t));
+}
+
+/* The SERIES index of a series' members, the old ones and the new one ending at @end. */
+static int put_series(struct pm_snapshot_writer *w, uint64_t end)
+{
+	struct snap_series *sr = w->series;
+	size_t n = sr->old ? sr->old->nmembers : 0, i, k, len = 0;
+	struct pm_snapshot_member m;
+	unsigned char *p = malloc((n + 1) * 80 + (n + 1) * SNAP_MAX_MEMBER_PIDS * 5);
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	len = pmi_snap_put_varint(p, n + 1);
+	for (i = 0; i <= n; i++) {
+		if (i < n)
+			pm_snapshot_member_info(sr->old, (unsigned)i + 1, &m);
+		else
+			m = (struct pm_snapshot_member){ .offset = sr->base, .length = end - sr->base,
+				.time = (int64_t)time(NULL), .words_bytes = sr->words_bytes, .reused = sr->reused,
+				.reused_bytes = sr->reused_bytes, .npids = sr->npids,
+				.listed = sr->npids < SNAP_MAX_MEMBER_PIDS ? sr->npids : SNAP_MAX_MEMBER_PIDS,
+				.pids = sr->pids };
+		len += pmi_snap_put_varint(p + len, m.offset);
+		len += pmi_snap_put_varint(p + len, m.length);
+		len += pmi_snap_put_varint(p + len, m.time > 0 ? (uint64_t)m.time : 0);
+		len += pmi_snap_put_varint(p + len, m.words_bytes);
+		len += pmi_snap_put_varint(p + len, m.reused);
+		len += pmi_snap_put_varint(p + len, m.reused_bytes);
+		len += pmi_snap_put_varint(p + len, m.npids);
+		len += pmi_snap_put_varint(p + len, m.listed);
+		for (k = 0; k < m.listed; k++)
+			len += pmi_snap_put_varint(p + len, (uint64_t)m.pids[k]);
+	}
+	r = len > SNAP_MAX_SERIES ? -EOVERFLOW : put_section(w, PM_SNAPSHOT_SERIES, p, len);	/* readers refuse more */
+	free(p);
+	return r;
 }
 
 /* Make the finished file appear at its name: rename() replaces a symlink there, it never follows one. */
