@@ -40,12 +40,15 @@ bench-mappings: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-mappings.sh
 
 # Not part of `make bench` (issue #13's figures, on request): snapshot size per page and time against pages.
-.PHONY: bench-snapshot bench-diff
+.PHONY: bench-snapshot bench-diff bench-series
 bench-snapshot: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-snapshot.sh
 # `pagemap diff` of two snapshots of an 8 GiB target (BENCH_GIB) around a known set of writes.
 bench-diff: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-diff.sh
+# `pagemap diff S@1 S@2` of two members of a series against two separate files (BENCH_GIB, BENCH_PFN).
+bench-series: all bench-programs
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-series.sh
 
 # bench/watch.c links the library (static: a rebuild of the shared one during a run cannot mix versions).
 # `make bench-watch` runs it (1 and 4 GiB; 16 only when asked: BENCH_WATCH_ARGS="-s 16", which maps only

@@ -27,7 +27,9 @@ static int usage(void)
 			"pages (in address order, fixed seed). With sparse, write every other page\n"
 			"(THP off) or every other 2 MiB block (THP on): the most regions a walk can meet.\n"
 			"SIGUSR1 makes it write every 16th page\n"
-			"again (breaking copy-on-write with share) and print \"written\".\n"
+			"again (breaking copy-on-write with share) and print \"written\"; SIGUSR2\n"
+			"writes 64 pages in the middle of the region only (a small change: a series\n"
+			"member of it stores little) and prints \"written\" too.\n"
 			"With jvm, a JVM-sized layout: the region cut into %d mappings (every other\n"
 			"slice made read-only, on 2 MiB boundaries, so the VMAs cannot merge).\n"
 			"With mapsN, also N one-page mappings beside the region (protections alternate\n"
@@ -117,8 +119,7 @@ static size_t region_len;
 
 static void on_usr1(int sig)
 {
-	(void)sig;
-	write_asked = 1;
+	write_asked = sig == SIGUSR2 ? 2 : 1;
 }
 
 /* SIGUSR1: write every 16th page (a known set for `pagemap diff`), then say so on stdout. */
@@ -128,9 +129,14 @@ static void write_if_asked(void)
 
 	if (!write_asked)
 		return;
+	if (write_asked == 2) {	/* SIGUSR2: 64 pages from the middle */
+		for (size_t i = 0; i < 64; i++)
+			region[(region_len / 2 & ~((size_t)page - 1)) + i * (size_t)page] = 3;
+	} else {
+		for (size_t i = 0; i < region_len; i += 16 * (size_t)page)
+			region[i] = 2;
+	}
 	write_asked = 0;
-	for (size_t i = 0; i < region_len; i += 16 * (size_t)page)
-		region[i] = 2;
 	printf("written\n");
 	fflush(stdout);
 }
@@ -199,6 +205,7 @@ int main(int argc, char **argv)
 	region = p;
 	region_len = len;
 	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
 	for (long k = 0; k < sharers; k++) {
 		pid_t child = fork();
 

@@ -18,6 +18,7 @@
 #define OPT_LIST	0x2003
 #define OPT_PFN		0x2004
 #define OPT_KEY		0x2005
+#define OPT_APPEND	0x2010
 #define OPT_UNSCRAMBLE	0x2006
 #define OPT_ONE_THREAD	0x2007
 #define OPT_CGROUP	0x2008
@@ -29,6 +30,7 @@ struct snap_opts {
 	const char *out, *from_tree, *to_tree, *pids, *key, *cgroup;
 	bool all, phys, list, unscramble, one_thread, freeze;
 	int pfn;		/* enum pm_snapshot_pfn */
+	bool append;		/* --append: out is a series */
 	unsigned char keybuf[PM_SNAPSHOT_KEY_SIZE];
 };
 
@@ -38,6 +40,7 @@ static void help(void)
 	       "                        [--pfn MODE [--key FILE]] -o FILE\n"
 	       "       pagemap snapshot --from-tree DIR -o FILE\n"
 	       "       pagemap snapshot --to-tree DIR FILE\n"
+	       "       pagemap snapshot -p PID,... [options] --append SERIES\n"
 	       "       pagemap snapshot --list FILE\n"
 	       "       pagemap snapshot --unscramble --key KEY -o FILE KEYED\n\n"
 	       "Write the page state of processes into one file that every command replays\n"
@@ -69,10 +72,15 @@ static void help(void)
 	       "                         CPU, a thread reads smaps, smaps_rollup and numa_maps\n"
 	       "                         while the pagemap is read: less wall time, same CPU)\n"
 	       "  -o, --output FILE      the snapshot to write\n"
+	       "      --append SERIES    add a member to the series SERIES (created if missing):\n"
+	       "                         word chunks equal to the last member's are referred to,\n"
+	       "                         not stored again; read a member as SERIES@N (1.., or\n"
+	       "                         -1.. from the end; SERIES alone is the last)\n"
 	       "      --from-tree DIR    write a captured tree (tests/fixtures) as a snapshot\n"
 	       "      --to-tree DIR      write the snapshot FILE out as a tree (DIR is created)\n"
 	       "      --list             list FILE's sections: offset, type, payload length, path;\n"
-	       "                         a FILE row gives the file's own length instead\n"
+	       "                         a FILE row gives the file's own length instead; of a\n"
+	       "                         series, its members (SERIES@N: that member's sections)\n"
 	       "      --unscramble       write the keyed snapshot KEYED back with the real frame\n"
 	       "                         numbers (needs the key it was written with)\n");
 }
@@ -127,6 +135,7 @@ static int parse(int argc, char **argv, struct snap_opts *o)
 		{ "from-tree", required_argument, NULL, OPT_FROM_TREE },
 		{ "to-tree", required_argument, NULL, OPT_TO_TREE }, { "list", no_argument, NULL, OPT_LIST },
 		{ "pfn", required_argument, NULL, OPT_PFN }, { "key", required_argument, NULL, OPT_KEY },
+		{ "append", required_argument, NULL, OPT_APPEND },
 		{ "unscramble", no_argument, NULL, OPT_UNSCRAMBLE },
 		{ "one-thread", no_argument, NULL, OPT_ONE_THREAD },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP }, { "freeze", no_argument, NULL, OPT_FREEZE },
@@ -140,7 +149,17 @@ static int parse(int argc, char **argv, struct snap_opts *o)
 		case 'p': o->pids = optarg; break;
 		case 'a': o->all = true; break;
 		case OPT_PHYS: o->phys = true; break;
-		case 'o': o->out = optarg; break;
+		case 'o':
+			if (o->append)
+				return cli_usage_error("give -o FILE or --append SERIES, not both");
+			o->out = optarg;
+			break;
+		case OPT_APPEND:
+			if (o->out)
+				return cli_usage_error("give -o FILE or --append SERIES, not both");
+			o->out = optarg;
+			o->append = true;
+			break;
 		case OPT_FROM_TREE: o->from_tree = optarg; break;
 		case OPT_TO_TREE: o->to_tree = optarg; break;
 		case OPT_LIST: o->list = true; break;
@@ -384,12 +403,15 @@ static int write_snapshot(struct pm_ctx *ctx, struct snap_opts *o)
 {
 	struct snap_hold h = SNAP_HOLD_INIT;
 	struct pm_snapshot_writer *w;
+	char err[256] = "";
 	int r;
 
 	if (o->cgroup && cg2_dir(o->cgroup, h.dir))	/* before anything is written: nothing is */
 		return EXIT_RUNTIME;
-	if (!(w = pm_snapshot_create(o->out))) {
-		if (errno == ELIBACC)	/* the library loads libzstd on its first snapshot (include/pagemap.h) */
+	if (!(w = o->append ? pm_snapshot_append(o->out, err, sizeof(err)) : pm_snapshot_create(o->out))) {
+		if (o->append && *err && errno != ELIBACC)
+			cli_error(0, "cannot append to %s: %s", o->out, err);
+		else if (errno == ELIBACC)	/* the library loads libzstd on its first snapshot (include/pagemap.h) */
 			cli_error(0, "cannot create %s: cannot load libzstd.so.1 (Debian package libzstd1)", o->out);
 		else
 			cli_error(errno, "cannot create %s", o->out);
@@ -420,6 +442,22 @@ static const char *type_name(uint32_t t)
 	return t < sizeof(names) / sizeof(names[0]) ? names[t] : "unknown";
 }
 
+/* --list of a series: one line per member, key=value. */
+static void list_members(const struct pm_snapshot *s)
+{
+	struct pm_snapshot_member m;
+
+	for (unsigned i = 1; pm_snapshot_member_info(s, i, &m) == 0; i++) {
+		printf("member=%u offset=%llu length=%llu time=%lld words_bytes=%llu reused=%llu reused_bytes=%llu pids=",
+		       m.number, (unsigned long long)m.offset, (unsigned long long)m.length, (long long)m.time,
+		       (unsigned long long)m.words_bytes, (unsigned long long)m.reused,
+		       (unsigned long long)m.reused_bytes);
+		for (uint32_t k = 0; k < m.listed; k++)
+			printf("%s%d", k ? "," : "", (int)m.pids[k]);
+		printf("%s\n", m.listed < m.npids ? ",..." : "");
+	}
+}
+
 static int read_snapshot(const struct snap_opts *o, const char *file)
 {
 	struct pm_snapshot_section sec;
@@ -431,7 +469,9 @@ static int read_snapshot(const struct snap_opts *o, const char *file)
 		cli_error(0, "cannot read snapshot %s: %s", file, err);
 		return EXIT_RUNTIME;
 	}
-	if (o->list) {
+	if (o->list && access(file, F_OK) == 0 && pm_snapshot_members(s, NULL))
+		list_members(s);
+	else if (o->list) {
 		/* A FILE row: the file's length. The files of one FILES section share its offset and
 		 * payload, whose length would repeat on every row and say nothing of any one file. */
 		while (pm_snapshot_next(s, &sec) == 0)

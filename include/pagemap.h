@@ -2229,6 +2229,7 @@ PM_API void pm_cache_free(struct pm_cache *c);
  * 65536 extents a chunk; 65536 words in version 1 and 2 files).
  */
 #define PM_SNAPSHOT_VERSION	3	/* written; a reader also takes version 1 and 2 files */
+#define PM_SNAPSHOT_SERIES_VERSION 4	/* a series of snapshots (pm_snapshot_append); read too */
 
 enum pm_snapshot_type {
 	PM_SNAPSHOT_META = 1,	/* key=value lines: what made the snapshot, when, of what */
@@ -2237,6 +2238,8 @@ enum pm_snapshot_type {
 	PM_SNAPSHOT_WORDS = 4,	/* a chunk of a word file's 64-bit words (pagemap, kpage*) */
 	PM_SNAPSHOT_INDEX = 5,	/* the last section: every section's type and length (offset in versions 1, 2) */
 	PM_SNAPSHOT_FILES = 6,	/* version 2: several FILEs in one (pm_snapshot_next yields each as a FILE) */
+	PM_SNAPSHOT_REUSE = 7,	/* version 4: a WORDS chunk an earlier member stored (yielded as that WORDS) */
+	PM_SNAPSHOT_SERIES = 8,	/* version 4: the index of a series' members (never yielded) */
 };
 
 /* One section of an open snapshot, as pm_snapshot_next() yields it. */
@@ -2305,6 +2308,56 @@ PM_API const char *pm_snapshot_error(const struct pm_snapshot *s);
 
 /* pm_snapshot_close - close and free. NULL is fine. */
 PM_API void pm_snapshot_close(struct pm_snapshot *s);
+
+/*
+ * A series: one file of several snapshots of the same processes over time
+ * (format version 4, pm_snapshot_append()). Each member is a snapshot of its
+ * own; a word chunk equal to the previous member's chunk of the same file
+ * and words is stored once and referred to. An index at the end (checked)
+ * gives each member's place, time and PIDs: a reader opens member N without
+ * reading the others. pm_snapshot_open() and pm_snapshot_open_fd() open a
+ * series' last member; every other call then sees that member as a
+ * snapshot (a reused chunk is yielded by pm_snapshot_next() as the WORDS
+ * section that stores it, at its offset).
+ */
+
+/*
+ * pm_snapshot_open_member - open member @member of the series at @path:
+ * 1 is the first, -1 the last, -2 the one before it, and so on; 0 is the
+ * last too. A plain snapshot (version 1 to 3) is a series of one member.
+ * pm_snapshot_open() takes "PATH@N" for this when no file PATH@N exists.
+ * Returns the handle, or NULL with errno as pm_snapshot_open(), and ERANGE
+ * (no such member; @err says how many there are).
+ */
+PM_API struct pm_snapshot *pm_snapshot_open_member(const char *path, int member, char *err, size_t errsize);
+
+/* pm_snapshot_open_member_fd - the same on an open file (@fd stays the caller's). */
+PM_API struct pm_snapshot *pm_snapshot_open_member_fd(int fd, int member, char *err, size_t errsize);
+
+/* One member of a series, as its index gives it (pm_snapshot_member_info). */
+struct pm_snapshot_member {
+	uint32_t number;		/* 1, 2, ... */
+	uint64_t offset, length;	/* its bytes in the file (sections and its INDEX) */
+	int64_t time;			/* when it was written, seconds since the epoch */
+	uint64_t words_bytes;		/* payload bytes of the WORDS chunks it stores itself */
+	uint64_t reused;		/* word chunks it takes from earlier members instead */
+	uint64_t reused_bytes;		/* the payload bytes those chunks take there */
+	uint32_t npids;			/* PIDs it holds (processes with a pagemap) */
+	uint32_t listed;		/* how many of them pids lists (at most 64) */
+	const int32_t *pids;		/* borrowed until pm_snapshot_close() */
+};
+
+/*
+ * pm_snapshot_members - the members of @s's file: 0 for a plain snapshot,
+ * else their count; *@open (may be NULL) the number of the open one.
+ */
+PM_API unsigned pm_snapshot_members(const struct pm_snapshot *s, unsigned *open);
+
+/*
+ * pm_snapshot_member_info - member @number (from 1) of @s's series into
+ * *@out. Returns 0, -EINVAL for a plain snapshot, -ERANGE for no such member.
+ */
+PM_API int pm_snapshot_member_info(const struct pm_snapshot *s, unsigned number, struct pm_snapshot_member *out);
 
 /*
  * pm_ctx_new_snapshot - a context that replays snapshot @s as --root would
@@ -2424,6 +2477,27 @@ PM_API int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *c
 
 /* pm_snapshot_commit - write the index and trailer, fsync, and put the file at its path. 0 or -errno. */
 PM_API int pm_snapshot_commit(struct pm_snapshot_writer *w);
+
+/*
+ * pm_snapshot_append - start writing a new member of the series at @path
+ * (created, as a series of this one member, when no file is there). The
+ * series is checked whole first (every member and its index); the new file
+ * is the old members copied into a temporary as pm_snapshot_create() makes
+ * one, then the new member: pm_snapshot_commit() puts it at @path, and
+ * until then, or if it fails, the old series stays as it was. Add to the
+ * writer as to a new snapshot. A word chunk equal, byte for byte once
+ * compressed, to the last member's chunk of the same file path and words
+ * is not stored again but referred to; chunks of word files line up on
+ * 262144-word slots so an unchanged range gives an equal chunk.
+ * @err, @errsize: a one-line reason on failure (may be NULL). Returns the
+ * writer, or NULL with errno: EBADMSG (@path is damaged or not a
+ * snapshot), EPROTONOSUPPORT, ELIBACC, ENOMEM, EOVERFLOW (65536 members
+ * already), EINVAL (a plain snapshot is there, not a series), ELOOP (a
+ * symlink is there), or the open error. pm_snapshot_commit() of the new
+ * member fails with -EOVERFLOW if the series' index would pass 4 MiB (what
+ * readers take): the old series stays.
+ */
+PM_API struct pm_snapshot_writer *pm_snapshot_append(const char *path, char *err, size_t errsize);
 
 /* pm_snapshot_writer_free - free; an uncommitted snapshot is discarded. NULL is fine. */
 PM_API void pm_snapshot_writer_free(struct pm_snapshot_writer *w);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
+#include "snapshot_words.h"
 
 #define HELD (PM_PAGE_PRESENT | PM_PAGE_SWAPPED | PM_PAGE_NONSWAP)
 
@@ -125,8 +126,8 @@ struct piece_sink {
 	const struct pm_mapping *map;
 };
 
-/* Classify [@start, @end) into *@out; each stretch where something changed also goes to @sink (if any). */
-static int diff_range(struct pm_target *a, struct pm_target *b, uint64_t start, uint64_t end,
+/* Walk [@start, @end) of both in lockstep, adding to *@out; each stretch where something changed goes to @sink. */
+static int walk_range(struct pm_target *a, struct pm_target *b, uint64_t start, uint64_t end,
 		      struct pm_diff_bytes *out, const struct piece_sink *sink)
 {
 	struct side sa = { 0 }, sb = { 0 };
@@ -135,9 +136,6 @@ static int diff_range(struct pm_target *a, struct pm_target *b, uint64_t start, 
 	const struct pm_run *ra, *rb;
 	int rc = 0;
 
-	memset(out, 0, sizeof(*out));
-	if (shift != b->decode.page_shift || start > end)
-		return -EINVAL;
 	sa.w = pm_walk_new(a, start, end, PM_WALK_ENTRIES);
 	sb.w = sa.w ? pm_walk_new(b, start, end, PM_WALK_ENTRIES) : NULL;
 	if (!sb.w) {
@@ -165,6 +163,45 @@ static int diff_range(struct pm_target *a, struct pm_target *b, uint64_t start, 
 out:
 	pm_walk_free(sa.w);
 	pm_walk_free(sb.w);
+	return rc;
+}
+
+/*
+ * Classify [@start, @end) into *@out; each stretch where something changed
+ * also goes to @sink (if any). Two members of one series skip the stretches
+ * whose pagemap words are one stored chunk on both sides (nothing changed
+ * there; no word is decoded to tell, unless the kpageflags words differ:
+ * then a shared chunk is decoded once, for huge page candidates): the rest
+ * is walked.
+ * PAGEMAP_DIFF_WALK (any value) walks everything, for tests.
+ */
+static int diff_range(struct pm_target *a, struct pm_target *b, uint64_t start, uint64_t end,
+		      struct pm_diff_bytes *out, const struct piece_sink *sink)
+{
+	unsigned shift = a->decode.page_shift;
+	const struct pm_features *f = pm_ctx_features(a->ctx);
+	uint64_t x = start, from, upto, block = f && f->pmd_size ? f->pmd_size >> shift : 0;
+	int rc = 0, same;
+
+	memset(out, 0, sizeof(*out));
+	if (shift != b->decode.page_shift || start > end)
+		return -EINVAL;
+	if (!a->ctx->snap_words || !b->ctx->snap_words || getenv("PAGEMAP_DIFF_WALK"))	/* the fallback, forced */
+		return walk_range(a, b, start, end, out, sink);
+	while (x < end && !rc) {
+		for (from = x; x < end; x = upto << shift) {	/* the stretch to walk: up to the next same one */
+			same = pmi_snap_words_same(a->ctx->snap_words, a->pagemap_fd, b->ctx->snap_words, b->pagemap_fd,
+						   x >> shift, (end - 1) / ((uint64_t)1 << shift) + 1, block, &upto);
+			if (same < 0)
+				return same;
+			if (same)
+				break;
+		}
+		if (from < x && (rc = walk_range(a, b, from, x < end ? x : end, out, sink)))
+			break;
+		if (x < end)
+			x = upto << shift;	/* the same stored chunk on both sides: skipped */
+	}
 	return rc;
 }
 

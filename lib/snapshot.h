@@ -27,6 +27,16 @@
 #define SNAP_MAX_META		65536u
 #define SNAP_MAX_FILE_SIZE	(1ULL << 58)	/* logical bytes of one file (a pagemap spans 2^57 on la57) */
 
+/* A series (format version 4, man/pagemap-snapshot.5): members, each a version 3 body, and a SERIES index. */
+#define SNAP_SERIES_VERSION	4u
+#define SNAP_REUSE_LEN		16u
+#define SNAP_MAX_MEMBERS	65536u
+#define SNAP_MAX_MEMBER_PIDS	64u		/* PIDs the index keeps per member (more are counted, not listed) */
+#define SNAP_MAX_SERIES		(4u << 20)	/* bytes of the SERIES payload */
+/* A series writer lines its word files' chunks up on slots of this many words (64 MiB of 4 KiB pages), so an
+ * unchanged range gives an equal chunk; a change costs one slot's chunk, not the 1 GiB a whole chunk spans. */
+#define SNAP_SLOT_WORDS		16384u
+
 /* The words a WORDS chunk of a file of format @version may hold. */
 static inline uint32_t snap_max_words(uint32_t version)
 {

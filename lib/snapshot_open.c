@@ -2,6 +2,7 @@
  * (man/pagemap-snapshot.5). Iterating and decoding: snapshot_read.c. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +38,7 @@ uint32_t pmi_snap_header_check(uint32_t type, uint64_t length, uint64_t hash)
 
 const char *pmi_snap_type_name(uint32_t t)
 {
-	static const char *names[] = { "?", "META", "FILE", "BYTES", "WORDS", "INDEX", "FILES" };
+	static const char *names[] = { "?", "META", "FILE", "BYTES", "WORDS", "INDEX", "FILES", "REUSE", "SERIES" };
 
 	return t < PM_ARRAY_SIZE(names) ? names[t] : "unknown type";
 }
@@ -56,7 +57,8 @@ int pmi_snap_fail(struct pm_snapshot *s, int e, const char *fmt, ...)
 const char *pmi_snap_sec_name(const struct pm_snapshot *s, size_t i, char *buf, size_t size)
 {
 	const struct snap_sec *c = &s->secs[i];
-	bool has_file = (c->type == PM_SNAPSHOT_BYTES || c->type == PM_SNAPSHOT_WORDS) && c->file < s->nfiles;
+	bool has_file = (c->type == PM_SNAPSHOT_BYTES || c->type == PM_SNAPSHOT_WORDS ||
+			 (c->type == PM_SNAPSHOT_REUSE && s->version >= SNAP_SERIES_VERSION)) && c->file < s->nfiles;
 
 	snprintf(buf, size, "section %zu (%s%s%s, at byte %llu)", i, pmi_snap_type_name(c->type), has_file ? " of " : "",
 		 has_file ? s->files[c->file].path : "", (unsigned long long)c->offset);
@@ -308,6 +310,16 @@ bool pmi_snap_chunk_ref(const struct pm_snapshot *s, uint64_t offset, uint64_t *
 	return true;
 }
 
+void pmi_snap_chunk_data(const struct pm_snapshot *s, uint64_t offset, uint64_t *data_off, uint64_t *data_len)
+{
+	size_t i = find_sec(s, s->nsecs, offset);
+
+	if (i < s->nsecs) {
+		*data_off = s->secs[i].data_off;
+		*data_len = s->secs[i].data_len;
+	}
+}
+
 /* A chunk names a file declared before it, of the chunk's kind. */
 static int check_chunk_sec(struct pm_snapshot *s, struct snap_sec *c, const char *where)
 {
@@ -331,6 +343,62 @@ static int check_chunk_sec(struct pm_snapshot *s, struct snap_sec *c, const char
 	return check_ref(s, c, snap_get64(fixed + 8), where);
 }
 
+/*
+ * REUSE (version 4): a WORDS chunk stored by an earlier member of the
+ * series, named by the offset of its header. It must lie wholly before this
+ * member, be a WORDS section with its own extent list and the word count
+ * given here, and pass its checksums; its words are this member's file's.
+ */
+static int check_reuse(struct pm_snapshot *s, struct snap_sec *c, const char *where)
+{
+	unsigned char fixed[SNAP_REUSE_LEN], h[SNAP_SEC_SIZE], tf[SNAP_CHUNK_FIXED];
+	char named[SNAP_ERR_MAX / 2];
+	uint64_t t, len, got;
+	int r;
+
+	if (s->version < SNAP_SERIES_VERSION)
+		return 0;	/* a type of a later version in an earlier file: skipped, as any unknown type */
+	if (c->length != SNAP_REUSE_LEN)
+		return pmi_snap_fail(s, -EBADMSG, "%s: bad length %llu", where, (unsigned long long)c->length);
+	if ((r = pmi_snap_read_at(s, fixed, sizeof(fixed), c->offset + SNAP_SEC_SIZE)))
+		return r;
+	c->file = snap_get32(fixed);
+	c->nwords = snap_get32(fixed + 4);
+	t = snap_get64(fixed + 8);
+	if (c->file >= s->nfiles)
+		return pmi_snap_fail(s, -EBADMSG, "%s: file id %u not declared", where, c->file);
+	if (s->files[c->file].kind != PM_SNAPSHOT_WORDS)
+		return pmi_snap_fail(s, -EBADMSG, "%s: chunk kind does not match its file %s", where, s->files[c->file].path);
+	where = pmi_snap_sec_name(s, (size_t)(c - s->secs), named, sizeof(named));
+	if (t < SNAP_HEAD_SIZE || t >= s->base || s->base - t < SNAP_SEC_SIZE + SNAP_CHUNK_FIXED)
+		return pmi_snap_fail(s, -EBADMSG, "%s: refers to byte %llu, not a chunk of an earlier member", where,
+				     (unsigned long long)t);
+	if ((r = pmi_snap_read_at(s, h, sizeof(h), t)))
+		return r;
+	len = snap_get64(h + 8);
+	if (snap_get32(h) != PM_SNAPSHOT_WORDS ||
+	    (SNAP_VERIFY && snap_get32(h + 4) != pmi_snap_header_check(PM_SNAPSHOT_WORDS, len, snap_get64(h + 16))))
+		return pmi_snap_fail(s, -EBADMSG, "%s: refers to byte %llu, where no WORDS section starts", where,
+				     (unsigned long long)t);
+	if (len < SNAP_CHUNK_FIXED || len > s->base - t - SNAP_SEC_SIZE ||
+	    len - SNAP_CHUNK_FIXED > ZSTD_COMPRESSBOUND(SNAP_MAX_RAW))
+		return pmi_snap_fail(s, -EBADMSG, "%s: the chunk it refers to (at byte %llu) has a bad length %llu", where,
+				     (unsigned long long)t, (unsigned long long)len);
+	if ((r = hash_payload(s, t + SNAP_SEC_SIZE, len, &got)))
+		return r;
+	if (SNAP_VERIFY && got != snap_get64(h + 16))
+		return pmi_snap_fail(s, -EBADMSG, "%s: the chunk it refers to (at byte %llu): payload checksum mismatch",
+				     where, (unsigned long long)t);
+	if ((r = pmi_snap_read_at(s, tf, sizeof(tf), t + SNAP_SEC_SIZE)))
+		return r;
+	if (snap_get32(tf + 4) != c->nwords || snap_get64(tf + 8) || c->nwords > snap_max_words(s->version))
+		return pmi_snap_fail(s, -EBADMSG, "%s: the chunk it refers to (at byte %llu) is not one of %u words "
+				     "with its own extents", where, (unsigned long long)t, c->nwords);
+	c->data_off = t;
+	c->data_len = len;
+	return 0;
+}
+
 static int check_header(struct pm_snapshot *s)
 {
 	unsigned char h[SNAP_HEAD_SIZE];
@@ -342,9 +410,9 @@ static int check_header(struct pm_snapshot *s)
 	version = snap_get32(h + 8);
 	if (SNAP_VERIFY && snap_get32(h + 12) != (uint32_t)pmi_snap_hash(h, 12))
 		return pmi_snap_fail(s, -EBADMSG, "file header: checksum mismatch");
-	if (version < 1 || version > PM_SNAPSHOT_VERSION)	/* each version only adds to the one before */
+	if (version < 1 || version > SNAP_SERIES_VERSION)	/* each version only adds to the one before */
 		return pmi_snap_fail(s, -EPROTONOSUPPORT, "file header: format version %u (this reader knows 1 to %u)", version,
-			    PM_SNAPSHOT_VERSION);
+			    SNAP_SERIES_VERSION);
 	s->version = version;
 	return 0;
 }
@@ -363,6 +431,7 @@ static int add_section(struct pm_snapshot *s, uint64_t off, uint64_t end)
 	c = &s->secs[s->nsecs];
 	memset(c, 0, sizeof(*c));
 	c->offset = off;
+	c->data_off = off;
 	snprintf(where, sizeof(where), "section %zu (at byte %llu)", s->nsecs, (unsigned long long)off);
 	if (end - off < SNAP_SEC_SIZE || pmi_snap_read_at(s, h, sizeof(h), off))
 		return pmi_snap_fail(s, -EBADMSG, "%s: truncated header", where);
@@ -373,6 +442,7 @@ static int add_section(struct pm_snapshot *s, uint64_t off, uint64_t end)
 		return pmi_snap_fail(s, -EBADMSG, "%s: header checksum mismatch", where);
 	if (c->length > end - off - SNAP_SEC_SIZE)
 		return pmi_snap_fail(s, -EBADMSG, "%s: length %llu runs past the end", where, (unsigned long long)c->length);
+	c->data_len = c->length;
 	s->nsecs++;
 	pmi_snap_sec_name(s, s->nsecs - 1, where, sizeof(where));
 	if ((r = hash_payload(s, off + SNAP_SEC_SIZE, c->length, &got)))
@@ -389,6 +459,8 @@ static int add_section(struct pm_snapshot *s, uint64_t off, uint64_t end)
 	case PM_SNAPSHOT_BYTES:
 	case PM_SNAPSHOT_WORDS:
 		return check_chunk_sec(s, c, where);
+	case PM_SNAPSHOT_REUSE:
+		return check_reuse(s, c, where);
 	default:	/* INDEX is checked after the scan; unknown types are skipped */
 		return 0;
 	}
@@ -481,8 +553,9 @@ static int check_index(struct pm_snapshot *s, uint64_t index_off)
 	char where[SNAP_ERR_MAX / 2];
 
 	pmi_snap_sec_name(s, s->nsecs - 1, where, sizeof(where));
-	if (c->type != PM_SNAPSHOT_INDEX || c->offset != index_off)
-		return pmi_snap_fail(s, -EBADMSG, "trailer: does not point at the index");
+	if (c->type != PM_SNAPSHOT_INDEX || (s->members ? c->offset + SNAP_SEC_SIZE + c->length != s->limit
+							: c->offset != index_off))
+		return pmi_snap_fail(s, -EBADMSG, "%s: does not point at the index", s->members ? "series index" : "trailer");
 	if (s->version >= 3)
 		return check_index_v3(s, c, where);
 	if (c->length < 8 || pmi_snap_read_at(s, e, 8, c->offset + SNAP_SEC_SIZE))
@@ -501,7 +574,129 @@ static int check_index(struct pm_snapshot *s, uint64_t index_off)
 	return 0;
 }
 
-static int scan(struct pm_snapshot *s)
+/* One varint of the SERIES payload [*p, end): 0, or -1 cut short. */
+static int series_get(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+	return pmi_snap_get_varint(p, end, v);
+}
+
+/* The members of the SERIES payload @buf of @len bytes, checked to tile [16, @series_off). */
+static int parse_series(struct pm_snapshot *s, const unsigned char *buf, size_t len, uint64_t series_off,
+			const char *where)
+{
+	const unsigned char *p = buf, *end = buf + len;
+	uint64_t n, at = SNAP_HEAD_SIZE, v[8];
+	size_t i, k, npid = 0;
+
+	if (series_get(&p, end, &n) || !n || n > SNAP_MAX_MEMBERS || n > len / 8)
+		return pmi_snap_fail(s, -EBADMSG, "%s: absurd member count", where);
+	/* each listed PID takes a byte at least, and a member lists at most SNAP_MAX_MEMBER_PIDS */
+	if (!(s->members = calloc((size_t)n, sizeof(*s->members))) ||
+	    !(s->pids = calloc(len < n * SNAP_MAX_MEMBER_PIDS ? len : (size_t)n * SNAP_MAX_MEMBER_PIDS, sizeof(*s->pids))))
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct snap_member *m = &s->members[i];
+		for (k = 0; k < 8; k++)
+			if (series_get(&p, end, &v[k]))
+				return pmi_snap_fail(s, -EBADMSG, "%s: member %zu truncated", where, i + 1);
+		*m = (struct snap_member){ .offset = v[0], .length = v[1], .time = v[2], .words_bytes = v[3],
+					   .reused = v[4], .reused_bytes = v[5] };
+		if (v[6] > UINT32_MAX || v[7] > SNAP_MAX_MEMBER_PIDS || v[7] > v[6])
+			return pmi_snap_fail(s, -EBADMSG, "%s: member %zu: absurd PID count", where, i + 1);
+		m->pids_total = (uint32_t)v[6];
+		m->npids = (uint32_t)v[7];
+		m->pid_at = (uint32_t)npid;
+		if (m->offset != at || m->length < SNAP_SEC_SIZE + 1 || m->length > series_off - at)
+			return pmi_snap_fail(s, -EBADMSG, "%s: member %zu at byte %llu, length %llu: not where the one "
+					     "before ends, or past the index", where, i + 1,
+					     (unsigned long long)m->offset, (unsigned long long)m->length);
+		at += m->length;
+		for (k = 0; k < m->npids; k++) {
+			uint64_t pid;
+			if (series_get(&p, end, &pid))
+				return pmi_snap_fail(s, -EBADMSG, "%s: member %zu truncated", where, i + 1);
+			if (!pid || pid > INT32_MAX || npid >= len || npid >= n * SNAP_MAX_MEMBER_PIDS)
+				return pmi_snap_fail(s, -EBADMSG, "%s: member %zu: bad PID", where, i + 1);
+			s->pids[npid++] = (int32_t)pid;
+		}
+	}
+	if (at != series_off)
+		return pmi_snap_fail(s, -EBADMSG, "%s: the members end at byte %llu, the index starts at %llu", where,
+				     (unsigned long long)at, (unsigned long long)series_off);
+	if (p != end)
+		return pmi_snap_fail(s, -EBADMSG, "%s: trailing bytes after %llu members", where, (unsigned long long)n);
+	s->nmembers = (size_t)n;
+	return 0;
+}
+
+/* A series' SERIES section at @off, the last before the trailer at @end: header, checksums, the members. */
+static int load_series(struct pm_snapshot *s, uint64_t off, uint64_t end)
+{
+	unsigned char h[SNAP_SEC_SIZE], *buf;
+	char where[SNAP_ERR_MAX / 2];
+	uint64_t len;
+	int r;
+
+	snprintf(where, sizeof(where), "series index (SERIES section at byte %llu)", (unsigned long long)off);
+	if (end - off < SNAP_SEC_SIZE || pmi_snap_read_at(s, h, sizeof(h), off))
+		return pmi_snap_fail(s, -EBADMSG, "%s: truncated header", where);
+	len = snap_get64(h + 8);
+	if (snap_get32(h) != PM_SNAPSHOT_SERIES)
+		return pmi_snap_fail(s, -EBADMSG, "%s: type %u, not SERIES", where, snap_get32(h));
+	if (SNAP_VERIFY && snap_get32(h + 4) != pmi_snap_header_check(PM_SNAPSHOT_SERIES, len, snap_get64(h + 16)))
+		return pmi_snap_fail(s, -EBADMSG, "%s: header checksum mismatch", where);
+	if (len != end - off - SNAP_SEC_SIZE || len > SNAP_MAX_SERIES)
+		return pmi_snap_fail(s, -EBADMSG, "%s: length %llu does not end at the trailer", where,
+				     (unsigned long long)len);
+	if (!(buf = malloc(len ? (size_t)len : 1)))
+		return -ENOMEM;
+	if ((r = pmi_snap_read_at(s, buf, (size_t)len, off + SNAP_SEC_SIZE)))
+		r = pmi_snap_fail(s, -EBADMSG, "%s: truncated", where);
+	else if (SNAP_VERIFY && pmi_snap_hash(buf, (size_t)len) != snap_get64(h + 16))
+		r = pmi_snap_fail(s, -EBADMSG, "%s: payload checksum mismatch", where);
+	else
+		r = parse_series(s, buf, (size_t)len, off, where);
+	free(buf);
+	return r;
+}
+
+/* Member @want (1.., or -1.. from the end, 0 the last) of a series: its bytes become the file read. */
+static int pick_member(struct pm_snapshot *s, int want)
+{
+	long long i = want > 0 ? (long long)want - 1 : (long long)s->nmembers + (want ? want : -1);
+
+	if (i < 0 || i >= (long long)s->nmembers)
+		return pmi_snap_fail(s, -ERANGE, "no member %d: the series has %zu", want, s->nmembers);
+	s->member = (size_t)i;
+	s->base = s->members[i].offset;
+	s->limit = s->base + s->members[i].length;
+	return 0;
+}
+
+unsigned pm_snapshot_members(const struct pm_snapshot *s, unsigned *open)
+{
+	if (open)
+		*open = s->members ? (unsigned)s->member + 1 : 1;
+	return (unsigned)s->nmembers;
+}
+
+int pm_snapshot_member_info(const struct pm_snapshot *s, unsigned number, struct pm_snapshot_member *out)
+{
+	const struct snap_member *m;
+
+	if (!s->members)
+		return -EINVAL;
+	if (!number || number > s->nmembers)
+		return -ERANGE;
+	m = &s->members[number - 1];
+	*out = (struct pm_snapshot_member){ .number = number, .offset = m->offset, .length = m->length,
+					    .time = (int64_t)m->time, .words_bytes = m->words_bytes,
+					    .reused = m->reused, .reused_bytes = m->reused_bytes,
+					    .npids = m->pids_total, .listed = m->npids, .pids = s->pids + m->pid_at };
+	return 0;
+}
+
+static int scan(struct pm_snapshot *s, int want)
 {
 	unsigned char t[SNAP_TRAILER_SIZE];
 	uint64_t off = SNAP_HEAD_SIZE, end, index_off;
@@ -509,12 +704,22 @@ static int scan(struct pm_snapshot *s)
 
 	if ((r = check_header(s)))
 		return r;
+	if (s->version < SNAP_SERIES_VERSION && want != 0 && want != 1 && want != -1)
+		return pmi_snap_fail(s, -ERANGE, "no member %d: a plain snapshot is one", want);
 	end = s->fsize - SNAP_TRAILER_SIZE;
 	if (pmi_snap_read_at(s, t, sizeof(t), end) || memcmp(t + 8, SNAP_END_MAGIC, 8))
 		return pmi_snap_fail(s, -EBADMSG, "trailer: missing (the file is truncated, or its writing did not finish)");
 	index_off = snap_get64(t);
 	if (index_off < SNAP_HEAD_SIZE || index_off >= end)
 		return pmi_snap_fail(s, -EBADMSG, "trailer: index offset %llu out of the file", (unsigned long long)index_off);
+	if (s->version >= SNAP_SERIES_VERSION) {	/* the trailer points at the SERIES index: one member's bytes */
+		if ((r = load_series(s, index_off, end)) || (r = pick_member(s, want)))
+			return r;
+		off = s->base;
+		end = s->limit;
+	}
+	s->base = off;
+	s->limit = end;
 	while (off < end) {
 		if ((r = add_section(s, off, end)))
 			return r;
@@ -527,7 +732,7 @@ static int scan(struct pm_snapshot *s)
 	return check_index(s, index_off);
 }
 
-static struct pm_snapshot *open_common(int fd, bool own, char *err, size_t errsize)
+static struct pm_snapshot *open_common(int fd, bool own, int want, char *err, size_t errsize)
 {
 	struct pm_snapshot *s = calloc(1, sizeof(*s));
 	struct stat st;
@@ -546,7 +751,7 @@ static struct pm_snapshot *open_common(int fd, bool own, char *err, size_t errsi
 		r = -ELIBACC;
 		goto out;
 	}
-	r = scan(s);
+	r = scan(s, want);
 	if (!r)
 		return s;
 out:
@@ -563,10 +768,15 @@ out:
 
 struct pm_snapshot *pm_snapshot_open_fd(int fd, char *err, size_t errsize)
 {
-	return open_common(fd, false, err, errsize);
+	return open_common(fd, false, 0, err, errsize);
 }
 
-struct pm_snapshot *pm_snapshot_open(const char *path, char *err, size_t errsize)
+struct pm_snapshot *pm_snapshot_open_member_fd(int fd, int member, char *err, size_t errsize)
+{
+	return open_common(fd, false, member, err, errsize);
+}
+
+struct pm_snapshot *pm_snapshot_open_member(const char *path, int member, char *err, size_t errsize)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
@@ -577,7 +787,43 @@ struct pm_snapshot *pm_snapshot_open(const char *path, char *err, size_t errsize
 		errno = e;
 		return NULL;
 	}
-	return open_common(fd, true, err, errsize);
+	return open_common(fd, true, member, err, errsize);
+}
+
+/* "FILE@N" (N an int, maybe negative) when no file has that name: the path's length before '@' and N. */
+static bool member_suffix(const char *path, size_t *len, int *member)
+{
+	const char *at = strrchr(path, '@');
+	char *end;
+	long n;
+
+	if (!at || at == path || !at[1] || access(path, F_OK) == 0)
+		return false;
+	errno = 0;
+	n = strtol(at + 1, &end, 10);
+	if (errno || *end || n < INT_MIN || n > INT_MAX || !(at[1] == '-' || (at[1] >= '0' && at[1] <= '9')))
+		return false;
+	*len = (size_t)(at - path);
+	*member = (int)n;
+	return true;
+}
+
+struct pm_snapshot *pm_snapshot_open(const char *path, char *err, size_t errsize)
+{
+	struct pm_snapshot *s;
+	size_t len;
+	int member, e;
+	char *base;
+
+	if (!member_suffix(path, &len, &member))
+		return pm_snapshot_open_member(path, 0, err, errsize);
+	if (!(base = strndup(path, len)))
+		return NULL;
+	s = pm_snapshot_open_member(base, member, err, errsize);
+	e = errno;
+	free(base);
+	errno = e;
+	return s;
 }
 
 void pm_snapshot_close(struct pm_snapshot *s)
@@ -597,6 +843,8 @@ void pm_snapshot_close(struct pm_snapshot *s)
 	free(s->raw);
 	free(s->words);
 	free(s->ext);
+	free(s->members);
+	free(s->pids);
 	free(s);
 }
 

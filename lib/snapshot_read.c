@@ -94,6 +94,10 @@ int pm_snapshot_next(struct pm_snapshot *s, struct pm_snapshot_section *out)
 	out->offset = c->offset;
 	out->length = c->length;
 	out->file = c->file;
+	if (c->type == PM_SNAPSHOT_REUSE && s->version >= SNAP_SERIES_VERSION) {	/* a chunk of an earlier member */
+		out->type = PM_SNAPSHOT_WORDS;
+		out->length = c->data_len;
+	}
 	if (c->type == PM_SNAPSHOT_FILES) {	/* one FILE per file it declares */
 		out->type = PM_SNAPSHOT_FILE;
 		out->file = c->file + s->sub;
@@ -133,19 +137,19 @@ const char *pmi_snap_meta_next(const struct pm_snapshot *s, const char *prev)
 static int load_chunk(struct pm_snapshot *s, size_t i, size_t *rawlen, const char *where)
 {
 	const struct snap_sec *c = &s->secs[i];
-	size_t zlen = (size_t)(c->length - SNAP_CHUNK_FIXED);
+	size_t zlen = (size_t)(c->data_len - SNAP_CHUNK_FIXED);	/* a REUSE: the chunk it names */
 	unsigned long long want;
 	size_t got;
 	const struct pmi_zstd *z = pmi_zstd(NULL, 0);
 
 	if (!z)
 		return pmi_snap_fail(s, -ELIBACC, "%s: libzstd is not loaded", where);
-	if (c->length - SNAP_CHUNK_FIXED > ZSTD_COMPRESSBOUND(SNAP_MAX_RAW))
+	if (c->data_len - SNAP_CHUNK_FIXED > ZSTD_COMPRESSBOUND(SNAP_MAX_RAW))
 		return pmi_snap_fail(s, -EBADMSG, "%s: chunk of %llu bytes is over the limit", where,
-			    (unsigned long long)c->length);
+			    (unsigned long long)c->data_len);
 	if (pmi_snap_chunk_buffers(s, zlen + SNAP_CHUNK_FIXED, 0, 0))
 		return -ENOMEM;
-	if (pmi_snap_read_at(s, s->zbuf, zlen + SNAP_CHUNK_FIXED, c->offset + SNAP_SEC_SIZE))
+	if (pmi_snap_read_at(s, s->zbuf, zlen + SNAP_CHUNK_FIXED, c->data_off + SNAP_SEC_SIZE))
 		return pmi_snap_fail(s, -EBADMSG, "%s: truncated", where);
 	want = z->frame_content_size(s->zbuf + SNAP_CHUNK_FIXED, zlen);
 	if (want == ZSTD_CONTENTSIZE_ERROR || want == ZSTD_CONTENTSIZE_UNKNOWN || want > SNAP_MAX_RAW)
@@ -261,7 +265,9 @@ int pm_snapshot_read(struct pm_snapshot *s, const struct pm_snapshot_section *se
 	}
 	i = lo;
 	if (!s->nsecs || s->secs[i].offset != sec->offset ||
-	    (sec->type != PM_SNAPSHOT_BYTES && sec->type != PM_SNAPSHOT_WORDS) || s->secs[i].type != sec->type)
+	    (sec->type != PM_SNAPSHOT_BYTES && sec->type != PM_SNAPSHOT_WORDS) ||
+	    (s->secs[i].type != sec->type && !(s->secs[i].type == PM_SNAPSHOT_REUSE && sec->type == PM_SNAPSHOT_WORDS &&
+					       s->version >= SNAP_SERIES_VERSION)))
 		return -EINVAL;
 	pmi_snap_sec_name(s, i, where, sizeof(where));
 	if (sec->type == PM_SNAPSHOT_BYTES)

@@ -15,6 +15,14 @@ struct snap_sec {
 	uint32_t nwords;	/* WORDS: the words its header gives */
 	uint64_t offset, length;
 	size_t ref;		/* WORDS (version 3) sharing another chunk's extents: that section's index + 1; else 0 */
+	uint64_t data_off, data_len;	/* where its payload is: its own header and length, or (REUSE) the
+					   WORDS section of an earlier member it names */
+};
+
+struct snap_member {
+	uint64_t offset, length, time, words_bytes, reused, reused_bytes;
+	uint32_t npids, pid_at;		/* its PIDs: npids listed from pids[pid_at] (at most SNAP_MAX_MEMBER_PIDS) */
+	uint32_t pids_total;		/* PIDs it holds, listed or not */
 };
 
 struct snap_file {
@@ -39,6 +47,11 @@ struct pm_snapshot {
 	uint64_t *words;
 	struct snap_extent *ext;
 	size_t zcap, rawcap, wcap, xcap;	/* their sizes: grown to what the chunks read need (chunk_buffers) */
+	struct snap_member *members;	/* a series (version 4): its index; NULL for a plain snapshot */
+	size_t nmembers, member;	/* how many, and which one is open (0-based) */
+	int32_t *pids;			/* the members' listed PIDs */
+	uint64_t base;			/* where the open member's sections start (16 in a plain snapshot) */
+	uint64_t limit;			/* where they end: its INDEX's end */
 	char err[SNAP_ERR_MAX];
 };
 
@@ -55,6 +68,8 @@ int pmi_snap_read_at(struct pm_snapshot *s, void *buf, size_t n, uint64_t off);
  * true with that section's header offset and payload length.
  */
 bool pmi_snap_chunk_ref(const struct pm_snapshot *s, uint64_t offset, uint64_t *ref_offset, uint64_t *ref_length);
+/* Where the payload of the chunk whose section (a WORDS, or a REUSE yielded as one) is at @offset lies. */
+void pmi_snap_chunk_data(const struct pm_snapshot *s, uint64_t offset, uint64_t *data_off, uint64_t *data_len);
 /* Grow the chunk buffers (see snapshot_read.c). 0 or -ENOMEM. */
 int pmi_snap_chunk_buffers(struct pm_snapshot *s, size_t zlen, size_t rawlen, size_t nwords);
 

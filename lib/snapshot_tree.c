@@ -212,15 +212,16 @@ static int extract_section(struct extract *x, const struct pm_snapshot_section *
 	if (sec->type != PM_SNAPSHOT_FILE && sec->type != PM_SNAPSHOT_BYTES && sec->type != PM_SNAPSHOT_WORDS)
 		return 0;	/* META, INDEX and types of later versions hold no file bytes */
 	if (x->words && sec->type == PM_SNAPSHOT_WORDS) {
-		uint64_t ref_off = 0, ref_len = 0;
+		uint64_t ref_off = 0, ref_len = 0, off = sec->offset, len = sec->length;
 		pmi_snap_chunk_ref(x->s, sec->offset, &ref_off, &ref_len);
-		return pmi_snap_words_add_chunk(x->words, sec->file, sec->offset, sec->length, ref_off, ref_len);
+		pmi_snap_chunk_data(x->s, sec->offset, &off, &len);	/* a REUSE: the chunk an earlier member stored */
+		return pmi_snap_words_add_chunk(x->words, sec->file, off, len, ref_off, ref_len);
 	}
 	if ((r = open_file(x, sec)))
 		return r;
 	if (sec->type == PM_SNAPSHOT_FILE)
 		return x->words && sec->kind == PM_SNAPSHOT_WORDS ?
-			       pmi_snap_words_add_file(x->words, sec->file, sec->size, x->fd) : 0;
+			       pmi_snap_words_add_file(x->words, sec->file, sec->size, x->fd, sec->path) : 0;
 	return pm_snapshot_read(x->s, sec, write_extent, x);
 }
 

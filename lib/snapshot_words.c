@@ -22,6 +22,7 @@ struct wchunk {
 	uint64_t offset, length;	/* the WORDS section: header offset, payload length */
 	uint64_t ref_offset, ref_length;	/* version 3: the section holding its extents (length 0: none) */
 	uint64_t lo, hi;		/* the words it holds lie in [lo, hi) (known once its file is indexed) */
+	int huge;			/* pmi_snap_words_same: 0 not known, 1 no huge page candidate, 2 some */
 };
 
 struct wfile {
@@ -32,6 +33,8 @@ struct wfile {
 	struct wchunk *c;
 	size_t n, cap;
 	bool indexed;			/* lo and hi known, chunks sorted by lo */
+	bool disjoint;			/* indexed, and no chunk's [lo, hi) overlaps another's */
+	bool kpageflags;		/* proc/kpageflags: what a walk confirms huge pages with */
 };
 
 struct slot {
@@ -45,6 +48,10 @@ struct slot {
 
 struct pmi_snap_words {
 	int fd;
+	dev_t dev;			/* the snapshot file's: two readers of one series compare chunks by offset */
+	ino_t ino;
+	const struct pmi_snap_words *kpf_peer;	/* pmi_snap_words_same: the reader kpf_same was found with */
+	bool kpf_same;
 	uint32_t max_words;		/* words a chunk may hold: the file's version's limit */
 	uint32_t version;		/* the file's format version: its column encoding */
 	pthread_mutex_t lock;
@@ -65,10 +72,16 @@ struct pmi_snap_words *pmi_snap_words_new(int fd, uint32_t version)
 		return NULL;
 	w->max_words = snap_max_words(version);
 	w->version = version;
-	if ((w->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+	struct stat st;
+
+	if ((w->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0 || fstat(w->fd, &st) < 0) {
+		if (w->fd >= 0)
+			close(w->fd);
 		free(w);
 		return NULL;
 	}
+	w->dev = st.st_dev;
+	w->ino = st.st_ino;
 	pthread_mutex_init(&w->lock, NULL);
 	return w;
 }
@@ -113,7 +126,7 @@ static struct wfile *find_id(struct pmi_snap_words *w, uint32_t id)
 	return lo < w->nf && w->f[lo].id == id ? &w->f[lo] : NULL;
 }
 
-int pmi_snap_words_add_file(struct pmi_snap_words *w, uint32_t id, uint64_t size, int fd)
+int pmi_snap_words_add_file(struct pmi_snap_words *w, uint32_t id, uint64_t size, int fd, const char *path)
 {
 	struct stat st;
 	struct wfile *f;
@@ -136,6 +149,7 @@ int pmi_snap_words_add_file(struct pmi_snap_words *w, uint32_t id, uint64_t size
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
 	f->nwords = size / 8;
+	f->kpageflags = !strcmp(path, "proc/kpageflags");
 	return 0;
 }
 
@@ -324,24 +338,56 @@ static int lo_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* Learn each chunk's range of words (one decode each), then sort the chunks by where they start. */
+/*
+ * The range [lo, hi) of chunk @c's words from its extent list alone (the
+ * frame decompressed, the columns not decoded), into slot @s's extents.
+ */
+static int chunk_range(struct pmi_snap_words *w, struct wchunk *c, struct slot *s)
+{
+	const struct wchunk ref = { .offset = c->ref_offset, .length = c->ref_length };
+	const struct wchunk *x = c->ref_length ? &ref : c;	/* where the extents are */
+	const char *why = "malformed";
+	size_t rawlen, nw, used, xmax;
+	uint32_t xhdr;
+	int next, r;
+
+	if ((r = inflate(w, x, &rawlen, &xhdr)))
+		return r;
+	if (xhdr > w->max_words)
+		return bad(w, x, "absurd word count");
+	xmax = pmi_snap_extent_room(w->raw, rawlen, xhdr);
+	if ((r = slot_buffers(s, 0, xmax)))
+		return r;
+	next = pmi_snap_decode_extents(w->raw, rawlen, s->ext, xmax, xhdr, &nw, &used, &why);
+	if (next < 0)
+		return bad(w, x, why);
+	if (nw != xhdr)
+		return bad(w, x, "word count differs from the header's");
+	c->lo = next ? s->ext[0].start : 0;
+	c->hi = next ? s->ext[next - 1].start + s->ext[next - 1].count : 0;
+	return 0;
+}
+
+/*
+ * Learn each chunk's range of words (its extent list: no column decoded),
+ * then sort the chunks by where they start and note whether they overlap
+ * (the frame join's chunks of one file may; a process's pagemap's do not).
+ */
 static int index_file(struct pmi_snap_words *w, struct wfile *f)
 {
-	struct slot *s;
 	size_t i;
 	int r;
 
 	for (i = 0; i < NSLOTS; i++)
-		w->slot[i].chunk = NULL;	/* the chunks move when sorted */
-	for (i = 0; i < f->n; i++) {
-		if ((r = get_slot(w, f, &f->c[i], &s)))
+		w->slot[i].chunk = NULL;	/* the chunks move when sorted; slot 0 is a scratch meanwhile */
+	for (i = 0; i < f->n; i++)
+		if ((r = chunk_range(w, &f->c[i], &w->slot[0])))
 			return r;
-		f->c[i].lo = s->next ? s->ext[0].start : 0;
-		f->c[i].hi = s->next ? s->ext[s->next - 1].start + s->ext[s->next - 1].count : 0;
-	}
-	for (i = 0; i < NSLOTS; i++)
-		w->slot[i].chunk = NULL;
 	qsort(f->c, f->n, sizeof(*f->c), lo_cmp);
+	f->disjoint = true;
+	for (i = 0; i + 1 < f->n; i++)
+		if (f->c[i].hi > f->c[i + 1].lo && f->c[i].hi > f->c[i].lo)
+			f->disjoint = false;
 	f->indexed = true;
 	return 0;
 }
@@ -388,22 +434,176 @@ static ssize_t read_file(struct pmi_snap_words *w, struct wfile *f, uint64_t *bu
 	return (ssize_t)(end - index);
 }
 
-ssize_t pmi_snap_words_pread(struct pmi_snap_words *w, int fd, uint64_t *buf, size_t count, uint64_t index)
+/* The word file open on @fd, or NULL (-errno in *@r when fstat fails). */
+static struct wfile *find_fd(struct pmi_snap_words *w, int fd, int *r)
 {
-	struct wfile *f = NULL;
 	struct stat st;
-	ssize_t r;
 	size_t i;
 
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	for (i = 0; i < w->nf && !f; i++)
+	*r = 0;
+	if (fstat(fd, &st) < 0) {
+		*r = -errno;
+		return NULL;
+	}
+	for (i = 0; i < w->nf; i++)
 		if (w->f[i].ino == st.st_ino && w->f[i].dev == st.st_dev)
-			f = &w->f[i];
+			return &w->f[i];
+	return NULL;
+}
+
+ssize_t pmi_snap_words_pread(struct pmi_snap_words *w, int fd, uint64_t *buf, size_t count, uint64_t index)
+{
+	int e;
+	struct wfile *f = find_fd(w, fd, &e);
+	ssize_t r;
+
+	if (e)
+		return e;
 	if (!f)
 		return PMI_SNAP_WORDS_NOT_MINE;
 	pthread_mutex_lock(&w->lock);
 	r = read_file(w, f, buf, count, index);
 	pthread_mutex_unlock(&w->lock);
 	return r;
+}
+
+/* The first chunk of indexed, disjoint @f whose words end after @index (f->n if none). */
+static size_t chunk_after(const struct wfile *f, uint64_t index)
+{
+	size_t lo = 0, hi = f->n;
+
+	while (lo < hi) {	/* disjoint and sorted by lo: hi ascends too (empty chunks aside, hi 0) */
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->c[mid].hi <= index)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The file of @w's open on @fd, indexed (NULL: not one of its files, or damaged: *@r). */
+static struct wfile *indexed_file(struct pmi_snap_words *w, int fd, int *r)
+{
+	struct wfile *f = find_fd(w, fd, r);
+
+	if (f && !f->indexed) {
+		pthread_mutex_lock(&w->lock);
+		*r = index_file(w, f);
+		pthread_mutex_unlock(&w->lock);
+	}
+	return *r ? NULL : f;
+}
+
+/* The kpageflags files of @a and @b: both absent, or the same chunks of the same file. */
+static int same_kpageflags(struct pmi_snap_words *a, struct pmi_snap_words *b)
+{
+	struct wfile *fa = NULL, *fb = NULL;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < a->nf; i++)
+		fa = a->f[i].kpageflags ? &a->f[i] : fa;
+	for (i = 0; i < b->nf; i++)
+		fb = b->f[i].kpageflags ? &b->f[i] : fb;
+	if (!fa || !fb)
+		return !fa && !fb;
+	if (fa->n != fb->n)
+		return 0;
+	pthread_mutex_lock(&a->lock);
+	r = fa->indexed ? 0 : index_file(a, fa);
+	pthread_mutex_unlock(&a->lock);
+	pthread_mutex_lock(&b->lock);
+	r = r ? r : fb->indexed ? 0 : index_file(b, fb);
+	pthread_mutex_unlock(&b->lock);
+	if (r)
+		return r;
+	for (i = 0; i < fa->n; i++)
+		if (fa->c[i].offset != fb->c[i].offset || fa->c[i].ref_offset != fb->c[i].ref_offset)
+			return 0;
+	return 1;
+}
+
+/*
+ * Might a walk confirm a huge page with kpageflags in chunk @i of @f (a
+ * pagemap, words of @block per PMD)? Yes where a present word at a
+ * @block-aligned index holds a @block-aligned frame followed by @block - 1
+ * contiguous ones (walk_entries.c huge_block), and where another chunk
+ * shares a PMD with it (a block it cannot see whole). Decodes the chunk
+ * once (the answer is kept). 1 no, 0 maybe, -errno.
+ */
+static int chunk_no_huge(struct pmi_snap_words *w, struct wfile *f, size_t i, uint64_t block)
+{
+	struct wchunk *c = &f->c[i];
+	struct slot *s;
+	size_t e;
+	uint64_t k, pfn, j;
+	int r;
+
+	if (c->huge || !block)
+		return c->huge == 1;
+	c->huge = 2;
+	if ((i && f->c[i - 1].hi > c->lo / block * block) ||
+	    (i + 1 < f->n && f->c[i + 1].lo < (c->hi + block - 1) / block * block))
+		return 0;
+	pthread_mutex_lock(&w->lock);
+	r = get_slot(w, f, c, &s);
+	for (e = 0; !r && e < s->next; e++) {
+		for (k = (s->ext[e].start + block - 1) / block * block - s->ext[e].start; k < s->ext[e].count; k += block) {
+			const uint64_t *x = s->words + s->first[e] + k;
+			pfn = x[0] & ((1ULL << 55) - 1);
+			if (!(x[0] >> 63) || !pfn || pfn % block)
+				continue;
+			if (k + block > s->ext[e].count)
+				goto maybe;	/* past the extent: its next words read 0, no huge page, but be safe */
+			for (j = 1; j < block && x[j] == x[0] + j; j++)
+				;
+			if (j == block)
+				goto maybe;
+		}
+	}
+	if (!r)
+		c->huge = 1;
+maybe:
+	pthread_mutex_unlock(&w->lock);
+	return r ? r : c->huge == 1;
+}
+
+int pmi_snap_words_same(struct pmi_snap_words *a, int fda, struct pmi_snap_words *b, int fdb, uint64_t index,
+			uint64_t end, uint64_t block, uint64_t *upto)
+{
+	struct wfile *fa, *fb;
+	size_t ia, ib;
+	bool ca, cb;
+	int r;
+
+	*upto = end;
+	if (!a || !b || a->dev != b->dev || a->ino != b->ino || index >= end)
+		return 0;
+	if (a->kpf_peer != b) {	/* asked once per pair */
+		if ((r = same_kpageflags(a, b)) < 0)
+			return r;
+		a->kpf_peer = b;
+		a->kpf_same = r;
+	}
+	if (!(fa = indexed_file(a, fda, &r)) || !(fb = indexed_file(b, fdb, &r)))
+		return r;
+	if (!fa->disjoint || !fb->disjoint)
+		return 0;
+	ia = chunk_after(fa, index);
+	ib = chunk_after(fb, index);
+	ca = ia < fa->n && fa->c[ia].lo <= index;
+	cb = ib < fb->n && fb->c[ib].lo <= index;
+	if (ia < fa->n && (ca ? fa->c[ia].hi : fa->c[ia].lo) < *upto)	/* where either side's answer changes */
+		*upto = ca ? fa->c[ia].hi : fa->c[ia].lo;
+	if (ib < fb->n && (cb ? fb->c[ib].hi : fb->c[ib].lo) < *upto)
+		*upto = cb ? fb->c[ib].hi : fb->c[ib].lo;
+	if (!ca && !cb)
+		return 1;	/* a hole on both sides: zeros */
+	if (!ca || !cb || fa->c[ia].offset != fb->c[ib].offset || fa->c[ia].ref_offset != fb->c[ib].ref_offset ||
+	    fa->c[ia].lo != fb->c[ib].lo)
+		return 0;
+	/* The same stored chunk on both sides: the same words, [lo, hi) alike. A walk confirms a huge page with
+	 * the kpageflags word of its first frame: where those differ, only a chunk that shows none is the same. */
+	return a->kpf_same ? 1 : chunk_no_huge(a, fa, ia, block);
 }

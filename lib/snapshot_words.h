@@ -17,8 +17,8 @@ struct pmi_snap_words;
  */
 struct pmi_snap_words *pmi_snap_words_new(int fd, uint32_t version);
 void pmi_snap_words_free(struct pmi_snap_words *w);
-/* Word file @id (ids ascending) of @size bytes, extracted as the empty sparse file open on @fd. 0 or -errno. */
-int pmi_snap_words_add_file(struct pmi_snap_words *w, uint32_t id, uint64_t size, int fd);
+/* Word file @id (ids ascending) of @size bytes at @path, extracted as the empty sparse file open on @fd. 0 or -errno. */
+int pmi_snap_words_add_file(struct pmi_snap_words *w, uint32_t id, uint64_t size, int fd, const char *path);
 /*
  * A WORDS section of file @id: its header at @offset, @length payload bytes (checked by pm_snapshot_open);
  * @ref_offset and @ref_length those of the section holding its extents (version 3), @ref_length 0 if none.
@@ -32,5 +32,19 @@ int pmi_snap_words_add_chunk(struct pmi_snap_words *w, uint32_t id, uint64_t off
  */
 ssize_t pmi_snap_words_pread(struct pmi_snap_words *w, int fd, uint64_t *buf, size_t count, uint64_t index);
 const char *pmi_snap_words_error(const struct pmi_snap_words *w);
+/*
+ * Are words [@index, *@upto) of the pagemaps open on @fda (of @a) and @fdb
+ * (of @b) the same, by construction? Two members of one series
+ * (pm_snapshot_append) whose chunks there are one stored chunk (a REUSE), or
+ * a hole in both, are; no column is decoded to tell. But a walk confirms a
+ * huge page (@block words, a PMD's) with the kpageflags word of its first
+ * frame: where the readers' kpageflags files are not the same chunks, a
+ * shared chunk is decoded once to see that it holds no huge page candidate.
+ * Returns 1 (same), 0 (not known: compare the words), or -errno (-EBADMSG:
+ * a damaged chunk); *@upto (at most @end) is where the answer may change.
+ * NULL readers: 0, *@upto @end.
+ */
+int pmi_snap_words_same(struct pmi_snap_words *a, int fda, struct pmi_snap_words *b, int fdb, uint64_t index,
+			uint64_t end, uint64_t block, uint64_t *upto);
 
 #endif

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
-#include "internal.h"
-#include "snapshot.h"
+#include "snapshot_reader.h"
 #include "zstd_load.h"
 
 #define SNAP_LEVEL	3		/* zstd level: measured for sizing in issue #13 */
@@ -23,6 +23,27 @@
 struct idx {
 	uint32_t type;
 	uint64_t offset;
+};
+
+/* A WORDS chunk of the last member of the series appended to, that a new chunk may refer to (REUSE). */
+struct prev_chunk {
+	uint64_t key;		/* xxh64 of its file's path, plus that of its zstd frame */
+	uint64_t off, len;	/* its section: header offset, payload length */
+	uint32_t nwords;
+};
+
+/* pm_snapshot_append: the series being extended and what the new member stores. */
+struct snap_series {
+	struct pm_snapshot *old;	/* the series as it was (NULL: a new one); its bytes are copied first */
+	struct prev_chunk *prev;	/* its last member's chunks with their own extents, sorted by key */
+	size_t nprev;
+	char **path;			/* the new member's files by id (word files only; else NULL) */
+	size_t npath;
+	uint64_t base;			/* where the new member starts */
+	uint64_t words_bytes, reused, reused_bytes;
+	int32_t pids[SNAP_MAX_MEMBER_PIDS];
+	uint32_t npids;
+	unsigned char *cmp;		/* a frame read back to compare */
 };
 
 struct pm_snapshot_writer {
@@ -52,7 +73,11 @@ struct pm_snapshot_writer {
 	size_t windows_len, windows_cap;
 	bool committed;
 	int error;		/* the first write error: every later call fails with it */
+	struct snap_series *series;	/* pm_snapshot_append; NULL for a plain snapshot */
+	bool shared_extents;	/* a multi-column flush: its first chunk is referred to, never a REUSE itself */
 };
+
+static int put_series(struct pm_snapshot_writer *w, uint64_t end);
 
 struct snap_ws {
 	struct pm_snapshot_writer *w;
@@ -129,17 +154,88 @@ static int put_section(struct pm_snapshot_writer *w, uint32_t type, const void *
  * memory blocks, per process text files), more than the pagemap of a
  * process with contiguous frames takes.
  */
+static void series_free(struct snap_series *sr)
+{
+	if (!sr)
+		return;
+	pm_snapshot_close(sr->old);
+	for (size_t i = 0; i < sr->npath; i++)
+		free(sr->path[i]);
+	free(sr->path);
+	free(sr->prev);
+	free(sr->cmp);
+	free(sr);
+}
+
+static int prev_cmp(const void *a, const void *b)
+{
+	const struct prev_chunk *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/*
+ * A series member's WORDS chunk with its own extents (@fixed, then the
+ * zstd frame of @z bytes in w->pay): when the last member stored a chunk
+ * of the same file path, words and frame, byte for byte (the hash finds
+ * the candidate, the bytes decide), a REUSE section naming it instead.
+ * 1 if written so, 0 if not, -errno.
+ */
+static int put_reuse(struct pm_snapshot_writer *w, const unsigned char *fixed, size_t z)
+{
+	struct snap_series *sr = w->series;
+	uint32_t id = snap_get32(fixed), nw = snap_get32(fixed + 4);
+	struct prev_chunk key;
+	unsigned char ref[SNAP_REUSE_LEN];
+	size_t lo = 0, hi = sr->nprev;
+	int r;
+
+	if (!sr->nprev || snap_get64(fixed + 8) || id >= sr->npath || !sr->path[id])
+		return 0;
+	key.key = pmi_snap_hash(sr->path[id], strlen(sr->path[id])) + pmi_snap_hash(w->pay + SNAP_CHUNK_FIXED, z);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (prev_cmp(&sr->prev[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < sr->nprev && sr->prev[lo].key == key.key; lo++) {
+		const struct prev_chunk *c = &sr->prev[lo];
+		if (c->nwords != nw || c->len != SNAP_CHUNK_FIXED + z)
+			continue;
+		if (pmi_snap_read_at(sr->old, sr->cmp, z, c->off + SNAP_SEC_SIZE + SNAP_CHUNK_FIXED))
+			continue;
+		if (memcmp(sr->cmp, w->pay + SNAP_CHUNK_FIXED, z))
+			continue;	/* the same hash, other bytes: stored again */
+		snap_put32(ref, id);
+		snap_put32(ref + 4, nw);
+		snap_put64(ref + 8, c->off);
+		sr->reused++;
+		sr->reused_bytes += c->len;
+		r = put_section(w, PM_SNAPSHOT_REUSE, ref, sizeof(ref));
+		return r ? r : 1;
+	}
+	return 0;
+}
+
 /* A chunk: @fixed (16 bytes) then @rawlen bytes of @raw, compressed, written now. */
 static int put_chunk_now(struct pm_snapshot_writer *w, uint32_t type, const unsigned char *fixed,
 			 const unsigned char *raw, size_t rawlen)
 {
 	size_t z;
+	int r;
 
 	memcpy(w->pay, fixed, SNAP_CHUNK_FIXED);
 	z = w->z->compress_cctx(w->cctx, w->pay + SNAP_CHUNK_FIXED, ZSTD_COMPRESSBOUND(SNAP_MAX_RAW), raw, rawlen,
 				SNAP_LEVEL);
 	if (w->z->is_error(z))
 		return -EIO;
+	if (type == PM_SNAPSHOT_WORDS && w->series) {
+		if (!w->shared_extents && (r = put_reuse(w, fixed, z)))
+			return r < 0 ? r : 0;
+		w->series->words_bytes += SNAP_CHUNK_FIXED + z;
+	}
 	return put_section(w, type, w->pay, SNAP_CHUNK_FIXED + z);
 }
 
@@ -207,6 +303,33 @@ struct snap_frames *pmi_snap_w_frames(struct pm_snapshot_writer *w)
 	return &w->frames;
 }
 
+/* A series member's file w->nfiles: a word file's path kept (REUSE looks chunks up by it), a pagemap's PID noted. */
+static int series_file(struct pm_snapshot_writer *w, const char *path, uint32_t kind)
+{
+	struct snap_series *sr = w->series;
+	char **np;
+	int pid = 0, n = 0;
+
+	if (kind != PM_SNAPSHOT_WORDS)
+		return 0;
+	if (w->nfiles >= sr->npath) {
+		size_t nc = w->nfiles + 64;
+		if (!(np = realloc(sr->path, nc * sizeof(*np))))
+			return -ENOMEM;
+		memset(np + sr->npath, 0, (nc - sr->npath) * sizeof(*np));
+		sr->path = np;
+		sr->npath = nc;
+	}
+	if (!(sr->path[w->nfiles] = strdup(path)))
+		return -ENOMEM;
+	if (sscanf(path, "proc/%d/pagemap%n", &pid, &n) == 1 && !path[n] && pid > 0 &&
+	    sr->npids < SNAP_MAX_MEMBER_PIDS)
+		sr->pids[sr->npids++] = pid;
+	else if (pid > 0 && !path[n])
+		sr->npids++;	/* counted, not listed (npids past the list: see put_series) */
+	return 0;
+}
+
 int pmi_snap_w_file(struct pm_snapshot_writer *w, const char *path, uint32_t kind, uint64_t size)
 {
 	size_t n = strlen(path);
@@ -218,6 +341,8 @@ int pmi_snap_w_file(struct pm_snapshot_writer *w, const char *path, uint32_t kin
 	if (w->error)
 		return w->error;
 	if (w->files_len + SNAP_FILES_FIXED + n > SNAP_FILES_RAW && (r = flush_files(w)))
+		return r;
+	if (w->series && (r = series_file(w, path, kind)))
 		return r;
 	if (!w->files_count)
 		w->files_first = w->nfiles;
@@ -453,7 +578,9 @@ static int ws_flush(struct snap_ws *ws)
 			snap_put64(fixed + 8, ref);
 			if ((ws->error = flush_files(ws->w)))	/* a file's FILES section comes before its chunks */
 				break;
+			ws->w->shared_extents = ws->ncol > 1;
 			ws->error = put_chunk_now(ws->w, PM_SNAPSHOT_WORDS, fixed, ws->w->raw + c * SNAP_RAW_SLICE, ws->enc[c]);
+			ws->w->shared_extents = false;
 			if (!ws->error && c == 0)
 				ref = ws->w->idx[ws->w->nidx - 1].offset;
 		}
@@ -474,11 +601,14 @@ static int ws_put(struct snap_ws *ws, uint64_t index, const uint64_t *const *col
 
 	while (done < n) {
 		struct snap_extent *e = ws->next ? &ws->ext[ws->next - 1] : NULL;
+		bool slot = ws->w->series && ws->ncol == 1 && e && index / SNAP_SLOT_WORDS != ws->ext[0].start / SNAP_SLOT_WORDS;
 		size_t k;
-		if (ws->nwords >= ws->cap || (e && index < e->start + e->count) ||
+		if (ws->nwords >= ws->cap || (e && index < e->start + e->count) || slot ||
 		    (ws->next == SNAP_MAX_EXTENTS && index != e->start + e->count)) {
 			if (ws_flush(ws))
 				return ws->error;
+			if (slot)	/* a series: each slot's chunks alike whatever came before (pm_snapshot_append) */
+				ws->cap = SNAP_MAX_WORDS;
 			e = NULL;
 		}
 		if (!e || index != e->start + e->count) {
@@ -487,6 +617,8 @@ static int ws_put(struct snap_ws *ws, uint64_t index, const uint64_t *const *col
 			e->count = 0;
 		}
 		k = n - done < ws->cap - ws->nwords ? n - done : ws->cap - ws->nwords;
+		if (ws->w->series && ws->ncol == 1 && k > SNAP_SLOT_WORDS - index % SNAP_SLOT_WORDS)
+			k = SNAP_SLOT_WORDS - index % SNAP_SLOT_WORDS;
 		for (c = 0; c < ws->ncol; c++)
 			memcpy(ws->col[c] + ws->nwords, cols[c] + done, k * 8);
 		e->count += (uint32_t)k;
@@ -643,7 +775,7 @@ static ZSTD_CCtx *new_cctx(struct pm_snapshot_writer *w)
 	return c ? c : w->z->create_cctx();
 }
 
-struct pm_snapshot_writer *pm_snapshot_create(const char *path)
+static struct pm_snapshot_writer *create(const char *path, uint32_t version)
 {
 	struct pm_snapshot_writer *w = calloc(1, sizeof(*w));
 	unsigned char h[SNAP_HEAD_SIZE];
@@ -667,12 +799,157 @@ struct pm_snapshot_writer *pm_snapshot_create(const char *path)
 	if ((r = split_path(w, path)) || (r = open_temp(w)))
 		goto fail;
 	memcpy(h, SNAP_MAGIC, 8);
-	snap_put32(h + 8, PM_SNAPSHOT_VERSION);
+	snap_put32(h + 8, version);
 	snap_put32(h + 12, (uint32_t)pmi_snap_hash(h, 12));
 	if ((r = write_all(w, h, sizeof(h))))
 		goto fail;
 	return w;
 fail:
+	pm_snapshot_writer_free(w);
+	errno = -r;
+	return NULL;
+}
+
+struct pm_snapshot_writer *pm_snapshot_create(const char *path)
+{
+	return create(path, PM_SNAPSHOT_VERSION);
+}
+
+/* The old series' bytes before its SERIES index (its members) into the new file, after the header. */
+static int copy_members(struct pm_snapshot_writer *w, int from, uint64_t end)
+{
+	loff_t in = SNAP_HEAD_SIZE;
+	char buf[65536];
+	ssize_t n;
+
+	while ((uint64_t)in < end) {
+		size_t want = end - (uint64_t)in < (1u << 30) ? (size_t)(end - (uint64_t)in) : (1u << 30);
+		n = copy_file_range(from, &in, w->fd, NULL, want, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;	/* not supported here (or nothing copied): read and write */
+		w->off += (uint64_t)n;
+	}
+	while ((uint64_t)in < end) {
+		size_t want = end - (uint64_t)in < sizeof(buf) ? (size_t)(end - (uint64_t)in) : sizeof(buf);
+		n = pread(from, buf, want, in);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EBADMSG;
+		if ((n = write_all(w, buf, (size_t)n)) < 0)
+			return (int)n;
+		in += want;
+	}
+	return 0;
+}
+
+/*
+ * The chunks of the old series' last member that a new chunk may name
+ * (those with their own extents; a REUSE there names such a chunk too),
+ * keyed by their file's path and the hash of their zstd frame.
+ */
+static int load_prev(struct snap_series *sr)
+{
+	struct pm_snapshot_section sec;
+	uint64_t roff, rlen, off, len;
+	unsigned char *buf = sr->cmp;
+	size_t cap = 0;
+	int r;
+
+	pm_snapshot_rewind(sr->old);
+	while (pm_snapshot_next(sr->old, &sec) == 0) {
+		if (sec.type != PM_SNAPSHOT_WORDS || pmi_snap_chunk_ref(sr->old, sec.offset, &roff, &rlen))
+			continue;
+		off = sec.offset;
+		len = sec.length;
+		pmi_snap_chunk_data(sr->old, sec.offset, &off, &len);
+		if (len < SNAP_CHUNK_FIXED || len > SNAP_CHUNK_FIXED + ZSTD_COMPRESSBOUND(SNAP_MAX_RAW))
+			continue;	/* no chunk a reader would decode: never referred to */
+		if (sr->nprev == cap) {
+			struct prev_chunk *np = realloc(sr->prev, (cap = cap ? cap * 2 : 256) * sizeof(*np));
+			if (!np)
+				return -ENOMEM;
+			sr->prev = np;
+		}
+		if ((r = pmi_snap_read_at(sr->old, buf, (size_t)len, off + SNAP_SEC_SIZE)))
+			return r;
+		sr->prev[sr->nprev++] = (struct prev_chunk){
+			.key = pmi_snap_hash(sec.path, strlen(sec.path)) +
+			       pmi_snap_hash(buf + SNAP_CHUNK_FIXED, (size_t)len - SNAP_CHUNK_FIXED),
+			.off = off, .len = len, .nwords = snap_get32(buf + 4) };
+	}
+	qsort(sr->prev, sr->nprev, sizeof(*sr->prev), prev_cmp);
+	return 0;
+}
+
+/* The series at @path as it is (NULL when there is none yet): checked whole, never through a symlink. */
+static struct pm_snapshot *open_old(const char *path, char *err, size_t errsize, int *r)
+{
+	struct pm_snapshot *s;
+	unsigned i;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	*r = 0;
+	if (fd < 0) {
+		*r = errno == ENOENT ? 0 : -errno;
+		if (*r && err && errsize)
+			snprintf(err, errsize, "%s", errno == ELOOP ? "a symlink, not a series" : strerror(errno));
+		return NULL;
+	}
+	for (i = 0, s = NULL; !*r; i++) {	/* every member: a damaged one is not carried into the new file */
+		pm_snapshot_close(s);
+		if (!(s = pm_snapshot_open_member_fd(fd, (int)i + 1, err, errsize)))
+			*r = -errno;
+		else if (s->version < SNAP_SERIES_VERSION)
+			*r = -EINVAL;
+		else if (i + 1 == s->nmembers)
+			break;
+	}
+	if (*r == -EINVAL && err && errsize)
+		snprintf(err, errsize, "a plain snapshot (format version %u), not a series", s->version);
+	if (*r) {
+		pm_snapshot_close(s);
+		close(fd);
+		return NULL;
+	}
+	s->own_fd = true;
+	return s;
+}
+
+struct pm_snapshot_writer *pm_snapshot_append(const char *path, char *err, size_t errsize)
+{
+	struct pm_snapshot_writer *w = NULL;
+	struct snap_series *sr = calloc(1, sizeof(*sr));
+	int r = -ENOMEM;
+
+	if (!sr || !(sr->cmp = malloc(SNAP_CHUNK_FIXED + ZSTD_COMPRESSBOUND(SNAP_MAX_RAW))))
+		goto fail;
+	sr->old = open_old(path, err, errsize, &r);
+	if (r)
+		goto out;	/* @err says why */
+	if (sr->old && sr->old->nmembers >= SNAP_MAX_MEMBERS) {
+		r = -EOVERFLOW;
+		goto fail;
+	}
+	if (!(w = create(path, SNAP_SERIES_VERSION))) {
+		r = -errno;
+		goto fail;
+	}
+	w->series = sr;
+	sr = NULL;	/* the writer's now */
+	if (w->series->old &&
+	    ((r = copy_members(w, w->series->old->fd, w->series->old->limit)) ||
+	     (r = load_prev(w->series))))
+		goto fail;
+	w->series->base = w->off;
+	return w;
+fail:
+	if (err && errsize)
+		snprintf(err, errsize, "%s", r == -EOVERFLOW ? "the series has 65536 members already" : strerror(-r));
+out:
+	series_free(sr);
 	pm_snapshot_writer_free(w);
 	errno = -r;
 	return NULL;
@@ -780,9 +1057,50 @@ static int put_index(struct pm_snapshot_writer *w)
 	}
 	r = put_section(w, PM_SNAPSHOT_INDEX, p, len);
 	free(p);
+	if (!r && w->series) {	/* a series' trailer points at its SERIES index, after the member's INDEX */
+		at = w->off;
+		r = put_series(w, at);
+	}
 	snap_put64(t, at);
 	memcpy(t + 8, SNAP_END_MAGIC, 8);
 	return r ? r : write_all(w, t, sizeof(t));
+}
+
+/* The SERIES index of a series' members, the old ones and the new one ending at @end. */
+static int put_series(struct pm_snapshot_writer *w, uint64_t end)
+{
+	struct snap_series *sr = w->series;
+	size_t n = sr->old ? sr->old->nmembers : 0, i, k, len = 0;
+	struct pm_snapshot_member m;
+	unsigned char *p = malloc((n + 1) * 80 + (n + 1) * SNAP_MAX_MEMBER_PIDS * 5);
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	len = pmi_snap_put_varint(p, n + 1);
+	for (i = 0; i <= n; i++) {
+		if (i < n)
+			pm_snapshot_member_info(sr->old, (unsigned)i + 1, &m);
+		else
+			m = (struct pm_snapshot_member){ .offset = sr->base, .length = end - sr->base,
+				.time = (int64_t)time(NULL), .words_bytes = sr->words_bytes, .reused = sr->reused,
+				.reused_bytes = sr->reused_bytes, .npids = sr->npids,
+				.listed = sr->npids < SNAP_MAX_MEMBER_PIDS ? sr->npids : SNAP_MAX_MEMBER_PIDS,
+				.pids = sr->pids };
+		len += pmi_snap_put_varint(p + len, m.offset);
+		len += pmi_snap_put_varint(p + len, m.length);
+		len += pmi_snap_put_varint(p + len, m.time > 0 ? (uint64_t)m.time : 0);
+		len += pmi_snap_put_varint(p + len, m.words_bytes);
+		len += pmi_snap_put_varint(p + len, m.reused);
+		len += pmi_snap_put_varint(p + len, m.reused_bytes);
+		len += pmi_snap_put_varint(p + len, m.npids);
+		len += pmi_snap_put_varint(p + len, m.listed);
+		for (k = 0; k < m.listed; k++)
+			len += pmi_snap_put_varint(p + len, (uint64_t)m.pids[k]);
+	}
+	r = len > SNAP_MAX_SERIES ? -EOVERFLOW : put_section(w, PM_SNAPSHOT_SERIES, p, len);	/* readers refuse more */
+	free(p);
+	return r;
 }
 
 /* Make the finished file appear at its name: rename() replaces a symlink there, it never follows one. */
@@ -831,6 +1149,7 @@ void pm_snapshot_writer_free(struct pm_snapshot_writer *w)
 {
 	if (!w)
 		return;
+	series_free(w->series);
 	if (w->tmpname && !w->committed)
 		unlinkat(w->dirfd, w->tmpname, 0);
 	pmi_snap_ws_close(w->frames.joint);

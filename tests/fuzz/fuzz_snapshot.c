@@ -1,4 +1,5 @@
-/* fuzz_snapshot.c - libFuzzer target: the snapshot reader (open, iterate, decode every chunk, rewind) on any bytes, in memory. */
+/* fuzz_snapshot.c - libFuzzer target: the snapshot reader (open, iterate, decode every chunk, rewind; of a series its last and first
+ * members) on any bytes, in memory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -118,6 +119,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #ifdef FUZZ_SNAPSHOT_EXTRACT
 	extract(s);
 #endif
+	if (pm_snapshot_members(s, NULL) > 1) {	/* a series: its first member too (REUSE reaches back to it) */
+		pm_snapshot_close(s);
+		err[0] = '\0';
+		if (!(s = pm_snapshot_open_member_fd(fd, 1, err, sizeof(err)))) {
+			ASSERT(errno == EBADMSG || errno == EPROTONOSUPPORT || errno == ENOMEM);
+			ASSERT(err[0] && !strchr(err, '\n'));
+			return 0;
+		}
+		(void)walk(s);
+	}
 	pm_snapshot_close(s);
 	return 0;
 }

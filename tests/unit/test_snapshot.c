@@ -647,10 +647,15 @@ static int t_reader_version(void)
 	char err[256];
 	struct pm_snapshot *s;
 
-	build_sample(&b, PM_SNAPSHOT_VERSION + 1);
+	build_sample(&b, PM_SNAPSHOT_SERIES_VERSION + 1);
 	s = open_mem(b.p, b.len, err, sizeof(err));
 	CHECK(s == NULL && errno == EPROTONOSUPPORT);
 	CHECK(strstr(err, "version") != NULL);
+	free(b.p);
+	build_sample(&b, PM_SNAPSHOT_SERIES_VERSION);	/* a plain layout under a series' version: no SERIES index */
+	s = open_mem(b.p, b.len, err, sizeof(err));
+	CHECK(s == NULL && errno == EBADMSG);
+	CHECK(strstr(err, "series index") != NULL && !strchr(err, '\n'));
 	free(b.p);
 	build_sample(&b, 1);	/* version 2 adds to 1: a version 1 file still reads */
 	s = open_mem(b.p, b.len, err, sizeof(err));
@@ -1541,7 +1546,292 @@ static int t_writer_windows(void)
 	return t_failed_checks ? T_FAIL : T_PASS;
 }
 
+/* A series of three members of a tree whose proc/1/pagemap spans 3 slots: member 2 changes a word of slot 1. */
+#define SER_WORDS (3 * SNAP_SLOT_WORDS)
+static int series_member(const char *dir, const char *series, const uint64_t *words)
+{
+	char path[600];
+	struct pm_snapshot_writer *w;
+	char err[256];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/tree/proc/1/pagemap", dir);
+	if (write_file(path, words, SER_WORDS * 8, 0))
+		return -EIO;
+	snprintf(path, sizeof(path), "%s/tree", dir);
+	if (!(w = pm_snapshot_append(series, err, sizeof(err))))
+		return -errno;
+	r = pm_snapshot_add_tree(w, path);
+	if (!r)
+		r = pm_snapshot_commit(w);
+	pm_snapshot_writer_free(w);
+	return r;
+}
+
+static int sum_member(const char *series, int member, uint64_t *sum, uint64_t *nwords)
+{
+	struct pm_snapshot_section sec;
+	struct sum x;
+	struct pm_snapshot *s = pm_snapshot_open_member(series, member, NULL, 0);
+	int r = 0;
+
+	if (!s)
+		return -errno;
+	memset(&x, 0, sizeof(x));
+	while (!r && pm_snapshot_next(s, &sec) == 0)
+		if (sec.type == PM_SNAPSHOT_WORDS)
+			r = pm_snapshot_read(s, &sec, sum_fn, &x);
+	pm_snapshot_close(s);
+	*sum = x.sum;
+	*nwords = x.words;
+	return r;
+}
+
+static int build_series(char *dir, char *series, size_t size, uint64_t *words)
+{
+	char path[600];
+	size_t i;
+
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(series, size, "%s/s.series", dir);
+	snprintf(path, sizeof(path), "%s/tree", dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/tree/proc", dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/tree/proc/1", dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/tree/proc/1/maps", dir);
+	write_file(path, "maps\n", 5, 0);
+	for (i = 0; i < SER_WORDS; i++)
+		words[i] = 0x8100000000000000ULL | (0x10000 + i * 7 % 1000003);
+	if (series_member(dir, series, words))
+		return -1;
+	words[SNAP_SLOT_WORDS + 5] ^= 0x4000;	/* slot 1 changes */
+	if (series_member(dir, series, words) || series_member(dir, series, words))
+		return -1;
+	return 0;
+}
+
+/* pm_snapshot_append: members, their index, reuse of unchanged slots, every member read back. */
+static int t_series_write(void)
+{
+	char dir[] = "/tmp/test_snapshot.XXXXXX", series[512], at[600], err[256];
+	uint64_t *words = calloc(SER_WORDS, 8), sum, n, want1 = 0, want2 = 0;
+	struct pm_snapshot_member m;
+	struct pm_snapshot *s;
+	struct stat st;
+	unsigned open = 0;
+	size_t i;
+
+	CHECK(words != NULL);
+	if (build_series(dir, series, sizeof(series), words)) {
+		free(words);
+		return t_skip("cannot write a series in /tmp");
+	}
+	for (i = 0; i < SER_WORDS; i++) {
+		want2 += words[i] ^ i;	/* as sum_fn adds them */
+		want1 += (i == SNAP_SLOT_WORDS + 5 ? words[i] ^ 0x4000 : words[i]) ^ i;
+	}
+	CHECK(stat(series, &st) == 0 && (st.st_mode & 0777) == 0600);
+	s = pm_snapshot_open(series, err, sizeof(err));
+	CHECK(s != NULL);
+	CHECK(s && pm_snapshot_members(s, &open) == 3 && open == 3);
+	CHECK(s && pm_snapshot_member_info(s, 1, &m) == 0 && m.reused == 0 && m.npids == 1 && m.pids[0] == 1);
+	CHECK(s && pm_snapshot_member_info(s, 2, &m) == 0 && m.reused == 2 && m.words_bytes > 0);
+	CHECK(s && pm_snapshot_member_info(s, 3, &m) == 0 && m.reused == 3 && m.words_bytes == 0);
+	CHECK(s && pm_snapshot_member_info(s, 4, &m) == -ERANGE && pm_snapshot_member_info(s, 0, &m) == -ERANGE);
+	pm_snapshot_close(s);
+	CHECK(sum_member(series, 1, &sum, &n) == 0 && n == SER_WORDS && sum == want1);
+	CHECK(sum_member(series, 2, &sum, &n) == 0 && n == SER_WORDS && sum == want2);
+	CHECK(sum_member(series, 3, &sum, &n) == 0 && n == SER_WORDS && sum == want2);
+	CHECK(sum_member(series, -3, &sum, &n) == 0 && sum == want1);
+	CHECK(sum_member(series, 0, &sum, &n) == 0 && sum == want2);
+	CHECK(pm_snapshot_open_member(series, 4, err, sizeof(err)) == NULL && errno == ERANGE && strstr(err, "has 3"));
+	CHECK(pm_snapshot_open_member(series, -4, err, sizeof(err)) == NULL && errno == ERANGE);
+	snprintf(at, sizeof(at), "%s@1", series);
+	s = pm_snapshot_open(at, err, sizeof(err));
+	CHECK(s && pm_snapshot_members(s, &open) == 3 && open == 1);
+	pm_snapshot_close(s);
+	/* A plain snapshot is not a series: refused, left as it was; a symlink is never followed. */
+	snprintf(at, sizeof(at), "%s/plain.snap", dir);
+	{
+		struct pm_snapshot_writer *w = pm_snapshot_create(at);
+		CHECK(w && pm_snapshot_add_meta(w, "k", "v") == 0 && pm_snapshot_commit(w) == 0);
+		pm_snapshot_writer_free(w);
+	}
+	CHECK(pm_snapshot_append(at, err, sizeof(err)) == NULL && errno == EINVAL && strstr(err, "not a series"));
+	s = pm_snapshot_open(at, NULL, 0);
+	CHECK(s && pm_snapshot_members(s, &open) == 0 && open == 1);
+	pm_snapshot_close(s);
+	snprintf(at, sizeof(at), "%s/link", dir);
+	CHECK(symlink(series, at) == 0);
+	CHECK(pm_snapshot_append(at, err, sizeof(err)) == NULL && errno == ELOOP);
+	pmi_snap_remove_tree(dir);
+	free(words);
+	return T_PASS;
+}
+
+/* The series file's bytes in memory, and where its SERIES section is. */
+static unsigned char *series_bytes(const char *series, size_t *len, uint64_t *series_off)
+{
+	struct stat st;
+	unsigned char *p;
+	int fd = open(series, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !(p = malloc((size_t)st.st_size)) ||
+	    pread(fd, p, (size_t)st.st_size, 0) != st.st_size) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	close(fd);
+	*len = (size_t)st.st_size;
+	*series_off = snap_get64(p + *len - SNAP_TRAILER_SIZE);
+	return p;
+}
+
+/* Rewrite the section at @off (payload of @n bytes, already changed in place) with checksums that match. */
+static void reseal(unsigned char *p, uint64_t off, size_t n)
+{
+	uint64_t hash = pmi_snap_hash(p + off + SNAP_SEC_SIZE, n);
+
+	snap_put64(p + off + 16, hash);
+	snap_put32(p + off + 4, pmi_snap_header_check(snap_get32(p + off), n, hash));
+}
+
+/* Open member @member of @p: must fail with one line naming @what (and EBADMSG or ERANGE). */
+static int refused_member(const unsigned char *p, size_t len, int member, const char *what)
+{
+	char err[256] = "";
+	int fd = mem_fd(p, len);
+	struct pm_snapshot *s = fd >= 0 ? pm_snapshot_open_member_fd(fd, member, err, sizeof(err)) : NULL;
+	int ok = !s && (errno == EBADMSG || errno == ERANGE || errno == EPROTONOSUPPORT) && err[0] &&
+		 !strchr(err, '\n') && (!what || strstr(err, what));
+
+	if (!ok)
+		printf("  member %d: %s (want a refusal naming '%s')\n", member, s ? "opened" : err, what ? what : "");
+	pm_snapshot_close(s);
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* A series with a new SERIES payload @pay (@n bytes) in place of its own. */
+static unsigned char *with_series(const unsigned char *p, uint64_t series_off, const unsigned char *pay, size_t n,
+				  size_t *len)
+{
+	unsigned char *q = malloc(series_off + SNAP_SEC_SIZE + n + SNAP_TRAILER_SIZE);
+
+	memcpy(q, p, series_off);
+	snap_put32(q + series_off, PM_SNAPSHOT_SERIES);
+	snap_put64(q + series_off + 8, n);
+	memcpy(q + series_off + SNAP_SEC_SIZE, pay, n);
+	reseal(q, series_off, n);
+	snap_put64(q + series_off + SNAP_SEC_SIZE + n, series_off);
+	memcpy(q + series_off + SNAP_SEC_SIZE + n + 8, SNAP_END_MAGIC, 8);
+	*len = series_off + SNAP_SEC_SIZE + n + SNAP_TRAILER_SIZE;
+	return q;
+}
+
+/* Damaged series: truncated, bits flipped, REUSE to nowhere, forward or itself, absurd or misplaced members. */
+static int t_series_hostile(void)
+{
+	char dir[] = "/tmp/test_snapshot.XXXXXX", series[512];
+	uint64_t *words = calloc(SER_WORDS, 8), series_off = 0, reuse = 0, base2 = 0, v;
+	unsigned char *p, *q, pay[256];
+	struct pm_snapshot_member m;
+	struct pm_snapshot *s;
+	size_t len = 0, qlen, i, n;
+	int bad = 0, r;
+
+	CHECK(words != NULL);
+	if (build_series(dir, series, sizeof(series), words)) {
+		free(words);
+		return t_skip("cannot write a series in /tmp");
+	}
+	p = series_bytes(series, &len, &series_off);
+	CHECK(p != NULL);
+	s = pm_snapshot_open(series, NULL, 0);
+	CHECK(s && pm_snapshot_member_info(s, 2, &m) == 0);
+	base2 = m.offset;
+	pm_snapshot_close(s);
+	for (i = base2; i < base2 + m.length && !reuse; i += SNAP_SEC_SIZE + snap_get64(p + i + 8))
+		if (snap_get32(p + i) == PM_SNAPSHOT_REUSE)
+			reuse = i;
+	CHECK(reuse != 0);
+	/* Truncated anywhere: refused, one line (a torn tail is not read as a shorter series). */
+	for (i = 0; i < len; i += i + 64 < len ? 61 : 1)
+		bad += !refused_member(p, i, 0, NULL) + !refused_member(p, i, 1, NULL);
+	CHECK(bad == 0);
+	/* Bits flipped in the SERIES section, the trailer and a REUSE section. */
+	for (i = series_off * 8; i < len * 8; i += 3) {
+		p[i / 8] ^= (unsigned char)(1u << (i % 8));
+		bad += !refused_member(p, len, 0, NULL);
+		p[i / 8] ^= (unsigned char)(1u << (i % 8));
+	}
+	for (i = reuse * 8; i < (reuse + SNAP_SEC_SIZE + SNAP_REUSE_LEN) * 8; i++) {
+		p[i / 8] ^= (unsigned char)(1u << (i % 8));
+		bad += !refused_member(p, len, 2, NULL);
+		p[i / 8] ^= (unsigned char)(1u << (i % 8));
+	}
+	CHECK(bad == 0);
+	/* A REUSE naming itself, a later byte, its own member, no section start, a META section, past the file. */
+	{
+		const uint64_t to[] = { reuse, reuse + 40, base2, SNAP_HEAD_SIZE + 1, SNAP_HEAD_SIZE, UINT64_MAX - 8,
+					0 };
+		uint64_t was = snap_get64(p + reuse + SNAP_SEC_SIZE + 8);
+		for (i = 0; i < sizeof(to) / sizeof(to[0]); i++) {
+			snap_put64(p + reuse + SNAP_SEC_SIZE + 8, to[i]);
+			reseal(p, reuse, SNAP_REUSE_LEN);
+			bad += !refused_member(p, len, 2, "REUSE");
+		}
+		snap_put64(p + reuse + SNAP_SEC_SIZE + 4, 12345);	/* another word count than the chunk's */
+		snap_put64(p + reuse + SNAP_SEC_SIZE + 8, was);
+		reseal(p, reuse, SNAP_REUSE_LEN);
+		bad += !refused_member(p, len, 2, "REUSE");
+	}
+	CHECK(bad == 0);
+	/* Absurd or misplaced members in a SERIES index that is itself well sealed. */
+	n = pmi_snap_put_varint(pay, 1u << 30);
+	q = with_series(p, series_off, pay, n + 16, &qlen);
+	CHECK(refused_member(q, qlen, 0, "member count"));
+	free(q);
+	n = pmi_snap_put_varint(pay, 0);
+	q = with_series(p, series_off, pay, n, &qlen);
+	CHECK(refused_member(q, qlen, 0, "member count"));
+	free(q);
+	for (r = 0; r < 3; r++) {	/* one member: at byte 17, ending short of the index, with 65 PIDs listed */
+		const uint64_t f[3][8] = { { SNAP_HEAD_SIZE + 1, series_off - SNAP_HEAD_SIZE - 1, 0, 0, 0, 0, 0, 0 },
+					   { SNAP_HEAD_SIZE, base2 - SNAP_HEAD_SIZE, 0, 0, 0, 0, 0, 0 },
+					   { SNAP_HEAD_SIZE, series_off - SNAP_HEAD_SIZE, 0, 0, 0, 0, 65, 65 } };
+		n = pmi_snap_put_varint(pay, 1);
+		for (i = 0; i < 8; i++)
+			n += pmi_snap_put_varint(pay + n, f[r][i]);
+		q = with_series(p, series_off, pay, n, &qlen);
+		CHECK(refused_member(q, qlen, 0, "series index"));
+		free(q);
+	}
+	/* Its own SERIES payload back, sealed again: opens (the forging helpers themselves are right). */
+	v = snap_get64(p + series_off + 8);
+	q = with_series(p, series_off, p + series_off + SNAP_SEC_SIZE, (size_t)v, &qlen);
+	{
+		int fd = mem_fd(q, qlen);
+		s = fd >= 0 ? pm_snapshot_open_member_fd(fd, 1, NULL, 0) : NULL;
+		CHECK(s != NULL);
+		pm_snapshot_close(s);
+		if (fd >= 0)
+			close(fd);
+	}
+	free(q);
+	free(p);
+	pmi_snap_remove_tree(dir);
+	free(words);
+	return T_PASS;
+}
+
 T_MAIN(T(t_codec_roundtrip), T(t_codec_frame_modes), T(t_codec_runs_same), T(t_codec_hostile), T(t_reader_sample), T(t_reader_files), T(t_reader_truncated), T(t_reader_bitflips),
        T(t_reader_version), T(t_reader_absurd), T(t_reader_sized_buffers), T(t_writer_tree), T(t_writer_text_lengths),
        T(t_replay_words), T(t_shared_extents), T(t_shared_replay), T(t_writer_cols),
-       T(t_index_v3), T(t_words_limits), T(t_writer_big_chunks), T(t_writer_windows))
+       T(t_index_v3), T(t_words_limits), T(t_writer_big_chunks), T(t_writer_windows), T(t_series_write),
+       T(t_series_hostile))
