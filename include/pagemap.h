@@ -2487,8 +2487,9 @@ PM_API int pm_snapshot_commit(struct pm_snapshot_writer *w);
  * until then, or if it fails, the old series stays as it was. Add to the
  * writer as to a new snapshot. A word chunk equal, byte for byte once
  * compressed, to the last member's chunk of the same file path and words
- * is not stored again but referred to; chunks of word files line up on
- * 262144-word slots so an unchanged range gives an equal chunk.
+ * is not stored again but referred to; in a series the pagemap's chunks end
+ * on 16384-word slots (64 MiB of 4 KiB pages) so an unchanged range gives an
+ * equal chunk.
  * @err, @errsize: a one-line reason on failure (may be NULL). Returns the
  * writer, or NULL with errno: EBADMSG (@path is damaged or not a
  * snapshot), EPROTONOSUPPORT, ELIBACC, ENOMEM, EOVERFLOW (65536 members
