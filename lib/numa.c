@@ -159,15 +159,20 @@ static void add_frames(struct pm_numa_proc *p, const struct pm_run *r, enum pm_n
 {
 	uint64_t ps = pm_ctx_features(p->t->ctx)->page_size;
 	uint64_t pfn = r->pfn, left = (r->end - r->start) / ps;
-	bool zero_run = r->flags & PM_PAGE_ZERO;
 
+	/*
+	 * The shared zero page (or huge zero page) is no one's memory: numa_maps
+	 * leaves it out (vm_normal_page) and move_pages(2) answers -EFAULT, so
+	 * the three sources agree (tests/live/test_numa.c, sources_agree).
+	 */
+	if (r->flags & PM_PAGE_ZERO)
+		return;
 	while (left) {
 		uint64_t next, n;
 		int i = pm_numa_index_of_pfn(p->n, pfn, &next);
 		size_t slot = i < 0 ? p->n->count : (size_t)i;
 
-		/* A small zero-page run repeats one frame; others step one frame per page. */
-		n = zero_run || next - pfn >= left ? left : next - pfn;
+		n = next - pfn >= left ? left : next - pfn;
 		p->bytes[slot][c] += n * ps;
 		if (r->flags & PM_PAGE_THP)
 			p->thp[slot] += n * ps;

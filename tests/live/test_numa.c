@@ -176,7 +176,9 @@ static void check_classes(const struct pm_numa_map *m, void *data)
 
 static int layout_sources(bool root_only_frames)
 {
-	struct layout_opts o = { .anon_pages = 64, .file_pages = 16, .memfd_pages = 32, .thp_count = 1 };
+	/* zero pages too: the shared zero page is no one's memory, which numa_maps and move_pages both say */
+	struct layout_opts o = { .anon_pages = 64, .file_pages = 16, .memfd_pages = 32, .thp_count = 1, .zero_pages = 16,
+				 .hzero_count = 1 };
 	static const enum pm_numa_source srcs[] = { PM_NUMA_FRAMES, PM_NUMA_MOVE_PAGES, PM_NUMA_MAPS };
 	struct pm_ctx *ctx = pm_ctx_new(NULL);
 	struct pm_numa *n = ctx ? pm_numa_open(ctx) : NULL;
