@@ -18,14 +18,6 @@
 
 /* ---- the cheap tier: one walk of pagemap, no kpagecount ---- */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static bool path_is(const struct pm_mapping *m, const char *prefix)
 {
 	size_t n = strlen(prefix);
@@ -89,9 +81,9 @@ int pm_quick_process(struct pm_target *t, struct pm_quick *out)
 	scan = pm_walk_backend(w) == PM_BACKEND_SCAN;
 	for (;;) {
 		/* The time of one step bounds the longest read the walker made to refill its batch. */
-		t0 = now_ns();
+		t0 = pmi_clock_ns(CLOCK_MONOTONIC);
 		r = pm_walk_next(w, &run);
-		dt = now_ns() - t0;
+		dt = pmi_clock_ns(CLOCK_MONOTONIC) - t0;
 		if (dt > out->longest_ns)
 			out->longest_ns = dt;
 		if (r != 0)

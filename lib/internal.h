@@ -7,6 +7,7 @@
 #define PM_INTERNAL_H
 
 #include <stdarg.h>
+#include <time.h>
 #include "pagemap.h"
 
 #define PM_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -46,6 +47,8 @@ ssize_t pmi_pread_words(int fd, uint64_t *buf, size_t count, uint64_t word_index
 /* The same for a file of @ctx's (NULL: any file): a replayed snapshot's word files are read from its chunks. */
 ssize_t pmi_ctx_pread_words(const struct pm_ctx *ctx, int fd, uint64_t *buf, size_t count, uint64_t word_index);
 int pmi_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, size_t size);
+/* procfs.c: clock @c (CLOCK_REALTIME, CLOCK_MONOTONIC, ...) in nanoseconds. */
+uint64_t pmi_clock_ns(clockid_t c);
 enum pm_proc_state pmi_stat_state(const char *buf);	/* target.c: from the text of /proc/PID/stat */
 int pmi_errno_from_name(const char *s);
 #define PM_TREE_ERROR_MAX 512

@@ -2,6 +2,9 @@
 #ifndef PM_PME_H
 #define PM_PME_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 /*
  * fs/proc/task_mmu.c names, with CRIU's PME_ prefix so they cannot be taken
  * for the library's decoded PM_PAGE_* flags. Which kernel reports each bit,
@@ -39,5 +42,29 @@
 #define PME_HIGH_MASK		(0x3fULL << PME_HIGH_SHIFT)
 #define PME_PSHIFT(e)		((unsigned)(((e) & PME_HIGH_MASK) >> PME_HIGH_SHIFT))
 #define PME_PSHIFT_NOT_PRESENT(shift)	((uint64_t)(shift) << PME_HIGH_SHIFT)
+
+/* Could entry @e start a huge page of @n pages (a power of two): present, with a nonzero frame aligned to @n? */
+static inline bool pme_huge_head(uint64_t e, uint64_t n)
+{
+	uint64_t pfn = e & PME_PFRAME_MASK;
+
+	return (e & PME_PRESENT) && pfn && !(pfn & (n - 1));
+}
+
+/*
+ * The @n entries at @e, a PMD block's: one aligned run of contiguous frames,
+ * what a huge page shows (the buddy allocator may give one too: a walk
+ * confirms with kpageflags, walk_entries.c huge_block).
+ */
+static inline bool pme_huge_candidate(const uint64_t *e, uint64_t n)
+{
+	uint64_t diff = 0, j;
+
+	if (!pme_huge_head(e[0], n))
+		return false;
+	for (j = 1; j < n; j++)	/* no early exit: a branch-free loop the compiler can vectorise */
+		diff |= e[j] ^ (e[0] + j);
+	return !diff;
+}
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "internal.h"
 #include "snapshot_words.h"
@@ -235,4 +236,12 @@ int pmi_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, s
 	close(fd);
 	buf[got] = '\0';
 	return (int)got;
+}
+
+uint64_t pmi_clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

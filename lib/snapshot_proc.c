@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include "internal.h"
 #include "scan.h"
@@ -496,19 +495,11 @@ static void ahead_free(struct text_ahead *a)
 	}
 }
 
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, unsigned flags)
 {
 	static const char *const text[] = { "stat", "status", "smaps", "smaps_rollup", "cgroup", "numa_maps" };
 	/* The window: wall-clock start, its end by the monotonic clock (a clock step meanwhile cannot skew it). */
-	uint64_t start = clock_ns(CLOCK_REALTIME), mono = clock_ns(CLOCK_MONOTONIC);
+	uint64_t start = pmi_clock_ns(CLOCK_REALTIME), mono = pmi_clock_ns(CLOCK_MONOTONIC);
 	char live[256], path[64], *maps = NULL;
 	struct text_ahead ahead;
 	size_t len = 0, i;
@@ -538,7 +529,7 @@ int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pi
 		r = copy_file(w, ctx, live, path);
 	}
 	if (!r && ctx->live)
-		r = pmi_snap_w_window(w, pid, start, start + (clock_ns(CLOCK_MONOTONIC) - mono));
+		r = pmi_snap_w_window(w, pid, start, start + (pmi_clock_ns(CLOCK_MONOTONIC) - mono));
 out:
 	ahead_free(&ahead);
 	free(maps);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "pme.h"
 #include "snapshot_words.h"
 #include "zstd_load.h"
 
@@ -265,34 +266,53 @@ static int slot_buffers(struct slot *s, size_t n, size_t x)
  * Decode chunk @c of @f into slot @s: its extents (version 3: maybe those of
  * the chunk it refers to), each within the file, and their words.
  */
+/*
+ * The extent list of chunk @x (a WORDS chunk, or the one whose extents a
+ * version 3 chunk refers to) into slot @s's extents, decompressed into
+ * w->raw: *@rawlen bytes there, the columns from *@used, *@nw words. The
+ * count of extents, or -errno.
+ */
+static int decode_extents(struct pmi_snap_words *w, const struct wchunk *x, struct slot *s, size_t *rawlen,
+			  size_t *nw, size_t *used)
+{
+	const char *why = "malformed";
+	size_t xmax;
+	uint32_t xhdr;
+	int next, r;
+
+	if ((r = inflate(w, x, rawlen, &xhdr)))
+		return r;
+	if (xhdr > w->max_words)
+		return bad(w, x, "absurd word count");
+	xmax = pmi_snap_extent_room(w->raw, *rawlen, xhdr);	/* what the chunk holds, not what its header says */
+	if ((r = slot_buffers(s, 0, xmax)))
+		return r;
+	next = pmi_snap_decode_extents(w->raw, *rawlen, s->ext, xmax, xhdr, nw, used, &why);
+	if (next < 0)
+		return bad(w, x, why);
+	if (*nw != xhdr)
+		return bad(w, x, "word count differs from the header's");
+	return next;
+}
+
 static int decode_into(struct pmi_snap_words *w, const struct wfile *f, const struct wchunk *c, struct slot *s)
 {
 	const struct wchunk ref = { .offset = c->ref_offset, .length = c->ref_length };
 	const struct wchunk *x = c->ref_length ? &ref : c;	/* where the extents are */
 	const char *why = "malformed";
-	size_t rawlen, nw, used, e, done = 0, xmax;
-	uint32_t hdr, xhdr;
+	size_t rawlen, nw, used, e, done = 0;
+	uint32_t hdr;
 	int next, r;
 
 	s->chunk = NULL;
-	if ((r = inflate(w, x, &rawlen, &xhdr)))
-		return r;
-	if (xhdr > w->max_words)
-		return bad(w, x, "absurd word count");
-	xmax = pmi_snap_extent_room(w->raw, rawlen, xhdr);	/* what the chunk holds, not what its header says */
-	if ((r = slot_buffers(s, 0, xmax)))
-		return r;
-	next = pmi_snap_decode_extents(w->raw, rawlen, s->ext, xmax, xhdr, &nw, &used, &why);
-	if (next < 0)
-		return bad(w, x, why);
-	if (nw != xhdr)
-		return bad(w, x, "word count differs from the header's");
+	if ((next = decode_extents(w, x, s, &rawlen, &nw, &used)) < 0)
+		return next;
 	if ((r = slot_buffers(s, nw ? nw : 1, 0)))
 		return r;
 	if (x != c) {	/* its own payload: the columns alone */
 		if ((r = inflate(w, c, &rawlen, &hdr)))
 			return r;
-		if (hdr != xhdr)
+		if (hdr != nw)
 			return bad(w, c, "word count differs from the shared extents'");
 		used = 0;
 	}
@@ -345,24 +365,11 @@ static int lo_cmp(const void *a, const void *b)
 static int chunk_range(struct pmi_snap_words *w, struct wchunk *c, struct slot *s)
 {
 	const struct wchunk ref = { .offset = c->ref_offset, .length = c->ref_length };
-	const struct wchunk *x = c->ref_length ? &ref : c;	/* where the extents are */
-	const char *why = "malformed";
-	size_t rawlen, nw, used, xmax;
-	uint32_t xhdr;
-	int next, r;
+	size_t rawlen, nw, used;
+	int next = decode_extents(w, c->ref_length ? &ref : c, s, &rawlen, &nw, &used);
 
-	if ((r = inflate(w, x, &rawlen, &xhdr)))
-		return r;
-	if (xhdr > w->max_words)
-		return bad(w, x, "absurd word count");
-	xmax = pmi_snap_extent_room(w->raw, rawlen, xhdr);
-	if ((r = slot_buffers(s, 0, xmax)))
-		return r;
-	next = pmi_snap_decode_extents(w->raw, rawlen, s->ext, xmax, xhdr, &nw, &used, &why);
 	if (next < 0)
-		return bad(w, x, why);
-	if (nw != xhdr)
-		return bad(w, x, "word count differs from the header's");
+		return next;
 	c->lo = next ? s->ext[0].start : 0;
 	c->hi = next ? s->ext[next - 1].start + s->ext[next - 1].count : 0;
 	return 0;
@@ -537,7 +544,7 @@ static int chunk_no_huge(struct pmi_snap_words *w, struct wfile *f, size_t i, ui
 	struct wchunk *c = &f->c[i];
 	struct slot *s;
 	size_t e;
-	uint64_t k, pfn, j;
+	uint64_t k;
 	int r;
 
 	if (c->huge || !block)
@@ -551,15 +558,10 @@ static int chunk_no_huge(struct pmi_snap_words *w, struct wfile *f, size_t i, ui
 	for (e = 0; !r && e < s->next; e++) {
 		for (k = (s->ext[e].start + block - 1) / block * block - s->ext[e].start; k < s->ext[e].count; k += block) {
 			const uint64_t *x = s->words + s->first[e] + k;
-			pfn = x[0] & ((1ULL << 55) - 1);
-			if (!(x[0] >> 63) || !pfn || pfn % block)
+			if (!pme_huge_head(x[0], block))
 				continue;
-			if (k + block > s->ext[e].count)
-				goto maybe;	/* past the extent: its next words read 0, no huge page, but be safe */
-			for (j = 1; j < block && x[j] == x[0] + j; j++)
-				;
-			if (j == block)
-				goto maybe;
+			if (k + block > s->ext[e].count || pme_huge_candidate(x, block))
+				goto maybe;	/* (past the extent its next words read 0, no huge page, but be safe) */
 		}
 	}
 	if (!r)

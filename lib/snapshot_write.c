@@ -46,6 +46,12 @@ struct snap_series {
 	unsigned char *cmp;		/* a frame read back to compare */
 };
 
+/* A process's read window (pmi_snap_w_window). */
+struct snap_window {
+	pid_t pid;
+	uint64_t start, end;
+};
+
 struct pm_snapshot_writer {
 	int fd;
 	int dirfd;
@@ -69,8 +75,8 @@ struct pm_snapshot_writer {
 	char meta[SNAP_META_HELD];	/* META lines not written yet: one section for those added in a row */
 	size_t meta_len;
 	size_t meta_total;	/* META bytes of the whole file: a reader refuses more than SNAP_MAX_META */
-	char *windows;		/* window.PID=START,END lines of the processes added, written as META at commit */
-	size_t windows_len, windows_cap;
+	struct snap_window *windows;	/* of the processes added, written as META at commit */
+	size_t nwindows, windows_cap;
 	bool committed;
 	int error;		/* the first write error: every later call fails with it */
 	struct snap_series *series;	/* pm_snapshot_append; NULL for a plain snapshot */
@@ -833,14 +839,16 @@ static int copy_members(struct pm_snapshot_writer *w, int from, uint64_t end)
 	}
 	while ((uint64_t)in < end) {
 		size_t want = end - (uint64_t)in < sizeof(buf) ? (size_t)(end - (uint64_t)in) : sizeof(buf);
+		int r;
+
 		n = pread(from, buf, want, in);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return n < 0 ? -errno : -EBADMSG;
-		if ((n = write_all(w, buf, (size_t)n)) < 0)
-			return (int)n;
-		in += want;
+		if ((r = write_all(w, buf, (size_t)n)))
+			return r;
+		in += n;	/* a short read copies what it got, not @want */
 	}
 	return 0;
 }
@@ -981,45 +989,40 @@ int pm_snapshot_add_meta(struct pm_snapshot_writer *w, const char *key, const ch
 
 int pmi_snap_w_window(struct pm_snapshot_writer *w, pid_t pid, uint64_t start, uint64_t end)
 {
-	char line[64];
-	int n = snprintf(line, sizeof(line), "%d=%llu,%llu\n", (int)pid, (unsigned long long)start,
-			 (unsigned long long)end);
-
-	if (w->windows_len + (size_t)n > w->windows_cap) {
-		size_t cap = w->windows_cap ? 2 * w->windows_cap : 4096;
-		char *nw = realloc(w->windows, cap);
+	if (w->nwindows == w->windows_cap) {
+		size_t cap = w->windows_cap ? 2 * w->windows_cap : 64;
+		struct snap_window *nw = realloc(w->windows, cap * sizeof(*nw));
 		if (!nw)
 			return -ENOMEM;
 		w->windows = nw;
 		w->windows_cap = cap;
 	}
-	memcpy(w->windows + w->windows_len, line, (size_t)n);
-	w->windows_len += (size_t)n;
+	w->windows[w->nwindows++] = (struct snap_window){ pid, start, end };
 	return 0;
 }
 
 /*
- * The processes' windows as META lines, after everything else: as many as
- * the META limit leaves room for (about 1100 processes with nothing else
- * in META), the count of those left out last (windows_omitted).
+ * The processes' windows as META lines window.PID=START,END, after
+ * everything else: as many as the META limit leaves room for (about 1100
+ * processes with nothing else in META), the count of those left out last
+ * (windows_omitted).
  */
 static int put_windows(struct pm_snapshot_writer *w)
 {
-	char key[32], val[24], *p = w->windows, *end = w->windows + w->windows_len;
+	char key[32], val[48];
 	unsigned long omitted = 0;
+	size_t i;
 	int r = 0;
 
-	for (; p < end && !r; p = strchr(p, '\n') + 1) {
-		char *eq = strchr(p, '='), *nl = strchr(p, '\n');
-		snprintf(key, sizeof(key), "window.%.*s", (int)(eq - p), p);
+	for (i = 0; i < w->nwindows && !r; i++) {
+		int kn = snprintf(key, sizeof(key), "window.%d", (int)w->windows[i].pid);
+		int vn = snprintf(val, sizeof(val), "%llu,%llu", (unsigned long long)w->windows[i].start,
+				  (unsigned long long)w->windows[i].end);
 		/* "windows_omitted=N\n" must still fit after this line */
-		if (omitted || w->meta_total + strlen(key) + (size_t)(nl - eq) + 1 + 40 > SNAP_MAX_META) {
+		if (omitted || w->meta_total + (size_t)kn + (size_t)vn + 2 + 40 > SNAP_MAX_META)
 			omitted++;
-			continue;
-		}
-		*nl = '\0';
-		r = pm_snapshot_add_meta(w, key, eq + 1);
-		*nl = '\n';
+		else
+			r = pm_snapshot_add_meta(w, key, val);
 	}
 	snprintf(val, sizeof(val), "%lu", omitted);
 	return r ? r : omitted ? pm_snapshot_add_meta(w, "windows_omitted", val) : 0;

@@ -71,14 +71,9 @@ int pmi_walk_refill(struct pm_walk *w, uint64_t vpn)
 /* Are the @avail entries at @e, a PMD block's, one huge page? (pread back end, PFNs visible) */
 static bool huge_block(struct pm_walk *w, const uint64_t *e, size_t avail)
 {
-	uint64_t n = w->pmd_size >> w->shift, first = e[0], j, kpf;
-	uint64_t pfn = first & PME_PFRAME_MASK, diff = 0;
+	uint64_t n = w->pmd_size >> w->shift, pfn = e[0] & PME_PFRAME_MASK, kpf;
 
-	if (!(first & PME_PRESENT) || !pfn || (pfn & (n - 1)) || n > avail)
-		return false;
-	for (j = 1; j < n; j++)	/* no early exit: a branch-free loop the compiler can vectorise */
-		diff |= e[j] ^ (first + j);
-	if (diff)
+	if (n > avail || !pme_huge_candidate(e, n))
 		return false;
 	/* Contiguous and aligned: a huge page unless the buddy allocator was very kind. */
 	if (!w->kpage_tried) {	/* opened here, not per walk: most walks never meet such a block */
