@@ -147,6 +147,18 @@ PM_API const char *pm_backend_name(enum pm_backend backend);
 typedef void (*pm_log_fn)(void *data, const char *line);
 PM_API void pm_ctx_set_log(struct pm_ctx *ctx, pm_log_fn fn, void *data);
 
+/*
+ * pm_ctx_set_check - have long calls on @ctx ask @fn whether to go on:
+ * before each pagemap read of a walk or of pm_target_read() and before each
+ * PAGEMAP_SCAN step, so a caller can stop a walk of a huge address space
+ * (e.g. when its user pressed Ctrl-C) without waiting for its end. A
+ * negative return of @fn stops the call, which fails with that value
+ * (-EINTR is the natural one). @fn runs in the calling thread, possibly in
+ * several threads at once; it must be cheap. NULL (the default): never stop.
+ */
+typedef int (*pm_check_fn)(void *data);
+PM_API void pm_ctx_set_check(struct pm_ctx *ctx, pm_check_fn fn, void *data);
+
 /* ------------------------------------------------------------------ */
 /* Features                                                           */
 /* ------------------------------------------------------------------ */

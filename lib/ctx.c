@@ -128,6 +128,12 @@ void pm_ctx_set_log(struct pm_ctx *ctx, pm_log_fn fn, void *data)
 	ctx->debug = fn || (env && *env && strcmp(env, "0"));
 }
 
+void pm_ctx_set_check(struct pm_ctx *ctx, pm_check_fn fn, void *data)
+{
+	ctx->check = fn;
+	ctx->check_data = data;
+}
+
 void pmi_dbg(const struct pm_ctx *ctx, const char *fmt, ...)
 {
 	char line[512];

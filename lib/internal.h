@@ -18,6 +18,8 @@ struct pm_ctx {
 	enum pm_backend backend;
 	pm_log_fn log;
 	void *log_data;
+	pm_check_fn check;		/* pm_ctx_set_check: asked before each read of a long call */
+	void *check_data;
 	bool debug;
 	bool probed;
 	unsigned probes_done;		/* PM_PROBE_* run (or with nothing to run) */

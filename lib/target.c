@@ -178,8 +178,12 @@ static int mm_gone(struct pm_target *t)
 
 ssize_t pm_target_read(struct pm_target *t, uint64_t vpn, uint64_t *buf, size_t count)
 {
-	ssize_t n = pmi_ctx_pread_words(t->ctx, t->pagemap_fd, buf, count, vpn);
-	int gone;
+	int gone = t->ctx->check ? t->ctx->check(t->ctx->check_data) : 0;
+	ssize_t n;
+
+	if (gone < 0)	/* the caller asked to stop */
+		return gone;
+	n = pmi_ctx_pread_words(t->ctx, t->pagemap_fd, buf, count, vpn);
 
 	/* A replayed file never loses its mm: a short read is its end (the walk calls it truncated). */
 	if (n < 0 || (size_t)n == count || !count || !t->ctx->live)

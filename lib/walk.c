@@ -290,7 +290,10 @@ static int scan_refill(struct pm_walk *w)
 {
 	struct pm_scan_arg arg = { .start = w->scan_next, .return_mask = w->scan_mask };
 	uint64_t end = w->scan_far > w->map_end ? w->scan_far : w->map_end;
-	int n;
+	int n = w->t->ctx->check ? w->t->ctx->check(w->t->ctx->check_data) : 0;
+
+	if (n < 0)	/* the caller asked to stop (pm_ctx_set_check) */
+		return n;
 
 	/* Hybrid: bounded until a mapping is decided, then to that mapping's end (the next ones are decided apart). */
 	if (w->hybrid && w->scan_next < w->free_end)
