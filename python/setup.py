@@ -39,7 +39,7 @@ def pkg_cflags(name):
 
 core = Extension(
     "libpagemap._core",
-    sources=["libpagemap/" + f for f in ("_core.c", "_records.c", "_array.c", "_target.c", "_watch.c", "_more.c", "_features.c")],
+    sources=["libpagemap/" + f for f in ("_core.c", "_records.c", "_array.c", "_target.c", "_watch.c", "_more.c", "_features.c", "_allow.c")],
     include_dirs=[os.path.join(ROOT, "include")] + pkg_cflags("smartcols"),
     define_macros=[("Py_LIMITED_API", "0x030B0000"), ("_GNU_SOURCE", None)],
     extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter",

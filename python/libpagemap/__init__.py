@@ -7,6 +7,18 @@ copy (numpy.asarray(target.runs()), numpy.frombuffer(target.read(addr, n), numpy
     import libpagemap
     t = libpagemap.open(1234)               # or libpagemap.open(0) for this process
     for m, u in t.mapstat(): print(m.path, u.present)
+
+Names. Whatever the system names (a process's comm, mapping paths, memfd names, cgroups, a replayed tree's
+files) may be any bytes, chosen by any user: it comes as str decoded as os.fsdecode does (surrogateescape), so
+os.fsencode(name) gives the exact bytes back and a bad byte never raises. Paths and cgroups you give may be str,
+bytes or os.PathLike (ps(cgroup=b"/a\xff") and ps(cgroup="/a\udcff") are the same cgroup).
+
+Misuse raises, never crashes. PIDs are ints from 0 (this process) to 2**31 - 1: OverflowError past it,
+ValueError below 0, TypeError for anything not an int (ps(pids=["a"])); duplicate PIDs count once. A closed
+Target or Watch raises ValueError("... is closed"); an Array read from a Target stays valid after close.
+close() from another thread while a call runs closes the handle when that call ends. Long calls (walks,
+reads, wss windows, kpage_read) stop on Ctrl-C with KeyboardInterrupt. wss() takes 0 to one year of
+seconds; kpage_read() returns only the machine's frames.
 """
 import enum as _enum
 import errno as _errno
@@ -179,9 +191,12 @@ def ps(pids=None, cgroup=None, root=None, context=None, exact=True):
     Processes that exit meanwhile, kernel threads and those this user may not read are left out.
     """
     ctx = _context(root, context)
+    if pids is not None:	# checked first: ps(pids=["a"]) is a mistake, not an empty answer
+        if isinstance(pids, (str, bytes)):
+            raise TypeError("pids is a sequence of ints, not %s" % type(pids).__name__)
+        want = {_core._check_pid(p) for p in pids}
     procs = [p for p in ctx.processes() if p.state == "running"]
     if pids is not None:
-        want = set(pids)
         procs = [p for p in procs if p.pid in want]
     out = []
     for p in procs:
@@ -201,7 +216,8 @@ def ps(pids=None, cgroup=None, root=None, context=None, exact=True):
 
 
 def shared(pids, root=None, context=None):
-    """What processes PIDS share with each other and the rest of the system (root): sums, maps, pairs."""
+    """What processes PIDS share with each other and the rest of the system (root): sums, maps, pairs.
+    A PID given twice counts once (its first place orders "processes")."""
     return _context(root, context).shared(list(pids))
 
 

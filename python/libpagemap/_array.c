@@ -34,7 +34,6 @@ static void array_dealloc(ArrayObject *a)
 
 	free(a->data);
 	Py_XDECREF(a->maps);
-	Py_XDECREF(a->target);
 	((freefunc)PyType_GetSlot(tp, Py_tp_free))(a);
 	Py_DECREF(tp);
 }
@@ -103,18 +102,20 @@ static PyObject *array_item(ArrayObject *a, Py_ssize_t i)
 	}
 }
 
-/* Array.flags(): the entries decoded to PM_PAGE_* flags, one uint32 each (ENTRIES of a Target only). */
+/*
+ * Array.flags(): the entries decoded to PM_PAGE_* flags, one uint32 each (ENTRIES of a Target only). The
+ * decode info was copied at read(): the Target may be closed since.
+ */
 static PyObject *array_flags(ArrayObject *a, PyObject *unused)
 {
-	struct pm_decode_info info;
+	struct pm_decode_info info = a->decode;
 	ArrayObject *out;
 	Py_ssize_t i;
 
-	if (a->kind != ARRAY_ENTRIES || !a->target) {
+	if (a->kind != ARRAY_ENTRIES || !a->has_decode) {
 		PyErr_SetString(PyExc_TypeError, "flags() needs the raw entries of a Target.read()");
 		return NULL;
 	}
-	pm_target_decode_info(((TargetObject *)a->target)->t, &info);
 	out = (ArrayObject *)pmpy_array_new(ARRAY_FLAGS, a->n, sizeof(uint32_t), "I");
 	if (!out)
 		return NULL;

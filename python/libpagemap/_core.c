@@ -23,6 +23,11 @@ static const char *explain(int err)
 	}
 }
 
+/*
+ * The names in @what and @why come from the system or the user (paths, cgroups, a tree's file names): any
+ * bytes. They reach Python as os.fsdecode would make them (surrogateescape), never as a UnicodeDecodeError
+ * that hides the real error. An exception already set (a signal handler's, raised during the call) is kept.
+ */
 PyObject *pmpy_raise(int err, CtxObject *ctx, const char *fmt, ...)
 {
 	char what[512], why[1024];
@@ -30,6 +35,8 @@ PyObject *pmpy_raise(int err, CtxObject *ctx, const char *fmt, ...)
 	PyObject *exc;
 	va_list ap;
 
+	if (PyErr_Occurred())
+		return NULL;
 	if (err < 0)
 		err = -err;
 	va_start(ap, fmt);
@@ -39,10 +46,11 @@ PyObject *pmpy_raise(int err, CtxObject *ctx, const char *fmt, ...)
 		tree = pm_ctx_tree_error(ctx->ctx);
 	snprintf(why, sizeof(why), "%s%s%s", explain(err), tree ? ": " : "", tree ? tree : "");
 	if (!error_factory) {
-		PyErr_Format(PyExc_OSError, "%s: %s", what, why);
+		PyErr_SetString(PyExc_OSError, what);
 		return NULL;
 	}
-	exc = PyObject_CallFunction(error_factory, "iss", err, what, why);
+	exc = PyObject_CallFunction(error_factory, "iNN", err, PyUnicode_DecodeFSDefault(what),
+				    PyUnicode_DecodeFSDefault(why));
 	if (exc) {
 		PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
 		Py_DECREF(exc);
@@ -59,6 +67,16 @@ static PyObject *set_error_factory(PyObject *self, PyObject *f)
 
 /* ---- Context ---- */
 
+/*
+ * Every Context: long calls look for Ctrl-C (pmpy_check), and the features are probed now, with the GIL
+ * held, so two threads' first calls never probe into the same struct at once.
+ */
+static void ctx_setup(struct pm_ctx *ctx)
+{
+	pm_ctx_set_check(ctx, pmpy_check, NULL);
+	pm_ctx_features(ctx);
+}
+
 static PyObject *ctx_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "root", NULL };
@@ -73,11 +91,17 @@ static PyObject *ctx_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	if (!c)
 		goto out;
 	c->snapshot = Py_NewRef(Py_None);
+	c->kpage_lock = PyThread_allocate_lock();
 	c->ctx = pm_ctx_new(bytes ? PyBytes_AsString(bytes) : NULL);
-	if (!c->ctx) {
-		pmpy_raise(errno, NULL, "cannot make a context for root %s", bytes ? PyBytes_AsString(bytes) : "/");
+	if (!c->ctx || !c->kpage_lock) {
+		if (!c->kpage_lock)
+			PyErr_NoMemory();
+		else
+			pmpy_raise(errno, NULL, "cannot make a context for root %s", bytes ? PyBytes_AsString(bytes) : "/");
 		Py_CLEAR(c);
+		goto out;
 	}
+	ctx_setup(c->ctx);
 out:
 	Py_XDECREF(bytes);
 	return (PyObject *)c;
@@ -89,6 +113,8 @@ static void ctx_dealloc(CtxObject *c)
 
 	pm_kpage_close(c->kpage);
 	pm_ctx_free(c->ctx);
+	if (c->kpage_lock)
+		PyThread_free_lock(c->kpage_lock);
 	Py_XDECREF(c->snapshot);
 	((freefunc)PyType_GetSlot(tp, Py_tp_free))(c);
 	Py_DECREF(tp);
@@ -128,6 +154,7 @@ static PyObject *ctx_from_snapshot(PyObject *cls, PyObject *arg)
 	}
 	pm_ctx_free(c->ctx);
 	c->ctx = pc;
+	ctx_setup(pc);
 	Py_DECREF(c->snapshot);
 	c->snapshot = Py_NewRef(arg);
 out:
@@ -152,7 +179,7 @@ static PyObject *ctx_tree_error(CtxObject *c, void *closure)
 
 	if (!e)
 		Py_RETURN_NONE;
-	return PyUnicode_FromString(e);
+	return PyUnicode_DecodeFSDefault(e);	/* it names a file of the tree: any bytes */
 }
 
 static const char *tri(enum pm_tristate t)
@@ -292,23 +319,24 @@ static PyObject *ctx_processes(CtxObject *c, PyObject *unused)
 
 static PyObject *ctx_memcg_of(CtxObject *c, PyObject *arg)
 {
-	long pid = PyLong_AsLong(arg);
 	char buf[4096];
+	pid_t pid;
 	int r;
 
-	if (pid == -1 && PyErr_Occurred())
+	if (!pmpy_pid_arg(arg, &pid))
 		return NULL;
-	r = pm_memcg_of(c->ctx, (pid_t)pid, buf, sizeof(buf));
+	r = pm_memcg_of(c->ctx, pid, buf, sizeof(buf));
 	if (r == -ENODATA)
 		Py_RETURN_NONE;
 	if (r < 0)
-		return pmpy_raise(r, c, "cannot read the memory cgroup of process %ld", pid);
-	return PyUnicode_DecodeFSDefault(buf);
+		return pmpy_raise(r, c, "cannot read the memory cgroup of process %d", (int)pid);
+	return PyUnicode_DecodeFSDefault(buf);	/* a cgroup's name is any bytes its creator chose */
 }
 
-/* The kpage handle accounting and v2p share, opened once per context. */
-int pmpy_ctx_kpage(CtxObject *c, struct pm_kpage **out)
+/* The kpage handle accounting, v2p, shared and kpage_read share, opened once per context. */
+int pmpy_ctx_kpage_lock(CtxObject *c, struct pm_kpage **out)
 {
+	PyThread_acquire_lock(c->kpage_lock, WAIT_LOCK);
 	if (!c->kpage && !c->kpage_err) {
 		c->kpage = pm_kpage_open(c->ctx);
 		if (!c->kpage)
@@ -318,13 +346,18 @@ int pmpy_ctx_kpage(CtxObject *c, struct pm_kpage **out)
 	return c->kpage_err;
 }
 
+void pmpy_ctx_kpage_unlock(CtxObject *c)
+{
+	PyThread_release_lock(c->kpage_lock);
+}
+
 static PyObject *ctx_state(CtxObject *c, PyObject *arg)
 {
-	long pid = PyLong_AsLong(arg);
+	pid_t pid;
 
-	if (pid == -1 && PyErr_Occurred())
+	if (!pmpy_pid_arg(arg, &pid))
 		return NULL;
-	return PyUnicode_FromString(state_name(pm_proc_state(c->ctx, (pid_t)pid)));
+	return PyUnicode_FromString(state_name(pm_proc_state(c->ctx, pid)));
 }
 
 static PyMethodDef ctx_methods[] = {
@@ -478,13 +511,27 @@ static PyObject *mod_kpf_describe(PyObject *self, PyObject *arg)
 	return PyUnicode_FromString(buf);
 }
 
+/* memcg_within(cg, path): both str (os.fsencode'd: surrogateescape) or bytes, as cgroup names are any bytes. */
 static PyObject *mod_memcg_within(PyObject *self, PyObject *args)
 {
-	const char *cg, *path;
+	PyObject *cg, *path, *out;
 
-	if (!PyArg_ParseTuple(args, "ss:memcg_within", &cg, &path))
+	if (!PyArg_ParseTuple(args, "O&O&:memcg_within", PyUnicode_FSConverter, &cg, PyUnicode_FSConverter, &path))
 		return NULL;
-	return PyBool_FromLong(pm_memcg_within(cg, path));
+	out = PyBool_FromLong(pm_memcg_within(PyBytes_AsString(cg), PyBytes_AsString(path)));
+	Py_DECREF(cg);
+	Py_DECREF(path);
+	return out;
+}
+
+/* _check_pid(pid) -> pid: the range check every PID argument gets (ps(pids=...) filters with it). */
+static PyObject *mod_check_pid(PyObject *self, PyObject *arg)
+{
+	pid_t pid;
+
+	if (!pmpy_pid_arg(arg, &pid))
+		return NULL;
+	return PyLong_FromLong(pid);
 }
 
 static PyMethodDef mod_methods[] = {
@@ -495,7 +542,8 @@ static PyMethodDef mod_methods[] = {
 	{ "kpf_table", mod_kpf_table, METH_NOARGS, "The /proc/kpageflags bit table (page-types' names)." },
 	{ "flags_letters", mod_flags_letters, METH_O, "Flags as one letter per flag, '-' where clear." },
 	{ "kpf_describe", mod_kpf_describe, METH_O, "kpageflags bits by name, comma separated." },
-	{ "memcg_within", mod_memcg_within, METH_VARARGS, "Is cgroup CG at or below PATH?" },
+	{ "memcg_within", mod_memcg_within, METH_VARARGS, "Is cgroup CG at or below PATH? (str or bytes)" },
+	{ "_check_pid", mod_check_pid, METH_O, NULL },
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -513,7 +561,7 @@ PyMODINIT_FUNC PyInit__core(void)
 	pmpy_ctx_type = (PyTypeObject *)PyType_FromSpec(&ctx_spec);
 	if (!pmpy_ctx_type || PyModule_AddObjectRef(m, "Context", (PyObject *)pmpy_ctx_type) < 0 ||
 	    pmpy_records_init(m) < 0 || pmpy_array_init(m) < 0 || pmpy_target_init(m) < 0 ||
-	    pmpy_watch_init(m) < 0 || PyModule_AddStringConstant(m, "RUN_FORMAT", RUN_FORMAT) < 0 ||
+	    pmpy_watch_init(m) < 0 || pmpy_allow_init(m) < 0 || PyModule_AddStringConstant(m, "RUN_FORMAT", RUN_FORMAT) < 0 ||
 	    PyModule_AddIntConstant(m, "RUN_ITEMSIZE", sizeof(struct pmpy_run)) < 0) {
 		Py_DECREF(m);
 		return NULL;

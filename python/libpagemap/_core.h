@@ -15,16 +15,27 @@ typedef struct {
 	struct pm_ctx *ctx;
 	struct pm_kpage *kpage;
 	int kpage_err;		/* -errno of the failed pm_kpage_open, 0 not tried or open */
+	PyThread_type_lock kpage_lock;	/* the kpage handle has one buffer: one thread at a time uses it */
 	PyObject *snapshot;	/* the snapshot path it replays, or None */
 } CtxObject;
 
-/* A Target: one pm_target; holds its Context, which must outlive it. */
+/*
+ * A Target: one pm_target; holds its Context, which must outlive it. A call that uses the handle counts
+ * itself in @busy for its whole length (most run without the GIL): close() from another thread meanwhile
+ * only marks it @closing, so no new call starts, and the last call to end closes the handle.
+ */
 typedef struct {
 	PyObject_HEAD
 	struct pm_target *t;
 	CtxObject *ctx;
 	unsigned page_size;
+	int busy;
+	bool closing;
 } TargetObject;
+
+/* Count a call on @t: 0, or -1 with ValueError("the target is closed"). pmpy_target_leave ends it. */
+int pmpy_target_enter(TargetObject *t);
+void pmpy_target_leave(TargetObject *t);
 
 /* An Array: an owned block of fixed-size records exported through the buffer protocol (PEP 3118). */
 typedef struct {
@@ -38,7 +49,9 @@ typedef struct {
 	unsigned known;		/* ARRAY_RUNS: pm_walk_known */
 	int backend;		/* ARRAY_RUNS: pm_walk_backend */
 	uint64_t start;		/* ARRAY_ENTRIES: address of the first entry's page; ARRAY_KPAGE: first PFN */
-	PyObject *target;	/* ARRAY_ENTRIES: the Target read (for decode), or NULL */
+	/* ARRAY_ENTRIES of a Target: how they decode, copied, so flags() never needs the Target (it may be closed) */
+	struct pm_decode_info decode;
+	bool has_decode;
 } ArrayObject;
 
 enum { ARRAY_ENTRIES, ARRAY_FLAGS, ARRAY_RUNS, ARRAY_WRITTEN, ARRAY_KPAGE };
@@ -67,6 +80,24 @@ extern PyTypeObject *pmpy_entry_type, *pmpy_mapping_type, *pmpy_usage_type, *pmp
 /* Raise the exception the Python layer makes for -@err (an OSError subclass), "WHAT: explanation". */
 PyObject *pmpy_raise(int err, CtxObject *ctx, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/*
+ * Running without the GIL (_allow.c). PMPY_ALLOW_THREADS / PMPY_END_ALLOW_THREADS replace Py_BEGIN/END_ALLOW_THREADS
+ * around library calls that may be long: the thread state is kept where pmpy_check (the pm_ctx_set_check function
+ * of every Context) can take the GIL back for a moment to run Python's signal handlers, so Ctrl-C stops a walk of
+ * a huge address space. Once a handler raised, every later check fails with -EINTR until the GIL is taken back;
+ * the call then fails with the handler's exception (pmpy_raise keeps it; pmpy_interrupted tells a success path).
+ */
+#define PMPY_ALLOW_THREADS pmpy_release();
+#define PMPY_END_ALLOW_THREADS pmpy_acquire();
+void pmpy_release(void);
+void pmpy_acquire(void);
+int pmpy_check(void *unused);
+/* Without the GIL: run the signal handlers now (not rate-limited). -EINTR when one raised. */
+int pmpy_check_now(void);
+/* With the GIL: did a signal handler raise during the last call without it? (its exception is set) */
+int pmpy_interrupted(void);
+int pmpy_allow_init(PyObject *m);
+
 /* Types and functions of each file, set up by PyInit__core. */
 int pmpy_target_init(PyObject *m);
 int pmpy_array_init(PyObject *m);
@@ -80,11 +111,19 @@ PyObject *pmpy_account_new(const struct pm_account *a);
 PyObject *pmpy_share_sum_new(const struct pm_share_sum *s);
 PyObject *pmpy_features_rows(struct pm_ctx *ctx);
 PyObject *pmpy_u64(uint64_t v);
+/* PyArg "O&" converter to pid_t: TypeError for a non-integer, OverflowError past pid_t, ValueError below 0. */
+int pmpy_pid_arg(PyObject *o, void *out);
+/* A sequence of PIDs as a malloc'd array (free it), each checked as pmpy_pid_arg, duplicates dropped
+   (first places kept); *@n their number. NULL with an exception. */
+pid_t *pmpy_pid_list(PyObject *seq, Py_ssize_t *n);
 /* PyArg "O&" converter to uint64_t: OverflowError for negatives and values past 64 bits ("K" wraps them). */
 int pmpy_u64_arg(PyObject *o, void *out);
 /* A struct sequence of type @t from @n new references (all released on failure; a NULL one fails). */
 PyObject *pmpy_record(PyTypeObject *t, PyObject **v, int n);
-int pmpy_ctx_kpage(CtxObject *c, struct pm_kpage **out);
+/* Without the GIL: take the context's kpage handle (opened on first use) for this thread until
+   pmpy_ctx_kpage_unlock. Returns 0 with *@out, or -errno of its open (then *@out is NULL; unlock still). */
+int pmpy_ctx_kpage_lock(CtxObject *c, struct pm_kpage **out);
+void pmpy_ctx_kpage_unlock(CtxObject *c);
 
 /* Context methods defined in other files. */
 PyObject *pmpy_ctx_shared(PyObject *self, PyObject *args);

@@ -20,12 +20,38 @@ static int wss_method_of(const char *s, enum pm_wss_method *out)
 	return -1;
 }
 
-static void sleep_for(double seconds)
-{
-	struct timespec ts = { (time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9) };
+#define WSS_MAX_SECONDS (86400 * 365.0)	/* as `pagemap wss` takes: past a year, a typo rather than a window */
+#define SLEEP_PIECE_NS 20000000L		/* 20 ms between two looks for Ctrl-C */
 
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+/* Sleep @seconds without the GIL, looking for Ctrl-C between pieces. Returns 0, or -EINTR when a handler raised. */
+static int sleep_for(double seconds)
+{
+	struct timespec end, now, ts;
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)seconds;
+	end.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		ts.tv_sec = end.tv_sec - now.tv_sec;
+		ts.tv_nsec = end.tv_nsec - now.tv_nsec;
+		if (ts.tv_nsec < 0) {
+			ts.tv_sec--;
+			ts.tv_nsec += 1000000000L;
+		}
+		if (ts.tv_sec < 0)
+			return 0;
+		if (ts.tv_sec > 0 || ts.tv_nsec > SLEEP_PIECE_NS)
+			ts = (struct timespec){ 0, SLEEP_PIECE_NS };
+		nanosleep(&ts, NULL);
+		if ((r = pmpy_check_now()) < 0)
+			return r;
+	}
 }
 
 static PyObject *wss_mappings(struct pm_wss *w)
@@ -62,24 +88,30 @@ PyObject *pmpy_target_wss(PyObject *self, PyObject *args, PyObject *kw)
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|ds:wss", kwlist, &seconds, &mname) ||
 	    wss_method_of(mname, &method) < 0)
 		return NULL;
-	if (!t->t || seconds < 0) {
-		PyErr_SetString(PyExc_ValueError, t->t ? "a window cannot be negative" : "the target is closed");
+	/* inf, nan or 1e300 would make a garbage timespec: nanosleep refused it and a 10 us window passed as valid */
+	if (!(seconds >= 0 && seconds <= WSS_MAX_SECONDS)) {
+		PyErr_Format(PyExc_ValueError, "a window is 0 to %.0f seconds (a year), not %R", WSS_MAX_SECONDS,
+			     PyTuple_Size(args) ? PyTuple_GetItem(args, 0) : Py_None);
 		return NULL;
 	}
+	if (pmpy_target_enter(t))
+		return NULL;
 	w = pm_wss_new(t->t, method);
 	if (!w) {
 		r = errno;
 		pm_wss_explain(t->t, method, why, sizeof(why));
-		return pmpy_raise(r, t->ctx, "cannot measure the working set of process %d: %s", pm_target_pid(t->t), why);
+		pmpy_raise(r, t->ctx, "cannot measure the working set of process %d: %s", pm_target_pid(t->t), why);
+		pmpy_target_leave(t);
+		return NULL;
 	}
-	Py_BEGIN_ALLOW_THREADS
+	PMPY_ALLOW_THREADS
 	r = pm_wss_start(w);
-	if (!r) {
-		sleep_for(seconds);
+	if (!r)
+		r = sleep_for(seconds);
+	if (!r)
 		r = pm_wss_stop(w, &s);
-	}
-	Py_END_ALLOW_THREADS
-	if (r < 0)
+	PMPY_END_ALLOW_THREADS
+	if (r < 0 || pmpy_interrupted())
 		out = pmpy_raise(r, t->ctx, "cannot measure the working set of process %d", pm_target_pid(t->t));
 	else
 		out = Py_BuildValue("{s:s,s:s,s:K,s:K,s:K,s:K,s:K,s:N}", "method", pm_wss_method_name(s.method), "reason",
@@ -88,6 +120,7 @@ PyObject *pmpy_target_wss(PyObject *self, PyObject *args, PyObject *kw)
 				    "accessed", (unsigned long long)s.accessed, "untracked",
 				    (unsigned long long)s.untracked, "mappings", wss_mappings(w));
 	pm_wss_free(w);
+	pmpy_target_leave(t);
 	return out;
 }
 
@@ -172,14 +205,18 @@ PyObject *pmpy_target_numa(PyObject *self, PyObject *args, PyObject *kw)
 	for (i = 0; i < 4; i++)
 		if (!strcmp(sname, names[i]))
 			src = i;
-	if (src < 0 || !t->t) {
-		PyErr_Format(PyExc_ValueError, t->t ? "unknown source '%s' (auto, frames, move_pages, numa_maps)" :
-						      "the target is closed", sname);
+	if (src < 0) {
+		PyErr_Format(PyExc_ValueError, "unknown source '%s' (auto, frames, move_pages, numa_maps)", sname);
 		return NULL;
 	}
+	if (pmpy_target_enter(t))
+		return NULL;
 	n = pm_numa_open(t->ctx->ctx);
-	if (!n)
-		return pmpy_raise(errno, t->ctx, "cannot read the NUMA nodes");
+	if (!n) {
+		pmpy_raise(errno, t->ctx, "cannot read the NUMA nodes");
+		pmpy_target_leave(t);
+		return NULL;
+	}
 	p = pm_numa_proc_open(t->t, n, (enum pm_numa_source)src);
 	if (!p) {
 		pmpy_raise(errno, t->ctx, "cannot place the pages of process %d on nodes", pm_target_pid(t->t));
@@ -201,6 +238,7 @@ PyObject *pmpy_target_numa(PyObject *self, PyObject *args, PyObject *kw)
 	pm_numa_proc_close(p);
 out:
 	pm_numa_close(n);
+	pmpy_target_leave(t);
 	return list;
 }
 
@@ -238,7 +276,7 @@ PyObject *pmpy_ctx_cache_stat(PyObject *self, PyObject *arg)
 #define DROP (1u << 8)	/* write_snapshot(pfn="drop"): PM_SNAPSHOT_PFN_DROP */
 
 /* Write the snapshot without the GIL: processes, then the system files, then commit. Returns 0 or -errno. */
-static int snapshot_write(struct pm_ctx *ctx, const char *path, const long *pids, Py_ssize_t n, unsigned flags,
+static int snapshot_write(struct pm_ctx *ctx, const char *path, const pid_t *pids, Py_ssize_t n, unsigned flags,
 			  long *bad)
 {
 	struct pm_snapshot_writer *w = pm_snapshot_create(path);
@@ -261,7 +299,7 @@ static int snapshot_write(struct pm_ctx *ctx, const char *path, const long *pids
 		r = pm_snapshot_add_meta(w, "frames", f->pfn_view == PM_PFN_HIDDEN ? "hidden" : "refused");
 	for (i = 0; i < n && !r; i++) {
 		*bad = pids[i];
-		r = pm_snapshot_add_process(w, ctx, (pid_t)pids[i], (flags & PM_SNAPSHOT_PHYS) ? 0 : PM_SNAPSHOT_FRAMES);
+		r = pm_snapshot_add_process(w, ctx, pids[i], (flags & PM_SNAPSHOT_PHYS) ? 0 : PM_SNAPSHOT_FRAMES);
 	}
 	if (!r) {
 		*bad = 0;
@@ -285,8 +323,9 @@ PyObject *pmpy_ctx_write_snapshot(PyObject *self, PyObject *args, PyObject *kw)
 	PyObject *bytes, *seq, *out = NULL;
 	const char *pfn = "keep";
 	int phys = 0, r;
-	Py_ssize_t n, i;
-	long *pids, bad = 0;
+	pid_t *pids = NULL;
+	long bad = 0;
+	Py_ssize_t n;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O|ps:write_snapshot", kwlist, PyUnicode_FSConverter, &bytes,
 					 &seq, &phys, &pfn))
@@ -296,30 +335,18 @@ PyObject *pmpy_ctx_write_snapshot(PyObject *self, PyObject *args, PyObject *kw)
 		Py_DECREF(bytes);
 		return NULL;
 	}
-	n = PySequence_Size(seq);
-	pids = n >= 0 ? calloc((size_t)n + 1, sizeof(*pids)) : NULL;
-	if (!pids) {
-		if (n >= 0)
-			PyErr_NoMemory();
+	pids = pmpy_pid_list(seq, &n);
+	if (!pids)
 		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		PyObject *o = PySequence_GetItem(seq, i);
-
-		pids[i] = o ? PyLong_AsLong(o) : -1;
-		Py_XDECREF(o);
-		if (PyErr_Occurred())
-			goto out;
-	}
-	Py_BEGIN_ALLOW_THREADS
+	PMPY_ALLOW_THREADS
 	r = snapshot_write(c->ctx, PyBytes_AsString(bytes), pids, n,
 			   (!strcmp(pfn, "drop") ? DROP : 0) | (phys ? PM_SNAPSHOT_PHYS : 0), &bad);
-	Py_END_ALLOW_THREADS
+	PMPY_END_ALLOW_THREADS
 	if (r < 0 && bad)
 		pmpy_raise(r, c, "cannot snapshot process %ld into %s", bad, PyBytes_AsString(bytes));
 	else if (r < 0)
 		pmpy_raise(r, c, "cannot write snapshot %s", PyBytes_AsString(bytes));
-	else
+	else if (!pmpy_interrupted())
 		out = Py_NewRef(Py_None);
 out:
 	free(pids);
@@ -327,26 +354,56 @@ out:
 	return out;
 }
 
-/* Context.kpage_read(pfn, n) -> (flags, counts, cgroups): three Arrays of uint64 per frame, None where unreadable. */
+#define KPAGE_PIECE (1u << 20)	/* frames per read of kpage_read: 8 MiB per file, between two looks for Ctrl-C */
+
+/* Read @n frames from @pfn in pieces, without the GIL. Returns 0 or -errno (-EINTR: a signal handler raised). */
+static int kpage_pieces(struct pm_kpage *k, uint64_t pfn, uint64_t n, uint64_t **buf)
+{
+	uint64_t done = 0, m;
+	int r = 0;
+
+	while (done < n && !r) {
+		m = n - done < KPAGE_PIECE ? n - done : KPAGE_PIECE;
+		r = pm_kpage_read(k, pfn + done, (size_t)m, buf[0] ? buf[0] + done : NULL,
+				  buf[1] ? buf[1] + done : NULL, buf[2] ? buf[2] + done : NULL);
+		done += m;
+		if (!r)
+			r = pmpy_check_now();
+	}
+	return r;
+}
+
+/*
+ * Context.kpage_read(pfn, n) -> (flags, counts, cgroups): three Arrays of uint64 per frame, None where
+ * unreadable. Frames past the machine's last (pm_kpage_end) are left out: the Arrays hold what was read, so a
+ * count of 2**31 costs the machine's frames, not 48 GiB of words saying "no page".
+ */
 PyObject *pmpy_ctx_kpage_read(PyObject *self, PyObject *args)
 {
 	CtxObject *c = (CtxObject *)self;
 	ArrayObject *a[3] = { NULL, NULL, NULL };
 	uint64_t *buf[3] = { NULL, NULL, NULL };
+	int ok[3] = { 0, 0, 0 };
 	struct pm_kpage *k;
-	uint64_t pfn, n;
+	uint64_t pfn, n, end = 0;
 	PyObject *out = NULL;
 	int i, r;
 
 	if (!PyArg_ParseTuple(args, "O&O&:kpage_read", pmpy_u64_arg, &pfn, pmpy_u64_arg, &n))
 		return NULL;
-	if (n > PY_SSIZE_T_MAX / 8)
-		return PyErr_NoMemory();
-	r = pmpy_ctx_kpage(c, &k);
+	Py_BEGIN_ALLOW_THREADS
+	r = pmpy_ctx_kpage_lock(c, &k);
+	if (!r)
+		r = pm_kpage_end(k, &end);
+	for (i = 0; !r && i < 3; i++)
+		ok[i] = pm_kpage_status(k, (enum pm_kpage_file)i) == 0;
+	pmpy_ctx_kpage_unlock(c);
+	Py_END_ALLOW_THREADS
 	if (r < 0)
-		return pmpy_raise(r, c, "cannot open %sproc/kpageflags", pm_ctx_root(c->ctx));
+		return pmpy_raise(r, c, "cannot read %sproc/kpageflags", pm_ctx_root(c->ctx));
+	n = pfn >= end ? 0 : (n < end - pfn ? n : end - pfn);
 	for (i = 0; i < 3; i++) {
-		if (pm_kpage_status(k, (enum pm_kpage_file)i) < 0)
+		if (!ok[i])
 			continue;
 		a[i] = (ArrayObject *)pmpy_array_new(ARRAY_KPAGE, (Py_ssize_t)n, 8, "Q");
 		if (!a[i])
@@ -354,10 +411,12 @@ PyObject *pmpy_ctx_kpage_read(PyObject *self, PyObject *args)
 		a[i]->start = pfn;
 		buf[i] = (uint64_t *)a[i]->data;
 	}
-	Py_BEGIN_ALLOW_THREADS
-	r = pm_kpage_read(k, pfn, (size_t)n, buf[0], buf[1], buf[2]);
-	Py_END_ALLOW_THREADS
-	if (r < 0) {
+	PMPY_ALLOW_THREADS
+	pmpy_ctx_kpage_lock(c, &k);
+	r = kpage_pieces(k, pfn, n, buf);
+	pmpy_ctx_kpage_unlock(c);
+	PMPY_END_ALLOW_THREADS
+	if (r < 0 || pmpy_interrupted()) {
 		pmpy_raise(r, c, "cannot read frames %#llx+%llu", (unsigned long long)pfn, (unsigned long long)n);
 		goto out;
 	}

@@ -1,4 +1,6 @@
 /* _records.c - the frozen records (struct sequences) the extension returns: one per C value struct. */
+#include <stdlib.h>
+#include <string.h>
 #include "_core.h"
 
 PyTypeObject *pmpy_entry_type, *pmpy_mapping_type, *pmpy_usage_type, *pmpy_account_type, *pmpy_proc_type,
@@ -105,6 +107,92 @@ int pmpy_records_init(PyObject *m)
 PyObject *pmpy_u64(uint64_t v)
 {
 	return PyLong_FromUnsignedLongLong(v);
+}
+
+int pmpy_pid_arg(PyObject *o, void *out)
+{
+	PyObject *i = PyNumber_Index(o);	/* an int or numpy integer; TypeError for 1.5 or "1" */
+	long long v;
+
+	if (!i)
+		return 0;
+	v = PyLong_AsLongLong(i);
+	Py_DECREF(i);
+	if (v == -1 && PyErr_Occurred()) {
+		if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+			PyErr_Clear();
+			PyErr_SetString(PyExc_OverflowError, "PID out of range (at most 2**31 - 1)");
+		}
+		return 0;
+	}
+	/* pid_t is 32 bits: (pid_t)(2**32 + P) would be P, another process */
+	if (v > 0x7fffffff) {
+		PyErr_Format(PyExc_OverflowError, "PID %lld out of range (at most 2**31 - 1)", v);
+		return 0;
+	}
+	if (v < 0) {
+		PyErr_Format(PyExc_ValueError, "PID %lld is negative (0 is this process)", v);
+		return 0;
+	}
+	*(pid_t *)out = (pid_t)v;
+	return 1;
+}
+
+static int pid_cmp(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+pid_t *pmpy_pid_list(PyObject *seq, Py_ssize_t *n)
+{
+	PyObject *fast = PyIter_Check(seq) || PySequence_Check(seq) ? PySequence_List(seq) : NULL;
+	Py_ssize_t i, k = 0, u = 0, len;
+	pid_t *pids = NULL, *uniq = NULL;
+	bool *taken = NULL;
+
+	if (!fast) {
+		if (!PyErr_Occurred())
+			PyErr_SetString(PyExc_TypeError, "the PIDs are a sequence of ints");
+		return NULL;
+	}
+	len = PyList_Size(fast);
+	pids = calloc((size_t)len + 1, sizeof(*pids));
+	uniq = calloc((size_t)len + 1, sizeof(*uniq));
+	taken = calloc((size_t)len + 1, sizeof(*taken));
+	if (!pids || !uniq || !taken) {
+		PyErr_NoMemory();
+		goto fail;
+	}
+	for (i = 0; i < len; i++)
+		if (!pmpy_pid_arg(PyList_GetItem(fast, i), &pids[i]))
+			goto fail;
+	/* the library refuses a process added twice (EEXIST): each PID once, where it first came */
+	memcpy(uniq, pids, (size_t)len * sizeof(*pids));
+	qsort(uniq, (size_t)len, sizeof(*uniq), pid_cmp);
+	for (i = 0; i < len; i++)
+		if (!u || uniq[u - 1] != uniq[i])
+			uniq[u++] = uniq[i];
+	for (i = 0; i < len; i++) {
+		pid_t *at = bsearch(&pids[i], uniq, (size_t)u, sizeof(*uniq), pid_cmp);
+
+		if (!taken[at - uniq]) {
+			taken[at - uniq] = true;
+			pids[k++] = pids[i];
+		}
+	}
+	free(uniq);
+	free(taken);
+	Py_DECREF(fast);
+	*n = k;
+	return pids;
+fail:
+	free(pids);
+	free(uniq);
+	free(taken);
+	Py_DECREF(fast);
+	return NULL;
 }
 
 int pmpy_u64_arg(PyObject *o, void *out)

@@ -11,22 +11,22 @@ static PyObject *target_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	static char *kwlist[] = { "context", "pid", NULL };
 	PyObject *ctx;
 	TargetObject *t;
-	long pid = 0;
+	pid_t pid = 0;
 	int e;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|l:Target", kwlist, pmpy_ctx_type, &ctx, &pid))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|O&:Target", kwlist, pmpy_ctx_type, &ctx, pmpy_pid_arg, &pid))
 		return NULL;
 	t = (TargetObject *)PMPY_ALLOC(type);
 	if (!t)
 		return NULL;
 	t->ctx = (CtxObject *)Py_NewRef(ctx);
 	Py_BEGIN_ALLOW_THREADS
-	t->t = pm_target_open(t->ctx->ctx, (pid_t)pid);
+	t->t = pm_target_open(t->ctx->ctx, pid);
 	e = errno;
 	Py_END_ALLOW_THREADS
 	if (!t->t) {
 		if (pid)
-			pmpy_raise(e, t->ctx, "cannot open process %ld", pid);
+			pmpy_raise(e, t->ctx, "cannot open process %d", (int)pid);
 		else
 			pmpy_raise(e, t->ctx, "cannot open this process");
 		Py_DECREF(t);
@@ -50,16 +50,38 @@ static void target_dealloc(TargetObject *t)
 	Py_DECREF(tp);
 }
 
+/* For calls that keep the GIL from start to end: nothing can close the handle under them. */
 static int check_open(TargetObject *t)
 {
-	if (t->t)
+	if (t->t && !t->closing)
 		return 0;
 	PyErr_SetString(PyExc_ValueError, "the target is closed");
 	return -1;
 }
 
+int pmpy_target_enter(TargetObject *t)
+{
+	if (check_open(t))
+		return -1;
+	t->busy++;
+	return 0;
+}
+
+void pmpy_target_leave(TargetObject *t)
+{
+	if (--t->busy == 0 && t->closing) {
+		pm_target_close(t->t);
+		t->t = NULL;
+	}
+}
+
+/* Close now, or, while calls of other threads still use the handle, when the last of them ends. */
 static PyObject *target_close(TargetObject *t, PyObject *unused)
 {
+	if (t->busy) {
+		t->closing = true;
+		Py_RETURN_NONE;
+	}
 	pm_target_close(t->t);
 	t->t = NULL;
 	Py_RETURN_NONE;
@@ -67,7 +89,7 @@ static PyObject *target_close(TargetObject *t, PyObject *unused)
 
 static PyObject *target_pid(TargetObject *t, void *closure)
 {
-	return PyLong_FromLong(t->t ? pm_target_pid(t->t) : -1);
+	return PyLong_FromLong(t->t && !t->closing ? pm_target_pid(t->t) : -1);
 }
 
 static PyObject *target_pfn_view(TargetObject *t, void *closure)
@@ -117,6 +139,25 @@ static PyObject *target_decode(TargetObject *t, PyObject *arg)
 	return pmpy_entry_new(&e);
 }
 
+#define READ_PIECE (1u << 20)	/* entries per pread of read(): 8 MiB, between two looks for Ctrl-C */
+
+/* Read @n entries from page @vpn into @buf in pieces (pm_target_read asks pmpy_check before each). */
+static ssize_t read_pieces(struct pm_target *t, uint64_t vpn, uint64_t *buf, size_t n)
+{
+	size_t done = 0;
+	ssize_t r;
+
+	while (done < n) {
+		r = pm_target_read(t, vpn + done, buf + done, n - done < READ_PIECE ? n - done : READ_PIECE);
+		if (r < 0)
+			return r;
+		done += (size_t)r;
+		if (!r || (size_t)r < READ_PIECE)	/* the end of the address space */
+			break;
+	}
+	return (ssize_t)done;
+}
+
 /* Target.read(addr, npages) -> Array of raw uint64 entries, the GIL released while reading. */
 static PyObject *target_read(TargetObject *t, PyObject *args)
 {
@@ -124,24 +165,33 @@ static PyObject *target_read(TargetObject *t, PyObject *args)
 	ArrayObject *a;
 	ssize_t r;
 
-	if (!PyArg_ParseTuple(args, "O&O&:read", pmpy_u64_arg, &addr, pmpy_u64_arg, &n) || check_open(t))
+	if (!PyArg_ParseTuple(args, "O&O&:read", pmpy_u64_arg, &addr, pmpy_u64_arg, &n) || pmpy_target_enter(t))
 		return NULL;
-	if (n > PY_SSIZE_T_MAX / 8)
+	/* no address space has 2^52 pages: past it, asking for memory would only fail */
+	if (n > PY_SSIZE_T_MAX / 8 || n > (UINT64_MAX / t->page_size)) {
+		pmpy_target_leave(t);
 		return PyErr_NoMemory();
+	}
 	a = (ArrayObject *)pmpy_array_new(ARRAY_ENTRIES, (Py_ssize_t)n, 8, "Q");
-	if (!a)
+	if (!a) {
+		pmpy_target_leave(t);
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	r = pm_target_read(t->t, addr / t->page_size, (uint64_t *)a->data, (size_t)n);
-	Py_END_ALLOW_THREADS
-	if (r < 0) {
+	}
+	PMPY_ALLOW_THREADS
+	r = read_pieces(t->t, addr / t->page_size, (uint64_t *)a->data, (size_t)n);
+	PMPY_END_ALLOW_THREADS
+	if (r < 0 || pmpy_interrupted()) {
 		Py_DECREF(a);
-		return pmpy_raise((int)r, t->ctx, "cannot read the pagemap of process %d at %#llx",
-				  pm_target_pid(t->t), (unsigned long long)addr);
+		pmpy_raise((int)r, t->ctx, "cannot read the pagemap of process %d at %#llx", pm_target_pid(t->t),
+			   (unsigned long long)addr);
+		pmpy_target_leave(t);
+		return NULL;
 	}
 	a->n = a->shape = r;
 	a->start = addr / t->page_size * t->page_size;
-	a->target = Py_NewRef((PyObject *)t);
+	pm_target_decode_info(t->t, &a->decode);
+	a->has_decode = true;
+	pmpy_target_leave(t);
 	return (PyObject *)a;
 }
 
@@ -153,18 +203,23 @@ static PyObject *target_read_into(TargetObject *t, PyObject *args)
 	Py_buffer b;
 	ssize_t r;
 
-	if (!PyArg_ParseTuple(args, "O&O:read_into", pmpy_u64_arg, &addr, &obj) || check_open(t))
+	if (!PyArg_ParseTuple(args, "O&O:read_into", pmpy_u64_arg, &addr, &obj))
 		return NULL;
 	if (PyObject_GetBuffer(obj, &b, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0)
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS
-	r = pm_target_read(t->t, addr / t->page_size, (uint64_t *)b.buf, (size_t)b.len / 8);
-	Py_END_ALLOW_THREADS
+	if (pmpy_target_enter(t)) {
+		PyBuffer_Release(&b);
+		return NULL;
+	}
+	PMPY_ALLOW_THREADS
+	r = read_pieces(t->t, addr / t->page_size, (uint64_t *)b.buf, (size_t)b.len / 8);
+	PMPY_END_ALLOW_THREADS
 	PyBuffer_Release(&b);
-	if (r < 0)
-		return pmpy_raise((int)r, t->ctx, "cannot read the pagemap of process %d at %#llx",
-				  pm_target_pid(t->t), (unsigned long long)addr);
-	return PyLong_FromSsize_t(r);
+	if (r < 0 || pmpy_interrupted())
+		pmpy_raise((int)r, t->ctx, "cannot read the pagemap of process %d at %#llx", pm_target_pid(t->t),
+			   (unsigned long long)addr);
+	pmpy_target_leave(t);
+	return PyErr_Occurred() ? NULL : PyLong_FromSsize_t(r);
 }
 
 /* A mapping copied out of the walk (its path borrowed there), to become a Mapping once the GIL is back. */
@@ -304,15 +359,17 @@ static PyObject *target_runs(TargetObject *t, PyObject *args, PyObject *kw)
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O&O&pp:runs", kwlist, pmpy_u64_arg, &start, pmpy_u64_arg, &end,
 					 &entries, &each) ||
-	    check_open(t))
+	    pmpy_target_enter(t))
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS
+	PMPY_ALLOW_THREADS
 	rc = walk_all(t->t, start, end, (entries ? PM_WALK_ENTRIES : 0) | (each ? PM_WALK_EACH : 0), &b, &known,
 		      &backend);
-	Py_END_ALLOW_THREADS
-	out = rc < 0 ? pmpy_raise(rc, t->ctx, "cannot walk the pages of process %d", pm_target_pid(t->t)) :
-		       runs_array(&b, known, backend);
+	PMPY_END_ALLOW_THREADS
+	out = rc < 0 || pmpy_interrupted() ?
+		      pmpy_raise(rc, t->ctx, "cannot walk the pages of process %d", pm_target_pid(t->t)) :
+		      runs_array(&b, known, backend);
 	runbuf_free(&b);
+	pmpy_target_leave(t);
 	return out;
 }
 
@@ -324,11 +381,14 @@ static PyObject *target_maps(TargetObject *t, PyObject *unused)
 	PyObject *list, *rec;
 	int r = 0;
 
-	if (check_open(t))
+	if (pmpy_target_enter(t))
 		return NULL;
 	it = pm_maps_open(t->t);
-	if (!it)
-		return pmpy_raise(errno, t->ctx, "cannot read the mappings of process %d", pm_target_pid(t->t));
+	if (!it) {
+		pmpy_raise(errno, t->ctx, "cannot read the mappings of process %d", pm_target_pid(t->t));
+		pmpy_target_leave(t);
+		return NULL;
+	}
 	list = PyList_New(0);
 	while (list && (r = pm_maps_next(it, &m)) == 0) {
 		rec = pmpy_mapping_new(m);
@@ -341,6 +401,7 @@ static PyObject *target_maps(TargetObject *t, PyObject *unused)
 		Py_CLEAR(list);
 		pmpy_raise(r, t->ctx, "cannot read the mappings of process %d", pm_target_pid(t->t));
 	}
+	pmpy_target_leave(t);
 	return list;
 }
 
@@ -354,17 +415,20 @@ static PyObject *target_mapstat(TargetObject *t, PyObject *args, PyObject *kw)
 	PyObject *list, *rec;
 	int entries = 0, r = 0;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:mapstat", kwlist, &entries) || check_open(t))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:mapstat", kwlist, &entries) || pmpy_target_enter(t))
 		return NULL;
 	it = pm_mapstat_open(t->t, entries ? PM_WALK_ENTRIES : 0);
-	if (!it)
-		return pmpy_raise(errno, t->ctx, "cannot walk process %d", pm_target_pid(t->t));
+	if (!it) {
+		pmpy_raise(errno, t->ctx, "cannot walk process %d", pm_target_pid(t->t));
+		pmpy_target_leave(t);
+		return NULL;
+	}
 	list = PyList_New(0);
 	for (;;) {
-		Py_BEGIN_ALLOW_THREADS
+		PMPY_ALLOW_THREADS
 		r = pm_mapstat_next(it, &m, &u);
-		Py_END_ALLOW_THREADS
-		if (r || !list)
+		PMPY_END_ALLOW_THREADS
+		if (r || !list || pmpy_interrupted())
 			break;
 		rec = Py_BuildValue("(NN)", pmpy_mapping_new(m), pmpy_usage_new(u));
 		if (!rec || PyList_Append(list, rec) < 0)
@@ -372,10 +436,11 @@ static PyObject *target_mapstat(TargetObject *t, PyObject *args, PyObject *kw)
 		Py_XDECREF(rec);
 	}
 	pm_mapstat_close(it);
-	if (list && r < 0) {
+	if (list && (r < 0 || pmpy_interrupted())) {
 		Py_CLEAR(list);
 		pmpy_raise(r, t->ctx, "cannot walk process %d", pm_target_pid(t->t));
 	}
+	pmpy_target_leave(t);
 	return list;
 }
 
@@ -387,16 +452,19 @@ static PyObject *target_account(TargetObject *t, PyObject *args, PyObject *kw)
 	struct pm_account a;
 	int exact = 1, r;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:account", kwlist, &exact) || check_open(t))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:account", kwlist, &exact) || pmpy_target_enter(t))
 		return NULL;
+	PMPY_ALLOW_THREADS
 	if (exact)
-		pmpy_ctx_kpage(t->ctx, &k);
-	Py_BEGIN_ALLOW_THREADS
+		pmpy_ctx_kpage_lock(t->ctx, &k);
 	r = pm_account_process(t->t, k, &a);
-	Py_END_ALLOW_THREADS
-	if (r < 0)
-		return pmpy_raise(r, t->ctx, "cannot account process %d", pm_target_pid(t->t));
-	return pmpy_account_new(&a);
+	if (exact)
+		pmpy_ctx_kpage_unlock(t->ctx);
+	PMPY_END_ALLOW_THREADS
+	if (r < 0 || pmpy_interrupted())
+		pmpy_raise(r, t->ctx, "cannot account process %d", pm_target_pid(t->t));
+	pmpy_target_leave(t);
+	return PyErr_Occurred() ? NULL : pmpy_account_new(&a);
 }
 
 /* Target.v2p(addr) -> V2P: the page's entry, physical address and, as root, its frame's flags and count. */
@@ -410,18 +478,29 @@ static PyObject *target_v2p(TargetObject *t, PyObject *arg)
 	char names[2048] = "";
 	ssize_t r;
 
-	if ((addr == (uint64_t)-1 && PyErr_Occurred()) || check_open(t))
+	if ((addr == (uint64_t)-1 && PyErr_Occurred()) || pmpy_target_enter(t))
 		return NULL;
 	r = pm_target_read(t->t, addr / t->page_size, &raw, 1);
-	if (r < 0)
-		return pmpy_raise((int)r, t->ctx, "cannot read the pagemap of process %d at %#llx",
-				  pm_target_pid(t->t), (unsigned long long)addr);
+	if (r < 0) {
+		pmpy_raise((int)r, t->ctx, "cannot read the pagemap of process %d at %#llx", pm_target_pid(t->t),
+			   (unsigned long long)addr);
+		pmpy_target_leave(t);
+		return NULL;
+	}
 	pm_target_decode_info(t->t, &info);
+	pmpy_target_leave(t);
 	pm_entry_decode(raw, &info, &e);
 	phys = (e.flags & PM_PAGE_FRAME) && (e.flags & PM_PAGE_PRESENT);
-	if (phys && pmpy_ctx_kpage(t->ctx, &k) == 0) {
-		kfok = pm_kpage_status(k, PM_KPAGE_FLAGS) == 0 && pm_kpage_read(k, e.pfn, 1, &kf, NULL, NULL) == 0;
-		kcok = pm_kpage_status(k, PM_KPAGE_COUNT) == 0 && pm_kpage_read(k, e.pfn, 1, NULL, &kc, NULL) == 0;
+	if (phys) {
+		PMPY_ALLOW_THREADS
+		if (pmpy_ctx_kpage_lock(t->ctx, &k) == 0) {
+			kfok = pm_kpage_status(k, PM_KPAGE_FLAGS) == 0 &&
+			       pm_kpage_read(k, e.pfn, 1, &kf, NULL, NULL) == 0;
+			kcok = pm_kpage_status(k, PM_KPAGE_COUNT) == 0 &&
+			       pm_kpage_read(k, e.pfn, 1, NULL, &kc, NULL) == 0;
+		}
+		pmpy_ctx_kpage_unlock(t->ctx);
+		PMPY_END_ALLOW_THREADS
 		if (kfok)
 			pm_kpf_describe(pm_kpf_cook(kf, false), names, sizeof(names));
 	}

@@ -6,11 +6,14 @@
 
 PyTypeObject *pmpy_watch_type;
 
+/* A Watch: one pm_watch. As with a Target, calls count themselves in @busy and close() meanwhile defers. */
 typedef struct {
 	PyObject_HEAD
 	struct pm_watch *w;
 	CtxObject *ctx;
 	long pid;
+	int busy;
+	bool closing;
 } WatchObject;
 
 static const char *method_names[] = { "auto", "uffd", "soft-dirty", "mprotect", "fork-snapshot" };
@@ -36,10 +39,11 @@ static PyObject *watch_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	WatchObject *w;
 	PyObject *ctx;
 	int nothp = 0, e;
-	long pid = 0;
+	pid_t pid = 0;
 	char why[512] = "";
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|lsp:Watch", kwlist, pmpy_ctx_type, &ctx, &pid, &mname, &nothp) ||
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|O&sp:Watch", kwlist, pmpy_ctx_type, &ctx, pmpy_pid_arg, &pid,
+					 &mname, &nothp) ||
 	    method_of(mname, &method) < 0)
 		return NULL;
 	w = (WatchObject *)PMPY_ALLOC(type);
@@ -48,13 +52,13 @@ static PyObject *watch_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	w->ctx = (CtxObject *)Py_NewRef(ctx);
 	w->pid = pid;
 	Py_BEGIN_ALLOW_THREADS
-	w->w = pm_watch_new(w->ctx->ctx, (pid_t)pid, method, nothp ? PM_WATCH_NOTHP : 0);
+	w->w = pm_watch_new(w->ctx->ctx, pid, method, nothp ? PM_WATCH_NOTHP : 0);
 	e = errno;
 	if (!w->w && e == EOPNOTSUPP)
-		pm_watch_explain(w->ctx->ctx, (pid_t)pid, method, why, sizeof(why));
+		pm_watch_explain(w->ctx->ctx, pid, method, why, sizeof(why));
 	Py_END_ALLOW_THREADS
 	if (!w->w) {
-		pmpy_raise(e, w->ctx, "cannot watch process %ld with %s%s%s", pid, mname, why[0] ? ": " : "", why);
+		pmpy_raise(e, w->ctx, "cannot watch process %d with %s%s%s", (int)pid, mname, why[0] ? ": " : "", why);
 		Py_DECREF(w);
 		return NULL;
 	}
@@ -83,15 +87,34 @@ static void watch_dealloc(WatchObject *w)
 
 static int check_open(WatchObject *w)
 {
-	if (w->w)
+	if (w->w && !w->closing)
 		return 0;
 	PyErr_SetString(PyExc_ValueError, "the watch is closed");
 	return -1;
 }
 
+/* Count a call that uses the handle (see WatchObject). */
+static int enter(WatchObject *w)
+{
+	if (check_open(w))
+		return -1;
+	w->busy++;
+	return 0;
+}
+
+static void leave(WatchObject *w)
+{
+	if (--w->busy == 0 && w->closing)
+		watch_free(w);
+}
+
+/* Stop now, or, while calls of other threads still use the handle, when the last of them ends. */
 static PyObject *watch_close(WatchObject *w, PyObject *unused)
 {
-	watch_free(w);
+	if (w->busy)
+		w->closing = true;
+	else
+		watch_free(w);
 	Py_RETURN_NONE;
 }
 
@@ -103,12 +126,13 @@ static PyObject *watch_add(WatchObject *w, PyObject *args, PyObject *kw)
 	int populated = 0, r;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|p:add", kwlist, pmpy_u64_arg, &start, pmpy_u64_arg, &end,
-					 &populated) || check_open(w))
+					 &populated) || enter(w))
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS
+	PMPY_ALLOW_THREADS
 	r = pm_watch_add(w->w, start, end, populated ? PM_WATCH_POPULATED : 0);
-	Py_END_ALLOW_THREADS
-	if (r < 0)
+	PMPY_END_ALLOW_THREADS
+	leave(w);
+	if (r < 0 || pmpy_interrupted())
 		return pmpy_raise(r, w->ctx, "cannot watch %#llx-%#llx of process %ld", (unsigned long long)start,
 				  (unsigned long long)end, w->pid);
 	Py_RETURN_NONE;
@@ -121,12 +145,13 @@ static PyObject *watch_add_writable(WatchObject *w, PyObject *args, PyObject *kw
 	struct pm_watch_batch b;
 	int populated = 0, r;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:add_writable", kwlist, &populated) || check_open(w))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:add_writable", kwlist, &populated) || enter(w))
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS
+	PMPY_ALLOW_THREADS
 	r = pm_watch_add_writable(w->w, populated ? PM_WATCH_POPULATED : 0, &b);
-	Py_END_ALLOW_THREADS
-	if (r < 0)
+	PMPY_END_ALLOW_THREADS
+	leave(w);
+	if (r < 0 || pmpy_interrupted())
 		return pmpy_raise(r, w->ctx, "cannot watch the writable mappings of process %ld", w->pid);
 	return Py_BuildValue("{s:n,s:n,s:n,s:i}", "added", (Py_ssize_t)b.added, "vanished", (Py_ssize_t)b.vanished,
 			     "failed", (Py_ssize_t)b.failed, "error", b.error);
@@ -141,16 +166,22 @@ static PyObject *watch_collect(WatchObject *w, PyObject *args, PyObject *kw)
 	int reset = 1, r;
 	size_t n, i;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:collect", kwlist, &reset) || check_open(w))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:collect", kwlist, &reset) || enter(w))
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS
+	PMPY_ALLOW_THREADS
 	r = pm_watch_collect(w->w, reset ? PM_WATCH_RESET : 0, &out, &n);
-	Py_END_ALLOW_THREADS
-	if (r < 0)
-		return pmpy_raise(r, w->ctx, "cannot collect the writes of process %ld", w->pid);
-	a = (ArrayObject *)pmpy_array_new(ARRAY_WRITTEN, (Py_ssize_t)n, sizeof(struct pmpy_written), WRITTEN_FORMAT);
-	if (!a)
+	PMPY_END_ALLOW_THREADS
+	if (r < 0 || pmpy_interrupted()) {
+		pmpy_raise(r, w->ctx, "cannot collect the writes of process %ld", w->pid);
+		leave(w);
 		return NULL;
+	}
+	/* @out is the handle's: copied before leave(), which may free it */
+	a = (ArrayObject *)pmpy_array_new(ARRAY_WRITTEN, (Py_ssize_t)n, sizeof(struct pmpy_written), WRITTEN_FORMAT);
+	if (!a) {
+		leave(w);
+		return NULL;
+	}
 	for (i = 0; i < n; i++) {
 		struct pmpy_written *o = (struct pmpy_written *)a->data + i;
 
@@ -159,6 +190,7 @@ static PyObject *watch_collect(WatchObject *w, PyObject *args, PyObject *kw)
 		o->end = out[i].end;
 		o->huge = out[i].huge;
 	}
+	leave(w);
 	return (PyObject *)a;
 }
 
@@ -236,13 +268,13 @@ int pmpy_watch_init(PyObject *m)
 /* ---- shared ---- */
 
 /* Add every PID of @pids to @s; returns 0 or -errno with *@bad the PID that failed. */
-static int share_add_all(struct pm_ctx *ctx, struct pm_share *s, const long *pids, Py_ssize_t n, long *bad)
+static int share_add_all(struct pm_ctx *ctx, struct pm_share *s, const pid_t *pids, Py_ssize_t n, long *bad)
 {
 	Py_ssize_t i;
 	int r = 0;
 
 	for (i = 0; i < n && !r; i++) {
-		struct pm_target *t = pm_target_open(ctx, (pid_t)pids[i]);
+		struct pm_target *t = pm_target_open(ctx, pids[i]);
 
 		*bad = pids[i];
 		r = t ? pm_share_add(s, t) : -errno;
@@ -292,36 +324,30 @@ PyObject *pmpy_ctx_shared(PyObject *self, PyObject *args)
 	PyObject *seq, *out = NULL;
 	struct pm_kpage *k = NULL;
 	struct pm_share *s;
-	Py_ssize_t n, i;
-	long *pids, bad = 0;
-	int r;
+	Py_ssize_t n;
+	pid_t *pids;
+	long bad = 0;
+	int r, e = 0;
 
-	if (!PyArg_ParseTuple(args, "O:shared", &seq) || (n = PySequence_Size(seq)) < 0)
+	if (!PyArg_ParseTuple(args, "O:shared", &seq) || !(pids = pmpy_pid_list(seq, &n)))
 		return NULL;
-	pids = calloc((size_t)n + 1, sizeof(*pids));
-	if (!pids)
-		return PyErr_NoMemory();
-	for (i = 0; i < n; i++) {
-		PyObject *o = PySequence_GetItem(seq, i);
-
-		pids[i] = o ? PyLong_AsLong(o) : -1;
-		Py_XDECREF(o);
-		if (PyErr_Occurred())
-			goto out;
-	}
-	if (pmpy_ctx_kpage(c, &k) < 0)
+	/* the share reads kpagecount through the context's handle until it is freed: hold it that long */
+	PMPY_ALLOW_THREADS
+	if (pmpy_ctx_kpage_lock(c, &k) < 0)
 		k = NULL;	/* pm_share_add reports the open error */
 	s = pm_share_new(c->ctx, k);
-	if (!s) {
-		pmpy_raise(errno, c, "cannot compare processes");
-		goto out;
-	}
-	Py_BEGIN_ALLOW_THREADS
-	r = share_add_all(c->ctx, s, pids, n, &bad);
-	Py_END_ALLOW_THREADS
-	out = r < 0 ? pmpy_raise(r, c, "cannot read what process %ld shares", bad) : share_result(s);
+	if (!s)
+		e = errno;
+	else
+		r = share_add_all(c->ctx, s, pids, n, &bad);
+	PMPY_END_ALLOW_THREADS
+	if (!s)
+		pmpy_raise(e, c, "cannot compare processes");
+	else
+		out = r < 0 || pmpy_interrupted() ? pmpy_raise(r, c, "cannot read what process %ld shares", bad) :
+						    share_result(s);
 	pm_share_free(s);
-out:
+	pmpy_ctx_kpage_unlock(c);
 	free(pids);
 	return out;
 }
