@@ -179,7 +179,7 @@ static PyObject *ctx_tree_error(CtxObject *c, void *closure)
 
 	if (!e)
 		Py_RETURN_NONE;
-	return PyUnicode_DecodeFSDefault(e);	/* it names a file of the tree: any bytes */
+	return pmpy_str(e);	/* it names a file of the tree: any bytes */
 }
 
 static const char *tri(enum pm_tristate t)
@@ -210,7 +210,7 @@ static PyObject *features_dict(const struct pm_features *f)
 
 	if (!d)
 		return NULL;
-	if (put(d, "kernel_release", PyUnicode_FromString(f->kernel_release)) ||
+	if (put(d, "kernel_release", pmpy_str(f->kernel_release)) ||
 	    put(d, "kernel_version", Py_BuildValue("(III)", f->kernel_major, f->kernel_minor, f->kernel_patch)) ||
 	    put(d, "page_size", PyLong_FromUnsignedLong(f->page_size)) ||
 	    put(d, "pmd_size", pmpy_u64(f->pmd_size)) || put(d, "privileged", PyBool_FromLong(f->privileged)) ||
@@ -287,7 +287,7 @@ static PyObject *proc_new(const struct pm_proc *p)
 {
 	PyObject *v[] = { PyLong_FromLong(p->pid), PyUnicode_FromString(state_name(p->state)),
 			  p->uid_known ? PyLong_FromUnsignedLong(p->uid) : Py_NewRef(Py_None),
-			  PyUnicode_DecodeFSDefault(p->comm) };
+			  pmpy_str(p->comm) };
 
 	return pmpy_record(pmpy_proc_type, v, 4);
 }
@@ -330,7 +330,7 @@ static PyObject *ctx_memcg_of(CtxObject *c, PyObject *arg)
 		Py_RETURN_NONE;
 	if (r < 0)
 		return pmpy_raise(r, c, "cannot read the memory cgroup of process %d", (int)pid);
-	return PyUnicode_DecodeFSDefault(buf);	/* a cgroup's name is any bytes its creator chose */
+	return pmpy_str(buf);	/* a cgroup's name is any bytes its creator chose */
 }
 
 /* The kpage handle accounting, v2p, shared and kpage_read share, opened once per context. */
@@ -435,8 +435,13 @@ static PyObject *mod_decode(PyObject *self, PyObject *const *args, Py_ssize_t n,
 		return NULL;
 	if (n > 2)
 		info.frame_visible = PyObject_IsTrue(args[2]);
-	if (n > 3)
-		info.page_shift = (unsigned)PyLong_AsUnsignedLong(args[3]);
+	if (n > 3) {
+		unsigned long shift = PyLong_AsUnsignedLong(args[3]);
+
+		if (shift > 63 && !PyErr_Occurred())	/* a cast would make 2**32 + 12 pass for 12 */
+			PyErr_SetString(PyExc_ValueError, "page_shift is 0 to 63");
+		info.page_shift = (unsigned)shift;
+	}
 	if (n > 4)
 		info.swap_active = PyObject_IsTrue(args[4]);
 	if (PyErr_Occurred())
@@ -497,6 +502,10 @@ static PyObject *mod_flags_letters(PyObject *self, PyObject *arg)
 
 	if (f == (unsigned long)-1 && PyErr_Occurred())
 		return NULL;
+	if (f > UINT32_MAX) {	/* flags are 32 bits: a cast would drop the high ones silently */
+		PyErr_SetString(PyExc_OverflowError, "flags are 32 bits");
+		return NULL;
+	}
 	return PyUnicode_FromString(pm_flags_letters((uint32_t)f, buf, sizeof(buf)));
 }
 

@@ -111,6 +111,8 @@ PyObject *pmpy_account_new(const struct pm_account *a);
 PyObject *pmpy_share_sum_new(const struct pm_share_sum *s);
 PyObject *pmpy_features_rows(struct pm_ctx *ctx);
 PyObject *pmpy_u64(uint64_t v);
+/* A str of text that came from the system or a replayed tree (any bytes): decoded as os.fsdecode does. */
+PyObject *pmpy_str(const char *s);
 /* PyArg "O&" converter to pid_t: TypeError for a non-integer, OverflowError past pid_t, ValueError below 0. */
 int pmpy_pid_arg(PyObject *o, void *out);
 /* A sequence of PIDs as a malloc'd array (free it), each checked as pmpy_pid_arg, duplicates dropped

@@ -59,7 +59,7 @@ struct libscols_line *out_line(struct out *out)
 void out_str(struct out *out, struct libscols_line *ln, size_t id, const char *s)
 {
 	PyObject *row = PyList_GetItem(rows, (Py_ssize_t)(uintptr_t)ln - 1);
-	PyObject *v = PyUnicode_FromString(s ? s : "");
+	PyObject *v = pmpy_str(s);	/* a replayed tree's kernel release, paths: any bytes */
 
 	if (!row || !v || PyList_SetItem(row, (Py_ssize_t)id, v) < 0)
 		failed = 1;

@@ -60,8 +60,8 @@ static PyObject *wss_mappings(struct pm_wss *w)
 	PyObject *list = PyList_New(0), *rec;
 
 	while (list && pm_wss_next(w, &m) == 0) {
-		rec = Py_BuildValue("{s:K,s:K,s:s,s:N,s:K,s:K,s:K}", "start", (unsigned long long)m->start, "end",
-				    (unsigned long long)m->end, "perms", m->perms, "path", PyUnicode_DecodeFSDefault(m->path),
+		rec = Py_BuildValue("{s:K,s:K,s:N,s:N,s:K,s:K,s:K}", "start", (unsigned long long)m->start, "end",
+				    (unsigned long long)m->end, "perms", pmpy_str(m->perms), "path", pmpy_str(m->path),
 				    "resident", (unsigned long long)m->resident, "accessed",
 				    (unsigned long long)m->accessed, "untracked", (unsigned long long)m->untracked);
 		if (!rec || PyList_Append(list, rec) < 0)
@@ -114,8 +114,8 @@ PyObject *pmpy_target_wss(PyObject *self, PyObject *args, PyObject *kw)
 	if (r < 0 || pmpy_interrupted())
 		out = pmpy_raise(r, t->ctx, "cannot measure the working set of process %d", pm_target_pid(t->t));
 	else
-		out = Py_BuildValue("{s:s,s:s,s:K,s:K,s:K,s:K,s:K,s:N}", "method", pm_wss_method_name(s.method), "reason",
-				    pm_wss_reason(w), "window_ns", (unsigned long long)s.window_ns, "window_max_ns",
+		out = Py_BuildValue("{s:s,s:N,s:K,s:K,s:K,s:K,s:K,s:N}", "method", pm_wss_method_name(s.method), "reason",
+				    pmpy_str(pm_wss_reason(w)), "window_ns", (unsigned long long)s.window_ns, "window_max_ns",
 				    (unsigned long long)s.window_max_ns, "resident", (unsigned long long)s.resident,
 				    "accessed", (unsigned long long)s.accessed, "untracked",
 				    (unsigned long long)s.untracked, "mappings", wss_mappings(w));
@@ -136,8 +136,8 @@ static PyObject *node_dict(const struct pm_numa *n, size_t i)
 			Py_CLEAR(dist);
 		Py_XDECREF(v);
 	}
-	return Py_BuildValue("{s:i,s:N,s:I,s:s,s:i,s:K,s:K,s:K,s:K,s:N}", "id", d->id, "has_memory",
-			     PyBool_FromLong(d->has_memory), "ncpus", d->ncpus, "cpulist", d->cpulist, "tier", d->tier,
+	return Py_BuildValue("{s:i,s:N,s:I,s:N,s:i,s:K,s:K,s:K,s:K,s:N}", "id", d->id, "has_memory",
+			     PyBool_FromLong(d->has_memory), "ncpus", d->ncpus, "cpulist", pmpy_str(d->cpulist), "tier", d->tier,
 			     "mem_total", (unsigned long long)d->mem_total, "mem_free", (unsigned long long)d->mem_free,
 			     "promoted", (unsigned long long)d->promoted, "demoted", (unsigned long long)d->demoted,
 			     "distances", dist);
@@ -224,7 +224,7 @@ PyObject *pmpy_target_numa(PyObject *self, PyObject *args, PyObject *kw)
 	}
 	list = PyList_New(0);
 	while (list && (r = pm_numa_proc_next(p, &m)) == 0) {
-		rec = Py_BuildValue("(NsN)", pmpy_mapping_new(m->map), m->policy, numa_bytes(n, m));
+		rec = Py_BuildValue("(NNN)", pmpy_mapping_new(m->map), pmpy_str(m->policy), numa_bytes(n, m));
 		if (!rec || PyList_Append(list, rec) < 0)
 			Py_CLEAR(list);
 		Py_XDECREF(rec);

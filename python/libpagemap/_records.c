@@ -104,6 +104,11 @@ int pmpy_records_init(PyObject *m)
 		       -1;
 }
 
+PyObject *pmpy_str(const char *s)
+{
+	return PyUnicode_DecodeFSDefault(s ? s : "");
+}
+
 PyObject *pmpy_u64(uint64_t v)
 {
 	return PyLong_FromUnsignedLongLong(v);

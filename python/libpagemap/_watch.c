@@ -205,7 +205,7 @@ static PyObject *watch_reason(WatchObject *w, void *closure)
 {
 	if (check_open(w))
 		return NULL;
-	return PyUnicode_FromString(pm_watch_reason(w->w));
+	return pmpy_str(pm_watch_reason(w->w));
 }
 
 static PyObject *watch_atomic(WatchObject *w, void *closure)

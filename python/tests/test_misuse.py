@@ -280,3 +280,10 @@ def test_ctrl_c_stops_a_long_wss_window():
         pytest.fail("wss(3600) did not stop on SIGINT within 60 s")
     assert_clean(p)
     assert p.stdout.strip() == "interrupted"
+
+
+def test_numbers_past_their_width_are_refused():
+    with pytest.raises(OverflowError):
+        pm.flags_letters(2 ** 32 + 1)
+    with pytest.raises(ValueError):
+        pm.decode(0, "pshift", True, 2 ** 32 + 12)

@@ -141,3 +141,45 @@ def test_paths_with_bad_bytes_keep_the_real_error(tmp_path):
     with pytest.raises(pm.PagemapError) as ei:
         pm.Context.from_snapshot(junk)
     assert os.fsdecode(junk) in str(ei.value)
+
+
+def test_replayed_tree_with_bad_bytes(fixtures_dir, tmp_path):
+    """A replayed tree is anyone's bytes: a kernel release, a NUMA policy and a node's cpulist of b"\\xff"
+    come as surrogate-escaped str (UnicodeDecodeError before), and the tree's own path may hold one too."""
+    root = os.fsencode(tmp_path) + b"/tree-\xff"
+    # hard links (cp -al): the tree's pagemap files are sparse and huge; a copy would fill the disk
+    subprocess.run(["cp", "-al", os.fsencode(fixtures_dir("numa-2node")), root], check=True)
+    try:
+        check_tree(root)
+    finally:
+        import shutil
+        shutil.rmtree(root)
+
+
+def check_tree(root):
+
+    def rewrite(path, data):	# a new file in place of the link: the shared fixture stays as it is
+        os.unlink(path)
+        with open(path, "wb") as f:
+            f.write(data)
+
+    rewrite(root + b"/proc/sys/kernel/osrelease", b"6.18.0-\xff\n")
+    numa_maps = root + b"/proc/4242/numa_maps"
+    with open(numa_maps, "rb") as f:
+        lines = f.read().split(b"\n")
+    first = lines[0].split(b" ")
+    first[1] = b"bind:\xff"
+    lines[0] = b" ".join(first)
+    rewrite(numa_maps, b"\n".join(lines))
+    cpulist = root + b"/sys/devices/system/node/node0/cpulist"
+    if os.path.exists(cpulist):
+        rewrite(cpulist, b"0-1\xff\n")
+    ctx = pm.Context(root)
+    assert os.fsencode(ctx.root) == root
+    f = ctx.features()
+    assert os.fsencode(f.kernel_release) == b"6.18.0-\xff"
+    assert any("\udcff" in d for r in f.rows for d in r)
+    ctx.numa_nodes()
+    source, maps = ctx.open(4242).numa(source="numa_maps")
+    assert "bind:\udcff" in [policy for m, policy, nodes in maps]
+
