@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <time.h>
+#include <unistd.h>
 #include "_core.h"
 
 #define CHECK_NS 20000000L	/* 20 ms: Ctrl-C feels immediate, and the GIL is taken back rarely */
@@ -12,11 +13,13 @@
 static _Thread_local PyThreadState *saved;	/* this thread's state while it runs without the GIL */
 static _Thread_local struct timespec last;	/* when this thread last ran the handlers */
 static _Thread_local bool tripped;		/* a handler raised: stop every later check */
+static _Thread_local pid_t saved_pid;		/* the process that released the GIL */
 static unsigned long main_ident;		/* threading.main_thread().ident: where handlers run */
 
 void pmpy_release(void)
 {
 	tripped = false;
+	saved_pid = getpid();
 	clock_gettime(CLOCK_MONOTONIC, &last);
 	saved = PyEval_SaveThread();
 }
@@ -35,7 +38,8 @@ int pmpy_check_now(void)
 
 	if (tripped)
 		return -EINTR;
-	if (!saved || PyThread_get_thread_ident() != main_ident)
+	/* a child the library forked has no Python to go back to (none calls us today: cheap insurance) */
+	if (!saved || PyThread_get_thread_ident() != main_ident || getpid() != saved_pid)
 		return 0;
 	PyEval_RestoreThread(saved);
 	r = PyErr_CheckSignals();
