@@ -19,6 +19,8 @@ static const char *explain(int err)
 	case EPERM: return "refused without CAP_SYS_ADMIN (Linux 4.0-4.1 pagemap, hidden frame numbers, ptrace)";
 	case EOPNOTSUPP: return "not supported by this kernel, this privilege level or a replayed root";
 	case EBADMSG: return "the replayed tree or snapshot is damaged";
+	case EDEADLK: return "this thread is inside a call that reads the frame files of this context already "
+			     "(a signal handler run during it)";
 	default: return strerror(err);
 	}
 }
@@ -336,7 +338,16 @@ static PyObject *ctx_memcg_of(CtxObject *c, PyObject *arg)
 /* The kpage handle accounting, v2p, shared and kpage_read share, opened once per context. */
 int pmpy_ctx_kpage_lock(CtxObject *c, struct pm_kpage **out)
 {
+	unsigned long me = PyThread_get_thread_ident();
+
+	if (c->kpage_owner == me) {
+		c->kpage_depth++;
+		*out = NULL;
+		return -EDEADLK;
+	}
 	PyThread_acquire_lock(c->kpage_lock, WAIT_LOCK);
+	c->kpage_owner = me;
+	c->kpage_depth = 1;
 	if (!c->kpage && !c->kpage_err) {
 		c->kpage = pm_kpage_open(c->ctx);
 		if (!c->kpage)
@@ -348,6 +359,9 @@ int pmpy_ctx_kpage_lock(CtxObject *c, struct pm_kpage **out)
 
 void pmpy_ctx_kpage_unlock(CtxObject *c)
 {
+	if (--c->kpage_depth)
+		return;
+	c->kpage_owner = 0;
 	PyThread_release_lock(c->kpage_lock);
 }
 

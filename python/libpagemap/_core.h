@@ -16,6 +16,8 @@ typedef struct {
 	struct pm_kpage *kpage;
 	int kpage_err;		/* -errno of the failed pm_kpage_open, 0 not tried or open */
 	PyThread_type_lock kpage_lock;	/* the kpage handle has one buffer: one thread at a time uses it */
+	_Atomic unsigned long kpage_owner;	/* the thread holding kpage_lock, 0 none */
+	int kpage_depth;		/* its nested takes (a signal handler's, refused), owner only */
 	PyObject *snapshot;	/* the snapshot path it replays, or None */
 } CtxObject;
 
@@ -122,8 +124,12 @@ pid_t *pmpy_pid_list(PyObject *seq, Py_ssize_t *n);
 int pmpy_u64_arg(PyObject *o, void *out);
 /* A struct sequence of type @t from @n new references (all released on failure; a NULL one fails). */
 PyObject *pmpy_record(PyTypeObject *t, PyObject **v, int n);
-/* Without the GIL: take the context's kpage handle (opened on first use) for this thread until
-   pmpy_ctx_kpage_unlock. Returns 0 with *@out, or -errno of its open (then *@out is NULL; unlock still). */
+/*
+ * Without the GIL: take the context's kpage handle (opened on first use) for this thread until
+ * pmpy_ctx_kpage_unlock (always called, whatever this returns). Returns 0 with *@out, or -errno of its open,
+ * or -EDEADLK when this thread holds it already (a signal handler run inside a call that uses it: the
+ * handle is mid-read, and waiting would never end); *@out is NULL then.
+ */
 int pmpy_ctx_kpage_lock(CtxObject *c, struct pm_kpage **out);
 void pmpy_ctx_kpage_unlock(CtxObject *c);
 

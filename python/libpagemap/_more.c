@@ -412,8 +412,9 @@ PyObject *pmpy_ctx_kpage_read(PyObject *self, PyObject *args)
 		buf[i] = (uint64_t *)a[i]->data;
 	}
 	PMPY_ALLOW_THREADS
-	pmpy_ctx_kpage_lock(c, &k);
-	r = kpage_pieces(k, pfn, n, buf);
+	r = pmpy_ctx_kpage_lock(c, &k);
+	if (!r)
+		r = kpage_pieces(k, pfn, n, buf);
 	pmpy_ctx_kpage_unlock(c);
 	PMPY_END_ALLOW_THREADS
 	if (r < 0 || pmpy_interrupted()) {

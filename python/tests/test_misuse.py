@@ -287,3 +287,37 @@ def test_numbers_past_their_width_are_refused():
         pm.flags_letters(2 ** 32 + 1)
     with pytest.raises(ValueError):
         pm.decode(0, "pshift", True, 2 ** 32 + 12)
+
+
+def test_signal_handler_reentering_the_frame_files():
+    """A signal handler that reads frames while the same context is inside kpage_read (the frame files'
+    lock held, taken back for the handler) gets an error, never a deadlock on that lock."""
+    needs_root()
+    if not os.access("/proc/kpageflags", os.R_OK):
+        pytest.skip("/proc/kpageflags is not readable")
+    try:
+        p = run_child("""
+            import signal, threading, time
+            ctx = pm.Context()
+            seen = []
+            def handler(sig, frame):
+                try:
+                    ctx.kpage_read(0, 1)
+                    seen.append("read")
+                except pm.PagemapError as e:
+                    seen.append(e.errno)
+            signal.signal(signal.SIGUSR1, handler)
+            def poke():
+                for _ in range(20):
+                    time.sleep(0.05)
+                    os.kill(os.getpid(), signal.SIGUSR1)
+            th = threading.Thread(target=poke)
+            th.start()
+            while th.is_alive():
+                ctx.kpage_read(0, 2 ** 40)
+            th.join()
+            print(len(seen))
+        """, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("deadlock: a handler waited for the frame files' lock its own thread holds")
+    assert_clean(p)
