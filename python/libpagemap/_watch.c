@@ -6,7 +6,11 @@
 
 PyTypeObject *pmpy_watch_type;
 
-/* A Watch: one pm_watch. As with a Target, calls count themselves in @busy and close() meanwhile defers. */
+/*
+ * A Watch: one pm_watch. As with a Target, calls count themselves in @busy and close() meanwhile defers.
+ * The handle is made for one caller at a time (collect's result is borrowed until the next call): @lock
+ * serialises the calls of several threads, and @owner refuses a signal handler's call inside one.
+ */
 typedef struct {
 	PyObject_HEAD
 	struct pm_watch *w;
@@ -14,6 +18,8 @@ typedef struct {
 	long pid;
 	int busy;
 	bool closing;
+	PyThread_type_lock lock;
+	_Atomic unsigned long owner;
 } WatchObject;
 
 static const char *method_names[] = { "auto", "uffd", "soft-dirty", "mprotect", "fork-snapshot" };
@@ -51,6 +57,11 @@ static PyObject *watch_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 		return NULL;
 	w->ctx = (CtxObject *)Py_NewRef(ctx);
 	w->pid = pid;
+	w->lock = PyThread_allocate_lock();
+	if (!w->lock) {
+		Py_DECREF(w);
+		return PyErr_NoMemory();
+	}
 	Py_BEGIN_ALLOW_THREADS
 	w->w = pm_watch_new(w->ctx->ctx, pid, method, nothp ? PM_WATCH_NOTHP : 0);
 	e = errno;
@@ -80,6 +91,8 @@ static void watch_dealloc(WatchObject *w)
 	PyTypeObject *tp = Py_TYPE((PyObject *)w);
 
 	watch_free(w);
+	if (w->lock)
+		PyThread_free_lock(w->lock);
 	Py_XDECREF((PyObject *)w->ctx);
 	((freefunc)PyType_GetSlot(tp, Py_tp_free))(w);
 	Py_DECREF(tp);
@@ -98,8 +111,26 @@ static int enter(WatchObject *w)
 {
 	if (check_open(w))
 		return -1;
+	if (w->owner == PyThread_get_thread_ident()) {
+		PyErr_SetString(PyExc_RuntimeError, "the watch is in use by this thread (a signal handler or finalizer "
+						    "run inside one of its calls)");
+		return -1;
+	}
 	w->busy++;
 	return 0;
+}
+
+/* Without the GIL: the handle for this thread alone, until release(). */
+static void hold(WatchObject *w)
+{
+	PyThread_acquire_lock(w->lock, WAIT_LOCK);
+	w->owner = PyThread_get_thread_ident();
+}
+
+static void release(WatchObject *w)
+{
+	w->owner = 0;
+	PyThread_release_lock(w->lock);
 }
 
 static void leave(WatchObject *w)
@@ -129,7 +160,9 @@ static PyObject *watch_add(WatchObject *w, PyObject *args, PyObject *kw)
 					 &populated) || enter(w))
 		return NULL;
 	PMPY_ALLOW_THREADS
+	hold(w);
 	r = pm_watch_add(w->w, start, end, populated ? PM_WATCH_POPULATED : 0);
+	release(w);
 	PMPY_END_ALLOW_THREADS
 	leave(w);
 	if (r < 0 || pmpy_interrupted())
@@ -145,10 +178,23 @@ static PyObject *watch_add_writable(WatchObject *w, PyObject *args, PyObject *kw
 	struct pm_watch_batch b;
 	int populated = 0, r;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:add_writable", kwlist, &populated) || enter(w))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:add_writable", kwlist, &populated) || check_open(w))
+		return NULL;
+	/*
+	 * mprotect watches the caller: every writable mapping of the interpreter is its own heap, its threads'
+	 * stacks and the handler's: the first write there faulted for good (SIGSEGV, 3 of 3).
+	 */
+	if (pm_watch_method(w->w) == PM_WATCH_MPROTECT) {
+		PyErr_SetString(PyExc_ValueError, "add_writable() with mprotect would make this interpreter's own heap "
+						  "and stacks read-only: add() the ranges to watch");
+		return NULL;
+	}
+	if (enter(w))
 		return NULL;
 	PMPY_ALLOW_THREADS
+	hold(w);
 	r = pm_watch_add_writable(w->w, populated ? PM_WATCH_POPULATED : 0, &b);
+	release(w);
 	PMPY_END_ALLOW_THREADS
 	leave(w);
 	if (r < 0 || pmpy_interrupted())
@@ -169,16 +215,19 @@ static PyObject *watch_collect(WatchObject *w, PyObject *args, PyObject *kw)
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:collect", kwlist, &reset) || enter(w))
 		return NULL;
 	PMPY_ALLOW_THREADS
+	hold(w);
 	r = pm_watch_collect(w->w, reset ? PM_WATCH_RESET : 0, &out, &n);
 	PMPY_END_ALLOW_THREADS
 	if (r < 0 || pmpy_interrupted()) {
+		release(w);
 		pmpy_raise(r, w->ctx, "cannot collect the writes of process %ld", w->pid);
 		leave(w);
 		return NULL;
 	}
-	/* @out is the handle's: copied before leave(), which may free it */
+	/* @out is the handle's until its next call: copied still holding it, before leave(), which may free it */
 	a = (ArrayObject *)pmpy_array_new(ARRAY_WRITTEN, (Py_ssize_t)n, sizeof(struct pmpy_written), WRITTEN_FORMAT);
 	if (!a) {
+		release(w);
 		leave(w);
 		return NULL;
 	}
@@ -190,6 +239,7 @@ static PyObject *watch_collect(WatchObject *w, PyObject *args, PyObject *kw)
 		o->end = out[i].end;
 		o->huge = out[i].huge;
 	}
+	release(w);
 	leave(w);
 	return (PyObject *)a;
 }

@@ -321,3 +321,68 @@ def test_signal_handler_reentering_the_frame_files():
     except subprocess.TimeoutExpired:
         pytest.fail("deadlock: a handler waited for the frame files' lock its own thread holds")
     assert_clean(p)
+
+
+def test_two_threads_collect_one_watch():
+    """collect() and add() of one Watch from two threads at once: one at a time, never both inside the
+    library's handle (its state is not made for two)."""
+    p = run_child("""
+        import mmap, threading
+        m = mmap.mmap(-1, 1024 * 4096)
+        try:
+            w = pm.watch(0)
+        except pm.PagemapError as e:
+            print("SKIP", e)
+            sys.exit(0)
+        w.add_writable()
+        bad = []
+        def work(k):
+            try:
+                for i in range(300):
+                    m[((i * 7 + k) % 1024) * 4096] = 1
+                    w.collect()
+                    if i % 50 == 0:
+                        w.add_writable()
+            except Exception as e:
+                bad.append(repr(e))
+        ths = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+        for th in ths:
+            th.start()
+        for th in ths:
+            th.join()
+        w.close()
+        assert not bad, bad
+        print("ok")
+    """)
+    if p.stdout.startswith("SKIP"):
+        pytest.skip(p.stdout.strip())
+    assert_clean(p)
+
+
+def test_mprotect_watch_refuses_every_writable_mapping():
+    """watch(0, "mprotect").add_writable() made the interpreter's own heap and stacks read-only: SIGSEGV.
+    Now ValueError; add() of a range of one's own still works."""
+    p = run_child("""
+        import ctypes, mmap
+        try:
+            w = pm.watch(0, "mprotect")
+        except pm.PagemapError as e:
+            print("SKIP", e)
+            sys.exit(0)
+        try:
+            w.add_writable()
+            print("added")
+        except ValueError as e:
+            print("refused")
+        m = mmap.mmap(-1, 16 * mmap.PAGESIZE)
+        a = ctypes.addressof(ctypes.c_char.from_buffer(m))
+        w.add(a, a + 16 * mmap.PAGESIZE)
+        m[3 * mmap.PAGESIZE] = 1
+        (s, e, huge), = w.collect()
+        assert s == a + 3 * mmap.PAGESIZE, (hex(s), hex(a))
+        w.close()
+    """)
+    if p.stdout.startswith("SKIP"):
+        pytest.skip(p.stdout.strip())
+    assert_clean(p)
+    assert p.stdout.strip() == "refused"
