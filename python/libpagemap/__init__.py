@@ -16,7 +16,8 @@ bytes or os.PathLike (ps(cgroup=b"/a\xff") and ps(cgroup="/a\udcff") are the sam
 Misuse raises, never crashes. PIDs are ints from 0 (this process) to 2**31 - 1: OverflowError past it,
 ValueError below 0, TypeError for anything not an int (ps(pids=["a"])); duplicate PIDs count once. A closed
 Target or Watch raises ValueError("... is closed"); an Array read from a Target stays valid after close.
-close() from another thread while a call runs closes the handle when that call ends. Long calls (walks,
+close() from another thread while a call runs closes the handle when that call ends; a Watch serves one
+call at a time (other threads wait; a signal handler's call inside one raises RuntimeError). Long calls (walks,
 reads, wss windows, kpage_read) stop on Ctrl-C with KeyboardInterrupt. wss() takes 0 to one year of
 seconds; kpage_read() returns only the machine's frames.
 """
