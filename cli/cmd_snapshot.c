@@ -71,7 +71,7 @@ static void help(void)
 	       "      --one-thread       read everything in one thread (by default, with a second\n"
 	       "                         CPU, a thread reads smaps, smaps_rollup and numa_maps\n"
 	       "                         while the pagemap is read: less wall time, same CPU)\n"
-	       "  -o, --output FILE      the snapshot to write\n"
+	       "  -o, --output FILE      the snapshot to write (mode 0600; - for standard output)\n"
 	       "      --append SERIES    add a member to the series SERIES (created if missing):\n"
 	       "                         word chunks equal to the last member's are referred to,\n"
 	       "                         not stored again; read a member as SERIES@N (1.., or\n"
@@ -408,13 +408,22 @@ static int write_snapshot(struct pm_ctx *ctx, struct snap_opts *o)
 
 	if (o->cgroup && cg2_dir(o->cgroup, h.dir))	/* before anything is written: nothing is */
 		return EXIT_RUNTIME;
+	if (!strcmp(o->out, "-")) {	/* standard output: what /dev/stdout names, written in place */
+		if (o->append)
+			return cli_usage_error("a series is a file: --append - is not possible");
+		if (isatty(STDOUT_FILENO)) {
+			cli_error(0, "not writing a binary snapshot to a terminal: redirect it, or give -o FILE");
+			return EXIT_RUNTIME;
+		}
+		o->out = "/dev/stdout";
+	}
 	if (!(w = o->append ? pm_snapshot_append(o->out, err, sizeof(err)) : pm_snapshot_create(o->out))) {
 		if (o->append && *err && errno != ELIBACC)
 			cli_error(0, "cannot append to %s: %s", o->out, err);
 		else if (errno == ELIBACC)	/* the library loads libzstd on its first snapshot (include/pagemap.h) */
 			cli_error(0, "cannot create %s: cannot load libzstd.so.1 (Debian package libzstd1)", o->out);
 		else
-			cli_error(errno, "cannot create %s", o->out);
+			cli_outfile_error(errno, "create", o->out);
 		return EXIT_RUNTIME;
 	}
 	if (o->pfn >= PM_SNAPSHOT_PFN_KEYED && load_key(o->key, o->keybuf, true)) {
@@ -430,7 +439,7 @@ static int write_snapshot(struct pm_ctx *ctx, struct snap_opts *o)
 			cli_error(-r, "cannot write the system files");
 	}
 	if (!r && (r = pm_snapshot_commit(w)))
-		cli_error(-r, "cannot write %s", o->out);
+		cli_outfile_error(-r, "write", o->out);
 	pm_snapshot_writer_free(w);
 	return r ? EXIT_RUNTIME : EXIT_OK;
 }
