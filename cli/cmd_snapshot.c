@@ -292,26 +292,27 @@ static int add_all(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned fl
 	return r;
 }
 
-/* A new key: random, in a file created 0600 that was not there (O_EXCL: never through a symlink). */
+/* A new key: random, in a file of mode 0600 that appears whole where nothing was (pm_outfile: never replaced). */
 static int new_key(const char *path, unsigned char *key)
 {
-	int fd;
+	struct pm_outfile *o;
+	int r;
 
 	if (getrandom(key, PM_SNAPSHOT_KEY_SIZE, 0) != (ssize_t)PM_SNAPSHOT_KEY_SIZE) {
 		cli_error(errno, "cannot get random bytes for the key");
 		return -1;
 	}
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
-		cli_error(errno, "cannot create key file %s", path);
+	if (!(o = pm_outfile_open(path, PM_OUTFILE_PRIVATE | PM_OUTFILE_CREATE))) {
+		cli_outfile_error(errno, "create key file", path);
 		return -1;
 	}
-	if (write(fd, key, PM_SNAPSHOT_KEY_SIZE) != (ssize_t)PM_SNAPSHOT_KEY_SIZE || fsync(fd) < 0) {
-		cli_error(errno ? errno : EIO, "cannot write key file %s", path);
-		close(fd);
-		unlink(path);
-		return -1;
-	}
-	return close(fd);
+	r = write(pm_outfile_fd(o), key, PM_SNAPSHOT_KEY_SIZE) == (ssize_t)PM_SNAPSHOT_KEY_SIZE ? 0 : errno ? -errno : -EIO;
+	if (!r)
+		r = pm_outfile_commit(o);
+	pm_outfile_free(o);
+	if (r)
+		cli_outfile_error(-r, "write key file", path);
+	return r ? -1 : 0;
 }
 
 /* The key of @path: created if missing; refused when others may read it or it is not exactly one key. */

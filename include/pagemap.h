@@ -2545,6 +2545,8 @@ PM_API int pm_features_export(const struct pm_features *f, char *buf, size_t siz
  *  - PM_OUTFILE_ENTRY: the path is a name others read as a regular file (a
  *    series, a node_exporter textfile): whatever is there but a directory is
  *    replaced by the rename, never followed nor written.
+ *  - PM_OUTFILE_CREATE: a new file only (a key): anything at the path, or
+ *    anything that appears there before the commit, is EEXIST.
  *
  * Mode: PM_OUTFILE_PRIVATE gives 0600 whatever the umask, for anything that
  * may hold frame numbers or swap offsets (snapshots, pictures of a process as
@@ -2552,6 +2554,7 @@ PM_API int pm_features_export(const struct pm_features *f, char *buf, size_t siz
  */
 #define PM_OUTFILE_PRIVATE	(1u << 0)	/* mode 0600: the content may hold frame numbers */
 #define PM_OUTFILE_ENTRY	(1u << 1)	/* replace whatever entry is at the path; never write through it */
+#define PM_OUTFILE_CREATE	(1u << 2)	/* only where nothing is: anything at the path is EEXIST (keys) */
 
 struct pm_outfile;
 
@@ -2560,7 +2563,7 @@ struct pm_outfile;
  * PM_OUTFILE_*. Write the content to pm_outfile_fd(), then
  * pm_outfile_commit(); pm_outfile_free() without a commit leaves the path as
  * it was (unless written in place). Returns the handle, or NULL with errno:
- * ELOOP (a symlink not ours nor root's), EPERM (a block device, or a FIFO or
+ * EEXIST (PM_OUTFILE_CREATE and something is there), ELOOP (a symlink not ours nor root's), EPERM (a block device, or a FIFO or
  * socket not ours nor root's), EISDIR, EAGAIN (the entry changed while it
  * was opened), EEXIST (no temporary name could be had), EINVAL (bad
  * @flags), or the error of opening the directory or the temporary.

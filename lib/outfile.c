@@ -142,7 +142,8 @@ static int open_temp(struct pm_outfile *o)
  * published at commit; a symlink, FIFO or socket is written through only
  * when it is ours or root's (a symlink someone else planted is never
  * followed, whatever the directory); a character device is written in place;
- * with PM_OUTFILE_ENTRY anything but a directory is replaced, never written.
+ * with PM_OUTFILE_ENTRY anything but a directory is replaced, never written;
+ * with PM_OUTFILE_CREATE anything there is EEXIST.
  */
 static int classify(struct pm_outfile *o)
 {
@@ -151,6 +152,8 @@ static int classify(struct pm_outfile *o)
 
 	if (fstatat(o->dirfd, o->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
+	if (o->flags & PM_OUTFILE_CREATE)
+		return -EEXIST;
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
 	if (S_ISREG(st.st_mode) || (o->flags & PM_OUTFILE_ENTRY)) {
@@ -174,7 +177,7 @@ struct pm_outfile *pm_outfile_open(const char *path, unsigned flags)
 		goto fail;
 	o->fd = o->dirfd = -1;
 	o->flags = flags;
-	if (flags & ~(PM_OUTFILE_PRIVATE | PM_OUTFILE_ENTRY))
+	if (flags & ~(PM_OUTFILE_PRIVATE | PM_OUTFILE_ENTRY | PM_OUTFILE_CREATE))
 		r = -EINVAL;
 	else if (!(r = split_path(o, path)) && !(r = classify(o)))
 		r = open_temp(o);	/* classify() 1: written in place */

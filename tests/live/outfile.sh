@@ -37,7 +37,9 @@ mode() { stat -c %a "$1"; }
 sleep 1000 &
 target=$!
 
-# 1. Devices and standard streams at -o, in a mount namespace whose /dev is a tmpfs of its own.
+# 1. Devices and standard streams at -o, in a mount namespace whose /dev is a tmpfs of its own; then a
+# file system with no inode left for the temporary.
+mkdir "$base/full"
 if unshare -m true 2>/dev/null; then
 	out=$(unshare -m sh -c '
 		mount -t tmpfs -o mode=755 pagemap-test /dev || exit 3
@@ -50,7 +52,14 @@ if unshare -m true 2>/dev/null; then
 		n=$("$pm" snapshot --from-tree "$tree" -o /dev/stdout | wc -c); echo "snapshot-stdout bytes=$n $(stat -c %F /dev/stdout)"
 		n=$("$pm" snapshot --from-tree "$tree" -o - | wc -c); echo "snapshot-dash bytes=$n"
 		ls -A /dev | grep -c "^\.\|XXXX\|null\." | sed "s/^/leftovers=/"
-	' sh "$pagemap" "$target" "$tree" 2>&1)
+		# No inode left for a temporary: an error, the file that was there kept, nothing else made.
+		mount -t tmpfs -o size=1m,nr_inodes=8 pagemap-full "$4" || exit 3
+		echo kept >"$4/out.svg"
+		i=0; while touch "$4/f$i" 2>/dev/null; do i=$((i + 1)); done
+		"$pm" render "$pid" -f svg -o "$4/out.svg" 2>/dev/null; r1=$?
+		"$pm" snapshot --from-tree "$tree" -o "$4/new.snap" 2>/dev/null; r2=$?
+		echo "full rc=$r1,$r2 $(cat "$4/out.svg") $(ls -A "$4" | grep -vc "^f[0-9]*$")"
+	' sh "$pagemap" "$target" "$tree" "$base/full" 2>&1)
 	for case in render-null snapshot-null; do
 		line=$(echo "$out" | grep "^$case ")
 		[ "$line" = "$case rc=0 character special file" ] && pass "$case" || fail "$case" "$line"
@@ -61,6 +70,8 @@ if unshare -m true 2>/dev/null; then
 	done
 	echo "$out" | grep -q "^snapshot-dash bytes=[1-9]" && pass snapshot-dash || fail snapshot-dash "$(echo "$out" | grep dash)"
 	echo "$out" | grep -q "^leftovers=0$" && pass dev-leftovers || fail dev-leftovers "$(echo "$out" | tail -n 3)"
+	line=$(echo "$out" | grep "^full ")
+	[ "$line" = "full rc=1,1 kept 1" ] && pass no-inodes || fail no-inodes "$line"
 else
 	echo "SKIP outfile-devices: no private mount namespace here (unshare -m)"
 fi

@@ -321,6 +321,26 @@ static int names_taken(void)
 	return T_PASS;
 }
 
+/* CREATE: a new file only; whatever is there (a file, our own symlink, a FIFO) is EEXIST and kept. */
+static int create_only(void)
+{
+	char p[128], t[128], buf[64];
+	struct stat st;
+
+	path_of(p, sizeof(p), "key");
+	CHECK(pm_outfile_write(p, "k1", 2, PM_OUTFILE_PRIVATE | PM_OUTFILE_CREATE) == 0);
+	CHECK(stat(p, &st) == 0 && (st.st_mode & 0777) == 0600);
+	CHECK(pm_outfile_write(p, "k2", 2, PM_OUTFILE_PRIVATE | PM_OUTFILE_CREATE) == -EEXIST);
+	CHECK(slurp(p, buf, sizeof(buf)) == 2 && !strcmp(buf, "k1"));
+	unlink(p);
+	path_of(t, sizeof(t), "target");
+	CHECK(symlink(t, p) == 0);
+	CHECK(pm_outfile_write(p, "k3", 2, PM_OUTFILE_CREATE) == -EEXIST);
+	CHECK(lstat(t, &st) < 0 && lstat(p, &st) == 0 && S_ISLNK(st.st_mode));
+	clean();
+	return T_PASS;
+}
+
 /* Something created at the path while we wrote, where nothing was: EEXIST, theirs kept (no replacing). */
 static int appeared_meanwhile(void)
 {
@@ -374,6 +394,7 @@ static int run_all(int argc, char **argv)
 	static const struct t_case cases[] = {
 		T(new_file), T(replaces_regular), T(discard), T(own_symlink), T(planted_symlink), T(fifo),
 		T(directory_and_devices), T(char_device), T(names_taken), T(appeared_meanwhile),
+		T(create_only),
 	};
 
 	return t_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
