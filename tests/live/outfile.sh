@@ -22,6 +22,7 @@ cleanup() {
 }
 trap cleanup EXIT
 chmod 755 "$base"
+cd "$base" || exit 1	# a writer that took "-" for a name leaves it here, not in the source tree
 sticky="$base/sticky"
 mkdir -m 1777 "$sticky"
 victim="$base/victim"
