@@ -11,7 +11,8 @@ void cli_outfile_error(int err, const char *what, const char *path)
 	if (err == ELOOP)
 		cli_hint("a symlink there that neither you nor root own is never followed: remove it or write elsewhere");
 	else if (err == EPERM)
-		cli_hint("a FIFO or socket there that neither you nor root own, or a block device, is never written");
+		cli_hint("a FIFO or socket is written only when you or root own it, a block device never, and "
+			 "another user's file in a sticky directory cannot be replaced");
 	else if (err == EEXIST)
 		cli_hint("a file appeared at that name while it was written, or no private temporary name was free");
 }
