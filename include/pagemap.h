@@ -2538,7 +2538,8 @@ PM_API int pm_features_export(const struct pm_features *f, char *buf, size_t siz
  *    refused with ELOOP, in any directory (stricter than the kernel's
  *    protected_symlinks, which spares directories that are not sticky).
  *    Nothing is created through a symlink (a dangling one is ENOENT).
- *  - A character device (/dev/null, a terminal) is written in place; a FIFO
+ *  - A character device (/dev/null, a terminal) is written in place, whoever
+ *    owns it (only CAP_MKNOD makes one: no one plants it); a FIFO
  *    or socket only when the caller or root owns it (else EPERM: someone's
  *    FIFO would hand them the output); a block device never (EPERM); a
  *    directory is EISDIR. In place means no temporary and no atomicity.

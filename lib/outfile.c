@@ -141,7 +141,8 @@ static int open_temp(struct pm_outfile *o)
  * What is at the path decides: nothing, or a regular file, gets a temporary
  * published at commit; a symlink, FIFO or socket is written through only
  * when it is ours or root's (a symlink someone else planted is never
- * followed, whatever the directory); a character device is written in place;
+ * followed, whatever the directory); a character device is written in place
+ * whoever owns it (a terminal belongs to its user; no one else can make one);
  * with PM_OUTFILE_ENTRY anything but a directory is replaced, never written;
  * with PM_OUTFILE_CREATE anything there is EEXIST.
  */
@@ -162,7 +163,7 @@ static int classify(struct pm_outfile *o)
 	}
 	if (S_ISBLK(st.st_mode))
 		return -EPERM;
-	if (st.st_uid != geteuid() && st.st_uid != 0)
+	if (!S_ISCHR(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0)	/* only CAP_MKNOD makes devices */
 		return S_ISLNK(st.st_mode) ? -ELOOP : -EPERM;
 	r = open_in_place(o, &st);
 	return r ? r : 1;

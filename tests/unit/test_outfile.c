@@ -286,6 +286,9 @@ static int char_device(void)
 	CHECK(pm_outfile_write(p, "gone", 4, PM_OUTFILE_PRIVATE) == 0);
 	CHECK(lstat(p, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3));
 	CHECK(st.st_ino == was.st_ino && st.st_mode == was.st_mode);	/* the same node, its mode kept */
+	CHECK(chown(p, 65534, 65534) == 0);	/* a terminal of another user: still written, never replaced */
+	CHECK(pm_outfile_write(p, "gone", 4, 0) == 0);
+	CHECK(lstat(p, &st) == 0 && S_ISCHR(st.st_mode) && st.st_ino == was.st_ino);
 	clean();
 	return T_PASS;
 }
