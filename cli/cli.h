@@ -18,6 +18,13 @@ extern const char *cli_cmd;	/* the running subcommand, for "Try 'pagemap CMD --h
 void cli_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A hint line under an error or a notice: "pagemap: hint: ...". */
 void cli_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Write @len bytes to @path ("-" or NULL: standard output) by pm_outfile_write() with @flags (PM_OUTFILE_*);
+ * 0, or -1 after the message (cli_outfile_error()).
+ */
+int cli_write_output(const char *path, const void *buf, size_t len, unsigned flags);
+/* "pagemap: cannot WHAT PATH: reason", and a hint when pm_outfile refused what is at the path. */
+void cli_outfile_error(int err, const char *what, const char *path);
 /* A usage error: one line, then "Try 'pagemap CMD --help'". Returns EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -28,32 +28,20 @@ static int usage_help(void)
 	return EXIT_OK;
 }
 
-/* Write @w to DIR/pagemap.prom through DIR/pagemap.prom.tmp and rename: the collector never reads half a file. */
+/*
+ * Write @w to DIR/pagemap.prom whole (pm_outfile: a private temporary, then a rename): the collector never
+ * reads half a file, and whoever may write DIR (node_exporter's user owns it on Debian) cannot make root
+ * write through a symlink or a FIFO planted there: that entry is replaced, never followed.
+ */
 static int write_textfile(const char *dir, const struct mw *w)
 {
-	char tmp[4096], dst[4096];
-	ssize_t n = 0;
-	size_t off;
-	int fd;
+	char dst[4096];
 
-	if (snprintf(tmp, sizeof(tmp), "%s/pagemap.prom.tmp", dir) >= (int)sizeof(tmp) ||
-	    snprintf(dst, sizeof(dst), "%s/pagemap.prom", dir) >= (int)sizeof(dst)) {
+	if (snprintf(dst, sizeof(dst), "%s/pagemap.prom", dir) >= (int)sizeof(dst)) {
 		cli_error(ENAMETOOLONG, "cannot write into %s", dir);
 		return EXIT_RUNTIME;
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		cli_error(errno, "cannot create %s", tmp);
-		return EXIT_RUNTIME;
-	}
-	for (off = 0; off < w->len && (n = write(fd, w->buf + off, w->len - off)) > 0; off += (size_t)n)
-		;
-	if (n < 0 || fsync(fd) < 0 || close(fd) < 0 || rename(tmp, dst) < 0) {
-		cli_error(errno, "cannot write %s", dst);
-		unlink(tmp);
-		return EXIT_RUNTIME;
-	}
-	return EXIT_OK;
+	return cli_write_output(dst, w->buf, w->len, PM_OUTFILE_ENTRY) < 0 ? EXIT_RUNTIME : EXIT_OK;
 }
 
 #define OPT_TOP 0x3000

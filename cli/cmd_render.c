@@ -50,7 +50,8 @@ static int usage_help(void)
 	      "two consecutive snapshots, cells holding the exact pages that changed in it (mappings matched\n"
 	      "as 'pagemap diff' matches them; pages of a mapping not in both count nowhere, said so).\n"
 	      "\nOptions:\n"
-	      "  -o, --output FILE    write FILE (whole, or not at all; default standard output)\n"
+	      "  -o, --output FILE    write FILE (whole, or not at all; default and -: standard output;\n"
+	      "                       0600 for HTML with frame numbers, else 0644 less the umask)\n"
 	      "  -f, --format NAME    svg, html, ansi or json (default: from FILE's extension, else ansi\n"
 	      "                       on a terminal and svg otherwise)\n"
 	      "      --snapshot FILE  draw a process of a file written by 'pagemap snapshot'\n"
@@ -113,43 +114,19 @@ static unsigned term_width(void)
 	return 80;
 }
 
-/* Write @len bytes to @path through a temporary file in its directory and a rename: whole, or not at all. */
-static int write_atomic(const char *path, const char *buf, size_t len)
+/*
+ * Does the picture hold frame numbers or swap offsets? HTML lists its runs with them when the reader saw
+ * them (PM_PAGE_FRAME: as root); SVG, ANSI and JSON show cells only. Then it is written 0600 as a snapshot
+ * is: frame numbers tell others where this process's memory lies physically (rowhammer).
+ */
+static bool holds_frames(const struct rnd_model *m, enum fmt fmt)
 {
-	char *tmp;
-	mode_t mask;
-	size_t done = 0;
-	int fd, err = 0;
-
-	if (!path || !strcmp(path, "-"))
-		return fwrite(buf, 1, len, stdout) == len ? 0 : -EIO;
-	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
-		return -ENOMEM;
-	if ((fd = mkstemp(tmp)) < 0) {
-		err = -errno;
-		free(tmp);
-		return err;
-	}
-	mask = umask(0);
-	umask(mask);
-	while (!err && done < len) {
-		ssize_t n = write(fd, buf + done, len - done);
-
-		if (n < 0 && errno != EINTR)
-			err = -errno;
-		else if (n > 0)
-			done += (size_t)n;
-	}
-	if (!err && fchmod(fd, 0666 & ~mask) < 0)
-		err = -errno;
-	if (close(fd) < 0 && !err)
-		err = -errno;
-	if (!err && rename(tmp, path) < 0)
-		err = -errno;
-	if (err)
-		unlink(tmp);
-	free(tmp);
-	return err;
+	if (fmt != F_HTML)
+		return false;
+	for (size_t i = 0; i < m->nruns; i++)
+		if ((m->runs[i].flags & PM_PAGE_FRAME) && (m->runs[i].flags & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED)))
+			return true;
+	return false;
 }
 
 /* The one process of a snapshot (its proc/PID/maps), or 0 and a usage error when there are several. */
@@ -613,7 +590,7 @@ int cmd_render(struct pm_ctx *ctx, int argc, char **argv)
 	char *buf = NULL;
 	size_t len = 0;
 	enum fmt fmt;
-	int code = parse_args(argc, argv, &ro), rc;
+	int code = parse_args(argc, argv, &ro);
 
 	if (code < 0)
 		return usage_help();
@@ -641,10 +618,8 @@ int cmd_render(struct pm_ctx *ctx, int argc, char **argv)
 	else
 		code = render_map(use, before, t, &ro, fmt, m.source, &m, &buf, &len);
 write:
-	if (code == EXIT_OK && (rc = write_atomic(ro.out, buf, len)) < 0) {
-		cli_error(-rc, "cannot write %s", ro.out ? ro.out : "standard output");
+	if (code == EXIT_OK && cli_write_output(ro.out, buf, len, holds_frames(&m, fmt) ? PM_OUTFILE_PRIVATE : 0) < 0)
 		code = EXIT_RUNTIME;
-	}
 out:
 	free(buf);
 	rnd_model_free(&m);

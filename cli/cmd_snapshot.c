@@ -71,7 +71,7 @@ static void help(void)
 	       "      --one-thread       read everything in one thread (by default, with a second\n"
 	       "                         CPU, a thread reads smaps, smaps_rollup and numa_maps\n"
 	       "                         while the pagemap is read: less wall time, same CPU)\n"
-	       "  -o, --output FILE      the snapshot to write\n"
+	       "  -o, --output FILE      the snapshot to write (mode 0600; - for standard output)\n"
 	       "      --append SERIES    add a member to the series SERIES (created if missing):\n"
 	       "                         word chunks equal to the last member's are referred to,\n"
 	       "                         not stored again; read a member as SERIES@N (1.., or\n"
@@ -292,26 +292,27 @@ static int add_all(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned fl
 	return r;
 }
 
-/* A new key: random, in a file created 0600 that was not there (O_EXCL: never through a symlink). */
+/* A new key: random, in a file of mode 0600 that appears whole where nothing was (pm_outfile: never replaced). */
 static int new_key(const char *path, unsigned char *key)
 {
-	int fd;
+	struct pm_outfile *o;
+	int r;
 
 	if (getrandom(key, PM_SNAPSHOT_KEY_SIZE, 0) != (ssize_t)PM_SNAPSHOT_KEY_SIZE) {
 		cli_error(errno, "cannot get random bytes for the key");
 		return -1;
 	}
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
-		cli_error(errno, "cannot create key file %s", path);
+	if (!(o = pm_outfile_open(path, PM_OUTFILE_PRIVATE | PM_OUTFILE_CREATE))) {
+		cli_outfile_error(errno, "create key file", path);
 		return -1;
 	}
-	if (write(fd, key, PM_SNAPSHOT_KEY_SIZE) != (ssize_t)PM_SNAPSHOT_KEY_SIZE || fsync(fd) < 0) {
-		cli_error(errno ? errno : EIO, "cannot write key file %s", path);
-		close(fd);
-		unlink(path);
-		return -1;
-	}
-	return close(fd);
+	r = write(pm_outfile_fd(o), key, PM_SNAPSHOT_KEY_SIZE) == (ssize_t)PM_SNAPSHOT_KEY_SIZE ? 0 : errno ? -errno : -EIO;
+	if (!r)
+		r = pm_outfile_commit(o);
+	pm_outfile_free(o);
+	if (r)
+		cli_outfile_error(-r, "write key file", path);
+	return r ? -1 : 0;
 }
 
 /* The key of @path: created if missing; refused when others may read it or it is not exactly one key. */
@@ -408,13 +409,22 @@ static int write_snapshot(struct pm_ctx *ctx, struct snap_opts *o)
 
 	if (o->cgroup && cg2_dir(o->cgroup, h.dir))	/* before anything is written: nothing is */
 		return EXIT_RUNTIME;
+	if (!strcmp(o->out, "-")) {	/* standard output: what /dev/stdout names, written in place */
+		if (o->append)
+			return cli_usage_error("a series is a file: --append - is not possible");
+		if (isatty(STDOUT_FILENO)) {
+			cli_error(0, "not writing a binary snapshot to a terminal: redirect it, or give -o FILE");
+			return EXIT_RUNTIME;
+		}
+		o->out = "/dev/stdout";
+	}
 	if (!(w = o->append ? pm_snapshot_append(o->out, err, sizeof(err)) : pm_snapshot_create(o->out))) {
 		if (o->append && *err && errno != ELIBACC)
 			cli_error(0, "cannot append to %s: %s", o->out, err);
 		else if (errno == ELIBACC)	/* the library loads libzstd on its first snapshot (include/pagemap.h) */
 			cli_error(0, "cannot create %s: cannot load libzstd.so.1 (Debian package libzstd1)", o->out);
 		else
-			cli_error(errno, "cannot create %s", o->out);
+			cli_outfile_error(errno, "create", o->out);
 		return EXIT_RUNTIME;
 	}
 	if (o->pfn >= PM_SNAPSHOT_PFN_KEYED && load_key(o->key, o->keybuf, true)) {
@@ -430,7 +440,7 @@ static int write_snapshot(struct pm_ctx *ctx, struct snap_opts *o)
 			cli_error(-r, "cannot write the system files");
 	}
 	if (!r && (r = pm_snapshot_commit(w)))
-		cli_error(-r, "cannot write %s", o->out);
+		cli_outfile_error(-r, "write", o->out);
 	pm_snapshot_writer_free(w);
 	return r ? EXIT_RUNTIME : EXIT_OK;
 }

@@ -55,6 +55,9 @@
  *   Snapshot  pm_snapshot_* one file holding a captured tree (maps, pagemap,
  *                           frames' kpage* words, features): write, check,
  *                           iterate, extract; pm_ctx_new_snapshot replays it.
+ *   Outfile   pm_outfile_*  the one way files are written: a temporary
+ *                           published whole, never through or over what
+ *                           someone else planted, mode by what it holds.
  *   Diff      pm_diff_*     what changed in one process between two views
  *                           (snapshots): mappings matched, pages classified.
  *
@@ -2383,13 +2386,14 @@ PM_API int pm_snapshot_member_info(const struct pm_snapshot *s, unsigned number,
 PM_API struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s);
 
 /*
- * pm_snapshot_create - start writing a snapshot to @path: a temporary file
- * (O_TMPFILE, else a mkstemp name) in @path's directory, mode 0600, that
- * pm_snapshot_commit() makes appear at @path whole, or not at all. A
- * symlink at @path is replaced, never followed. Returns the writer, or NULL
- * with errno (ELIBACC: libzstd.so.1 cannot be loaded, as in
- * pm_snapshot_open()). Memory is bounded whatever is added (one chunk per
- * open file).
+ * pm_snapshot_create - start writing a snapshot to @path, mode 0600, by
+ * pm_outfile_open(PM_OUTFILE_PRIVATE): a temporary in @path's directory that
+ * pm_snapshot_commit() makes appear at @path whole, or not at all; a
+ * character device, or a symlink of the caller's or root's (/dev/stdout), is
+ * written in place; a symlink someone else owns is refused (ELOOP). Returns
+ * the writer, or NULL with errno (ELIBACC: libzstd.so.1 cannot be loaded, as
+ * in pm_snapshot_open(); pm_outfile_open()'s errors). Memory is bounded
+ * whatever is added (one chunk per open file).
  */
 PM_API struct pm_snapshot_writer *pm_snapshot_create(const char *path);
 
@@ -2496,7 +2500,9 @@ PM_API int pm_snapshot_commit(struct pm_snapshot_writer *w);
  * series is checked whole first (every member and its index); the new file
  * is the old members copied into a temporary as pm_snapshot_create() makes
  * one, then the new member: pm_snapshot_commit() puts it at @path, and
- * until then, or if it fails, the old series stays as it was. Add to the
+ * until then, or if it fails, the old series stays as it was. The series
+ * is locked (flock) from its read until the writer is freed: a concurrent
+ * append waits, then adds its member to this one's series. Add to the
  * writer as to a new snapshot. A word chunk equal, byte for byte once
  * compressed, to the last member's chunk of the same file path and words
  * is not stored again but referred to; in a series the pagemap's chunks end
@@ -2521,6 +2527,80 @@ PM_API void pm_snapshot_writer_free(struct pm_snapshot_writer *w);
  * @buf of @size, NUL-terminated. Returns the length, or -ENOSPC.
  */
 PM_API int pm_features_export(const struct pm_features *f, char *buf, size_t size);
+
+/* ------------------------------------------------------------------ */
+/* Output files: written whole, never through what others planted     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Output files: pm_outfile_* - the one way the library and the pagemap tool
+ * write a file (snapshots, series, pictures, metrics textfiles), safe as root
+ * in a directory others may write (/tmp, a service's own directory):
+ *
+ *  - Nothing at the path, or a regular file: the content goes to a temporary
+ *    in the same directory (O_TMPFILE, else a name of 64 random bits from
+ *    getrandom(), created O_CREAT|O_EXCL|O_NOFOLLOW; no free name in 16 tries
+ *    is EEXIST, never someone else's file) that pm_outfile_commit() puts at
+ *    the path whole: over the regular file that was there (rename), or only
+ *    where still nothing is (link, RENAME_NOREPLACE: EEXIST if a file came
+ *    meanwhile). A regular file there is replaced, never written into.
+ *  - A symlink is followed, and what it names written in place as the
+ *    shell's ">" would (/dev/stdout, /dev/stderr), only when the symlink is
+ *    owned by the caller's effective UID or by root; anyone else's symlink is
+ *    refused with ELOOP, in any directory (stricter than the kernel's
+ *    protected_symlinks, which spares directories that are not sticky).
+ *    Nothing is created through a symlink (a dangling one is ENOENT).
+ *  - A character device (/dev/null, a terminal) is written in place, whoever
+ *    owns it (only CAP_MKNOD makes one: no one plants it); a FIFO
+ *    or socket only when the caller or root owns it (else EPERM: someone's
+ *    FIFO would hand them the output); a block device never (EPERM); a
+ *    directory is EISDIR. In place means no temporary and no atomicity.
+ *  - PM_OUTFILE_ENTRY: the path is a name others read as a regular file (a
+ *    series, a node_exporter textfile): whatever is there but a directory is
+ *    replaced by the rename, never followed nor written.
+ *  - PM_OUTFILE_CREATE: a new file only (a key): anything at the path, or
+ *    anything that appears there before the commit, is EEXIST.
+ *
+ * Mode: PM_OUTFILE_PRIVATE gives 0600 whatever the umask, for anything that
+ * may hold frame numbers or swap offsets (snapshots, pictures of a process as
+ * root); else 0644 less the umask. A file written in place keeps its mode.
+ */
+#define PM_OUTFILE_PRIVATE	(1u << 0)	/* mode 0600: the content may hold frame numbers */
+#define PM_OUTFILE_ENTRY	(1u << 1)	/* replace whatever entry is at the path; never write through it */
+#define PM_OUTFILE_CREATE	(1u << 2)	/* only where nothing is: anything at the path is EEXIST (keys) */
+
+struct pm_outfile;
+
+/*
+ * pm_outfile_open - start writing @path as the rules above say; @flags:
+ * PM_OUTFILE_*. Write the content to pm_outfile_fd(), then
+ * pm_outfile_commit(); pm_outfile_free() without a commit leaves the path as
+ * it was (unless written in place). Returns the handle, or NULL with errno:
+ * EEXIST (PM_OUTFILE_CREATE and something is there), ELOOP (a symlink not ours nor root's), EPERM (a block device, or a FIFO or
+ * socket not ours nor root's), EISDIR, EAGAIN (the entry changed while it
+ * was opened), EEXIST (no temporary name could be had), EINVAL (bad
+ * @flags), or the error of opening the directory or the temporary.
+ */
+PM_API struct pm_outfile *pm_outfile_open(const char *path, unsigned flags);
+
+/* pm_outfile_fd - the descriptor to write the content to (owned by @o). */
+PM_API int pm_outfile_fd(const struct pm_outfile *o);
+
+/* pm_outfile_in_place - true when @o writes into what is at the path (a device, FIFO, a symlink's file). */
+PM_API bool pm_outfile_in_place(const struct pm_outfile *o);
+
+/*
+ * pm_outfile_commit - fsync and put the content at the path (see above).
+ * Returns 0, or -errno: -EEXIST (a file appeared where there was none), the
+ * fsync, link or rename error. Call once.
+ */
+PM_API int pm_outfile_commit(struct pm_outfile *o);
+
+/* pm_outfile_free - close; an uncommitted temporary is removed. NULL is fine. */
+PM_API void pm_outfile_free(struct pm_outfile *o);
+
+/* pm_outfile_write - pm_outfile_open, write @len bytes of @buf, commit, free: 0 or -errno. */
+PM_API int pm_outfile_write(const char *path, const void *buf, size_t len, unsigned flags);
 
 /* ------------------------------------------------------------------ */
 /* Diff: what changed between two views of one process                */

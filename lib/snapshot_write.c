@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +36,7 @@ struct prev_chunk {
 /* pm_snapshot_append: the series being extended and what the new member stores. */
 struct snap_series {
 	struct pm_snapshot *old;	/* the series as it was (NULL: a new one); its bytes are copied first */
+	int lockfd;			/* flock()ed until the writer is freed: the series, or its directory */
 	struct prev_chunk *prev;	/* its last member's chunks with their own extents, sorted by key */
 	size_t nprev;
 	char **path;			/* the new member's files by id (word files only; else NULL) */
@@ -53,10 +55,8 @@ struct snap_window {
 };
 
 struct pm_snapshot_writer {
-	int fd;
-	int dirfd;
-	char *name;		/* the final name in dirfd */
-	char *tmpname;		/* mkstemp fallback: the temporary name in dirfd; NULL with O_TMPFILE */
+	struct pm_outfile *out;	/* the file being written (outfile.c: its rules for the path) */
+	int fd;			/* out's */
 	uint64_t off;
 	struct idx *idx;
 	size_t nidx, cap;
@@ -77,7 +77,6 @@ struct pm_snapshot_writer {
 	size_t meta_total;	/* META bytes of the whole file: a reader refuses more than SNAP_MAX_META */
 	struct snap_window *windows;	/* of the processes added, written as META at commit */
 	size_t nwindows, windows_cap;
-	bool committed;
 	int error;		/* the first write error: every later call fails with it */
 	struct snap_series *series;	/* pm_snapshot_append; NULL for a plain snapshot */
 	bool shared_extents;	/* a multi-column flush: its first chunk is referred to, never a REUSE itself */
@@ -165,6 +164,8 @@ static void series_free(struct snap_series *sr)
 	if (!sr)
 		return;
 	pm_snapshot_close(sr->old);
+	if (sr->lockfd >= 0)
+		close(sr->lockfd);	/* the lock goes with it: the next append reads what this one wrote */
 	for (size_t i = 0; i < sr->npath; i++)
 		free(sr->path[i]);
 	free(sr->path);
@@ -723,46 +724,6 @@ int pmi_snap_ws_close(struct snap_ws *ws)
 	return r;
 }
 
-/* Open a temporary file in @w's directory: O_TMPFILE (never visible), else a mkstemp name. */
-static int open_temp(struct pm_snapshot_writer *w)
-{
-	char name[64];
-	int fd;
-
-	w->fd = openat(w->dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-	if (w->fd >= 0)
-		return 0;
-	for (int i = 0; i < 100; i++) {
-		snprintf(name, sizeof(name), ".%s.%08x", "pagemap-snapshot", (unsigned)rand() ^ (unsigned)getpid());
-		fd = openat(w->dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd >= 0) {
-			w->fd = fd;
-			return (w->tmpname = strdup(name)) ? 0 : -ENOMEM;
-		}
-		if (errno != EEXIST)
-			return -errno;
-	}
-	return -EEXIST;
-}
-
-static int split_path(struct pm_snapshot_writer *w, const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir;
-
-	if (!*path || (slash && !slash[1]))
-		return -EISDIR;
-	dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-	w->name = strdup(slash ? slash + 1 : path);
-	if (!dir || !w->name) {
-		free(dir);
-		return -ENOMEM;
-	}
-	w->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(dir);
-	return w->dirfd < 0 ? -errno : 0;
-}
-
 /*
  * The compression context in one buffer of its own, huge-page backed (pmi_snap_big_alloc): zstd's
  * tables for level 3 take 1.3 MB, which ZSTD_createCCtx gets from malloc and the first chunks touch
@@ -781,7 +742,7 @@ static ZSTD_CCtx *new_cctx(struct pm_snapshot_writer *w)
 	return c ? c : w->z->create_cctx();
 }
 
-static struct pm_snapshot_writer *create(const char *path, uint32_t version)
+static struct pm_snapshot_writer *create(const char *path, uint32_t version, unsigned flags)
 {
 	struct pm_snapshot_writer *w = calloc(1, sizeof(*w));
 	unsigned char h[SNAP_HEAD_SIZE];
@@ -789,7 +750,7 @@ static struct pm_snapshot_writer *create(const char *path, uint32_t version)
 
 	if (!w)
 		goto fail;
-	w->fd = w->dirfd = -1;
+	w->fd = -1;
 	w->frames.fd[0] = w->frames.fd[1] = w->frames.fd[2] = -1;
 	if (!(w->z = pmi_zstd(NULL, 0))) {
 		r = -ELIBACC;	/* libzstd1 missing: pm_snapshot_open() names it */
@@ -802,8 +763,11 @@ static struct pm_snapshot_writer *create(const char *path, uint32_t version)
 	w->held = malloc(SNAP_HELD_RAW);
 	if (!w->cctx || !w->pay || !w->raw || !w->files || !w->held)
 		goto fail;
-	if ((r = split_path(w, path)) || (r = open_temp(w)))
+	if (!(w->out = pm_outfile_open(path, PM_OUTFILE_PRIVATE | flags))) {	/* frame numbers: 0600 */
+		r = -errno;
 		goto fail;
+	}
+	w->fd = pm_outfile_fd(w->out);
 	memcpy(h, SNAP_MAGIC, 8);
 	snap_put32(h + 8, version);
 	snap_put32(h + 12, (uint32_t)pmi_snap_hash(h, 12));
@@ -818,7 +782,7 @@ fail:
 
 struct pm_snapshot_writer *pm_snapshot_create(const char *path)
 {
-	return create(path, PM_SNAPSHOT_VERSION);
+	return create(path, PM_SNAPSHOT_VERSION, 0);
 }
 
 /* The old series' bytes before its SERIES index (its members) into the new file, after the header. */
@@ -892,20 +856,87 @@ static int load_prev(struct snap_series *sr)
 	return 0;
 }
 
-/* The series at @path as it is (NULL when there is none yet): checked whole, never through a symlink. */
-static struct pm_snapshot *open_old(const char *path, char *err, size_t errsize, int *r)
+/* Take the lock on the directory of @path, @dirfd, while no series is there yet: 0 (held), 1 (one came), -errno. */
+static int lock_dir(int dirfd, const char *base)
+{
+	struct stat st;
+
+	while (flock(dirfd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+		return 0;
+	flock(dirfd, LOCK_UN);
+	return 1;
+}
+
+/*
+ * Lock the series at @path from its read to the rename that replaces it, so
+ * that appends wait for each other instead of each copying the same members
+ * and the last rename dropping the others'. flock() on the series file, taken
+ * again when the name no longer holds that file once the lock is granted (the
+ * append that held it renamed its new series in); while there is no series
+ * yet, flock() on its directory, so the first members wait for each other
+ * too. @fd: the series opened (-1 when none is there); @lockfd: the fd
+ * locked, to close when done. 0 or -errno (-ELOOP: a symlink is there).
+ */
+static int lock_series(const char *path, int *fd, int *lockfd)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	struct stat st, now;
+	int dirfd, r;
+
+	if (!dir)
+		return -ENOMEM;
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (dirfd < 0)
+		return -errno;
+	for (;;) {
+		*fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (*fd < 0 && errno == ENOENT) {
+			if ((r = lock_dir(dirfd, base)) == 1)
+				continue;
+			*lockfd = r ? -1 : dirfd;
+			if (r)
+				close(dirfd);
+			return r;
+		}
+		if (*fd < 0) {
+			r = -errno;
+			break;
+		}
+		while ((r = flock(*fd, LOCK_EX)) < 0 && errno == EINTR)
+			;
+		if (r < 0 || fstat(*fd, &st) < 0) {
+			r = -errno;
+			close(*fd);
+			break;
+		}
+		if (fstatat(dirfd, base, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st.st_dev &&
+		    now.st_ino == st.st_ino) {
+			*lockfd = *fd;
+			close(dirfd);
+			return 0;
+		}
+		close(*fd);	/* replaced while we waited: lock the new one */
+	}
+	close(dirfd);
+	*fd = -1;
+	return r;
+}
+
+/* The series in @fd as it is (NULL when @fd is -1: none yet): checked whole. @fd stays the caller's. */
+static struct pm_snapshot *open_old(int fd, char *err, size_t errsize, int *r)
 {
 	struct pm_snapshot *s;
 	unsigned i;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
 	*r = 0;
-	if (fd < 0) {
-		*r = errno == ENOENT ? 0 : -errno;
-		if (*r && err && errsize)
-			snprintf(err, errsize, "%s", errno == ELOOP ? "a symlink, not a series" : strerror(errno));
+	if (fd < 0)
 		return NULL;
-	}
 	for (i = 0, s = NULL; !*r; i++) {	/* every member: a damaged one is not carried into the new file */
 		pm_snapshot_close(s);
 		if (!(s = pm_snapshot_open_member_fd(fd, (int)i + 1, err, errsize)))
@@ -919,10 +950,8 @@ static struct pm_snapshot *open_old(const char *path, char *err, size_t errsize,
 		snprintf(err, errsize, "a plain snapshot (format version %u), not a series", s->version);
 	if (*r) {
 		pm_snapshot_close(s);
-		close(fd);
 		return NULL;
 	}
-	s->own_fd = true;
 	return s;
 }
 
@@ -930,18 +959,25 @@ struct pm_snapshot_writer *pm_snapshot_append(const char *path, char *err, size_
 {
 	struct pm_snapshot_writer *w = NULL;
 	struct snap_series *sr = calloc(1, sizeof(*sr));
-	int r = -ENOMEM;
+	int r = -ENOMEM, fd;
 
+	if (sr)
+		sr->lockfd = -1;
 	if (!sr || !(sr->cmp = malloc(SNAP_CHUNK_FIXED + ZSTD_COMPRESSBOUND(SNAP_MAX_RAW))))
 		goto fail;
-	sr->old = open_old(path, err, errsize, &r);
+	if ((r = lock_series(path, &fd, &sr->lockfd))) {
+		if (err && errsize)
+			snprintf(err, errsize, "%s", r == -ELOOP ? "a symlink, not a series" : strerror(-r));
+		goto out;
+	}
+	sr->old = open_old(fd, err, errsize, &r);
 	if (r)
 		goto out;	/* @err says why */
 	if (sr->old && sr->old->nmembers >= SNAP_MAX_MEMBERS) {
 		r = -EOVERFLOW;
 		goto fail;
 	}
-	if (!(w = create(path, SNAP_SERIES_VERSION))) {
+	if (!(w = create(path, SNAP_SERIES_VERSION, PM_OUTFILE_ENTRY))) {	/* a series is a regular file */
 		r = -errno;
 		goto fail;
 	}
@@ -1106,29 +1142,6 @@ static int put_series(struct pm_snapshot_writer *w, uint64_t end)
 	return r;
 }
 
-/* Make the finished file appear at its name: rename() replaces a symlink there, it never follows one. */
-static int publish(struct pm_snapshot_writer *w)
-{
-	char proc[64], tmp[64];
-
-	if (w->tmpname)
-		return renameat(w->dirfd, w->tmpname, w->dirfd, w->name) < 0 ? -errno : 0;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", w->fd);
-	for (int i = 0; i < 100; i++) {
-		snprintf(tmp, sizeof(tmp), ".pagemap-snapshot.%08x", (unsigned)rand() ^ (unsigned)getpid());
-		if (linkat(AT_FDCWD, proc, w->dirfd, tmp, AT_SYMLINK_FOLLOW) == 0)
-			break;
-		if (errno != EEXIST)
-			return -errno;
-	}
-	if (renameat(w->dirfd, tmp, w->dirfd, w->name) < 0) {
-		int e = -errno;
-		unlinkat(w->dirfd, tmp, 0);
-		return e;
-	}
-	return 0;
-}
-
 int pm_snapshot_commit(struct pm_snapshot_writer *w)
 {
 	int r;
@@ -1137,14 +1150,8 @@ int pm_snapshot_commit(struct pm_snapshot_writer *w)
 		return w->error;
 	if ((r = put_index(w)))
 		return r;
-	if (fsync(w->fd) < 0)
-		return -errno;
-	if ((r = publish(w)))
+	if ((r = pm_outfile_commit(w->out)))
 		return r;
-	free(w->tmpname);
-	w->tmpname = NULL;
-	w->committed = true;
-	fsync(w->dirfd);	/* the new name durable too; a failure here loses nothing already written */
 	return 0;
 }
 
@@ -1152,9 +1159,8 @@ void pm_snapshot_writer_free(struct pm_snapshot_writer *w)
 {
 	if (!w)
 		return;
+	pm_outfile_free(w->out);	/* first: the series' lock is held until the new one is in place */
 	series_free(w->series);
-	if (w->tmpname && !w->committed)
-		unlinkat(w->dirfd, w->tmpname, 0);
 	pmi_snap_ws_close(w->frames.joint);
 	for (int i = 0; i < 3; i++) {
 		pmi_snap_ws_close(w->frames.ws[i]);
@@ -1164,15 +1170,9 @@ void pm_snapshot_writer_free(struct pm_snapshot_writer *w)
 	free(w->frames.seen);
 	free(w->frames.todo);
 	free(w->frames.sorted);
-	if (w->fd >= 0)
-		close(w->fd);
-	if (w->dirfd >= 0)
-		close(w->dirfd);
 	if (w->z && !w->cctx_mem)
 		w->z->free_cctx(w->cctx);
 	free(w->cctx_mem);
-	free(w->tmpname);
-	free(w->name);
 	free(w->windows);
 	free(w->idx);
 	free(w->pay);
