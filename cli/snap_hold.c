@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
@@ -155,8 +156,10 @@ void hold_release(struct snap_hold *h)
 	if (h->how == HOLD_NONE || h->end)
 		return;
 	h->end = h->start + (now_ns(CLOCK_MONOTONIC) - h->mono);
-	if (held != h)
+	if (held != h) {
+		guard_end(&h->guard);
 		return;	/* a cgroup frozen by someone else: theirs to thaw */
+	}
 	sigemptyset(&block);
 	for (i = 0; i < 3; i++)
 		sigaddset(&block, hold_signals[i]);
@@ -169,6 +172,7 @@ void hold_release(struct snap_hold *h)
 	h->stopped = NULL;
 	h->nstopped = 0;
 	held = NULL;
+	guard_end(&h->guard);	/* after the undo: a death before it leaves the guardian to do it */
 	for (i = 0; i < 3; i++)
 		sigaction(hold_signals[i], &old_action[i], NULL);
 	sigprocmask(SIG_SETMASK, &old, NULL);	/* one that came meanwhile ends us now, with nothing held */
@@ -202,7 +206,7 @@ static int cg_frozen(const char *dir)
 int hold_cgroup(struct snap_hold *h, const char *path)
 {
 	char name[PATH_MAX + 16], own[PATH_MAX];
-	int waited, fd;
+	int waited, fd, err;
 
 	if (cg2_of(0, own, sizeof(own)) == 0 && pm_memcg_within(own, path)) {
 		cli_error(0, "cannot freeze cgroup %s: pagemap itself runs in it (%s)", path, own);
@@ -221,6 +225,14 @@ int hold_cgroup(struct snap_hold *h, const char *path)
 		close(fd);
 		held_now(h);
 		return 0;
+	}
+	if ((err = guard_start(&h->guard)) || (err = guard_tell(&h->guard, 0, fd))) {
+		cli_error(-err, "cannot freeze cgroup %s: cannot start the process that thaws it should pagemap die",
+			  path);
+		guard_end(&h->guard);
+		close(fd);
+		h->how = HOLD_NONE;
+		return -1;
 	}
 	signals_catch(h);	/* before the write: a signal from here on thaws */
 	h->freeze_fd = fd;
@@ -242,23 +254,50 @@ int hold_cgroup(struct snap_hold *h, const char *path)
 	return 0;
 }
 
-/* The state letter of /proc/PID/stat (after the last ')'), or 0 when the process is gone. */
-static char proc_state(pid_t pid)
+/* The fields of /proc/PID/stat after the command name that --freeze looks at. */
+struct proc_stat {
+	char state;		/* 0: the process is gone */
+	int pgrp, tty_nr, tpgid;
+};
+
+static struct proc_stat proc_stat(pid_t pid)
 {
+	struct proc_stat ps = { 0, 0, 0, 0 };
 	char name[64], text[1024], *p;
 	int fd;
 	ssize_t n;
 
 	snprintf(name, sizeof(name), "/proc/%d/stat", (int)pid);
 	if ((fd = open(name, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
+		return ps;
 	n = read(fd, text, sizeof(text) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return ps;
 	text[n] = '\0';
-	p = strrchr(text, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
+	p = strrchr(text, ')');	/* the name may hold anything, ')' and spaces too */
+	if (p && sscanf(p + 1, " %c %*d %d %*d %d %d", &ps.state, &ps.pgrp, &ps.tty_nr, &ps.tpgid) != 4)
+		ps.state = p[1] == ' ' ? p[2] : 0;
+	return ps;
+}
+
+/* The state letter of /proc/PID/stat, or 0 when the process is gone. */
+static char proc_state(pid_t pid)
+{
+	return proc_stat(pid).state;
+}
+
+/*
+ * Is @pid's process group the foreground of its controlling terminal? A
+ * stopped foreground job gives the terminal back to its shell: after
+ * SIGCONT it runs in the background, and the user's next keystrokes go to
+ * the shell as commands.
+ */
+static bool in_foreground(pid_t pid)
+{
+	struct proc_stat ps = proc_stat(pid);
+
+	return ps.state && ps.tty_nr != 0 && ps.tpgid > 0 && ps.tpgid == ps.pgrp;
 }
 
 static bool is_stopped(char st)
@@ -274,10 +313,15 @@ static void note_already(struct snap_hold *h, pid_t pid)
 		snprintf(h->already_pids + len, sizeof(h->already_pids) - len, "%s%d", len ? "," : "", (int)pid);
 }
 
-/* SIGSTOP @pid unless it is stopped already (someone else's stop: left to them) or gone. */
+/*
+ * SIGSTOP @pid unless it is stopped already (someone else's stop: left to
+ * them) or gone. Recorded before it is sent, with the guardian and in
+ * @h->stopped: no moment exists where it is stopped and nobody knows.
+ */
 static int stop_one(struct snap_hold *h, pid_t pid)
 {
 	char st = proc_state(pid);
+	int pidfd, err;
 
 	if (!st || st == 'Z' || st == 'X')
 		return 0;	/* gone: the snapshot says so */
@@ -285,12 +329,44 @@ static int stop_one(struct snap_hold *h, pid_t pid)
 		note_already(h, pid);
 		return 0;
 	}
-	if (kill(pid, SIGSTOP) < 0) {
+	/* By pidfd: the process checked is the one signalled, and the one the guardian continues. */
+	if ((pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) {
 		cli_error(errno, "cannot stop process %d", (int)pid);
 		return errno == ESRCH ? 0 : -1;
 	}
-	h->stopped[h->nstopped++] = pid;	/* after the kill: the handler continues only what we stopped */
+	if ((err = guard_tell(&h->guard, pid, pidfd))) {
+		close(pidfd);
+		cli_error(-err, "cannot stop process %d: the process that continues it should pagemap die is gone",
+			  (int)pid);
+		return -1;
+	}
+	h->stopped[h->nstopped++] = pid;	/* before the signal: a SIGCONT of one never stopped does no harm */
+	err = syscall(SYS_pidfd_send_signal, pidfd, SIGSTOP, NULL, 0) < 0 ? errno : 0;
+	close(pidfd);
+	if (err) {
+		h->nstopped--;
+		cli_error(err, "cannot stop process %d", (int)pid);
+		return err == ESRCH ? 0 : -1;
+	}
 	return 0;
+}
+
+/* Refuse (one line and a hint) a process the SIGSTOP would take its terminal from, before anything is held. */
+static int refuse_foreground(const char *pids)
+{
+	char *copy = strdup(pids), *tok, *save = NULL;
+	int r = copy ? 0 : -1;
+	pid_t pid;
+
+	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && !r; tok = strtok_r(NULL, ",", &save))
+		if (cli_parse_pid(tok, &pid) == 0 && pid > 0 && in_foreground(pid) && !is_stopped(proc_state(pid))) {
+			cli_error(0, "cannot stop process %d: it is the foreground job of its terminal, which SIGSTOP "
+				  "would hand back to the shell", (int)pid);
+			cli_hint("hold it with the freezer (--cgroup PATH --freeze), which job control does not see");
+			r = -1;
+		}
+	free(copy);
+	return r;
 }
 
 int hold_pids(struct snap_hold *h, const char *pids)
@@ -305,6 +381,15 @@ int hold_pids(struct snap_hold *h, const char *pids)
 	if (!copy || !(h->stopped = calloc(n, sizeof(*h->stopped)))) {
 		free(copy);
 		cli_error(ENOMEM, "cannot stop the processes");
+		return -1;
+	}
+	if (refuse_foreground(pids) || (r = guard_start(&h->guard))) {
+		if (r)
+			cli_error(-r, "cannot stop the processes: cannot start the process that continues them "
+				  "should pagemap die");
+		free(copy);
+		free(h->stopped);
+		h->stopped = NULL;
 		return -1;
 	}
 	h->how = HOLD_SIGSTOP;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "hold_guard.h"
 
 enum hold_how { HOLD_NONE, HOLD_CGROUP, HOLD_SIGSTOP };
 
@@ -20,8 +21,9 @@ struct snap_hold {
 	char already_pids[256];		/* those found stopped by someone else: "4,17" */
 	uint64_t start, mono;		/* when everything was found held (CLOCK_REALTIME ns, CLOCK_MONOTONIC ns) */
 	uint64_t end;			/* CLOCK_REALTIME ns, start + the monotonic time held */
+	struct hold_guard guard;	/* releases the hold if pagemap dies holding it, however */
 };
-#define SNAP_HOLD_INIT { .how = HOLD_NONE, .freeze_fd = -1 }
+#define SNAP_HOLD_INIT { .how = HOLD_NONE, .freeze_fd = -1, .guard = HOLD_GUARD_INIT }
 
 /*
  * The directory of cgroup v2 @path (absolute, as /proc/PID/cgroup's "0::"
@@ -35,9 +37,12 @@ bool cg2_holds(pid_t pid, const char *path);
 /*
  * Hold still the processes of cgroup directory @h->dir (cg2_dir) with its
  * freezer, or the comma-separated @pids with SIGSTOP (those found stopped
- * are left to whoever stopped them). SIGINT, SIGTERM and SIGHUP undo the
- * hold and then end the process as they would have. 0, or -1 after a
- * one-line message, with nothing held.
+ * are left to whoever stopped them; one in the foreground of its terminal
+ * is refused). Each hold is first told to a guardian process, which
+ * releases it if pagemap ends holding it, by any signal or crash; SIGINT,
+ * SIGTERM and SIGHUP also undo the hold here at once and then end the
+ * process as they would have. 0, or -1 after a one-line message, with
+ * nothing held.
  */
 int hold_cgroup(struct snap_hold *h, const char *path);
 int hold_pids(struct snap_hold *h, const char *pids);
