@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "hold_guard.h"
+#include "hold_mark.h"
 
 #define GUARD_DONE	(-1)	/* the record that says pagemap released everything itself */
 #define GUARD_DEATHSIG	SIGUSR2	/* PR_SET_PDEATHSIG's, read from a signalfd: blocked like every other */
@@ -34,7 +35,9 @@ static void release_all(const struct guard_list *l)
 	size_t i;
 
 	for (i = 0; i < l->n; i++) {
-		if (!l->v[i].pid) {
+		if (l->v[i].pid == GUARD_CGROUP_DIR) {
+			continue;	/* below, once thawed */
+		} else if (l->v[i].pid == GUARD_CGROUP_FREEZE) {
 			ssize_t w = write(l->v[i].fd, "0", 1);	/* fails only when the cgroup went */
 			(void)w;
 		} else {
@@ -48,6 +51,9 @@ static void release_all(const struct guard_list *l)
 			syscall(SYS_pidfd_send_signal, l->v[i].fd, SIGCONT, NULL, 0);
 		}
 	}
+	for (i = 0; i < l->n; i++)
+		if (l->v[i].pid == GUARD_CGROUP_DIR)
+			mark_drop(l->v[i].fd);
 }
 
 /* One record off @sock into @l: 1 read, 0 EOF or an error (pagemap is gone), -1 the done record. */

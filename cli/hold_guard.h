@@ -18,10 +18,13 @@ struct hold_guard {
  * continues the processes it was told of, and exits.
  */
 int guard_start(struct hold_guard *g);
+#define GUARD_CGROUP_FREEZE	0	/* guard_tell's @pid for a cgroup.freeze */
+#define GUARD_CGROUP_DIR	(-2)	/* ... for the directory whose mark goes after the thaw (hold_mark.h) */
+
 /*
  * Tell the guardian of a hold BEFORE it is taken: the cgroup.freeze of a
- * cgroup about to be frozen (@pid 0), or a process about to be stopped
- * (@fd its pidfd). 0 once the guardian will release it, or -errno (the
+ * cgroup about to be frozen (@pid GUARD_CGROUP_FREEZE) and its directory
+ * (GUARD_CGROUP_DIR), or a process about to be stopped (@fd its pidfd). 0 once the guardian will release it, or -errno (the
  * guardian is gone): then the hold must not be taken.
  */
 int guard_tell(struct hold_guard *g, pid_t pid, int fd);

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "hold_mark.h"
 #include "snap_hold.h"
 
 #define HOLD_TIMEOUT_MS	10000	/* a process in uninterruptible sleep delays a freeze; longer is a failure */
@@ -121,6 +122,8 @@ static void undo(struct snap_hold *h)
 		ssize_t n = write(h->freeze_fd, "0", 1);	/* fails only when the cgroup went: nothing left frozen */
 		(void)n;
 	}
+	if (h->dir_fd >= 0)
+		mark_drop(h->dir_fd);
 	for (i = 0; i < h->nstopped; i++)
 		kill(h->stopped[i], SIGCONT);
 }
@@ -167,7 +170,9 @@ void hold_release(struct snap_hold *h)
 	undo(h);
 	if (h->freeze_fd >= 0)
 		close(h->freeze_fd);
-	h->freeze_fd = -1;
+	if (h->dir_fd >= 0)
+		close(h->dir_fd);
+	h->freeze_fd = h->dir_fd = -1;
 	free(h->stopped);
 	h->stopped = NULL;
 	h->nstopped = 0;
@@ -206,7 +211,7 @@ static int cg_frozen(const char *dir)
 int hold_cgroup(struct snap_hold *h, const char *path)
 {
 	char name[PATH_MAX + 16], own[PATH_MAX];
-	int waited, fd, err;
+	int waited, fd, dfd, err;
 
 	if (cg2_of(0, own, sizeof(own)) == 0 && pm_memcg_within(own, path)) {
 		cli_error(0, "cannot freeze cgroup %s: pagemap itself runs in it (%s)", path, own);
@@ -220,22 +225,35 @@ int hold_cgroup(struct snap_hold *h, const char *path)
 		return -1;
 	}
 	h->how = HOLD_CGROUP;
-	if (cg_frozen(h->dir) == 1 || (pread(fd, own, 1, 0) == 1 && own[0] == '1')) {
+	dfd = open(h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if ((cg_frozen(h->dir) == 1 || (pread(fd, own, 1, 0) == 1 && own[0] == '1')) &&
+	    !(dfd >= 0 && mark_left_behind(dfd, h->left_by, sizeof(h->left_by)))) {
 		h->already = true;	/* frozen (or being frozen) by someone else: theirs to thaw */
 		close(fd);
+		if (dfd >= 0)
+			close(dfd);
 		held_now(h);
 		return 0;
 	}
-	if ((err = guard_start(&h->guard)) || (err = guard_tell(&h->guard, 0, fd))) {
+	if (h->left_by[0])	/* its freeze is ours to end: the holder that would have is gone */
+		fprintf(stderr, "pagemap: snapshot: cgroup %s was left frozen by a pagemap that died (its guardian, "
+			"PID %s, is gone): thawed after this snapshot\n", path, h->left_by);
+	if ((err = guard_start(&h->guard)) || (err = guard_tell(&h->guard, GUARD_CGROUP_FREEZE, fd)) ||
+	    (dfd >= 0 && (err = guard_tell(&h->guard, GUARD_CGROUP_DIR, dfd)))) {
 		cli_error(-err, "cannot freeze cgroup %s: cannot start the process that thaws it should pagemap die",
 			  path);
 		guard_end(&h->guard);
 		close(fd);
+		if (dfd >= 0)
+			close(dfd);
 		h->how = HOLD_NONE;
 		return -1;
 	}
+	if (dfd >= 0)
+		mark_put(dfd, h->guard.pid);
 	signals_catch(h);	/* before the write: a signal from here on thaws */
 	h->freeze_fd = fd;
+	h->dir_fd = dfd;
 	if (write(fd, "1", 1) != 1) {
 		cli_error(errno, "cannot freeze cgroup %s: cannot write %s", path, name);
 		hold_release(h);

@@ -15,6 +15,8 @@ struct snap_hold {
 	enum hold_how how;
 	char dir[PATH_MAX];		/* the cgroup's directory under the cgroup v2 mount */
 	int freeze_fd;			/* its cgroup.freeze while we hold it frozen, else -1 */
+	int dir_fd;			/* the directory, marked while we hold it frozen, else -1 */
+	char left_by[16];		/* the PID of a dead pagemap's guardian whose freeze we took over */
 	bool already;			/* the cgroup was frozen before: left so */
 	pid_t *stopped;			/* the processes SIGSTOPped here: SIGCONT at the end */
 	size_t nstopped;
@@ -23,7 +25,7 @@ struct snap_hold {
 	uint64_t end;			/* CLOCK_REALTIME ns, start + the monotonic time held */
 	struct hold_guard guard;	/* releases the hold if pagemap dies holding it, however */
 };
-#define SNAP_HOLD_INIT { .how = HOLD_NONE, .freeze_fd = -1, .guard = HOLD_GUARD_INIT }
+#define SNAP_HOLD_INIT { .how = HOLD_NONE, .freeze_fd = -1, .dir_fd = -1, .guard = HOLD_GUARD_INIT }
 
 /*
  * The directory of cgroup v2 @path (absolute, as /proc/PID/cgroup's "0::"

@@ -2,7 +2,8 @@
 """snapshot_freeze_kill.py - `pagemap snapshot --freeze` ended while it holds: by SIGKILL, SIGQUIT, SIGPIPE and
 SIGUSR1, SIGALRM sent at a random moment of the hold (and SIGTERM while -p stops its processes), by SIGXFSZ (ulimit -f, the snapshot written to a file) and
 by SIGPIPE from its own message (-p run as uid 65534: one process of that user stopped, then another user's
-refused, said on a stderr whose reader has gone).
+refused, said on a stderr whose reader has gone). A freeze left by a pagemap killed with its guardian (both
+SIGKILLed) is thawed by the next run (its mark names a holder that is gone).
 Each end must leave nothing held: cgroup.events "frozen 0" (--cgroup) and no process of ours in state T (-p),
 once pagemap's guardian has had its turn (5 s at most: a bound for a failure, not a timing).
 Usage: snapshot_freeze_kill.py PAGEMAP CGROUP_DIR PID_IN_CGROUP... -- PID... [u=PID_OF_65534] [n=TRIALS]
@@ -106,6 +107,38 @@ def trial(mode, how):
     return was_held, left, rc
 
 
+def guardian_of(cgdir):
+    """The PID the cgroup's mark names as its holder (pagemap's guardian), or 0."""
+    for name in ("trusted.pagemap.frozen_by", "user.pagemap.frozen_by"):
+        try:
+            return int(os.getxattr(cgdir, name).split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return 0
+
+
+def trial_left_behind():
+    """pagemap and its guardian both SIGKILLed while the cgroup is frozen: a re-run must thaw it after.
+    (frozen left, frozen after the re-run, the re-run's exit status)"""
+    out = os.path.join(work, "t.snap")
+    p = subprocess.Popen(args("cgroup", "kill", out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while p.poll() is None and not frozen():
+        time.sleep(0.0005)
+    g = guardian_of(cgdir)
+    if g:
+        os.kill(g, signal.SIGKILL)	# the guardian is the test's grandchild: pagemap forked it
+    p.kill()
+    p.wait()
+    left = frozen()
+    r = subprocess.run(args("cgroup", "kill", out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    after = frozen()
+    if after:
+        release_all()
+    for f in os.listdir(work):
+        os.unlink(os.path.join(work, f))
+    return left, after, r.returncode, r.stderr.decode().strip()
+
+
 rc_all = 0
 os.chmod(work, 0o1777)	# the run as uid 65534 writes there too
 for mode in ("cgroup", "pids"):
@@ -127,5 +160,18 @@ for mode in ("cgroup", "pids"):
         else:
             print("PASS %s: 0 of %d runs left anything held (%d ended by the signal while held)" %
                   (name, trials, landed))
+left = still = 0
+for _ in range(3):
+    l, a, rc, err = trial_left_behind()
+    left += l
+    still += a
+if left == 0:
+    print("SKIP snapshot-freeze-kill-left-behind: the kills never left the cgroup frozen")
+elif still:
+    print("FAIL snapshot-freeze-kill-left-behind: %d of %d re-runs left frozen a cgroup a dead pagemap had frozen "
+          "(exit %d: %s)" % (still, left, rc, err))
+    rc_all = 1
+else:
+    print("PASS snapshot-freeze-kill-left-behind: %d of %d re-runs thawed a freeze a dead pagemap left" % (left, left))
 os.rmdir(work)
 sys.exit(rc_all)
