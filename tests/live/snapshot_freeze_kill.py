@@ -67,11 +67,12 @@ def trial(mode, how):
     """One run ended by @how; (ended while held, left held)."""
     out = os.path.join(work, "t.snap")
     stderr = subprocess.DEVNULL
-    pre = None
-    if how == "xfsz":
-        blocks = random.randint(1, 48) * 1024	# a limit somewhere inside the file
+    blocks = random.randint(1, 48) * 1024 if how == "xfsz" else resource.RLIM_INFINITY	# a limit inside the file
 
-        def pre():
+    def pre():
+        # The dispositions a user's shell gives: a test run in the background inherits SIGQUIT ignored.
+        signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+        if how == "xfsz":
             resource.setrlimit(resource.RLIMIT_FSIZE, (blocks, blocks))
     if how == "pipe-stderr":
         r, stderr = os.pipe()

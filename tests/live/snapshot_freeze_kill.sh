@@ -26,15 +26,17 @@ mkdir "$cg" 2>/dev/null || skip "cannot make a cgroup in $v2"
 loop='x = bytearray(64 << 20)
 for i in range(0, len(x), 4096): x[i] = 1
 while True: pass'
-start() {	# start CGROUP|- [USER-PREFIX...]: a busy loop of ours (in CGROUP, if given); its PID on stdout
+start() {	# start CGROUP|- CMD...: CMD as a child of ours (in CGROUP, if given); its PID on stdout
 	# shellcheck disable=SC2016
-	sh -c '[ "$1" = - ] || echo $$ >"$1/cgroup.procs" || exit 1; shift; exec "$@"' sh "$@" python3 -c "$loop" \
-		>/dev/null 2>&1 &
+	sh -c '[ "$1" = - ] || echo $$ >"$1/cgroup.procs" || exit 1; shift; exec "$@"' sh "$@" >/dev/null 2>&1 &
 	echo $!
 }
 command -v setpriv >/dev/null || skip "no setpriv (runs a process as uid 65534)"
-a=$(start "$cg") b=$(start "$cg") c=$(start -) d=$(start -)
-e=$(start - setpriv --reuid=65534 --regid=65534 --clear-groups)
+a=$(start "$cg" python3 -c "$loop") b=$(start "$cg" python3 -c "$loop")
+c=$(start - python3 -c "$loop") d=$(start - python3 -c "$loop")
+# uid 65534's own: a shell loop (that user may not reach root's python3)
+e=$(start - setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'while :; do :; done')
 pids="$a $b $c $d $e"
 sleep 0.5
+for p in $pids; do kill -0 "$p" 2>/dev/null || { echo "FAIL snapshot-freeze-kill-setup: a busy loop did not start"; exit 1; }; done
 python3 "$here/snapshot_freeze_kill.py" "${PAGEMAP_BIN:-$build/pagemap}" "$cg" "$a" "$b" -- "$c" "$d" "u=$e" "n=${1:-5}"
