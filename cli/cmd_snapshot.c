@@ -59,7 +59,8 @@ static void help(void)
 	       "      --all              every process it may read (the others are named)\n"
 	       "      --freeze           hold the processes still while they are read: --cgroup\n"
 	       "                         by the cgroup v2 freezer, -p by SIGSTOP (a terminal's\n"
-	       "                         foreground job is refused); thawed after, also on\n"
+	       "                         foreground job is refused) or by the freezer of their\n"
+	       "                         leaf cgroup if alone in it; thawed after, also on\n"
 	       "                         error, on any signal and if pagemap is killed (a\n"
 	       "                         guardian process releases them) (not --all)\n"
 	       "      --phys             the whole frame files (all of RAM) too, for 'phys', and\n"
@@ -378,6 +379,8 @@ static int hold_meta(struct pm_snapshot_writer *w, const struct snap_opts *o, co
 	snprintf(v, sizeof(v), "%llu,%llu", (unsigned long long)h->start, (unsigned long long)h->end);
 	if ((r = pm_snapshot_add_meta(w, "frozen", h->how == HOLD_CGROUP ? "cgroup" : "sigstop")) ||
 	    (r = pm_snapshot_add_meta(w, "frozen_window", v)))
+		return r;
+	if (h->path[0] && (r = pm_snapshot_add_meta(w, "frozen_cgroup", h->path)))	/* -p by the freezer */
 		return r;
 	if (h->already || h->already_pids[0])
 		r = pm_snapshot_add_meta(w, "frozen_already", h->already ? "cgroup" : h->already_pids);

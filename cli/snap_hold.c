@@ -1,4 +1,5 @@
 /* snap_hold.c - `pagemap snapshot`'s cgroup v2 selection and --freeze: the cgroup freezer or SIGSTOP, always undone. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -387,6 +388,83 @@ static int refuse_foreground(const char *pids)
 	return r;
 }
 
+/* The PIDs of @list that run, but pagemap's own, into @v (of @max); how many. */
+static size_t live_pids(const char *list, pid_t *v, size_t max)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	size_t n = 0;
+	pid_t pid;
+	char st;
+
+	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && n < max; tok = strtok_r(NULL, ",", &save))
+		if (cli_parse_pid(tok, &pid) == 0 && pid > 0 && pid != getpid() && (st = proc_state(pid)) && st != 'Z' &&
+		    st != 'X')
+			v[n++] = pid;
+	free(copy);
+	return n;
+}
+
+static bool listed(pid_t pid, const pid_t *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] == pid)
+			return true;
+	return false;
+}
+
+/* Is @dir a leaf (no cgroup below it) whose every process is one of @v? */
+static bool leaf_of_only(const char *dir, const pid_t *v, size_t n)
+{
+	char name[PATH_MAX + 16];
+	struct dirent *d;
+	bool ok = true;
+	long pid;
+	FILE *f;
+	DIR *dd;
+
+	if (!(dd = opendir(dir)))
+		return false;
+	while (ok && (d = readdir(dd)))
+		ok = d->d_type != DT_DIR || !strcmp(d->d_name, ".") || !strcmp(d->d_name, "..");
+	closedir(dd);
+	snprintf(name, sizeof(name), "%s/cgroup.procs", dir);
+	if (!ok || !(f = fopen(name, "re")))
+		return false;
+	while (ok && fscanf(f, "%ld", &pid) == 1)
+		ok = listed((pid_t)pid, v, n);
+	fclose(f);
+	return ok;
+}
+
+/*
+ * Can -p @pids be held by the freezer instead of SIGSTOP? When the listed
+ * processes that run are all of one cgroup v2 leaf and nothing else is in
+ * it (not the root, which has no freezer; not pagemap's own): then its path
+ * into @path and its directory into @h->dir. The freezer is invisible to
+ * job control (a foreground job keeps its terminal) and leaves no SIGCONT
+ * to a process's handler; several cgroups, or company in one, keep SIGSTOP.
+ */
+static bool pids_in_own_leaf(struct snap_hold *h, const char *pids, char *path, size_t size)
+{
+	char cg[PATH_MAX], own[PATH_MAX], mnt[PATH_MAX], name[PATH_MAX + 16];
+	pid_t v[256];
+	size_t n = live_pids(pids, v, 256), i;
+
+	if (!n || n == 256 || cg2_of(v[0], path, size) || !strcmp(path, "/") || cg2_mount(mnt, sizeof(mnt)))
+		return false;
+	for (i = 1; i < n; i++)
+		if (cg2_of(v[i], cg, sizeof(cg)) || strcmp(cg, path))
+			return false;
+	if (cg2_of(0, own, sizeof(own)) || pm_memcg_within(own, path))
+		return false;
+	if (snprintf(h->dir, PATH_MAX, "%s%s", mnt, path) >= PATH_MAX)
+		return false;
+	snprintf(name, sizeof(name), "%s/cgroup.freeze", h->dir);
+	return access(name, W_OK) == 0 && leaf_of_only(h->dir, v, n);
+}
+
 int hold_pids(struct snap_hold *h, const char *pids)
 {
 	char *copy = strdup(pids), *tok, *save = NULL;
@@ -394,6 +472,11 @@ int hold_pids(struct snap_hold *h, const char *pids)
 	int r = 0, waited;
 	pid_t pid;
 
+	if (copy && pids_in_own_leaf(h, pids, h->path, sizeof(h->path))) {
+		free(copy);
+		return hold_cgroup(h, h->path);
+	}
+	h->path[0] = '\0';
 	for (i = 0; pids[i]; i++)
 		n += pids[i] == ',';
 	if (!copy || !(h->stopped = calloc(n, sizeof(*h->stopped)))) {

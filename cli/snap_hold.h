@@ -14,6 +14,7 @@ enum hold_how { HOLD_NONE, HOLD_CGROUP, HOLD_SIGSTOP };
 struct snap_hold {
 	enum hold_how how;
 	char dir[PATH_MAX];		/* the cgroup's directory under the cgroup v2 mount */
+	char path[PATH_MAX];		/* -p held by the freezer: the processes' cgroup ("/a/b"), else "" */
 	int freeze_fd;			/* its cgroup.freeze while we hold it frozen, else -1 */
 	int dir_fd;			/* the directory, marked while we hold it frozen, else -1 */
 	char left_by[16];		/* the PID of a dead pagemap's guardian whose freeze we took over */
@@ -38,9 +39,10 @@ bool cg2_holds(pid_t pid, const char *path);
 
 /*
  * Hold still the processes of cgroup directory @h->dir (cg2_dir) with its
- * freezer, or the comma-separated @pids with SIGSTOP (those found stopped
- * are left to whoever stopped them; one in the foreground of its terminal
- * is refused). Each hold is first told to a guardian process, which
+ * freezer, or the comma-separated @pids: with the freezer too when they
+ * are all the processes of one leaf cgroup (its path into @h->path), else
+ * with SIGSTOP (those found stopped are left to whoever stopped them; one
+ * in the foreground of its terminal is refused). Each hold is first told to a guardian process, which
  * releases it if pagemap ends holding it, by any signal or crash; SIGINT,
  * SIGTERM and SIGHUP also undo the hold here at once and then end the
  * process as they would have. 0, or -1 after a one-line message, with
