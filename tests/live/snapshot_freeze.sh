@@ -202,6 +202,28 @@ else
 fi
 kill -CONT "$b"
 
+# SIGTERM just after the SIGSTOP took effect, before pagemap's next instruction (strace holds the stopping call's
+# return 1 s): the process must not stay stopped.
+if command -v strace >/dev/null; then
+	strace -qq -o /dev/null -e trace=kill,pidfd_send_signal -e inject=kill,pidfd_send_signal:delay_exit=1000000 \
+		"$pagemap" snapshot -p "$c" --freeze -o "$work/stopterm.snap" 2>"$work/stopterm.err" &
+	st=$!
+	until_5s stopped "$c"
+	pm=$(pgrep -P "$st" -x pagemap)
+	[ -n "$pm" ] && kill -TERM "$pm"
+	wait "$st" 2>/dev/null
+	if [ -z "$pm" ]; then
+		fail sigterm-stopping "pagemap not found under strace"
+	elif until_5s sh -c "[ \"\$(sed 's/.*) \(.\).*/\1/' /proc/$c/stat)\" != T ]"; then
+		pass sigterm-stopping
+	else
+		fail sigterm-stopping "process $c left stopped by a SIGTERM that came as it was stopped"
+		kill -CONT "$c"
+	fi
+else
+	echo "SKIP snapshot-freeze-sigterm-stopping: no strace (holds the stopping call up)"
+fi
+
 # -p PID --freeze of a process alone in a leaf cgroup: held by that cgroup's freezer, not SIGSTOP (S in the snapshot,
 # META frozen=cgroup and frozen_cgroup), thawed after; with company in its cgroup, SIGSTOP as before.
 if mkdir "$cg-leaf"; then
@@ -230,8 +252,9 @@ if mkdir "$cg-leaf"; then
 	until_5s grep -qx "$m" "$cg-leaf/cgroup.procs" || { echo "FAIL snapshot-freeze-setup: $m not in $cg-leaf"; exit 1; }
 	if ! err=$("$pagemap" snapshot -p "$l" --freeze -o "$work/leaf2.snap" 2>&1); then
 		fail sigstop-leaf-company "$err"
-	elif ! meta "$work/leaf2.snap" | grep -qx frozen=sigstop || [ "$(cat "$cg-leaf/cgroup.freeze")" != 0 ]; then
-		fail sigstop-leaf-company "META: $(meta "$work/leaf2.snap" | grep ^frozen | tr '\n' ' ')"
+	elif ! meta "$work/leaf2.snap" >"$work/meta" || ! grep -qx frozen=sigstop "$work/meta" ||
+		[ "$(cat "$cg-leaf/cgroup.freeze")" != 0 ]; then
+		fail sigstop-leaf-company "META: $(grep ^frozen "$work/meta" | tr '\n' ' ')"
 	else
 		pass sigstop-leaf-company
 	fi
