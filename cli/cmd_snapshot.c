@@ -58,8 +58,11 @@ static void help(void)
 	       "                         (PATH as in /proc/PID/cgroup: /system.slice/foo.service)\n"
 	       "      --all              every process it may read (the others are named)\n"
 	       "      --freeze           hold the processes still while they are read: --cgroup\n"
-	       "                         by the cgroup v2 freezer, -p by SIGSTOP; thawed after,\n"
-	       "                         also on error and SIGINT, SIGTERM, SIGHUP (not --all)\n"
+	       "                         by the cgroup v2 freezer, -p by SIGSTOP (a terminal's\n"
+	       "                         foreground job is refused) or by the freezer of their\n"
+	       "                         leaf cgroup if alone in it; thawed after, also on\n"
+	       "                         error, on any signal and if pagemap is killed (a\n"
+	       "                         guardian process releases them) (not --all)\n"
 	       "      --phys             the whole frame files (all of RAM) too, for 'phys', and\n"
 	       "                         /proc/meminfo and /proc/vmstat (root)\n"
 	       "      --pfn MODE         frame numbers (root): keep (default), drop (zeroed, no\n"
@@ -377,6 +380,8 @@ static int hold_meta(struct pm_snapshot_writer *w, const struct snap_opts *o, co
 	snprintf(v, sizeof(v), "%llu,%llu", (unsigned long long)h->start, (unsigned long long)h->end);
 	if ((r = pm_snapshot_add_meta(w, "frozen", h->how == HOLD_CGROUP ? "cgroup" : "sigstop")) ||
 	    (r = pm_snapshot_add_meta(w, "frozen_window", v)))
+		return r;
+	if (h->path[0] && (r = pm_snapshot_add_meta(w, "frozen_cgroup", h->path)))	/* -p by the freezer */
 		return r;
 	if (h->already || h->already_pids[0])
 		r = pm_snapshot_add_meta(w, "frozen_already", h->already ? "cgroup" : h->already_pids);

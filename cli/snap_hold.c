@@ -1,4 +1,5 @@
 /* snap_hold.c - `pagemap snapshot`'s cgroup v2 selection and --freeze: the cgroup freezer or SIGSTOP, always undone. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -6,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "hold_mark.h"
 #include "snap_hold.h"
 
 #define HOLD_TIMEOUT_MS	10000	/* a process in uninterruptible sleep delays a freeze; longer is a failure */
@@ -120,6 +123,8 @@ static void undo(struct snap_hold *h)
 		ssize_t n = write(h->freeze_fd, "0", 1);	/* fails only when the cgroup went: nothing left frozen */
 		(void)n;
 	}
+	if (h->dir_fd >= 0)
+		mark_drop(h->dir_fd);
 	for (i = 0; i < h->nstopped; i++)
 		kill(h->stopped[i], SIGCONT);
 }
@@ -155,8 +160,10 @@ void hold_release(struct snap_hold *h)
 	if (h->how == HOLD_NONE || h->end)
 		return;
 	h->end = h->start + (now_ns(CLOCK_MONOTONIC) - h->mono);
-	if (held != h)
+	if (held != h) {
+		guard_end(&h->guard);
 		return;	/* a cgroup frozen by someone else: theirs to thaw */
+	}
 	sigemptyset(&block);
 	for (i = 0; i < 3; i++)
 		sigaddset(&block, hold_signals[i]);
@@ -164,11 +171,14 @@ void hold_release(struct snap_hold *h)
 	undo(h);
 	if (h->freeze_fd >= 0)
 		close(h->freeze_fd);
-	h->freeze_fd = -1;
+	if (h->dir_fd >= 0)
+		close(h->dir_fd);
+	h->freeze_fd = h->dir_fd = -1;
 	free(h->stopped);
 	h->stopped = NULL;
 	h->nstopped = 0;
 	held = NULL;
+	guard_end(&h->guard);	/* after the undo: a death before it leaves the guardian to do it */
 	for (i = 0; i < 3; i++)
 		sigaction(hold_signals[i], &old_action[i], NULL);
 	sigprocmask(SIG_SETMASK, &old, NULL);	/* one that came meanwhile ends us now, with nothing held */
@@ -202,7 +212,7 @@ static int cg_frozen(const char *dir)
 int hold_cgroup(struct snap_hold *h, const char *path)
 {
 	char name[PATH_MAX + 16], own[PATH_MAX];
-	int waited, fd;
+	int waited, fd, dfd, err;
 
 	if (cg2_of(0, own, sizeof(own)) == 0 && pm_memcg_within(own, path)) {
 		cli_error(0, "cannot freeze cgroup %s: pagemap itself runs in it (%s)", path, own);
@@ -216,14 +226,35 @@ int hold_cgroup(struct snap_hold *h, const char *path)
 		return -1;
 	}
 	h->how = HOLD_CGROUP;
-	if (cg_frozen(h->dir) == 1 || (pread(fd, own, 1, 0) == 1 && own[0] == '1')) {
+	dfd = open(h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if ((cg_frozen(h->dir) == 1 || (pread(fd, own, 1, 0) == 1 && own[0] == '1')) &&
+	    !(dfd >= 0 && mark_left_behind(dfd, h->left_by, sizeof(h->left_by)))) {
 		h->already = true;	/* frozen (or being frozen) by someone else: theirs to thaw */
 		close(fd);
+		if (dfd >= 0)
+			close(dfd);
 		held_now(h);
 		return 0;
 	}
+	if (h->left_by[0])	/* its freeze is ours to end: the holder that would have is gone */
+		fprintf(stderr, "pagemap: snapshot: cgroup %s was left frozen by a pagemap that died (its guardian, "
+			"PID %s, is gone): thawed after this snapshot\n", path, h->left_by);
+	if ((err = guard_start(&h->guard)) || (err = guard_tell(&h->guard, GUARD_CGROUP_FREEZE, fd)) ||
+	    (dfd >= 0 && (err = guard_tell(&h->guard, GUARD_CGROUP_DIR, dfd)))) {
+		cli_error(-err, "cannot freeze cgroup %s: cannot start the process that thaws it should pagemap die",
+			  path);
+		guard_end(&h->guard);
+		close(fd);
+		if (dfd >= 0)
+			close(dfd);
+		h->how = HOLD_NONE;
+		return -1;
+	}
+	if (dfd >= 0)
+		mark_put(dfd, h->guard.pid);
 	signals_catch(h);	/* before the write: a signal from here on thaws */
 	h->freeze_fd = fd;
+	h->dir_fd = dfd;
 	if (write(fd, "1", 1) != 1) {
 		cli_error(errno, "cannot freeze cgroup %s: cannot write %s", path, name);
 		hold_release(h);
@@ -242,23 +273,50 @@ int hold_cgroup(struct snap_hold *h, const char *path)
 	return 0;
 }
 
-/* The state letter of /proc/PID/stat (after the last ')'), or 0 when the process is gone. */
-static char proc_state(pid_t pid)
+/* The fields of /proc/PID/stat after the command name that --freeze looks at. */
+struct proc_stat {
+	char state;		/* 0: the process is gone */
+	int pgrp, tty_nr, tpgid;
+};
+
+static struct proc_stat proc_stat(pid_t pid)
 {
+	struct proc_stat ps = { 0, 0, 0, 0 };
 	char name[64], text[1024], *p;
 	int fd;
 	ssize_t n;
 
 	snprintf(name, sizeof(name), "/proc/%d/stat", (int)pid);
 	if ((fd = open(name, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
+		return ps;
 	n = read(fd, text, sizeof(text) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return ps;
 	text[n] = '\0';
-	p = strrchr(text, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
+	p = strrchr(text, ')');	/* the name may hold anything, ')' and spaces too */
+	if (p && sscanf(p + 1, " %c %*d %d %*d %d %d", &ps.state, &ps.pgrp, &ps.tty_nr, &ps.tpgid) != 4)
+		ps.state = p[1] == ' ' ? p[2] : 0;
+	return ps;
+}
+
+/* The state letter of /proc/PID/stat, or 0 when the process is gone. */
+static char proc_state(pid_t pid)
+{
+	return proc_stat(pid).state;
+}
+
+/*
+ * Is @pid's process group the foreground of its controlling terminal? A
+ * stopped foreground job gives the terminal back to its shell: after
+ * SIGCONT it runs in the background, and the user's next keystrokes go to
+ * the shell as commands.
+ */
+static bool in_foreground(pid_t pid)
+{
+	struct proc_stat ps = proc_stat(pid);
+
+	return ps.state && ps.tty_nr != 0 && ps.tpgid > 0 && ps.tpgid == ps.pgrp;
 }
 
 static bool is_stopped(char st)
@@ -274,10 +332,15 @@ static void note_already(struct snap_hold *h, pid_t pid)
 		snprintf(h->already_pids + len, sizeof(h->already_pids) - len, "%s%d", len ? "," : "", (int)pid);
 }
 
-/* SIGSTOP @pid unless it is stopped already (someone else's stop: left to them) or gone. */
+/*
+ * SIGSTOP @pid unless it is stopped already (someone else's stop: left to
+ * them) or gone. Recorded before it is sent, with the guardian and in
+ * @h->stopped: no moment exists where it is stopped and nobody knows.
+ */
 static int stop_one(struct snap_hold *h, pid_t pid)
 {
 	char st = proc_state(pid);
+	int pidfd, err;
 
 	if (!st || st == 'Z' || st == 'X')
 		return 0;	/* gone: the snapshot says so */
@@ -285,12 +348,121 @@ static int stop_one(struct snap_hold *h, pid_t pid)
 		note_already(h, pid);
 		return 0;
 	}
-	if (kill(pid, SIGSTOP) < 0) {
+	/* By pidfd: the process checked is the one signalled, and the one the guardian continues. */
+	if ((pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) {
 		cli_error(errno, "cannot stop process %d", (int)pid);
 		return errno == ESRCH ? 0 : -1;
 	}
-	h->stopped[h->nstopped++] = pid;	/* after the kill: the handler continues only what we stopped */
+	if ((err = guard_tell(&h->guard, pid, pidfd))) {
+		close(pidfd);
+		cli_error(-err, "cannot stop process %d: the process that continues it should pagemap die is gone",
+			  (int)pid);
+		return -1;
+	}
+	h->stopped[h->nstopped++] = pid;	/* before the signal: a SIGCONT of one never stopped does no harm */
+	err = syscall(SYS_pidfd_send_signal, pidfd, SIGSTOP, NULL, 0) < 0 ? errno : 0;
+	close(pidfd);
+	if (err) {
+		h->nstopped--;
+		cli_error(err, "cannot stop process %d", (int)pid);
+		return err == ESRCH ? 0 : -1;
+	}
 	return 0;
+}
+
+/* Refuse (one line and a hint) a process the SIGSTOP would take its terminal from, before anything is held. */
+static int refuse_foreground(const char *pids)
+{
+	char *copy = strdup(pids), *tok, *save = NULL;
+	int r = copy ? 0 : -1;
+	pid_t pid;
+
+	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && !r; tok = strtok_r(NULL, ",", &save))
+		if (cli_parse_pid(tok, &pid) == 0 && pid > 0 && in_foreground(pid) && !is_stopped(proc_state(pid))) {
+			cli_error(0, "cannot stop process %d: it is the foreground job of its terminal, which SIGSTOP "
+				  "would hand back to the shell", (int)pid);
+			cli_hint("hold it with the freezer (--cgroup PATH --freeze), which job control does not see");
+			r = -1;
+		}
+	free(copy);
+	return r;
+}
+
+/* The PIDs of @list that run, but pagemap's own, into @v (of @max); how many. */
+static size_t live_pids(const char *list, pid_t *v, size_t max)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	size_t n = 0;
+	pid_t pid;
+	char st;
+
+	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && n < max; tok = strtok_r(NULL, ",", &save))
+		if (cli_parse_pid(tok, &pid) == 0 && pid > 0 && pid != getpid() && (st = proc_state(pid)) && st != 'Z' &&
+		    st != 'X')
+			v[n++] = pid;
+	free(copy);
+	return n;
+}
+
+static bool listed(pid_t pid, const pid_t *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] == pid)
+			return true;
+	return false;
+}
+
+/* Is @dir a leaf (no cgroup below it) whose every process is one of @v? */
+static bool leaf_of_only(const char *dir, const pid_t *v, size_t n)
+{
+	char name[PATH_MAX + 16];
+	struct dirent *d;
+	bool ok = true;
+	long pid;
+	FILE *f;
+	DIR *dd;
+
+	if (!(dd = opendir(dir)))
+		return false;
+	while (ok && (d = readdir(dd)))
+		ok = d->d_type != DT_DIR || !strcmp(d->d_name, ".") || !strcmp(d->d_name, "..");
+	closedir(dd);
+	snprintf(name, sizeof(name), "%s/cgroup.procs", dir);
+	if (!ok || !(f = fopen(name, "re")))
+		return false;
+	while (ok && fscanf(f, "%ld", &pid) == 1)
+		ok = listed((pid_t)pid, v, n);
+	fclose(f);
+	return ok;
+}
+
+/*
+ * Can -p @pids be held by the freezer instead of SIGSTOP? When the listed
+ * processes that run are all of one cgroup v2 leaf and nothing else is in
+ * it (not the root, which has no freezer; not pagemap's own): then its path
+ * into @path and its directory into @h->dir. The freezer is invisible to
+ * job control (a foreground job keeps its terminal) and leaves no SIGCONT
+ * to a process's handler; several cgroups, or company in one, keep SIGSTOP.
+ */
+static bool pids_in_own_leaf(struct snap_hold *h, const char *pids, char *path, size_t size)
+{
+	char cg[PATH_MAX], own[PATH_MAX], mnt[PATH_MAX], name[PATH_MAX + 16];
+	pid_t v[256];
+	size_t n = live_pids(pids, v, 256), i;
+
+	if (!n || n == 256 || cg2_of(v[0], path, size) || !strcmp(path, "/") || cg2_mount(mnt, sizeof(mnt)))
+		return false;
+	for (i = 1; i < n; i++)
+		if (cg2_of(v[i], cg, sizeof(cg)) || strcmp(cg, path))
+			return false;
+	if (cg2_of(0, own, sizeof(own)) || pm_memcg_within(own, path))
+		return false;
+	if (snprintf(h->dir, PATH_MAX, "%s%s", mnt, path) >= PATH_MAX)
+		return false;
+	snprintf(name, sizeof(name), "%s/cgroup.freeze", h->dir);
+	return access(name, W_OK) == 0 && leaf_of_only(h->dir, v, n);
 }
 
 int hold_pids(struct snap_hold *h, const char *pids)
@@ -300,11 +472,25 @@ int hold_pids(struct snap_hold *h, const char *pids)
 	int r = 0, waited;
 	pid_t pid;
 
+	if (copy && pids_in_own_leaf(h, pids, h->path, sizeof(h->path))) {
+		free(copy);
+		return hold_cgroup(h, h->path);
+	}
+	h->path[0] = '\0';
 	for (i = 0; pids[i]; i++)
 		n += pids[i] == ',';
 	if (!copy || !(h->stopped = calloc(n, sizeof(*h->stopped)))) {
 		free(copy);
 		cli_error(ENOMEM, "cannot stop the processes");
+		return -1;
+	}
+	if (refuse_foreground(pids) || (r = guard_start(&h->guard))) {
+		if (r)
+			cli_error(-r, "cannot stop the processes: cannot start the process that continues them "
+				  "should pagemap die");
+		free(copy);
+		free(h->stopped);
+		h->stopped = NULL;
 		return -1;
 	}
 	h->how = HOLD_SIGSTOP;

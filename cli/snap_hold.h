@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "hold_guard.h"
 
 enum hold_how { HOLD_NONE, HOLD_CGROUP, HOLD_SIGSTOP };
 
@@ -13,15 +14,19 @@ enum hold_how { HOLD_NONE, HOLD_CGROUP, HOLD_SIGSTOP };
 struct snap_hold {
 	enum hold_how how;
 	char dir[PATH_MAX];		/* the cgroup's directory under the cgroup v2 mount */
+	char path[PATH_MAX];		/* -p held by the freezer: the processes' cgroup ("/a/b"), else "" */
 	int freeze_fd;			/* its cgroup.freeze while we hold it frozen, else -1 */
+	int dir_fd;			/* the directory, marked while we hold it frozen, else -1 */
+	char left_by[16];		/* the PID of a dead pagemap's guardian whose freeze we took over */
 	bool already;			/* the cgroup was frozen before: left so */
 	pid_t *stopped;			/* the processes SIGSTOPped here: SIGCONT at the end */
 	size_t nstopped;
 	char already_pids[256];		/* those found stopped by someone else: "4,17" */
 	uint64_t start, mono;		/* when everything was found held (CLOCK_REALTIME ns, CLOCK_MONOTONIC ns) */
 	uint64_t end;			/* CLOCK_REALTIME ns, start + the monotonic time held */
+	struct hold_guard guard;	/* releases the hold if pagemap dies holding it, however */
 };
-#define SNAP_HOLD_INIT { .how = HOLD_NONE, .freeze_fd = -1 }
+#define SNAP_HOLD_INIT { .how = HOLD_NONE, .freeze_fd = -1, .dir_fd = -1, .guard = HOLD_GUARD_INIT }
 
 /*
  * The directory of cgroup v2 @path (absolute, as /proc/PID/cgroup's "0::"
@@ -34,10 +39,14 @@ bool cg2_holds(pid_t pid, const char *path);
 
 /*
  * Hold still the processes of cgroup directory @h->dir (cg2_dir) with its
- * freezer, or the comma-separated @pids with SIGSTOP (those found stopped
- * are left to whoever stopped them). SIGINT, SIGTERM and SIGHUP undo the
- * hold and then end the process as they would have. 0, or -1 after a
- * one-line message, with nothing held.
+ * freezer, or the comma-separated @pids: with the freezer too when they
+ * are all the processes of one leaf cgroup (its path into @h->path), else
+ * with SIGSTOP (those found stopped are left to whoever stopped them; one
+ * in the foreground of its terminal is refused). Each hold is first told to a guardian process, which
+ * releases it if pagemap ends holding it, by any signal or crash; SIGINT,
+ * SIGTERM and SIGHUP also undo the hold here at once and then end the
+ * process as they would have. 0, or -1 after a one-line message, with
+ * nothing held.
  */
 int hold_cgroup(struct snap_hold *h, const char *path);
 int hold_pids(struct snap_hold *h, const char *pids);

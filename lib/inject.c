@@ -167,7 +167,7 @@ static int arm(struct pm_inject *in)
 	return 0;
 }
 
-long pmi_inject_exit_stack(struct pm_inject *in)
+static long exit_stack(struct pm_inject *in, long nr)
 {
 	struct rt_frame f;
 	uint64_t at;
@@ -187,7 +187,7 @@ long pmi_inject_exit_stack(struct pm_inject *in)
 	f.uc_flags = UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
 	f.ss_flags = 3;
 	f.rip = in->sysaddr;		/* rt_sigreturn returns onto the syscall instruction ... */
-	f.rax = SYS_exit_group;		/* ... which ends the child at once */
+	f.rax = (uint64_t)nr;		/* ... which ends the child (exit_group) or thread (exit) at once */
 	f.rsp = at;
 	f.eflags = in->saved.eflags & ~(uint64_t)EFLAGS_TF;
 	f.cs = (uint16_t)in->saved.cs;
@@ -196,6 +196,16 @@ long pmi_inject_exit_stack(struct pm_inject *in)
 	if (pwrite(in->mem, &f, sizeof(f), (off_t)at) != (ssize_t)sizeof(f))
 		return errno ? -errno : -EIO;
 	return (long)(at + 8);
+}
+
+long pmi_inject_exit_stack(struct pm_inject *in)
+{
+	return exit_stack(in, SYS_exit_group);
+}
+
+long pmi_inject_thread_exit_stack(struct pm_inject *in)
+{
+	return exit_stack(in, SYS_exit);
 }
 
 /*
@@ -351,6 +361,69 @@ int pmi_inject_child_close_fds(const struct pm_inject *in, pid_t child)
 	return err ? err : (long)r.rax < 0 ? (int)r.rax : 0;
 }
 
+int pmi_inject_hold_thread(pid_t tid)
+{
+	int status;
+	pid_t r;
+
+	do
+		r = waitpid(tid, &status, __WALL);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	/* No PTRACE_O_EXITKILL: its SIGKILL would end the whole target. Let go, it exits by its frame. */
+	return WIFSTOPPED(status) ? 0 : -ESRCH;
+}
+
+long pmi_inject_thread_syscall(const struct pm_inject *in, pid_t tid, long nr, long a0, long a1, long a2)
+{
+	struct user_regs_struct r;
+	int err;
+
+	if (!in || in->err)
+		return in ? in->err : -EINVAL;
+	err = child_syscall_stop(tid);	/* it enters rt_sigreturn at the trampoline (its exit frame) */
+	if (err)
+		return err;
+	if (ptrace(PTRACE_GETREGS, tid, 0L, &r) < 0)
+		return -errno;
+	if ((long)r.orig_rax != SYS_rt_sigreturn || r.rip != in->sysaddr + 2)
+		return -EIO;
+	r.orig_rax = (unsigned long long)nr;
+	r.rdi = (unsigned long long)a0;
+	r.rsi = (unsigned long long)a1;
+	r.rdx = (unsigned long long)a2;
+	r.rip = in->tramp;	/* after our call, rt_sigreturn again: let go, it exits */
+	if (ptrace(PTRACE_SETREGS, tid, 0L, &r) < 0)
+		return -errno;
+	err = child_syscall_stop(tid);
+	if (!err && ptrace(PTRACE_GETREGS, tid, 0L, &r) < 0)
+		err = -errno;
+	if (err)
+		return err;
+	return r.rip == in->tramp ? (long)r.rax : -EIO;
+}
+
+int pmi_inject_end_thread(pid_t tid)
+{
+	int status;
+	pid_t r;
+
+	if (ptrace(PTRACE_CONT, tid, 0L, 0L) < 0)
+		return -errno;
+	for (;;) {
+		do
+			r = waitpid(tid, &status, __WALL);
+		while (r < 0 && errno == EINTR);
+		if (r < 0)
+			return -errno;
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return 0;	/* reaped: its descriptor table is gone */
+		if (ptrace(PTRACE_CONT, tid, 0L, 0L) < 0)	/* a group stop or an event on the way out */
+			return -errno;
+	}
+}
+
 /*
  * Stuck in a syscall-entry stop (a call that failed half-way): skip the
  * call (orig_rax -1) and stop at its exit. Armed, it returns to the
@@ -461,6 +534,30 @@ int pmi_inject_hold_child(pid_t child)
 long pmi_inject_exit_stack(struct pm_inject *in)
 {
 	(void)in;
+	return -EOPNOTSUPP;
+}
+
+long pmi_inject_thread_exit_stack(struct pm_inject *in)
+{
+	(void)in;
+	return -EOPNOTSUPP;
+}
+
+int pmi_inject_hold_thread(pid_t tid)
+{
+	(void)tid;
+	return -EOPNOTSUPP;
+}
+
+long pmi_inject_thread_syscall(const struct pm_inject *in, pid_t tid, long nr, long a0, long a1, long a2)
+{
+	(void)in, (void)tid, (void)nr, (void)a0, (void)a1, (void)a2;
+	return -EOPNOTSUPP;
+}
+
+int pmi_inject_end_thread(pid_t tid)
+{
+	(void)tid;
 	return -EOPNOTSUPP;
 }
 

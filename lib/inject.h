@@ -30,9 +30,10 @@
  * own state. rt_sigreturn resets the restart block: a call that would go
  * on through restart_syscall (nanosleep, poll, futex waits with a timeout)
  * is issued again, a relative timeout starting over (on that path only).
- * The single window that leaves a trace is pmi_remote_uffd's: killed between
- * the injected userfaultfd() and close(), the target keeps an unused
- * descriptor. The normal detach puts the mask, then the registers back at
+ * pmi_remote_uffd makes its descriptor in a thread of the target's with a
+ * table of its own (6.9+), so a kill at any step leaves the target none;
+ * before 6.9 one window remains: killed between the injected userfaultfd()
+ * and close(), the target keeps an unused descriptor. The normal detach puts the mask, then the registers back at
  * the stop, so the kernel's own restart rules apply (see pmi_inject_detach).
  * tests/live/test_track_kill.c kills pagemap track before each of its ptrace
  * calls.
@@ -171,12 +172,39 @@ long pmi_inject_stopped_in(const struct pm_inject *in, long *ret);
 int pmi_inject_detach(struct pm_inject *in);
 
 /*
+ * A thread of the target with a descriptor table of its own, for a call
+ * whose descriptor the target must never hold: clone(CLONE_VM |
+ * CLONE_THREAD | CLONE_SIGHAND) injected with PTRACE_O_TRACECLONE on the
+ * stack of pmi_inject_thread_exit_stack (as pmi_inject_exit_stack, but its
+ * frame ends in exit(2), the thread alone). It inherits the armed thread's
+ * mask (every signal blocked). Let go at any instant (the caller killed), it
+ * runs rt_sigreturn on that frame, at once or after the call, and exits;
+ * its table goes with it.
+ * pmi_inject_hold_thread - wait for its first stop (no PTRACE_O_EXITKILL:
+ * SIGKILL to a thread ends its whole process). 0 or -errno (ESRCH: gone).
+ * pmi_inject_thread_syscall - run call @nr(@a0, @a1, @a2) in it through the
+ * trampoline, as pmi_inject_syscall does: its result, or -errno also for a
+ * failed mechanism (-EIO: an unexpected stop).
+ * pmi_inject_end_thread - let it run to its exit(2) and reap it (its
+ * tracer's wait): when this returns 0, its table is closed.
+ * From the thread that made the injection; the target stays attached.
+ */
+long pmi_inject_thread_exit_stack(struct pm_inject *in);
+int pmi_inject_hold_thread(pid_t tid);
+long pmi_inject_thread_syscall(const struct pm_inject *in, pid_t tid, long nr, long a0, long a1, long a2);
+int pmi_inject_end_thread(pid_t tid);
+
+/*
  * pmi_remote_uffd - a userfaultfd whose context is @pid's memory, held only
  * by the caller: userfaultfd(O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY)
- * is injected (without UFFD_USER_MODE_ONLY on kernels before 5.11), the
+ * is injected (without UFFD_USER_MODE_ONLY on kernels before 5.11) and the
  * descriptor taken with pidfd_getfd(2) (Linux 5.6+, needs ptrace-attach
- * rights) and closed in the target again, which is then detached: it keeps
- * no descriptor. UFFDIO_API is done here on the caller's descriptor with
+ * rights). On 6.9+ (pidfds of threads) the call runs in a thread injected
+ * for it with a copy of the target's descriptor table, which exits with
+ * it: the target's own table never holds the descriptor, whenever the
+ * caller is killed (the thread, let go, exits by its frame). Before 6.9 it
+ * runs in the attached thread and is closed there again. Either way the
+ * target is then detached keeping no descriptor. UFFDIO_API is done here on the caller's descriptor with
  * @features, which must include UFFD_FEATURE_WP_ASYNC: a synchronous
  * write-protect context with no reader would block the target at its first
  * write to a registered page. Closing the last descriptor (or the caller
@@ -192,10 +220,12 @@ int pmi_inject_detach(struct pm_inject *in);
  *   ENOSYS      no pidfd_open/pidfd_getfd (before 5.6) or no userfaultfd
  *   the errors of pmi_inject_attach, the userfaultfd(2) errors in the target
  *   (EPERM, EMFILE, ...), those of pidfd_getfd and of UFFDIO_API.
- * On every failure the target is detached as found; it keeps the injected
- * descriptor only if it was killed, or the caller was, or the mechanism
- * broke, between the two injected calls (the one window of the design
- * above).
+ * On every failure the target is detached as found; before 6.9 it keeps
+ * the injected descriptor if it was killed, or the caller was, or the
+ * mechanism broke, between the two injected calls (the window of the
+ * design above). The injected thread's exit frame lies below the attached
+ * thread's: both let go at once, the attached thread would have to grow
+ * its stack past its own frame before the other's rt_sigreturn read it.
  */
 int pmi_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_features);
 

@@ -2,10 +2,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "compat.h"
@@ -88,6 +91,74 @@ static int take_remote_uffd(struct pm_inject *in, int pidfd, int *fd)
 	return err;
 }
 
+#define PM_PIDFD_THREAD	O_EXCL	/* linux/pidfd.h's PIDFD_THREAD, 6.9+: a pidfd of one thread */
+
+/* Can a pidfd name a thread (6.9+)? pidfd_getfd then takes from that thread's own descriptor table. */
+static bool thread_pidfds(void)
+{
+	int fd = (int)syscall(SYS_pidfd_open, getpid(), PM_PIDFD_THREAD);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* userfaultfd() in thread @tid, the 5.11+ flag first; the descriptor number in its table, or -errno. */
+static long thread_userfaultfd(struct pm_inject *in, pid_t tid)
+{
+	long rfd = pmi_inject_thread_syscall(in, tid, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY,
+					     0, 0);
+
+	if (rfd == -EINVAL)	/* UFFD_USER_MODE_ONLY is 5.11+ (or an unexpected stop: then this fails too) */
+		rfd = pmi_inject_thread_syscall(in, tid, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK, 0, 0);
+	return rfd;
+}
+
+/*
+ * The userfaultfd made in a thread of the target's own whose descriptor
+ * table is a copy (clone without CLONE_FILES): the context is the target's
+ * memory, the descriptor is never in the target's table. Killed at any
+ * step, we leave the thread to exit by its frame, its table with it.
+ */
+static int take_thread_uffd(struct pm_inject *in, int *fd)
+{
+	long r;
+	pid_t tid;
+	int err, tfd;
+
+	err = pmi_inject_set_options(in, PTRACE_O_TRACECLONE);
+	if (err)
+		return err;
+	r = pmi_inject_thread_exit_stack(in);
+	if (r > 0)
+		r = pmi_inject_syscall(in, SYS_clone, CLONE_VM | CLONE_THREAD | CLONE_SIGHAND, r, 0, 0, 0, 0);
+	tid = pmi_inject_event_pid(in);
+	err = pmi_inject_set_options(in, 0);
+	if (r < 0)
+		return (int)r;
+	if (tid <= 0)	/* cannot be: TRACECLONE reports every clone */
+		return -EIO;
+	if (!err)
+		err = pmi_inject_hold_thread(tid);
+	if (!err && (r = thread_userfaultfd(in, tid)) < 0)
+		err = (int)r;
+	if (!err) {
+		tfd = (int)syscall(SYS_pidfd_open, tid, PM_PIDFD_THREAD);
+		if (tfd < 0 || (*fd = (int)syscall(SYS_pidfd_getfd, tfd, (int)r, 0)) < 0)
+			err = -errno;
+		if (tfd >= 0)
+			close(tfd);
+	}
+	if (pmi_inject_end_thread(tid) < 0 && !err)
+		err = -EIO;	/* cannot be: it was our tracee */
+	if (err && *fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	return err;
+}
+
 static int uffd_api(int fd, uint64_t features, uint64_t *got)
 {
 	struct uffdio_api api = { .api = UFFD_API, .features = features };
@@ -117,7 +188,8 @@ int pmi_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_f
 		return -errno;
 	err = pmi_inject_attach(pid, &in);
 	if (!err) {
-		err = take_remote_uffd(in, pidfd, &fd);
+		/* Before 6.9 (no thread pidfd) the target holds the descriptor between two calls: killed there, it keeps it. */
+		err = thread_pidfds() ? take_thread_uffd(in, &fd) : take_remote_uffd(in, pidfd, &fd);
 		derr = pmi_inject_detach(in);
 		if (!err)
 			err = derr;

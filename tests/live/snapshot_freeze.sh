@@ -3,11 +3,12 @@
 # own: the file holds exactly the cgroup's processes (one in a cgroup below it too), each with its META read window;
 # the snapshot's own copy of each process's state shows it held (frozen: S instead of a busy loop's R; SIGSTOP: T),
 # and afterwards it runs again, cgroup.freeze back to 0; a cgroup frozen before and a process stopped before stay
-# so; SIGTERM during a frozen snapshot thaws first; a missing cgroup and --freeze --all are refused.
+# so; SIGTERM during a frozen snapshot thaws first; -p of a process alone in a leaf cgroup is held by its freezer;
+# a missing cgroup and --freeze --all are refused.
 # The test's cgroups (below the cgroup v2 root, found in /proc/self/mountinfo) and processes go on any exit.
 # Usage: tests/live/snapshot_freeze.sh   (PAGEMAP_BUILD comes from make)
 build=${PAGEMAP_BUILD:-$(cd "$(dirname "$0")/../.." && pwd)/build}
-pagemap="$build/pagemap"
+pagemap=${PAGEMAP_BIN:-$build/pagemap}
 skip() { echo "SKIP snapshot-freeze: $1"; exit 77; }
 command -v python3 >/dev/null || skip "no python3 (reads META)"
 [ "$(id -u)" = 0 ] || skip "not root (making cgroups needs it)"
@@ -24,6 +25,7 @@ cleanup() {
 	for p in $pids; do while kill -0 "$p" 2>/dev/null; do sleep 0.05; done; done
 	[ -d "$cg/sub" ] && rmdir "$cg/sub"
 	[ -d "$cg" ] && rmdir "$cg"
+	[ -d "$cg-leaf" ] && rmdir "$cg-leaf"
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -199,6 +201,66 @@ else
 	fi
 fi
 kill -CONT "$b"
+
+# SIGTERM just after the SIGSTOP took effect, before pagemap's next instruction (strace holds the stopping call's
+# return 1 s): the process must not stay stopped.
+if command -v strace >/dev/null; then
+	strace -qq -o /dev/null -e trace=kill,pidfd_send_signal -e inject=kill,pidfd_send_signal:delay_exit=1000000 \
+		"$pagemap" snapshot -p "$c" --freeze -o "$work/stopterm.snap" 2>"$work/stopterm.err" &
+	st=$!
+	until_5s stopped "$c"
+	pm=$(pgrep -P "$st" -x pagemap)
+	[ -n "$pm" ] && kill -TERM "$pm"
+	wait "$st" 2>/dev/null
+	if [ -z "$pm" ]; then
+		fail sigterm-stopping "pagemap not found under strace"
+	elif until_5s sh -c "[ \"\$(sed 's/.*) \(.\).*/\1/' /proc/$c/stat)\" != T ]"; then
+		pass sigterm-stopping
+	else
+		fail sigterm-stopping "process $c left stopped by a SIGTERM that came as it was stopped"
+		kill -CONT "$c"
+	fi
+else
+	echo "SKIP snapshot-freeze-sigterm-stopping: no strace (holds the stopping call up)"
+fi
+
+# -p PID --freeze of a process alone in a leaf cgroup: held by that cgroup's freezer, not SIGSTOP (S in the snapshot,
+# META frozen=cgroup and frozen_cgroup), thawed after; with company in its cgroup, SIGSTOP as before.
+if mkdir "$cg-leaf"; then
+	l=$(start "$cg-leaf" sh -c "$busy")
+	pids="$pids $l"
+	until_5s grep -qx "$l" "$cg-leaf/cgroup.procs" || { echo "FAIL snapshot-freeze-setup: $l not in $cg-leaf"; exit 1; }
+	if ! err=$("$pagemap" snapshot -p "$l" --freeze -o "$work/leaf.snap" 2>&1); then
+		fail sigstop-leaf "$err"
+	else
+		"$pagemap" snapshot --to-tree "$work/leaf.tree" "$work/leaf.snap" || exit 1
+		meta "$work/leaf.snap" >"$work/meta"
+		if ! grep -qx frozen=cgroup "$work/meta" || ! grep -qx "frozen_cgroup=/$name-leaf" "$work/meta"; then
+			fail sigstop-leaf "META: $(grep ^frozen "$work/meta" | tr '\n' ' ')"
+		elif [ "$(state "$work/leaf.tree" "$l")" != S ]; then
+			fail sigstop-leaf "not frozen while read: state $(state "$work/leaf.tree" "$l")"
+		elif [ "$(cat "$cg-leaf/cgroup.freeze")" != 0 ] || ! until_5s grep -qx "frozen 0" "$cg-leaf/cgroup.events"; then
+			fail sigstop-leaf "left frozen: $(grep frozen "$cg-leaf/cgroup.events")"
+			echo 0 >"$cg-leaf/cgroup.freeze"
+		else
+			pass sigstop-leaf
+		fi
+	fi
+	# Company in the leaf (a process not listed): SIGSTOP, as the cgroup's freezer would hold the other too.
+	m=$(start "$cg-leaf" sleep 1000)
+	pids="$pids $m"
+	until_5s grep -qx "$m" "$cg-leaf/cgroup.procs" || { echo "FAIL snapshot-freeze-setup: $m not in $cg-leaf"; exit 1; }
+	if ! err=$("$pagemap" snapshot -p "$l" --freeze -o "$work/leaf2.snap" 2>&1); then
+		fail sigstop-leaf-company "$err"
+	elif ! meta "$work/leaf2.snap" >"$work/meta" || ! grep -qx frozen=sigstop "$work/meta" ||
+		[ "$(cat "$cg-leaf/cgroup.freeze")" != 0 ]; then
+		fail sigstop-leaf-company "META: $(grep ^frozen "$work/meta" | tr '\n' ' ')"
+	else
+		pass sigstop-leaf-company
+	fi
+else
+	echo "SKIP snapshot-freeze-sigstop-leaf: cannot make $cg-leaf"
+fi
 
 # Refusals: a missing cgroup (one line, exit 1, no file), --freeze --all (usage, exit 2).
 "$pagemap" snapshot --cgroup "/$name-none" -o "$work/none.snap" >"$work/out" 2>"$work/err"

@@ -521,7 +521,7 @@ static int sweep(const struct kind *k)
 {
 	struct timespec t0, t1;
 	char why[160];
-	int pipefd[2], n, st, status, uffds = 0, first_left = 0, last_left = 0, killed = 0;
+	int pipefd[2], n, st, status, uffds = 0, first_left = 0, last_left = 0, killed = 0, leaked = 0;
 	pid_t pid;
 
 	memset(board, 0, sizeof(*board));
@@ -550,15 +550,15 @@ static int sweep(const struct kind *k)
 			killed++;
 		printf("    N=%-2d tracker %-9s target %s%s\n", n,
 		       WIFSIGNALED(st) ? "killed" : WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "finished" : "failed",
-		       *bad ? "HARMED: " : "ok", *bad ? bad : u > uffds ? ", holds an unused userfaultfd (the documented window)" : "");
+		       *bad ? "HARMED: " : "ok", *bad ? bad : u > uffds ? ", holds an unused userfaultfd" : "");
 		CHECK_STR(bad, "");
 		if (*bad)
 			break;
-		if (u > uffds && !k->method) {
+		if (u > uffds) {	/* a descriptor it never opened: none may be left, at any kill point */
 			if (!first_left)
 				first_left = n;
-			CHECK_EQ_U64(last_left + 1 == n || !last_left, 1);	/* one window of kill points */
 			last_left = n;
+			leaked++;
 			uffds = u;
 		}
 		if (!WIFSIGNALED(st)) {
@@ -569,7 +569,9 @@ static int sweep(const struct kind *k)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	CHECK(k->max_n || n <= MAX_N);
 	CHECK(killed >= 10);
-	CHECK(!first_left || last_left - first_left < 6);
+	if (leaked)
+		printf("    %d kill points (N=%d..%d) left an unused userfaultfd in it\n", leaked, first_left, last_left);
+	CHECK_EQ_U64(leaked, 0);
 	printf("    %d zombie children left in it (a snapshot a killed tracker had made)\n", count_children(pid));
 	if (t_failed_checks)
 		kill_copies(pid);

@@ -1,0 +1,75 @@
+/* hold_mark.c - the mark --freeze puts on a cgroup it froze: who holds it, so that a freeze left behind is known. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include "hold_mark.h"
+
+static const char *const names[] = { "trusted.pagemap.frozen_by", "user.pagemap.frozen_by" };
+
+/* Field 22 of /proc/PID/stat (start time in clock ticks since boot): with the PID, one process for good; 0 gone. */
+static unsigned long long start_time(pid_t pid)
+{
+	char name[64], text[1024], *p;
+	unsigned long long t = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(name, sizeof(name), "/proc/%d/stat", (int)pid);
+	if ((fd = open(name, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	p = strrchr(text, ')');	/* fields 3..21 after the name, then the start time */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+			 &t) != 1)
+		return 0;
+	return p[2] == 'Z' || p[2] == 'X' ? 0 : t;
+}
+
+void mark_put(int dirfd, pid_t guardian)
+{
+	char v[64];
+	int len = snprintf(v, sizeof(v), "%d %llu", (int)guardian, start_time(guardian));
+	size_t i;
+
+	for (i = 0; i < 2; i++)
+		if (fsetxattr(dirfd, names[i], v, (size_t)len, 0) == 0)
+			return;
+}
+
+void mark_drop(int dirfd)
+{
+	size_t i;
+
+	for (i = 0; i < 2; i++)
+		fremovexattr(dirfd, names[i]);
+}
+
+bool mark_left_behind(int dirfd, char *who, size_t size)
+{
+	unsigned long long t;
+	char v[64];
+	size_t i;
+	int pid;
+
+	for (i = 0; i < 2; i++) {
+		ssize_t n = fgetxattr(dirfd, names[i], v, sizeof(v) - 1);
+
+		if (n <= 0)
+			continue;
+		v[n] = '\0';
+		if (sscanf(v, "%d %llu", &pid, &t) != 2 || pid <= 0)
+			continue;
+		if (start_time(pid) == t && t)
+			return false;	/* its holder runs: a snapshot going on now */
+		snprintf(who, size, "%d", pid);
+		return true;
+	}
+	return false;
+}
