@@ -114,10 +114,10 @@ int scrape_cache_get(struct scrape_cache *c, enum mw_format format, void (*extra
 	pthread_mutex_lock(&c->lock);
 	seen = c->walks;
 	if (c->running) {
-		/* Join the walk under way: its result is no older than this scrape. */
+		/* Join the walk under way: it began at most one walk's time before this scrape. */
 		while (c->running && c->walks == seen)
 			pthread_cond_wait(&c->done, &c->lock);
-	} else if (!c->walks || c->err || fleet_now() - c->taken > c->max_age) {
+	} else if (!c->walks || c->err || c->max_age <= 0 || fleet_now() - c->taken > c->max_age) {
 		walk_now(c);
 	}
 	r = answer(c, format, extra, extra_arg, body, len);
