@@ -242,7 +242,8 @@ static int usage_help(void)
 	       "\nOnly GET /metrics is served, one answer per connection; other methods get\n"
 	       "405, other paths 404, requests whose line and headers pass %d bytes 414 or\n"
 	       "431. Headers must arrive within %d s of the connection, however slowly sent;\n"
-	       "idle connections close after %d s; at most %d connections, %d per address.\n",
+	       "idle connections close after %d s; at most %d connections, %d per address\n"
+	       "(loopback addresses, which every local user shares, excepted).\n",
 	       FLEET_MAX_SERIES, REQUEST_MEMORY, HEADER_DEADLINE, CLIENT_TIMEOUT, MAX_CONNECTIONS, PER_CLIENT);
 	return EXIT_OK;
 }
@@ -290,7 +291,8 @@ static int parse_tier(struct server *s, int c)
 			return cli_usage_error("invalid --budget '%s'", optarg);
 		return -1;
 	case OPT_CACHE:
-		return parse_num(optarg, 3600, &s->cache_age) < 0 ? cli_usage_error("invalid --cache '%s'", optarg) : -1;
+		return parse_num(optarg, 3600, &s->cache_age) < 0 ?
+			       cli_usage_error("invalid --cache '%s'", optarg) : -1;
 	case OPT_PSSINT:
 	default:
 		return parse_num(optarg, 86400 * 7, &s->pss_interval) < 0 ?
@@ -458,8 +460,10 @@ int cmd_serve(struct pm_ctx *ctx, int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' }, { "group-by", required_argument, NULL, 'g' },
 		{ "rules", required_argument, NULL, OPT_RULES }, { "top", required_argument, NULL, OPT_TOP },
 		{ "max-series", required_argument, NULL, OPT_MAXSERIES }, { "budget", required_argument, NULL, OPT_BUDGET },
-		{ "pss-interval", required_argument, NULL, OPT_PSSINT }, { "cache", required_argument, NULL, OPT_CACHE },
-		{ "socket-mode", required_argument, NULL, OPT_SOCKMODE }, { "help", no_argument, NULL, 'h' },
+		{ "pss-interval", required_argument, NULL, OPT_PSSINT },
+		{ "cache", required_argument, NULL, OPT_CACHE },
+		{ "socket-mode", required_argument, NULL, OPT_SOCKMODE },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct server s = { .ctx = ctx, .o = { .max_series = FLEET_MAX_SERIES }, .pss_interval = 300,

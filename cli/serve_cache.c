@@ -88,7 +88,8 @@ static int answer(struct scrape_cache *c, enum mw_format format, void (*extra)(v
 		  "Age of the walk this answer comes from (scrapes close together share one walk)");
 	mw_sample(&tail, NULL, 0, fleet_now() - c->taken);
 	mw_family(&tail, "pagemap_scrape_walks", MW_COUNTER, NULL,
-		  "Walks of the processes made to answer scrapes (scrapes sharing a walk or its cached result make none)");
+		  "Walks of the processes made to answer scrapes "
+		  "(scrapes sharing a walk or its cached result make none)");
 	mw_sample_u64(&tail, NULL, 0, c->walks);
 	if (extra)
 		extra(extra_arg, &tail);

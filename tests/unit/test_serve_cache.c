@@ -87,7 +87,8 @@ static int single_flight(void)
 		if (g[i].f == MW_OPENMETRICS) {
 			/* one end, after the server's families */
 			CHECK(g[i].body && strstr(g[i].body, "# EOF\n") == g[i].body + strlen(g[i].body) - 6);
-			CHECK(g[i].body && strstr(g[i].body, "# EOF\n") > strstr(g[i].body, "pagemap_scrape_walks_total"));
+			CHECK(g[i].body &&
+			      strstr(g[i].body, "# EOF\n") > strstr(g[i].body, "pagemap_scrape_walks_total"));
 		} else {
 			CHECK(g[i].body && !strstr(g[i].body, "# EOF"));
 		}
@@ -143,7 +144,8 @@ static int per_client(void)
 {
 	struct serve_guard g = { 0 };
 	struct guard_conn *c[4];
-	struct sockaddr_storage remote = addr("192.0.2.7"), mapped = addr("::ffff:192.0.2.7"), other = addr("192.0.2.8");
+	struct sockaddr_storage remote = addr("192.0.2.7"), mapped = addr("::ffff:192.0.2.7");
+	struct sockaddr_storage other = addr("192.0.2.8");
 	const char *loop[] = { "127.0.0.1", "127.9.9.9", "::1", "::ffff:127.0.0.1" };
 	int i;
 
