@@ -21,7 +21,7 @@
 #define CLIENT_TIMEOUT 10	/* seconds a connection may idle (libmicrohttpd's timeout: activity renews it) */
 #define HEADER_DEADLINE 5	/* seconds from accept to the end of the headers, whatever the client sends */
 #define SEND_DEADLINE 30	/* seconds from a queued answer to the connection's end (slow readers) */
-#define MAX_CONNECTIONS 1024	/* open at once; more are refused (closed) at accept */
+#define MAX_CONNECTIONS 1024	/* open at once by default (--max-connections) */
 #define PER_CLIENT 16		/* open at once from one IP address */
 #define DEFAULT_CACHE 1.0	/* seconds a walk's result answers further scrapes */
 #define FD_RESERVE 256		/* descriptors kept for the walks (/proc files) besides the connections */
@@ -41,6 +41,7 @@ struct server {
 	struct scrape_cache cache;	/* scrapes share walks */
 	double cache_age;		/* --cache */
 	struct serve_guard guard;	/* connection deadlines */
+	unsigned max_conns;		/* --max-connections */
 	mode_t socket_mode;		/* --socket-mode, for unix:PATH */
 	bool socket_mode_set;
 };
@@ -106,7 +107,7 @@ static void notify(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_Con
 		shutdown(i->connect_fd, SHUT_RDWR);
 }
 
-/* The per-client limit, at accept (libmicrohttpd closes a refused connection at once). */
+/* The limits, at accept (libmicrohttpd closes a refused connection at once): per client, and room made. */
 static enum MHD_Result admit(void *cls, const struct sockaddr *sa, socklen_t len)
 {
 	struct server *s = cls;
@@ -122,8 +123,9 @@ static void http_families(void *arg, struct mw *w)
 
 	serve_guard_counts(&s->guard, &cut, &open);
 	mw_family(w, "pagemap_http_connections_cut", MW_COUNTER, NULL,
-		  "Connections cut at their deadline: headers not in within " STR(HEADER_DEADLINE)
-		  " s of the accept, or the answer not taken within " STR(SEND_DEADLINE) " s");
+		  "Connections cut: headers not in within " STR(HEADER_DEADLINE)
+		  " s of the accept, the answer not taken within " STR(SEND_DEADLINE)
+		  " s, or the longest in its headers when every slot was taken");
 	mw_sample_u64(w, NULL, 0, cut);
 	mw_family(w, "pagemap_http_connections", MW_GAUGE, NULL, "Connections open now, this one included");
 	mw_sample_u64(w, NULL, 0, open);
@@ -235,16 +237,18 @@ static int usage_help(void)
 	       "     --cache SECONDS      a walk answers the scrapes of this long after it (default 1;\n"
 	       "                          0: only scrapes arriving during it); they say its age\n"
 	       "     --pss-interval SEC   seconds between exact PSS passes (default 300; 0: none)\n"
+	       "     --max-connections N  connections open at once (default %d)\n"
 	       " -h, --help               this help\n"
 	       "\nRun as root, it serves figures only root can read (exact PSS, bytes shared\n"
 	       "across groups, page classes) to whoever can connect: any local user, on a\n"
 	       "TCP address. A Unix socket restricts them to its owner or group.\n"
 	       "\nOnly GET /metrics is served, one answer per connection; other methods get\n"
 	       "405, other paths 404, requests whose line and headers pass %d bytes 414 or\n"
-	       "431. Headers must arrive within %d s of the connection, however slowly sent;\n"
-	       "idle connections close after %d s; at most %d connections, %d per address\n"
+	       "431. Headers must arrive within %d s of the connection, however slowly sent\n"
+	       "(when every slot is taken, the connection longest in its headers makes room);\n"
+	       "idle connections close after %d s; at most %d connections from one address\n"
 	       "(loopback addresses, which every local user shares, excepted).\n",
-	       FLEET_MAX_SERIES, REQUEST_MEMORY, HEADER_DEADLINE, CLIENT_TIMEOUT, MAX_CONNECTIONS, PER_CLIENT);
+	       FLEET_MAX_SERIES, MAX_CONNECTIONS, REQUEST_MEMORY, HEADER_DEADLINE, CLIENT_TIMEOUT, PER_CLIENT);
 	return EXIT_OK;
 }
 
@@ -255,6 +259,7 @@ static int usage_help(void)
 #define OPT_RULES 0x3104
 #define OPT_CACHE 0x3105
 #define OPT_SOCKMODE 0x3106
+#define OPT_MAXCONN 0x3107
 
 static int parse_num(const char *s, double max, double *out)
 {
@@ -321,6 +326,11 @@ static int parse_opt(struct server *s, struct serve_args *a, int c, char **argv)
 			return cli_usage_error("invalid %s '%s'", c == OPT_TOP ? "--top" : "--max-series", optarg);
 		*(c == OPT_TOP ? &s->o.top : &s->o.max_series) = (size_t)v;
 		return -1;
+	case OPT_MAXCONN:
+		if (parse_num(optarg, 65536, &v) < 0 || v < 4 || v != (unsigned)v)
+			return cli_usage_error("invalid --max-connections '%s' (4 to 65536)", optarg);
+		s->max_conns = (unsigned)v;
+		return -1;
 	case OPT_BUDGET:
 	case OPT_CACHE:
 	case OPT_PSSINT:
@@ -341,10 +351,10 @@ static int parse_opt(struct server *s, struct serve_args *a, int c, char **argv)
  * that every slot can be used (systemd's default soft limit is 1024). Returns
  * the number of connections that fit besides the walks' own descriptors.
  */
-static unsigned connection_slots(void)
+static unsigned connection_slots(unsigned want_conns)
 {
 	struct rlimit rl;
-	rlim_t want = MAX_CONNECTIONS + FD_RESERVE;
+	rlim_t want = (rlim_t)want_conns + FD_RESERVE;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return 64;
@@ -354,7 +364,7 @@ static unsigned connection_slots(void)
 		getrlimit(RLIMIT_NOFILE, &rl);
 	}
 	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
-		return MAX_CONNECTIONS;
+		return want_conns;
 	return rl.rlim_cur > FD_RESERVE + 64 ? (unsigned)(rl.rlim_cur - FD_RESERVE) : 64;
 }
 
@@ -366,17 +376,20 @@ static unsigned connection_slots(void)
 static struct MHD_Daemon *start(struct server *s, const struct sockaddr_storage *ss, int fd)
 {
 	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION;
+	/* Cut connections hold their slot until their thread has closed them: room for them beyond the limit. */
+	unsigned margin = s->max_conns / 4 + 16, slots = connection_slots(s->max_conns + margin);
 
+	s->guard.max_open = slots > margin ? slots - margin : slots;
 	if (fd >= 0)	/* a Unix socket: no address to limit per client */
-		return s->mhd.start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, fd,
+		return s->mhd.start_daemon(flags, 0, admit, s, handle, s, MHD_OPTION_LISTEN_SOCKET, fd,
 					   MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
 					   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CLIENT_TIMEOUT,
-					   MHD_OPTION_CONNECTION_LIMIT, connection_slots(),
+					   MHD_OPTION_CONNECTION_LIMIT, slots,
 					   MHD_OPTION_NOTIFY_CONNECTION, notify, s, MHD_OPTION_END);
 	return s->mhd.start_daemon(flags | (ss->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0, admit, s, handle, s,
 				   MHD_OPTION_SOCK_ADDR, ss, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
 				   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CLIENT_TIMEOUT,
-				   MHD_OPTION_CONNECTION_LIMIT, connection_slots(),
+				   MHD_OPTION_CONNECTION_LIMIT, slots,
 				   MHD_OPTION_NOTIFY_CONNECTION, notify, s, MHD_OPTION_END);
 }
 
@@ -463,12 +476,13 @@ int cmd_serve(struct pm_ctx *ctx, int argc, char **argv)
 		{ "pss-interval", required_argument, NULL, OPT_PSSINT },
 		{ "cache", required_argument, NULL, OPT_CACHE },
 		{ "socket-mode", required_argument, NULL, OPT_SOCKMODE },
+		{ "max-connections", required_argument, NULL, OPT_MAXCONN },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct server s = { .ctx = ctx, .o = { .max_series = FLEET_MAX_SERIES }, .pss_interval = 300,
 			    .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
-			    .cache_age = DEFAULT_CACHE, .socket_mode = 0600 };
+			    .cache_age = DEFAULT_CACHE, .socket_mode = 0600, .max_conns = MAX_CONNECTIONS };
 	struct serve_args a = { DEFAULT_LISTEN, NULL };
 	char why[512];
 	int c, r;

@@ -21,6 +21,17 @@
 
 #define GUARD_TICK_MS 200	/* how late past its deadline a connection can be cut */
 
+/* Shut @c's socket down: libmicrohttpd sees its end and closes it. Locked. */
+static void cut(struct serve_guard *g, struct guard_conn *c)
+{
+	shutdown(c->fd, SHUT_RDWR);
+	c->deadline = 0;
+	c->in_headers = false;
+	c->cut = true;
+	g->cut++;
+	g->closing++;
+}
+
 static void *guard_loop(void *arg)
 {
 	struct serve_guard *g = arg;
@@ -32,11 +43,8 @@ static void *guard_loop(void *arg)
 	while (!g->stop) {
 		now = fleet_now();
 		for (c = g->head.next; c != &g->head; c = c->next)
-			if (c->deadline && now > c->deadline) {
-				shutdown(c->fd, SHUT_RDWR);
-				c->deadline = 0;
-				g->cut++;
-			}
+			if (c->deadline && now > c->deadline)
+				cut(g, c);
 		clock_gettime(CLOCK_MONOTONIC, &until);
 		until.tv_nsec += GUARD_TICK_MS * 1000000L;
 		if (until.tv_nsec >= 1000000000L) {
@@ -105,14 +113,23 @@ bool serve_guard_admit(struct serve_guard *g, const struct sockaddr *sa, socklen
 	struct guard_addr k = addr_key(sa, len);
 	struct guard_conn *c;
 	unsigned n = 0;
+	bool ok = true;
 
-	if (!k.family)
-		return true;
 	pthread_mutex_lock(&g->lock);
-	for (c = g->head.next; c != &g->head && n < limit; c = c->next)
-		n += !memcmp(&c->addr, &k, sizeof(k));
+	for (c = g->head.next; k.family && c != &g->head && n < limit; c = c->next)
+		n += !c->cut && !memcmp(&c->addr, &k, sizeof(k));
+	if (n >= limit)
+		ok = false;
+	else if (g->max_open && g->open - g->closing >= g->max_open) {
+		for (c = g->head.prev; c != &g->head && !c->in_headers; c = c->prev)	/* the oldest first */
+			;
+		if (c != &g->head)
+			cut(g, c);
+		else
+			ok = false;
+	}
 	pthread_mutex_unlock(&g->lock);
-	return n < limit;
+	return ok;
 }
 
 struct guard_conn *serve_guard_add(struct serve_guard *g, int fd, const struct sockaddr *sa, double seconds)
@@ -123,6 +140,7 @@ struct guard_conn *serve_guard_add(struct serve_guard *g, int fd, const struct s
 	if (!c)
 		return NULL;
 	c->fd = fd;
+	c->in_headers = true;
 	c->addr = addr_key(sa ? sa : (const struct sockaddr *)&none, sizeof(struct sockaddr_storage));
 	c->deadline = fleet_now() + seconds;
 	pthread_mutex_lock(&g->lock);
@@ -143,6 +161,7 @@ void serve_guard_del(struct serve_guard *g, struct guard_conn *c)
 	c->prev->next = c->next;
 	c->next->prev = c->prev;
 	g->open--;
+	g->closing -= c->cut;
 	pthread_mutex_unlock(&g->lock);
 	free(c);
 }
@@ -152,7 +171,9 @@ void serve_guard_set(struct serve_guard *g, struct guard_conn *c, double seconds
 	if (!c)
 		return;
 	pthread_mutex_lock(&g->lock);
-	c->deadline = seconds > 0 ? fleet_now() + seconds : 0;
+	if (!c->cut)
+		c->deadline = seconds > 0 ? fleet_now() + seconds : 0;
+	c->in_headers = false;
 	pthread_mutex_unlock(&g->lock);
 }
 

@@ -19,6 +19,8 @@ struct guard_conn {
 	int fd;
 	struct guard_addr addr;
 	double deadline;
+	bool in_headers;		/* its request's headers are not all in yet */
+	bool cut;			/* shut down, its close still to come */
 };
 
 struct serve_guard {
@@ -27,8 +29,10 @@ struct serve_guard {
 	struct guard_conn head;		/* circular list of open connections */
 	pthread_t thread;
 	bool running, stop;
-	uint64_t cut;			/* connections cut at their deadline */
+	uint64_t cut;			/* connections cut at their deadline or to make room */
 	uint64_t open;			/* connections open now */
+	uint64_t closing;		/* of them, cut and not yet closed */
+	unsigned max_open;		/* connections not cut at once; 0: no limit here */
 };
 
 /* Start the thread that cuts late connections. Returns 0 or -errno. */
@@ -38,7 +42,10 @@ void serve_guard_stop(struct serve_guard *g);
  * May a client at @sa open one more connection? Not when @limit of its
  * address are open. Loopback is not limited: every local user connects from
  * it, so a limit would let one of them lock the local Prometheus out with a
- * few connections (a Unix socket is what keeps local users out).
+ * few connections (a Unix socket is what keeps local users out). When
+ * max_open connections are open, the one longest in its headers is cut to
+ * make room: a scrape sends its request at once, slow clients do not, so
+ * slow clients cannot hold every slot against it. No such connection: no.
  */
 bool serve_guard_admit(struct serve_guard *g, const struct sockaddr *sa, socklen_t len, unsigned limit);
 /*

@@ -79,16 +79,16 @@ def walks():
     return int(m.group(1)) if st == 200 and m else None
 
 
-def slowloris(conns, seconds):
+def slowloris(conns, seconds, local):
     """@conns connections trickle header bytes (one every 0.5 s) and reconnect when dropped, for @seconds, half
-    of them from 127.0.0.1 as a local user's would; meanwhile 5 scrapes must each answer within Prometheus'
-    timeout, and no trickling connection may outlive the run's last 5 s (the server cuts them)."""
+    of them (@local: all) from 127.0.0.1 as a local user's would; meanwhile 5 scrapes must each answer within
+    Prometheus' timeout, and no trickling connection may outlive the run's last 5 s (the server cuts them)."""
     stop = time.monotonic() + seconds
     lives, uncut = [], []
     lock = threading.Lock()
 
     def trickle(i):
-        src = "127.0.0.%d" % (1 + i % 8) if i % 2 else "127.0.0.1"
+        src = "127.0.0.%d" % (1 + i % 8) if i % 2 and not local else "127.0.0.1"
         while time.monotonic() < stop:
             t0 = time.monotonic()
             try:
@@ -240,7 +240,7 @@ def per_client(n, limit, src):
 
 
 if SCENARIO == "slowloris":
-    slowloris(int(sys.argv[3]), float(sys.argv[4]))
+    slowloris(int(sys.argv[3]), float(sys.argv[4]), len(sys.argv) > 5 and sys.argv[5] == "local")
 elif SCENARIO == "sendclose":
     sendclose(int(sys.argv[3]))
 elif SCENARIO == "concurrent":

@@ -1,7 +1,8 @@
 #!/bin/sh
 # serve_stall.sh - no client stalls `pagemap serve`: connections trickling header bytes, connect-send-close,
-# 200 scrapes at once (sharing one walk per cache period), pipelined requests, many connections from one
-# address. Clients run on loopback only (serve_clients.py); every loop is bounded in count and time.
+# 200 scrapes at once (sharing one walk per cache period), pipelined requests, every slot held by slow
+# clients, many connections from one address. Clients run on loopback only (serve_clients.py); every loop is
+# bounded in count and time.
 src=${PAGEMAP_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${PAGEMAP_BUILD:-$src/build}
 pagemap="$build/pagemap"
@@ -23,7 +24,9 @@ python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.9", 0))' 2>/dev
 # start_serve ADDR: serve on ADDR:0 (the kernel picks a free port, which serve announces on stderr); sets
 # $pid and $port. No slow tier: the cheap walk is what each scrape would repeat without the cache.
 start_serve() {
-	"$pagemap" serve --listen "$1:0" --pss-interval 0 2>"$tmp/err" &
+	a=$1
+	shift
+	"$pagemap" serve --listen "$a:0" --pss-interval 0 "$@" 2>"$tmp/err" &
 	pid=$!
 	port=
 	for _ in $(seq 50); do
@@ -53,6 +56,18 @@ kill "$pid"
 wait "$pid"
 pid=
 
+# Every slot taken: 64 connections from 127.0.0.1 trickle into 32 slots, reconnecting as soon as they are cut;
+# the scrapes still get in (the connection longest in its headers makes room).
+start_serve 127.0.0.1 --max-connections 32
+python3 "$clients" "$port" slowloris 64 20 local | sed 's/serve-slowloris/serve-full-slowloris/'
+kill "$pid"
+wait "$pid"
+pid=
+
+"$pagemap" serve --listen 127.0.0.1:0 --max-connections 2 >/dev/null 2>&1
+rc=$?
+if [ "$rc" = 2 ]; then echo "PASS serve-bad-max-connections"; else echo "FAIL serve-bad-max-connections: exit $rc, want 2"; fi
+
 # Loopback is every local user's address, so the per-client limit spares it: it is seen on a TEST-NET
 # address, in a network namespace of our own (nothing of the host's network changes).
 if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! unshare -n true 2>/dev/null; then
@@ -60,3 +75,4 @@ if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! unshare -n true 2>/dev
 else
 	unshare -n "$0" --per-client
 fi
+

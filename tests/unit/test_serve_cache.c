@@ -205,4 +205,39 @@ static int deadline_cut(void)
 	return T_PASS;
 }
 
-T_MAIN(T(single_flight), T(no_cache_and_errors), T(per_client), T(deadline_cut))
+/* Every slot taken: the connection longest in its headers is cut for a new one; none in its headers: refused. */
+static int make_room(void)
+{
+	struct serve_guard g = { .max_open = 2 };
+	struct guard_conn *old, *young, *next;
+	struct sockaddr_storage l = addr("127.0.0.1");
+	int a[2], b[2], c[2];
+	uint64_t cut, open;
+	struct pollfd p;
+	char ch;
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, a) == 0 && socketpair(AF_UNIX, SOCK_STREAM, 0, b) == 0 &&
+	      socketpair(AF_UNIX, SOCK_STREAM, 0, c) == 0);
+	CHECK(serve_guard_start(&g) == 0);
+	old = serve_guard_add(&g, a[0], (struct sockaddr *)&l, 100);
+	young = serve_guard_add(&g, b[0], (struct sockaddr *)&l, 100);
+	CHECK(serve_guard_admit(&g, (struct sockaddr *)&l, sizeof(l), 16));
+	p = (struct pollfd){ .fd = a[1], .events = POLLIN };
+	CHECK(poll(&p, 1, 0) == 1 && read(a[1], &ch, 1) == 0);	/* the oldest was cut */
+	p = (struct pollfd){ .fd = b[1], .events = POLLIN };
+	CHECK(poll(&p, 1, 0) == 0);
+	next = serve_guard_add(&g, c[0], (struct sockaddr *)&l, 100);
+	serve_guard_set(&g, young, 0);	/* both have sent their headers: nothing to cut */
+	serve_guard_set(&g, next, 0);
+	CHECK(!serve_guard_admit(&g, (struct sockaddr *)&l, sizeof(l), 16));
+	serve_guard_counts(&g, &cut, &open);
+	CHECK(cut == 1 && open == 3);
+	serve_guard_del(&g, old);
+	serve_guard_del(&g, young);
+	serve_guard_del(&g, next);
+	serve_guard_stop(&g);
+	close(a[0]), close(a[1]), close(b[0]), close(b[1]), close(c[0]), close(c[1]);
+	return T_PASS;
+}
+
+T_MAIN(T(single_flight), T(no_cache_and_errors), T(per_client), T(deadline_cut), T(make_room))
