@@ -50,7 +50,7 @@ start_serve 127.0.0.1
 python3 "$clients" "$port" pipeline 50 1
 python3 "$clients" "$port" sendclose 32
 python3 "$clients" "$port" concurrent 200 50 1
-python3 "$clients" "$port" slowloris 48 25
+python3 "$clients" "$port" slowloris 48 15
 if kill -0 "$pid" 2>/dev/null; then echo "PASS serve-stall-alive"; else echo "FAIL serve-stall-alive: serve died"; fi
 kill "$pid"
 wait "$pid"
@@ -59,7 +59,7 @@ pid=
 # Every slot taken: 64 connections from 127.0.0.1 trickle into 32 slots, reconnecting as soon as they are cut;
 # the scrapes still get in (the connection longest in its headers makes room).
 start_serve 127.0.0.1 --max-connections 32
-python3 "$clients" "$port" slowloris 64 20 local | sed 's/serve-slowloris/serve-full-slowloris/'
+python3 "$clients" "$port" slowloris 64 15 local | sed 's/serve-slowloris/serve-full-slowloris/'
 kill "$pid"
 wait "$pid"
 pid=
