@@ -66,6 +66,11 @@ bench-watch: all $(BUILD)/bench/watch
 bench-fleet: all $(BUILD)/bench/touch
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-fleet.sh
 
+# `make bench-serve-clients`: 1000 scrapes at once against `pagemap serve` (#30); not part of `make bench`.
+.PHONY: bench-serve-clients
+bench-serve-clients: all
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-serve-clients.sh
+
 # What tracking costs the tracked process (#18): bench/hotwriter untracked, self-tracked by the floor, and under
 # `pagemap track` with and without --max-overhead; not part of `make bench` (minutes; 8 GiB). Under flock /tmp/bench.lock.
 $(BUILD)/bench/hotwriter: bench/hotwriter.c lib/compat.h

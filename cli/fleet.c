@@ -454,12 +454,19 @@ static size_t groups_allowed(const struct fleet_opts *o, bool exact)
 int fleet_scrape(struct pm_ctx *ctx, const struct fleet_opts *o, struct fleet_state *st,
 		 const struct fleet_exact *ex, struct mw *w)
 {
+	return fleet_scrape_n(ctx, o, st, ex, w, 1);
+}
+
+int fleet_scrape_n(struct pm_ctx *ctx, const struct fleet_opts *o, struct fleet_state *st,
+		   const struct fleet_exact *ex, struct mw *w, size_t nw)
+{
 	struct pm_groups *g = pm_groups_new();
 	bool exact = ex && ex->groups;
 	double t0 = fleet_now();
 	struct tally t = { 0 };
 	size_t i, folded = 0;
 	int r = g ? collect_quick(ctx, o, g, &t) : -ENOMEM;
+	double duration;
 
 	for (i = 0; r == 0 && exact && i < pm_groups_count(ex->groups); i++) {
 		const struct pm_group *e = pm_groups_at(ex->groups, i);
@@ -473,14 +480,18 @@ int fleet_scrape(struct pm_ctx *ctx, const struct fleet_opts *o, struct fleet_st
 	if (r == 0) {
 		st->scrapes++;
 		st->series_dropped += folded * (QUICK_SERIES + (exact ? EXACT_SERIES : 0));
-		write_quick(w, g);
-		if (exact)
-			write_exact(w, g, ex->have_xshared);
-		if (exact && ex->have_classes)
-			write_classes(w, &ex->classes);
-		write_self(w, st, &t, pm_groups_count(g), ex, fleet_now() - t0);
-		mw_finish(w);
-		r = w->oom ? -ENOMEM : 0;
+		duration = fleet_now() - t0;
+		for (i = 0; i < nw; i++) {
+			write_quick(&w[i], g);
+			if (exact)
+				write_exact(&w[i], g, ex->have_xshared);
+			if (exact && ex->have_classes)
+				write_classes(&w[i], &ex->classes);
+			write_self(&w[i], st, &t, pm_groups_count(g), ex, duration);
+			mw_finish(&w[i]);
+			if (w[i].oom)
+				r = -ENOMEM;
+		}
 	}
 	pm_groups_free(g);
 	return r;

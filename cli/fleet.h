@@ -67,6 +67,10 @@ void fleet_exact_free(struct fleet_exact *e);
 int fleet_scrape(struct pm_ctx *ctx, const struct fleet_opts *o, struct fleet_state *st,
 		 const struct fleet_exact *ex, struct mw *w);
 
+/* Same, one walk written to each of the @nw writers @w[] (serve: both formats from one walk). */
+int fleet_scrape_n(struct pm_ctx *ctx, const struct fleet_opts *o, struct fleet_state *st,
+		   const struct fleet_exact *ex, struct mw *w, size_t nw);
+
 double fleet_now(void);
 /* Check the options that go together, load --rules. Returns -1 to go on, or an exit code after a message. */
 int fleet_check_opts(struct fleet_opts *o, const char *rules);

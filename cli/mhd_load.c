@@ -42,7 +42,8 @@ int mhd_load(struct mhd_api *api, char *why, size_t size)
 	    resolve(lib, "MHD_create_response_from_buffer", &api->create_response_from_buffer, why, size) < 0 ||
 	    resolve(lib, "MHD_add_response_header", &api->add_response_header, why, size) < 0 ||
 	    resolve(lib, "MHD_queue_response", &api->queue_response, why, size) < 0 ||
-	    resolve(lib, "MHD_destroy_response", &api->destroy_response, why, size) < 0) {
+	    resolve(lib, "MHD_destroy_response", &api->destroy_response, why, size) < 0 ||
+	    resolve(lib, "MHD_get_connection_info", &api->get_connection_info, why, size) < 0) {
 		dlclose(lib);
 		return -1;
 	}

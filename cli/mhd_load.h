@@ -20,6 +20,8 @@ struct mhd_api {
 	enum MHD_Result (*queue_response)(struct MHD_Connection *connection, unsigned int status_code,
 					  struct MHD_Response *response);
 	void (*destroy_response)(struct MHD_Response *response);
+	const union MHD_ConnectionInfo *(*get_connection_info)(struct MHD_Connection *connection,
+							       enum MHD_ConnectionInfoType info_type, ...);
 };
 
 /*
