@@ -65,9 +65,13 @@ fuzz-replay: $(FUZZ_REPLAY)
 	done; exit $$fail
 
 # fuzz_heat reads recordings with the CLI's reader and draws them with its heat map code.
-HEAT_SRC := cli/render_heat_parse.c cli/render_heat.c cli/render_model.c
+HEAT_SRC := cli/render_heat_parse.c cli/render_heat.c cli/render_model.c cli/textsafe.c
 $(FUZZ_DIR)/fuzz_heat $(FUZZ_DIR)/replay/fuzz_heat: FUZZ_EXTRA := $(HEAT_SRC)
 $(FUZZ_DIR)/fuzz_heat $(FUZZ_DIR)/replay/fuzz_heat: $(HEAT_SRC) cli/render.h
+
+# fuzz_textsafe checks the CLI's one output sanitizer (every format) on any bytes.
+$(FUZZ_DIR)/fuzz_textsafe $(FUZZ_DIR)/replay/fuzz_textsafe: FUZZ_EXTRA := cli/textsafe.c
+$(FUZZ_DIR)/fuzz_textsafe $(FUZZ_DIR)/replay/fuzz_textsafe: cli/textsafe.c cli/textsafe.h
 
 # fuzz_snapshot_extract is fuzz_snapshot.c built with extraction on (tests/fuzz/corpus/snapshot_extract links to its corpus).
 $(FUZZ_DIR)/fuzz_snapshot_extract $(FUZZ_DIR)/replay/fuzz_snapshot_extract: tests/fuzz/fuzz_snapshot.c
