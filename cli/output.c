@@ -43,7 +43,8 @@ static void help(FILE *f, const struct out_col *cols, size_t n, bool short_bytes
 
 	complete_columns(cols, n);	/* when completing; nothing otherwise */
 	fputs("\nOutput:\n"
-	      " -J, --json             JSON (sizes in bytes, addresses as \"0x...\" strings)\n"
+	      " -J, --json             JSON (sizes in bytes, addresses as \"0x...\" strings;\n"
+	      "                        bytes of names that are not UTF-8 as \\xHH, see pagemap(1))\n"
 	      " -r, --raw              raw output, no alignment\n"
 	      " -n, --noheadings       no column headings\n"
 	      " -o, --output LIST      columns to show; +LIST adds to the default\n"
