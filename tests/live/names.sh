@@ -180,6 +180,14 @@ run names-cache-table text cache --output-all -p "$first"
 run names-wss-table text wss --output-all "$first" 0.1
 run names-track-table text track "$first" 0.1 1
 
+# Messages name what failed: a name planted by someone else reaches the terminal on standard error too.
+"$pagemap" cache "$tmp/files/gone$(printf '\033[2J\033]0;x\007\377')" >/dev/null 2>"$tmp/out"
+if [ $? -eq 1 ] && [ -s "$tmp/out" ]; then
+	check names-stderr text
+else
+	fail names-stderr "cache of a missing file did not fail with a message"
+fi
+
 # export: every grouping whose label carries a name, both formats, checked by promtool when installed.
 for g in comm cgroup; do
 	for f in prometheus openmetrics; do
