@@ -13,7 +13,7 @@ COMMS = [
     b"\xff",                        # not UTF-8 at all
     b'q"uote\\bs',                  # JSON's and Prometheus' quote and backslash
     b"nl\nx\ty",                    # newline and tab
-    b"esc\x1b[31mred",              # a terminal escape
+    b"esc\x1b[2J\x1b[31m",         # terminal escapes: clear the screen, red
     b"</script>",                   # HTML's end of data
     b"\xe2\x82\xc0\xaf\xed\xa0\x80",  # truncated sequence, overlong '/', a surrogate
     b"\\xff\\x5c\xc3\xa9",          # text that looks like the escapes, and a valid e-acute

@@ -131,7 +131,11 @@ run names-replay-ps json -S "$tmp/a.pmsnap" ps -J --output-all
 run names-render-json json render -f json "$first"
 run names-render-svg xml render -f svg "$first"
 run names-render-html text render -f html "$first"
-run names-render-ansi ansi render -f ansi -w 80 "$first"
+# Wide enough that the bands show the file's and the memfd's names; by cgroup, the legend names the cgroup.
+run names-render-ansi ansi render -f ansi -w 2000 "$first"
+run names-render-ansi-cgroup ansi render -f ansi -w 2000 -c cgroup "$first"
+run names-render-svg-cgroup xml render -f svg -c cgroup "$first"
+run names-render-json-cgroup json render -f json -c cgroup "$first"
 
 # The names come back exactly: each comm, decoded as docs say (JSON, then every \xHH of a control byte, a
 # backslash or a byte from 0x80 up), and each Prometheus label (the format's escapes, then the same).
@@ -179,6 +183,16 @@ PAGEMAP_OUT_SLOW=1 run names-maps-json-scols json maps -J --output-all "$first"
 run names-cache-table text cache --output-all -p "$first"
 run names-wss-table text wss --output-all "$first" 0.1
 run names-track-table text track "$first" 0.1 1
+
+# On a terminal (libsmartcols fits the table to it): through a pty made by script(1), where installed.
+if command -v script >/dev/null; then
+	for c in "ps --output-all -p $pidlist" "maps --output-all $first" "cache -p $first" "wss $first 0.1"; do
+		script -qec "'$pagemap' $c" /dev/null >"$tmp/out" 2>&1 </dev/null
+		check "names-tty-${c%% *}" text
+	done
+else
+	echo "SKIP names-tty: no script(1) to make a terminal"
+fi
 
 # Messages name what failed: a name planted by someone else reaches the terminal on standard error too.
 "$pagemap" cache "$tmp/files/gone$(printf '\033[2J\033]0;x\007\377')" >/dev/null 2>"$tmp/out"
