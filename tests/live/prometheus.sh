@@ -111,11 +111,12 @@ MIB=1048576 priv=$((8 * MIB)) shared=$((4 * MIB))
 	fi
 	# Names as docs/ say: bytes that are not UTF-8 and control bytes as the text \xHH, a backslash that
 	# would read as one as \x5c (PromQL strings take \\ for one backslash; printf, as echo would decode them).
-	printf '%s\n' 'prometheus-hostile-ff|pagemap_group_processes{job="hostile",group="\\xff"}|1|1'
-	printf '%s\n' 'prometheus-hostile-esc|pagemap_group_processes{job="hostile",group="esc\\x1b[2J\\x1b[31m"}|1|1'
-	printf '%s\n' 'prometheus-hostile-quote|pagemap_group_processes{job="hostile",group="q\"uote\\bs"}|1|1'
-	printf '%s\n' 'prometheus-hostile-newline|pagemap_group_processes{job="hostile",group="nl\nx\\x09y"}|1|1'
-	printf '%s\n' 'prometheus-hostile-looks-escaped|pagemap_group_processes{job="hostile",group="\\x5cxff\\x5cx5c\u00e9"}|1|1'
+	# At least the one process each (others of the machine may share a name: only stored samples count here).
+	printf '%s\n' 'prometheus-hostile-ff|pagemap_group_processes{job="hostile",group="\\xff"}|1|1000'
+	printf '%s\n' 'prometheus-hostile-esc|pagemap_group_processes{job="hostile",group="esc\\x1b[2J\\x1b[31m"}|1|1000'
+	printf '%s\n' 'prometheus-hostile-quote|pagemap_group_processes{job="hostile",group="q\"uote\\bs"}|1|1000'
+	printf '%s\n' 'prometheus-hostile-newline|pagemap_group_processes{job="hostile",group="nl\nx\\x09y"}|1|1000'
+	printf '%s\n' 'prometheus-hostile-looks-escaped|pagemap_group_processes{job="hostile",group="\\x5cxff\\x5cx5c\u00e9"}|1|1000'
 	# Not a speed test (bench/run-fleet.sh measures that): a scrape must end within Prometheus's timeout.
 	echo 'prometheus-serve-duration|pagemap_scrape_duration_seconds{job="pagemap"}|0|3'
 } >"$tmp/checks"
