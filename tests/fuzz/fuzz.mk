@@ -51,7 +51,7 @@ fuzz-run: fuzz
 	@fail=0; for t in $(FUZZ_TARGETS); do \
 		n=$${t#fuzz_}; c=$(FUZZ_DIR)/corpus/$$n; mkdir -p $$c; cp -n tests/fuzz/corpus/$$n/* $$c/ 2>/dev/null || true; \
 		d=; [ -f tests/fuzz/$$n.dict ] && d=-dict=tests/fuzz/$$n.dict; \
-		case $$n in maps) o=-max_len=512;; smaps) o=-max_len=4096;; snapshot|snapshot_extract) o="-max_len=16384";; unscramble) o="-max_len=65536";; entry) o=-max_len=9;; heat) o=-max_len=8192;; tree) o="-max_len=16384 -timeout=10";; *) o=;; esac; \
+		case $$n in maps) o=-max_len=512;; smaps) o=-max_len=4096;; snapshot|snapshot_extract) o="-max_len=16384";; unscramble) o="-max_len=65536";; entry) o=-max_len=9;; heat) o=-max_len=8192;; tree) o="-max_len=16384 -timeout=10";; textsafe) o=-max_len=1024;; *) o=;; esac; \
 		echo "== $$t for $(FUZZ_SECONDS)s"; \
 		ASAN_OPTIONS=$${ASAN_OPTIONS:-quarantine_size_mb=16} TMPDIR=$${TMPDIR:-/dev/shm} \
 		$(FUZZ_DIR)/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \

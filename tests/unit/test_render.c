@@ -127,6 +127,11 @@ static int recording_track(void)
 	CHECK_EQ_U64(rec.iv[0].r[0].bytes, 8192);
 	CHECK_STR(rec.iv[0].r[0].name, "[heap]");
 	heat_free(&rec);
+	/* A name as track -J writes it (cli/textsafe.h): the bytes come back, not the escapes' text. */
+	CHECK(parse("{\"t\":1,\"maps\":[{\"start\":\"0x1000\",\"end\":\"0x9000\",\"path\":\"/a\\\\xff\\\\x5cx2d\\\\x2d\",\"pages\":2,"
+		    "\"written\":8192,\"huge\":0}]}", &rec, err) == 0);
+	CHECK_STR(rec.iv[0].r[0].name, "/a\xff\\x2d\\x2d");
+	heat_free(&rec);
 	return T_PASS;
 }
 
