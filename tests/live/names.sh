@@ -59,7 +59,7 @@ else
 	echo "SKIP names-cgroup: no cgroup2 mount to make a test cgroup in"
 fi
 
-# check NAME FORMAT: $tmp/out holds the output of NAME; FORMAT json, jsonl (one object a line), xml, ansi or text.
+# check NAME FORMAT: $tmp/out holds the output of NAME; FORMAT json, jsonl (one object a line), xml, html, ansi or text.
 # Every one: strict UTF-8, no raw ESC, BEL or C1 CSI/OSC (JSON escapes control bytes; a JSON C1 would be \u009b).
 check() {
 	python3 - "$1" "$2" "$tmp/out" <<'PY'
@@ -75,6 +75,10 @@ try:
             json.loads(line)
     elif fmt == "xml":
         xml.dom.minidom.parseString(data)
+    elif fmt == "html":	# no name ends the page's script early: one end tag per script tag
+        low = text.lower()
+        if low.count("</script") != low.count("<script"):
+            raise ValueError("%d <script but %d </script" % (low.count("<script"), low.count("</script")))
     if fmt == "ansi":	# its own colours are SGR sequences: nothing else may reach the terminal
         text = re.sub("\x1b\\[[0-9;]*m", "", text)
     bad = [c for c in ("\x1b", "\x07", "\x9b", "\x9d") if c in text]
@@ -130,7 +134,7 @@ run names-replay-maps json -S "$tmp/a.pmsnap" maps -J --output-all "$first"
 run names-replay-ps json -S "$tmp/a.pmsnap" ps -J --output-all
 run names-render-json json render -f json "$first"
 run names-render-svg xml render -f svg "$first"
-run names-render-html text render -f html "$first"
+run names-render-html html render -f html "$first"
 # Wide enough that the bands show the file's and the memfd's names; by cgroup, the legend names the cgroup.
 run names-render-ansi ansi render -f ansi -w 2000 "$first"
 run names-render-ansi-cgroup ansi render -f ansi -w 2000 -c cgroup "$first"
