@@ -15,7 +15,7 @@ tmp=$(mktemp -d) || exit 1
 cg=
 hpid=
 cleanup() {
-	exec 3>&- 2>/dev/null
+	exec 3>&- 4>&- 2>/dev/null
 	[ -n "$hpid" ] && wait "$hpid" 2>/dev/null
 	if [ -n "$cg" ]; then
 		# The children may still be leaving: move what is left out, then remove the cgroups.
@@ -196,6 +196,34 @@ if command -v script >/dev/null; then
 	done
 else
 	echo "SKIP names-tty: no script(1) to make a terminal"
+fi
+
+# The same names from an unprivileged user, read by that user (its own processes are all it may read).
+upy=$(command -v /usr/bin/python3 || command -v python3)
+if ! command -v setpriv >/dev/null; then
+	echo "SKIP names-unpriv: setpriv (util-linux) is not installed"
+elif ! setpriv --reuid=65534 --regid=65534 --clear-groups "$upy" -c '' 2>/dev/null; then
+	echo "SKIP names-unpriv: uid 65534 cannot run $upy"
+else
+	as="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all"
+	mkdir "$tmp/u" && chown 65534 "$tmp/u" && chmod 755 "$tmp"
+	mkfifo "$tmp/uhold"
+	$as "$upy" "$src/tests/live/hostile_names.py" "$tmp/u" <"$tmp/uhold" >"$tmp/ukids" 2>"$tmp/ukids.err" &
+	exec 4>"$tmp/uhold"
+	for _ in $(seq 100); do grep -q '^ready$' "$tmp/ukids" && break; sleep 0.1; done
+	if grep -q '^ready$' "$tmp/ukids"; then
+		upids=$(awk '$1 != "ready" { print $1 }' "$tmp/ukids" | paste -sd, -)
+		ufirst=$(awk 'NR == 1 { print $1 }' "$tmp/ukids")
+		run names-unpriv-ps json ps -J --output-all -p "$upids" && decode_check names-unpriv-ps-exact json
+		$as "$pagemap" ps -J --output-all -p "$upids" >"$tmp/out" 2>"$tmp/err" && check names-unpriv-ps-as-user json ||
+			fail names-unpriv-ps-as-user "$(head -c 300 "$tmp/err")"
+		$as "$pagemap" maps -J --output-all "$ufirst" >"$tmp/out" 2>"$tmp/err" && check names-unpriv-maps-as-user json ||
+			fail names-unpriv-maps-as-user "$(head -c 300 "$tmp/err")"
+		run names-unpriv-export text export --group-by comm && decode_check names-unpriv-export-exact prom
+	else
+		fail names-unpriv-start "$(cat "$tmp/ukids.err")"
+	fi
+	exec 4>&-
 fi
 
 # Messages name what failed: a name planted by someone else reaches the terminal on standard error too.
