@@ -136,9 +136,14 @@ static void ts_put_ascii(enum ts_format f, unsigned char c, ts_put_fn *put, void
 /* Is the valid character @cp (@n bytes) escaped byte by byte in format @f? */
 static bool ts_hex_char(enum ts_format f, unsigned cp)
 {
-	/* C1 controls act in terminals (a scrape, too, is read with curl); XML 1.0 has no U+FFFE, U+FFFF. */
+	/*
+	 * C1 controls (U+0080 ... U+009F: CSI, OSC) act in terminals, and JSON, a scrape and tables are
+	 * all read on one: in every format. XML 1.0 has no U+FFFE, U+FFFF.
+	 */
+	if (cp >= 0x80 && cp <= 0x9f)
+		return true;
 	if (f == TS_XML || f == TS_TERM || f == TS_PROM || f == TS_PROM_HELP)
-		return (cp >= 0x80 && cp <= 0x9f) || cp == 0xfffe || cp == 0xffff;
+		return cp == 0xfffe || cp == 0xffff;
 	return false;
 }
 
@@ -196,13 +201,14 @@ int ts_text_changes(const char *str)
 {
 	const unsigned char *s = (const unsigned char *)(str ? str : "");
 	size_t left = strlen((const char *)s), n;
+	unsigned cp;
 
 	for (; *s; s += n, left -= n) {
 		if (*s < 0x80) {
 			n = 1;
 			if (*s == '\\' && ts_esc_tail(s + 1))
 				return 1;
-		} else if (!(n = ts_utf8_len(s, left, NULL))) {
+		} else if (!(n = ts_utf8_len(s, left, &cp)) || ts_hex_char(TS_TEXT, cp)) {
 			return 1;
 		}
 	}

@@ -5,8 +5,9 @@
  * Names are bytes their owner chose: any process sets its comm and names its files, memfds and anonymous
  * mappings; a delegated user names cgroups. Every format gets them as valid UTF-8 in one rendering:
  * a byte that is not part of a valid UTF-8 sequence (RFC 3629: shortest form, no surrogates, at most
- * U+10FFFF) becomes the four characters \xHH (lower-case hex); so does a control byte in the formats
- * that cannot carry it (Prometheus labels, XML, a terminal; JSON has its own \u00XX for those). Not
+ * U+10FFFF) becomes the four characters \xHH (lower-case hex); so does each byte of a C1 control
+ * character (U+0080 ... U+009F, which terminals act on) in every format, and a C0 control byte in the
+ * formats that cannot carry it (Prometheus labels, XML, a terminal; JSON has its own \u00XX). Not
  * U+FFFD: two names must never become one label set, and the rendering must be undone exactly. For that,
  * a backslash in the name that would read as such an escape (a backslash followed by "x" and the
  * lower-case hex of a control byte, of '\\' (5c), or of a byte from 80 up) is itself written \x5c. Every
@@ -20,7 +21,8 @@
 #include <stdio.h>
 
 enum ts_format {
-	TS_TEXT,	/* the valid UTF-8 rendering above and nothing else: what JSON and labels carry */
+	TS_TEXT,	/* the valid UTF-8 rendering above (bad bytes, C1) and nothing else: what JSON and
+			   labels carry */
 	TS_JSON,	/* inside a JSON string: TS_TEXT, then \" \\ \b \t \n \f \r and \u00XX for the
 			   other control bytes, as libsmartcols escapes (so both JSON printers agree) */
 	TS_JSON_HTML,	/* TS_JSON that may sit in an HTML <script>: also '<' '>' '&' and DEL as \u00XX */

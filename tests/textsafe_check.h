@@ -88,6 +88,17 @@ static bool tc_valid_utf8(const char *s, size_t n)
 	return true;
 }
 
+/* A C1 control character (U+0080 ... U+009F: bytes c2 80 ... c2 9f) in valid UTF-8 @s? */
+static bool tc_has_c1(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < n; i++)
+		if ((unsigned char)s[i] == 0xc2 && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0x9f)
+			return true;
+	return false;
+}
+
 /* The documented decoding: \xHH of a control byte, of 5c or of 80 ... ff becomes its byte. */
 static size_t tc_undo(const char *s, size_t n, char *out)
 {
@@ -142,6 +153,8 @@ static bool tc_json_decode(const char *s, size_t n, char *out, size_t *outn, boo
 		int v;
 
 		if (c == '"' || c < 0x20 || (html && (c == '<' || c == '>' || c == '&')))
+			return false;
+		if (c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] <= 0x9f)	/* a raw C1 control */
 			return false;
 		if (c != '\\') {
 			out[o++] = (char)c;
@@ -258,6 +271,8 @@ static const char *tc_check_all(const char *in)
 		out = tc_escape((enum ts_format)f, in, &n);
 		if (strlen(out) != n || !tc_valid_utf8(out, n)) {
 			why = "output is not valid UTF-8";
+		} else if (tc_has_c1(out, n)) {
+			why = "a raw C1 control (a terminal acts on it) in the output";
 		} else if (f == TS_TEXT) {
 			if (ts_text_changes(in) != (n != inlen || memcmp(out, in, n)))
 				why = "ts_text_changes disagrees with TS_TEXT";

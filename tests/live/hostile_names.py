@@ -17,6 +17,7 @@ COMMS = [
     b"</script>",                   # HTML's end of data
     b"\xe2\x82\xc0\xaf\xed\xa0\x80",  # truncated sequence, overlong '/', a surrogate
     b"\\xff\\x5c\xc3\xa9",          # text that looks like the escapes, and a valid e-acute
+    b"c1\xc2\x9b2J\xc2\x9d0;t",        # C1 controls, valid UTF-8: CSI clear screen, OSC
 ]
 # A file name may hold any byte but '/' and NUL (so no "</script>": "<script>" and "]]>").
 FILE_NAME = b"f\xff\x1b[2J\n\"\\<script>]]>&\xc0\xaf\xf4\x90\x80\x80\xed\xb0\x80"
