@@ -14,7 +14,6 @@
  * One difference, on purpose: JSON strings are valid UTF-8 (cli/textsafe.h);
  * cli/output.c gives libsmartcols the same text, so the bytes still agree.
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,34 +65,16 @@ void obuf_free(struct obuf *b)
 	*b = (struct obuf){ 0 };
 }
 
-static void put_hex(struct obuf *b, const char *prefix, unsigned char c)
-{
-	char buf[8];
-
-	obuf_add(b, buf, (size_t)snprintf(buf, sizeof(buf), "%s%02x", prefix, c));
-}
-
-/* util-linux's fputs_nonblank; the same <ctype.h> calls, so the same answer in any locale. */
-void obuf_raw_cell(struct obuf *b, const char *s)
-{
-	const char *run = s;
-
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (!isblank(c) && c != '\\' && isprint(c) && !iscntrl(c))
-			continue;
-		obuf_add(b, run, (size_t)(s - run));
-		put_hex(b, "\\x", c);
-		run = s + 1;
-	}
-	if (s)
-		obuf_add(b, run, (size_t)(s - run));
-}
-
 static void put_obuf(void *ctx, const char *s, size_t n)
 {
 	obuf_add(ctx, s, n);
+}
+
+/* A raw-mode cell: cli/textsafe.c's TS_RAW, util-linux's fputs_nonblank. */
+void obuf_raw_cell(struct obuf *b, const char *s)
+{
+	if (s)
+		ts_escape(TS_RAW, s, put_obuf, b);
 }
 
 /*

@@ -1,4 +1,5 @@
 /* textsafe.c - the one sanitizer for names in every output format: valid UTF-8, bad bytes as \xHH (textsafe.h). */
+#include <ctype.h>
 #include <stdbool.h>
 #include <string.h>
 #include "textsafe.h"
@@ -147,11 +148,31 @@ static bool ts_hex_char(enum ts_format f, unsigned cp)
 	return false;
 }
 
+/* util-linux's fputs_nonblank, byte by byte: the same <ctype.h> calls, so the same answer in any locale. */
+static void ts_raw(const unsigned char *s, ts_put_fn *put, void *ctx)
+{
+	const unsigned char *run = s;
+
+	for (; *s; s++) {
+		if (!isblank(*s) && *s != '\\' && isprint(*s) && !iscntrl(*s))
+			continue;
+		put(ctx, (const char *)run, (size_t)(s - run));
+		ts_put_hex(TS_RAW, *s, put, ctx);
+		run = s + 1;
+	}
+	put(ctx, (const char *)run, (size_t)(s - run));
+}
+
 void ts_escape(enum ts_format f, const char *str, ts_put_fn *put, void *ctx)
 {
 	const unsigned char *s = (const unsigned char *)(str ? str : ""), *run = s;
 	size_t left = strlen((const char *)s), n, i;
 	unsigned cp;
+
+	if (f == TS_RAW) {
+		ts_raw(s, put, ctx);
+		return;
+	}
 
 	for (; *s; s += n, left -= n) {
 		n = 1;

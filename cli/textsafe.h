@@ -33,6 +33,8 @@ enum ts_format {
 			   hold or a terminal would act on (C0, DEL, C1, U+FFFE, U+FFFF) as \xHH per byte */
 	TS_TERM,	/* a terminal: as util-linux's tables encode (mbs_safe_encode): C0, DEL, C1 and
 			   invalid bytes as \xHH, a backslash before 'x' as \x5c */
+	TS_RAW,		/* a cell of -r output, byte for byte as libsmartcols' raw mode (fputs_nonblank):
+			   blanks, '\\' and every byte <ctype.h> does not call printable as \xHH */
 };
 
 /* Where escaped text goes: @n bytes at @s. */

@@ -254,6 +254,28 @@ static bool tc_term_safe(const char *s, size_t n)
 	return true;
 }
 
+/* -r output: printable ASCII and no blank; every \xHH (any value: each backslash is escaped) decoded. */
+static bool tc_raw_decode(const char *s, size_t n, char *out, size_t *outn)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] <= 0x20 || s[i] >= 0x7f)
+			return false;
+		if (s[i] != '\\') {
+			out[o++] = s[i];
+			continue;
+		}
+		if (i + 3 >= n || s[i + 1] != 'x' || !strchr("0123456789abcdef", s[i + 2]) ||
+		    !strchr("0123456789abcdef", s[i + 3]))
+			return false;
+		out[o++] = (char)strtoul((char[]){ s[i + 2], s[i + 3], 0 }, NULL, 16);
+		i += 3;
+	}
+	*outn = o;
+	return true;
+}
+
 /*
  * Every format of @in (NUL-terminated): valid UTF-8, its syntax, and @in back by the documented decoding
  * (all but TS_TERM, which is for eyes). Returns NULL or what failed.
@@ -267,7 +289,7 @@ static const char *tc_check_all(const char *in)
 
 	if (!dec || !und)
 		abort();
-	for (f = TS_TEXT; f <= TS_TERM && !why; f++) {
+	for (f = TS_TEXT; f <= TS_RAW && !why; f++) {
 		out = tc_escape((enum ts_format)f, in, &n);
 		if (strlen(out) != n || !tc_valid_utf8(out, n)) {
 			why = "output is not valid UTF-8";
@@ -287,10 +309,13 @@ static const char *tc_check_all(const char *in)
 		} else if (f == TS_XML) {
 			if (!tc_xml_decode(out, n, dec, &dn))
 				why = "not valid XML text";
+		} else if (f == TS_RAW) {
+			if (!tc_raw_decode(out, n, und, &un) || un != inlen || memcmp(und, in, inlen))
+				why = "raw output is not printable ASCII without blanks, or does not decode to the name";
 		} else if (!tc_term_safe(out, n)) {
 			why = "a control byte would reach the terminal";
 		}
-		if (!why && f != TS_TERM) {
+		if (!why && f != TS_TERM && f != TS_RAW) {
 			un = tc_undo(dec, dn, und);
 			if (un != inlen || memcmp(und, in, inlen))
 				why = "the decoding does not give the name back";

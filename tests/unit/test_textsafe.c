@@ -100,6 +100,7 @@ static int test_formats(void)
 	CHECK(same(TS_PROM_HELP, h, "q\"b\\\\s\\n\\\\x09\\\\x1b\\\\x7f<&>'\\\\xff"));
 	CHECK(same(TS_XML, h, "q&quot;b\\s\\x0a\\x09\\x1b\\x7f&lt;&amp;&gt;&#39;\\xff"));
 	CHECK(same(TS_TERM, h, "q\"b\\s\\x0a\\x09\\x1b\\x7f<&>'\\xff"));
+	CHECK(same(TS_RAW, h, "q\"b\\x5cs\\x0a\\x09\\x1b\\x7f<&>'\\xff"));
 	/* C1 controls (CSI, OSC) act in terminals; XML 1.0 has no U+FFFF. */
 	CHECK(same(TS_TERM, "\xc2\x9b" "2J", "\\xc2\\x9b" "2J"));
 	CHECK(same(TS_XML, "\xef\xbf\xbf", "\\xef\\xbf\\xbf"));
