@@ -7,42 +7,53 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "textsafe.h"
 
 const char *cli_cmd;
+
+/*
+ * @fmt and @ap to standard error through cli/textsafe.c's terminal rendering: messages name paths,
+ * processes and cgroups that others chose, and none of their bytes may act on the terminal.
+ */
+static void say(const char *prefix, const char *fmt, va_list ap, int err)
+{
+	char *msg = NULL;
+
+	fputs(prefix, stderr);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	ts_fputs(TS_TERM, msg ? msg : "(message lost: out of memory)", stderr);
+	free(msg);
+	if (err)
+		fprintf(stderr, ": %s", strerror(err));
+	fputc('\n', stderr);
+}
 
 void cli_error(int err, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("pagemap: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say("pagemap: ", fmt, ap, err);
 	va_end(ap);
-	if (err)
-		fprintf(stderr, ": %s", strerror(err));
-	fputc('\n', stderr);
 }
 
 void cli_hint(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("pagemap: hint: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say("pagemap: hint: ", fmt, ap, 0);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 int cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("pagemap: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say("pagemap: ", fmt, ap, 0);
 	va_end(ap);
-	fputc('\n', stderr);
 	fprintf(stderr, "Try 'pagemap %s%s--help' for more information.\n", cli_cmd ? cli_cmd : "",
 		cli_cmd ? " " : "");
 	return EXIT_USAGE;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 #include "metrics.h"
+#include "textsafe.h"
 
 void mw_init(struct mw *w, enum mw_format format)
 {
@@ -60,18 +61,18 @@ static void __attribute__((format(printf, 2, 3))) putf(struct mw *w, const char 
 		put(w, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
+static void put_cb(void *ctx, const char *s, size_t n)
+{
+	put(ctx, s, n);
+}
+
+/*
+ * Through cli/textsafe.c: a label value must be valid UTF-8 (Prometheus refuses the whole scrape
+ * otherwise), and a group's name is whatever a process or a cgroup's owner chose.
+ */
 void mw_escape(struct mw *w, const char *s, bool quote)
 {
-	size_t n;
-
-	for (; *s; s += n) {
-		n = strcspn(s, quote ? "\\\"\n" : "\\\n");
-		put(w, s, n);
-		if (!s[n])
-			break;
-		put(w, s[n] == '\n' ? "\\n" : s[n] == '"' ? "\\\"" : "\\\\", 2);
-		n++;
-	}
+	ts_escape(quote ? TS_PROM : TS_PROM_HELP, s, put_cb, w);
 }
 
 void mw_family(struct mw *w, const char *name, enum mw_type type, const char *unit, const char *help)

@@ -41,7 +41,10 @@ void mw_sample(struct mw *w, const struct mw_label *labels, size_t n, double val
 void mw_sample_u64(struct mw *w, const struct mw_label *labels, size_t n, uint64_t value);
 /* End the exposition (OpenMetrics: # EOF). */
 void mw_finish(struct mw *w);
-/* Append @s with \\, \" and \n escaped (label values; HELP text escapes no quote). Exposed for tests. */
+/*
+ * Append @s as valid UTF-8 (bytes that are not: \xHH text, cli/textsafe.h) with \\, \" and \n escaped
+ * (label values; HELP text escapes no quote). Exposed for tests.
+ */
 void mw_escape(struct mw *w, const char *s, bool quote);
 /* The format an HTTP Accept header asks for: OpenMetrics only when it names application/openmetrics-text. */
 enum mw_format mw_negotiate(const char *accept);

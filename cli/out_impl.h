@@ -26,6 +26,7 @@ struct out {
 	bool tty;				/* stdout is a terminal: libsmartcols fits the columns to it */
 	bool tree;				/* out_tree: libsmartcols lines throughout, never own rows */
 	struct obuf ob;				/* a batch formatted by out_rows.c */
+	struct obuf text;			/* a JSON cell's text made valid UTF-8 for libsmartcols (out_scols_cell) */
 	/*
 	 * Once a stream has printed its first batch, its rows are kept here, not
 	 * in libsmartcols lines (an allocation per line and per cell): the text
@@ -56,5 +57,11 @@ void out_hint_widths(struct out *out);
 bool out_own_row(struct out *out);
 /* The own rows held, copied into libsmartcols lines (for what only libsmartcols prints); 0 or -ENOMEM. */
 int out_own_to_scols(struct out *out);
+/*
+ * Set the cell at position @pos of libsmartcols line @ln to @s. In JSON, a text cell is first made valid
+ * UTF-8 (cli/textsafe.h): libsmartcols' JSON printer copies any byte from 0x80 up as it is, and one name
+ * that is not UTF-8 would make the whole document invalid. 0 or -ENOMEM.
+ */
+int out_scols_cell(struct out *out, struct libscols_line *ln, size_t pos, const char *s);
 
 #endif

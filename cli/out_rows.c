@@ -11,12 +11,14 @@
  * (fputs_nonblank, fputs_quoted_json, ul_jsonwrt_value_*), so the bytes are
  * the same: tests/cli compares both ways (PAGEMAP_OUT_SLOW=1 prints every
  * batch through libsmartcols) and tests/unit/test_out_rows.c the escaping.
+ * One difference, on purpose: JSON strings are valid UTF-8 (cli/textsafe.h);
+ * cli/output.c gives libsmartcols the same text, so the bytes still agree.
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "out_rows.h"
+#include "textsafe.h"
 
 void obuf_add(struct obuf *b, const char *s, size_t n)
 {
@@ -63,75 +65,32 @@ void obuf_free(struct obuf *b)
 	*b = (struct obuf){ 0 };
 }
 
-static void put_hex(struct obuf *b, const char *prefix, unsigned char c)
+static void put_obuf(void *ctx, const char *s, size_t n)
 {
-	char buf[8];
-
-	obuf_add(b, buf, (size_t)snprintf(buf, sizeof(buf), "%s%02x", prefix, c));
+	obuf_add(ctx, s, n);
 }
 
-/* util-linux's fputs_nonblank; the same <ctype.h> calls, so the same answer in any locale. */
+/* A raw-mode cell: cli/textsafe.c's TS_RAW, util-linux's fputs_nonblank. */
 void obuf_raw_cell(struct obuf *b, const char *s)
 {
-	const char *run = s;
-
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (!isblank(c) && c != '\\' && isprint(c) && !iscntrl(c))
-			continue;
-		obuf_add(b, run, (size_t)(s - run));
-		put_hex(b, "\\x", c);
-		run = s + 1;
-	}
 	if (s)
-		obuf_add(b, run, (size_t)(s - run));
+		ts_escape(TS_RAW, s, put_obuf, b);
 }
 
-/* util-linux's fputs_quoted_json: bytes from 0x7f up are copied, invalid UTF-8 included. */
-static void json_quoted(struct obuf *b, const char *s, bool lower)
-{
-	const char *run;
-
-	obuf_add(b, "\"", 1);
-	for (run = s; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		const char *esc = NULL;
-
-		if (c >= 0x20 && c != '"' && c != '\\' && !(lower && c >= 'A' && c <= 'Z'))
-			continue;
-		obuf_add(b, run, (size_t)(s - run));
-		run = s + 1;
-		switch (c) {
-		case '"': esc = "\\\""; break;
-		case '\\': esc = "\\\\"; break;
-		case '\b': esc = "\\b"; break;
-		case '\t': esc = "\\t"; break;
-		case '\n': esc = "\\n"; break;
-		case '\f': esc = "\\f"; break;
-		case '\r': esc = "\\r"; break;
-		default:
-			if (c >= 'A' && c <= 'Z') {
-				char l = (char)(c - 'A' + 'a');
-
-				obuf_add(b, &l, 1);
-			} else {
-				put_hex(b, "\\u00", c);
-			}
-		}
-		if (esc)
-			obuf_str(b, esc);
-	}
-	obuf_add(b, run, (size_t)(s - run));
-	obuf_add(b, "\"", 1);
-}
-
+/*
+ * A JSON string: cli/textsafe.c's one JSON escaper. On valid UTF-8 its bytes are those of util-linux's
+ * fputs_quoted_json; invalid UTF-8, which libsmartcols copies into its JSON as it is, becomes \\xHH text
+ * (cli/output.c hands libsmartcols the same text, so both printers agree).
+ */
 void obuf_json_string(struct obuf *b, const char *s)
 {
-	if (s && *s)
-		json_quoted(b, s, false);
-	else
+	if (!s || !*s) {
 		obuf_add(b, "null", 4);
+		return;
+	}
+	obuf_add(b, "\"", 1);
+	ts_escape(TS_JSON, s, put_obuf, b);
+	obuf_add(b, "\"", 1);
 }
 
 void obuf_json_number(struct obuf *b, const char *s)
@@ -148,8 +107,16 @@ void obuf_json_bool(struct obuf *b, const char *s)
 
 void obuf_json_key(struct obuf *b, const char *name)
 {
-	json_quoted(b, name, true);
-	obuf_add(b, ": ", 2);
+	char low[64];
+	size_t i;
+
+	/* A column's heading, lower-cased as libsmartcols names its values; headings are short ASCII. */
+	for (i = 0; name[i] && i < sizeof(low) - 1; i++)
+		low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] - 'A' + 'a' : name[i]);
+	low[i] = '\0';
+	obuf_add(b, "\"", 1);
+	ts_escape(TS_JSON, low, put_obuf, b);
+	obuf_add(b, "\": ", 3);
 }
 
 bool out_cell_plain(const char *s, size_t *len)

@@ -20,7 +20,10 @@ void obuf_free(struct obuf *b);
 
 /* A raw-mode cell (NULL is empty): blanks, '\\' and what is not printable as \xHH (its fputs_nonblank). */
 void obuf_raw_cell(struct obuf *b, const char *s);
-/* A JSON string: "..." with '"', '\\' and control bytes escaped as libsmartcols does; NULL or "" is null. */
+/*
+ * A JSON string: "..." with '"', '\\' and control bytes escaped as libsmartcols does, and bytes that are
+ * not UTF-8 as \\xHH text (cli/textsafe.h); NULL or "" is null.
+ */
 void obuf_json_string(struct obuf *b, const char *s);
 /* A JSON number cell: the text as it is; NULL or "" is null. */
 void obuf_json_number(struct obuf *b, const char *s);

@@ -107,7 +107,7 @@ int out_own_to_scols(struct out *out)
 		if (!(ln = sym_scols_table_new_line(out->tb, NULL)))
 			return -ENOMEM;
 		for (i = 0; i < out->nshown; i++)
-			if (c[i] && sym_scols_line_set_data(ln, i, c[i]))
+			if (c[i] && out_scols_cell(out, ln, i, c[i]))
 				return -ENOMEM;
 	}
 	return 0;

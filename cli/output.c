@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "complete.h"
 #include "out_impl.h"
+#include "textsafe.h"
 
 bool out_parse_opt(struct out_opts *o, int c, const char *arg)
 {
@@ -42,7 +43,8 @@ static void help(FILE *f, const struct out_col *cols, size_t n, bool short_bytes
 
 	complete_columns(cols, n);	/* when completing; nothing otherwise */
 	fputs("\nOutput:\n"
-	      " -J, --json             JSON (sizes in bytes, addresses as \"0x...\" strings)\n"
+	      " -J, --json             JSON (sizes in bytes, addresses as \"0x...\" strings;\n"
+	      "                        bytes of names that are not UTF-8 as \\xHH, see pagemap(1))\n"
 	      " -r, --raw              raw output, no alignment\n"
 	      " -n, --noheadings       no column headings\n"
 	      " -o, --output LIST      columns to show; +LIST adds to the default\n"
@@ -234,6 +236,7 @@ void out_free(struct out *out)
 	if (out->tb)
 		sym_scols_unref_table(out->tb);
 	obuf_free(&out->ob);
+	obuf_free(&out->text);
 	obuf_free(&out->cells);
 	free(out->off);
 	free(out);
@@ -288,8 +291,29 @@ static void set_cell(struct out *out, struct libscols_line *ln, size_t id, const
 		obuf_add(&out->cells, s, strlen(s) + 1);
 		out->oom |= out->cells.oom;
 	} else if (ln && out_has(out, id)) {
-		sym_scols_line_set_data(ln, out->seq[id], s);
+		if (out_scols_cell(out, ln, out->seq[id], s))
+			out->oom = true;
 	}
+}
+
+static void put_obuf(void *ctx, const char *s, size_t n)
+{
+	obuf_add(ctx, s, n);
+}
+
+int out_scols_cell(struct out *out, struct libscols_line *ln, size_t pos, const char *s)
+{
+	enum out_kind kind = out->cols[out->order[pos]].kind;
+
+	if (s && out->o.json && (kind == OUT_STR || kind == OUT_HEX) && ts_text_changes(s)) {
+		out->text.len = 0;
+		ts_escape(TS_TEXT, s, put_obuf, &out->text);
+		obuf_add(&out->text, "", 1);
+		if (out->text.oom)
+			return -ENOMEM;
+		s = out->text.p;
+	}
+	return sym_scols_line_set_data(ln, pos, s) ? -ENOMEM : 0;
 }
 
 void out_str(struct out *out, struct libscols_line *ln, size_t id, const char *s)
@@ -393,11 +417,9 @@ static void json_compact(char *s)
 	*d = '\0';
 }
 
-/* @f's JSON value; a string's bytes are escaped as libsmartcols escapes cells. */
+/* @f's JSON value; a string's bytes are escaped as every JSON cell is (cli/textsafe.h). */
 static int json_field(const struct out_field *f)
 {
-	const unsigned char *c;
-
 	switch (f->kind) {
 	case OUT_SECS:
 		return printf("%.3f", f->secs);
@@ -407,13 +429,7 @@ static int json_field(const struct out_field *f)
 		return fputs(f->u ? "true" : "false", stdout);
 	case OUT_STR:
 		putchar('"');
-		for (c = (const unsigned char *)(f->s ? f->s : ""); *c; c++)
-			if (*c == '"' || *c == '\\')
-				printf("\\%c", *c);
-			else if (*c < 0x20)
-				printf("\\u%04x", *c);
-			else
-				putchar(*c);
+		ts_fputs(TS_JSON, f->s, stdout);
 		return putchar('"');
 	default:
 		return printf("%" PRIu64, f->u);

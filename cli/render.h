@@ -147,10 +147,12 @@ bool rnd_class_known(const struct rnd_model *m, int k);
 long rnd_seg_of_cell(const struct rnd_model *m, uint32_t i);
 /* "4K", "1.5M", "40T": @buf of 16 bytes. Fixed formatting (deterministic). */
 const char *rnd_size(uint64_t bytes, char *buf, size_t size);
-/* Write @s escaped for XML/HTML text and attributes. */
+/* Write @s escaped for XML/HTML text and attributes (cli/textsafe.h's TS_XML). */
 void rnd_xml_escape(FILE *f, const char *s);
-/* Write @s as a JSON string (with quotes). */
+/* Write @s as a JSON string (with quotes) that may sit inside an HTML <script> (TS_JSON_HTML). */
 void rnd_json_str(FILE *f, const char *s);
+/* Write @s for a terminal: no control byte reaches it (TS_TERM, as util-linux's tables). */
+void rnd_term_str(FILE *f, const char *s);
 
 /* Writers into @f (a memory stream; the caller checks the size). Return 0 or -EIO. */
 int rnd_write_svg(FILE *f, const struct rnd_model *m);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "render.h"
+#include "textsafe.h"
 
 #define MAX_DEPTH 16
 #define MAX_RANGES (16u << 20)
@@ -42,7 +43,7 @@ static void skip_ws(struct parser *ps)
 	}
 }
 
-/* A string into @buf (truncated, escapes kept simple: \uXXXX becomes '?'). */
+/* A string into @buf (truncated, escapes kept simple: \uXXXX becomes '?'; \xHH of textsafe.h its byte). */
 static int parse_string(struct parser *ps, char *buf, size_t size)
 {
 	size_t n = 0;
@@ -72,6 +73,8 @@ static int parse_string(struct parser *ps, char *buf, size_t size)
 	if (ps->p >= ps->end)
 		return fail(ps, "unterminated string");
 	ps->p++;
+	/* Names were written as cli/textsafe.h renders them: their bytes back, so they are rendered once, not twice. */
+	n = ts_unescape(buf, n, buf);
 	if (size)
 		buf[n] = '\0';
 	return 0;

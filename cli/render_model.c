@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "render.h"
+#include "textsafe.h"
 
 const struct rnd_class_info rnd_classes[RC_NCLASS] = {
 	[RC_PRESENT] = { "present", "in RAM" },
@@ -553,44 +554,20 @@ const char *rnd_size(uint64_t bytes, char *buf, size_t size)
 	return buf;
 }
 
+/* Names are any bytes: cli/textsafe.c makes them valid UTF-8 (bad bytes as \xHH), as every format does. */
 void rnd_xml_escape(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '<')
-			fputs("&lt;", f);
-		else if (c == '>')
-			fputs("&gt;", f);
-		else if (c == '&')
-			fputs("&amp;", f);
-		else if (c == '"')
-			fputs("&quot;", f);
-		else if (c == '\'')
-			fputs("&#39;", f);
-		else if (c < 0x20 || c >= 0x7f)
-			fputc('?', f);	/* XML 1.0 has no control characters, and a path need not be UTF-8 */
-		else
-			fputc(c, f);
-	}
+	ts_fputs(TS_XML, s, f);
 }
 
 void rnd_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else if (c > 0x7f)
-			fputc('?', f);	/* a path need not be UTF-8; JSON must be */
-		else if (c == '<')
-			fputs("\\u003c", f);	/* never "</script>" inside the HTML's data */
-		else
-			fputc(c, f);
-	}
+	ts_fputs(TS_JSON_HTML, s, f);	/* never "</script>" inside the HTML's data */
 	fputc('"', f);
+}
+
+void rnd_term_str(FILE *f, const char *s)
+{
+	ts_fputs(TS_TERM, s, f);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "render.h"
+#include "textsafe.h"
 
 #define X0 8		/* left margin */
 #define Y0 48		/* first row's top, under the heading */
@@ -377,6 +378,32 @@ static void ansi_colour(FILE *f, const char *hex, unsigned level)
 	snprintf(ansi_last, sizeof(ansi_last), "%s", esc);
 }
 
+struct tbuf {
+	char *p;
+	size_t len, size;
+};
+
+static void put_tbuf(void *ctx, const char *s, size_t n)
+{
+	struct tbuf *b = ctx;
+
+	n = n < b->size - 1 - b->len ? n : b->size - 1 - b->len;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+/* A band's name as a terminal may show it (cut to its band afterwards: an escape may be cut, never a byte let through). */
+static void term_name(const struct rnd_model *m, const struct rnd_seg *s, char *buf, size_t size)
+{
+	char raw[4096];
+	struct tbuf b = { buf, 0, size };
+
+	seg_name(m, s, raw, sizeof(raw));
+	buf[0] = '\0';
+	ts_escape(TS_TERM, raw, put_tbuf, &b);
+}
+
 /* Under a row: each band's name from its first column, as far as the next band. */
 static void ansi_names(FILE *f, const struct rnd_model *m, uint32_t row)
 {
@@ -396,7 +423,7 @@ static void ansi_names(FILE *f, const struct rnd_model *m, uint32_t row)
 		if (s->gap)
 			snprintf(name, sizeof(name), "~%s", rnd_size(s->end - s->start, sz, sizeof(sz)));
 		else
-			seg_name(m, s, name, sizeof(name));
+			term_name(m, s, name, sizeof(name));
 		n = s->cell + s->ncells - (first + c);
 		if (n > 1)
 			memcpy(line + c, name, strlen(name) < n - 1 && strlen(name) < w - c ? strlen(name) : (n - 1 < w - c ? n - 1 : w - c));
@@ -412,7 +439,8 @@ int rnd_write_ansi(FILE *f, const struct rnd_model *m)
 	int k;
 	const char *sep = "";
 
-	fprintf(f, "%s: %zu mappings, %s mapped%s\n", m->source, m->nmaps, rnd_size(m->mapped, a, sizeof(a)),
+	rnd_term_str(f, m->source);
+	fprintf(f, ": %zu mappings, %s mapped%s\n", m->nmaps, rnd_size(m->mapped, a, sizeof(a)),
 		m->group > 1 ? " (aggregated: bands of several mappings)" : "");
 	for (r = 0; r < m->rows && r * m->width < m->ncells; r++) {
 		for (c = 0; c < m->width && r * m->width + c < m->ncells; c++) {
@@ -438,11 +466,16 @@ int rnd_write_ansi(FILE *f, const struct rnd_model *m)
 		fputs(sep, f);
 		ansi_colour(f, m->states[k].colour, 4);
 		ansi_reset(f, "  \033[0m");
-		fprintf(f, " %s %s", m->states[k].name, rnd_size(st[k], a, sizeof(a)));
+		fputc(' ', f);
+		rnd_term_str(f, m->states[k].name);	/* cgroup paths, when coloured by cgroup */
+		fprintf(f, " %s", rnd_size(st[k], a, sizeof(a)));
 		sep = "  ";
 	}
 	fputc('\n', f);
-	if (m->note[0])
-		fprintf(f, "note: %s\n", m->note);
+	if (m->note[0]) {
+		fputs("note: ", f);
+		rnd_term_str(f, m->note);
+		fputc('\n', f);
+	}
 	return ferror(f) ? -EIO : 0;
 }

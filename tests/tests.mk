@@ -24,9 +24,12 @@ $(BUILD)/tests/unit/%: tests/unit/%.c tests/harness.h $(LIB_OBJ)
 # test_serve_cache includes serve's scrape cache and connection guard (and the writer and fleet they use).
 $(BUILD)/tests/unit/test_serve_cache: cli/serve_cache.c cli/serve_cache.h cli/serve_guard.c cli/serve_guard.h cli/metrics.c cli/fleet.c
 # test_render includes the CLI's render model and recording reader (pure logic, no output layer).
-$(BUILD)/tests/unit/test_render: cli/render_model.c cli/render_heat_parse.c cli/render.h
+$(BUILD)/tests/unit/test_render: cli/render_model.c cli/render_heat_parse.c cli/render.h cli/textsafe.c cli/textsafe.h
+# test_fleet includes the CLI's exporter (cli/metrics.c, cli/fleet.c); test_textsafe the one output sanitizer.
+$(BUILD)/tests/unit/test_fleet: cli/metrics.c cli/fleet.c cli/textsafe.c cli/textsafe.h
+$(BUILD)/tests/unit/test_textsafe: cli/textsafe.c cli/textsafe.h
 # test_out_rows includes the CLI's row formatter and checks it against libsmartcols' own output.
-$(BUILD)/tests/unit/test_out_rows: tests/unit/test_out_rows.c tests/harness.h cli/out_rows.c cli/out_rows.h
+$(BUILD)/tests/unit/test_out_rows: tests/unit/test_out_rows.c tests/harness.h cli/out_rows.c cli/out_rows.h cli/textsafe.c cli/textsafe.h
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(SMARTCOLS_CFLAGS) -Itests -o $@ $< $(SMARTCOLS_LIBS)
 

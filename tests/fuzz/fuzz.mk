@@ -51,7 +51,7 @@ fuzz-run: fuzz
 	@fail=0; for t in $(FUZZ_TARGETS); do \
 		n=$${t#fuzz_}; c=$(FUZZ_DIR)/corpus/$$n; mkdir -p $$c; cp -n tests/fuzz/corpus/$$n/* $$c/ 2>/dev/null || true; \
 		d=; [ -f tests/fuzz/$$n.dict ] && d=-dict=tests/fuzz/$$n.dict; \
-		case $$n in maps) o=-max_len=512;; smaps) o=-max_len=4096;; snapshot|snapshot_extract) o="-max_len=16384";; unscramble) o="-max_len=65536";; entry) o=-max_len=9;; heat) o=-max_len=8192;; tree) o="-max_len=16384 -timeout=10";; *) o=;; esac; \
+		case $$n in maps) o=-max_len=512;; smaps) o=-max_len=4096;; snapshot|snapshot_extract) o="-max_len=16384";; unscramble) o="-max_len=65536";; entry) o=-max_len=9;; heat) o=-max_len=8192;; tree) o="-max_len=16384 -timeout=10";; textsafe) o=-max_len=1024;; *) o=;; esac; \
 		echo "== $$t for $(FUZZ_SECONDS)s"; \
 		ASAN_OPTIONS=$${ASAN_OPTIONS:-quarantine_size_mb=16} TMPDIR=$${TMPDIR:-/dev/shm} \
 		$(FUZZ_DIR)/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
@@ -65,9 +65,13 @@ fuzz-replay: $(FUZZ_REPLAY)
 	done; exit $$fail
 
 # fuzz_heat reads recordings with the CLI's reader and draws them with its heat map code.
-HEAT_SRC := cli/render_heat_parse.c cli/render_heat.c cli/render_model.c
+HEAT_SRC := cli/render_heat_parse.c cli/render_heat.c cli/render_model.c cli/textsafe.c
 $(FUZZ_DIR)/fuzz_heat $(FUZZ_DIR)/replay/fuzz_heat: FUZZ_EXTRA := $(HEAT_SRC)
 $(FUZZ_DIR)/fuzz_heat $(FUZZ_DIR)/replay/fuzz_heat: $(HEAT_SRC) cli/render.h
+
+# fuzz_textsafe checks the CLI's one output sanitizer (every format) on any bytes.
+$(FUZZ_DIR)/fuzz_textsafe $(FUZZ_DIR)/replay/fuzz_textsafe: FUZZ_EXTRA := cli/textsafe.c
+$(FUZZ_DIR)/fuzz_textsafe $(FUZZ_DIR)/replay/fuzz_textsafe: cli/textsafe.c cli/textsafe.h
 
 # fuzz_snapshot_extract is fuzz_snapshot.c built with extraction on (tests/fuzz/corpus/snapshot_extract links to its corpus).
 $(FUZZ_DIR)/fuzz_snapshot_extract $(FUZZ_DIR)/replay/fuzz_snapshot_extract: tests/fuzz/fuzz_snapshot.c

@@ -1,7 +1,9 @@
 #!/bin/sh
 # prometheus.sh - the real thing: Prometheus scrapes `pagemap serve` every 3 s, and node_exporter's textfile
 # collector serves what `pagemap export --textfile` wrote; a static workload of known private, shared and
-# huge-page bytes must come back through Prometheus's HTTP API with those values.
+# huge-page bytes must come back through Prometheus's HTTP API with those values. A third target groups by
+# comm while processes named with bytes that are not UTF-8, quotes, backslashes and ESC run
+# (tests/live/hostile_names.py): it must stay up, and their samples must be stored under the documented names.
 # Needs Debian's prometheus and prometheus-node-exporter (.ci/run installs them); skips without them.
 src=${PAGEMAP_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${PAGEMAP_BUILD:-$src/build}
@@ -17,6 +19,7 @@ tmp=$(mktemp -d) || exit 1
 pids=
 # Every server and the workload stop on every exit path.
 cleanup() {
+	exec 3>&- 2>/dev/null	# the hostile-named processes end when their stdin closes
 	for p in $pids; do kill "$p" 2>/dev/null; done
 	for p in $pids; do wait "$p" 2>/dev/null; done
 	rm -rf "$tmp"
@@ -39,15 +42,23 @@ for _ in $(seq 50); do [ -s "$tmp/ready" ] && break; sleep 0.1; done
 read -r _ wpid _ <"$tmp/ready" || { fail prometheus-workload "pm-fleet-load did not start"; exit 1; }
 thp_bytes=$(awk '/^AnonHugePages:/ { print $2 * 1024 }' "/proc/$wpid/smaps_rollup")
 printf 'fleetwork pmfleetwork\nfleetpeer pmfleetpeer\n' >"$tmp/rules"
+mkfifo "$tmp/hold" && mkdir "$tmp/hostile"
+python3 "$src/tests/live/hostile_names.py" "$tmp/hostile" <"$tmp/hold" >"$tmp/hostile.pids" 2>"$tmp/hostile.err" &
+pids="$pids $!"
+exec 3>"$tmp/hold"
+for _ in $(seq 100); do grep -q '^ready$' "$tmp/hostile.pids" && break; sleep 0.1; done
+grep -q '^ready$' "$tmp/hostile.pids" || fail prometheus-hostile-start "$(cat "$tmp/hostile.err")"
 
-# Three free loopback ports, distinct: all bound at once, then released for the servers.
-read -r sport nport pport <<EOP
+# Four free loopback ports, distinct: all bound at once, then released for the servers.
+read -r sport nport pport hport <<EOP
 $(python3 -c 'import socket
-s = [socket.socket() for _ in range(3)]
+s = [socket.socket() for _ in range(4)]
 for x in s: x.bind(("127.0.0.1", 0))
 print(*(x.getsockname()[1] for x in s))')
 EOP
 "$pagemap" serve --listen "127.0.0.1:$sport" --group-by rules --rules "$tmp/rules" --pss-interval 1 2>"$tmp/serve.err" &
+pids="$pids $!"
+"$pagemap" serve --listen "127.0.0.1:$hport" --group-by comm 2>"$tmp/serve-hostile.err" &
 pids="$pids $!"
 mkdir "$tmp/textfile" "$tmp/data"
 "$pagemap" export --group-by rules --rules "$tmp/rules" --pss --textfile "$tmp/textfile" ||
@@ -65,6 +76,8 @@ scrape_configs:
     static_configs: [ { targets: ['127.0.0.1:$sport'] } ]
   - job_name: node
     static_configs: [ { targets: ['127.0.0.1:$nport'] } ]
+  - job_name: hostile
+    static_configs: [ { targets: ['127.0.0.1:$hport'] } ]
 EOC
 prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
 	--web.listen-address="127.0.0.1:$pport" >"$tmp/prom.log" 2>&1 &
@@ -96,6 +109,14 @@ MIB=1048576 priv=$((8 * MIB)) shared=$((4 * MIB))
 		echo "prometheus-xshared-work|pagemap_group_shared_other_groups_bytes{job=\"pagemap\",group=\"fleetwork\"}|$shared|$((shared + 4 * MIB))"
 		echo "prometheus-xshared-peer|pagemap_group_shared_other_groups_bytes{job=\"node\",group=\"fleetpeer\"}|$shared|$((shared + 4 * MIB))"
 	fi
+	# Names as docs/ say: bytes that are not UTF-8 and control bytes as the text \xHH, a backslash that
+	# would read as one as \x5c (PromQL strings take \\ for one backslash; printf, as echo would decode them).
+	# At least the one process each (others of the machine may share a name: only stored samples count here).
+	printf '%s\n' 'prometheus-hostile-ff|pagemap_group_processes{job="hostile",group="\\xff"}|1|1000'
+	printf '%s\n' 'prometheus-hostile-esc|pagemap_group_processes{job="hostile",group="esc\\x1b[2J\\x1b[31m"}|1|1000'
+	printf '%s\n' 'prometheus-hostile-quote|pagemap_group_processes{job="hostile",group="q\"uote\\bs"}|1|1000'
+	printf '%s\n' 'prometheus-hostile-newline|pagemap_group_processes{job="hostile",group="nl\nx\\x09y"}|1|1000'
+	printf '%s\n' 'prometheus-hostile-looks-escaped|pagemap_group_processes{job="hostile",group="\\x5cxff\\x5cx5c\u00e9"}|1|1000'
 	# Not a speed test (bench/run-fleet.sh measures that): a scrape must end within Prometheus's timeout.
 	echo 'prometheus-serve-duration|pagemap_scrape_duration_seconds{job="pagemap"}|0|3'
 } >"$tmp/checks"
@@ -111,6 +132,7 @@ def query(expr):
 ready = {
     "prometheus-two-scrapes-serve": 'count_over_time(up{job="pagemap"}[1m]) >= 2 and up{job="pagemap"} == 1',
     "prometheus-two-scrapes-node": 'count_over_time(up{job="node"}[1m]) >= 2 and up{job="node"} == 1',
+    "prometheus-two-scrapes-hostile": 'count_over_time(up{job="hostile"}[1m]) >= 2 and up{job="hostile"} == 1',
     "prometheus-slow-tier": 'pagemap_group_pss_bytes{job="pagemap",group="fleetwork"}',
 }
 deadline = time.time() + 60
@@ -121,6 +143,11 @@ for name, e in ready.items():
 if query(ready["prometheus-two-scrapes-serve"]) is None:	# why: a scrape too slow for its timeout, or serve gone
     for e in ('up{job="pagemap"}', 'scrape_duration_seconds{job="pagemap"}'):
         print("  %s = %s" % (e, query(e)))
+if query(ready["prometheus-two-scrapes-hostile"]) is None:	# why: the scrape refused (its error names the label)
+    url = api.replace("/api/v1", "/api/v1/targets")
+    for t in json.load(urllib.request.urlopen(url, timeout=10))["data"]["activeTargets"]:
+        if t["labels"].get("job") == "hostile":
+            print("  hostile target: health %s, error %s" % (t.get("health"), t.get("lastError")))
 for line in open(checks):
     name, expr, lo, hi = line.rstrip("\n").split("|")
     v = query(expr)

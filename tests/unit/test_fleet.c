@@ -8,6 +8,7 @@
 #include "../harness.h"
 #include "internal.h"
 /* The CLI's writer and rules parser are compiled in: they are pure, and unit tests link no CLI objects. */
+#include "../../cli/textsafe.c"
 #include "../../cli/metrics.c"
 #include "../../cli/fleet.c"
 

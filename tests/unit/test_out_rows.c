@@ -6,17 +6,45 @@
 #include <libsmartcols.h>
 #include "../harness.h"
 
+#include "../../cli/textsafe.c"
 #include "../../cli/out_rows.c"
 
 /* Control bytes, quotes, backslashes, blanks, DEL, invalid and valid UTF-8, a "\x" that looks encoded. */
+static char *scols_print_as_is(const char *data, int json, int json_type);
+
 static const char *const hostile[] = {
 	"plain", "a b\tc", "\"quoted\"", "back\\slash", "\\x41", "nl\nre\rff\fbs\bvt\v", "\x01\x1f\x7f",
 	"\xff\xfe invalid", "\xc3\xa9t\xc3\xa9", "\xe2\x80", "-", "0", "n", "[heap]", "/a path/with \"all\" \\ of\x1b[31m",
+	"\\xff looks escaped\\x5c", "\xc0\xaf overlong", "\xed\xa0\x80 surrogate", "\xf4\x90\x80\x80 past U+10FFFF",
+	"systemd-fsck@dev-disk-by\\x2duuid.service",
 };
 #define NHOSTILE (sizeof(hostile) / sizeof(hostile[0]))
 
-/* libsmartcols' own print of a one-column, one-row table (raw or JSON); NULL data is an unset cell. */
+static void put_obuf_t(void *ctx, const char *s, size_t n)
+{
+	obuf_add(ctx, s, n);
+}
+
+/*
+ * libsmartcols' own print of a one-column, one-row table (raw or JSON); NULL data is an unset cell.
+ * A JSON string cell gets the text cli/output.c gives libsmartcols (out_scols_cell): valid UTF-8.
+ */
 static char *scols_print(const char *data, int json, int json_type)
+{
+	struct obuf t = { 0 };
+	char *s;
+
+	if (data && json && json_type == SCOLS_JSON_STRING) {
+		ts_escape(TS_TEXT, data, put_obuf_t, &t);
+		obuf_add(&t, "", 1);
+		data = t.p;
+	}
+	s = scols_print_as_is(data, json, json_type);
+	obuf_free(&t);
+	return s;
+}
+
+static char *scols_print_as_is(const char *data, int json, int json_type)
 {
 	struct libscols_table *tb = scols_new_table();
 	struct libscols_column *cl;
@@ -112,7 +140,7 @@ static int test_escapes_spelled_out(void)
 	b.len = 0;
 	obuf_json_string(&b, "q\"b\\t\tn\nc\x01\xff\x7f");
 	obuf_add(&b, "", 1);
-	CHECK_STR(b.p, "\"q\\\"b\\\\t\\tn\\nc\\u0001\xff\x7f\"");
+	CHECK_STR(b.p, "\"q\\\"b\\\\t\\tn\\nc\\u0001\\\\xff\x7f\"");
 	b.len = 0;
 	obuf_json_string(&b, "");
 	obuf_json_number(&b, NULL);
