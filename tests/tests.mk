@@ -22,7 +22,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c tests/harness.h $(LIB_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Ilib -Itests -o $@ $< $(LIB_OBJ) $(LIB_LIBS)
 # test_serve_cache includes serve's scrape cache and connection guard (and the writer and fleet they use).
-$(BUILD)/tests/unit/test_serve_cache: cli/serve_cache.c cli/serve_cache.h cli/serve_guard.c cli/serve_guard.h cli/metrics.c cli/fleet.c
+$(BUILD)/tests/unit/test_serve_cache: cli/serve_cache.c cli/serve_cache.h cli/serve_guard.c cli/serve_guard.h cli/metrics.c cli/fleet.c cli/textsafe.c cli/textsafe.h
 # test_render includes the CLI's render model and recording reader (pure logic, no output layer).
 $(BUILD)/tests/unit/test_render: cli/render_model.c cli/render_heat_parse.c cli/render.h cli/textsafe.c cli/textsafe.h
 # test_fleet includes the CLI's exporter (cli/metrics.c, cli/fleet.c); test_textsafe the one output sanitizer.

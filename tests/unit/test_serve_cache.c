@@ -8,6 +8,7 @@
 #include "../harness.h"
 #include "internal.h"
 /* The CLI's pure parts are compiled in: unit tests link no CLI objects. */
+#include "../../cli/textsafe.c"
 #include "../../cli/metrics.c"
 #include "../../cli/fleet.c"
 #include "../../cli/serve_cache.c"
