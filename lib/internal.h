@@ -27,6 +27,8 @@ struct pm_ctx {
 	bool features_bad;		/* replay: a recorded page or PMD size was refused (pm_target_open fails) */
 	char *snapshot_dir;		/* pm_ctx_new_snapshot: the extracted tree, removed by pm_ctx_free */
 	struct pmi_snap_words *snap_words; /* pm_ctx_new_snapshot: where its word files are read (snapshot_words.c) */
+	struct pmi_snap_text *snap_text;   /* pm_ctx_new_snapshot: where its text files are read (snapshot_text.c) */
+	struct pmi_snap_keeper *snap_keeper; /* pm_ctx_new_snapshot: removes the tree if we die (snapshot_keeper.c) */
 	uint64_t frame_start;		/* pm_kpage_start: a keyed snapshot's META key_lift, else 0 */
 };
 
