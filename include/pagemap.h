@@ -2263,7 +2263,9 @@ struct pm_snapshot_writer;
  * @err, @errsize: where a one-line reason goes on failure (may be NULL);
  * it names the section ("section 7 (WORDS of proc/42/pagemap): ...").
  * Returns the handle, or NULL with errno: EBADMSG (damaged or not a
- * snapshot), EPROTONOSUPPORT (another format version), ELIBACC (libzstd.so.1,
+ * snapshot), EFBIG (a file claims more than a snapshot may hold: a text file
+ * over 256 MiB, a kpage* file over 2^40 frames; pagemap-snapshot(5) LIMITS),
+ * EPROTONOSUPPORT (another format version), ELIBACC (libzstd.so.1,
  * which the shared library opens on its first snapshot, cannot be loaded;
  * @err says why), ENOMEM, or the open error. Free with pm_snapshot_close().
  */
@@ -2361,12 +2363,16 @@ PM_API int pm_snapshot_member_info(const struct pm_snapshot *s, unsigned number,
 
 /*
  * pm_ctx_new_snapshot - a context that replays snapshot @s as --root would
- * replay its tree: the tree is extracted into a private directory (0700,
- * under $TMPDIR or /tmp) that pm_ctx_free() removes. @s may be closed after.
- * The pagemap and kpage* files of that tree stay empty: this context reads
- * their words from the snapshot's chunks, so a context made with
- * pm_ctx_new(pm_ctx_root()) of it sees zeros; make another with this call.
- * Returns the context, or NULL with errno (EBADMSG: pm_snapshot_error()).
+ * replay its tree: a tree of names only (directories, empty files) in a
+ * private directory (0700, under $TMPDIR or /tmp) that pm_ctx_free()
+ * removes, as does a keeper child process (exit signal 0: waitpid(-1) does
+ * not see it) if this process dies first. No file's contents are written:
+ * this context reads word files from the snapshot's chunks and decompresses
+ * a text file into an anonymous memory file when it is opened, so a file no
+ * call opens costs nothing; a context made with pm_ctx_new(pm_ctx_root())
+ * of it sees empty files: make another with this call. @s may be closed
+ * after. Returns the context, or NULL with errno (EBADMSG:
+ * pm_snapshot_error()).
  */
 PM_API struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s);
 
