@@ -368,11 +368,9 @@ static int claim_tool(int argc, char **argv)
 	index_off = s->secs[s->nsecs - 1].offset;
 	fwrite(p, 1, (size_t)index_off, o.f);
 	o.len = index_off;
+	o.type = malloc((o.cap = s->nsecs + 4096) * sizeof(*o.type));
+	o.plen = malloc(o.cap * sizeof(*o.plen));
 	for (i = 0; i + 1 < s->nsecs; i++) {	/* its sections as they are: no offset moves */
-		o.type = realloc(o.type, (o.cap = s->nsecs + 4096) * sizeof(*o.type));
-		o.plen = realloc(o.plen, o.cap * sizeof(*o.plen));
-	}
-	for (i = 0; i + 1 < s->nsecs; i++) {
 		o.type[i] = s->secs[i].type;
 		o.plen[i] = s->secs[i].length;
 	}
@@ -415,6 +413,8 @@ static int claim_tool(int argc, char **argv)
 	pm_snapshot_close(s);
 	free(p);
 	free(idx);
+	free(o.type);
+	free(o.plen);
 	return fclose(o.f) ? 1 : 0;
 }
 
