@@ -213,7 +213,7 @@ static int write_all(int fd, const void *buf, size_t n, uint64_t off)
  * pm_snapshot_read (the file may have changed since it was opened).
  */
 static int put_chunk(struct pmi_snap_text *t, const struct tfile *f, const struct tchunk *c, unsigned char *zbuf,
-		     unsigned char *raw, int out)
+		     unsigned char *raw, int out, uint64_t *total)
 {
 	const struct pmi_zstd *z = pmi_zstd(NULL, 0);
 	size_t zlen = (size_t)(c->length - SNAP_CHUNK_FIXED), got;
@@ -233,6 +233,13 @@ static int put_chunk(struct pmi_snap_text *t, const struct tfile *f, const struc
 		return bad(t, f, c, "not a zstd frame of at most 1 MiB");
 	if (off > f->size || want > f->size - off)
 		return bad(t, f, c, "bytes past the file's length");
+	/*
+	 * A writer's chunks tile the file once; chunks that overlap could make
+	 * an open decompress the same bytes without end (a MiB per 40 bytes).
+	 */
+	if (want > f->size - *total)
+		return bad(t, f, c, "its chunks hold more bytes than the file's length");
+	*total += want;
 	got = z->decompress(raw, (size_t)want, zbuf + SNAP_CHUNK_FIXED, zlen);
 	if (z->is_error(got) || got != want)
 		return bad(t, f, c, "zstd frame damaged");
@@ -243,6 +250,7 @@ static int fill(struct pmi_snap_text *t, const struct tfile *f, int out)
 {
 	unsigned char *zbuf = NULL, *raw = NULL;
 	size_t i, zmax = 0;
+	uint64_t total = 0;
 	int r = 0;
 
 	for (i = 0; i < f->n; i++) {
@@ -255,7 +263,7 @@ static int fill(struct pmi_snap_text *t, const struct tfile *f, int out)
 	if (f->n && (!(zbuf = malloc(zmax)) || !(raw = malloc(SNAP_MAX_RAW))))
 		r = -ENOMEM;
 	for (i = 0; !r && i < f->n; i++)
-		r = put_chunk(t, f, &f->c[i], zbuf, raw, out);
+		r = put_chunk(t, f, &f->c[i], zbuf, raw, out, &total);
 	free(zbuf);
 	free(raw);
 	return r;

@@ -235,6 +235,39 @@ static int t_replay_lazy(void)
 	return T_PASS;
 }
 
+/* Chunks that overlap hold more than the file: an open refuses them, rather than decompress them all. */
+static int t_replay_overlap(void)
+{
+	struct build b;
+	struct pm_snapshot *s;
+	struct pm_ctx *ctx;
+	char path[4096], buf[64];
+	int fd;
+
+	memset(&b, 0, sizeof(b));
+	b_head(&b, 3);
+	b_file(&b, 0, PM_SNAPSHOT_BYTES, 10, "proc/42/status");
+	b_chunk(&b, PM_SNAPSHOT_BYTES, 0, 0, 0, "abcdef", 6);
+	b_chunk(&b, PM_SNAPSHOT_BYTES, 0, 0, 0, "abcdef", 6);
+	b_finish(&b);
+	s = open_built(&b, NULL, 0);
+	CHECK(s != NULL);
+	ctx = s ? pm_ctx_new_snapshot(s) : NULL;
+	pm_snapshot_close(s);
+	CHECK(ctx != NULL);
+	if (!ctx)
+		return T_FAIL;
+	CHECK(pmi_path(ctx, path, sizeof(path), "/proc/42/status") == 0);
+	fd = pmi_open(ctx, path, O_RDONLY);
+	CHECK(fd == -EBADMSG);
+	CHECK(pm_ctx_tree_error(ctx) && strstr(pm_ctx_tree_error(ctx), "more bytes than the file's length"));
+	if (fd >= 0)
+		close(fd);
+	CHECK(pmi_read_small_file(ctx, path, buf, sizeof(buf)) == -EBADMSG);
+	pm_ctx_free(ctx);
+	return T_PASS;
+}
+
 /*
  * SIGKILL of a replay leaves no tree behind. The child makes a replay context, says where its tree is and
  * waits to be killed; as the subreaper we wait for every process it left (the tree's keeper among them) to
@@ -421,7 +454,7 @@ static int claim_tool(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static const struct t_case cases[] = { T(t_text_claims), T(t_frame_claims), T(t_writer_claims),
-					       T(t_replay_lazy), T(t_replay_killed) };
+					       T(t_replay_lazy), T(t_replay_overlap), T(t_replay_killed) };
 
 	if (argc > 1 && !strcmp(argv[1], "--claim"))
 		return claim_tool(argc, argv);
