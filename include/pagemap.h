@@ -808,6 +808,17 @@ PM_API int pm_kpage_end(struct pm_kpage *k, uint64_t *end);
 PM_API uint64_t pm_kpage_start(const struct pm_kpage *k);
 
 /*
+ * pm_kpage_next_data - the first PFN at or after @pfn that a replayed
+ * snapshot's frame files may hold words of: every frame in [@pfn, *@next)
+ * reads 0 in each open file, so a walk of all frames (phys) accounts for
+ * them at once rather than read them (a file may claim far more frames
+ * than it holds). Live, and for a tree: *@next = @pfn. Returns 0 with
+ * *@next (at most UINT64_MAX: no more words; callers stop at pm_kpage_end),
+ * or -errno (EBADMSG: a damaged chunk, pm_ctx_tree_error()).
+ */
+PM_API int pm_kpage_next_data(struct pm_kpage *k, uint64_t pfn, uint64_t *next);
+
+/*
  * pm_kpage_read - read @n consecutive frames from @pfn: kpageflags words
  * into @flags, kpagecount into @counts, kpagecgroup into @cgroups; any of
  * the three may be NULL (not read). Large runs are read in batches, one

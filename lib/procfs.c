@@ -234,6 +234,23 @@ ssize_t pmi_ctx_pread_words(const struct pm_ctx *ctx, int fd, uint64_t *buf, siz
 	return n;
 }
 
+int pmi_ctx_next_data(const struct pm_ctx *ctx, int fd, uint64_t index, uint64_t *next)
+{
+	int r;
+
+	*next = index;
+	if (!ctx || !ctx->snap_words)
+		return 0;
+	r = pmi_snap_words_next_data(ctx->snap_words, fd, index, next);
+	if (r == (int)PMI_SNAP_WORDS_NOT_MINE) {
+		*next = index;
+		return 0;
+	}
+	if (r == -EBADMSG)
+		pmi_tree_error(ctx, "%s", pmi_snap_words_error(ctx->snap_words));
+	return r;
+}
+
 /* Read a small text file into @buf, NUL-terminated. Returns length or -errno. */
 int pmi_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, size_t size)
 {

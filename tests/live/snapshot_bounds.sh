@@ -1,8 +1,8 @@
 #!/bin/sh
 # snapshot_bounds.sh - replays are bounded: with $TMPDIR a 64 MiB tmpfs (a private mount namespace), hostile
 # snapshots (a 2 GiB smaps claimed in 340 KB, 1 PiB of kpageflags claimed in 11 KB) fail at once with one line
-# and write nothing there; a 250 MiB smaps within the limit costs `maps` nothing; a real snapshot replays and
-# leaves nothing; a replay killed by SIGKILL while it runs leaves no tree.
+# and write nothing there; within the limits, 2^40 frames claimed cost phys what is held, a 250 MiB smaps costs
+# `maps` nothing; a real snapshot replays and leaves nothing; a replay killed by SIGKILL leaves no tree.
 # Usage: tests/live/snapshot_bounds.sh   (PAGEMAP_BUILD comes from make; root: mount needs it)
 build=${PAGEMAP_BUILD:-$(cd "$(dirname "$0")/../.." && pwd)/build}
 pagemap="$build/pagemap"
@@ -54,6 +54,10 @@ fi
 "$tool" --claim "$work/drop.snap" "$work/smaps250m.snap" proc/1/smaps text 262144000 262144000 &&
 "$tool" --claim "$work/drop.snap" "$work/kpage1p.snap" proc/kpageflags words 1125899906842624 0 ||
 	{ fail craft; exit 1; }
+# 2^40 frames (the limit) claimed, one held: drop's tree without its kpage*.errno, written back, then the claim
+"$pagemap" snapshot --to-tree "$work/tree" "$work/drop.snap" && rm -f "$work"/tree/proc/kpage* &&
+"$pagemap" snapshot --from-tree "$work/tree" -o "$work/nokpage.snap" &&
+"$tool" --claim "$work/nokpage.snap" "$work/kpage8t.snap" proc/kpageflags words 8796093022208 0 || { fail craft; exit 1; }
 export TMPDIR="$tmp"
 
 # Hostile claims: one line, exit 1, nothing written. `timeout` only guards against the hang (phys walked 2^47
@@ -75,6 +79,12 @@ for c in "smaps2g maps $target" "smaps2g features" "kpage1p phys" "kpage1p maps 
 		echo "  exit $rc, $(used_kib) KiB left in the tmpfs: $(head -c 300 "$work/err")"
 	fi
 done
+
+# Within the limits: phys of 2^40 frames claimed and one held costs what is held (it walked them all, hours).
+timeout 300 "$pagemap" --snapshot "$work/kpage8t.snap" phys -J >"$work/got" 2>"$work/err"
+rc=$?
+[ $rc = 0 ] && grep -q '"pages": *1099511627775' "$work/got" && empty && pass kpage8t-phys ||
+	{ fail kpage8t-phys; echo "  exit $rc: $(head -c 300 "$work/err")"; }
 
 # Within the limits: 250 MiB of smaps nobody reads costs `maps` nothing in $TMPDIR, and the answer is the
 # real snapshot's.
