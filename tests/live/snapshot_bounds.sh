@@ -86,6 +86,11 @@ rc=$?
 [ $rc = 0 ] && grep -q '"pages": *1099511627775' "$work/got" && empty && pass kpage8t-phys ||
 	{ fail kpage8t-phys; echo "  exit $rc: $(head -c 300 "$work/err")"; }
 
+timeout 300 "$pagemap" --snapshot "$work/kpage8t.snap" export --pss >"$work/got" 2>"$work/err"
+rc=$?
+[ $rc = 0 ] && grep -q 'pagemap_physical_bytes{class="other"} 4503599627366400' "$work/got" && empty &&
+	pass kpage8t-export || { fail kpage8t-export; echo "  exit $rc: $(head -c 300 "$work/err")"; }
+
 # Within the limits: 250 MiB of smaps nobody reads costs `maps` nothing in $TMPDIR, and the answer is the
 # real snapshot's.
 "$pagemap" --snapshot "$work/drop.snap" maps "$target" >"$work/want" 2>/dev/null
