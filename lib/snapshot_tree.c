@@ -326,10 +326,14 @@ struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s)
 		free(dir);
 		return NULL;
 	}
-	/* before the first name in it: a SIGKILL from here on leaves no tree */
+	/*
+	 * Before the first name in it: a SIGKILL from here on leaves no tree.
+	 * Without one (no process to spare: RLIMIT_NPROC, a pids cgroup) the
+	 * replay still runs, and the tree is removed as before, at the end.
+	 */
 	keeper = pmi_snap_keeper_start(dir);
 	words = pmi_snap_words_new(s->fd, s->version);
-	if (keeper && words)
+	if (words)
 		text = pmi_snap_text_new(s->fd);
 	r = text ? extract(s, dir, words, text) : -errno;
 	if (!r && !(ctx = pm_ctx_new(dir)))
