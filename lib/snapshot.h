@@ -39,7 +39,8 @@
  * in memory while it is open. A frame file (proc/kpage*) is one word per
  * frame of the machine: physical addresses have at most 52 bits, 2^40 frames
  * of 4 KiB, counted from where its frames start (a keyed snapshot's
- * key_lift); a replay's phys walks every one.
+ * key_lift). A claim within it costs a replay what its chunks hold: walks
+ * of all frames skip those no chunk holds (pm_kpage_next_data).
  */
 #define SNAP_MAX_TEXT		(256ULL << 20)
 #define SNAP_MAX_FRAMES		(1ULL << 40)
