@@ -227,6 +227,26 @@ static int scan_batch(const uint64_t *w, size_t n, uint64_t pfn, const struct ph
 	return 0;
 }
 
+/* Account @n frames from @pfn whose words are all 0 (a replayed snapshot holds none of them) at once. */
+static int scan_zeros(uint64_t n, uint64_t pfn, const struct phys_opts *po, struct hist *h, struct out *list,
+		      struct frun *run)
+{
+	uint64_t f = pm_kpf_cook(0, po->raw);
+
+	if (!n || !pm_kpf_match(&po->filter, f))
+		return 0;
+	if (!list)
+		return hist_add(h, f, n) < 0 ? -ENOMEM : 0;
+	if (run->pages && run->flags == f && run->pfn + run->pages == pfn) {
+		run->pages += n;
+		return 0;
+	}
+	if (list_row(list, run, po->raw) < 0)
+		return 1;
+	*run = (struct frun){ pfn, n, f };
+	return 0;
+}
+
 static void kpage_error(struct pm_ctx *ctx, int err, const char *file)
 {
 	const char *root = pm_ctx_root(ctx);
@@ -243,12 +263,28 @@ static int scan_all(struct pm_ctx *ctx, struct pm_kpage *k, const struct phys_op
 	struct frun run = { 0 };
 	int r = w ? pm_kpage_end(k, &end) : -ENOMEM;
 
-	/* a keyed snapshot's frames start at its lift: the words below are no frames */
-	for (pfn = pm_kpage_start(k); r == 0 && pfn < end; pfn += PHYS_BATCH) {
+	/*
+	 * A keyed snapshot's frames start at its lift: the words below are no
+	 * frames. Frames a replayed snapshot holds no words of read 0: they are
+	 * accounted at once, so a walk costs what the files hold, not what
+	 * they claim (up to 2^40 frames).
+	 */
+	for (pfn = pm_kpage_start(k); r == 0 && pfn < end;) {
 		size_t n = end - pfn < PHYS_BATCH ? (size_t)(end - pfn) : PHYS_BATCH;
+		uint64_t data;
+
+		if ((r = pm_kpage_next_data(k, pfn, &data)) < 0)
+			break;
+		if (data > pfn) {
+			n = data < end ? data - pfn : end - pfn;
+			r = scan_zeros(n, pfn, po, h, list, &run);
+			pfn += n;
+			continue;
+		}
 		r = pm_kpage_read(k, pfn, n, w, NULL, NULL);
 		if (r == 0)
 			r = scan_batch(w, n, pfn, po, h, list, &run);
+		pfn += n;
 	}
 	if (r == 0 && list && list_row(list, &run, po->raw) < 0)
 		r = 1;

@@ -823,6 +823,17 @@ PM_API int pm_kpage_end(struct pm_kpage *k, uint64_t *end);
 PM_API uint64_t pm_kpage_start(const struct pm_kpage *k);
 
 /*
+ * pm_kpage_next_data - the first PFN at or after @pfn that a replayed
+ * snapshot's frame files may hold words of: every frame in [@pfn, *@next)
+ * reads 0 in each open file, so a walk of all frames (phys) accounts for
+ * them at once rather than read them (a file may claim far more frames
+ * than it holds). Live, and for a tree: *@next = @pfn. Returns 0 with
+ * *@next (at most UINT64_MAX: no more words; callers stop at pm_kpage_end),
+ * or -errno (EBADMSG: a damaged chunk, pm_ctx_tree_error()).
+ */
+PM_API int pm_kpage_next_data(struct pm_kpage *k, uint64_t pfn, uint64_t *next);
+
+/*
  * pm_kpage_read - read @n consecutive frames from @pfn: kpageflags words
  * into @flags, kpagecount into @counts, kpagecgroup into @cgroups; any of
  * the three may be NULL (not read). Large runs are read in batches, one
@@ -2278,7 +2289,9 @@ struct pm_snapshot_writer;
  * @err, @errsize: where a one-line reason goes on failure (may be NULL);
  * it names the section ("section 7 (WORDS of proc/42/pagemap): ...").
  * Returns the handle, or NULL with errno: EBADMSG (damaged or not a
- * snapshot), EPROTONOSUPPORT (another format version), ELIBACC (libzstd.so.1,
+ * snapshot), EFBIG (a file claims more than a snapshot may hold: a text file
+ * over 256 MiB, a kpage* file over 2^40 frames; pagemap-snapshot(5) LIMITS),
+ * EPROTONOSUPPORT (another format version), ELIBACC (libzstd.so.1,
  * which the shared library opens on its first snapshot, cannot be loaded;
  * @err says why), ENOMEM, or the open error. Free with pm_snapshot_close().
  */
@@ -2376,12 +2389,16 @@ PM_API int pm_snapshot_member_info(const struct pm_snapshot *s, unsigned number,
 
 /*
  * pm_ctx_new_snapshot - a context that replays snapshot @s as --root would
- * replay its tree: the tree is extracted into a private directory (0700,
- * under $TMPDIR or /tmp) that pm_ctx_free() removes. @s may be closed after.
- * The pagemap and kpage* files of that tree stay empty: this context reads
- * their words from the snapshot's chunks, so a context made with
- * pm_ctx_new(pm_ctx_root()) of it sees zeros; make another with this call.
- * Returns the context, or NULL with errno (EBADMSG: pm_snapshot_error()).
+ * replay its tree: a tree of names only (directories, empty files) in a
+ * private directory (0700, under $TMPDIR or /tmp) that pm_ctx_free()
+ * removes, as does a keeper child process (exit signal 0: waitpid(-1) does
+ * not see it) if this process dies first. No file's contents are written:
+ * this context reads word files from the snapshot's chunks and decompresses
+ * a text file into an anonymous memory file when it is opened, so a file no
+ * call opens costs nothing; a context made with pm_ctx_new(pm_ctx_root())
+ * of it sees empty files: make another with this call. @s may be closed
+ * after. Returns the context, or NULL with errno (EBADMSG:
+ * pm_snapshot_error()).
  */
 PM_API struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s);
 

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include "internal.h"
 #include "pfnkey.h"
+#include "snapshot_keeper.h"
+#include "snapshot_text.h"
 #include "snapshot_words.h"
 
 /*
@@ -83,8 +85,10 @@ void pm_ctx_free(struct pm_ctx *ctx)
 	free(ctx->root);
 	free(ctx->tree_error);
 	pmi_snap_remove_tree(ctx->snapshot_dir);
+	pmi_snap_keeper_end(ctx->snap_keeper);
 	free(ctx->snapshot_dir);
 	pmi_snap_words_free(ctx->snap_words);
+	pmi_snap_text_free(ctx->snap_text);
 	free(ctx);
 }
 

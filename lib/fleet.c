@@ -157,6 +157,17 @@ int pm_classes_read(struct pm_ctx *ctx, struct pm_kpage *k, struct pm_classes *o
 	if (!w)
 		return -ENOMEM;
 	for (pfn = pm_kpage_start(k); r == 0 && pfn < end; pfn += n) {
+		uint64_t data, c0 = pm_class_of(0);
+
+		if ((r = pm_kpage_next_data(k, pfn, &data)) < 0)
+			break;
+		if (data > pfn) {	/* frames a replayed snapshot holds no words of: 0, at once */
+			n = data < end ? data - pfn : end - pfn;
+			if (c0 != PM_CLASS_COUNT)
+				out->bytes[c0] += n * page;
+			out->frames += n;
+			continue;
+		}
 		n = end - pfn < CLASS_BATCH ? (size_t)(end - pfn) : CLASS_BATCH;
 		r = pm_kpage_read(k, pfn, n, w, NULL, NULL);
 		for (i = 0; r == 0 && i < n; i++) {

@@ -29,6 +29,8 @@ struct pm_ctx {
 	bool features_bad;		/* replay: a recorded page or PMD size was refused (pm_target_open fails) */
 	char *snapshot_dir;		/* pm_ctx_new_snapshot: the extracted tree, removed by pm_ctx_free */
 	struct pmi_snap_words *snap_words; /* pm_ctx_new_snapshot: where its word files are read (snapshot_words.c) */
+	struct pmi_snap_text *snap_text;   /* pm_ctx_new_snapshot: where its text files are read (snapshot_text.c) */
+	struct pmi_snap_keeper *snap_keeper; /* pm_ctx_new_snapshot: removes the tree if we die (snapshot_keeper.c) */
 	uint64_t frame_start;		/* pm_kpage_start: a keyed snapshot's META key_lift, else 0 */
 };
 
@@ -48,6 +50,8 @@ int pmi_pid_path(const struct pm_ctx *ctx, char *buf, size_t size, pid_t pid, co
 ssize_t pmi_pread_words(int fd, uint64_t *buf, size_t count, uint64_t word_index);
 /* The same for a file of @ctx's (NULL: any file): a replayed snapshot's word files are read from its chunks. */
 ssize_t pmi_ctx_pread_words(const struct pm_ctx *ctx, int fd, uint64_t *buf, size_t count, uint64_t word_index);
+/* The first word at or after @index a replayed snapshot's word file open on @fd holds (@index: live, a tree). 0 or -errno. */
+int pmi_ctx_next_data(const struct pm_ctx *ctx, int fd, uint64_t index, uint64_t *next);
 int pmi_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, size_t size);
 /* procfs.c: clock @c (CLOCK_REALTIME, CLOCK_MONOTONIC, ...) in nanoseconds. */
 uint64_t pmi_clock_ns(clockid_t c);

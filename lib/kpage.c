@@ -114,6 +114,26 @@ uint64_t pm_kpage_start(const struct pm_kpage *k)
 	return k ? k->ctx->frame_start : 0;
 }
 
+int pm_kpage_next_data(struct pm_kpage *k, uint64_t pfn, uint64_t *next)
+{
+	uint64_t best = UINT64_MAX, n;
+	int i, r, open = 0;
+
+	if (!k || !next)
+		return -EINVAL;
+	for (i = 0; i < NFILES; i++) {
+		if (k->fd[i] < 0)
+			continue;
+		open++;
+		if ((r = pmi_ctx_next_data(k->ctx, k->fd[i], pfn, &n)) < 0)
+			return r;
+		if (n < best)
+			best = n;
+	}
+	*next = open ? best : pfn;
+	return 0;
+}
+
 int pm_kpage_end(struct pm_kpage *k, uint64_t *end)
 {
 	int fd = any_fd(k), r;

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "internal.h"
+#include "snapshot_text.h"
 #include "snapshot_words.h"
 
 static const struct { const char *name; int value; } errno_names[] = {
@@ -94,6 +95,23 @@ static const char *file_type(mode_t mode)
 }
 
 /*
+ * A replayed snapshot's text file (pm_ctx_new_snapshot): its name in the
+ * tree is empty, its bytes come from the snapshot's chunks (snapshot_text.c).
+ */
+static int open_snapshot_text(const struct pm_ctx *ctx, const char *path, int flags)
+{
+	size_t n = strlen(ctx->root);
+	int fd;
+
+	if (!ctx->snap_text || (flags & O_ACCMODE) != O_RDONLY || strncmp(path, ctx->root, n) || path[n] != '/')
+		return PMI_SNAP_TEXT_NOT_MINE;
+	fd = pmi_snap_text_open(ctx->snap_text, path + n + 1);
+	if (fd == -EBADMSG)
+		pmi_tree_error(ctx, "%s", pmi_snap_text_error(ctx->snap_text));
+	return fd;
+}
+
+/*
  * Open a file of a replayed tree. The tree is untrusted (captures travel in
  * bug reports): a FIFO would block open() and read() forever, a device would
  * be read for real. O_NONBLOCK makes open return at once; anything that is
@@ -102,7 +120,11 @@ static const char *file_type(mode_t mode)
 static int open_replayed(const struct pm_ctx *ctx, const char *path, int flags)
 {
 	struct stat st;
-	int fd = open(path, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), fl;
+	int fd = open_snapshot_text(ctx, path, flags), fl;
+
+	if (fd != PMI_SNAP_TEXT_NOT_MINE)
+		return fd;
+	fd = open(path, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
 	if (fd < 0) {
 		int e = errno;
@@ -210,6 +232,23 @@ ssize_t pmi_ctx_pread_words(const struct pm_ctx *ctx, int fd, uint64_t *buf, siz
 	if (n == -EBADMSG)
 		pmi_tree_error(ctx, "%s", pmi_snap_words_error(ctx->snap_words));
 	return n;
+}
+
+int pmi_ctx_next_data(const struct pm_ctx *ctx, int fd, uint64_t index, uint64_t *next)
+{
+	int r;
+
+	*next = index;
+	if (!ctx || !ctx->snap_words)
+		return 0;
+	r = pmi_snap_words_next_data(ctx->snap_words, fd, index, next);
+	if (r == (int)PMI_SNAP_WORDS_NOT_MINE) {
+		*next = index;
+		return 0;
+	}
+	if (r == -EBADMSG)
+		pmi_tree_error(ctx, "%s", pmi_snap_words_error(ctx->snap_words));
+	return r;
 }
 
 /* Read a small text file into @buf, NUL-terminated. Returns length or -errno. */

@@ -2,10 +2,13 @@
 #ifndef PM_SNAPSHOT_H
 #define PM_SNAPSHOT_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
+#include "pagemap.h"
 #include "pfnkey.h"
 
 #define SNAP_MAGIC		"\x89PMSNAP\n"
@@ -26,6 +29,47 @@
 #define SNAP_MAX_FILES		(1u << 20)
 #define SNAP_MAX_META		65536u
 #define SNAP_MAX_FILE_SIZE	(1ULL << 58)	/* logical bytes of one file (a pagemap spans 2^57 on la57) */
+
+/*
+ * What one file may claim, beyond the format's limit: the writer refuses to
+ * write more (-EFBIG) and the reader refuses a file that claims more, so a
+ * snapshot the writer made always replays. A text file is a /proc or /sys
+ * file: the longest, smaps of a process at the default vm.max_map_count
+ * (65530 mappings, about 1.3 KB each), is 85 MB; a replay holds a text file
+ * in memory while it is open. A frame file (proc/kpage*) is one word per
+ * frame of the machine: physical addresses have at most 52 bits, 2^40 frames
+ * of 4 KiB, counted from where its frames start (a keyed snapshot's
+ * key_lift). A claim within it costs a replay what its chunks hold: walks
+ * of all frames skip those no chunk holds (pm_kpage_next_data).
+ */
+#define SNAP_MAX_TEXT		(256ULL << 20)
+#define SNAP_MAX_FRAMES		(1ULL << 40)
+
+/* Is @path one of the frame files, whose words are indexed by frame number? */
+static inline bool snap_is_frame_file(const char *path)
+{
+	return !strcmp(path, "proc/kpageflags") || !strcmp(path, "proc/kpagecount") ||
+	       !strcmp(path, "proc/kpagecgroup");
+}
+
+/*
+ * May file @path of @kind claim @size bytes, its frames (if a frame file)
+ * starting at @frame_start? 0, or -EFBIG with the limit it breaks in *@why.
+ */
+static inline int snap_claim_check(const char *path, uint32_t kind, uint64_t size, uint64_t frame_start,
+				   const char **why)
+{
+	if (kind == PM_SNAPSHOT_BYTES && size > SNAP_MAX_TEXT) {
+		*why = "over the 256 MiB a text file may hold";
+		return -EFBIG;
+	}
+	if (kind == PM_SNAPSHOT_WORDS && snap_is_frame_file(path) &&
+	    (size / 8 < frame_start ? 0 : size / 8 - frame_start) > SNAP_MAX_FRAMES) {
+		*why = "over the 2^40 frames a machine can have";
+		return -EFBIG;
+	}
+	return 0;
+}
 
 /* A series (format version 4, man/pagemap-snapshot.5): members, each a version 3 body, and a SERIES index. */
 #define SNAP_SERIES_VERSION	4u

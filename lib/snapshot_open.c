@@ -143,6 +143,7 @@ static int add_file(struct pm_snapshot *s, uint32_t kind, uint64_t size, const c
 		    const char *where)
 {
 	struct snap_file *f;
+	const char *why;
 
 	if (s->nfiles >= SNAP_MAX_FILES || grow((void **)&s->files, &s->fcap, s->nfiles, sizeof(*f)))
 		return pmi_snap_fail(s, -ENOMEM, "%s: too many files", where);
@@ -159,7 +160,29 @@ static int add_file(struct pm_snapshot *s, uint32_t kind, uint64_t size, const c
 	f->path[plen] = '\0';
 	f->kind = kind;
 	f->size = size;
+	f->sec = s->nsecs - 1;
 	s->nfiles++;
+	/* frame files wait for META (where their frames start): check_claims */
+	if (snap_claim_check(f->path, kind, size, UINT64_MAX, &why))
+		return pmi_snap_fail(s, -EFBIG, "%s: %s claims %llu bytes, %s", where, f->path, (unsigned long long)size,
+				     why);
+	return 0;
+}
+
+/* Every frame file's claim, now that META says where the frames start (add_file checked the others). */
+static int check_claims(struct pm_snapshot *s)
+{
+	uint64_t start = pmi_snap_frame_start(s);
+	const char *why;
+	char where[SNAP_ERR_MAX / 2];
+	size_t i;
+
+	for (i = 0; i < s->nfiles; i++) {
+		const struct snap_file *f = &s->files[i];
+		if (snap_claim_check(f->path, f->kind, f->size, start, &why))
+			return pmi_snap_fail(s, -EFBIG, "%s: %s claims %llu bytes, %s", pmi_snap_sec_name(s, f->sec, where,
+					     sizeof(where)), f->path, (unsigned long long)f->size, why);
+	}
 	return 0;
 }
 
@@ -752,6 +775,8 @@ static struct pm_snapshot *open_common(int fd, bool own, int want, char *err, si
 		goto out;
 	}
 	r = scan(s, want);
+	if (!r)
+		r = check_claims(s);
 	if (!r)
 		return s;
 out:

@@ -126,6 +126,23 @@ const char *pm_snapshot_meta(const struct pm_snapshot *s, const char *key)
 	return NULL;
 }
 
+/*
+ * Walks over all frames skip the indices below key_lift, which no frame moved to. A replay's tree keeps it in
+ * pagemap-frame-start, which pm_ctx_new reads back (lib/ctx.c); the reader bounds frame files from it.
+ */
+uint64_t pmi_snap_frame_start(const struct pm_snapshot *s)
+{
+	const char *v = pm_snapshot_meta(s, "key_lift"), *frames = pm_snapshot_meta(s, "frames");
+	unsigned long long n;
+	char *end;
+
+	if (!v || !frames || strncmp(frames, "keyed", 5) || *v < '0' || *v > '9')
+		return 0;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	return errno || *end ? 0 : n;
+}
+
 const char *pmi_snap_meta_next(const struct pm_snapshot *s, const char *prev)
 {
 	const char *p = prev ? prev + strlen(prev) + 1 : s->meta;

@@ -29,6 +29,7 @@ struct snap_file {
 	char *path;
 	uint32_t kind;
 	uint64_t size;
+	size_t sec;		/* the section declaring it */
 };
 
 struct pm_snapshot {
@@ -70,6 +71,11 @@ int pmi_snap_read_at(struct pm_snapshot *s, void *buf, size_t n, uint64_t off);
 bool pmi_snap_chunk_ref(const struct pm_snapshot *s, uint64_t offset, uint64_t *ref_offset, uint64_t *ref_length);
 /* Where the payload of the chunk whose section (a WORDS, or a REUSE yielded as one) is at @offset lies. */
 void pmi_snap_chunk_data(const struct pm_snapshot *s, uint64_t offset, uint64_t *data_off, uint64_t *data_len);
+/*
+ * Where a keyed snapshot's frames start: META key_lift (pagemap-snapshot(5)),
+ * for a snapshot of frames=keyed or keyed-block; else, or not a number, 0.
+ */
+uint64_t pmi_snap_frame_start(const struct pm_snapshot *s);
 /* Grow the chunk buffers (see snapshot_read.c). 0 or -ENOMEM. */
 int pmi_snap_chunk_buffers(struct pm_snapshot *s, size_t zlen, size_t rawlen, size_t nwords);
 

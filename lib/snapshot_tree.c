@@ -1,4 +1,4 @@
-/* snapshot_tree.c - snapshots to and from captured /proc trees, and the replay context over an extracted tree. */
+/* snapshot_tree.c - snapshots to and from captured /proc trees, and the replay context over a tree of names. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,7 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "snapshot_keeper.h"
 #include "snapshot_reader.h"
+#include "snapshot_text.h"
 #include "snapshot_words.h"
 
 /* Open (creating with @create) the parent directory of @path below @dirfd, never through a symlink. */
@@ -60,6 +62,7 @@ struct extract {
 	uint64_t *written;	/* per file id: the end of what was written to it so far */
 	size_t nwritten;
 	struct pmi_snap_words *words;	/* replay: word files left empty, read from their chunks (snapshot_words.c) */
+	struct pmi_snap_text *text;	/* replay: text files left empty, read from their chunks (snapshot_text.c) */
 	int pfd;		/* the directory of the last file opened (consecutive files share it), or -1 */
 	size_t plen;		/* and its path's length: the first plen bytes of ppath */
 	char ppath[SNAP_MAX_PATH + 1];
@@ -199,8 +202,10 @@ static int open_file(struct extract *x, const struct pm_snapshot_section *sec)
 		x->fd = openat(pfd, base, O_RDWR | O_NOFOLLOW | O_CLOEXEC);	/* read too: see fill_gap */
 	if (x->fd < 0)
 		r = -errno;
-	else if (create && ftruncate(x->fd, (off_t)sec->size) < 0)
+	else if (create && !x->text && ftruncate(x->fd, (off_t)sec->size) < 0)
 		r = -errno;
+	else if (create && x->text && sec->kind == PM_SNAPSHOT_WORDS)
+		ftruncate(x->fd, (off_t)sec->size);	/* sparse, its length for fstat; reads go to its chunks */
 	x->file = sec->file;
 	return r;
 }
@@ -211,6 +216,8 @@ static int extract_section(struct extract *x, const struct pm_snapshot_section *
 
 	if (sec->type != PM_SNAPSHOT_FILE && sec->type != PM_SNAPSHOT_BYTES && sec->type != PM_SNAPSHOT_WORDS)
 		return 0;	/* META, INDEX and types of later versions hold no file bytes */
+	if (x->text && sec->type == PM_SNAPSHOT_BYTES)
+		return pmi_snap_text_add_chunk(x->text, sec->file, sec->offset, sec->length);
 	if (x->words && sec->type == PM_SNAPSHOT_WORDS) {
 		uint64_t ref_off = 0, ref_len = 0, off = sec->offset, len = sec->length;
 		pmi_snap_chunk_ref(x->s, sec->offset, &ref_off, &ref_len);
@@ -219,35 +226,18 @@ static int extract_section(struct extract *x, const struct pm_snapshot_section *
 	}
 	if ((r = open_file(x, sec)))
 		return r;
+	if (sec->type == PM_SNAPSHOT_FILE && x->text && sec->kind == PM_SNAPSHOT_BYTES)
+		return pmi_snap_text_add_file(x->text, sec->file, sec->path, sec->size);
 	if (sec->type == PM_SNAPSHOT_FILE)
 		return x->words && sec->kind == PM_SNAPSHOT_WORDS ?
 			       pmi_snap_words_add_file(x->words, sec->file, sec->size, x->fd, sec->path) : 0;
 	return pm_snapshot_read(x->s, sec, write_extent, x);
 }
 
-/*
- * Where a keyed snapshot's frames start: META key_lift (pagemap-snapshot(5)),
- * so walks over all frames skip the indices below it, which no frame moved
- * to. Absent (older files, other modes) or not a number: 0. The tree keeps it
- * in pagemap-frame-start, which pm_ctx_new reads back (lib/ctx.c).
- */
-static uint64_t frame_start(const struct pm_snapshot *s)
-{
-	const char *v = pm_snapshot_meta(s, "key_lift"), *frames = pm_snapshot_meta(s, "frames");
-	unsigned long long n;
-	char *end;
-
-	if (!v || !frames || strncmp(frames, "keyed", 5) || *v < '0' || *v > '9')
-		return 0;
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	return errno || *end ? 0 : n;
-}
-
 /* DIR/pagemap-frame-start, for a keyed snapshot's tree (0600, as the tree's other files). */
 static int write_frame_start(struct pm_snapshot *s, int dirfd)
 {
-	uint64_t start = frame_start(s);
+	uint64_t start = pmi_snap_frame_start(s);
 	char buf[32];
 	int fd, n, r = 0;
 
@@ -263,11 +253,15 @@ static int write_frame_start(struct pm_snapshot *s, int dirfd)
 	return r;
 }
 
-/* Extract into @dir; with @words, the word files stay empty (sparse, of their length) and @words learns them. */
-static int extract(struct pm_snapshot *s, const char *dir, struct pmi_snap_words *words)
+/*
+ * Extract into @dir; with @words and @text (a replay), every file is a name
+ * only: the word files sparse of their length, the text files empty, and
+ * @words and @text learn where their chunks are. No chunk is decompressed.
+ */
+static int extract(struct pm_snapshot *s, const char *dir, struct pmi_snap_words *words, struct pmi_snap_text *text)
 {
 	struct pm_snapshot_section sec = { 0 };
-	struct extract x = { .s = s, .fd = -1, .words = words, .pfd = -1 };
+	struct extract x = { .s = s, .fd = -1, .words = words, .text = text, .pfd = -1 };
 	int r = 0;
 
 	if (!(x.buf = malloc(EXTRACT_BUF)))
@@ -284,6 +278,8 @@ static int extract(struct pm_snapshot *s, const char *dir, struct pmi_snap_words
 		r = close_file(&x);
 	else
 		close_file(&x);
+	if (!r && text)
+		r = pmi_snap_text_seal(text);
 	if (r && r != -EBADMSG)	/* EBADMSG already says which section */
 		pmi_snap_fail_io(s, &sec, r);
 	if (!r && (r = write_frame_start(s, x.dirfd)))
@@ -298,7 +294,7 @@ static int extract(struct pm_snapshot *s, const char *dir, struct pmi_snap_words
 
 int pm_snapshot_extract(struct pm_snapshot *s, const char *dir)
 {
-	return extract(s, dir, NULL);
+	return extract(s, dir, NULL, NULL);
 }
 
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -319,6 +315,8 @@ struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s)
 	const char *tmp = getenv("TMPDIR");
 	struct pm_ctx *ctx = NULL;
 	struct pmi_snap_words *words;
+	struct pmi_snap_text *text = NULL;
+	struct pmi_snap_keeper *keeper = NULL;
 	char *dir;
 	int r;
 
@@ -328,19 +326,31 @@ struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s)
 		free(dir);
 		return NULL;
 	}
+	/*
+	 * Before the first name in it: a SIGKILL from here on leaves no tree.
+	 * Without one (no process to spare: RLIMIT_NPROC, a pids cgroup) the
+	 * replay still runs, and the tree is removed as before, at the end.
+	 */
+	keeper = pmi_snap_keeper_start(dir);
 	words = pmi_snap_words_new(s->fd, s->version);
-	r = words ? extract(s, dir, words) : -errno;
+	if (words)
+		text = pmi_snap_text_new(s->fd);
+	r = text ? extract(s, dir, words, text) : -errno;
 	if (!r && !(ctx = pm_ctx_new(dir)))
 		r = -errno;
 	if (r) {
 		pmi_snap_words_free(words);
+		pmi_snap_text_free(text);
 		pmi_snap_remove_tree(dir);
+		pmi_snap_keeper_end(keeper);
 		free(dir);
 		errno = -r;
 		return NULL;
 	}
 	ctx->snapshot_dir = dir;
 	ctx->snap_words = words;
+	ctx->snap_text = text;
+	ctx->snap_keeper = keeper;
 	return ctx;
 }
 

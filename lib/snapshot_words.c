@@ -474,6 +474,27 @@ ssize_t pmi_snap_words_pread(struct pmi_snap_words *w, int fd, uint64_t *buf, si
 	return r;
 }
 
+int pmi_snap_words_next_data(struct pmi_snap_words *w, int fd, uint64_t index, uint64_t *next)
+{
+	struct wfile *f;
+	size_t i;
+	int r;
+
+	if (!(f = find_fd(w, fd, &r)))
+		return r ? r : (int)PMI_SNAP_WORDS_NOT_MINE;
+	pthread_mutex_lock(&w->lock);
+	r = f->indexed ? 0 : index_file(w, f);
+	*next = index < f->nwords ? f->nwords : index;
+	for (i = 0; !r && i < f->n; i++) {	/* sorted by lo: the first that ends past @index starts first */
+		if (f->c[i].hi > index && f->c[i].hi > f->c[i].lo) {
+			*next = f->c[i].lo > index ? f->c[i].lo : index;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&w->lock);
+	return r;
+}
+
 /* The first chunk of indexed, disjoint @f whose words end after @index (f->n if none). */
 static size_t chunk_after(const struct wfile *f, uint64_t index)
 {

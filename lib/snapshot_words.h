@@ -33,6 +33,13 @@ int pmi_snap_words_add_chunk(struct pmi_snap_words *w, uint32_t id, uint64_t off
 ssize_t pmi_snap_words_pread(struct pmi_snap_words *w, int fd, uint64_t *buf, size_t count, uint64_t index);
 const char *pmi_snap_words_error(const struct pmi_snap_words *w);
 /*
+ * The first word index at or after @index that a chunk of the file open on
+ * @fd holds (its length in words when none does): words before it read 0.
+ * 0 with *@next, -EBADMSG for a damaged chunk, -errno, or
+ * PMI_SNAP_WORDS_NOT_MINE.
+ */
+int pmi_snap_words_next_data(struct pmi_snap_words *w, int fd, uint64_t index, uint64_t *next);
+/*
  * Are words [@index, *@upto) of the pagemaps open on @fda (of @a) and @fdb
  * (of @b) the same, by construction? Two members of one series
  * (pm_snapshot_append) whose chunks there are one stored chunk (a REUSE), or

@@ -340,6 +340,7 @@ static int series_file(struct pm_snapshot_writer *w, const char *path, uint32_t 
 int pmi_snap_w_file(struct pm_snapshot_writer *w, const char *path, uint32_t kind, uint64_t size)
 {
 	size_t n = strlen(path);
+	const char *why;
 	unsigned char *p;
 	int r;
 
@@ -347,6 +348,9 @@ int pmi_snap_w_file(struct pm_snapshot_writer *w, const char *path, uint32_t kin
 		return -EINVAL;
 	if (w->error)
 		return w->error;
+	/* what a reader would refuse (snapshot.h): a keyed snapshot's frames start at its lift */
+	if ((r = snap_claim_check(path, kind, size, pmi_snap_w_frames(w)->perm[0].lift, &why)))
+		return r;
 	if (w->files_len + SNAP_FILES_FIXED + n > SNAP_FILES_RAW && (r = flush_files(w)))
 		return r;
 	if (w->series && (r = series_file(w, path, kind)))
