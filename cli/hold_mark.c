@@ -3,11 +3,27 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 #include "hold_mark.h"
 
 static const char *const names[] = { "trusted.pagemap.frozen_by", "user.pagemap.frozen_by" };
+
+/*
+ * May the mark names[@i] on @dirfd be believed? trusted.* takes CAP_SYS_ADMIN to write; user.* only
+ * write permission on the directory, which a delegated user has. So root believes trusted.* alone (a
+ * user.* mark may be the owner's forgery, naming a "gone" holder so that root thaws their freeze), and
+ * anyone else a user.* mark only on a directory they own: then none but they (or root) wrote it.
+ */
+static bool believed(int dirfd, size_t i)
+{
+	struct stat sb;
+
+	if (i == 0)
+		return true;
+	return geteuid() != 0 && fstat(dirfd, &sb) == 0 && sb.st_uid == geteuid();
+}
 
 /* Field 22 of /proc/PID/stat (start time in clock ticks since boot): with the PID, one process for good; 0 gone. */
 static unsigned long long start_time(pid_t pid)
@@ -38,8 +54,8 @@ void mark_put(int dirfd, pid_t guardian)
 	int len = snprintf(v, sizeof(v), "%d %llu", (int)guardian, start_time(guardian));
 	size_t i;
 
-	for (i = 0; i < 2; i++)
-		if (fsetxattr(dirfd, names[i], v, (size_t)len, 0) == 0)
+	for (i = 0; i < 2; i++)	/* none that the next run would not believe */
+		if (believed(dirfd, i) && fsetxattr(dirfd, names[i], v, (size_t)len, 0) == 0)
 			return;
 }
 
@@ -59,7 +75,7 @@ bool mark_left_behind(int dirfd, char *who, size_t size)
 	int pid;
 
 	for (i = 0; i < 2; i++) {
-		ssize_t n = fgetxattr(dirfd, names[i], v, sizeof(v) - 1);
+		ssize_t n = believed(dirfd, i) ? fgetxattr(dirfd, names[i], v, sizeof(v) - 1) : -1;
 
 		if (n <= 0)
 			continue;

@@ -3,7 +3,7 @@
 # own: the file holds exactly the cgroup's processes (one in a cgroup below it too), each with its META read window;
 # the snapshot's own copy of each process's state shows it held (frozen: S instead of a busy loop's R; SIGSTOP: T),
 # and afterwards it runs again, cgroup.freeze back to 0; a cgroup frozen before and a process stopped before stay
-# so; SIGTERM during a frozen snapshot thaws first; -p of a process alone in a leaf cgroup is held by its freezer;
+# so, and one whose user.* mark its delegated owner forged too; SIGTERM during a frozen snapshot thaws first; -p of a process alone in a leaf cgroup is held by its freezer;
 # a missing cgroup and --freeze --all are refused.
 # The test's cgroups (below the cgroup v2 root, found in /proc/self/mountinfo) and processes go on any exit.
 # Usage: tests/live/snapshot_freeze.sh   (PAGEMAP_BUILD comes from make)
@@ -24,7 +24,7 @@ cleanup() {
 	for p in $pids; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
 	for p in $pids; do while kill -0 "$p" 2>/dev/null; do sleep 0.05; done; done
 	[ -d "$cg/sub" ] && rmdir "$cg/sub"
-	[ -d "$cg" ] && rmdir "$cg"
+	[ -d "$cg" ] && chown 0:0 "$cg" && rmdir "$cg"
 	[ -d "$cg-leaf" ] && rmdir "$cg-leaf"
 	rm -rf "$work"
 }
@@ -141,11 +141,36 @@ if ! err=$("$pagemap" snapshot --cgroup "/$name" --freeze -o "$work/already.snap
 	fail cgroup-already "$err"
 elif [ "$(cat "$cg/cgroup.freeze")" != 1 ] || ! grep -qx "frozen 1" "$cg/cgroup.events"; then
 	fail cgroup-already "thawed a cgroup it did not freeze"
-elif ! meta "$work/already.snap" | grep -qx frozen_already=cgroup; then
+elif ! meta "$work/already.snap" >"$work/meta" || ! grep -qx frozen_already=cgroup "$work/meta"; then
 	fail cgroup-already "no frozen_already=cgroup in META"
 else
 	pass cgroup-already
 fi
+echo 0 >"$cg/cgroup.freeze"
+until_5s grep -qx "frozen 0" "$cg/cgroup.events" || { echo "FAIL snapshot-freeze-setup: cannot thaw $cg"; exit 1; }
+
+# A mark forged by the cgroup's delegated owner (uid 65534 sets user.pagemap.frozen_by to a holder that is gone, as
+# a pagemap killed with its guardian would leave): root trusts only trusted.*, so the freeze stays someone else's.
+echo 1 >"$cg/cgroup.freeze"
+until_5s grep -qx "frozen 1" "$cg/cgroup.events" || { echo "FAIL snapshot-freeze-setup: cannot freeze $cg"; exit 1; }
+chown 65534:65534 "$cg"
+forge='import os, sys; os.setxattr(sys.argv[1], "user.pagemap.frozen_by", b"1 1")'
+# As that user where a python3 it may run exists (a pyenv shim under /root is not), else as root: the same bytes.
+setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c "$forge" "$cg" 2>/dev/null ||
+	python3 -c "$forge" "$cg" 2>"$work/err"
+if ! python3 -c 'import os, sys; os.getxattr(sys.argv[1], "user.pagemap.frozen_by")' "$cg" 2>/dev/null; then
+	echo "SKIP snapshot-freeze-forged-mark: cannot set user.* on $cg: $(cat "$work/err")"
+elif ! err=$("$pagemap" snapshot --cgroup "/$name" --freeze -o "$work/forged.snap" 2>&1); then
+	fail forged-mark "$err"
+elif [ "$(cat "$cg/cgroup.freeze")" != 1 ] || ! grep -qx "frozen 1" "$cg/cgroup.events"; then
+	fail forged-mark "thawed a cgroup on a mark its owner forged: $err"
+elif ! meta "$work/forged.snap" >"$work/meta" || ! grep -qx frozen_already=cgroup "$work/meta" || [ -n "$err" ]; then
+	fail forged-mark "META $(grep ^frozen "$work/meta" | tr '\n' ' '), stderr: $err"
+else
+	pass forged-mark
+fi
+python3 -c 'import os, sys; os.removexattr(sys.argv[1], "user.pagemap.frozen_by")' "$cg" 2>/dev/null
+chown 0:0 "$cg"
 echo 0 >"$cg/cgroup.freeze"
 until_5s grep -qx "frozen 0" "$cg/cgroup.events" || { echo "FAIL snapshot-freeze-setup: cannot thaw $cg"; exit 1; }
 
