@@ -19,41 +19,36 @@
 #define GUARD_DONE	(-1)	/* the record that says pagemap released everything itself */
 #define GUARD_DEATHSIG	SIGUSR2	/* PR_SET_PDEATHSIG's, read from a signalfd: blocked like every other */
 
-/* What the guardian was told: a cgroup.freeze (pid 0) or a process (its pidfd), each before the hold. */
-struct guard_hold {
-	pid_t pid;
-	int fd;
-};
-
+/* What the guardian was told, each before the hold: room for all of it allocated before the fork. */
 struct guard_list {
 	struct guard_hold *v;
 	size_t n, cap;
 };
 
-static void release_all(const struct guard_list *l)
+void guard_release(const struct guard_hold *v, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < l->n; i++) {
-		if (l->v[i].pid == GUARD_CGROUP_DIR) {
+	for (i = 0; i < n; i++) {
+		if (v[i].fd < 0 || v[i].pid == GUARD_CGROUP_DIR) {
 			continue;	/* below, once thawed */
-		} else if (l->v[i].pid == GUARD_CGROUP_FREEZE) {
-			ssize_t w = write(l->v[i].fd, "0", 1);	/* fails only when the cgroup went */
+		} else if (v[i].pid == GUARD_CGROUP_FREEZE) {
+			ssize_t w = write(v[i].fd, "0", 1);	/* fails only when the cgroup went */
 			(void)w;
 		} else {
 			/*
 			 * Whether or not it looks stopped: a SIGSTOP sent a moment
 			 * ago may not have stopped it yet, and SIGCONT discards it
-			 * while pending. pagemap told us only of processes that
-			 * were not stopped when it came. By pidfd: a PID reused
-			 * meanwhile is not signalled.
+			 * while pending. Only processes not stopped when pagemap
+			 * came are here. By pidfd: a PID reused meanwhile is not
+			 * signalled.
 			 */
-			syscall(SYS_pidfd_send_signal, l->v[i].fd, SIGCONT, NULL, 0);
+			syscall(SYS_pidfd_send_signal, v[i].fd, SIGCONT, NULL, 0);
 		}
 	}
-	for (i = 0; i < l->n; i++)
-		if (l->v[i].pid == GUARD_CGROUP_DIR)
-			mark_drop(l->v[i].fd);
+	for (i = 0; i < n; i++)
+		if (v[i].fd >= 0 && v[i].pid == GUARD_CGROUP_DIR)
+			mark_drop(v[i].fd);
 }
 
 /* One record off @sock into @l: 1 read, 0 EOF or an error (pagemap is gone), -1 the done record. */
@@ -84,15 +79,9 @@ static int take_record(int sock, struct guard_list *l, int flags)
 		memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
 	if (fd < 0)
 		return 1;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 16;
-		struct guard_hold *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v) {	/* cannot keep it: release what we have now rather than lose it */
-			close(fd);
-			return 0;
-		}
-		l->v = v, l->cap = cap;
+	if (l->n == l->cap) {	/* more than guard_start() was told: pagemap is broken; release now */
+		close(fd);
+		return 0;
 	}
 	l->v[l->n++] = (struct guard_hold){ pid, fd };
 	return 1;
@@ -137,9 +126,9 @@ static int guardian_setup(int sock, pid_t parent)
 	return sfd;
 }
 
-static __attribute__((noreturn)) void guardian_main(int sock, pid_t parent)
+static __attribute__((noreturn)) void guardian_main(int sock, pid_t parent, struct guard_hold *v, size_t max)
 {
-	struct guard_list l = { NULL, 0, 0 };
+	struct guard_list l = { v, 0, max };
 	int sfd = guardian_setup(sock, parent), r;
 
 	sock = 3;
@@ -160,17 +149,23 @@ static __attribute__((noreturn)) void guardian_main(int sock, pid_t parent)
 		if (r < 0)
 			_exit(0);	/* released by pagemap itself */
 	}
-	release_all(&l);
+	guard_release(l.v, l.n);
 	_exit(0);
 }
 
-int guard_start(struct hold_guard *g)
+int guard_start(struct hold_guard *g, size_t max)
 {
+	/* Before the fork: the guardian calls no allocator once pagemap counts on it to keep a hold. */
+	struct guard_hold *v = calloc(max ? max : 1, sizeof(*v));
 	pid_t parent = getpid(), pid;
 	int sv[2];
 
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+	if (!v)
+		return -ENOMEM;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		free(v);
 		return -errno;
+	}
 	fflush(NULL);	/* nothing buffered is written twice */
 	pid = fork();
 	if (pid < 0) {
@@ -178,12 +173,14 @@ int guard_start(struct hold_guard *g)
 
 		close(sv[0]);
 		close(sv[1]);
+		free(v);
 		return err;
 	}
 	if (pid == 0) {
 		close(sv[0]);
-		guardian_main(sv[1], parent);
+		guardian_main(sv[1], parent, v, max);
 	}
+	free(v);
 	close(sv[1]);
 	g->pid = pid;
 	g->sock = sv[0];

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +18,10 @@
 #define HOLD_TIMEOUT_MS	10000	/* a process in uninterruptible sleep delays a freeze; longer is a failure */
 #define HOLD_POLL_MS	5
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 static const int hold_signals[] = { SIGINT, SIGTERM, SIGHUP };
-static struct sigaction old_action[3];
+static struct sigaction old_action[ARRAY_SIZE(hold_signals)];
 static struct snap_hold *volatile held;	/* what the signal handler undoes */
 
 static uint64_t now_ns(clockid_t c)
@@ -114,19 +117,22 @@ bool cg2_holds(pid_t pid, const char *path)
 	return pid > 0 && cg2_of(pid, cg, sizeof(cg)) == 0 && pm_memcg_within(cg, path);
 }
 
-/* Undo what @h holds with async-signal-safe calls only (write, kill): also the signal handler's path. */
+/* Undo what @h holds with async-signal-safe calls only: also the signal handler's path. */
 static void undo(struct snap_hold *h)
 {
-	size_t i;
+	guard_release(h->holds, h->nholds);
+}
 
-	if (h->freeze_fd >= 0) {
-		ssize_t n = write(h->freeze_fd, "0", 1);	/* fails only when the cgroup went: nothing left frozen */
-		(void)n;
-	}
-	if (h->dir_fd >= 0)
-		mark_drop(h->dir_fd);
-	for (i = 0; i < h->nstopped; i++)
-		kill(h->stopped[i], SIGCONT);
+/*
+ * Count in one more hold of @h: stored whole, then counted, in that order
+ * for the signal handler (which may run between any two instructions here
+ * and reads up to @h->nholds).
+ */
+static void hold_add(struct snap_hold *h, pid_t pid, int fd)
+{
+	h->holds[h->nholds] = (struct guard_hold){ pid, fd };
+	atomic_signal_fence(memory_order_release);
+	h->nholds++;
 }
 
 static void on_signal(int sig)
@@ -148,7 +154,7 @@ static void signals_catch(struct snap_hold *h)
 	sa.sa_handler = on_signal;
 	sigfillset(&sa.sa_mask);
 	held = h;
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < ARRAY_SIZE(hold_signals); i++)
 		sigaction(hold_signals[i], &sa, &old_action[i]);
 }
 
@@ -165,21 +171,19 @@ void hold_release(struct snap_hold *h)
 		return;	/* a cgroup frozen by someone else: theirs to thaw */
 	}
 	sigemptyset(&block);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < ARRAY_SIZE(hold_signals); i++)
 		sigaddset(&block, hold_signals[i]);
 	sigprocmask(SIG_BLOCK, &block, &old);
 	undo(h);
-	if (h->freeze_fd >= 0)
-		close(h->freeze_fd);
-	if (h->dir_fd >= 0)
-		close(h->dir_fd);
-	h->freeze_fd = h->dir_fd = -1;
-	free(h->stopped);
-	h->stopped = NULL;
-	h->nstopped = 0;
 	held = NULL;
+	for (i = 0; i < h->nholds; i++)
+		if (h->holds[i].fd >= 0)
+			close(h->holds[i].fd);
+	free(h->holds);
+	h->holds = NULL;
+	h->nholds = 0;
 	guard_end(&h->guard);	/* after the undo: a death before it leaves the guardian to do it */
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < ARRAY_SIZE(hold_signals); i++)
 		sigaction(hold_signals[i], &old_action[i], NULL);
 	sigprocmask(SIG_SETMASK, &old, NULL);	/* one that came meanwhile ends us now, with nothing held */
 }
@@ -239,11 +243,17 @@ int hold_cgroup(struct snap_hold *h, const char *path)
 	if (h->left_by[0])	/* its freeze is ours to end: the holder that would have is gone */
 		fprintf(stderr, "pagemap: snapshot: cgroup %s was left frozen by a pagemap that died (its guardian, "
 			"PID %s, is gone): thawed after this snapshot\n", path, h->left_by);
-	if ((err = guard_start(&h->guard)) || (err = guard_tell(&h->guard, GUARD_CGROUP_FREEZE, fd)) ||
-	    (dfd >= 0 && (err = guard_tell(&h->guard, GUARD_CGROUP_DIR, dfd)))) {
+	if (!(h->holds = calloc(2, sizeof(*h->holds))))
+		err = -ENOMEM;
+	else if (!(err = guard_start(&h->guard, 2)) && !(err = guard_tell(&h->guard, GUARD_CGROUP_FREEZE, fd)) &&
+		 dfd >= 0)
+		err = guard_tell(&h->guard, GUARD_CGROUP_DIR, dfd);
+	if (err) {
 		cli_error(-err, "cannot freeze cgroup %s: cannot start the process that thaws it should pagemap die",
 			  path);
 		guard_end(&h->guard);
+		free(h->holds);
+		h->holds = NULL;
 		close(fd);
 		if (dfd >= 0)
 			close(dfd);
@@ -252,9 +262,9 @@ int hold_cgroup(struct snap_hold *h, const char *path)
 	}
 	if (dfd >= 0)
 		mark_put(dfd, h->guard.pid);
+	hold_add(h, GUARD_CGROUP_FREEZE, fd);
+	hold_add(h, GUARD_CGROUP_DIR, dfd);
 	signals_catch(h);	/* before the write: a signal from here on thaws */
-	h->freeze_fd = fd;
-	h->dir_fd = dfd;
 	if (write(fd, "1", 1) != 1) {
 		cli_error(errno, "cannot freeze cgroup %s: cannot write %s", path, name);
 		hold_release(h);
@@ -335,7 +345,7 @@ static void note_already(struct snap_hold *h, pid_t pid)
 /*
  * SIGSTOP @pid unless it is stopped already (someone else's stop: left to
  * them) or gone. Recorded before it is sent, with the guardian and in
- * @h->stopped: no moment exists where it is stopped and nobody knows.
+ * @h->holds: no moment exists where it is stopped and nobody knows.
  */
 static int stop_one(struct snap_hold *h, pid_t pid)
 {
@@ -350,8 +360,9 @@ static int stop_one(struct snap_hold *h, pid_t pid)
 	}
 	/* By pidfd: the process checked is the one signalled, and the one the guardian continues. */
 	if ((pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) {
-		cli_error(errno, "cannot stop process %d", (int)pid);
-		return errno == ESRCH ? 0 : -1;
+		err = errno;
+		cli_error(err, "cannot stop process %d", (int)pid);
+		return err == ESRCH ? 0 : -1;
 	}
 	if ((err = guard_tell(&h->guard, pid, pidfd))) {
 		close(pidfd);
@@ -359,11 +370,13 @@ static int stop_one(struct snap_hold *h, pid_t pid)
 			  (int)pid);
 		return -1;
 	}
-	h->stopped[h->nstopped++] = pid;	/* before the signal: a SIGCONT of one never stopped does no harm */
-	err = syscall(SYS_pidfd_send_signal, pidfd, SIGSTOP, NULL, 0) < 0 ? errno : 0;
-	close(pidfd);
-	if (err) {
-		h->nstopped--;
+	/* Before the signal (a SIGCONT of one never stopped does no harm); the pidfd kept for the SIGCONT. */
+	hold_add(h, pid, pidfd);
+	if (syscall(SYS_pidfd_send_signal, pidfd, SIGSTOP, NULL, 0) < 0) {
+		err = errno;
+		h->holds[h->nholds - 1].fd = -1;	/* then closed: the handler never signals a number reused */
+		atomic_signal_fence(memory_order_release);
+		close(pidfd);
 		cli_error(err, "cannot stop process %d", (int)pid);
 		return err == ESRCH ? 0 : -1;
 	}
@@ -479,18 +492,18 @@ int hold_pids(struct snap_hold *h, const char *pids)
 	h->path[0] = '\0';
 	for (i = 0; pids[i]; i++)
 		n += pids[i] == ',';
-	if (!copy || !(h->stopped = calloc(n, sizeof(*h->stopped)))) {
+	if (!copy || !(h->holds = calloc(n, sizeof(*h->holds)))) {
 		free(copy);
 		cli_error(ENOMEM, "cannot stop the processes");
 		return -1;
 	}
-	if (refuse_foreground(pids) || (r = guard_start(&h->guard))) {
+	if (refuse_foreground(pids) || (r = guard_start(&h->guard, n))) {
 		if (r)
 			cli_error(-r, "cannot stop the processes: cannot start the process that continues them "
 				  "should pagemap die");
 		free(copy);
-		free(h->stopped);
-		h->stopped = NULL;
+		free(h->holds);
+		h->holds = NULL;
 		return -1;
 	}
 	h->how = HOLD_SIGSTOP;
@@ -499,11 +512,12 @@ int hold_pids(struct snap_hold *h, const char *pids)
 		if (cli_parse_pid(tok, &pid) == 0 && pid > 0 && pid != getpid())	/* parse() refused ourselves */
 			r = stop_one(h, pid);
 	free(copy);
-	for (i = 0; i < h->nstopped && !r; i++) {
-		for (waited = 0; proc_state(h->stopped[i]) && !is_stopped(proc_state(h->stopped[i]));
+	for (i = 0; i < h->nholds && !r; i++) {
+		pid = h->holds[i].pid;
+		for (waited = 0; h->holds[i].fd >= 0 && proc_state(pid) && !is_stopped(proc_state(pid));
 		     waited += HOLD_POLL_MS) {
 			if (waited >= HOLD_TIMEOUT_MS) {
-				cli_error(0, "cannot stop process %d: not stopped %d s after SIGSTOP", (int)h->stopped[i],
+				cli_error(0, "cannot stop process %d: not stopped %d s after SIGSTOP", (int)pid,
 					  HOLD_TIMEOUT_MS / 1000);
 				r = -1;
 				break;

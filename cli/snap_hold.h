@@ -15,18 +15,22 @@ struct snap_hold {
 	enum hold_how how;
 	char dir[PATH_MAX];		/* the cgroup's directory under the cgroup v2 mount */
 	char path[PATH_MAX];		/* -p held by the freezer: the processes' cgroup ("/a/b"), else "" */
-	int freeze_fd;			/* its cgroup.freeze while we hold it frozen, else -1 */
-	int dir_fd;			/* the directory, marked while we hold it frozen, else -1 */
 	char left_by[16];		/* the PID of a dead pagemap's guardian whose freeze we took over */
 	bool already;			/* the cgroup was frozen before: left so */
-	pid_t *stopped;			/* the processes SIGSTOPped here: SIGCONT at the end */
-	size_t nstopped;
+	/*
+	 * What we hold, as the guardian was told of it: the cgroup.freeze and
+	 * the marked directory, or each process SIGSTOPped here with its pidfd.
+	 * An entry is complete before @nholds counts it (the signal handler
+	 * reads them); one whose stop failed has fd -1.
+	 */
+	struct guard_hold *holds;
+	size_t nholds;
 	char already_pids[256];		/* those found stopped by someone else: "4,17" */
 	uint64_t start, mono;		/* when everything was found held (CLOCK_REALTIME ns, CLOCK_MONOTONIC ns) */
 	uint64_t end;			/* CLOCK_REALTIME ns, start + the monotonic time held */
 	struct hold_guard guard;	/* releases the hold if pagemap dies holding it, however */
 };
-#define SNAP_HOLD_INIT { .how = HOLD_NONE, .freeze_fd = -1, .dir_fd = -1, .guard = HOLD_GUARD_INIT }
+#define SNAP_HOLD_INIT { .how = HOLD_NONE, .guard = HOLD_GUARD_INIT }
 
 /*
  * The directory of cgroup v2 @path (absolute, as /proc/PID/cgroup's "0::"
