@@ -16,6 +16,8 @@ extern const char *cli_cmd;	/* the running subcommand, for "Try 'pagemap CMD --h
 
 /* "pagemap: MESSAGE[: strerror(err)]" on stderr. */
 void cli_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A notice, not an error: "pagemap: MESSAGE" on stderr, through the same terminal rendering as cli_error(). */
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A hint line under an error or a notice: "pagemap: hint: ...". */
 void cli_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*

@@ -407,7 +407,7 @@ static int listener(struct server *s, const char *listen, struct sockaddr_storag
 		return -1;
 	}
 	if (listen_unix(listen + strlen(UNIX_PREFIX), s->socket_mode, ul, why, sizeof(why)) < 0) {
-		fprintf(stderr, "pagemap: cannot listen on %s: %s\n", listen, why);
+		cli_error(0, "cannot listen on %s: %s", listen, why);
 		return EXIT_RUNTIME;
 	}
 	return -1;
@@ -450,7 +450,7 @@ static int run(struct server *s, const char *listen)
 		return EXIT_RUNTIME;
 	}
 	info = s->mhd.get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	fprintf(stderr, "pagemap: serving /metrics on %s (port %u)\n", listen, info ? info->port : 0);
+	cli_note("serving /metrics on %s (port %u)", listen, info ? info->port : 0);
 	if (s->pss_interval > 0)
 		threaded = pthread_create(&th, NULL, exact_loop, s) == 0;
 	wait_signal();

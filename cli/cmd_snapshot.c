@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "snap_hold.h"
+#include "textsafe.h"
 
 #define OPT_FROM_TREE	0x2000
 #define OPT_TO_TREE	0x2001
@@ -286,12 +287,12 @@ static int add_all(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned fl
 	}
 	pm_procs_close(it);
 	if (!r && rf.n) {
-		fprintf(stderr, "pagemap: snapshot: %zu process%s refused reading, not in the snapshot: %s\n", rf.n,
-			rf.n == 1 ? "" : "es", rf.list);
+		cli_note("snapshot: %zu process%s refused reading, not in the snapshot: %s", rf.n, rf.n == 1 ? "" : "es",
+			 rf.list);
 		r = pm_snapshot_add_meta(w, "refused_pids", rf.list);
 	}
 	if (!r && cgroup && !found)
-		fprintf(stderr, "pagemap: snapshot: no process in cgroup %s\n", cgroup);
+		cli_note("snapshot: no process in cgroup %s", cgroup);
 	return r;
 }
 
@@ -489,10 +490,12 @@ static int read_snapshot(const struct snap_opts *o, const char *file)
 	else if (o->list) {
 		/* A FILE row: the file's length. The files of one FILES section share its offset and
 		 * payload, whose length would repeat on every row and say nothing of any one file. */
-		while (pm_snapshot_next(s, &sec) == 0)
-			printf("%10llu %-6s %8llu %s\n", (unsigned long long)sec.offset, type_name(sec.type),
-			       (unsigned long long)(sec.type == PM_SNAPSHOT_FILE ? sec.size : sec.length),
-			       sec.path ? sec.path : "");
+		while (pm_snapshot_next(s, &sec) == 0) {
+			printf("%10llu %-6s %8llu ", (unsigned long long)sec.offset, type_name(sec.type),
+			       (unsigned long long)(sec.type == PM_SNAPSHOT_FILE ? sec.size : sec.length));
+			ts_fputs(TS_TERM, sec.path, stdout);	/* a path whoever wrote the file chose */
+			putchar('\n');
+		}
 	} else if (mkdir(o->to_tree, 0700) < 0) {
 		cli_error(errno, "cannot create %s", o->to_tree);
 		r = EXIT_RUNTIME;

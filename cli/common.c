@@ -38,6 +38,15 @@ void cli_error(int err, const char *fmt, ...)
 	va_end(ap);
 }
 
+void cli_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say("pagemap: ", fmt, ap, 0);
+	va_end(ap);
+}
+
 void cli_hint(const char *fmt, ...)
 {
 	va_list ap;

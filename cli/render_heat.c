@@ -317,7 +317,8 @@ int heat_write_ansi(FILE *f, const struct rnd_model *m, const struct heat_rec *r
 	size_t i;
 	uint32_t c;
 
-	fprintf(f, "%s: %zu intervals, time down, address across\n%8s ", m->source, rec->n, "");
+	rnd_term_str(f, m->source);	/* snapshot file names: as rnd_write_ansi() writes them */
+	fprintf(f, ": %zu intervals, time down, address across\n%8s ", rec->n, "");
 	for (c = 0; c < m->ncells; c++) {
 		long si = rnd_seg_of_cell(m, c);
 

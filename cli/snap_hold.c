@@ -241,8 +241,8 @@ int hold_cgroup(struct snap_hold *h, const char *path)
 		return 0;
 	}
 	if (h->left_by[0])	/* its freeze is ours to end: the holder that would have is gone */
-		fprintf(stderr, "pagemap: snapshot: cgroup %s was left frozen by a pagemap that died (its guardian, "
-			"PID %s, is gone): thawed after this snapshot\n", path, h->left_by);
+		cli_note("snapshot: cgroup %s was left frozen by a pagemap that died (its guardian, PID %s, is gone): "
+			 "thawed after this snapshot", path, h->left_by);
 	if (!(h->holds = calloc(2, sizeof(*h->holds))))
 		err = -ENOMEM;
 	else if (!(err = guard_start(&h->guard, 2)) && !(err = guard_tell(&h->guard, GUARD_CGROUP_FREEZE, fd)) &&

@@ -281,6 +281,15 @@ PY
 	fi
 	"$pagemap" render --series "$work/sa.snap" "$work/sb.snap" -f ansi -w 80 | grep -q '1.000s' &&
 		pass "series-ansi" || fail "series-ansi" "no interval row"
+	# A snapshot named with a terminal's title escape: the title line names it through cli/textsafe.c (\x1b).
+	esc=$(printf '\033')
+	cp "$work/sa.snap" "$work/sa$esc]0;x.snap"
+	if "$pagemap" render --series "$work/sa$esc]0;x.snap" "$work/sb.snap" -f ansi -w 80 >"$work/esc.ansi"; then
+		head -n 1 "$work/esc.ansi" | grep -q "$esc" && fail "series-ansi-name" "a file name's ESC written raw" ||
+			pass "series-ansi-name"
+	else
+		fail "series-ansi-name" "render failed"
+	fi
 	# bad input: one snapshot, another process, several processes without a PID, a PID not held, damage
 	cp -r "$demo" "$work/other" && mv "$work/other/proc/4242" "$work/other/proc/4243"
 	cp -r "$demo" "$work/two" && cp -r "$work/two/proc/4242" "$work/two/proc/4243"
