@@ -40,6 +40,15 @@ int cli_bad_option(char **argv);
 
 /* Parse a PID argument ("self" = 0). Returns 0 or -EINVAL. */
 int cli_parse_pid(const char *s, pid_t *pid);
+/* Read small file @path (a /proc or cgroup file) into @buf of @size, NUL-terminated: its length, or -errno. */
+ssize_t cli_read_small(const char *path, char *buf, size_t size);
+/* The fields of /proc/PID/stat after the command name that pagemap looks at. */
+struct cli_proc_stat {
+	char state;		/* 0: the process is gone */
+	int pgrp, tty_nr, tpgid;
+	unsigned long long start;	/* field 22, clock ticks since boot: with the PID, one process for good */
+};
+struct cli_proc_stat cli_proc_stat(pid_t pid);
 /* Parse "0xSTART-0xEND" or one address (its page of @page bytes). Returns 0 or -EINVAL. */
 int cli_parse_range(const char *s, uint64_t page, uint64_t *start, uint64_t *end);
 /* Open a target and explain a failure on stderr. Returns NULL after the message. */

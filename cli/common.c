@@ -1,5 +1,6 @@
 /* common.c - messages, PID parsing and target opening shared by the subcommands. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -66,6 +67,37 @@ int cli_usage_error(const char *fmt, ...)
 	fprintf(stderr, "Try 'pagemap %s%s--help' for more information.\n", cli_cmd ? cli_cmd : "",
 		cli_cmd ? " " : "");
 	return EXIT_USAGE;
+}
+
+ssize_t cli_read_small(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	do
+		n = read(fd, buf, size - 1);
+	while (n < 0 && errno == EINTR);
+	n = n < 0 ? -errno : n;
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+struct cli_proc_stat cli_proc_stat(pid_t pid)
+{
+	struct cli_proc_stat ps = { 0, 0, 0, 0, 0 };
+	char name[64], text[1024], *p;
+
+	snprintf(name, sizeof(name), "/proc/%d/stat", (int)pid);
+	if (cli_read_small(name, text, sizeof(text)) <= 0 || !(p = strrchr(text, ')')))
+		return ps;	/* the name may hold anything, ')' and spaces too: the fields follow its last ')' */
+	/* fields 3 (state) to 22 (start time): ppid pgrp session tty_nr tpgid, flags and 6 counts, 6 numbers */
+	if (sscanf(p + 1, " %c %*d %d %*d %d %d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+		   &ps.state, &ps.pgrp, &ps.tty_nr, &ps.tpgid, &ps.start) < 1)
+		ps.state = p[1] == ' ' ? p[2] : 0;
+	return ps;
 }
 
 int cli_version(void)

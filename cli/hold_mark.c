@@ -1,11 +1,11 @@
 /* hold_mark.c - the mark --freeze puts on a cgroup it froze: who holds it, so that a freeze left behind is known. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#include "cli.h"
 #include "hold_mark.h"
 
 static const char *const names[] = { "trusted.pagemap.frozen_by", "user.pagemap.frozen_by" };
@@ -25,27 +25,12 @@ static bool believed(int dirfd, size_t i)
 	return geteuid() != 0 && fstat(dirfd, &sb) == 0 && sb.st_uid == geteuid();
 }
 
-/* Field 22 of /proc/PID/stat (start time in clock ticks since boot): with the PID, one process for good; 0 gone. */
+/* The start time of @pid: with the PID, one process for good; 0 when it is gone. */
 static unsigned long long start_time(pid_t pid)
 {
-	char name[64], text[1024], *p;
-	unsigned long long t = 0;
-	ssize_t n;
-	int fd;
+	struct cli_proc_stat ps = cli_proc_stat(pid);
 
-	snprintf(name, sizeof(name), "/proc/%d/stat", (int)pid);
-	if ((fd = open(name, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	text[n] = '\0';
-	p = strrchr(text, ')');	/* fields 3..21 after the name, then the start time */
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-			 &t) != 1)
-		return 0;
-	return p[2] == 'Z' || p[2] == 'X' ? 0 : t;
+	return ps.state == 'Z' || ps.state == 'X' ? 0 : ps.start;
 }
 
 void mark_put(int dirfd, pid_t guardian)

@@ -86,20 +86,15 @@ int cg2_dir(const char *path, char *dir)
 static int cg2_of(pid_t pid, char *buf, size_t size)
 {
 	char name[64], text[8192], *line;
-	int fd, r = -ENODATA;
 	ssize_t n;
+	int r = -ENODATA;
 
 	if (pid)
 		snprintf(name, sizeof(name), "/proc/%d/cgroup", (int)pid);
 	else
 		snprintf(name, sizeof(name), "/proc/self/cgroup");
-	if ((fd = open(name, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	text[n] = '\0';
+	if ((n = cli_read_small(name, text, sizeof(text))) < 0)
+		return (int)n;
 	/* The v2 line alone: on a hybrid host pm_memcg_parse would take the v1 memory line first. */
 	for (line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
 		if (!strncmp(line, "0::", 3)) {
@@ -198,17 +193,10 @@ static void held_now(struct snap_hold *h)
 static int cg_frozen(const char *dir)
 {
 	char name[PATH_MAX + 16], text[512], *p;
-	int fd;
-	ssize_t n;
 
 	snprintf(name, sizeof(name), "%s/cgroup.events", dir);
-	if ((fd = open(name, O_RDONLY | O_CLOEXEC)) < 0)
+	if (cli_read_small(name, text, sizeof(text)) <= 0)
 		return -1;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	text[n] = '\0';
 	p = strstr(text, "frozen ");
 	return p && (p == text || p[-1] == '\n') ? p[7] == '1' : -1;
 }
@@ -283,37 +271,10 @@ int hold_cgroup(struct snap_hold *h, const char *path)
 	return 0;
 }
 
-/* The fields of /proc/PID/stat after the command name that --freeze looks at. */
-struct proc_stat {
-	char state;		/* 0: the process is gone */
-	int pgrp, tty_nr, tpgid;
-};
-
-static struct proc_stat proc_stat(pid_t pid)
-{
-	struct proc_stat ps = { 0, 0, 0, 0 };
-	char name[64], text[1024], *p;
-	int fd;
-	ssize_t n;
-
-	snprintf(name, sizeof(name), "/proc/%d/stat", (int)pid);
-	if ((fd = open(name, O_RDONLY | O_CLOEXEC)) < 0)
-		return ps;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return ps;
-	text[n] = '\0';
-	p = strrchr(text, ')');	/* the name may hold anything, ')' and spaces too */
-	if (p && sscanf(p + 1, " %c %*d %d %*d %d %d", &ps.state, &ps.pgrp, &ps.tty_nr, &ps.tpgid) != 4)
-		ps.state = p[1] == ' ' ? p[2] : 0;
-	return ps;
-}
-
 /* The state letter of /proc/PID/stat, or 0 when the process is gone. */
 static char proc_state(pid_t pid)
 {
-	return proc_stat(pid).state;
+	return cli_proc_stat(pid).state;
 }
 
 /*
@@ -324,7 +285,7 @@ static char proc_state(pid_t pid)
  */
 static bool in_foreground(pid_t pid)
 {
-	struct proc_stat ps = proc_stat(pid);
+	struct cli_proc_stat ps = cli_proc_stat(pid);
 
 	return ps.state && ps.tty_nr != 0 && ps.tpgid > 0 && ps.tpgid == ps.pgrp;
 }
@@ -384,37 +345,53 @@ static int stop_one(struct snap_hold *h, pid_t pid)
 }
 
 /* Refuse (one line and a hint) a process the SIGSTOP would take its terminal from, before anything is held. */
-static int refuse_foreground(const char *pids)
+static int refuse_foreground(const pid_t *v, size_t n)
 {
-	char *copy = strdup(pids), *tok, *save = NULL;
-	int r = copy ? 0 : -1;
-	pid_t pid;
+	size_t i;
 
-	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && !r; tok = strtok_r(NULL, ",", &save))
-		if (cli_parse_pid(tok, &pid) == 0 && pid > 0 && in_foreground(pid) && !is_stopped(proc_state(pid))) {
+	for (i = 0; i < n; i++)
+		if (in_foreground(v[i]) && !is_stopped(proc_state(v[i]))) {
 			cli_error(0, "cannot stop process %d: it is the foreground job of its terminal, which SIGSTOP "
-				  "would hand back to the shell", (int)pid);
+				  "would hand back to the shell", (int)v[i]);
 			cli_hint("hold it with the freezer (--cgroup PATH --freeze), which job control does not see");
-			r = -1;
+			return -1;
 		}
-	free(copy);
-	return r;
+	return 0;
 }
 
-/* The PIDs of @list that run, but pagemap's own, into @v (of @max); how many. */
-static size_t live_pids(const char *list, pid_t *v, size_t max)
+/* The PIDs of @v (of @n) that run into @live; how many. */
+static size_t live_pids(const pid_t *v, size_t n, pid_t *live)
 {
-	char *copy = strdup(list), *tok, *save = NULL;
-	size_t n = 0;
-	pid_t pid;
+	size_t i, k = 0;
 	char st;
 
-	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && n < max; tok = strtok_r(NULL, ",", &save))
-		if (cli_parse_pid(tok, &pid) == 0 && pid > 0 && pid != getpid() && (st = proc_state(pid)) && st != 'Z' &&
-		    st != 'X')
-			v[n++] = pid;
+	for (i = 0; i < n; i++)
+		if ((st = proc_state(v[i])) && st != 'Z' && st != 'X')
+			live[k++] = v[i];
+	return k;
+}
+
+/*
+ * The comma-separated -p @list, parsed once into @v (freed by the caller): the PIDs but pagemap's own
+ * (parse() refused it; never ours to stop). How many, or -1 out of memory.
+ */
+static ssize_t parse_pids(const char *list, pid_t **v)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	size_t n = 1, k = 0, i;
+	pid_t pid;
+
+	for (i = 0; list[i]; i++)
+		n += list[i] == ',';
+	if (!copy || !(*v = calloc(n, sizeof(**v)))) {
+		free(copy);
+		return -1;
+	}
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (cli_parse_pid(tok, &pid) == 0 && pid > 0 && pid != getpid())
+			(*v)[k++] = pid;
 	free(copy);
-	return n;
+	return (ssize_t)k;
 }
 
 static bool listed(pid_t pid, const pid_t *v, size_t n)
@@ -459,59 +436,60 @@ static bool leaf_of_only(const char *dir, const pid_t *v, size_t n)
  * job control (a foreground job keeps its terminal) and leaves no SIGCONT
  * to a process's handler; several cgroups, or company in one, keep SIGSTOP.
  */
-static bool pids_in_own_leaf(struct snap_hold *h, const char *pids, char *path, size_t size)
+static bool pids_in_own_leaf(struct snap_hold *h, const pid_t *pids, size_t npids, char *path, size_t size)
 {
 	char cg[PATH_MAX], own[PATH_MAX], mnt[PATH_MAX], name[PATH_MAX + 16];
-	pid_t v[256];
-	size_t n = live_pids(pids, v, 256), i;
+	pid_t *v = calloc(npids ? npids : 1, sizeof(*v));
+	size_t n = v ? live_pids(pids, npids, v) : 0, i;
+	bool ok = false;
 
-	if (!n || n == 256 || cg2_of(v[0], path, size) || !strcmp(path, "/") || cg2_mount(mnt, sizeof(mnt)))
-		return false;
+	if (!n || cg2_of(v[0], path, size) || !strcmp(path, "/") || cg2_mount(mnt, sizeof(mnt)))
+		goto out;
 	for (i = 1; i < n; i++)
 		if (cg2_of(v[i], cg, sizeof(cg)) || strcmp(cg, path))
-			return false;
+			goto out;
 	if (cg2_of(0, own, sizeof(own)) || pm_memcg_within(own, path))
-		return false;
+		goto out;
 	if (snprintf(h->dir, PATH_MAX, "%s%s", mnt, path) >= PATH_MAX)
-		return false;
+		goto out;
 	snprintf(name, sizeof(name), "%s/cgroup.freeze", h->dir);
-	return access(name, W_OK) == 0 && leaf_of_only(h->dir, v, n);
+	ok = access(name, W_OK) == 0 && leaf_of_only(h->dir, v, n);
+out:
+	free(v);
+	return ok;
 }
 
 int hold_pids(struct snap_hold *h, const char *pids)
 {
-	char *copy = strdup(pids), *tok, *save = NULL;
-	size_t n = 1, i;
+	pid_t *v = NULL, pid;
+	ssize_t n = parse_pids(pids, &v);
 	int r = 0, waited;
-	pid_t pid;
+	size_t i;
 
-	if (copy && pids_in_own_leaf(h, pids, h->path, sizeof(h->path))) {
-		free(copy);
+	if (n >= 0 && pids_in_own_leaf(h, v, (size_t)n, h->path, sizeof(h->path))) {
+		free(v);
 		return hold_cgroup(h, h->path);
 	}
 	h->path[0] = '\0';
-	for (i = 0; pids[i]; i++)
-		n += pids[i] == ',';
-	if (!copy || !(h->holds = calloc(n, sizeof(*h->holds)))) {
-		free(copy);
+	if (n < 0 || !(h->holds = calloc(n ? (size_t)n : 1, sizeof(*h->holds)))) {
+		free(v);
 		cli_error(ENOMEM, "cannot stop the processes");
 		return -1;
 	}
-	if (refuse_foreground(pids) || (r = guard_start(&h->guard, n))) {
+	if (refuse_foreground(v, (size_t)n) || (r = guard_start(&h->guard, (size_t)n))) {
 		if (r)
 			cli_error(-r, "cannot stop the processes: cannot start the process that continues them "
 				  "should pagemap die");
-		free(copy);
+		free(v);
 		free(h->holds);
 		h->holds = NULL;
 		return -1;
 	}
 	h->how = HOLD_SIGSTOP;
 	signals_catch(h);
-	for (tok = strtok_r(copy, ",", &save); tok && !r; tok = strtok_r(NULL, ",", &save))
-		if (cli_parse_pid(tok, &pid) == 0 && pid > 0 && pid != getpid())	/* parse() refused ourselves */
-			r = stop_one(h, pid);
-	free(copy);
+	for (i = 0; i < (size_t)n && !r; i++)
+		r = stop_one(h, v[i]);
+	free(v);
 	for (i = 0; i < h->nholds && !r; i++) {
 		pid = h->holds[i].pid;
 		for (waited = 0; h->holds[i].fd >= 0 && proc_state(pid) && !is_stopped(proc_state(pid));
