@@ -86,8 +86,10 @@ PyObject *pmpy_raise(int err, CtxObject *ctx, const char *fmt, ...) __attribute_
  * Running without the GIL (_allow.c). PMPY_ALLOW_THREADS / PMPY_END_ALLOW_THREADS replace Py_BEGIN/END_ALLOW_THREADS
  * around library calls that may be long: the thread state is kept where pmpy_check (the pm_ctx_set_check function
  * of every Context) can take the GIL back for a moment to run Python's signal handlers, so Ctrl-C stops a walk of
- * a huge address space. Once a handler raised, every later check fails with -EINTR until the GIL is taken back;
- * the call then fails with the handler's exception (pmpy_raise keeps it; pmpy_interrupted tells a success path).
+ * a huge address space. Once a handler raised, every later check fails with -EINTR until the GIL is taken back
+ * (the mark ends there: calls that keep the GIL never see it); the call then fails with the handler's exception
+ * (pmpy_raise keeps it; pmpy_interrupted tells a success path). The handlers run with no saved state, so a
+ * library call of theirs checks nothing.
  */
 #define PMPY_ALLOW_THREADS pmpy_release();
 #define PMPY_END_ALLOW_THREADS pmpy_acquire();

@@ -386,3 +386,77 @@ def test_mprotect_watch_refuses_every_writable_mapping():
         pytest.skip(p.stdout.strip())
     assert_clean(p)
     assert p.stdout.strip() == "refused"
+
+
+HANDLER_CALLS = """
+    import ctypes, mmap, signal, threading, time
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    size = 64 << 40		# never touched: a pread walk of it takes a minute, longer than the checks need
+    a = libc.mmap(None, size, 0, 0x22 | 0x4000, -1, 0)
+    if a in (None, ctypes.c_void_p(-1).value):
+        print("SKIP cannot reserve 64 TiB of address space")
+        sys.exit(0)
+    m = mmap.mmap(-1, mmap.PAGESIZE)
+    m[0] = 1
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+    ctx = pm.Context()
+    ctx.set_backend("pread")
+    t = ctx.open(0)
+"""
+
+
+def test_signal_handler_calling_the_library_during_a_walk():
+    """A handler that calls a method keeping the GIL (v2p) while runs() waits in a check: the check ran the
+    handlers with this thread's saved state still set, so the handler's own check took the GIL it held: hang."""
+    try:
+        p = run_child(textwrap.dedent(HANDLER_CALLS) + textwrap.dedent("""
+            class Stop(Exception):
+                pass
+            calls = []
+            def handler(sig, frame):
+                calls.append(t.v2p(addr).entry.flags & int(pm.Flag.PRESENT))
+                if len(calls) >= 20:
+                    raise Stop()
+            signal.signal(signal.SIGALRM, handler)
+            signal.setitimer(signal.ITIMER_REAL, 0.01, 0.01)
+            try:
+                t.runs(a, a + size)
+                print("returned")
+            except Stop:
+                print("stopped", len(calls), all(calls))
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        """), timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("hang: a signal handler's library call took back the GIL its thread already held")
+    if p.stdout.startswith("SKIP"):
+        pytest.skip(p.stdout.strip())
+    assert_clean(p)
+    assert p.stdout.strip() == "stopped 20 True"
+
+
+def test_calls_after_an_interrupted_call_are_not_interrupted():
+    """Once a handler raised inside runs(), the next call that keeps the GIL (v2p, numa) failed with EINTR too:
+    the "a handler raised" mark stayed set until the next call without the GIL."""
+    try:
+        p = run_child(textwrap.dedent(HANDLER_CALLS) + textwrap.dedent("""
+            threading.Thread(target=lambda: (time.sleep(0.5), os.kill(os.getpid(), signal.SIGINT)), daemon=True).start()
+            try:
+                t.runs(a, a + size)
+                print("returned")
+            except KeyboardInterrupt:
+                pass
+            v = t.v2p(addr)
+            assert v.entry.flags & int(pm.Flag.PRESENT), v
+            libc.munmap(ctypes.c_void_p(a), ctypes.c_size_t(size))	# numa() walks all: not 64 TiB of holes
+            t.numa()
+            print("ok")
+        """), timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("runs() did not stop on SIGINT, or v2p/numa after it did not end, within 60 s")
+    if p.stdout.startswith("SKIP"):
+        pytest.skip(p.stdout.strip())
+    assert_clean(p)
+    assert p.stdout.strip() == "ok"
