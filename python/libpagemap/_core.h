@@ -120,7 +120,7 @@ PyObject *pmpy_str(const char *s);
 /* PyArg "O&" converter to pid_t: TypeError for a non-integer, OverflowError past pid_t, ValueError below 0. */
 int pmpy_pid_arg(PyObject *o, void *out);
 /* A sequence of PIDs as a malloc'd array (free it), each checked as pmpy_pid_arg, duplicates dropped
-   (first places kept); *@n their number. NULL with an exception. */
+   (first places kept), 0 made this process's PID; *@n their number. NULL with an exception. */
 pid_t *pmpy_pid_list(PyObject *seq, Py_ssize_t *n);
 /* PyArg "O&" converter to uint64_t: OverflowError for negatives and values past 64 bits ("K" wraps them). */
 int pmpy_u64_arg(PyObject *o, void *out);

@@ -185,6 +185,18 @@ def test_shared_with_duplicate_pids():
     assert {m[0] for m in many["maps"]} == {me}
 
 
+def test_pid_0_is_this_process():
+    """0 and os.getpid() are one process: shared() listed it twice, ps(pids=[0]) found nothing."""
+    me = os.getpid()
+    got = pm.ps(pids=[0])
+    assert [p.pid for p, a in got] == [me]
+    assert [p.pid for p, a in pm.ps(pids=[0, me])] == [me]
+    needs_root()
+    both = pm.shared([0, me])
+    assert len(both["processes"]) == 1
+    assert {m[0] for m in both["maps"]} == {me}
+
+
 def test_kpage_read_is_bounded_by_the_machine():
     """kpage_read(pfn, 2**31) allocates the machine's frames only (48 GiB before: MemoryError or the OOM killer)."""
     needs_root()
