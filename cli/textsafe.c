@@ -1,6 +1,7 @@
 /* textsafe.c - the one sanitizer for names in every output format: valid UTF-8, bad bytes as \xHH (textsafe.h). */
 #include <ctype.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include "textsafe.h"
 
@@ -167,12 +168,19 @@ void ts_escape(enum ts_format f, const char *str, ts_put_fn *put, void *ctx)
 {
 	const unsigned char *s = (const unsigned char *)(str ? str : ""), *run = s;
 	size_t left = strlen((const char *)s), n, i;
+	bool eight_bit;
 	unsigned cp;
 
 	if (f == TS_RAW) {
 		ts_raw(s, put, ctx);
 		return;
 	}
+	/*
+	 * A terminal whose locale is 8-bit (MB_CUR_MAX 1: the C locale this program runs in, or Latin-1)
+	 * reads each byte alone: the continuation byte 9b of U+201B (e2 80 9b) is CSI there. As util-linux's
+	 * mbs_safe_encode, and so as the tables: every byte from 80 up as \xHH.
+	 */
+	eight_bit = f == TS_TERM && MB_CUR_MAX == 1;
 
 	for (; *s; s += n, left -= n) {
 		n = 1;
@@ -191,7 +199,7 @@ void ts_escape(enum ts_format f, const char *str, ts_put_fn *put, void *ctx)
 				continue;
 			put(ctx, (const char *)run, (size_t)(s - run));
 			ts_put_ascii(f, *s, put, ctx);
-		} else if ((n = ts_utf8_len(s, left, &cp))) {
+		} else if (!eight_bit && (n = ts_utf8_len(s, left, &cp))) {
 			if (!ts_hex_char(f, cp))
 				continue;
 			put(ctx, (const char *)run, (size_t)(s - run));

@@ -32,7 +32,8 @@ enum ts_format {
 	TS_XML,		/* XML/HTML text or attribute: TS_TEXT, the five entities, and what XML 1.0 cannot
 			   hold or a terminal would act on (C0, DEL, C1, U+FFFE, U+FFFF) as \xHH per byte */
 	TS_TERM,	/* a terminal: as util-linux's tables encode (mbs_safe_encode): C0, DEL, C1 and
-			   invalid bytes as \xHH, a backslash before 'x' as \x5c */
+			   invalid bytes as \xHH, a backslash before 'x' as \x5c; in an 8-bit locale
+			   (MB_CUR_MAX 1, as the C locale pagemap runs in) every byte from 80 up as \xHH */
 	TS_RAW,		/* a cell of -r output, byte for byte as libsmartcols' raw mode (fputs_nonblank):
 			   blanks, '\\' and every byte <ctype.h> does not call printable as \xHH */
 };

@@ -23,6 +23,7 @@ seconds; kpage_read() returns only the machine's frames.
 """
 import enum as _enum
 import errno as _errno
+import os as _os
 from dataclasses import dataclass as _dataclass
 
 from . import _core
@@ -195,7 +196,8 @@ def ps(pids=None, cgroup=None, root=None, context=None, exact=True):
     if pids is not None:	# checked first: ps(pids=["a"]) is a mistake, not an empty answer
         if isinstance(pids, (str, bytes)):
             raise TypeError("pids is a sequence of ints, not %s" % type(pids).__name__)
-        want = {_core._check_pid(p) for p in pids}
+        # 0 is this process (as for open()): its own PID is what processes() lists
+        want = {_core._check_pid(p) or _os.getpid() for p in pids}
     procs = [p for p in ctx.processes() if p.state == "running"]
     if pids is not None:
         procs = [p for p in procs if p.pid in want]

@@ -24,24 +24,35 @@ void pmpy_release(void)
 	saved = PyEval_SaveThread();
 }
 
+/* A handler's exception belongs to the call it interrupted: the next call starts unmarked. */
 void pmpy_acquire(void)
 {
 	PyThreadState *s = saved;
 
 	saved = NULL;
+	tripped = false;
 	PyEval_RestoreThread(s);
 }
 
 int pmpy_check_now(void)
 {
+	PyThreadState *s = saved;
 	int r;
 
+	/* with the GIL held (no saved state: a handler's own call, or a call that keeps the GIL) nothing to do */
+	if (!s)
+		return 0;
 	if (tripped)
 		return -EINTR;
 	/* a child the library forked has no Python to go back to (none calls us today: cheap insurance) */
-	if (!saved || PyThread_get_thread_ident() != main_ident || getpid() != saved_pid)
+	if (PyThread_get_thread_ident() != main_ident || getpid() != saved_pid)
 		return 0;
-	PyEval_RestoreThread(saved);
+	/*
+	 * The handlers hold the GIL: a library call of theirs that reaches this check must see no saved state,
+	 * or it would take the GIL its own thread holds and wait forever.
+	 */
+	saved = NULL;
+	PyEval_RestoreThread(s);
 	r = PyErr_CheckSignals();
 	saved = PyEval_SaveThread();
 	clock_gettime(CLOCK_MONOTONIC, &last);
@@ -53,10 +64,10 @@ int pmpy_check(void *unused)
 {
 	struct timespec now;
 
-	if (tripped)
-		return -EINTR;
 	if (!saved)
 		return 0;
+	if (tripped)
+		return -EINTR;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if ((now.tv_sec - last.tv_sec) * 1000000000L + (now.tv_nsec - last.tv_nsec) < CHECK_NS)
 		return 0;

@@ -86,8 +86,10 @@ PyObject *pmpy_raise(int err, CtxObject *ctx, const char *fmt, ...) __attribute_
  * Running without the GIL (_allow.c). PMPY_ALLOW_THREADS / PMPY_END_ALLOW_THREADS replace Py_BEGIN/END_ALLOW_THREADS
  * around library calls that may be long: the thread state is kept where pmpy_check (the pm_ctx_set_check function
  * of every Context) can take the GIL back for a moment to run Python's signal handlers, so Ctrl-C stops a walk of
- * a huge address space. Once a handler raised, every later check fails with -EINTR until the GIL is taken back;
- * the call then fails with the handler's exception (pmpy_raise keeps it; pmpy_interrupted tells a success path).
+ * a huge address space. Once a handler raised, every later check fails with -EINTR until the GIL is taken back
+ * (the mark ends there: calls that keep the GIL never see it); the call then fails with the handler's exception
+ * (pmpy_raise keeps it; pmpy_interrupted tells a success path). The handlers run with no saved state, so a
+ * library call of theirs checks nothing.
  */
 #define PMPY_ALLOW_THREADS pmpy_release();
 #define PMPY_END_ALLOW_THREADS pmpy_acquire();
@@ -118,7 +120,7 @@ PyObject *pmpy_str(const char *s);
 /* PyArg "O&" converter to pid_t: TypeError for a non-integer, OverflowError past pid_t, ValueError below 0. */
 int pmpy_pid_arg(PyObject *o, void *out);
 /* A sequence of PIDs as a malloc'd array (free it), each checked as pmpy_pid_arg, duplicates dropped
-   (first places kept); *@n their number. NULL with an exception. */
+   (first places kept), 0 made this process's PID; *@n their number. NULL with an exception. */
 pid_t *pmpy_pid_list(PyObject *seq, Py_ssize_t *n);
 /* PyArg "O&" converter to uint64_t: OverflowError for negatives and values past 64 bits ("K" wraps them). */
 int pmpy_u64_arg(PyObject *o, void *out);

@@ -1,6 +1,7 @@
 /* _records.c - the frozen records (struct sequences) the extension returns: one per C value struct. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "_core.h"
 
 PyTypeObject *pmpy_entry_type, *pmpy_mapping_type, *pmpy_usage_type, *pmpy_account_type, *pmpy_proc_type,
@@ -170,9 +171,13 @@ pid_t *pmpy_pid_list(PyObject *seq, Py_ssize_t *n)
 		PyErr_NoMemory();
 		goto fail;
 	}
-	for (i = 0; i < len; i++)
+	/* 0 is this process: as its own PID, so [0, os.getpid()] is one process, not the same one twice */
+	for (i = 0; i < len; i++) {
 		if (!pmpy_pid_arg(PyList_GetItem(fast, i), &pids[i]))
 			goto fail;
+		if (!pids[i])
+			pids[i] = getpid();
+	}
 	/* the library refuses a process added twice (EEXIST): each PID once, where it first came */
 	memcpy(uniq, pids, (size_t)len * sizeof(*pids));
 	qsort(uniq, (size_t)len, sizeof(*uniq), pid_cmp);

@@ -17,10 +17,17 @@ import libpagemap as pm
 PAGE = mmap.PAGESIZE
 
 
-def run_child(code, timeout=300, **kw):
-    """Run CODE in a child Python with faulthandler on; return the CompletedProcess (text)."""
+def run_child(code, timeout=120, hang=None, **kw):
+    """Run CODE in a child Python with faulthandler on; return the CompletedProcess (text). A child still running
+    after TIMEOUT seconds is killed and the test fails (HANG says why that matters): a hang never stalls CI."""
     prog = "import faulthandler, os, sys\nfaulthandler.enable()\nimport libpagemap as pm\n" + textwrap.dedent(code)
-    return subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=timeout, **kw)
+    try:
+        return subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=timeout, **kw)
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout or ""
+        out = out.decode(errors="replace") if isinstance(out, bytes) else out
+        pytest.fail("%s (the child was killed after %g s; its output: %r)"
+                    % (hang or "the child hung", timeout, out[-2000:]))
 
 
 def assert_clean(p):
@@ -63,7 +70,9 @@ def test_close_from_another_thread_during_runs():
     """close() while runs() runs without the GIL: the call ends or fails cleanly, 0 crashes of 40."""
     p = run_child("""
         import threading, time
-        crashes = 0
+        fds = lambda: len(os.listdir("/proc/self/fd"))
+        pm.open().close()		# the default context's own files, once
+        base = fds()
         for i in range(40):
             t = pm.open()
             out = []
@@ -80,9 +89,17 @@ def test_close_from_another_thread_during_runs():
             t.close()
             th.join()
             assert out and (out[0] == "done" or "closed" in out[0]), out
+            # the close deferred while runs() ran happened when it returned: no handle left open
+            assert t.pid == -1 and fds() == base, (t.pid, fds(), base)
+            try:
+                t.maps()
+                raise AssertionError("maps() after close")
+            except ValueError:
+                pass
         print("runs ok")
-    """)
+    """, timeout=120)
     assert_clean(p)
+    assert p.stdout.strip() == "runs ok"
 
 
 def test_close_from_another_thread_during_collect():
@@ -90,6 +107,8 @@ def test_close_from_another_thread_during_collect():
     p = run_child("""
         import threading, time
         m = __import__("mmap").mmap(-1, 256 * 4096)
+        fds = lambda: len(os.listdir("/proc/self/fd"))
+        base = fds()
         for i in range(40):
             try:
                 w = pm.watch(0)
@@ -112,9 +131,20 @@ def test_close_from_another_thread_during_collect():
             w.close()
             th.join()
             assert out and (out[0] == "done" or "closed" in out[0]), out
-        print("collect ok")
-    """)
+            # the close deferred while collect() ran happened when it returned: its files are closed
+            assert fds() == base, (fds(), base)
+            try:
+                w.collect()
+                raise AssertionError("collect() after close")
+            except ValueError:
+                pass
+        else:
+            print("collect ok")
+    """, timeout=120)
+    if p.stdout.startswith("skip"):
+        pytest.skip(p.stdout.strip())
     assert_clean(p)
+    assert p.stdout.strip() == "collect ok"
 
 
 def test_pids_are_range_checked():
@@ -185,6 +215,18 @@ def test_shared_with_duplicate_pids():
     assert {m[0] for m in many["maps"]} == {me}
 
 
+def test_pid_0_is_this_process():
+    """0 and os.getpid() are one process: shared() listed it twice, ps(pids=[0]) found nothing."""
+    me = os.getpid()
+    got = pm.ps(pids=[0])
+    assert [p.pid for p, a in got] == [me]
+    assert [p.pid for p, a in pm.ps(pids=[0, me])] == [me]
+    needs_root()
+    both = pm.shared([0, me])
+    assert len(both["processes"]) == 1
+    assert {m[0] for m in both["maps"]} == {me}
+
+
 def test_kpage_read_is_bounded_by_the_machine():
     """kpage_read(pfn, 2**31) allocates the machine's frames only (48 GiB before: MemoryError or the OOM killer)."""
     needs_root()
@@ -245,10 +287,7 @@ CTRL_C = """
 def test_ctrl_c_stops_a_long_walk(call):
     """SIGINT during a walk of a huge mapping raises KeyboardInterrupt from inside the call (it waited for the
     walk's end before: over a minute here, so the child would not end within the bound)."""
-    try:
-        p = run_child(CTRL_C.replace("CALL", call), timeout=60)
-    except subprocess.TimeoutExpired:
-        pytest.fail("%s did not stop on SIGINT within 60 s" % call)
+    p = run_child(CTRL_C.replace("CALL", call), timeout=60, hang="%s did not stop on SIGINT within 60 s" % call)
     if p.stdout.startswith("SKIP"):
         pytest.skip(p.stdout.strip())
     assert_clean(p)
@@ -265,19 +304,16 @@ def test_ctrl_c_stops_a_long_wss_window():
     """)
     if p0.stdout.startswith("SKIP"):
         pytest.skip(p0.stdout.strip())
-    try:
-        p = run_child("""
-            import signal, threading, time
-            t = pm.open()
-            threading.Thread(target=lambda: (time.sleep(1), os.kill(os.getpid(), signal.SIGINT)), daemon=True).start()
-            try:
-                t.wss(3600)
-                print("returned")
-            except KeyboardInterrupt:
-                print("interrupted")
-        """, timeout=60)
-    except subprocess.TimeoutExpired:
-        pytest.fail("wss(3600) did not stop on SIGINT within 60 s")
+    p = run_child("""
+        import signal, threading, time
+        t = pm.open()
+        threading.Thread(target=lambda: (time.sleep(1), os.kill(os.getpid(), signal.SIGINT)), daemon=True).start()
+        try:
+            t.wss(3600)
+            print("returned")
+        except KeyboardInterrupt:
+            print("interrupted")
+    """, timeout=60, hang="wss(3600) did not stop on SIGINT within 60 s")
     assert_clean(p)
     assert p.stdout.strip() == "interrupted"
 
@@ -295,32 +331,34 @@ def test_signal_handler_reentering_the_frame_files():
     needs_root()
     if not os.access("/proc/kpageflags", os.R_OK):
         pytest.skip("/proc/kpageflags is not readable")
-    try:
-        p = run_child("""
-            import signal, threading, time
-            ctx = pm.Context()
-            seen = []
-            def handler(sig, frame):
-                try:
-                    ctx.kpage_read(0, 1)
-                    seen.append("read")
-                except pm.PagemapError as e:
-                    seen.append(e.errno)
-            signal.signal(signal.SIGUSR1, handler)
-            def poke():
-                for _ in range(20):
-                    time.sleep(0.05)
-                    os.kill(os.getpid(), signal.SIGUSR1)
-            th = threading.Thread(target=poke)
-            th.start()
-            while th.is_alive():
-                ctx.kpage_read(0, 2 ** 40)
-            th.join()
-            print(len(seen))
-        """, timeout=120)
-    except subprocess.TimeoutExpired:
-        pytest.fail("deadlock: a handler waited for the frame files' lock its own thread holds")
+    p = run_child("""
+        import errno, signal, threading, time
+        ctx = pm.Context()
+        seen = []
+        def handler(sig, frame):
+            try:
+                ctx.kpage_read(0, 1)
+                seen.append("read")
+            except pm.PagemapError as e:
+                seen.append(e.errno)
+        signal.signal(signal.SIGUSR1, handler)
+        def poke():
+            # until a signal lands inside kpage_read (most do: a read takes longer than the gap between)
+            for _ in range(200):
+                if errno.EDEADLK in seen:
+                    break
+                time.sleep(0.02)
+                os.kill(os.getpid(), signal.SIGUSR1)
+        th = threading.Thread(target=poke)
+        th.start()
+        while th.is_alive():
+            ctx.kpage_read(0, 2 ** 40)
+        th.join()
+        assert all(x in ("read", errno.EDEADLK) for x in seen), seen
+        print("EDEADLK" if errno.EDEADLK in seen else "only between calls: %d" % len(seen))
+    """, timeout=120, hang="deadlock: a handler waited for the frame files' lock its own thread holds")
     assert_clean(p)
+    assert p.stdout.strip() == "EDEADLK", "no handler ran inside kpage_read: the EDEADLK path was not tested"
 
 
 def test_two_threads_collect_one_watch():
@@ -386,3 +424,71 @@ def test_mprotect_watch_refuses_every_writable_mapping():
         pytest.skip(p.stdout.strip())
     assert_clean(p)
     assert p.stdout.strip() == "refused"
+
+
+HANDLER_CALLS = """
+    import ctypes, mmap, signal, threading, time
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    size = 64 << 40		# never touched: a pread walk of it takes a minute, longer than the checks need
+    a = libc.mmap(None, size, 0, 0x22 | 0x4000, -1, 0)
+    if a in (None, ctypes.c_void_p(-1).value):
+        print("SKIP cannot reserve 64 TiB of address space")
+        sys.exit(0)
+    m = mmap.mmap(-1, mmap.PAGESIZE)
+    m[0] = 1
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+    ctx = pm.Context()
+    ctx.set_backend("pread")
+    t = ctx.open(0)
+"""
+
+
+def test_signal_handler_calling_the_library_during_a_walk():
+    """A handler that calls a method keeping the GIL (v2p) while runs() waits in a check: the check ran the
+    handlers with this thread's saved state still set, so the handler's own check took the GIL it held: hang."""
+    p = run_child(textwrap.dedent(HANDLER_CALLS) + textwrap.dedent("""
+        class Stop(Exception):
+            pass
+        calls = []
+        def handler(sig, frame):
+            calls.append(t.v2p(addr).entry.flags & int(pm.Flag.PRESENT))
+            if len(calls) >= 20:
+                raise Stop()
+        signal.signal(signal.SIGALRM, handler)
+        signal.setitimer(signal.ITIMER_REAL, 0.01, 0.01)
+        try:
+            t.runs(a, a + size)
+            print("returned")
+        except Stop:
+            print("stopped", len(calls), all(calls))
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0, 0)
+    """), timeout=60, hang="hang: a signal handler's library call took back the GIL its thread already held")
+    if p.stdout.startswith("SKIP"):
+        pytest.skip(p.stdout.strip())
+    assert_clean(p)
+    assert p.stdout.strip() == "stopped 20 True"
+
+
+def test_calls_after_an_interrupted_call_are_not_interrupted():
+    """Once a handler raised inside runs(), the next call that keeps the GIL (v2p, numa) failed with EINTR too:
+    the "a handler raised" mark stayed set until the next call without the GIL."""
+    p = run_child(textwrap.dedent(HANDLER_CALLS) + textwrap.dedent("""
+        threading.Thread(target=lambda: (time.sleep(0.5), os.kill(os.getpid(), signal.SIGINT)), daemon=True).start()
+        try:
+            t.runs(a, a + size)
+            print("returned")
+        except KeyboardInterrupt:
+            pass
+        v = t.v2p(addr)
+        assert v.entry.flags & int(pm.Flag.PRESENT), v
+        libc.munmap(ctypes.c_void_p(a), ctypes.c_size_t(size))	# numa() walks all: not 64 TiB of holes
+        t.numa()
+        print("ok")
+    """), timeout=60, hang="runs() did not stop on SIGINT, or v2p/numa after it did not end, within 60 s")
+    if p.stdout.startswith("SKIP"):
+        pytest.skip(p.stdout.strip())
+    assert_clean(p)
+    assert p.stdout.strip() == "ok"

@@ -1,4 +1,5 @@
 /* test_textsafe.c - cli/textsafe.c, the one output sanitizer: hostile bytes in, valid output and the name back. */
+#include <locale.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,28 @@ static int test_formats(void)
 	return T_PASS;
 }
 
+/*
+ * A terminal in an 8-bit locale (the C locale pagemap runs in) reads bytes alone: U+201B (e2 80 9b) ends in
+ * CSI there. TS_TERM then escapes every byte from 80 up, as util-linux does when MB_CUR_MAX is 1; in a UTF-8
+ * locale it keeps valid UTF-8 that is no C1 control.
+ */
+static int test_term_locale(void)
+{
+	CHECK(setlocale(LC_CTYPE, "C") != NULL);
+	CHECK(same(TS_TERM, "\xe2\x80\x9b" "2J", "\\xe2\\x80\\x9b" "2J"));
+	CHECK(same(TS_TERM, "caf\xc3\xa9 \\x2d\xff", "caf\\xc3\\xa9 \\x5cx2d\\xff"));
+	CHECK(same(TS_TEXT, "\xe2\x80\x9b", "\xe2\x80\x9b"));		/* JSON and labels: not a terminal's */
+	CHECK(same(TS_XML, "\xc3\xa9", "\xc3\xa9"));
+	if (!setlocale(LC_CTYPE, "C.UTF-8") && !setlocale(LC_CTYPE, "en_US.UTF-8")) {
+		setlocale(LC_CTYPE, "C");
+		return t_skip("no UTF-8 locale (C.UTF-8, en_US.UTF-8) to compare with");
+	}
+	CHECK(same(TS_TERM, "\xe2\x80\x9b" "2J", "\xe2\x80\x9b" "2J"));
+	CHECK(same(TS_TERM, "caf\xc3\xa9\xc2\x9b\xff", "caf\xc3\xa9\\xc2\\x9b\\xff"));
+	setlocale(LC_CTYPE, "C");
+	return T_PASS;
+}
+
 /* Every byte value alone, and after a lead byte, in every format: valid, and the name back. */
 static int test_every_byte(void)
 {
@@ -163,5 +186,5 @@ static int test_random_names(void)
 	return T_PASS;
 }
 
-T_MAIN(T(test_utf8_exhaustive), T(test_invalid_spelled_out), T(test_backslash), T(test_formats), T(test_every_byte),
-       T(test_random_names))
+T_MAIN(T(test_utf8_exhaustive), T(test_invalid_spelled_out), T(test_backslash), T(test_formats), T(test_term_locale),
+       T(test_every_byte), T(test_random_names))
