@@ -317,7 +317,7 @@ pid_t pmi_inject_event_pid(const struct pm_inject *in)
 	return in ? in->event_pid : 0;
 }
 
-/* Wait (__WALL) for the first stop of an auto-attached child or thread: 0, or -errno (ESRCH: it died, and was waited for). */
+/* Wait (__WALL) for the first stop of an auto-attached child or thread: 0, or -errno (ESRCH: died, waited for). */
 static int first_stop(pid_t child)
 {
 	int status;

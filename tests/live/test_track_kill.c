@@ -61,7 +61,8 @@ static const struct kind kinds[] = {
 	{ "1 thread in read", { READ }, 1, NULL, 1, 0, false },
 	{ "leader in read, 2 spinning, 1 in nanosleep", { READ, SPIN, SPIN, SLEEP }, 4, NULL, 1, 0, false },
 	{ "leader spinning, 1 in nanosleep, 1 spinning", { SPIN, SLEEP, SPIN }, 3, NULL, 1, 0, false },
-	{ "fork-snapshot: leader in read, 1 spinning, 1 in nanosleep", { READ, SPIN, SLEEP }, 3, "fork-snapshot", 2, 100, false },
+	{ "fork-snapshot: leader in read, 1 spinning, 1 in nanosleep", { READ, SPIN, SLEEP }, 3, "fork-snapshot", 2, 100,
+	  false },
 	/*
 	 * A handler due the moment the thread's mask comes back (Go's SIGURG,
 	 * timers): its frame and the handler's own stack use land just below
