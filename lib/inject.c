@@ -4,6 +4,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,8 +34,13 @@ static void event_child(struct pm_inject *in, int event)
 		in->event_pid = (pid_t)msg;
 }
 
-/* Resume until the next syscall stop, holding back signals that stop the thread meanwhile. */
-static int to_syscall_stop(struct pm_inject *in)
+/*
+ * Resume until the next syscall stop, holding back signals that stop the
+ * thread meanwhile; with @vfork, a PTRACE_EVENT_VFORK stop ends the wait
+ * too (returns 1): the clone is done, and the thread would go on to wait
+ * for its child's exit, which a child we hold stopped never comes to.
+ */
+static int to_stop(struct pm_inject *in, bool vfork)
 {
 	siginfo_t si;
 	int status, err, n, sig;
@@ -49,6 +55,8 @@ static int to_syscall_stop(struct pm_inject *in)
 			return 0;
 		if (status >> 16) {	/* PTRACE_EVENT_STOP: a group stop; the detach reinstates it */
 			event_child(in, status >> 16);
+			if (vfork && status >> 16 == PTRACE_EVENT_VFORK)
+				return 1;
 			continue;
 		}
 		sig = WSTOPSIG(status);
@@ -59,6 +67,11 @@ static int to_syscall_stop(struct pm_inject *in)
 		in->held |= 1ULL << (sig - 1);
 	}
 	return -EIO;
+}
+
+static int to_syscall_stop(struct pm_inject *in)
+{
+	return to_stop(in, false);
 }
 
 /*
@@ -203,20 +216,16 @@ long pmi_inject_exit_stack(struct pm_inject *in)
 	return exit_stack(in, SYS_exit_group);
 }
 
-long pmi_inject_thread_exit_stack(struct pm_inject *in)
-{
-	return exit_stack(in, SYS_exit);
-}
-
 /*
  * Run one call: the thread enters rt_sigreturn at the trampoline; at its
  * syscall-entry stop the number and arguments become ours and rip the
  * trampoline again, so that after our call it would enter rt_sigreturn
  * once more. At every stop a thread let go thus restores itself: before
- * the swap rt_sigreturn runs; after it, our call, then rt_sigreturn. The
- * call's registers at the syscall-exit stop come back in @r.
+ * the swap rt_sigreturn runs; after it, our call, then rt_sigreturn.
+ * enter_call takes the thread to the swapped syscall-entry stop; run_call
+ * on to the syscall-exit stop, whose registers come back in @r.
  */
-static int run_call(struct pm_inject *in, struct user_regs_struct *r, long nr, const long a[6])
+static int enter_call(struct pm_inject *in, struct user_regs_struct *r, long nr, const long a[6])
 {
 	int err = arm(in);
 
@@ -240,13 +249,25 @@ static int run_call(struct pm_inject *in, struct user_regs_struct *r, long nr, c
 	r->rip = in->tramp;
 	if (ptrace(PTRACE_SETREGS, in->tid, 0L, r) < 0)
 		return pmi_inject_ptrace_failed(in);
-	err = to_syscall_stop(in);
-	if (err)
-		return err;
+	return 0;
+}
+
+/* The call's syscall-exit stop has been reached: its registers in @r. */
+static int exit_regs(struct pm_inject *in, struct user_regs_struct *r)
+{
 	in->at_entry = false;
 	if (ptrace(PTRACE_GETREGS, in->tid, 0L, r) < 0)
 		return pmi_inject_ptrace_failed(in);
 	return r->rip == in->tramp ? 0 : -EIO;
+}
+
+static int run_call(struct pm_inject *in, struct user_regs_struct *r, long nr, const long a[6])
+{
+	int err = enter_call(in, r, nr, a);
+
+	if (!err)
+		err = to_syscall_stop(in);
+	return err ? err : exit_regs(in, r);
 }
 
 long pmi_inject_syscall(struct pm_inject *in, long nr, long a0, long a1, long a2, long a3, long a4, long a5)
@@ -296,7 +317,8 @@ pid_t pmi_inject_event_pid(const struct pm_inject *in)
 	return in ? in->event_pid : 0;
 }
 
-int pmi_inject_hold_child(pid_t child)
+/* Wait (__WALL) for the first stop of an auto-attached child or thread: 0, or -errno (ESRCH: died, waited for). */
+static int first_stop(pid_t child)
 {
 	int status;
 	pid_t r;
@@ -306,8 +328,15 @@ int pmi_inject_hold_child(pid_t child)
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return -errno;
-	if (!WIFSTOPPED(status))
-		return -ESRCH;	/* killed before its first instruction, and waited for */
+	return WIFSTOPPED(status) ? 0 : -ESRCH;
+}
+
+int pmi_inject_hold_child(pid_t child)
+{
+	int err = first_stop(child);
+
+	if (err)
+		return err;
 	if (ptrace(PTRACE_SETOPTIONS, child, 0L, (long)(PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD)) < 0)
 		return -errno;
 	return 0;
@@ -361,20 +390,6 @@ int pmi_inject_child_close_fds(const struct pm_inject *in, pid_t child)
 	return err ? err : (long)r.rax < 0 ? (int)r.rax : 0;
 }
 
-int pmi_inject_hold_thread(pid_t tid)
-{
-	int status;
-	pid_t r;
-
-	do
-		r = waitpid(tid, &status, __WALL);
-	while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return -errno;
-	/* No PTRACE_O_EXITKILL: its SIGKILL would end the whole target. Let go, it exits by its frame. */
-	return WIFSTOPPED(status) ? 0 : -ESRCH;
-}
-
 long pmi_inject_thread_syscall(const struct pm_inject *in, pid_t tid, long nr, long a0, long a1, long a2)
 {
 	struct user_regs_struct r;
@@ -404,7 +419,8 @@ long pmi_inject_thread_syscall(const struct pm_inject *in, pid_t tid, long nr, l
 	return r.rip == in->tramp ? (long)r.rax : -EIO;
 }
 
-int pmi_inject_end_thread(pid_t tid)
+/* Let the injected thread run to its exit(2) and reap it (its tracer's wait): its descriptor table is then closed. */
+static int end_thread(pid_t tid)
 {
 	int status;
 	pid_t r;
@@ -422,6 +438,94 @@ int pmi_inject_end_thread(pid_t tid)
 		if (ptrace(PTRACE_CONT, tid, 0L, 0L) < 0)	/* a group stop or an event on the way out */
 			return -errno;
 	}
+}
+
+long pmi_inject_vfork_done(struct pm_inject *in)
+{
+	struct user_regs_struct r;
+	pid_t tid;
+	int err;
+
+	if (!in || !in->vfork_tid)
+		return -EINVAL;
+	tid = in->vfork_tid;
+	in->vfork_tid = 0;
+	err = end_thread(tid);
+	if (err) {
+		/* Cannot be (our tracee, stopped) short of the target dying: let it go, it exits by its frame. */
+		ptrace(PTRACE_DETACH, tid, 0L, 0L);
+		if (!in->err)
+			in->err = -EIO;
+		return in->err;
+	}
+	/* Its vfork wait is over: on to the clone's syscall-exit stop. */
+	err = to_syscall_stop(in);
+	if (!err)
+		err = exit_regs(in, &r);
+	if (!err)
+		err = pmi_inject_set_options(in, 0);
+	if (err) {
+		if (!in->err)
+			in->err = err;
+		return err;
+	}
+	return (long)r.rax;
+}
+
+long pmi_inject_vfork_thread(struct pm_inject *in)
+{
+	struct user_regs_struct r;
+	long a[6] = { CLONE_VM | CLONE_VFORK | CLONE_THREAD | CLONE_SIGHAND };
+	int err;
+
+	if (!in || in->vfork_tid)
+		return -EINVAL;
+	if (in->err)
+		return in->err;
+	err = pmi_inject_set_options(in, PTRACE_O_TRACEVFORK);
+	if (err)
+		return err;
+	a[1] = exit_stack(in, SYS_exit);	/* newsp */
+	if (a[1] < 0) {
+		pmi_inject_set_options(in, 0);
+		return a[1];
+	}
+	in->event_pid = 0;
+	err = enter_call(in, &r, SYS_clone, a);
+	if (!err)
+		err = to_stop(in, true);
+	if (err == 0) {		/* no thread: the clone failed */
+		err = exit_regs(in, &r);
+		if (!err)
+			err = pmi_inject_set_options(in, 0);
+		if (err) {
+			in->err = err;
+			return err;
+		}
+		return (long)r.rax < 0 ? (long)r.rax : -EIO;
+	}
+	if (err < 0) {
+		in->err = err;
+		return err;
+	}
+	/*
+	 * In the vfork stop: the clone is made, the thread auto-attached to us.
+	 * No PTRACE_O_EXITKILL for it (SIGKILL to a thread ends the whole
+	 * target): let go, it exits by its frame.
+	 */
+	in->at_entry = false;
+	if (in->event_pid <= 0) {	/* cannot be: TRACEVFORK reports it */
+		in->err = -EIO;
+		return -EIO;
+	}
+	in->vfork_tid = in->event_pid;
+	err = first_stop(in->vfork_tid);
+	if (err) {
+		in->vfork_tid = 0;	/* died (the whole target with it): nothing to wait for */
+		in->err = err;
+		return err;
+	}
+	return in->vfork_tid;
 }
 
 /*
@@ -448,6 +552,8 @@ static int restore_and_detach(struct pm_inject *in)
 {
 	int err = 0, e, sig;
 
+	if (in->vfork_tid)
+		pmi_inject_vfork_done(in);
 	if (in->at_entry)
 		err = leave_entry(in);
 	e = in->gone ? 0 : restore_thread(in);
@@ -537,27 +643,21 @@ long pmi_inject_exit_stack(struct pm_inject *in)
 	return -EOPNOTSUPP;
 }
 
-long pmi_inject_thread_exit_stack(struct pm_inject *in)
+long pmi_inject_vfork_thread(struct pm_inject *in)
 {
 	(void)in;
 	return -EOPNOTSUPP;
 }
 
-int pmi_inject_hold_thread(pid_t tid)
+long pmi_inject_vfork_done(struct pm_inject *in)
 {
-	(void)tid;
+	(void)in;
 	return -EOPNOTSUPP;
 }
 
 long pmi_inject_thread_syscall(const struct pm_inject *in, pid_t tid, long nr, long a0, long a1, long a2)
 {
 	(void)in, (void)tid, (void)nr, (void)a0, (void)a1, (void)a2;
-	return -EOPNOTSUPP;
-}
-
-int pmi_inject_end_thread(pid_t tid)
-{
-	(void)tid;
 	return -EOPNOTSUPP;
 }
 

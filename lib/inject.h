@@ -31,7 +31,10 @@
  * on through restart_syscall (nanosleep, poll, futex waits with a timeout)
  * is issued again, a relative timeout starting over (on that path only).
  * pmi_remote_uffd makes its descriptor in a thread of the target's with a
- * table of its own (6.9+), so a kill at any step leaves the target none;
+ * table of its own (6.9+), cloned as a vfork so that the stopped thread
+ * stays in the kernel until it has exited: a kill at any step leaves the
+ * target no descriptor, and no handler of the stopped thread can run over
+ * the new thread's frame;
  * before 6.9 one window remains: killed between the injected userfaultfd()
  * and close(), the target keeps an unused descriptor. The normal detach puts the mask, then the registers back at
  * the stop, so the kernel's own restart rules apply (see pmi_inject_detach).
@@ -173,26 +176,33 @@ int pmi_inject_detach(struct pm_inject *in);
 
 /*
  * A thread of the target with a descriptor table of its own, for a call
- * whose descriptor the target must never hold: clone(CLONE_VM |
- * CLONE_THREAD | CLONE_SIGHAND) injected with PTRACE_O_TRACECLONE on the
- * stack of pmi_inject_thread_exit_stack (as pmi_inject_exit_stack, but its
- * frame ends in exit(2), the thread alone). It inherits the armed thread's
- * mask (every signal blocked). Let go at any instant (the caller killed), it
- * runs rt_sigreturn on that frame, at once or after the call, and exits;
- * its table goes with it.
- * pmi_inject_hold_thread - wait for its first stop (no PTRACE_O_EXITKILL:
- * SIGKILL to a thread ends its whole process). 0 or -errno (ESRCH: gone).
+ * whose descriptor the target must never hold.
+ * pmi_inject_vfork_thread - inject clone(CLONE_VM | CLONE_VFORK |
+ * CLONE_THREAD | CLONE_SIGHAND) with PTRACE_O_TRACEVFORK, on a stack whose
+ * frame (as pmi_inject_exit_stack's, but ending in exit(2), the thread
+ * alone) lies just below the attached thread's. It inherits the armed
+ * thread's mask (every signal blocked). Returns its id (> 0) held at its
+ * first stop (no PTRACE_O_EXITKILL: SIGKILL to a thread ends its whole
+ * process), the attached thread held in the clone's PTRACE_EVENT_VFORK
+ * stop; or -errno (the clone's error; a mechanism failure is sticky). The
+ * vfork is what makes a kill of the caller harmless: let go, the attached
+ * thread waits in the kernel (wait_for_vfork_done, until the thread exits,
+ * traced or not) and cannot run a signal handler over the thread's frame
+ * before the thread has used it; the thread runs rt_sigreturn on its frame,
+ * at once or after the call, and exits, its table with it.
  * pmi_inject_thread_syscall - run call @nr(@a0, @a1, @a2) in it through the
  * trampoline, as pmi_inject_syscall does: its result, or -errno also for a
  * failed mechanism (-EIO: an unexpected stop).
- * pmi_inject_end_thread - let it run to its exit(2) and reap it (its
- * tracer's wait): when this returns 0, its table is closed.
+ * pmi_inject_vfork_done - let the thread run to its exit(2) and reap it
+ * (its descriptor table is then closed), then take the attached thread to
+ * the clone's syscall-exit stop: the clone's result (the thread's id in the
+ * target's namespace) or -errno (sticky). pmi_inject_detach does it too if
+ * it was left out.
  * From the thread that made the injection; the target stays attached.
  */
-long pmi_inject_thread_exit_stack(struct pm_inject *in);
-int pmi_inject_hold_thread(pid_t tid);
+long pmi_inject_vfork_thread(struct pm_inject *in);
 long pmi_inject_thread_syscall(const struct pm_inject *in, pid_t tid, long nr, long a0, long a1, long a2);
-int pmi_inject_end_thread(pid_t tid);
+long pmi_inject_vfork_done(struct pm_inject *in);
 
 /*
  * pmi_remote_uffd - a userfaultfd whose context is @pid's memory, held only
@@ -200,9 +210,10 @@ int pmi_inject_end_thread(pid_t tid);
  * is injected (without UFFD_USER_MODE_ONLY on kernels before 5.11) and the
  * descriptor taken with pidfd_getfd(2) (Linux 5.6+, needs ptrace-attach
  * rights). On 6.9+ (pidfds of threads) the call runs in a thread injected
- * for it with a copy of the target's descriptor table, which exits with
- * it: the target's own table never holds the descriptor, whenever the
- * caller is killed (the thread, let go, exits by its frame). Before 6.9 it
+ * for it (pmi_inject_vfork_thread) with a copy of the target's descriptor
+ * table, which exits with it: the target's own table never holds the
+ * descriptor, whenever the caller is killed (the thread, let go, exits by
+ * its frame while the attached thread waits for it in the kernel). Before 6.9 it
  * runs in the attached thread and is closed there again. Either way the
  * target is then detached keeping no descriptor. UFFDIO_API is done here on the caller's descriptor with
  * @features, which must include UFFD_FEATURE_WP_ASYNC: a synchronous
@@ -223,9 +234,7 @@ int pmi_inject_end_thread(pid_t tid);
  * On every failure the target is detached as found; before 6.9 it keeps
  * the injected descriptor if it was killed, or the caller was, or the
  * mechanism broke, between the two injected calls (the window of the
- * design above). The injected thread's exit frame lies below the attached
- * thread's: both let go at once, the attached thread would have to grow
- * its stack past its own frame before the other's rt_sigreturn read it.
+ * design above).
  */
 int pmi_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_features);
 

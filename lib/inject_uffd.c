@@ -118,30 +118,25 @@ static long thread_userfaultfd(struct pm_inject *in, pid_t tid)
 /*
  * The userfaultfd made in a thread of the target's own whose descriptor
  * table is a copy (clone without CLONE_FILES): the context is the target's
- * memory, the descriptor is never in the target's table. Killed at any
- * step, we leave the thread to exit by its frame, its table with it.
+ * memory, the descriptor is never in the target's table. The clone is a
+ * vfork (CLONE_VFORK): the attached thread stays in the kernel
+ * (wait_for_vfork_done) until the new thread has exited, tracer or not, so
+ * nothing runs on the stack that holds the new thread's exit frame before
+ * the frame is used. Killed at any step, we leave the thread to exit by
+ * its frame, its table with it; then the attached thread returns to its own.
  */
 static int take_thread_uffd(struct pm_inject *in, int *fd)
 {
-	long r;
+	long r, done;
 	pid_t tid;
-	int err, tfd;
+	int err = 0, tfd;
 
-	err = pmi_inject_set_options(in, PTRACE_O_TRACECLONE);
-	if (err)
-		return err;
-	r = pmi_inject_thread_exit_stack(in);
-	if (r > 0)
-		r = pmi_inject_syscall(in, SYS_clone, CLONE_VM | CLONE_THREAD | CLONE_SIGHAND, r, 0, 0, 0, 0);
-	tid = pmi_inject_event_pid(in);
-	err = pmi_inject_set_options(in, 0);
+	r = pmi_inject_vfork_thread(in);
 	if (r < 0)
 		return (int)r;
-	if (tid <= 0)	/* cannot be: TRACECLONE reports every clone */
-		return -EIO;
-	if (!err)
-		err = pmi_inject_hold_thread(tid);
-	if (!err && (r = thread_userfaultfd(in, tid)) < 0)
+	tid = (pid_t)r;
+	r = thread_userfaultfd(in, tid);
+	if (r < 0)
 		err = (int)r;
 	if (!err) {
 		tfd = (int)syscall(SYS_pidfd_open, tid, PM_PIDFD_THREAD);
@@ -150,8 +145,9 @@ static int take_thread_uffd(struct pm_inject *in, int *fd)
 		if (tfd >= 0)
 			close(tfd);
 	}
-	if (pmi_inject_end_thread(tid) < 0 && !err)
-		err = -EIO;	/* cannot be: it was our tracee */
+	done = pmi_inject_vfork_done(in);	/* the thread exits, its table closed; the clone returns */
+	if (done < 0 && !err)
+		err = (int)done;
 	if (err && *fd >= 0) {
 		close(*fd);
 		*fd = -1;

@@ -75,6 +75,7 @@ struct pm_inject {
 	uint64_t held;			/* signals taken at stops, sent again after the detach (bit n-1: signal n) */
 	long opts;			/* the ptrace options of the seize */
 	pid_t event_pid;		/* the child of the last call's PTRACE_EVENT_CLONE/FORK/VFORK, 0 if none */
+	pid_t vfork_tid;		/* pmi_inject_vfork_thread's thread; the thread in its clone's vfork stop */
 };
 
 /* inject_wait.c: wait for the thread's next stop (reaping a dead one for its parent); 0 or -errno. */

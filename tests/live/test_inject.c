@@ -884,6 +884,91 @@ static int inject_tracer_killed(void)
 	return T_PASS;
 }
 
+/* How many threads @pid has. */
+static int thread_total(pid_t pid)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir)))
+		n += d->d_name[0] != '.';
+	closedir(dir);
+	return n;
+}
+
+/*
+ * The tracer dies holding an injected vfork thread that made a
+ * userfaultfd in its own descriptor table, the attached thread in the
+ * clone's vfork stop, a signal with a handler pending: the thread exits by
+ * its frame, its table with it; then the attached thread runs its handler
+ * and its read() goes on. Nothing is left: no thread, no descriptor.
+ */
+static int inject_vfork_thread_killed(void)
+{
+	struct timespec ms = { 0, 1000000 };
+	struct child c;
+	long got[3] = { -EIO, 0, 0 };	/* error, thread, its descriptor */
+	char path[96], target[64];
+	int ready[2], status, i;
+	ssize_t len;
+	bool uffd;
+	pid_t tracer;
+
+	if (!sibling_ptrace_ok())
+		return t_skip("Yama ptrace_scope %d: a sibling may not attach", yama_scope());
+	CHECK(child_start(&c) == 0);
+	CHECK(wait_blocked(c.pid, SYS_read, SYS_read));
+	CHECK(pipe2(ready, O_CLOEXEC) == 0);
+	tracer = fork();
+	if (tracer == 0) {
+		struct pm_inject *in;
+		long err = pmi_inject_attach(c.pid, &in), tid = 0, fd = 0;
+
+		if (!err && (tid = pmi_inject_vfork_thread(in)) < 0)
+			err = tid;
+		if (!err && (fd = pmi_inject_thread_syscall(in, (pid_t)tid, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK, 0,
+							    0)) < 0)
+			err = fd;
+		got[0] = err, got[1] = tid, got[2] = fd;
+		if (write(ready[1], got, sizeof(got)) != sizeof(got))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	CHECK(read_full(ready[0], got, sizeof(got)) == 0);
+	close(ready[0]);
+	CHECK_EQ_U64(got[0], 0);
+	CHECK_EQ_U64(thread_total(c.pid), 2);
+	snprintf(path, sizeof(path), "/proc/%d/task/%ld/fd/%ld", (int)c.pid, got[1], got[2]);
+	len = readlink(path, target, sizeof(target) - 1);
+	CHECK(len > 0);
+	target[len > 0 ? len : 0] = '\0';
+	CHECK_STR(target, "anon_inode:[userfaultfd]");	/* in the thread's table ... */
+	count_fds(c.pid, &uffd);
+	CHECK(!uffd);					/* ... not in the target's */
+	CHECK(kill(c.pid, SIGUSR1) == 0);		/* pending: every signal is blocked in both */
+	kill(tracer, SIGKILL);
+	CHECK(waitpid(tracer, &status, 0) == tracer && WIFSIGNALED(status));
+	for (i = 0; i < 5000 && (thread_total(c.pid) != 1 || tracer_of(c.pid) != 0); i++)
+		nanosleep(&ms, NULL);
+	CHECK_EQ_U64(thread_total(c.pid), 1);
+	CHECK_EQ_U64(tracer_of(c.pid), 0);
+	CHECK(wait_blocked(c.pid, SYS_read, SYS_read));
+	CHECK_EQ_U64(sigblk(c.pid), 0);
+	count_fds(c.pid, &uffd);
+	CHECK(!uffd);
+	check_child_sane(&c, 1);
+	CHECK_EQ_U64(child_stop(&c), 0);
+	return T_PASS;
+}
+
 /* A thread that stays in uninterruptible sleep (a vfork parent) is refused, not waited for. */
 static int inject_refuses_d_state(void)
 {
@@ -1248,7 +1333,7 @@ int main(int argc, char **argv)
 	static const struct t_case cases[] = {
 		T(inject_results), T(inject_restart_read), T(inject_restart_nanosleep), T(inject_signal_held),
 		T(inject_stopped_target), T(inject_user_mode), T(inject_threads), T(inject_sigstop_held), T(inject_target_killed),
-		T(inject_tracer_killed),
+		T(inject_tracer_killed), T(inject_vfork_thread_killed),
 		T(inject_seccomp_target), T(inject_refuses_d_state), T(inject_refusals), T(inject_uffd_by_hand),
 		T(remote_uffd_refusals), T(remote_uffd_track), T(remote_uffd_tracker_killed),
 	};

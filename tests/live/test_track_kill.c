@@ -18,6 +18,7 @@
 #include <sys/ptrace.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,15 +52,26 @@ struct kind {
 	const char *method;		/* track -m METHOD, else auto (uffd) */
 	int step;			/* kill points tried: 1, 1 + step, ... */
 	int max_n;			/* up to this one, else until a run is not killed */
+	bool alarm;			/* a SIGALRM handler runs every 1 ms, on the thread's own stack */
 };
 
 static const struct kind kinds[] = {
-	{ "1 thread spinning", { SPIN }, 1, NULL, 1, 0 },
-	{ "1 thread in nanosleep", { SLEEP }, 1, NULL, 1, 0 },
-	{ "1 thread in read", { READ }, 1, NULL, 1, 0 },
-	{ "leader in read, 2 spinning, 1 in nanosleep", { READ, SPIN, SPIN, SLEEP }, 4, NULL, 1, 0 },
-	{ "leader spinning, 1 in nanosleep, 1 spinning", { SPIN, SLEEP, SPIN }, 3, NULL, 1, 0 },
-	{ "fork-snapshot: leader in read, 1 spinning, 1 in nanosleep", { READ, SPIN, SLEEP }, 3, "fork-snapshot", 2, 100 },
+	{ "1 thread spinning", { SPIN }, 1, NULL, 1, 0, false },
+	{ "1 thread in nanosleep", { SLEEP }, 1, NULL, 1, 0, false },
+	{ "1 thread in read", { READ }, 1, NULL, 1, 0, false },
+	{ "leader in read, 2 spinning, 1 in nanosleep", { READ, SPIN, SPIN, SLEEP }, 4, NULL, 1, 0, false },
+	{ "leader spinning, 1 in nanosleep, 1 spinning", { SPIN, SLEEP, SPIN }, 3, NULL, 1, 0, false },
+	{ "fork-snapshot: leader in read, 1 spinning, 1 in nanosleep", { READ, SPIN, SLEEP }, 3, "fork-snapshot", 2, 100,
+	  false },
+	/*
+	 * A handler due the moment the thread's mask comes back (Go's SIGURG,
+	 * timers): its frame and the handler's own stack use land just below
+	 * the thread's stack pointer as found, where an injected thread's exit
+	 * frame would lie if it could outlive the stop of the thread it was
+	 * cloned from.
+	 */
+	{ "1 thread spinning, SIGALRM handler every 1 ms", { SPIN }, 1, NULL, 1, 0, true },
+	{ "1 thread in read (SA_RESTART), SIGALRM handler every 1 ms", { READ }, 1, NULL, 1, 0, true },
 };
 
 /* Shared with the target (MAP_SHARED, made before the fork). */
@@ -69,9 +81,34 @@ struct board {
 	volatile uint64_t fail;			/* first failure: (thread + 1) << 8 | what */
 	volatile uint64_t ready;		/* threads started */
 	volatile int64_t got, got_errno;	/* READ: what read() returned, and errno */
+	volatile uint64_t alarms;		/* SIGALRM handlers run */
 };
 
 static struct board *board;
+
+/* Uses 4 KiB of the stack it runs on (not an alternate one): a pattern over whatever lay below the thread's frame. */
+static void on_alarm(int sig)
+{
+	volatile unsigned char buf[4096];
+	int e = errno;
+	size_t i;
+
+	(void)sig;
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (unsigned char)(0xa5 ^ i);
+	board->alarms++;
+	errno = e;
+}
+
+static void start_alarm(void)
+{
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
+	struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL) || setitimer(ITIMER_REAL, &it, NULL))
+		_exit(91);
+}
 static int read_fd = -1;
 static char pagemap_bin[PATH_MAX];
 static int have_avx2;
@@ -227,6 +264,8 @@ static void target_main(const struct kind *k)
 	int i;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (k->alarm)
+		start_alarm();
 	for (i = 1; i < k->n; i++) {
 		args[i] = (struct targ){ i, k->roles[i] };
 		if (pthread_create(&th[i], NULL, thread_main, &args[i]))
@@ -425,7 +464,7 @@ static const char *check_threads(pid_t pid, const struct kind *k, char *why, siz
  */
 static const char *check_target(pid_t pid, const struct kind *k, char *why, size_t size)
 {
-	uint64_t before[MAX_THREADS];
+	uint64_t before[MAX_THREADS], alarms;
 	const char *bad = "";
 	int i, tries;
 
@@ -439,8 +478,9 @@ static const char *check_target(pid_t pid, const struct kind *k, char *why, size
 		return check_threads(pid, k, why, size, true);
 	for (i = 0; i < k->n; i++)
 		before[i] = board->progress[i];
+	alarms = board->alarms;
 	for (tries = 0; tries < 100; tries++) {
-		bool all = true;
+		bool all = !k->alarm || board->alarms != alarms;
 
 		sleep_ms(10);
 		for (i = 0; i < k->n; i++)
@@ -455,6 +495,8 @@ static const char *check_target(pid_t pid, const struct kind *k, char *why, size
 	for (i = 0; i < k->n; i++)
 		if (k->roles[i] != READ && board->progress[i] == before[i])
 			return snprintf(why, size, "thread %d makes no progress", i), why;
+	if (k->alarm && board->alarms == alarms)
+		return snprintf(why, size, "its SIGALRM handler runs no more"), why;
 	return "";
 }
 
@@ -1012,11 +1054,14 @@ SWEEP(2)
 SWEEP(3)
 SWEEP(4)
 SWEEP(5)
+SWEEP(6)
+SWEEP(7)
 
 int main(int argc, char **argv)
 {
 	static const struct t_case cases[] = {
-		T(sweep_0), T(sweep_1), T(sweep_2), T(sweep_3), T(sweep_4), T(sweep_5), T(start_traced), T(start_vfork_parent),
+		T(sweep_0), T(sweep_1), T(sweep_2), T(sweep_3), T(sweep_4), T(sweep_5), T(sweep_6), T(sweep_7),
+		T(start_traced), T(start_vfork_parent),
 		T(start_seccomp_root), T(start_seccomp_unpriv), T(snapshot_child_fds),
 	};
 
