@@ -26,7 +26,7 @@
 #include "snapshot_keeper.h"
 
 #define KEEPER_STACK	(256u << 10)	/* MAP_NORESERVE: only what the removal touches */
-#define KEEPER_DEPTH	32		/* a tree is proc/PID/task/TID/... or sys/devices/system/node/nodeN/... */
+#define KEEPER_DEPTH	32		/* SNAP_MAX_DEPTH (snapshot.h): path_ok() refuses deeper paths */
 #define KEEPER_PASSES	4		/* a directory read again until a pass finds nothing (entries go as it reads) */
 
 struct pmi_snap_keeper {
@@ -97,6 +97,8 @@ __attribute__((no_sanitize_address)) static int keeper_main(void *data)
 	long n;
 	char c;
 
+	/* A session of our own: a kill of the caller's process group (timeout -s KILL, a shell's job) spares us. */
+	syscall(SYS_setsid);
 	/* Also glibc's own two signals, which pthread_sigmask leaves unblocked: a ^C to the group spares us. */
 	syscall(SYS_rt_sigprocmask, (long)SIG_SETMASK, &all, NULL, (long)sizeof(all));
 	for (int fd = 0; fd < 3; fd++)	/* our stdio: a pipe a shell waits on would stay open */
