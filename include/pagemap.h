@@ -152,7 +152,8 @@ PM_API void pm_ctx_set_log(struct pm_ctx *ctx, pm_log_fn fn, void *data);
 
 /*
  * pm_ctx_set_check - have long calls on @ctx ask @fn whether to go on:
- * before each pagemap read of a walk or of pm_target_read() and before each
+ * before each pagemap read of a walk or of pm_target_read() of more than
+ * one entry (a one-word read is a liveness probe) and before each
  * PAGEMAP_SCAN step, so a caller can stop a walk of a huge address space
  * (e.g. when its user pressed Ctrl-C) without waiting for its end. A
  * negative return of @fn stops the call, which fails with that value
