@@ -270,8 +270,7 @@ static int scan_all(struct pm_ctx *ctx, struct pm_kpage *k, const struct phys_op
 	 * they claim (up to 2^40 frames).
 	 */
 	for (pfn = pm_kpage_start(k); r == 0 && pfn < end;) {
-		size_t n = end - pfn < PHYS_BATCH ? (size_t)(end - pfn) : PHYS_BATCH;
-		uint64_t data;
+		uint64_t n = end - pfn < PHYS_BATCH ? end - pfn : PHYS_BATCH, data;	/* a hole: up to 2^40 frames */
 
 		if ((r = pm_kpage_next_data(k, pfn, &data)) < 0)
 			break;
@@ -281,9 +280,9 @@ static int scan_all(struct pm_ctx *ctx, struct pm_kpage *k, const struct phys_op
 			pfn += n;
 			continue;
 		}
-		r = pm_kpage_read(k, pfn, n, w, NULL, NULL);
+		r = pm_kpage_read(k, pfn, (size_t)n, w, NULL, NULL);
 		if (r == 0)
-			r = scan_batch(w, n, pfn, po, h, list, &run);
+			r = scan_batch(w, (size_t)n, pfn, po, h, list, &run);
 		pfn += n;
 	}
 	if (r == 0 && list && list_row(list, &run, po->raw) < 0)

@@ -75,11 +75,13 @@ static void help(void)
 	       "      --one-thread       read everything in one thread (by default, with a second\n"
 	       "                         CPU, a thread reads smaps, smaps_rollup and numa_maps\n"
 	       "                         while the pagemap is read: less wall time, same CPU)\n"
-	       "  -o, --output FILE      the snapshot to write (mode 0600; - for standard output)\n"
+	       "  -o, --output FILE      the snapshot to write (mode 0600; - for standard output,\n"
+	       "                         written as it is: what > or >> put there stays)\n"
 	       "      --append SERIES    add a member to the series SERIES (created if missing):\n"
 	       "                         word chunks equal to the last member's are referred to,\n"
 	       "                         not stored again; read a member as SERIES@N (1.., or\n"
-	       "                         -1.. from the end; SERIES alone is the last)\n"
+	       "                         -1.. from the end; SERIES alone is the last); appends\n"
+	       "                         wait for each other, for someone else's file 10 s at most\n"
 	       "      --from-tree DIR    write a captured tree (tests/fixtures) as a snapshot\n"
 	       "      --to-tree DIR      write the snapshot FILE out as a tree (DIR is created)\n"
 	       "      --list             list FILE's sections: offset, type, payload length, path;\n"
@@ -406,7 +408,8 @@ static int add_processes(struct pm_snapshot_writer *w, struct pm_ctx *ctx, const
 	return r ? r : hold_meta(w, o, h);
 }
 
-static int write_snapshot(struct pm_ctx *ctx, struct snap_opts *o)
+/* One try: EXIT_OK, EXIT_RUNTIME (said why), or -EEXIST when a first --append lost the race to create the series. */
+static int write_once(struct pm_ctx *ctx, struct snap_opts *o, bool to_stdout)
 {
 	struct snap_hold h = SNAP_HOLD_INIT;
 	struct pm_snapshot_writer *w;
@@ -415,16 +418,11 @@ static int write_snapshot(struct pm_ctx *ctx, struct snap_opts *o)
 
 	if (o->cgroup && cg2_dir(o->cgroup, h.dir))	/* before anything is written: nothing is */
 		return EXIT_RUNTIME;
-	if (!strcmp(o->out, "-")) {	/* standard output: what /dev/stdout names, written in place */
-		if (o->append)
-			return cli_usage_error("a series is a file: --append - is not possible");
-		if (isatty(STDOUT_FILENO)) {
-			cli_error(0, "not writing a binary snapshot to a terminal: redirect it, or give -o FILE");
-			return EXIT_RUNTIME;
-		}
-		o->out = "/dev/stdout";
-	}
-	if (!(w = o->append ? pm_snapshot_append(o->out, err, sizeof(err)) : pm_snapshot_create(o->out))) {
+	if (to_stdout)	/* the descriptor itself: what > or >> opened stays as it is */
+		w = pm_snapshot_create_fd(STDOUT_FILENO);
+	else
+		w = o->append ? pm_snapshot_append(o->out, err, sizeof(err)) : pm_snapshot_create(o->out);
+	if (!w) {
 		if (o->append && *err && errno != ELIBACC)
 			cli_error(0, "cannot append to %s: %s", o->out, err);
 		else if (errno == ELIBACC)	/* the library loads libzstd on its first snapshot (include/pagemap.h) */
@@ -445,10 +443,41 @@ static int write_snapshot(struct pm_ctx *ctx, struct snap_opts *o)
 		if (!r && (r = pm_snapshot_add_system(w, ctx, o->phys ? PM_SNAPSHOT_PHYS : 0)))
 			cli_error(-r, "cannot write the system files");
 	}
-	if (!r && (r = pm_snapshot_commit(w)))
+	if (!r && (r = pm_snapshot_commit(w))) {
+		if (o->append && r == -EEXIST) {
+			pm_snapshot_writer_free(w);
+			return -EEXIST;	/* no series was there, and another append made one meanwhile */
+		}
 		cli_outfile_error(-r, "write", o->out);
+	}
 	pm_snapshot_writer_free(w);
 	return r ? EXIT_RUNTIME : EXIT_OK;
+}
+
+/* Appends to a new series race to create it (nothing to lock yet): the losers append again, to the series now there. */
+#define SNAP_APPEND_TRIES 8
+
+static int write_snapshot(struct pm_ctx *ctx, struct snap_opts *o)
+{
+	bool to_stdout = false;
+	int r;
+
+	if (!strcmp(o->out, "-")) {	/* standard output: its descriptor, never reopened */
+		if (o->append)
+			return cli_usage_error("a series is a file: --append - is not possible");
+		if (isatty(STDOUT_FILENO)) {
+			cli_error(0, "not writing a binary snapshot to a terminal: redirect it, or give -o FILE");
+			return EXIT_RUNTIME;
+		}
+		o->out = "standard output";
+		to_stdout = true;
+	}
+	for (int i = 0; (r = write_once(ctx, o, to_stdout)) == -EEXIST; i++)
+		if (i + 1 == SNAP_APPEND_TRIES) {
+			cli_outfile_error(EEXIST, "write", o->out);
+			return EXIT_RUNTIME;
+		}
+	return r;
 }
 
 static const char *type_name(uint32_t t)

@@ -11,10 +11,11 @@ void cli_outfile_error(int err, const char *what, const char *path)
 	if (err == ELOOP)
 		cli_hint("a symlink there that neither you nor root own is never followed: remove it or write elsewhere");
 	else if (err == EPERM)
-		cli_hint("a FIFO or socket is written only when you or root own it, a block device never, and "
+		cli_hint("a FIFO is written only when you or root own it, a socket or block device never, and "
 			 "another user's file in a sticky directory cannot be replaced");
 	else if (err == EEXIST)
-		cli_hint("a file appeared at that name while it was written, or no private temporary name was free");
+		cli_hint("a file appeared at that name while it was written, no private temporary name was free, "
+			 "or a symlink there names a regular file (never written through: give the file's own name, or -)");
 }
 
 int cli_write_output(const char *path, const void *buf, size_t len, unsigned flags)

@@ -152,7 +152,8 @@ PM_API void pm_ctx_set_log(struct pm_ctx *ctx, pm_log_fn fn, void *data);
 
 /*
  * pm_ctx_set_check - have long calls on @ctx ask @fn whether to go on:
- * before each pagemap read of a walk or of pm_target_read() and before each
+ * before each pagemap read of a walk or of pm_target_read() of more than
+ * one entry (a one-word read is a liveness probe) and before each
  * PAGEMAP_SCAN step, so a caller can stop a walk of a huge address space
  * (e.g. when its user pressed Ctrl-C) without waiting for its end. A
  * negative return of @fn stops the call, which fails with that value
@@ -2415,6 +2416,16 @@ PM_API struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s);
 PM_API struct pm_snapshot_writer *pm_snapshot_create(const char *path);
 
 /*
+ * pm_snapshot_create_fd - start writing a snapshot to @fd as it is (a pipe,
+ * a socket, standard output redirected to a file with > or >>): written
+ * sequentially from its current offset, never reopened, truncated, nor
+ * closed (@fd stays the caller's; a duplicate is written). No temporary and
+ * no atomicity: a failed run leaves what was written. Returns the writer,
+ * or NULL with errno (EBADF, ELIBACC, ENOMEM).
+ */
+PM_API struct pm_snapshot_writer *pm_snapshot_create_fd(int fd);
+
+/*
  * pm_snapshot_add_meta - a META key=value line (neither may hold '\n'; key
  * no '='). 0 or -errno: -EINVAL, -E2BIG (a line over 4 KiB, or META would
  * pass the 64 KiB a reader takes).
@@ -2519,7 +2530,12 @@ PM_API int pm_snapshot_commit(struct pm_snapshot_writer *w);
  * one, then the new member: pm_snapshot_commit() puts it at @path, and
  * until then, or if it fails, the old series stays as it was. The series
  * is locked (flock) from its read until the writer is freed: a concurrent
- * append waits, then adds its member to this one's series. Add to the
+ * append waits, then adds its member to this one's series (a series file
+ * that others could open, not ours nor root's with mode 0600, is waited
+ * for 10 s at most: EWOULDBLOCK). When no series is there yet nothing is
+ * locked: the first member is put at @path only where still nothing is,
+ * and pm_snapshot_commit() fails with -EEXIST when another append created
+ * the series meanwhile: append again. Add to the
  * writer as to a new snapshot. A word chunk equal, byte for byte once
  * compressed, to the last member's chunk of the same file path and words
  * is not stored again but referred to; in a series the pagemap's chunks end
@@ -2529,7 +2545,8 @@ PM_API int pm_snapshot_commit(struct pm_snapshot_writer *w);
  * writer, or NULL with errno: EBADMSG (@path is damaged or not a
  * snapshot), EPROTONOSUPPORT, ELIBACC, ENOMEM, EOVERFLOW (65536 members
  * already), EINVAL (a plain snapshot is there, not a series), ELOOP (a
- * symlink is there), or the open error. pm_snapshot_commit() of the new
+ * symlink is there), EWOULDBLOCK (see above), or the open error.
+ * pm_snapshot_commit() of the new
  * member fails with -EOVERFLOW if the series' index would pass 4 MiB (what
  * readers take): the old series stays.
  */
@@ -2561,17 +2578,22 @@ PM_API int pm_features_export(const struct pm_features *f, char *buf, size_t siz
  *    the path whole: over the regular file that was there (rename), or only
  *    where still nothing is (link, RENAME_NOREPLACE: EEXIST if a file came
  *    meanwhile). A regular file there is replaced, never written into.
- *  - A symlink is followed, and what it names written in place as the
- *    shell's ">" would (/dev/stdout, /dev/stderr), only when the symlink is
- *    owned by the caller's effective UID or by root; anyone else's symlink is
- *    refused with ELOOP, in any directory (stricter than the kernel's
- *    protected_symlinks, which spares directories that are not sticky).
- *    Nothing is created through a symlink (a dangling one is ENOENT).
+ *  - A symlink is followed, and the character device or FIFO it names
+ *    written in place (/dev/stdout on a pipe or terminal, /dev/stderr), only
+ *    when the symlink is owned by the caller's effective UID or by root;
+ *    anyone else's symlink is refused with ELOOP, in any directory (stricter
+ *    than the kernel's protected_symlinks, which spares directories that are
+ *    not sticky). Nothing is created through a symlink (a dangling one is
+ *    ENOENT), and a regular file reached through one is EEXIST, never
+ *    truncated nor written: reopening /dev/stdout loses what the shell's
+ *    ">>" or an earlier writer put there (use pm_snapshot_create_fd()).
  *  - A character device (/dev/null, a terminal) is written in place, whoever
- *    owns it (only CAP_MKNOD makes one: no one plants it); a FIFO
- *    or socket only when the caller or root owns it (else EPERM: someone's
- *    FIFO would hand them the output); a block device never (EPERM); a
- *    directory is EISDIR. In place means no temporary and no atomicity.
+ *    owns it (only CAP_MKNOD makes one: no one plants it); a FIFO only when
+ *    the caller or root owns it (else EPERM: someone's FIFO would hand them
+ *    the output); it is opened O_NOFOLLOW and must be the file looked at
+ *    (EAGAIN if the name was swapped meanwhile). A socket is refused (ENXIO
+ *    through a symlink, else EPERM), a block device too (EPERM); a directory
+ *    is EISDIR. In place means no temporary and no atomicity.
  *  - PM_OUTFILE_ENTRY: the path is a name others read as a regular file (a
  *    series, a node_exporter textfile): whatever is there but a directory is
  *    replaced by the rename, never followed nor written.
@@ -2593,10 +2615,12 @@ struct pm_outfile;
  * PM_OUTFILE_*. Write the content to pm_outfile_fd(), then
  * pm_outfile_commit(); pm_outfile_free() without a commit leaves the path as
  * it was (unless written in place). Returns the handle, or NULL with errno:
- * EEXIST (PM_OUTFILE_CREATE and something is there), ELOOP (a symlink not ours nor root's), EPERM (a block device, or a FIFO or
- * socket not ours nor root's), EISDIR, EAGAIN (the entry changed while it
- * was opened), EEXIST (no temporary name could be had), EINVAL (bad
- * @flags), or the error of opening the directory or the temporary.
+ * EEXIST (PM_OUTFILE_CREATE and something is there; a regular file
+ * through a symlink; no temporary name could be had), ELOOP (a symlink not
+ * ours nor root's), EPERM (a block device or socket, or a FIFO not ours nor
+ * root's), ENXIO (a socket through a symlink), EISDIR, EAGAIN (the entry
+ * changed while it was opened), EINVAL (bad @flags), or the error of
+ * opening the directory, the temporary or the file written in place.
  */
 PM_API struct pm_outfile *pm_outfile_open(const char *path, unsigned flags);
 

@@ -145,8 +145,8 @@ enum pm_class pm_class_of(uint64_t f)
 
 int pm_classes_read(struct pm_ctx *ctx, struct pm_kpage *k, struct pm_classes *out)
 {
-	uint64_t *w, end, pfn, page = pm_ctx_features(ctx)->page_size;
-	size_t i, n;
+	uint64_t *w, end, pfn, n, page = pm_ctx_features(ctx)->page_size;	/* n: a hole may be 2^40 frames */
+	size_t i;
 	int r;
 
 	memset(out, 0, sizeof(*out));
@@ -168,8 +168,8 @@ int pm_classes_read(struct pm_ctx *ctx, struct pm_kpage *k, struct pm_classes *o
 			out->frames += n;
 			continue;
 		}
-		n = end - pfn < CLASS_BATCH ? (size_t)(end - pfn) : CLASS_BATCH;
-		r = pm_kpage_read(k, pfn, n, w, NULL, NULL);
+		n = end - pfn < CLASS_BATCH ? end - pfn : CLASS_BATCH;
+		r = pm_kpage_read(k, pfn, (size_t)n, w, NULL, NULL);
 		for (i = 0; r == 0 && i < n; i++) {
 			enum pm_class c = pm_class_of(w[i]);
 

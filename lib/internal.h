@@ -127,4 +127,10 @@ void pmi_share_set_spill(struct pm_share *s, size_t records);
 /* pm_share_finish with @fn for the lookups: called with at most 16384 distinct frames at a time, ascending. */
 int pmi_share_tally(struct pm_share *s, pm_share_lookup_fn fn, void *data);
 
+/* target.c: pm_target_read without asking the caller's check (a read whose failure would be misread). */
+ssize_t pmi_target_read_nocheck(struct pm_target *t, uint64_t vpn, uint64_t *buf, size_t count);
+
+/* outfile.c: a pm_outfile that writes to a dup of @fd as it is (never reopened nor truncated); NULL with errno. */
+struct pm_outfile *pmi_outfile_on_fd(int fd);
+
 #endif

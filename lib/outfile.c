@@ -82,24 +82,34 @@ static int split_path(struct pm_outfile *o, const char *path)
 /*
  * Write into what is at the path as it is: a character device or FIFO, or
  * what a symlink of ours (or root's) names, as the shell's ">" would. Never
- * created (no O_CREAT: a dangling symlink is an error), never a block device
- * or a directory; a regular file reached so is truncated first.
+ * created (no O_CREAT: a dangling symlink is an error), never a block device,
+ * socket or directory. A device or FIFO is opened O_NOFOLLOW and the
+ * descriptor itself checked against what was looked at (the name may be
+ * swapped for a symlink and back between the look and the open). Through a
+ * symlink only a device or FIFO is written (/dev/stdout on a pipe or a
+ * terminal): a regular file there, even one reached by our own link, is
+ * EEXIST, never truncated nor written over (`>> out` would lose what it
+ * held); write to the descriptor instead (pm_snapshot_create_fd()).
  */
 static int open_in_place(struct pm_outfile *o, const struct stat *was)
 {
+	int nofollow = S_ISLNK(was->st_mode) ? 0 : O_NOFOLLOW;
 	struct stat st, now;
 
-	o->fd = openat(o->dirfd, o->name, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	o->fd = openat(o->dirfd, o->name, O_WRONLY | O_NOCTTY | O_CLOEXEC | nofollow);
 	if (o->fd < 0)
+		return errno == ELOOP && nofollow ? -EAGAIN : -errno;	/* a symlink came in its place */
+	if (fstat(o->fd, &st) < 0)
 		return -errno;
-	if (fstat(o->fd, &st) < 0 || fstatat(o->dirfd, o->name, &now, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (now.st_dev != was->st_dev || now.st_ino != was->st_ino)
+	if (nofollow && (st.st_dev != was->st_dev || st.st_ino != was->st_ino))
 		return -EAGAIN;	/* the entry was swapped between the look and the open */
+	if (!nofollow && (fstatat(o->dirfd, o->name, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
+			  now.st_dev != was->st_dev || now.st_ino != was->st_ino))
+		return -EAGAIN;	/* the link itself was swapped (a swap and back is caught by the S_ISREG refusal) */
 	if (S_ISBLK(st.st_mode) || S_ISDIR(st.st_mode) || S_ISSOCK(st.st_mode))
 		return S_ISDIR(st.st_mode) ? -EISDIR : -EPERM;
-	if (S_ISREG(st.st_mode) && ftruncate(o->fd, 0) < 0)
-		return -errno;
+	if (S_ISREG(st.st_mode))
+		return -EEXIST;
 	o->in_place = true;
 	return 0;
 }
@@ -139,10 +149,11 @@ static int open_temp(struct pm_outfile *o)
 
 /*
  * What is at the path decides: nothing, or a regular file, gets a temporary
- * published at commit; a symlink, FIFO or socket is written through only
+ * published at commit; a symlink or FIFO is written through only
  * when it is ours or root's (a symlink someone else planted is never
  * followed, whatever the directory); a character device is written in place
  * whoever owns it (a terminal belongs to its user; no one else can make one);
+ * a block device or socket never;
  * with PM_OUTFILE_ENTRY anything but a directory is replaced, never written;
  * with PM_OUTFILE_CREATE anything there is EEXIST.
  */
@@ -161,7 +172,7 @@ static int classify(struct pm_outfile *o)
 		o->replace = true;
 		return 0;
 	}
-	if (S_ISBLK(st.st_mode))
+	if (S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode))	/* open() of a socket is ENXIO anyway */
 		return -EPERM;
 	if (!S_ISCHR(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0)	/* only CAP_MKNOD makes devices */
 		return S_ISLNK(st.st_mode) ? -ELOOP : -EPERM;
@@ -188,6 +199,27 @@ fail:
 	pm_outfile_free(o);
 	errno = -r;
 	return NULL;
+}
+
+/* Write to @fd as it is (standard output): never reopened, truncated nor closed; the writes go where its offset is. */
+struct pm_outfile *pmi_outfile_on_fd(int fd)
+{
+	struct pm_outfile *o = calloc(1, sizeof(*o));
+
+	if (!o)
+		return NULL;
+	o->dirfd = -1;
+	o->flags = PM_OUTFILE_PRIVATE;
+	o->in_place = true;
+	o->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);	/* ours to close; the same open file, offset and O_APPEND */
+	if (o->fd < 0) {
+		int e = errno;
+
+		free(o);
+		errno = e;
+		return NULL;
+	}
+	return o;
 }
 
 int pm_outfile_fd(const struct pm_outfile *o)
@@ -302,6 +334,8 @@ int pm_outfile_write(const char *path, const void *buf, size_t len, unsigned fla
 
 		if (n < 0 && errno != EINTR)
 			r = -errno;
+		else if (n == 0)
+			r = -EIO;	/* no progress and no error: never spin */
 		else if (n > 0)
 			done += (size_t)n;
 	}

@@ -26,6 +26,7 @@
 #define SNAP_MAX_WORDS_V2	65536u		/* words of one WORDS chunk of a version 1 or 2 file */
 #define SNAP_MAX_EXTENTS	65536u		/* extents of one WORDS chunk (every version) */
 #define SNAP_MAX_PATH		1024u
+#define SNAP_MAX_DEPTH		32u		/* components of a path: what snapshot_keeper.c removes (KEEPER_DEPTH) */
 #define SNAP_MAX_FILES		(1u << 20)
 #define SNAP_MAX_META		65536u
 #define SNAP_MAX_FILE_SIZE	(1ULL << 58)	/* logical bytes of one file (a pagemap spans 2^57 on la57) */

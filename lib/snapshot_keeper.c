@@ -26,7 +26,7 @@
 #include "snapshot_keeper.h"
 
 #define KEEPER_STACK	(256u << 10)	/* MAP_NORESERVE: only what the removal touches */
-#define KEEPER_DEPTH	32		/* a tree is proc/PID/task/TID/... or sys/devices/system/node/nodeN/... */
+#define KEEPER_DEPTH	32		/* SNAP_MAX_DEPTH (snapshot.h): path_ok() refuses deeper paths */
 #define KEEPER_PASSES	4		/* a directory read again until a pass finds nothing (entries go as it reads) */
 
 struct pmi_snap_keeper {
@@ -97,6 +97,13 @@ __attribute__((no_sanitize_address)) static int keeper_main(void *data)
 	long n;
 	char c;
 
+	/*
+	 * A session of our own: a kill of the caller's process group (timeout -s
+	 * KILL, a shell's job) spares us. The parent also moves us to a group of
+	 * our own before it goes on (then setsid() fails, EPERM: a group leader);
+	 * either suffices.
+	 */
+	syscall(SYS_setsid);
 	/* Also glibc's own two signals, which pthread_sigmask leaves unblocked: a ^C to the group spares us. */
 	syscall(SYS_rt_sigprocmask, (long)SIG_SETMASK, &all, NULL, (long)sizeof(all));
 	for (int fd = 0; fd < 3; fd++)	/* our stdio: a pipe a shell waits on would stay open */
@@ -185,6 +192,8 @@ struct pmi_snap_keeper *pmi_snap_keeper_start(const char *dir)
 	/* Flags 0: exit signal 0, a copy of the address space (a's among it), no atfork handlers. */
 	k->pid = clone(keeper_main, (char *)k->stack + KEEPER_STACK, 0, &a);
 	r = k->pid < 0 ? -errno : 0;
+	if (!r)	/* out of our process group before we return, whether or not its setsid() ran yet */
+		setpgid(k->pid, k->pid);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	close(p[0]);
 	if (r) {

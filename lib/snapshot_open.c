@@ -102,18 +102,28 @@ static int hash_payload(struct pm_snapshot *s, uint64_t off, uint64_t len, uint6
 	return 0;
 }
 
-/* A path in the tree: relative, components neither empty, "." nor "..", printable, no NUL. */
+/*
+ * A path in the tree: relative, components neither empty, "." nor "..",
+ * printable ASCII (unsigned: where char is signed a byte over 0x7f was
+ * refused as negative, where unsigned (arm64) a C1 control such as 0x9b got
+ * through), no NUL, at most SNAP_MAX_DEPTH components (what a replay's
+ * keeper removes after a kill).
+ */
 static bool path_ok(const char *p, size_t n)
 {
-	size_t i, start = 0;
+	size_t i, start = 0, parts = 0;
 
 	if (!n || n > SNAP_MAX_PATH)
 		return false;
 	for (i = 0; i <= n; i++) {
-		if (i < n && (p[i] < 0x20 || p[i] == 0x7f))
+		unsigned char c = i < n ? (unsigned char)p[i] : '/';
+
+		if (c < 0x20 || c >= 0x7f)
 			return false;
-		if (i < n && p[i] != '/')
+		if (c != '/')
 			continue;
+		if (++parts > SNAP_MAX_DEPTH)
+			return false;
 		if (i == start || (i - start == 1 && p[start] == '.') ||
 		    (i - start == 2 && p[start] == '.' && p[start + 1] == '.'))
 			return false;

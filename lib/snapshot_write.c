@@ -36,7 +36,7 @@ struct prev_chunk {
 /* pm_snapshot_append: the series being extended and what the new member stores. */
 struct snap_series {
 	struct pm_snapshot *old;	/* the series as it was (NULL: a new one); its bytes are copied first */
-	int lockfd;			/* flock()ed until the writer is freed: the series, or its directory */
+	int lockfd;			/* flock()ed until the writer is freed: the series (-1: none yet) */
 	struct prev_chunk *prev;	/* its last member's chunks with their own extents, sorted by key */
 	size_t nprev;
 	char **path;			/* the new member's files by id (word files only; else NULL) */
@@ -746,7 +746,7 @@ static ZSTD_CCtx *new_cctx(struct pm_snapshot_writer *w)
 	return c ? c : w->z->create_cctx();
 }
 
-static struct pm_snapshot_writer *create(const char *path, uint32_t version, unsigned flags)
+static struct pm_snapshot_writer *create(const char *path, int fd, uint32_t version, unsigned flags)
 {
 	struct pm_snapshot_writer *w = calloc(1, sizeof(*w));
 	unsigned char h[SNAP_HEAD_SIZE];
@@ -767,7 +767,8 @@ static struct pm_snapshot_writer *create(const char *path, uint32_t version, uns
 	w->held = malloc(SNAP_HELD_RAW);
 	if (!w->cctx || !w->pay || !w->raw || !w->files || !w->held)
 		goto fail;
-	if (!(w->out = pm_outfile_open(path, PM_OUTFILE_PRIVATE | flags))) {	/* frame numbers: 0600 */
+	w->out = path ? pm_outfile_open(path, PM_OUTFILE_PRIVATE | flags) : pmi_outfile_on_fd(fd);	/* 0600 */
+	if (!w->out) {
 		r = -errno;
 		goto fail;
 	}
@@ -786,7 +787,12 @@ fail:
 
 struct pm_snapshot_writer *pm_snapshot_create(const char *path)
 {
-	return create(path, PM_SNAPSHOT_VERSION, 0);
+	return create(path, -1, PM_SNAPSHOT_VERSION, 0);
+}
+
+struct pm_snapshot_writer *pm_snapshot_create_fd(int fd)
+{
+	return create(NULL, fd, PM_SNAPSHOT_VERSION, 0);
 }
 
 /* The old series' bytes before its SERIES index (its members) into the new file, after the header. */
@@ -860,29 +866,45 @@ static int load_prev(struct snap_series *sr)
 	return 0;
 }
 
-/* Take the lock on the directory of @path, @dirfd, while no series is there yet: 0 (held), 1 (one came), -errno. */
-static int lock_dir(int dirfd, const char *base)
-{
-	struct stat st;
+/* How long an append waits for the lock of a series that others could have opened (and keep locked). */
+#define SERIES_LOCK_WAIT_MS 10000
 
-	while (flock(dirfd, LOCK_EX) < 0)
-		if (errno != EINTR)
+/*
+ * flock() the series in @fd. A file of ours or root's that no one else may
+ * open (a series is written 0600) is locked by appends only: wait for it.
+ * Anyone who can open a file can lock it and keep it locked: for any other
+ * file (one planted in a sticky directory) try for SERIES_LOCK_WAIT_MS, then
+ * fail with EWOULDBLOCK, never wait forever.
+ */
+static int lock_file(int fd, const struct stat *st)
+{
+	bool ours = (st->st_uid == geteuid() || st->st_uid == 0) && !(st->st_mode & 077);
+	struct timespec ms = { 0, 10 * 1000 * 1000 };
+
+	for (int waited = 0;; waited += 10) {
+		if (flock(fd, ours ? LOCK_EX : LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK || waited >= SERIES_LOCK_WAIT_MS)
 			return -errno;
-	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
-		return 0;
-	flock(dirfd, LOCK_UN);
-	return 1;
+		nanosleep(&ms, NULL);
+	}
 }
 
 /*
  * Lock the series at @path from its read to the rename that replaces it, so
  * that appends wait for each other instead of each copying the same members
- * and the last rename dropping the others'. flock() on the series file, taken
- * again when the name no longer holds that file once the lock is granted (the
- * append that held it renamed its new series in); while there is no series
- * yet, flock() on its directory, so the first members wait for each other
- * too. @fd: the series opened (-1 when none is there); @lockfd: the fd
- * locked, to close when done. 0 or -errno (-ELOOP: a symlink is there).
+ * and the last rename dropping the others'. flock() on the series file (see
+ * lock_file()), taken again when the name no longer holds that file once the
+ * lock is granted (the append that held it renamed its new series in). While
+ * there is no series yet nothing is locked (a lock on the directory is one
+ * anyone can hold forever): the first member is published only where still
+ * nothing is, and the append that loses that race gets -EEXIST from
+ * pm_snapshot_commit(), to append again to the series now there. @fd: the
+ * series opened (-1 when none is there); @lockfd: the fd locked, to close
+ * when done (-1: none). 0 or -errno (-ELOOP: a symlink is there;
+ * -EWOULDBLOCK: someone else's file stayed locked).
  */
 static int lock_series(const char *path, int *fd, int *lockfd)
 {
@@ -898,25 +920,17 @@ static int lock_series(const char *path, int *fd, int *lockfd)
 	free(dir);
 	if (dirfd < 0)
 		return -errno;
+	*lockfd = -1;
 	for (;;) {
 		*fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (*fd < 0 && errno == ENOENT) {
-			if ((r = lock_dir(dirfd, base)) == 1)
-				continue;
-			*lockfd = r ? -1 : dirfd;
-			if (r)
-				close(dirfd);
-			return r;
-		}
 		if (*fd < 0) {
-			r = -errno;
+			r = errno == ENOENT ? 0 : -errno;
 			break;
 		}
-		while ((r = flock(*fd, LOCK_EX)) < 0 && errno == EINTR)
-			;
-		if (r < 0 || fstat(*fd, &st) < 0) {
-			r = -errno;
+		r = fstat(*fd, &st) < 0 ? -errno : lock_file(*fd, &st);
+		if (r) {
 			close(*fd);
+			*fd = -1;
 			break;
 		}
 		if (fstatat(dirfd, base, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st.st_dev &&
@@ -928,7 +942,6 @@ static int lock_series(const char *path, int *fd, int *lockfd)
 		close(*fd);	/* replaced while we waited: lock the new one */
 	}
 	close(dirfd);
-	*fd = -1;
 	return r;
 }
 
@@ -971,7 +984,8 @@ struct pm_snapshot_writer *pm_snapshot_append(const char *path, char *err, size_
 		goto fail;
 	if ((r = lock_series(path, &fd, &sr->lockfd))) {
 		if (err && errsize)
-			snprintf(err, errsize, "%s", r == -ELOOP ? "a symlink, not a series" : strerror(-r));
+			snprintf(err, errsize, "%s", r == -ELOOP ? "a symlink, not a series" :
+				 r == -EWOULDBLOCK ? "someone else's file there stayed locked" : strerror(-r));
 		goto out;
 	}
 	sr->old = open_old(fd, err, errsize, &r);
@@ -981,7 +995,7 @@ struct pm_snapshot_writer *pm_snapshot_append(const char *path, char *err, size_
 		r = -EOVERFLOW;
 		goto fail;
 	}
-	if (!(w = create(path, SNAP_SERIES_VERSION, PM_OUTFILE_ENTRY))) {	/* a series is a regular file */
+	if (!(w = create(path, -1, SNAP_SERIES_VERSION, PM_OUTFILE_ENTRY))) {	/* a series is a regular file */
 		r = -errno;
 		goto fail;
 	}

@@ -176,14 +176,10 @@ static int mm_gone(struct pm_target *t)
 	return n == 0;
 }
 
-ssize_t pm_target_read(struct pm_target *t, uint64_t vpn, uint64_t *buf, size_t count)
+ssize_t pmi_target_read_nocheck(struct pm_target *t, uint64_t vpn, uint64_t *buf, size_t count)
 {
-	int gone = t->ctx->check ? t->ctx->check(t->ctx->check_data) : 0;
-	ssize_t n;
-
-	if (gone < 0)	/* the caller asked to stop */
-		return gone;
-	n = pmi_ctx_pread_words(t->ctx, t->pagemap_fd, buf, count, vpn);
+	ssize_t n = pmi_ctx_pread_words(t->ctx, t->pagemap_fd, buf, count, vpn);
+	int gone;
 
 	/* A replayed file never loses its mm: a short read is its end (the walk calls it truncated). */
 	if (n < 0 || (size_t)n == count || !count || !t->ctx->live)
@@ -192,4 +188,19 @@ ssize_t pm_target_read(struct pm_target *t, uint64_t vpn, uint64_t *buf, size_t 
 	if (gone < 0)
 		return gone;
 	return gone ? -ESRCH : n;
+}
+
+/*
+ * The caller's check (pm_ctx_set_check) is asked before a read of more than
+ * one entry: a one-word read is a liveness probe (wss, watch, the walk's
+ * start), over at once, and one that failed with -EINTR made "the target
+ * has no memory: Interrupted system call" of a stop.
+ */
+ssize_t pm_target_read(struct pm_target *t, uint64_t vpn, uint64_t *buf, size_t count)
+{
+	int stop = count > 1 && t->ctx->check ? t->ctx->check(t->ctx->check_data) : 0;
+
+	if (stop < 0)	/* the caller asked to stop */
+		return stop;
+	return pmi_target_read_nocheck(t, vpn, buf, count);
 }

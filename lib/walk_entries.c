@@ -53,7 +53,10 @@ int pmi_walk_refill(struct pm_walk *w, uint64_t vpn)
 		w->buf = more;
 		w->buf_cap = BATCH_PAGES;
 	}
-	n = pm_target_read(w->t, vpn, w->buf, (size_t)(lim - vpn));
+	/* the caller's check before every read of the walk, one entry or many (pm_target_read asks only for more) */
+	if (w->t->ctx->check && (n = w->t->ctx->check(w->t->ctx->check_data)) < 0)
+		return (int)n;
+	n = pmi_target_read_nocheck(w->t, vpn, w->buf, (size_t)(lim - vpn));
 	if (n < 0)
 		return (int)n;
 	/* Live, a short read is task_size or a vanished mm; a replayed file holds every mapping whole. */
@@ -217,7 +220,8 @@ static bool huge_block_aside(struct pm_walk *w, uint64_t block)
 	if (block < w->map.start || block + w->pmd_size > w->map.end)
 		return false;
 	e = malloc(n * sizeof(*e));	/* at most twice per mapping: where the range starts and ends */
-	huge = e && pm_target_read(w->t, block >> w->shift, e, n) == (ssize_t)n && huge_block(w, e, n);
+	/* no stop check: a stop here would read as "not huge"; the walk's next refill stops instead */
+	huge = e && pmi_target_read_nocheck(w->t, block >> w->shift, e, n) == (ssize_t)n && huge_block(w, e, n);
 	free(e);
 	return huge;
 }

@@ -145,21 +145,20 @@ static void run(enum at at, unsigned flags, enum meanwhile mw, bool commit, cons
 	o = pm_outfile_open(path, flags);
 	if (o) {
 		in_place = pm_outfile_in_place(o);
-		ASSERT(!in_place || at == AT_OWN_LINK);	/* the only thing here it may write through */
+		ASSERT(!in_place);	/* our link names a regular file: never written through (EEXIST) */
 		ASSERT(write(pm_outfile_fd(o), content, len) == (ssize_t)len);
 		disturb(mw);
 		r = commit ? pm_outfile_commit(o) : -ECANCELED;
 		pm_outfile_free(o);
 	} else {
 		ASSERT(at == AT_OTHER_LINK || at == AT_DIR || at == AT_DANGLING || at == AT_OTHER_FIFO ||
-		       (flags & PM_OUTFILE_CREATE) || (flags & ~7u));
+		       (at == AT_OWN_LINK && !(flags & PM_OUTFILE_ENTRY)) || ((flags & PM_OUTFILE_CREATE) && had) ||
+		       (flags & ~7u));
 		ASSERT(had == (lstat(path, &after) == 0) && (!had || after.st_ino == before.st_ino));
 	}
 	ASSERT(strays() == 0);	/* no temporary left, committed or not */
-	if (!(in_place && at == AT_OWN_LINK))	/* someone else's file: never written */
-		ASSERT(slurp(victim, buf, sizeof(buf)) == (ssize_t)strlen(precious) && !memcmp(buf, precious, strlen(precious)));
-	if (in_place && r == 0)
-		ASSERT(slurp(victim, buf, sizeof(buf)) == (ssize_t)len && !memcmp(buf, content, len));
+	/* the file a link names: never written (someone else's, or ours: truncating it loses what >> kept) */
+	ASSERT(slurp(victim, buf, sizeof(buf)) == (ssize_t)strlen(precious) && !memcmp(buf, precious, strlen(precious)));
 	if (r == 0 && !in_place) {	/* ours, whole, at the name, with its mode */
 		ASSERT(lstat(path, &after) == 0 && S_ISREG(after.st_mode) && after.st_uid == geteuid());
 		ASSERT(slurp(path, buf, sizeof(buf)) == (ssize_t)len && !memcmp(buf, content, len));

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -29,7 +30,13 @@ int t_outfile_write(const char *path, const void *buf, size_t len, unsigned flag
 #define pm_outfile_commit t_outfile_commit
 #define pm_outfile_free t_outfile_free
 #define pm_outfile_write t_outfile_write
+#define pmi_outfile_on_fd t_outfile_on_fd
+#define openat t_openat
+struct pm_outfile *t_outfile_on_fd(int fd);
+int t_openat(int dfd, const char *name, int flags, ...);
 #include "../lib/outfile.c"
+#undef openat
+#undef pmi_outfile_on_fd
 #undef getrandom
 #undef pm_outfile_open
 #undef pm_outfile_fd
@@ -45,6 +52,36 @@ ssize_t t_getrandom(void *buf, size_t len, unsigned int flags)
 }
 
 static char dir[64];
+
+/*
+ * The race of a directory someone else owns, played on the next openat()
+ * of @t_swap_name: the entry looked at is renamed aside, a symlink to
+ * @t_swap_target put in its place for the open, then the entry renamed back,
+ * so that the name looks the same before and after the open.
+ */
+static const char *t_swap_name, *t_swap_target;
+
+int t_openat(int dfd, const char *name, int flags, ...)
+{
+	va_list ap;
+	mode_t mode;
+	int fd, e;
+
+	va_start(ap, flags);
+	mode = (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
+	va_end(ap);
+	if (!t_swap_name || strcmp(name, t_swap_name))
+		return openat(dfd, name, flags, mode);
+	t_swap_name = NULL;
+	if (renameat(dfd, name, dfd, "aside") < 0 || symlinkat(t_swap_target, dfd, name) < 0)
+		return -1;
+	fd = openat(dfd, name, flags, mode);
+	e = errno;
+	unlinkat(dfd, name, 0);
+	renameat(dfd, "aside", dfd, name);
+	errno = e;
+	return fd;
+}
 
 static void path_of(char *buf, size_t size, const char *name)
 {
@@ -168,7 +205,11 @@ static int discard(void)
 	return T_PASS;
 }
 
-/* Our own symlink is written through, as ">" would (it stays a symlink); a dangling one creates nothing. */
+/*
+ * Our own symlink is followed to a device or FIFO (/dev/stdout on a pipe),
+ * never to a regular file (EEXIST, the file kept: reopening what >> opened
+ * would truncate it); a dangling one creates nothing.
+ */
 static int own_symlink(void)
 {
 	char p[128], t[128], buf[64];
@@ -178,12 +219,66 @@ static int own_symlink(void)
 	path_of(t, sizeof(t), "target");
 	put(t, "a longer old content");
 	CHECK(symlink(t, p) == 0);
-	CHECK(pm_outfile_write(p, "through", 7, 0) == 0);
+	CHECK(pm_outfile_write(p, "through", 7, 0) == -EEXIST);
 	CHECK(lstat(p, &st) == 0 && S_ISLNK(st.st_mode));
-	CHECK(slurp(t, buf, sizeof(buf)) == 7 && !strcmp(buf, "through"));
+	CHECK(slurp(t, buf, sizeof(buf)) == 20 && !strcmp(buf, "a longer old content"));
 	unlink(t);
 	CHECK(pm_outfile_write(p, "x", 1, 0) == -ENOENT);
 	CHECK(lstat(t, &st) < 0 && errno == ENOENT);
+	unlink(p);
+	CHECK(symlink("/dev/null", p) == 0);
+	CHECK(pm_outfile_write(p, "to null", 7, 0) == 0);
+	CHECK(lstat(p, &st) == 0 && S_ISLNK(st.st_mode));
+	clean();
+	return T_PASS;
+}
+
+/*
+ * A FIFO at the name swapped for a symlink to someone's file during the open
+ * and back (a directory the attacker owns): O_NOFOLLOW and the check of the
+ * descriptor itself refuse it (EAGAIN); the file is neither truncated nor
+ * written. Before the fix the open followed the link, the name looked the
+ * same afterwards, and the file was truncated.
+ */
+static int swapped_during_open(void)
+{
+	char p[128], t[128], buf[64];
+	struct stat st;
+
+	path_of(p, sizeof(p), "fifo");
+	path_of(t, sizeof(t), "victim");
+	put(t, "precious");
+	CHECK(mkfifo(p, 0600) == 0);
+	t_swap_name = "fifo";
+	t_swap_target = t;
+	CHECK(t_outfile_write(p, "evil", 4, 0) == -EAGAIN);	/* the copy whose openat() is swapped */
+	t_swap_name = NULL;
+	CHECK(slurp(t, buf, sizeof(buf)) == 8 && !strcmp(buf, "precious"));
+	CHECK(lstat(p, &st) == 0 && S_ISFIFO(st.st_mode));
+	clean();
+	return T_PASS;
+}
+
+/* A descriptor (standard output after > or >>) is written where it is: what it held stays. */
+static int on_fd(void)
+{
+	char p[128], buf[64];
+	struct pm_outfile *o;
+	int fd;
+
+	path_of(p, sizeof(p), "out");
+	put(p, "HEADER\n");
+	fd = open(p, O_WRONLY | O_APPEND | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK((o = t_outfile_on_fd(fd)) != NULL);
+	CHECK(t_outfile_in_place(o));
+	CHECK(write(t_outfile_fd(o), "body", 4) == 4);
+	CHECK(t_outfile_commit(o) == 0);
+	t_outfile_free(o);
+	CHECK(fcntl(fd, F_GETFD) >= 0);	/* still the caller's */
+	close(fd);
+	CHECK(slurp(p, buf, sizeof(buf)) == 11 && !strcmp(buf, "HEADER\nbody"));
+	CHECK(t_outfile_on_fd(-1) == NULL && errno == EBADF);
 	clean();
 	return T_PASS;
 }
@@ -228,9 +323,11 @@ static int fifo(void)
 		_exit(n > 0 && write(pipefd[1], buf, (size_t)n) == n ? 0 : 1);
 	}
 	close(pipefd[1]);
+	alarm(30);	/* a regression that swaps the FIFO while the reader waits in open() must not hang the read */
 	CHECK(pm_outfile_write(p, "piped", 5, 0) == 0);
 	CHECK(read(pipefd[0], buf, sizeof(buf) - 1) == 5 && !strncmp(buf, "piped", 5));
 	close(pipefd[0]);
+	alarm(0);
 	waitpid(child, NULL, 0);
 	CHECK(lstat(p, &st) == 0 && S_ISFIFO(st.st_mode));
 	if (geteuid() == 0) {
@@ -397,7 +494,7 @@ static int run_all(int argc, char **argv)
 	static const struct t_case cases[] = {
 		T(new_file), T(replaces_regular), T(discard), T(own_symlink), T(planted_symlink), T(fifo),
 		T(directory_and_devices), T(char_device), T(names_taken), T(appeared_meanwhile),
-		T(create_only),
+		T(create_only), T(swapped_during_open), T(on_fd),
 	};
 
 	return t_main(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);

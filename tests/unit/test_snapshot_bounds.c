@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,7 +274,7 @@ static int t_replay_overlap(void)
  * waits to be killed; as the subreaper we wait for every process it left (the tree's keeper among them) to
  * end, then look.
  */
-static int t_replay_killed(void)
+static int replay_killed(bool group)
 {
 	static const char leftover_fmt[] = "  %s is still there after the replay was killed\n";
 	int p[2], status;
@@ -287,6 +288,8 @@ static int t_replay_killed(void)
 	pid = fork();
 	if (pid == 0) {
 		struct build b;
+		if (group)
+			setpgid(0, 0);	/* a group of its own, which the keeper joins unless it leaves it */
 		struct pm_snapshot *s;
 		struct pm_ctx *ctx;
 		close(p[0]);
@@ -303,7 +306,7 @@ static int t_replay_killed(void)
 	n = pid > 0 ? read(p[0], root, sizeof(root) - 1) : -1;
 	close(p[0]);
 	if (pid > 0)
-		kill(pid, SIGKILL);
+		kill(group ? -pid : pid, SIGKILL);	/* group: as `timeout -s KILL` or a shell's job control */
 	while (waitpid(-1, &status, __WALL) > 0 || errno == EINTR)	/* the child, then whatever it left */
 		;
 	prctl(PR_SET_CHILD_SUBREAPER, 0);
@@ -315,6 +318,44 @@ static int t_replay_killed(void)
 		printf(leftover_fmt, root);
 		pmi_snap_remove_tree(root);
 		return T_FAIL;
+	}
+	return T_PASS;
+}
+
+static int t_replay_killed(void)
+{
+	return replay_killed(false);
+}
+
+/* The same, its whole process group killed: the keeper has a session of its own (before, it died too). */
+static int t_replay_group_killed(void)
+{
+	return replay_killed(true);
+}
+
+/*
+ * Paths a reader refuses: a C1 control (0x9b, CSI: refused where char is
+ * signed only by luck, let through where it is unsigned) and more components
+ * than a killed replay's keeper removes.
+ */
+static int t_path_refused(void)
+{
+	char deep[128] = "", err[256];
+	struct build b;
+	int i;
+
+	for (i = 0; i < 33; i++)
+		strcat(deep, i ? "/a" : "a");
+	build_claim(&b, NULL, "proc/42/sm\x9b" "aps", PM_SNAPSHOT_BYTES, 6, "smaps\n", 6);
+	CHECK(open_built(&b, err, sizeof(err)) == NULL && errno == EBADMSG);
+	build_claim(&b, NULL, deep, PM_SNAPSHOT_BYTES, 6, "smaps\n", 6);
+	CHECK(open_built(&b, err, sizeof(err)) == NULL && errno == EBADMSG);
+	deep[strlen(deep) - 2] = '\0';	/* 32 components: taken */
+	build_claim(&b, NULL, deep, PM_SNAPSHOT_BYTES, 6, "smaps\n", 6);
+	{
+		struct pm_snapshot *s = open_built(&b, err, sizeof(err));
+		CHECK(s != NULL);
+		pm_snapshot_close(s);
 	}
 	return T_PASS;
 }
@@ -454,7 +495,8 @@ static int claim_tool(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static const struct t_case cases[] = { T(t_text_claims), T(t_frame_claims), T(t_writer_claims),
-					       T(t_replay_lazy), T(t_replay_overlap), T(t_replay_killed) };
+					       T(t_replay_lazy), T(t_replay_overlap), T(t_replay_killed),
+					       T(t_replay_group_killed), T(t_path_refused) };
 
 	if (argc > 1 && !strcmp(argv[1], "--claim"))
 		return claim_tool(argc, argv);

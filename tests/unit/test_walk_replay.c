@@ -640,6 +640,46 @@ static int walk_empty_pagemap(void)
 	return T_PASS;
 }
 
+static int always_stop(void *data)
+{
+	(*(int *)data)++;
+	return -EINTR;
+}
+
+/*
+ * pm_ctx_set_check stops a walk at its first read and a pm_target_read of
+ * more than one entry, but not a one-word read: a liveness probe (wss's
+ * "the target has no memory: Interrupted system call" before).
+ */
+static int walk_check_stops(void)
+{
+	struct fixture fx;
+	const struct pm_run *run;
+	struct pm_walk *w;
+	uint64_t buf[4];
+	int asked = 0;
+
+	if (fx_root(&fx, 4096, "visible", NULL) < 0)
+		return t_skip("cannot create a replay root");
+	rp_write_str(fx.root, "proc/self/maps", "00400000-00404000 rw-p 00000000 00:00 0 \n");
+	if (fx_seq(&fx, 0x400, 0x8000000000000001ULL, 4) < 0 || fx_open(&fx) < 0) {
+		fx_close(&fx);
+		return t_skip("cannot open the replayed target");
+	}
+	pm_ctx_set_check(fx.ctx, always_stop, &asked);
+	CHECK_EQ_U64(pm_target_read(fx.t, 0x400, buf, 1), 1);	/* a probe: never asked */
+	CHECK_EQ_U64(asked, 0);
+	CHECK(pm_target_read(fx.t, 0x400, buf, 4) == -EINTR);
+	w = pm_walk_new(fx.t, 0x400000, 0x404000, 0);
+	CHECK(w != NULL);
+	if (w)
+		CHECK(pm_walk_next(w, &run) == -EINTR);
+	pm_walk_free(w);
+	CHECK(asked >= 2);
+	fx_close(&fx);
+	return T_PASS;
+}
+
 /*
  * A walk over part of a file mapping: whatever run->map says about where the
  * mapping starts, its offset must agree, so that run->map->offset +
@@ -764,4 +804,4 @@ static int usage_add(void)
 T_MAIN(T(walk_4k), T(walk_16k), T(walk_64k), T(walk_64k_pmd_file), T(walk_pmd_size_override),
        T(walk_thp_kpageflags), T(walk_hidden), T(walk_known_visible), T(walk_short_pagemap), T(walk_truncated_between),
        T(walk_empty_pagemap),
-       T(walk_sub_range_map_offset), T(walk_bad_maps_line), T(usage_add))
+       T(walk_sub_range_map_offset), T(walk_bad_maps_line), T(usage_add), T(walk_check_stops))
