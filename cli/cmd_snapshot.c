@@ -423,6 +423,8 @@ static int write_once(struct pm_ctx *ctx, struct snap_opts *o, bool to_stdout)
 	else
 		w = o->append ? pm_snapshot_append(o->out, err, sizeof(err)) : pm_snapshot_create(o->out);
 	if (!w) {
+		if (o->append && errno == EEXIST)
+			return -EEXIST;	/* no series was there, and another append made one meanwhile */
 		if (o->append && *err && errno != ELIBACC)
 			cli_error(0, "cannot append to %s: %s", o->out, err);
 		else if (errno == ELIBACC)	/* the library loads libzstd on its first snapshot (include/pagemap.h) */

@@ -2534,8 +2534,8 @@ PM_API int pm_snapshot_commit(struct pm_snapshot_writer *w);
  * that others could open, not ours nor root's with mode 0600, is waited
  * for 10 s at most: EWOULDBLOCK). When no series is there yet nothing is
  * locked: the first member is put at @path only where still nothing is,
- * and pm_snapshot_commit() fails with -EEXIST when another append created
- * the series meanwhile: append again. Add to the
+ * and this call (errno EEXIST) or pm_snapshot_commit() (-EEXIST) fails
+ * when another append created the series meanwhile: append again. Add to the
  * writer as to a new snapshot. A word chunk equal, byte for byte once
  * compressed, to the last member's chunk of the same file path and words
  * is not stored again but referred to; in a series the pagemap's chunks end

@@ -995,7 +995,12 @@ struct pm_snapshot_writer *pm_snapshot_append(const char *path, char *err, size_
 		r = -EOVERFLOW;
 		goto fail;
 	}
-	if (!(w = create(path, -1, SNAP_SERIES_VERSION, PM_OUTFILE_ENTRY))) {	/* a series is a regular file */
+	/*
+	 * A series is a regular file. Where none was locked, one may have appeared
+	 * since: create only where still nothing is, or its members would be lost.
+	 */
+	if (!(w = create(path, -1, SNAP_SERIES_VERSION,
+			 PM_OUTFILE_ENTRY | (sr->old ? 0 : PM_OUTFILE_CREATE)))) {
 		r = -errno;
 		goto fail;
 	}
