@@ -125,7 +125,7 @@ static void http_families(void *arg, struct mw *w)
 	mw_family(w, "pagemap_http_connections_cut", MW_COUNTER, NULL,
 		  "Connections cut: headers not in within " STR(HEADER_DEADLINE)
 		  " s of the accept, the answer not taken within " STR(SEND_DEADLINE)
-		  " s, or the longest in its headers when every slot was taken");
+		  " s, or the longest in its headers when every slot, or every slot of its address, was taken");
 	mw_sample_u64(w, NULL, 0, cut);
 	mw_family(w, "pagemap_http_connections", MW_GAUGE, NULL, "Connections open now, this one included");
 	mw_sample_u64(w, NULL, 0, open);
@@ -227,8 +227,9 @@ static int usage_help(void)
 	       "on their own schedule, exported with their age.\n\n"
 	       "Options:\n"
 	       " -l, --listen ADDR:PORT   where to listen (default " DEFAULT_LISTEN "; port 0: any free one)\n"
-	       " -l, --listen unix:PATH   a Unix socket instead, for its owner (and group) only\n"
-	       "     --socket-mode MODE   the Unix socket's permissions (octal; default 0600)\n"
+	       " -l, --listen unix:PATH   a Unix socket instead, for its owner only\n"
+	       "     --socket-mode MODE   the Unix socket's permissions (octal; default 0600;\n"
+	       "                          0660: its group too)\n"
 	       " -g, --group-by KEY       cgroup (default), user, comm, pid, rules\n"
 	       "     --rules FILE         with --group-by rules: lines \"GROUP PATTERN\"\n"
 	       "     --top N              at most N groups besides \"other\"\n"
@@ -244,11 +245,13 @@ static int usage_help(void)
 	       "TCP address. A Unix socket restricts them to its owner or group.\n"
 	       "\nOnly GET /metrics is served, one answer per connection; other methods get\n"
 	       "405, other paths 404, requests whose line and headers pass %d bytes 414 or\n"
-	       "431. Headers must arrive within %d s of the connection, however slowly sent\n"
-	       "(when every slot is taken, the connection longest in its headers makes room);\n"
-	       "idle connections close after %d s; at most %d connections from one address\n"
-	       "(loopback addresses, which every local user shares, excepted).\n",
-	       FLEET_MAX_SERIES, MAX_CONNECTIONS, REQUEST_MEMORY, HEADER_DEADLINE, CLIENT_TIMEOUT, PER_CLIENT);
+	       "431. Headers must arrive within %d s of the connection, however slowly sent,\n"
+	       "and the answer be taken within %d s; idle connections close after %d s. At\n"
+	       "most %d connections from one address (an IPv6 /64; loopback addresses, which\n"
+	       "every local user shares, excepted). At either limit the connection longest\n"
+	       "in its headers (of that address) makes room; none in its headers: refused.\n",
+	       FLEET_MAX_SERIES, MAX_CONNECTIONS, REQUEST_MEMORY, HEADER_DEADLINE, SEND_DEADLINE, CLIENT_TIMEOUT,
+	       PER_CLIENT);
 	return EXIT_OK;
 }
 
@@ -380,6 +383,11 @@ static struct MHD_Daemon *start(struct server *s, const struct sockaddr_storage 
 	unsigned margin = s->max_conns / 4 + 16, slots = connection_slots(s->max_conns + margin);
 
 	s->guard.max_open = slots > margin ? slots - margin : slots;
+	if (s->guard.max_open < s->max_conns)	/* the operator asked for more: never lower it unsaid */
+		fprintf(stderr,
+			"pagemap: --max-connections %u lowered to %u: the descriptor limit (RLIMIT_NOFILE) holds "
+			"no more (raise its hard limit, e.g. systemd's LimitNOFILE=)\n",
+			s->max_conns, s->guard.max_open);
 	if (fd >= 0)	/* a Unix socket: no address to limit per client */
 		return s->mhd.start_daemon(flags, 0, admit, s, handle, s, MHD_OPTION_LISTEN_SOCKET, fd,
 					   MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,

@@ -85,7 +85,7 @@ void serve_guard_stop(struct serve_guard *g)
 	g->running = false;
 }
 
-/* The address a client is counted under; family 0 for loopback and anything else not counted. */
+/* The address a client is counted under (IPv6: its /64); family 0 for loopback and anything else not counted. */
 static struct guard_addr addr_key(const struct sockaddr *sa, socklen_t len)
 {
 	static const unsigned char mapped[12] = { [10] = 0xff, [11] = 0xff };
@@ -101,11 +101,23 @@ static struct guard_addr addr_key(const struct sockaddr *sa, socklen_t len)
 			memcpy(k.bytes, b + 12, 4);
 			k.family = k.bytes[0] == 127 ? 0 : AF_INET;
 		} else {
-			memcpy(k.bytes, b, 16);
+			/* A host gets a /64 to itself and may use any address in it: one client. */
+			memcpy(k.bytes, b, 8);
 			k.family = IN6_IS_ADDR_LOOPBACK((const struct in6_addr *)b) ? 0 : AF_INET6;
 		}
 	}
 	return k;
+}
+
+/* The connection longest in its headers, of @k's address (@k NULL: of any), or NULL. Locked. */
+static struct guard_conn *oldest_in_headers(struct serve_guard *g, const struct guard_addr *k)
+{
+	struct guard_conn *c;
+
+	for (c = g->head.prev; c != &g->head; c = c->prev)	/* new ones go in at the head: the oldest first */
+		if (c->in_headers && (!k || !memcmp(&c->addr, k, sizeof(*k))))
+			return c;
+	return NULL;
 }
 
 bool serve_guard_admit(struct serve_guard *g, const struct sockaddr *sa, socklen_t len, unsigned limit)
@@ -118,12 +130,19 @@ bool serve_guard_admit(struct serve_guard *g, const struct sockaddr *sa, socklen
 	pthread_mutex_lock(&g->lock);
 	for (c = g->head.next; k.family && c != &g->head && n < limit; c = c->next)
 		n += !c->cut && !memcmp(&c->addr, &k, sizeof(k));
-	if (n >= limit)
-		ok = false;
-	else if (g->max_open && g->open - g->closing >= g->max_open) {
-		for (c = g->head.prev; c != &g->head && !c->in_headers; c = c->prev)	/* the oldest first */
-			;
-		if (c != &g->head)
+	/*
+	 * At the address's limit, as at the global one, its slowest is cut: a
+	 * scrape from behind the same NAT (or node address) as clients that hold
+	 * their slots trickling still gets in. A cut counts as closed at once.
+	 */
+	if (k.family && n >= limit) {
+		if ((c = oldest_in_headers(g, &k)))
+			cut(g, c);
+		else
+			ok = false;
+	}
+	if (ok && g->max_open && g->open - g->closing >= g->max_open) {
+		if ((c = oldest_in_headers(g, NULL)))
 			cut(g, c);
 		else
 			ok = false;

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-/* A client's address as the per-client limit counts it: IPv4 (also IPv4-mapped IPv6) or IPv6. */
+/* A client's address as the per-client limit counts it: IPv4 (also IPv4-mapped IPv6) or an IPv6 /64. */
 struct guard_addr {
 	int family;			/* AF_INET, AF_INET6; 0: not counted (Unix socket, loopback) */
 	unsigned char bytes[16];
@@ -39,13 +39,15 @@ struct serve_guard {
 int serve_guard_start(struct serve_guard *g);
 void serve_guard_stop(struct serve_guard *g);
 /*
- * May a client at @sa open one more connection? Not when @limit of its
- * address are open. Loopback is not limited: every local user connects from
- * it, so a limit would let one of them lock the local Prometheus out with a
- * few connections (a Unix socket is what keeps local users out). When
- * max_open connections are open, the one longest in its headers is cut to
- * make room: a scrape sends its request at once, slow clients do not, so
- * slow clients cannot hold every slot against it. No such connection: no.
+ * May a client at @sa open one more connection? When @limit of its address
+ * (IPv6: its /64) are open, that address's connection longest in its
+ * headers is cut to make room; none such: no. Loopback is not limited:
+ * every local user connects from it, so a limit would let one of them lock
+ * the local Prometheus out with a few connections (a Unix socket is what
+ * keeps local users out). When max_open connections are open, the one
+ * longest in its headers is cut likewise: a scrape sends its request at
+ * once, slow clients do not, so slow clients cannot hold every slot (or
+ * every slot of their address) against it. None such: no.
  */
 bool serve_guard_admit(struct serve_guard *g, const struct sockaddr *sa, socklen_t len, unsigned limit);
 /*

@@ -27,21 +27,35 @@ done
 chmod 755 "$tmp"
 mkdir -m 755 "$tmp/d"
 mkdir -m 1777 "$tmp/sticky"
+# Behind a 0700 parent (of $TMPDIR) uid 65534 reaches nothing: EACCES would come from the directory, not the
+# socket's mode, and the links could not be planted.
+setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$tmp/d" -a -w "$tmp/sticky" ||
+	{ echo "SKIP serve-unix: uid 65534 cannot reach $tmp (a 0700 parent of \$TMPDIR?)"; exit 77; }
 sock=$tmp/d/pagemap.sock
 
 start() {	# start PATH [ARGS]: serve on unix:PATH until it says it serves; 1 when it exited instead
 	p=$1
 	shift
-	"$pagemap" serve --listen "unix:$p" --pss-interval 0 "$@" 2>"$tmp/err" &
+	# Emptied here, not by the child's redirection: the last server's "serving" must not pass for this one's
+	# (a SIGTERM sent before this one blocks it can be lost, and stop would wait forever).
+	: >"$tmp/err"
+	"$pagemap" serve --listen "unix:$p" --pss-interval 0 "$@" 2>>"$tmp/err" &
 	pid=$!
 	for _ in $(seq 100); do
 		grep -q 'serving' "$tmp/err" && return 0
 		kill -0 "$pid" 2>/dev/null || { wait "$pid"; pid=; return 1; }
 		sleep 0.1
 	done
+	stop	# still silent after 10 s: not left running (the next start would lose its pid)
 	return 1
 }
-stop() { kill "$pid"; wait "$pid"; pid=; }
+stop() {	# bounded: SIGTERM, then after 10 s SIGKILL
+	kill "$pid" 2>/dev/null
+	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid"
+	pid=
+}
 # as_nobody PATH: what connecting to PATH as uid 65534 gives: ok, or the errno's name
 as_nobody() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$py" -c '
@@ -100,10 +114,10 @@ for name in l1 l2 f; do
 done
 grep -q 'not a socket' "$tmp/err" && pass serve-unix-planted-message || fail serve-unix-planted-message "$(cat "$tmp/err")"
 
-# Misuse.
-"$pagemap" serve --listen "unix:$sock" --socket-mode 0400 >/dev/null 2>&1
+# Misuse. Bounded: a wrongly accepted option would serve until killed.
+timeout 10 "$pagemap" serve --listen "unix:$sock" --socket-mode 0400 >/dev/null 2>&1
 rc=$?
 if [ "$rc" = 2 ]; then pass serve-unix-bad-mode; else fail serve-unix-bad-mode "exit $rc, want 2"; fi
-"$pagemap" serve --listen 127.0.0.1:0 --socket-mode 0600 >/dev/null 2>&1
+timeout 10 "$pagemap" serve --listen 127.0.0.1:0 --socket-mode 0600 >/dev/null 2>&1
 rc=$?
 if [ "$rc" = 2 ]; then pass serve-unix-mode-tcp; else fail serve-unix-mode-tcp "exit $rc, want 2"; fi

@@ -141,37 +141,66 @@ static struct sockaddr_storage addr(const char *s)
 	return ss;
 }
 
+/*
+ * At an address's limit its connection longest in its headers is cut for the
+ * new one (never another address's); none in its headers: refused. IPv4 and
+ * IPv4-mapped IPv6 are one client, an IPv6 /64 is one, loopback is never
+ * limited.
+ */
 static int per_client(void)
 {
 	struct serve_guard g = { 0 };
-	struct guard_conn *c[4];
+	struct guard_conn *c[5], *o, *six[2];
 	struct sockaddr_storage remote = addr("192.0.2.7"), mapped = addr("::ffff:192.0.2.7");
 	struct sockaddr_storage other = addr("192.0.2.8");
+	struct sockaddr_storage net6 = addr("2001:db8:1:2::1"), same64 = addr("2001:db8:1:2:ffff::9");
+	struct sockaddr_storage next64 = addr("2001:db8:1:3::1");
 	const char *loop[] = { "127.0.0.1", "127.9.9.9", "::1", "::ffff:127.0.0.1" };
+	uint64_t cut, open;
 	int i;
 
 	CHECK(serve_guard_start(&g) == 0);
+	o = serve_guard_add(&g, -1, (struct sockaddr *)&other, 100);	/* older than all, but not that client's */
 	for (i = 0; i < 3; i++)
 		c[i] = serve_guard_add(&g, -1, (struct sockaddr *)&remote, 100);
 	c[3] = serve_guard_add(&g, -1, (struct sockaddr *)&mapped, 100);	/* the same client over IPv6 */
+	CHECK(serve_guard_admit(&g, (struct sockaddr *)&remote, sizeof(remote), 4));	/* its oldest makes room */
+	CHECK(c[0]->cut && !c[1]->cut && !c[2]->cut && !c[3]->cut && !o->cut);
+	c[4] = serve_guard_add(&g, -1, (struct sockaddr *)&remote, 100);
+	for (i = 1; i < 5; i++)
+		serve_guard_set(&g, c[i], 0);	/* all four have sent their headers: none to cut */
 	CHECK(!serve_guard_admit(&g, (struct sockaddr *)&remote, sizeof(remote), 4));
 	CHECK(!serve_guard_admit(&g, (struct sockaddr *)&mapped, sizeof(mapped), 4));
 	CHECK(serve_guard_admit(&g, (struct sockaddr *)&other, sizeof(other), 4));
-	serve_guard_del(&g, c[0]);
+	serve_guard_counts(&g, &cut, &open);
+	CHECK(cut == 1 && open == 6 && !o->cut);
+	serve_guard_del(&g, c[1]);
 	CHECK(serve_guard_admit(&g, (struct sockaddr *)&remote, sizeof(remote), 4));
+	six[0] = serve_guard_add(&g, -1, (struct sockaddr *)&net6, 100);
+	six[1] = serve_guard_add(&g, -1, (struct sockaddr *)&same64, 100);
+	serve_guard_set(&g, six[0], 0);
+	serve_guard_set(&g, six[1], 0);
+	CHECK(!serve_guard_admit(&g, (struct sockaddr *)&net6, sizeof(net6), 2));	/* one /64, one client */
+	CHECK(serve_guard_admit(&g, (struct sockaddr *)&next64, sizeof(next64), 2));
 	for (i = 0; i < 4; i++) {
 		struct sockaddr_storage l = addr(loop[i]);
 		struct guard_conn *lc[3];
 		int j;
 
-		for (j = 0; j < 3; j++)
+		for (j = 0; j < 3; j++) {
 			lc[j] = serve_guard_add(&g, -1, (struct sockaddr *)&l, 100);
+			serve_guard_set(&g, lc[j], 0);
+		}
 		CHECK(serve_guard_admit(&g, (struct sockaddr *)&l, sizeof(l), 1));	/* loopback: never limited */
 		for (j = 0; j < 3; j++)
 			serve_guard_del(&g, lc[j]);
 	}
-	for (i = 1; i < 4; i++)
+	serve_guard_del(&g, c[0]);
+	for (i = 2; i < 5; i++)
 		serve_guard_del(&g, c[i]);
+	serve_guard_del(&g, o);
+	serve_guard_del(&g, six[0]);
+	serve_guard_del(&g, six[1]);
 	serve_guard_stop(&g);
 	return T_PASS;
 }
@@ -189,7 +218,7 @@ static int deadline_cut(void)
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, a) == 0 && socketpair(AF_UNIX, SOCK_STREAM, 0, b) == 0);
 	CHECK(serve_guard_start(&g) == 0);
 	late = serve_guard_add(&g, a[0], NULL, 0.01);
-	kept = serve_guard_add(&g, b[0], NULL, 0.01);
+	kept = serve_guard_add(&g, b[0], NULL, 100);	/* not 0.01: the thread could cut it before the next line */
 	serve_guard_set(&g, kept, 0);
 	p = (struct pollfd){ .fd = a[1], .events = POLLIN };
 	for (i = 0; i < 100 && poll(&p, 1, 100) == 0; i++)	/* bounded: 10 s */
