@@ -69,39 +69,7 @@ static int spill_open(void)
 	return fd;
 }
 
-static int write_all(int fd, const void *buf, size_t len, off_t off)
-{
-	const char *p = buf;
 
-	while (len) {
-		ssize_t w = pwrite(fd, p, len, off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		len -= (size_t)w;
-		off += w;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len, off_t off)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t r = pread(fd, p, len, off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EIO;	/* 0: the file is shorter than what we wrote */
-		p += r;
-		len -= (size_t)r;
-		off += r;
-	}
-	return 0;
-}
 
 /*
  * Sort the records in memory and append them to the spill file as a chunk.
@@ -120,7 +88,7 @@ static int spill(struct share_store *st)
 	if (pmi_share_grow(&st->chunks, &st->cap_chunks, st->nchunks + 1, sizeof(*st->chunks)) < 0)
 		return -ENOMEM;
 	qsort(st->recs, st->n, sizeof(*st->recs), rec_cmp);
-	if ((r = write_all(st->fd, st->recs, bytes, st->end)) < 0)
+	if ((r = pmi_pwrite_all(st->fd, st->recs, bytes, (uint64_t)st->end)) < 0)
 		return r;
 	st->chunks[st->nchunks++] = (struct share_chunk){ st->end, st->n };
 	st->end += (off_t)bytes;
@@ -208,7 +176,7 @@ static int src_fill(struct share_store *st, struct share_src *c)
 	if (!c->left)
 		return 1;
 	n = c->left < c->cap ? c->left : c->cap;
-	if ((r = read_all(st->fd, c->buf, n * sizeof(*c->buf), c->off)) < 0)
+	if ((r = pmi_pread_all(st->fd, c->buf, n * sizeof(*c->buf), (uint64_t)c->off)) < 0)
 		return r;
 	c->off += (off_t)(n * sizeof(*c->buf));
 	c->left -= n;

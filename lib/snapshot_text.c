@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "internal.h"
 #include "snapshot.h"
 #include "snapshot_text.h"
 #include "zstd_load.h"
@@ -177,35 +178,7 @@ static int bad(struct pmi_snap_text *t, const struct tfile *f, const struct tchu
 	return -EBADMSG;
 }
 
-static int read_all(int fd, void *buf, size_t n, uint64_t off)
-{
-	size_t got = 0;
 
-	while (got < n) {
-		ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EBADMSG;
-		got += (size_t)r;
-	}
-	return 0;
-}
-
-static int write_all(int fd, const void *buf, size_t n, uint64_t off)
-{
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t r = pwrite(fd, (const char *)buf + done, n - done, (off_t)(off + done));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		done += (size_t)r;
-	}
-	return 0;
-}
 
 /*
  * Chunk @c of @f decompressed into @out at its offset; @zbuf holds a
@@ -223,8 +196,8 @@ static int put_chunk(struct pmi_snap_text *t, const struct tfile *f, const struc
 
 	if (!z)
 		return bad(t, f, c, "libzstd is not loaded");
-	if ((r = read_all(t->fd, zbuf, (size_t)c->length, c->offset + SNAP_SEC_SIZE)))
-		return r == -EBADMSG ? bad(t, f, c, "truncated") : r;
+	if ((r = pmi_pread_all(t->fd, zbuf, (size_t)c->length, c->offset + SNAP_SEC_SIZE)))
+		return r == -ENODATA ? bad(t, f, c, "truncated") : r;
 	off = snap_get64(zbuf + 8);
 	want = z->frame_content_size(zbuf + SNAP_CHUNK_FIXED, zlen);
 	if (snap_get32(zbuf) != f->id)
@@ -243,7 +216,7 @@ static int put_chunk(struct pmi_snap_text *t, const struct tfile *f, const struc
 	got = z->decompress(raw, (size_t)want, zbuf + SNAP_CHUNK_FIXED, zlen);
 	if (z->is_error(got) || got != want)
 		return bad(t, f, c, "zstd frame damaged");
-	return write_all(out, raw, got, off);
+	return pmi_pwrite_all(out, raw, got, off);
 }
 
 static int fill(struct pmi_snap_text *t, const struct tfile *f, int out)

@@ -89,24 +89,10 @@ static int parent_of(struct extract *x, const char *path, const char **base, boo
 	return fd;
 }
 
-static int write_at(int fd, const void *buf, size_t len, uint64_t off)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pwrite(fd, (const char *)buf + done, len - done, (off_t)(off + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		done += (size_t)n;
-	}
-	return 0;
-}
 
 static int flush_buf(struct extract *x)
 {
-	int r = x->buf_len ? write_at(x->fd, x->buf, x->buf_len, x->buf_off) : 0;
+	int r = x->buf_len ? pmi_pwrite_all(x->fd, x->buf, x->buf_len, x->buf_off) : 0;
 
 	if (x->buf_len && x->buf_off + x->buf_len > x->written[x->file])
 		x->written[x->file] = x->buf_off + x->buf_len;
@@ -153,7 +139,7 @@ static int write_extent(void *data, uint64_t off, const void *buf, size_t len)
 	if (len >= EXTRACT_BUF) {
 		if (off + len > x->written[x->file])
 			x->written[x->file] = off + len;
-		return write_at(x->fd, buf, len, off);
+		return pmi_pwrite_all(x->fd, buf, len, off);
 	}
 	memcpy(x->buf, buf, len);
 	x->buf_off = off;
@@ -247,7 +233,7 @@ static int write_frame_start(struct pm_snapshot *s, int dirfd)
 	fd = openat(dirfd, "pagemap-frame-start", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	r = write_at(fd, buf, (size_t)n, 0);
+	r = pmi_pwrite_all(fd, buf, (size_t)n, 0);
 	if (close(fd) < 0 && !r)
 		r = -errno;
 	return r;

@@ -194,20 +194,6 @@ static int grow_buf(unsigned char **p, size_t *cap, size_t n)
 	return 0;
 }
 
-static int read_all(int fd, void *buf, size_t n, uint64_t off)
-{
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EBADMSG;
-		got += (size_t)r;
-	}
-	return 0;
-}
 
 /* Decompress chunk @c into w->raw; *@nwords the word count its header gives. The checks of pm_snapshot_read. */
 static int inflate(struct pmi_snap_words *w, const struct wchunk *c, size_t *rawlen, uint32_t *nwords)
@@ -224,8 +210,8 @@ static int inflate(struct pmi_snap_words *w, const struct wchunk *c, size_t *raw
 		return bad(w, c, "chunk length over the limit");
 	if ((r = grow_buf(&w->zbuf, &w->zcap, zlen + SNAP_CHUNK_FIXED)))
 		return r;
-	if ((r = read_all(w->fd, w->zbuf, zlen + SNAP_CHUNK_FIXED, c->offset + SNAP_SEC_SIZE)))
-		return r == -EBADMSG ? bad(w, c, "truncated") : r;
+	if ((r = pmi_pread_all(w->fd, w->zbuf, zlen + SNAP_CHUNK_FIXED, c->offset + SNAP_SEC_SIZE)))
+		return r == -ENODATA ? bad(w, c, "truncated") : r;
 	*nwords = snap_get32(w->zbuf + 4);
 	want = z->frame_content_size(w->zbuf + SNAP_CHUNK_FIXED, zlen);
 	if (want == ZSTD_CONTENTSIZE_ERROR || want == ZSTD_CONTENTSIZE_UNKNOWN || want > SNAP_MAX_RAW)
