@@ -52,7 +52,7 @@ SHLIB      := $(BUILD)/libpagemap.so.$(VERSION)
 STLIB      := $(BUILD)/libpagemap.a
 CLI        := $(BUILD)/pagemap
 
-.PHONY: all deps check demo install clean fuzz bench
+.PHONY: all deps test-deps check demo install clean fuzz bench
 all: $(SHLIB) $(STLIB) $(CLI) $(BUILD)/pagemap.pc
 
 $(BUILD)/lib/%.pic.o: lib/%.c lib/*.h include/pagemap.h | $(BUILD)/lib
@@ -88,12 +88,16 @@ $(BUILD)/pagemap.pc: pagemap.pc.in | $(BUILD)
 $(BUILD) $(BUILD)/lib $(BUILD)/cli:
 	mkdir -p $@
 
-# Missing Debian build dependencies are installed when run as root.
-DEBS := libsmartcols-dev libxxhash-dev libzstd-dev pkg-config clang strace libmicrohttpd-dev
-# pagemap render's tests: xmllint validates the SVGs, headless Chromium opens the HTML.
-DEBS += libxml2-utils chromium
+# Missing Debian packages are installed when run as root (else named). DEBS: what building the library, the tool
+# and the demo needs (make deps, make demo); TEST_DEBS: what the tests need beside it (make test-deps, make check):
+# clang for the fuzz targets, strace, xmllint to validate render's SVGs, headless Chromium to open its HTML, and
+# what tests/tests.mk and python/python.mk add.
+DEBS := pkg-config libsmartcols-dev libxxhash-dev libzstd-dev libmicrohttpd-dev
+TEST_DEBS := clang strace libxml2-utils chromium
 deps:
 	@tools/install-deps $(DEBS)
+test-deps:
+	@tools/install-deps $(DEBS) $(TEST_DEBS)
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5

@@ -9,7 +9,7 @@ PY_LIB     := $(abspath $(BUILD))/python/lib
 PY_SKIP    := $(abspath $(BUILD))/python/skip
 PY_HAVE_DEV = $(shell $(PYTHON) -c 'import os, sysconfig, setuptools; \
 	print("yes" if os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")) else "")' 2>/dev/null)
-DEBS += python3-dev python3-setuptools python3-pytest python3-numpy python3-venv python3-pip
+TEST_DEBS += python3-dev python3-setuptools python3-pytest python3-numpy python3-venv python3-pip
 
 .PHONY: python install-python python-for-check
 python: $(LIB_PIC)
@@ -28,7 +28,7 @@ python-for-check:
 	@mkdir -p $(BUILD)/python
 	@rm -f $(PY_SKIP)
 	@if [ -z "$(PY_HAVE_DEV)" ]; then \
-		echo "python3-dev or python3-setuptools is missing (make deps, or apt-get install python3-dev python3-setuptools)" > $(PY_SKIP); \
+		echo "python3-dev or python3-setuptools is missing (make test-deps, or apt-get install python3-dev python3-setuptools)" > $(PY_SKIP); \
 	elif [ -n "$(SANFLAGS)" ]; then \
 		$(MAKE) --no-print-directory SANITIZE= BUILD=$(PY_PLAIN) python && \
 		rm -rf $(PY_LIB) && mkdir -p $(dir $(PY_LIB)) && ln -s $(abspath $(PY_PLAIN))/python/lib $(PY_LIB); \

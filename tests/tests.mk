@@ -60,9 +60,9 @@ export PAGEMAP_BUILD = $(abspath $(BUILD))
 export PAGEMAP_SRC = $(abspath .)
 
 # The golden CLI tests check JSON output with python3.
-DEBS += python3
+TEST_DEBS += python3
 
-check: deps
+check: test-deps
 	$(MAKE) test-programs fuzz-replay-programs
 	@echo "NOTE: make check tests the running kernel only; Linux 6.1 and 6.12 are tested by 'make vm-check' (QEMU; .ci/run does both)"
 	@command -v qemu-system-x86_64 >/dev/null || echo "WARNING: no qemu-system-x86_64 here: the 6.1 and 6.12 kernels are NOT tested on this machine"
