@@ -301,23 +301,16 @@ static int add_all(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned fl
 /* A new key: random, in a file of mode 0600 that appears whole where nothing was (pm_outfile: never replaced). */
 static int new_key(const char *path, unsigned char *key)
 {
-	struct pm_outfile *o;
 	int r;
 
 	if (getrandom(key, PM_SNAPSHOT_KEY_SIZE, 0) != (ssize_t)PM_SNAPSHOT_KEY_SIZE) {
 		cli_error(errno, "cannot get random bytes for the key");
 		return -1;
 	}
-	if (!(o = pm_outfile_open(path, PM_OUTFILE_PRIVATE | PM_OUTFILE_CREATE))) {
-		cli_outfile_error(errno, "create key file", path);
-		return -1;
-	}
-	r = write(pm_outfile_fd(o), key, PM_SNAPSHOT_KEY_SIZE) == (ssize_t)PM_SNAPSHOT_KEY_SIZE ? 0 : errno ? -errno : -EIO;
-	if (!r)
-		r = pm_outfile_commit(o);
-	pm_outfile_free(o);
+	/* Where nothing is (EEXIST otherwise), whole or not at all, 0600: a short write says its own errno. */
+	r = pm_outfile_write(path, key, PM_SNAPSHOT_KEY_SIZE, PM_OUTFILE_PRIVATE | PM_OUTFILE_CREATE);
 	if (r)
-		cli_outfile_error(-r, "write key file", path);
+		cli_outfile_error(-r, "create key file", path);
 	return r ? -1 : 0;
 }
 
