@@ -6,6 +6,7 @@
 #ifndef PM_INTERNAL_H
 #define PM_INTERNAL_H
 
+#include <limits.h>
 #include <stdarg.h>
 #include <time.h>
 #include "pagemap.h"
@@ -51,6 +52,8 @@ ssize_t pmi_pread_words(int fd, uint64_t *buf, size_t count, uint64_t word_index
 /* All @n bytes at @off, retrying EINTR and short transfers: 0, -ENODATA (the file ends first) or -errno. */
 int pmi_pread_all(int fd, void *buf, size_t n, uint64_t off);
 int pmi_pwrite_all(int fd, const void *buf, size_t n, uint64_t off);
+/* The directory of @path opened ("/name": "/"; "name": ".") and its last component in @name: fd or -errno. */
+int pmi_open_parent(const char *path, char name[NAME_MAX + 1]);
 /* The same for a file of @ctx's (NULL: any file): a replayed snapshot's word files are read from its chunks. */
 ssize_t pmi_ctx_pread_words(const struct pm_ctx *ctx, int fd, uint64_t *buf, size_t count, uint64_t word_index);
 /* The first word at or after @index a replayed snapshot's word file open on @fd holds (@index: live, a tree). 0 or -errno. */

@@ -59,24 +59,16 @@ static int random_name(char *buf, size_t size)
 	return 0;
 }
 
-/* The directory (opened) and the last component of @path. */
+/* The directory (opened) and the last component of @path, which must name an entry. */
 static int split_path(struct pm_outfile *o, const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
-	char *dir;
 
 	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
 		return -EISDIR;
-	if (strlen(base) > NAME_MAX)
-		return -ENAMETOOLONG;
-	strcpy(o->name, base);
-	dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-	if (!dir)
-		return -ENOMEM;
-	o->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(dir);
-	return o->dirfd < 0 ? -errno : 0;
+	o->dirfd = pmi_open_parent(path, o->name);
+	return o->dirfd < 0 ? o->dirfd : 0;
 }
 
 /*

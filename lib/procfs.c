@@ -314,3 +314,21 @@ int pmi_pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
 	}
 	return 0;
 }
+
+int pmi_open_parent(const char *path, char name[NAME_MAX + 1])
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	char *dir;
+	int fd;
+
+	if (strlen(base) > NAME_MAX)
+		return -ENAMETOOLONG;
+	strcpy(name, base);
+	dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	if (!dir)
+		return -ENOMEM;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	return fd < 0 ? -errno : fd;
+}

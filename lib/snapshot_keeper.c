@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "internal.h"
 #include "snapshot_keeper.h"
 
 #define KEEPER_STACK	(256u << 10)	/* MAP_NORESERVE: only what the removal touches */
@@ -140,23 +141,8 @@ __attribute__((no_sanitize_address)) static int keeper_main(void *data)
 /* The tree's parent directory and name in it, opened and copied into @a. 0 or -errno. */
 static int open_parent(const char *dir, struct keeper_arg *a)
 {
-	const char *slash = strrchr(dir, '/');
-	size_t plen = slash ? (size_t)(slash - dir) : 0;
-	char parent[PATH_MAX];
-
-	if (!slash)
-		memcpy(parent, ".", 2);
-	else if (plen >= sizeof(parent))
-		return -ENAMETOOLONG;
-	else {
-		memcpy(parent, dir, plen ? plen : 1);	/* "/name": its parent is "/" */
-		parent[plen ? plen : 1] = '\0';
-	}
-	if (strlen(slash ? slash + 1 : dir) > NAME_MAX)
-		return -ENAMETOOLONG;
-	strcpy(a->name, slash ? slash + 1 : dir);
-	if ((a->pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return -errno;
+	if ((a->pfd = pmi_open_parent(dir, a->name)) < 0)
+		return a->pfd;
 	if ((a->tfd = openat(a->pfd, a->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 		int e = -errno;
 		close(a->pfd);

@@ -908,18 +908,12 @@ static int lock_file(int fd, const struct stat *st)
  */
 static int lock_series(const char *path, int *fd, int *lockfd)
 {
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-	char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	char base[NAME_MAX + 1];
 	struct stat st, now;
-	int dirfd, r;
+	int dirfd = pmi_open_parent(path, base), r;
 
-	if (!dir)
-		return -ENOMEM;
-	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(dir);
 	if (dirfd < 0)
-		return -errno;
+		return dirfd;
 	*lockfd = -1;
 	for (;;) {
 		*fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
