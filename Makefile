@@ -30,22 +30,34 @@ CC         ?= cc
 CFLAGS     ?= -O2 -g
 WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 BASEFLAGS  := -std=c11 -D_GNU_SOURCE $(WARN) $(SANFLAGS) -Iinclude
+# -MMD: each object's header dependencies, so touching one header rebuilds what includes it.
+DEPFLAGS   := -MMD -MP
 SMARTCOLS_CFLAGS = $(shell pkg-config --cflags smartcols 2>/dev/null)
 SMARTCOLS_LIBS   = $(shell pkg-config --libs smartcols 2>/dev/null || echo -lsmartcols)
 # pagemap serve's HTTP server (Debian's libmicrohttpd-dev): its header here; the library itself is
-# opened by serve alone at run time (cli/mhd_load.c), so no other command pays for loading it.
+# opened by serve alone at run time (cli/export/mhd_load.c), so no other command pays for loading it.
 MHD_CFLAGS = $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 # What the library links: zstd for snapshots (xxhash is header-only). The static archive links it;
-# the shared library opens it with dlopen on a program's first snapshot (lib/zstd_load.c), so that
+# the shared library opens it with dlopen on a program's first snapshot (lib/snapshot/zstd_load.c), so that
 # programs which never touch a snapshot do not load it at every start (issue #12, bench/README.md).
 LIB_LIBS         = -lzstd
 SHLIB_LIBS       = -ldl
 
-LIB_SRC    := $(wildcard lib/*.c)
+# The library's and the CLI's folders, and what each may include (folders.mk, docs/internals.md).
+include folders.mk
+LIB_SRC    := $(foreach d,$(LIB_FOLDERS),$(wildcard lib/$(d)/*.c))
 LIB_PIC    := $(patsubst lib/%.c,$(BUILD)/lib/%.pic.o,$(LIB_SRC))
 LIB_OBJ    := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC))
-CLI_SRC    := $(wildcard cli/*.c)
+CLI_SRC    := $(wildcard cli/*.c) $(foreach d,$(CLI_FOLDERS),$(wildcard cli/$(d)/*.c))
 CLI_OBJ    := $(patsubst cli/%.c,$(BUILD)/cli/%.o,$(CLI_SRC))
+# -I for every library folder (the tests and fuzzers see all of them; the library's own folders do not).
+LIB_ALL_INC := $(addprefix -Ilib/,$(LIB_FOLDERS))
+CLI_ALL_INC := -Icli $(addprefix -Icli/,$(CLI_FOLDERS))
+# The -I flags of the folder a source file lives in: lib/FOLDER/x.c or cli/[FOLDER/]x.c.
+lib_folder = $(word 2,$(subst /, ,$(1)))
+lib_inc    = $(addprefix -Ilib/,$(LIB_USES_$(call lib_folder,$(1))))
+cli_folder = $(if $(filter 2,$(words $(subst /, ,$(1)))),root,$(call lib_folder,$(1)))
+cli_inc    = $(patsubst -Icli/root,-Icli,$(addprefix -Icli/,$(CLI_USES_$(call cli_folder,$(1)))))
 
 SONAME     := libpagemap.so.$(SOVERSION)
 SHLIB      := $(BUILD)/libpagemap.so.$(VERSION)
@@ -55,12 +67,16 @@ CLI        := $(BUILD)/pagemap
 .PHONY: all deps test-deps check demo install clean fuzz bench
 all: $(SHLIB) $(STLIB) $(CLI) $(BUILD)/pagemap.pc
 
-$(BUILD)/lib/%.pic.o: lib/%.c lib/*.h include/pagemap.h | $(BUILD)/lib
-	$(CC) $(BASEFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -DPMI_ZSTD_DLOPEN -c $< -o $@
-$(BUILD)/lib/%.o: lib/%.c lib/*.h include/pagemap.h | $(BUILD)/lib
-	$(CC) $(BASEFLAGS) $(CFLAGS) -fvisibility=hidden -c $< -o $@
-$(BUILD)/cli/%.o: cli/%.c cli/*.h include/pagemap.h | $(BUILD)/cli
-	$(CC) $(BASEFLAGS) $(CFLAGS) $(SMARTCOLS_CFLAGS) $(MHD_CFLAGS) -c $< -o $@
+$(BUILD)/lib/%.pic.o: lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(DEPFLAGS) $(call lib_inc,$<) $(CFLAGS) -fPIC -fvisibility=hidden -DPMI_ZSTD_DLOPEN -c $< -o $@
+$(BUILD)/lib/%.o: lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(DEPFLAGS) $(call lib_inc,$<) $(CFLAGS) -fvisibility=hidden -c $< -o $@
+$(BUILD)/cli/%.o: cli/%.c
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(DEPFLAGS) $(call cli_inc,$<) $(CFLAGS) $(SMARTCOLS_CFLAGS) $(MHD_CFLAGS) -c $< -o $@
+-include $(LIB_PIC:.o=.d) $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 
 $(SHLIB): $(LIB_PIC) lib/libpagemap.sym
 	$(CC) $(SANFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libpagemap.sym -o $@ $(LIB_PIC) $(SHLIB_LIBS)
@@ -73,8 +89,8 @@ $(STLIB): $(LIB_OBJ)
 # shared object fewer to find, map and relocate at every start costs a 4 ms command 0.3 ms (7 %;
 # bench/run-tiny.sh, bench/README.md "The fixed cost of a command"). It still uses only the public
 # API: tests/abi/check-abi.py fails on any library function the CLI's objects call that
-# include/pagemap.h does not declare. The objects open libzstd with dlopen (lib/zstd_load.c), as the
-# shared library does. libsmartcols is opened with dlopen when a table needs it (cli/scols_load.c):
+# include/pagemap.h does not declare. The objects open libzstd with dlopen (lib/snapshot/zstd_load.c), as the
+# shared library does. libsmartcols is opened with dlopen when a table needs it (cli/output/scols_load.c):
 # most output is formatted without it. --wrap: completion reads each command's getopt_long table as it
 # is passed (cli/complete.c).
 $(CLI): $(CLI_OBJ) $(LIB_PIC)
@@ -85,7 +101,7 @@ PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(
 $(BUILD)/pagemap.pc: pagemap.pc.in | $(BUILD)
 	$(PC_SED) $< > $@
 
-$(BUILD) $(BUILD)/lib $(BUILD)/cli:
+$(BUILD):
 	mkdir -p $@
 
 # Missing Debian packages are installed when run as root (else named). DEBS: what building the library, the tool
@@ -101,7 +117,9 @@ test-deps:
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
+	install -d $(DESTDIR)$(INCLUDEDIR)/pagemap
 	install -m 644 include/pagemap.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 include/pagemap/*.h $(DESTDIR)$(INCLUDEDIR)/pagemap/
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libpagemap.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libpagemap.so

@@ -7,7 +7,7 @@
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-$(BUILD)/bench/%: bench/%.c lib/compat.h
+$(BUILD)/bench/%: bench/%.c lib/base/compat.h
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $<
 
@@ -53,7 +53,7 @@ bench-series: all bench-programs
 # bench/watch.c links the library (static: a rebuild of the shared one during a run cannot mix versions).
 # `make bench-watch` runs it (1 and 4 GiB; 16 only when asked: BENCH_WATCH_ARGS="-s 16", which maps only
 # with MemAvailable >= 20 GiB); BENCH_WATCH_ARGS passes options (e.g. "-s 1 -f 1 -r 21").
-$(BUILD)/bench/watch: bench/watch.c $(STLIB) include/pagemap.h lib/compat.h
+$(BUILD)/bench/watch: bench/watch.c $(STLIB) include/pagemap.h $(wildcard include/pagemap/*.h) lib/base/compat.h
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(STLIB) $(LIB_LIBS) -lm
 
@@ -73,7 +73,7 @@ bench-serve-clients: all
 
 # What tracking costs the tracked process (#18): bench/hotwriter untracked, self-tracked by the floor, and under
 # `pagemap track` with and without --max-overhead; not part of `make bench` (minutes; 8 GiB). Under flock /tmp/bench.lock.
-$(BUILD)/bench/hotwriter: bench/hotwriter.c lib/compat.h
+$(BUILD)/bench/hotwriter: bench/hotwriter.c lib/base/compat.h
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< -lpthread
 

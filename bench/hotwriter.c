@@ -16,7 +16,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include "../lib/compat.h"
+#include "../lib/base/compat.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23	/* Linux 5.14 */

@@ -9,14 +9,14 @@
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
-#include "../lib/compat.h"
+#include "../lib/base/compat.h"
 
 #define PREAD_ENTRIES	262144u		/* 2 MiB of entries per pread */
-#define SCAN_VEC	1024u		/* regions per PAGEMAP_SCAN call, as lib/walk.c */
+#define SCAN_VEC	1024u		/* regions per PAGEMAP_SCAN call, as lib/pages/walk.c */
 #define TASK_SIZE	0x7ffffffff000ULL	/* x86-64 4-level: nothing at or above reads (docs/kernel-interface.md §3) */
 #define PM_PRESENT	(1ULL << 63)
 
-/* The same return mask as the tool's scan back end (lib/walk.c choose_backend, with soft-dirty and guard). */
+/* The same return mask as the tool's scan back end (lib/pages/walk.c choose_backend, with soft-dirty and guard). */
 #define RETURN_MASK	(PAGE_IS_PRESENT | PAGE_IS_SWAPPED | PAGE_IS_FILE | PAGE_IS_PFNZERO | PAGE_IS_HUGE | \
 			 PAGE_IS_SOFT_DIRTY | PAGE_IS_GUARD)
 
@@ -179,7 +179,7 @@ static int read_frames(uint64_t *buf, struct totals *t)
 	return 0;
 }
 
-/* One pass: every mapping the tool walks ([vsyscall] and [vvar*] excluded, as lib/walk.c does). */
+/* One pass: every mapping the tool walks ([vsyscall] and [vvar*] excluded, as lib/pages/walk.c does). */
 static int one_pass(const char *mode, int pid, struct totals *t)
 {
 	char path[64], line[4096];

@@ -33,7 +33,7 @@ cp "$build/pagemap" "$stage/build/" &&	# linked with the library's objects: it n
 	cp "$build/bench/hotwriter" "$stage/build/bench/" &&
 	cp "$here/run-cost.sh" "$here/common.sh" "$stage/bench/" &&
 	cp "$bash" "$stage/bin/bash" || exit 1
-# The CLI opens libsmartcols with dlopen (cli/scols_load.c), for -J too: ldd does not list it, so the runner
+# The CLI opens libsmartcols with dlopen (cli/output/scols_load.c), for -J too: ldd does not list it, so the runner
 # would not copy it; the guest finds this copy by LD_LIBRARY_PATH.
 scols=$(ldconfig -p | awk '/libsmartcols\.so\.1 .*x86-64/ { print $NF; exit }')
 if [ -z "$scols" ] || ! mkdir -p "$stage/build/lib" || ! cp -L "$scols" "$stage/build/lib/"; then

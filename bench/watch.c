@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <pagemap.h>
-#include "../lib/compat.h"
+#include "../lib/base/compat.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23	/* Linux 5.14 */
@@ -29,7 +29,7 @@
  * The methods, in the order of the table. RAW is the floor: a hand-written
  * PAGEMAP_SCAN loop over a range on our own userfaultfd, return mask
  * PAGE_IS_WRITTEN alone (the kernel's fast path). RAW_HUGE is the same loop
- * with the return mask lib/watch_uffd.c asks for (WRITTEN | HUGE), which the
+ * with the return mask lib/watch/watch_uffd.c asks for (WRITTEN | HUGE), which the
  * kernel serves by its general path: it tells the kernel's share of the
  * library's time from the library's own.
  */

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
-#include "fleet.h"
+#include "export_fleet.h"
 
 static int usage_help(void)
 {

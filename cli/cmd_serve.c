@@ -10,7 +10,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include "cli.h"
-#include "fleet.h"
+#include "export_fleet.h"
 #include "mhd_load.h"
 #include "serve_cache.h"
 #include "serve_guard.h"

@@ -1,6 +1,6 @@
 """setup.py - build libpagemap._core (stable ABI, Python 3.11+) over the project's own library objects.
 
-The library's position-independent objects (make's $(BUILD)/lib/*.pic.o) are linked into the extension:
+The library's position-independent objects (make's $(BUILD)/lib/*/*.pic.o) are linked into the extension:
 nothing depends on an installed libpagemap.so or its path. They are built first when missing.
 """
 import os
@@ -15,7 +15,9 @@ BUILD = os.path.abspath(os.environ.get("PAGEMAP_BUILD") or os.path.join(ROOT, "b
 
 
 def lib_objects():
-    srcs = sorted(f for f in os.listdir(os.path.join(ROOT, "lib")) if f.endswith(".c"))
+    lib = os.path.join(ROOT, "lib")
+    srcs = sorted(os.path.join(d, f) for d in os.listdir(lib) if os.path.isdir(os.path.join(lib, d))
+                  for f in os.listdir(os.path.join(lib, d)) if f.endswith(".c"))
     return [os.path.join(BUILD, "lib", f[:-2] + ".pic.o") for f in srcs]
 
 
@@ -40,7 +42,7 @@ def pkg_cflags(name):
 core = Extension(
     "libpagemap._core",
     sources=["libpagemap/" + f for f in ("_core.c", "_records.c", "_array.c", "_target.c", "_watch.c", "_more.c", "_features.c", "_allow.c")],
-    include_dirs=[os.path.join(ROOT, "include")] + pkg_cflags("smartcols"),
+    include_dirs=[os.path.join(ROOT, "include"), os.path.join(ROOT, "cli"), os.path.join(ROOT, "cli", "output")] + pkg_cflags("smartcols"),
     define_macros=[("Py_LIMITED_API", "0x030B0000"), ("_GNU_SOURCE", None)],
     extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter",
                         "-Wno-missing-field-initializers", "-fvisibility=hidden"],

@@ -1,5 +1,5 @@
 # tests/tests.mk - test programs and the check target (included by the Makefile).
-# tests/unit/*.c  pure decoders and parsers, linked against the library's objects (may use lib/internal.h)
+# tests/unit/*.c  pure decoders and parsers, linked against the library's objects (may use lib/base/base.h)
 # tests/live/*.c  real kernel tests, linked against the shared library; tests/live/*.sh wrap those
 #                 that change system state (swap, KSM) and restore it
 # tests/cli/*.sh  golden CLI tests replayed through --root fixtures
@@ -20,20 +20,20 @@ TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TEST_TOOLS_SRC
 
 $(BUILD)/tests/unit/%: tests/unit/%.c tests/harness.h $(LIB_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -Ilib -Itests -o $@ $< $(LIB_OBJ) $(LIB_LIBS)
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(LIB_ALL_INC) $(CLI_ALL_INC) -Itests -o $@ $< $(LIB_OBJ) $(LIB_LIBS)
 # test_serve_cache includes serve's scrape cache and connection guard (and the writer and fleet they use).
-$(BUILD)/tests/unit/test_serve_cache: cli/serve_cache.c cli/serve_cache.h cli/serve_guard.c cli/serve_guard.h cli/metrics.c cli/fleet.c cli/textsafe.c cli/textsafe.h
+$(BUILD)/tests/unit/test_serve_cache: cli/export/serve_cache.c cli/export/serve_cache.h cli/export/serve_guard.c cli/export/serve_guard.h cli/export/metrics.c cli/export/export_fleet.c cli/output/textsafe.c cli/output/textsafe.h
 # test_render includes the CLI's render model and recording reader (pure logic, no output layer).
-$(BUILD)/tests/unit/test_render: cli/render_model.c cli/render_heat_parse.c cli/render.h cli/textsafe.c cli/textsafe.h
-# test_fleet includes the CLI's exporter (cli/metrics.c, cli/fleet.c); test_textsafe the one output sanitizer.
-$(BUILD)/tests/unit/test_fleet: cli/metrics.c cli/fleet.c cli/textsafe.c cli/textsafe.h
-$(BUILD)/tests/unit/test_textsafe: cli/textsafe.c cli/textsafe.h
+$(BUILD)/tests/unit/test_render: cli/render/render_model.c cli/render/render_heat_parse.c cli/render/render.h cli/output/textsafe.c cli/output/textsafe.h
+# test_fleet includes the CLI's exporter (cli/export/metrics.c, cli/export/export_fleet.c); test_textsafe the one output sanitizer.
+$(BUILD)/tests/unit/test_fleet: cli/export/metrics.c cli/export/export_fleet.c cli/output/textsafe.c cli/output/textsafe.h
+$(BUILD)/tests/unit/test_textsafe: cli/output/textsafe.c cli/output/textsafe.h
 # test_out_rows includes the CLI's row formatter and checks it against libsmartcols' own output.
-$(BUILD)/tests/unit/test_out_rows: tests/unit/test_out_rows.c tests/harness.h cli/out_rows.c cli/out_rows.h cli/textsafe.c cli/textsafe.h
+$(BUILD)/tests/unit/test_out_rows: tests/unit/test_out_rows.c tests/harness.h cli/output/out_rows.c cli/output/out_rows.h cli/output/textsafe.c cli/output/textsafe.h
 	@mkdir -p $(@D)
-	$(CC) $(BASEFLAGS) $(CFLAGS) $(SMARTCOLS_CFLAGS) -Itests -o $@ $< $(SMARTCOLS_LIBS)
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(SMARTCOLS_CFLAGS) $(CLI_ALL_INC) -Itests -o $@ $< $(SMARTCOLS_LIBS)
 
-# test_inject drives lib/inject.c, which is internal: it links the library's objects, as unit tests do.
+# test_inject drives lib/inject/inject.c, which is internal: it links the library's objects, as unit tests do.
 $(BUILD)/tests/live/test_inject: tests/live/test_inject.c tests/harness.h $(wildcard tests/live/lib/*.h) $(LIVE_LIB) $(LIB_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itests -Itests/live/lib -o $@ $< $(LIVE_LIB) $(LIB_OBJ) $(LIB_LIBS) -lpthread

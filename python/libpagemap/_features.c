@@ -10,7 +10,7 @@
 #include <string.h>
 #include "_core.h"
 #include "../../cli/cli.h"
-#include "../../cli/output.h"
+#include "../../cli/output/output.h"
 
 /* The rows being made: a list of 3-lists, the current call's only (the GIL serialises callers). */
 static PyObject *rows;

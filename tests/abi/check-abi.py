@@ -11,9 +11,17 @@ import subprocess
 import sys
 
 
-def header_functions(path):
-    """Every function declared PM_API in the public header (a declaration may span lines)."""
+def header_text(path):
+    """The public header with the family headers it includes ("pagemap/x.h") put in their place."""
     text = open(path, encoding="utf-8").read()
+    base = os.path.dirname(path)
+    return re.sub(r'^#include "(pagemap/\w+\.h)"$',
+                  lambda m: open(os.path.join(base, m.group(1)), encoding="utf-8").read(), text, flags=re.M)
+
+
+def header_functions(path):
+    """Every function declared PM_API in the public header and its family headers (a declaration may span lines)."""
+    text = header_text(path)
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     names = set()
     for decl in re.findall(r"\bPM_API\b([^;{]*)[;{]", text):
@@ -53,7 +61,7 @@ def exported_functions(lib):
 
 def internal_pm_functions(lib):
     """Global functions of the static library named pm_ that the header does not declare: each file's
-    cross-file helpers are pmi_ (lib/internal.h), so pm_ means public."""
+    cross-file helpers are pmi_ (lib/base/base.h), so pm_ means public."""
     out = subprocess.run(["nm", "--defined-only", lib], check=True, capture_output=True, text=True).stdout
     return {p[2] for p in (l.split() for l in out.splitlines()) if len(p) == 3 and p[1] == "T"
             and p[2].startswith("pm_")}

@@ -101,7 +101,7 @@ for want in ENOMEM 200; do
 	if [ "$got" = "$want" ]; then echo "PASS export-pagemap-error-$want"; else echo "FAIL export-pagemap-error-$want: got '$got'"; fi
 done
 
-# pages prints its rows in batches (cli/output.c out_stream): the stream is the same as one table for JSON and
+# pages prints its rows in batches (cli/output/output.c out_stream): the stream is the same as one table for JSON and
 # raw output, and memory stays flat: 262,144 rows of --each under a 60 MB address-space limit (it took 150 MB).
 "$src/tests/fixtures/unpack" "$src/tests/fixtures/demo-6.18-root" "$fx/d" >/dev/null 2>&1
 for form in -J -r; do
@@ -109,7 +109,7 @@ for form in -J -r; do
 	many=$(PAGEMAP_OUT_BATCH=7 "$pagemap" --root "$fx/d" pages --each $form 4242 | cksum)
 	if [ "$one" = "$many" ]; then echo "PASS stream-same$form"; else echo "FAIL stream-same$form: batches of 7 print otherwise"; fi
 done
-# Streamed batches are formatted by cli/out_rows.c, not libsmartcols: the bytes must be libsmartcols' own
+# Streamed batches are formatted by cli/output/out_rows.c, not libsmartcols: the bytes must be libsmartcols' own
 # (PAGEMAP_OUT_SLOW=1 prints every batch through it) and, for raw and JSON, those of the whole table printed at
 # once; on pages --each, phys -l and the phys -p list, with a mapping path that needs escaping (quotes, a
 # backslash, a tab, invalid UTF-8, an escape character).
@@ -144,7 +144,7 @@ else
 	if [ "$n" = 262144 ]; then echo "PASS stream-bounded"; else echo "FAIL stream-bounded: $n rows of 262144 under ulimit -v 60000"; fi
 fi
 
-# libsmartcols is opened only when a table needs it (cli/scols_load.c, issue #12). With a damaged
+# libsmartcols is opened only when a table needs it (cli/output/scols_load.c, issue #12). With a damaged
 # libsmartcols.so.1 first in the search path: piped tables, raw and JSON, which the own formatter prints,
 # run as before (a linked libsmartcols would stop every command at start); a table that needs it
 # (PAGEMAP_OUT_SLOW=1 sends every batch to libsmartcols) fails with one line naming it, exit 1.

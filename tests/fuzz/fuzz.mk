@@ -13,13 +13,13 @@ FUZZ_SECONDS  ?= 30
 FUZZ_TARGETS  := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN      := $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS))
 FUZZ_REPLAY   := $(addprefix $(FUZZ_DIR)/replay/,$(FUZZ_TARGETS))
-FUZZ_DEPS     := tests/fuzz/replay_main.h $(LIB_SRC) $(wildcard lib/*.h) include/pagemap.h
+FUZZ_DEPS     := tests/fuzz/replay_main.h $(LIB_SRC) $(wildcard lib/*/*.h) include/pagemap.h $(wildcard include/pagemap/*.h)
 # The replay build always runs under ASan+UBSan (the same flags as SANITIZE=1).
 FUZZ_SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 FUZZ_SMALL    := -DBATCH_PAGES=4096u -DBUF_FIRST=512u -DKPAGE_BATCH=4096 -DSHARE_BATCH=1024 -DSHARE_MEM_RECS=64 -DACCOUNT_BATCH=1024
-# FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION: lib/snapshot_open.c reads past checksum mismatches (a fuzzer cannot forge them).
+# FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION: lib/snapshot/snapshot_open.c reads past checksum mismatches (a fuzzer cannot forge them).
 FUZZ_FLAGS    := $(FUZZ_SMALL) -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -std=c11 -D_GNU_SOURCE $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
-                 -fno-omit-frame-pointer -fno-sanitize-recover=all -Iinclude -Ilib -Itests/fuzz
+                 -fno-omit-frame-pointer -fno-sanitize-recover=all -Iinclude $(LIB_ALL_INC) $(CLI_ALL_INC) -Itests/fuzz
 
 .PHONY: fuzz fuzz-run fuzz-replay fuzz-replay-programs
 fuzz: $(FUZZ_BIN)
@@ -35,13 +35,13 @@ $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 REPLAY_OBJ_DIR := $(FUZZ_DIR)/replay/obj
 REPLAY_LIB_OBJ  = $(if $(SANFLAGS),$(LIB_OBJ),$(patsubst lib/%.c,$(REPLAY_OBJ_DIR)/%.o,$(LIB_SRC)))
 .PRECIOUS: $(REPLAY_OBJ_DIR)/%.o
-$(REPLAY_OBJ_DIR)/%.o: lib/%.c lib/*.h include/pagemap.h
+$(REPLAY_OBJ_DIR)/%.o: lib/%.c $(wildcard lib/*/*.h) include/pagemap.h
 	@mkdir -p $(@D)
-	$(CC) $(BASEFLAGS) $(FUZZ_SANFLAGS) $(CFLAGS) -fvisibility=hidden -c $< -o $@
+	$(CC) $(BASEFLAGS) $(call lib_inc,$<) $(FUZZ_SANFLAGS) $(CFLAGS) -fvisibility=hidden -c $< -o $@
 
 $(FUZZ_DIR)/replay/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.h $(REPLAY_LIB_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(BASEFLAGS) $(if $(SANFLAGS),,$(FUZZ_SANFLAGS)) $(CFLAGS) -DPM_FUZZ_REPLAY -Ilib -Itests/fuzz \
+	$(CC) $(BASEFLAGS) $(if $(SANFLAGS),,$(FUZZ_SANFLAGS)) $(CFLAGS) -DPM_FUZZ_REPLAY $(LIB_ALL_INC) $(CLI_ALL_INC) -Itests/fuzz \
 		-o $@ $< $(FUZZ_EXTRA) $(REPLAY_LIB_OBJ) $(LIB_LIBS)
 
 # The corpus of fuzz_NAME is tests/fuzz/corpus/NAME; tests/fuzz/NAME.dict is used when present.
@@ -65,13 +65,13 @@ fuzz-replay: $(FUZZ_REPLAY)
 	done; exit $$fail
 
 # fuzz_heat reads recordings with the CLI's reader and draws them with its heat map code.
-HEAT_SRC := cli/render_heat_parse.c cli/render_heat.c cli/render_model.c cli/textsafe.c
+HEAT_SRC := cli/render/render_heat_parse.c cli/render/render_heat.c cli/render/render_model.c cli/output/textsafe.c
 $(FUZZ_DIR)/fuzz_heat $(FUZZ_DIR)/replay/fuzz_heat: FUZZ_EXTRA := $(HEAT_SRC)
-$(FUZZ_DIR)/fuzz_heat $(FUZZ_DIR)/replay/fuzz_heat: $(HEAT_SRC) cli/render.h
+$(FUZZ_DIR)/fuzz_heat $(FUZZ_DIR)/replay/fuzz_heat: $(HEAT_SRC) cli/render/render.h
 
 # fuzz_textsafe checks the CLI's one output sanitizer (every format) on any bytes.
-$(FUZZ_DIR)/fuzz_textsafe $(FUZZ_DIR)/replay/fuzz_textsafe: FUZZ_EXTRA := cli/textsafe.c
-$(FUZZ_DIR)/fuzz_textsafe $(FUZZ_DIR)/replay/fuzz_textsafe: cli/textsafe.c cli/textsafe.h
+$(FUZZ_DIR)/fuzz_textsafe $(FUZZ_DIR)/replay/fuzz_textsafe: FUZZ_EXTRA := cli/output/textsafe.c
+$(FUZZ_DIR)/fuzz_textsafe $(FUZZ_DIR)/replay/fuzz_textsafe: cli/output/textsafe.c cli/output/textsafe.h
 
 # fuzz_snapshot_extract is fuzz_snapshot.c built with extraction on (tests/fuzz/corpus/snapshot_extract links to its corpus).
 $(FUZZ_DIR)/fuzz_snapshot_extract $(FUZZ_DIR)/replay/fuzz_snapshot_extract: tests/fuzz/fuzz_snapshot.c

@@ -1,10 +1,10 @@
-/* fuzz_heat.c - libFuzzer target for the reader of `track -J` and `wss -J` recordings (cli/render_heat_parse.c), then the heat map drawn from what it read. */
+/* fuzz_heat.c - libFuzzer target for the reader of `track -J` and `wss -J` recordings (cli/render/render_heat_parse.c), then the heat map drawn from what it read. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../cli/render.h"
+#include "../../cli/render/render.h"
 
 #define PM_FUZZ_NAME "fuzz_heat"
 #include "replay_main.h"

@@ -1,4 +1,4 @@
-/* fuzz_smaps.c - libFuzzer target for the smaps text parser (lib/smaps.c): buffer and stream front ends agree, records are sane. */
+/* fuzz_smaps.c - libFuzzer target for the smaps text parser (lib/pages/smaps.c): buffer and stream front ends agree, records are sane. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -62,7 +62,7 @@ static unsigned walk(struct pm_snapshot *s)
 }
 
 #ifdef FUZZ_SNAPSHOT_EXTRACT
-void pmi_snap_remove_tree(const char *dir);	/* lib/internal.h: remove a tree without following symlinks */
+void pmi_snap_remove_tree(const char *dir);	/* lib/base/base.h: remove a tree without following symlinks */
 
 static char root[256];
 
@@ -89,11 +89,11 @@ static void extract(struct pm_snapshot *s)
 	}
 }
 
-/* lib/internal.h: a path under the context's root, opened as its readers open it */
+/* lib/base/base.h: a path under the context's root, opened as its readers open it */
 int pmi_path(const struct pm_ctx *ctx, char *buf, size_t size, const char *fmt, ...);
 int pmi_open(const struct pm_ctx *ctx, const char *path, int flags);
 
-/* A replay: every text file read from its chunks (lib/snapshot_text.c), never longer than it claims. */
+/* A replay: every text file read from its chunks (lib/snapshot/snapshot_text.c), never longer than it claims. */
 static void replay(struct pm_snapshot *s)
 {
 	struct pm_ctx *ctx = pm_ctx_new_snapshot(s);

@@ -13,7 +13,7 @@
 #define PM_FUZZ_NAME "fuzz_unscramble"
 #include "replay_main.h"
 
-void pmi_snap_remove_tree(const char *dir);	/* lib/internal.h: remove a tree without following symlinks */
+void pmi_snap_remove_tree(const char *dir);	/* lib/base/base.h: remove a tree without following symlinks */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /*
  * The key of the seeds in tests/fuzz/corpus/unscramble: 32 bytes 'K' (made
  * with pagemap snapshot --pfn keyed --key FILE of a live process). Seed
- * wrong-key has 16 'W' then 16 'K': another key id (lib/pfnkey.c folds the
+ * wrong-key has 16 'W' then 16 'K': another key id (lib/snapshot/snapshot_pfnkey.c folds the
  * key's halves together by XOR, so 32 'W' would be the same key as 32 'K');
  * seed kept is not keyed. Seeds keyed and keyed-block predate META key_lift
  * (lift 0); keyed-lifted and keyed-block-lifted carry it. keyed-v3 and

@@ -22,7 +22,7 @@ start = ctypes.addressof(ctypes.c_char.from_buffer(m))
 for off in range(0, 4 << 20, 8192):	# every other page written: present and absent runs
     m[off] = 1
 # 1 GiB with four pages written past its first 256 MiB: a snapshot reads a mostly empty mapping's words
-# after its first 65536 by PAGEMAP_SCAN, and must not lose these (lib/snapshot_proc.c pass_mapping).
+# after its first 65536 by PAGEMAP_SCAN, and must not lose these (lib/snapshot/snapshot_proc.c pass_mapping).
 big = mmap.mmap(-1, 1 << 30, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_NORESERVE", 0x4000))
 bstart = ctypes.addressof(ctypes.c_char.from_buffer(big))
 for off in (300 << 20, (300 << 20) + 4096, 700 << 20, (1 << 30) - 4096):
@@ -125,7 +125,7 @@ else
 fi
 
 # Where a second CPU is free, a thread reads smaps, smaps_rollup and numa_maps ahead while the pagemap is read
-# (lib/snapshot_proc.c): their opens come from that thread then, and from the caller with --one-thread or with
+# (lib/snapshot/snapshot_proc.c): their opens come from that thread then, and from the caller with --one-thread or with
 # one CPU to run on (taskset); the target's private anonymous mapping reads the same either way.
 if ! command -v strace >/dev/null || ! command -v taskset >/dev/null; then
 	echo "SKIP snapshot-ahead: needs strace and taskset"

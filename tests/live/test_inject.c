@@ -21,8 +21,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "../../lib/compat.h"
-#include "../../lib/inject.h"
+#include "../../lib/base/compat.h"
+#include "../../lib/inject/inject.h"
 #include "../harness.h"
 #include "layout.h"
 #include "smaps.h"

@@ -171,11 +171,11 @@ static long first_writes(volatile char *p, size_t pages, long ps)
 
 /*
  * Why the estimate counts first writes to new pages as tracking faults: under uffd-wp with
- * WP_UNPOPULATED (lib/watch_uffd.c, needed so that a read of an untouched page is not taken for a
+ * WP_UNPOPULATED (lib/watch/watch_uffd.c, needed so that a read of an untouched page is not taken for a
  * write) the page a first write brings in arrives write-protected, and the write faults again. So a
  * watched process pays one fault more per new page than it would untracked, as for a page written
  * again. If a kernel ever resolves both in one fault, this fails, and the estimate over-states the
- * cost of new pages (lib/watch_cost.c would then subtract them).
+ * cost of new pages (lib/watch/watch_cost.c would then subtract them).
  */
 static int t_first_write_faults(void)
 {

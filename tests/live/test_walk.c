@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <pagemap.h>
-#include "../../lib/compat.h"
+#include "../../lib/base/compat.h"
 #include "../harness.h"
 #include "layout.h"
 #include "runs.h"
@@ -1215,7 +1215,7 @@ static int no_false_zero(void)
 /*
  * The auto back end with entries (what `maps` asks) samples each mapping
  * by a bounded scan: 4 KiB pages to read go by pread alone, huge pages and
- * mostly empty space keep the scan (lib/walk.c decide_mapping). Regions of
+ * mostly empty space keep the scan (lib/pages/walk.c decide_mapping). Regions of
  * this process, apart (PROT_NONE between them, so no two merge): dense and
  * sparse 4 KiB ones past the 32 MiB sample, THP, and 1 GiB with 3 pages.
  * Every back end must give the same sums; the log says which way each went.

@@ -1,5 +1,5 @@
 /*
- * snapshot_codec_ref.h - the version 3 column encoder as it was written a word at a time (lib/snapshot_codec.c
+ * snapshot_codec_ref.h - the version 3 column encoder as it was written a word at a time (lib/snapshot/snapshot_codec.c
  * before it took words by runs), kept for tests/unit/test_snapshot.c to check that the run-wise encoder
  * writes the same bytes. Not built into the library.
  */

@@ -1,7 +1,7 @@
 /* test_account.c - PSS arithmetic: fixed point summed without per-page truncation, rounded once. */
 #include <stdint.h>
 #include "../harness.h"
-#include "internal.h"
+#include "account.h"
 
 static uint64_t pss_of(uint64_t pages, uint64_t page_size, uint64_t count)
 {

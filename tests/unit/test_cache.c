@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <stdint.h>
 #include "../harness.h"
-#include "internal.h"
-#include "pagecache.h"
+#include "pages.h"
+#include "cache.h"
 
 static int meminfo_normal(void)
 {

@@ -6,11 +6,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "../harness.h"
-#include "internal.h"
+#include "pages.h"
 /* The CLI's writer and rules parser are compiled in: they are pure, and unit tests link no CLI objects. */
-#include "../../cli/textsafe.c"
-#include "../../cli/metrics.c"
-#include "../../cli/fleet.c"
+#include "../../cli/output/textsafe.c"
+#include "../../cli/export/metrics.c"
+#include "../../cli/export/export_fleet.c"
 
 #define B(n) (1ULL << (n))
 

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "pages.h"
 #include "../harness.h"
 #include "replay.h"
 

@@ -1,4 +1,4 @@
-/* test_out_rows.c - cli/out_rows.c prints cells byte for byte as libsmartcols does, hostile strings included. */
+/* test_out_rows.c - cli/output/out_rows.c prints cells byte for byte as libsmartcols does, hostile strings included. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,8 +6,8 @@
 #include <libsmartcols.h>
 #include "../harness.h"
 
-#include "../../cli/textsafe.c"
-#include "../../cli/out_rows.c"
+#include "../../cli/output/textsafe.c"
+#include "../../cli/output/out_rows.c"
 
 /* Control bytes, quotes, backslashes, blanks, DEL, invalid and valid UTF-8, a "\x" that looks encoded. */
 static char *scols_print_as_is(const char *data, int json, int json_type);
@@ -27,7 +27,7 @@ static void put_obuf_t(void *ctx, const char *s, size_t n)
 
 /*
  * libsmartcols' own print of a one-column, one-row table (raw or JSON); NULL data is an unset cell.
- * A JSON string cell gets the text cli/output.c gives libsmartcols (out_scols_cell): valid UTF-8.
+ * A JSON string cell gets the text cli/output/output.c gives libsmartcols (out_scols_cell): valid UTF-8.
  */
 static char *scols_print(const char *data, int json, int json_type)
 {

@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "harness.h"
-#include "internal.h"
+#include "pages.h"
 
 /*
  * A second copy of the writer whose random names are not random (a counter
@@ -34,7 +34,7 @@ int t_outfile_write(const char *path, const void *buf, size_t len, unsigned flag
 #define openat t_openat
 struct pm_outfile *t_outfile_on_fd(int fd);
 int t_openat(int dfd, const char *name, int flags, ...);
-#include "../lib/outfile.c"
+#include "../lib/base/outfile.c"
 #undef openat
 #undef pmi_outfile_on_fd
 #undef getrandom

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "harness.h"
-#include "pfnkey.h"
+#include "snapshot_pfnkey.h"
 
 static void test_key(unsigned char key[PMI_KEY_SIZE], unsigned seed)
 {

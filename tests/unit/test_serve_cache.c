@@ -6,13 +6,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "../harness.h"
-#include "internal.h"
+#include "pages.h"
 /* The CLI's pure parts are compiled in: unit tests link no CLI objects. */
-#include "../../cli/textsafe.c"
-#include "../../cli/metrics.c"
-#include "../../cli/fleet.c"
-#include "../../cli/serve_cache.c"
-#include "../../cli/serve_guard.c"
+#include "../../cli/output/textsafe.c"
+#include "../../cli/export/metrics.c"
+#include "../../cli/export/export_fleet.c"
+#include "../../cli/export/serve_cache.c"
+#include "../../cli/export/serve_guard.c"
 
 /* A walk that counts its calls, holds until released, and writes one sample. */
 struct fake {

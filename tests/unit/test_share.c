@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../harness.h"
-#include "internal.h"
+#include "pages.h"
 #include "share.h"
 
 #define PS 4096

@@ -1,4 +1,4 @@
-/* test_smaps.c - the smaps text parser (lib/smaps.c): real layouts, the rollup, and hostile text. */
+/* test_smaps.c - the smaps text parser (lib/pages/smaps.c): real layouts, the rollup, and hostile text. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>

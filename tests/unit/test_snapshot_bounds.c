@@ -21,7 +21,8 @@
 #include <dirent.h>
 #include <unistd.h>
 #include "harness.h"
-#include "internal.h"
+#include "pages.h"
+#include "snapshot_keeper.h"
 #include "snapshot_build.h"
 
 #ifndef SNAP_MAX_TEXT	/* so that this test builds, and fails, on a reader without the limits */

@@ -11,8 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "harness.h"
-#include "internal.h"
-#include "pfnkey.h"
+#include "pages.h"
+#include "snapshot_keeper.h"
+#include "snapshot_pfnkey.h"
 
 #define DOMAIN	1000u	/* max_pfn of the made-up machine */
 #define NPM	6u	/* pagemap words of process 1 */

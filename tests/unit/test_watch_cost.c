@@ -1,4 +1,4 @@
-/* test_watch_cost.c - the write watch's cost: the /proc/PID/stat parser (real lines and hostile ones), the interval choice (lib/watch_cost.c), and a model of a tracked writer that checks the choice converges, keeps the writer's speed, and comes back down. */
+/* test_watch_cost.c - the write watch's cost: the /proc/PID/stat parser (real lines and hostile ones), the interval choice (lib/watch/watch_cost.c), and a model of a tracked writer that checks the choice converges, keeps the writer's speed, and comes back down. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -397,7 +397,7 @@ static int no_creep(void)
 }
 
 /*
- * The uffd watch's re-arming calls (lib/watch_uffd_scan.c): a call that held the lock briefly doubles the
+ * The uffd watch's re-arming calls (lib/watch/watch_uffd_scan.c): a call that held the lock briefly doubles the
  * next, a long one halves it, between the bounds. From SCAN_CHUNK, a machine whose calls hold the lock
  * HOLD_GOAL / 50 per 64 MiB reaches the 1 GiB cap; one at HOLD_GOAL / 10 per 64 MiB settles at 512 MiB
  * (0.8 HOLD_GOAL a call, inside the band); one at 8 HOLD_GOAL per 64 MiB comes down to the floor.

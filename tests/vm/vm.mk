@@ -40,7 +40,7 @@ $(VM_DIR)/build/tests/live/%: tests/live/%.c tests/harness.h $(wildcard tests/li
 	$(CC) $(BASEFLAGS) $(CFLAGS) -Itests -Itests/live/lib -static -o $@ $< $(LIVE_LIB) $(STLIB) $(LIB_LIBS) -lpthread
 
 # The CLI takes libpagemap statically; libsmartcols (no static archive in Debian) and zstd come in
-# through ldd. libsmartcols is linked here although the CLI opens it with dlopen (cli/scols_load.c),
+# through ldd. libsmartcols is linked here although the CLI opens it with dlopen (cli/output/scols_load.c),
 # so that ldd lists it and the runner copies it into the guest. libmicrohttpd is dlopen()ed by serve
 # alone and not copied: serve is not tested in guests.
 # --wrap as in the Makefile: completion reads each command's getopt table.

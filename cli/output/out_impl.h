@@ -1,0 +1,67 @@
+/* out_impl.h - the output layer's table, shared by cli/output/output.c (columns, cells) and cli/output/out_stream.c (batches). */
+#ifndef PM_CLI_OUT_IMPL_H
+#define PM_CLI_OUT_IMPL_H
+
+#include "output.h"
+#include "out_rows.h"
+#include "scols_load.h"
+
+#define OUT_MAX_COLS 64
+
+struct out {
+	struct libscols_table *tb;		/* NULL until a table needs libsmartcols (out_scols) */
+	const struct out_col *cols;
+	size_t ncols;
+	bool shown[OUT_MAX_COLS];			/* by column id */
+	struct libscols_column *sc[OUT_MAX_COLS];	/* by column id, once tb is made; NULL when not shown */
+	size_t seq[OUT_MAX_COLS];			/* position of each shown column */
+	size_t order[OUT_MAX_COLS];			/* the column id at each position */
+	size_t nshown;
+	struct out_opts o;
+	const char *name;			/* the JSON key */
+	size_t batch, lines;			/* out_stream: lines per batch, lines held */
+	bool streamed;				/* a batch was printed: out_print ends the stream */
+	bool stream_off;			/* this libsmartcols prints JSON we cannot splice */
+	bool slow;				/* PAGEMAP_OUT_SLOW: every batch through libsmartcols (tests) */
+	bool tty;				/* stdout is a terminal: libsmartcols fits the columns to it */
+	bool tree;				/* out_tree: libsmartcols lines throughout, never own rows */
+	struct obuf ob;				/* a batch formatted by out_rows.c */
+	struct obuf text;			/* a JSON cell's text made valid UTF-8 for libsmartcols (out_scols_cell) */
+	/*
+	 * Once a stream has printed its first batch, its rows are kept here, not
+	 * in libsmartcols lines (an allocation per line and per cell): the text
+	 * of every cell in @cells, NUL-terminated, at offset off[row * nshown +
+	 * position], SIZE_MAX for a cell not set.
+	 */
+	bool own, oom;
+	bool sized;				/* w[] holds the widths the aligned rows were printed in */
+	size_t w[OUT_MAX_COLS];
+	struct obuf cells;
+	size_t *off, nrows, cap_rows;
+};
+
+/* Lines out_stream holds before printing them; PAGEMAP_OUT_BATCH overrides (tests). */
+#define OUT_BATCH 4096
+/* Bytes of formatted rows out_stream.c writes at once when nothing can send them back to libsmartcols. */
+#define OUT_FLUSH 65536
+
+/*
+ * The libsmartcols table of @out, made (and the library loaded) on first
+ * need: its columns, settings and the widths of an aligned first batch.
+ * 0 or -ENOMEM. Most output never needs it (scols_load.c says why).
+ */
+int out_scols(struct out *out);
+/* The widths of an aligned first batch (w[], sized) given to libsmartcols' columns, once tb is made. */
+void out_hint_widths(struct out *out);
+/* A row of the stream's own storage; false when it cannot grow (the batch then fails with -ENOMEM). */
+bool out_own_row(struct out *out);
+/* The own rows held, copied into libsmartcols lines (for what only libsmartcols prints); 0 or -ENOMEM. */
+int out_own_to_scols(struct out *out);
+/*
+ * Set the cell at position @pos of libsmartcols line @ln to @s. In JSON, a text cell is first made valid
+ * UTF-8 (cli/output/textsafe.h): libsmartcols' JSON printer copies any byte from 0x80 up as it is, and one name
+ * that is not UTF-8 would make the whole document invalid. 0 or -ENOMEM.
+ */
+int out_scols_cell(struct out *out, struct libscols_line *ln, size_t pos, const char *s);
+
+#endif

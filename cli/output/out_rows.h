@@ -1,0 +1,45 @@
+/* out_rows.h - the cells of streamed rows formatted as libsmartcols 2.38 prints them (for cli/output/output.c). */
+#ifndef PM_CLI_OUT_ROWS_H
+#define PM_CLI_OUT_ROWS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A growing byte buffer; after a failed allocation it keeps what it has and sets oom. */
+struct obuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+void obuf_add(struct obuf *b, const char *s, size_t n);
+void obuf_str(struct obuf *b, const char *s);
+void obuf_pad(struct obuf *b, size_t n);	/* n spaces */
+void obuf_free(struct obuf *b);
+
+/* A raw-mode cell (NULL is empty): blanks, '\\' and what is not printable as \xHH (its fputs_nonblank). */
+void obuf_raw_cell(struct obuf *b, const char *s);
+/*
+ * A JSON string: "..." with '"', '\\' and control bytes escaped as libsmartcols does, and bytes that are
+ * not UTF-8 as \\xHH text (cli/output/textsafe.h); NULL or "" is null.
+ */
+void obuf_json_string(struct obuf *b, const char *s);
+/* A JSON number cell: the text as it is; NULL or "" is null. */
+void obuf_json_number(struct obuf *b, const char *s);
+/* A JSON boolean cell: false for NULL, "", and text starting with '0', 'n' or 'N'; true otherwise. */
+void obuf_json_bool(struct obuf *b, const char *s);
+/* A JSON key, lower-cased, quoted, with ": " after it (as libsmartcols names a column's values). */
+void obuf_json_key(struct obuf *b, const char *name);
+
+/* @v as "%" PRIu64 or "0x%" PRIx64 would print it, NUL-terminated, without printf's cost; @buf has 24 bytes. */
+void out_fmt_u64(char *buf, uint64_t v, bool hex);
+
+/*
+ * Does @s print in an aligned table as its bytes, one column each (printable
+ * ASCII, no '\\', which libsmartcols may encode)? Sets *len to its bytes.
+ * NULL is the empty cell.
+ */
+bool out_cell_plain(const char *s, size_t *len);
+
+#endif

@@ -1,0 +1,487 @@
+/* output.c - the libsmartcols wrapper: column selection, typed cells, table/raw/JSON rendering (streams: out_stream.c). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include "output.h"
+#include "cli.h"
+#include "complete.h"
+#include "out_impl.h"
+#include "textsafe.h"
+
+bool out_parse_opt(struct out_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case 'J':
+		o->json = true;
+		return true;
+	case 'r':
+		o->raw = true;
+		return true;
+	case 'n':
+		o->noheadings = true;
+		return true;
+	case 'b':
+		o->bytes = true;
+		return true;
+	case 'o':
+		o->list = arg;
+		return true;
+	case OUT_OPT_ALL:
+		o->all = true;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void help(FILE *f, const struct out_col *cols, size_t n, bool short_bytes)
+{
+	size_t i;
+
+	complete_columns(cols, n);	/* when completing; nothing otherwise */
+	fputs("\nOutput:\n"
+	      " -J, --json             JSON (sizes in bytes, addresses as \"0x...\" strings;\n"
+	      "                        bytes of names that are not UTF-8 as \\xHH, see pagemap(1))\n"
+	      " -r, --raw              raw output, no alignment\n"
+	      " -n, --noheadings       no column headings\n"
+	      " -o, --output LIST      columns to show; +LIST adds to the default\n"
+	      "     --output-all       every column\n", f);
+	fprintf(f, " %s--bytes            sizes in bytes, not human-readable\n", short_bytes ? "-b, " : "    ");
+	fputs("\nAvailable output columns:\n", f);
+	for (i = 0; i < n; i++) {
+		fprintf(f, " %12s  %s", cols[i].name, cols[i].help);
+		if (cols[i].aliases) {	/* the other names, without its own */
+			const char *a = cols[i].aliases, *sep = " (-o also takes ";
+
+			while (*a) {
+				size_t len = strcspn(a, ",");
+
+				if (strlen(cols[i].name) != len || strncasecmp(a, cols[i].name, len)) {
+					fprintf(f, "%s%.*s", sep, (int)len, a);
+					sep = ", ";
+				}
+				a += len + (a[len] == ',');
+			}
+			fputs(")", f);
+		}
+		fputc('\n', f);
+	}
+}
+
+void out_help(FILE *f, const struct out_col *cols, size_t n)
+{
+	help(f, cols, n, true);
+}
+
+void out_help_long_bytes(FILE *f, const struct out_col *cols, size_t n)
+{
+	help(f, cols, n, false);
+}
+
+/* Is @name (@len bytes) one of the comma-separated @list? */
+static bool in_list(const char *list, const char *name, size_t len)
+{
+	while (list && *list) {
+		size_t n = strcspn(list, ",");
+
+		if (n == len && !strncasecmp(list, name, len))
+			return true;
+		list += n + (list[n] == ',');
+	}
+	return false;
+}
+
+static int find_col(const struct out_col *cols, size_t n, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strlen(cols[i].name) == len && !strncasecmp(cols[i].name, name, len))
+			return (int)i;
+	for (i = 0; i < n; i++)
+		if (in_list(cols[i].aliases, name, len))
+			return (int)i;
+	return -1;
+}
+
+/* Parse "A,B,C" into ids; returns the count or -1 after a usage error. */
+static int parse_list(const char *list, const struct out_col *cols, size_t n, size_t *ids, size_t max, int have)
+{
+	const char *p = list;
+
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		int id = find_col(cols, n, p, len);
+		if (id < 0) {
+			cli_usage_error("unknown column '%.*s' (see --help for the list)", (int)len, p);
+			return -1;
+		}
+		if (have < (int)max)
+			ids[have++] = (size_t)id;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return have;
+}
+
+static void add_column(struct out *out, size_t id)
+{
+	if (out->shown[id])
+		return;
+	out->shown[id] = true;
+	out->order[out->nshown] = id;
+	out->seq[id] = out->nshown++;
+}
+
+/* The libsmartcols column of shown column @id; 0 or -ENOMEM. */
+static int make_column(struct out *out, size_t id)
+{
+	const struct out_col *c = &out->cols[id];
+	static const int json_type[] = { [OUT_STR] = SCOLS_JSON_STRING, [OUT_SIZE] = SCOLS_JSON_NUMBER,
+					 [OUT_NUM] = SCOLS_JSON_NUMBER, [OUT_HEX] = SCOLS_JSON_STRING,
+					 [OUT_BOOL] = SCOLS_JSON_BOOLEAN, [OUT_SECS] = SCOLS_JSON_NUMBER };
+	struct libscols_column *sc = sym_scols_table_new_column(out->tb, c->name, c->whint, c->flags);
+
+	if (!sc)
+		return -ENOMEM;
+	/* libsmartcols lower-cases the heading for the JSON key. */
+	sym_scols_column_set_json_type(sc, json_type[c->kind]);
+	out->sc[id] = sc;
+	return 0;
+}
+
+int out_scols(struct out *out)
+{
+	size_t i;
+
+	if (out->tb)
+		return 0;
+	scols_load();
+	if (!(out->tb = sym_scols_new_table()))
+		return -ENOMEM;
+	sym_scols_table_set_name(out->tb, out->name);
+	sym_scols_table_enable_json(out->tb, out->o.json);
+	sym_scols_table_enable_raw(out->tb, out->o.raw);
+	sym_scols_table_enable_noheadings(out->tb, out->o.noheadings);
+	for (i = 0; i < out->nshown; i++)
+		if (make_column(out, out->order[i]) < 0)
+			return -ENOMEM;
+	if (out->sized)
+		out_hint_widths(out);
+	return 0;
+}
+
+static int select_columns(struct out *out, const char *defaults)
+{
+	size_t ids[OUT_MAX_COLS], i;
+	int n = 0;
+
+	if (out->o.all) {
+		for (i = 0; i < out->ncols; i++)
+			ids[n++] = i;
+	} else {
+		const char *list = out->o.list;
+		if (!list || *list == '+')
+			n = parse_list(defaults, out->cols, out->ncols, ids, OUT_MAX_COLS, 0);
+		if (n >= 0 && list)
+			n = parse_list(*list == '+' ? list + 1 : list, out->cols, out->ncols, ids, OUT_MAX_COLS, n);
+	}
+	if (n < 0)
+		return -EINVAL;
+	if (n == 0) {
+		cli_usage_error("no columns to show: -o needs at least one (see --help for the list)");
+		return -EINVAL;
+	}
+	for (i = 0; i < (size_t)n; i++)
+		add_column(out, ids[i]);
+	return 0;
+}
+
+struct out *out_new(const char *name, const struct out_col *cols, size_t n, const char *defaults,
+		    const struct out_opts *o)
+{
+	struct out *out = calloc(1, sizeof(*out));
+
+	if (!out || n > OUT_MAX_COLS) {
+		free(out);
+		cli_error(0, "cannot create output table: %s", strerror(ENOMEM));
+		return NULL;
+	}
+	out->cols = cols;
+	out->ncols = n;
+	out->o = *o;
+	out->name = name;
+	out->batch = OUT_BATCH;
+	if (getenv("PAGEMAP_OUT_BATCH") && atoi(getenv("PAGEMAP_OUT_BATCH")) > 0)
+		out->batch = (size_t)atoi(getenv("PAGEMAP_OUT_BATCH"));
+	out->slow = getenv("PAGEMAP_OUT_SLOW") && *getenv("PAGEMAP_OUT_SLOW") == '1';
+	out->tty = isatty(STDOUT_FILENO);
+	/* Rows kept as text, not libsmartcols lines, wherever out_stream.c may print them itself. */
+	out->own = !out->slow && (o->json || o->raw || !out->tty);
+	if (select_columns(out, defaults) < 0) {
+		out_free(out);
+		return NULL;
+	}
+	return out;
+}
+
+void out_free(struct out *out)
+{
+	if (!out)
+		return;
+	if (out->tb)
+		sym_scols_unref_table(out->tb);
+	obuf_free(&out->ob);
+	obuf_free(&out->text);
+	obuf_free(&out->cells);
+	free(out->off);
+	free(out);
+}
+
+bool out_has(const struct out *out, size_t id)
+{
+	return id < out->ncols && out->shown[id];
+}
+
+struct libscols_line *out_line(struct out *out)
+{
+	out->lines++;
+	if (out->own) {
+		if (!out_own_row(out))
+			out->oom = true;
+		/* A handle the commands only pass back to the setters: never dereferenced in own mode. */
+		return (struct libscols_line *)out;
+	}
+	return out_scols(out) ? NULL : sym_scols_table_new_line(out->tb, NULL);
+}
+
+void out_tree(struct out *out)
+{
+	out->tree = true;
+	out->own = false;	/* children hang on real lines; own rows have none */
+}
+
+struct libscols_line *out_child_line(struct out *out, struct libscols_line *parent)
+{
+	struct libscols_line *ln = out_line(out);
+
+	if (ln && parent && out->tree)
+		sym_scols_line_add_child(parent, ln);
+	return ln;
+}
+
+struct libscols_line *out_total_line(struct out *out)
+{
+	if (out->o.json || out->o.raw)
+		return NULL;
+	return out_line(out);
+}
+
+static void set_cell(struct out *out, struct libscols_line *ln, size_t id, const char *s)
+{
+	/* The handle out_line gives in own mode is @out itself; a real line (a total) goes to libsmartcols. */
+	if (ln == (struct libscols_line *)out && out_has(out, id)) {
+		if (!out->nrows || !s)
+			return;
+		out->off[(out->nrows - 1) * out->nshown + out->seq[id]] = out->cells.len;
+		obuf_add(&out->cells, s, strlen(s) + 1);
+		out->oom |= out->cells.oom;
+	} else if (ln && out_has(out, id)) {
+		if (out_scols_cell(out, ln, out->seq[id], s))
+			out->oom = true;
+	}
+}
+
+static void put_obuf(void *ctx, const char *s, size_t n)
+{
+	obuf_add(ctx, s, n);
+}
+
+int out_scols_cell(struct out *out, struct libscols_line *ln, size_t pos, const char *s)
+{
+	enum out_kind kind = out->cols[out->order[pos]].kind;
+
+	if (s && out->o.json && (kind == OUT_STR || kind == OUT_HEX) && ts_text_changes(s)) {
+		out->text.len = 0;
+		ts_escape(TS_TEXT, s, put_obuf, &out->text);
+		obuf_add(&out->text, "", 1);
+		if (out->text.oom)
+			return -ENOMEM;
+		s = out->text.p;
+	}
+	return sym_scols_line_set_data(ln, pos, s) ? -ENOMEM : 0;
+}
+
+void out_str(struct out *out, struct libscols_line *ln, size_t id, const char *s)
+{
+	/* libsmartcols prints a JSON boolean false only for "", "0" or "n...": "false" would print true. */
+	if (out->cols[id].kind == OUT_BOOL && out->o.json && s)
+		s = !strcmp(s, "yes") || !strcmp(s, "true") ? "1" : "0";
+	set_cell(out, ln, id, s);
+}
+
+char *out_human_size(uint64_t bytes, char *buf, size_t size)
+{
+	static const char suffix[] = "BKMGTPE";
+	unsigned exp = 0;
+	uint64_t whole = bytes, frac = 0;
+
+	while (whole >= 1024 && exp + 1 < sizeof(suffix) - 1) {
+		frac = whole & 1023;
+		whole >>= 10;
+		exp++;
+	}
+	/* One decimal, rounded, as util-linux's size_to_human_string. */
+	frac = (frac * 10 + 512) / 1024;
+	if (frac == 10) {
+		whole++;
+		frac = 0;
+	}
+	/* Digits by hand, not snprintf: a cell or more of every row of maps (#12). */
+	char tmp[32];
+	size_t n;
+
+	out_fmt_u64(tmp, whole, false);
+	n = strlen(tmp);
+	if (frac && whole < 1000) {
+		tmp[n++] = '.';
+		tmp[n++] = (char)('0' + frac);
+	}
+	tmp[n++] = suffix[exp];
+	tmp[n] = '\0';
+	if (size) {
+		n = n < size - 1 ? n : size - 1;
+		memcpy(buf, tmp, n);
+		buf[n] = '\0';
+	}
+	return buf;
+}
+
+void out_u64(struct out *out, struct libscols_line *ln, size_t id, uint64_t v)
+{
+	char buf[32];
+
+	if (!ln || !out_has(out, id))
+		return;
+	switch (out->cols[id].kind) {
+	case OUT_SIZE:
+		if (out->o.bytes || out->o.json)
+			out_fmt_u64(buf, v, false);
+		else
+			out_human_size(v, buf, sizeof(buf));
+		break;
+	case OUT_HEX:
+		out_fmt_u64(buf, v, true);	/* printf's cost showed in the many-row commands (#12) */
+		break;
+	case OUT_BOOL:
+		snprintf(buf, sizeof(buf), "%s", v ? (out->o.json ? "1" : "yes") : (out->o.json ? "0" : "no"));
+		break;
+	case OUT_NUM:
+	case OUT_STR:
+	default:
+		out_fmt_u64(buf, v, false);
+		break;
+	}
+	set_cell(out, ln, id, buf);
+}
+
+void out_unknown(struct out *out, struct libscols_line *ln, size_t id)
+{
+	/* An empty cell is null in JSON; a dash in tables says "not known", never a fake 0. */
+	set_cell(out, ln, id, out->o.json ? NULL : "-");
+}
+
+/* ---- record streams: one JSON object per line ---- */
+
+/* Drop the whitespace libsmartcols puts between JSON tokens (not inside strings); in place. */
+static void json_compact(char *s)
+{
+	bool in_str = false, esc = false;
+	char *d = s;
+
+	for (; *s; s++) {
+		if (in_str) {
+			in_str = esc || *s != '"';
+			esc = !esc && *s == '\\';
+		} else if (*s == ' ' || *s == '\n' || *s == '\t') {
+			continue;
+		} else {
+			in_str = *s == '"';
+		}
+		*d++ = *s;
+	}
+	*d = '\0';
+}
+
+/* @f's JSON value; a string's bytes are escaped as every JSON cell is (cli/output/textsafe.h). */
+static int json_field(const struct out_field *f)
+{
+	switch (f->kind) {
+	case OUT_SECS:
+		return printf("%.3f", f->secs);
+	case OUT_HEX:
+		return printf("\"0x%" PRIx64 "\"", f->u);
+	case OUT_BOOL:
+		return fputs(f->u ? "true" : "false", stdout);
+	case OUT_STR:
+		putchar('"');
+		ts_fputs(TS_JSON, f->s, stdout);
+		return putchar('"');
+	default:
+		return printf("%" PRIu64, f->u);
+	}
+}
+
+/*
+ * The rows as libsmartcols prints them, compacted to {"NAME":[...]}, and
+ * spliced after the head fields: the JSON types, keys and escaping stay
+ * those of every other table.
+ */
+static int json_record(struct out *out, const struct out_field *f, size_t n)
+{
+	char *s = NULL, head[256];
+	size_t i, hlen, len;
+	int r = -EIO;
+
+	if (sym_scols_print_table_to_string(out->tb, &s) || !s)
+		goto out;
+	json_compact(s);
+	hlen = (size_t)snprintf(head, sizeof(head), "{\"%s\":[", out->name);
+	len = strlen(s);
+	if (len < hlen + 2 || strncmp(s, head, hlen) || strcmp(s + len - 2, "]}"))
+		goto out;	/* not the JSON this wrapper was written against */
+	putchar('{');
+	for (i = 0; i < n; i++) {
+		printf("\"%s\":", f[i].key);
+		json_field(&f[i]);
+		putchar(',');
+	}
+	r = fputs(s + 1, stdout) == EOF || putchar('\n') == EOF || fflush(stdout) ? -EIO : 0;
+out:
+	free(s);
+	return r;
+}
+
+int out_print_record(struct out *out, const char *heading, const struct out_field *f, size_t n)
+{
+	int r = out->oom || out_own_to_scols(out) < 0 ? -ENOMEM : 0;
+
+	if (r < 0) {
+		/* nothing printed: the lines are dropped below */
+	} else if (out->o.json) {
+		r = json_record(out, f, n);
+	} else {
+		r = heading && fputs(heading, stdout) == EOF ? -EIO : 0;
+		if (r == 0)
+			r = sym_scols_print_table(out->tb) || fflush(stdout) ? -EIO : 0;
+	}
+	if (out->tb)
+		sym_scols_table_remove_lines(out->tb);
+	out->lines = out->nrows = out->cells.len = 0;
+	out->oom = false;
+	return r;
+}

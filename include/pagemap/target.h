@@ -1,0 +1,60 @@
+/* pagemap/target.h - Target: part of <pagemap.h>, which includes it (include that, not this). */
+#ifndef PAGEMAP_TARGET_H
+#define PAGEMAP_TARGET_H
+
+#ifndef PAGEMAP_H
+#error "include <pagemap.h>: it includes <pagemap/target.h> with what it needs"
+#endif
+
+struct pm_target;
+
+/* What /proc/PID/stat says a process is. */
+enum pm_proc_state {
+	PM_PROC_GONE = 0,	/* no such process */
+	PM_PROC_RUNNING,	/* a user process with memory */
+	PM_PROC_ZOMBIE,
+	PM_PROC_KTHREAD,
+};
+
+/*
+ * pm_proc_state - classify @pid (0 = self) from ROOT/proc/PID/stat, to turn
+ * an -ESRCH into a precise message. Never fails: an unreadable stat is
+ * PM_PROC_GONE.
+ */
+PM_API enum pm_proc_state pm_proc_state(struct pm_ctx *ctx, pid_t pid);
+
+/*
+ * pm_target_open - open process @pid (0 = the calling process, "self") and
+ * keep its pagemap fd for the handle's life.
+ * Returns the handle, or NULL with errno: ENOENT (no such process), ESRCH
+ * (zombie, kernel thread, or exited), EACCES (not permitted), EPERM (kernel
+ * 4.0-4.1 requires CAP_SYS_ADMIN), ENOMEM; replayed trees only: EBADMSG (the
+ * pagemap is not a regular file, or the tree's page or PMD size is out of
+ * range: pm_ctx_tree_error says which). The context must outlive it.
+ */
+PM_API struct pm_target *pm_target_open(struct pm_ctx *ctx, pid_t pid);
+
+/* pm_target_close - close the fds and free the handle. NULL is fine. */
+PM_API void pm_target_close(struct pm_target *t);
+
+/* pm_target_pid - the PID given to pm_target_open (0 for self). */
+PM_API pid_t pm_target_pid(const struct pm_target *t);
+
+/*
+ * pm_target_pfn_view - what this handle's fd shows of frame numbers:
+ * PM_PFN_VISIBLE or PM_PFN_HIDDEN (fixed at open by the opener's
+ * credentials; for a replayed tree, decided from the data).
+ */
+PM_API enum pm_pfn_view pm_target_pfn_view(const struct pm_target *t);
+
+/*
+ * pm_target_read - read the raw entries for @count pages starting at
+ * virtual page number @vpn into @buf. Handles EINTR, short reads and
+ * partial words. Entries at or above the readable end of the address space
+ * read as 0 only if the kernel says so (end of task_size).
+ * Returns the number of entries read (< @count only at task_size),
+ * -ESRCH if the target's mm is gone, or another -errno.
+ */
+PM_API ssize_t pm_target_read(struct pm_target *t, uint64_t vpn, uint64_t *buf, size_t count);
+
+#endif /* PAGEMAP_TARGET_H */

@@ -1,0 +1,83 @@
+/* pagemap/walk.h - Walk: part of <pagemap.h>, which includes it (include that, not this). */
+#ifndef PAGEMAP_WALK_H
+#define PAGEMAP_WALK_H
+
+#ifndef PAGEMAP_H
+#error "include <pagemap.h>: it includes <pagemap/walk.h> with what it needs"
+#endif
+
+/* What the caller needs; lets the scan back end skip reading entries. */
+#define PM_WALK_ENTRIES	(1u << 0)	/* exclusive, uffd-wp, PFN and swap fields */
+#define PM_WALK_EACH	(1u << 1)	/* one run per page */
+
+/* One run of pages with identical decoded state, inside one mapping. */
+struct pm_run {
+	uint64_t start, end;		/* [start, end) virtual, page aligned */
+	uint32_t flags;			/* PM_PAGE_* shared by every page */
+	uint64_t pfn;			/* first page's PFN (then +1 per page; the same for every
+					   page of a small zero-page run), with FRAME|PRESENT */
+	uint8_t swap_type;		/* with FRAME|SWAPPED: type; offsets +1 per page */
+	uint64_t swap_offset;
+	const struct pm_mapping *map;	/* the mapping the run lies in (borrowed) */
+};
+
+struct pm_walk;
+
+/*
+ * pm_walk_new - walk the pages of @t in [@start, @end) that lie in
+ * mappings, as runs in address order. Unmapped holes are skipped; pages of
+ * a mapping that are neither present nor swapped come as runs with no
+ * PRESENT/SWAPPED flag. @flags: PM_WALK_*. The address range is clamped to
+ * what the kernel can read (task_size).
+ * Returns the walk, or NULL with errno: EINVAL (@start > @end, or a bit in
+ * @flags that is not a PM_WALK_* flag), EOPNOTSUPP
+ * (scan back end forced on a kernel without PAGEMAP_SCAN), ENOMEM, or the
+ * errors of pm_maps_open. Memory use is bounded by the batch size.
+ */
+PM_API struct pm_walk *pm_walk_new(struct pm_target *t, uint64_t start, uint64_t end, unsigned flags);
+
+/*
+ * pm_walk_next - the next run. Returns 0 with *@out (borrowed until the
+ * next call), 1 at the end, -ESRCH if the target exited or exec'd, or
+ * another -errno. A replayed tree gives -EBADMSG for a maps line the kernel
+ * could not have written (malformed, not whole pages, empty, out of order)
+ * or a pagemap that ends inside a mapping (pm_ctx_tree_error names the file
+ * and the line or byte), never a silent end.
+ */
+PM_API int pm_walk_next(struct pm_walk *w, const struct pm_run **out);
+
+/* pm_walk_backend - the back end this walk uses (never AUTO). */
+PM_API enum pm_backend pm_walk_backend(const struct pm_walk *w);
+
+/*
+ * pm_walk_known - the PM_PAGE_* flags this walk can determine. A flag
+ * outside the mask is "unknown", not "clear": e.g. PM_PAGE_THP with the
+ * pread back end when PFNs are hidden, or PM_PAGE_EXCLUSIVE with the scan
+ * back end without PM_WALK_ENTRIES.
+ */
+PM_API uint32_t pm_walk_known(const struct pm_walk *w);
+
+/* pm_walk_free - free the walk. NULL is fine. */
+PM_API void pm_walk_free(struct pm_walk *w);
+
+/* Bytes by state, summed over runs (e.g. per mapping, or a whole process). */
+struct pm_usage {
+	uint64_t present, swapped, file, exclusive, thp, softdirty, uffdwp, guard, zero;
+};
+
+/* pm_usage_add - add @run's bytes to @u under each flag the run has (pure). */
+PM_API void pm_usage_add(struct pm_usage *u, const struct pm_run *run);
+
+/*
+ * Bytes by page flag: by_flag[i] sums the runs that have flag 1u << i
+ * (PM_PAGE_*). Room for every bit of the flags word, so a new flag changes
+ * no layout; struct pm_usage is the same sums for the first nine flags.
+ */
+struct pm_flag_bytes {
+	uint64_t by_flag[32];
+};
+
+/* pm_flag_bytes_add - add @run's bytes to @b under each flag the run has (pure). */
+PM_API void pm_flag_bytes_add(struct pm_flag_bytes *b, const struct pm_run *run);
+
+#endif /* PAGEMAP_WALK_H */

@@ -1,0 +1,81 @@
+/*
+ * base.h - the base of libpagemap (lib/base/): the context, the target, kernel paths and reads, the probe's
+ * helpers. Private to the library, never installed; every folder of lib/ may include it (docs/internals.md).
+ * Functions one file of lib/ calls in another are named pmi_*: pm_* is the
+ * public ABI of include/pagemap.h only (tests/abi/check-abi.py holds it).
+ */
+#ifndef PM_BASE_H
+#define PM_BASE_H
+
+#include <limits.h>
+#include <stdarg.h>
+#include <time.h>
+#include "pagemap.h"
+
+#define PM_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+struct pm_ctx {
+	char *root;			/* "/" or the replay directory, no trailing slash unless "/" */
+	bool live;			/* root is "/" */
+	enum pm_backend backend;
+	pm_log_fn log;
+	void *log_data;
+	pm_check_fn check;		/* pm_ctx_set_check: asked before each read of a long call */
+	void *check_data;
+	bool debug;
+	bool probed;
+	unsigned probes_done;		/* PM_PROBE_* run (or with nothing to run) */
+	struct pm_features features;
+	int swap_active;		/* -1 unknown, else 0/1 */
+	char *tree_error;		/* replay: the first problem found in the tree ("" if none); NULL when live */
+	bool features_bad;		/* replay: a recorded page or PMD size was refused (pm_target_open fails) */
+	char *snapshot_dir;		/* pm_ctx_new_snapshot: the extracted tree, removed by pm_ctx_free */
+	struct pmi_snap_words *snap_words; /* pm_ctx_new_snapshot: where its word files are read (snapshot_words.c) */
+	struct pmi_snap_text *snap_text;   /* pm_ctx_new_snapshot: where its text files are read (snapshot_text.c) */
+	struct pmi_snap_keeper *snap_keeper; /* pm_ctx_new_snapshot: removes the tree if we die (snapshot_keeper.c) */
+	uint64_t frame_start;		/* pm_kpage_start: a keyed snapshot's META key_lift, else 0 */
+};
+
+struct pm_target {
+	struct pm_ctx *ctx;
+	pid_t pid;
+	int pagemap_fd;
+	enum pm_pfn_view pfn_view;
+	struct pm_decode_info decode;
+};
+
+/* procfs.c: every kernel path goes through the context's root. */
+int pmi_path(const struct pm_ctx *ctx, char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int pmi_open(const struct pm_ctx *ctx, const char *path, int flags);
+int pmi_pid_path(const struct pm_ctx *ctx, char *buf, size_t size, pid_t pid, const char *file);
+ssize_t pmi_pread_words(int fd, uint64_t *buf, size_t count, uint64_t word_index);
+/* All @n bytes at @off, retrying EINTR and short transfers: 0, -ENODATA (the file ends first) or -errno. */
+int pmi_pread_all(int fd, void *buf, size_t n, uint64_t off);
+int pmi_pwrite_all(int fd, const void *buf, size_t n, uint64_t off);
+/* The directory of @path opened ("/name": "/"; "name": ".") and its last component in @name: fd or -errno. */
+int pmi_open_parent(const char *path, char name[NAME_MAX + 1]);
+/* The same for a file of @ctx's (NULL: any file): a replayed snapshot's word files are read from its chunks. */
+ssize_t pmi_ctx_pread_words(const struct pm_ctx *ctx, int fd, uint64_t *buf, size_t count, uint64_t word_index);
+/* The first word at or after @index a replayed snapshot's word file open on @fd holds (@index: live, a tree). 0 or -errno. */
+int pmi_ctx_next_data(const struct pm_ctx *ctx, int fd, uint64_t index, uint64_t *next);
+int pmi_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, size_t size);
+/* procfs.c: clock @c (CLOCK_REALTIME, CLOCK_MONOTONIC, ...) in nanoseconds. */
+uint64_t pmi_clock_ns(clockid_t c);
+enum pm_proc_state pmi_stat_state(const char *buf);	/* target.c: from the text of /proc/PID/stat */
+int pmi_errno_from_name(const char *s);
+#define PM_TREE_ERROR_MAX 512
+/* Record the first problem of a replayed tree (a hostile or damaged capture); returns -EBADMSG. */
+int pmi_tree_error(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* features.c (the kernel version check is public: pm_kernel_at_least) */
+void pmi_dbg(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+bool pmi_swap_active(struct pm_ctx *ctx);
+
+/* target.c: pm_target_read without asking the caller's check (a read whose failure would be misread). */
+ssize_t pmi_target_read_nocheck(struct pm_target *t, uint64_t vpn, uint64_t *buf, size_t count);
+
+/* outfile.c: a pm_outfile that writes to a dup of @fd as it is (never reopened nor truncated); NULL with errno. */
+struct pm_outfile *pmi_outfile_on_fd(int fd);
+
+#endif

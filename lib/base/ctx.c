@@ -1,0 +1,155 @@
+/* ctx.c - the context: root prefix, back-end choice, debug log. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "base.h"
+#include "snapshot_pfnkey.h"
+#include "snapshot_keeper.h"
+#include "snapshot_text.h"
+#include "snapshot_words.h"
+
+/*
+ * A tree written out of a keyed snapshot (pm_snapshot_extract) records where
+ * its frames start, META key_lift, in ROOT/pagemap-frame-start: no frame was
+ * moved below it, so walks over all frames (pm_kpage_start) begin there.
+ * Absent: 0. Not a frame number: 0, and the tree says why.
+ */
+static uint64_t recorded_frame_start(const struct pm_ctx *ctx)
+{
+	char path[4096], buf[64], *end;
+	unsigned long long v;
+
+	if (pmi_path(ctx, path, sizeof(path), "/pagemap-frame-start") < 0 ||
+	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) < 0)
+		return 0;
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n') || buf[0] < '0' || buf[0] > '9' || v >= 1ULL << PMI_FRAME_BITS) {
+		pmi_tree_error(ctx, "%s: not a frame number: frames are walked from 0", path);
+		return 0;
+	}
+	return v;
+}
+
+struct pm_ctx *pm_ctx_new(const char *root)
+{
+	struct pm_ctx *ctx;
+	const char *env;
+	struct stat st;
+	size_t n;
+
+	if (root && *root && strcmp(root, "/")) {
+		if (stat(root, &st) < 0)
+			return NULL;
+		if (!S_ISDIR(st.st_mode)) {
+			errno = ENOTDIR;
+			return NULL;
+		}
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return NULL;
+	ctx->live = !root || !*root || !strcmp(root, "/");
+	ctx->root = strdup(ctx->live ? "/" : root);
+	if (!ctx->root) {
+		free(ctx);
+		return NULL;
+	}
+	if (!ctx->live && !(ctx->tree_error = calloc(1, PM_TREE_ERROR_MAX))) {
+		free(ctx->root);
+		free(ctx);
+		return NULL;
+	}
+	n = strlen(ctx->root);
+	while (n > 1 && ctx->root[n - 1] == '/')
+		ctx->root[--n] = '\0';
+	ctx->swap_active = -1;
+	env = getenv("PAGEMAP_BACKEND");
+	if (env && !strcmp(env, "pread"))
+		ctx->backend = PM_BACKEND_PREAD;
+	else if (env && !strcmp(env, "scan"))
+		ctx->backend = PM_BACKEND_SCAN;
+	env = getenv("PAGEMAP_DEBUG");
+	ctx->debug = env && *env && strcmp(env, "0");
+	if (!ctx->live)
+		ctx->frame_start = recorded_frame_start(ctx);
+	return ctx;
+}
+
+void pm_ctx_free(struct pm_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	free(ctx->root);
+	free(ctx->tree_error);
+	pmi_snap_remove_tree(ctx->snapshot_dir);
+	pmi_snap_keeper_end(ctx->snap_keeper);
+	free(ctx->snapshot_dir);
+	pmi_snap_words_free(ctx->snap_words);
+	pmi_snap_text_free(ctx->snap_text);
+	free(ctx);
+}
+
+const char *pm_ctx_root(const struct pm_ctx *ctx)
+{
+	return ctx->root;
+}
+
+const char *pm_ctx_tree_error(const struct pm_ctx *ctx)
+{
+	return ctx->tree_error && ctx->tree_error[0] ? ctx->tree_error : NULL;
+}
+
+int pm_ctx_set_backend(struct pm_ctx *ctx, enum pm_backend backend)
+{
+	if (backend != PM_BACKEND_AUTO && backend != PM_BACKEND_PREAD && backend != PM_BACKEND_SCAN)
+		return -EINVAL;
+	ctx->backend = backend;
+	return 0;
+}
+
+const char *pm_backend_name(enum pm_backend backend)
+{
+	switch (backend) {
+	case PM_BACKEND_PREAD:
+		return "pread";
+	case PM_BACKEND_SCAN:
+		return "scan";
+	case PM_BACKEND_AUTO:
+	default:
+		return "auto";
+	}
+}
+
+void pm_ctx_set_log(struct pm_ctx *ctx, pm_log_fn fn, void *data)
+{
+	const char *env = getenv("PAGEMAP_DEBUG");
+
+	ctx->log = fn;
+	ctx->log_data = data;
+	ctx->debug = fn || (env && *env && strcmp(env, "0"));
+}
+
+void pm_ctx_set_check(struct pm_ctx *ctx, pm_check_fn fn, void *data)
+{
+	ctx->check = fn;
+	ctx->check_data = data;
+}
+
+void pmi_dbg(const struct pm_ctx *ctx, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	if (!ctx->debug)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (ctx->log)
+		ctx->log(ctx->log_data, line);
+	else	/* PAGEMAP_DEBUG is the caller asking for stderr */
+		fprintf(stderr, "libpagemap: %s\n", line);
+}

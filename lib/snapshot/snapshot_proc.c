@@ -1,0 +1,710 @@
+/* snapshot_proc.c - write a live process and the system files into a snapshot, as tests/fixtures/capture would. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "base.h"
+#include "scan.h"
+#include "snapshot.h"
+
+#define PM_BATCH	SNAP_READ_WORDS
+#define FRAME_BATCH	(1u << 20)	/* PFNs gathered before their kpage words are read: the more, the fewer passes
+				   over the frame range the reader replays (4 GiB of 4 KiB pages) */
+
+static const char *const kfile[3] = { "kpageflags", "kpagecount", "kpagecgroup" };
+
+int pm_features_export(const struct pm_features *f, char *buf, size_t size)
+{
+	static const char *tri[] = { "no", "yes", "unknown" };
+	char err[32] = "";
+	int n;
+
+	if (f->pagemap_error && strerrorname_np(f->pagemap_error))
+		snprintf(err, sizeof(err), "pagemap_error=%s\n", strerrorname_np(f->pagemap_error));
+	else if (f->pagemap_error)	/* an errno glibc has no name for: its number (read back as such) */
+		snprintf(err, sizeof(err), "pagemap_error=%d\n", f->pagemap_error);
+	n = snprintf(buf, size,
+		     "# pagemap-features: recorded by 'pagemap features --export'\n"
+		     "kernel=%s\npage_size=%u\nprivileged=%s\nlayout=%s\npfn_view=%s\n%s"
+		     "zero_pfn=0x%llx\nscan=%s\nscan_categories=0x%llx\n"
+		     "uffd_wp_async=%s\nuffd_features=0x%llx\nsoft_dirty=%s\nguard_regions=%s\n"
+		     "page_mapcount=%s\nzero_page=%s\nhuge_zero_page=%s\n",
+		     f->kernel_release, f->page_size, f->privileged ? "yes" : "no", pm_layout_name(f->layout),
+		     pm_pfn_view_name(f->pfn_view), err, (unsigned long long)f->zero_pfn, f->scan ? "yes" : "no",
+		     (unsigned long long)f->scan_categories, tri[f->uffd_wp_async],
+		     (unsigned long long)f->uffd_features, tri[f->soft_dirty], tri[f->guard_regions],
+		     tri[f->page_mapcount], tri[f->zero_page], tri[f->huge_zero_page]);
+	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
+}
+
+/* A refused open becomes FILE.errno, as tests/fixtures/README.md describes. */
+static int put_errno(struct pm_snapshot_writer *w, const char *path, int e)
+{
+	char name[SNAP_MAX_PATH + 8], val[32];
+	const char *en = strerrorname_np(e);
+	int id, n = en ? snprintf(val, sizeof(val), "%s\n", en) : snprintf(val, sizeof(val), "%d\n", e);
+
+	snprintf(name, sizeof(name), "%s.errno", path);
+	if ((id = pmi_snap_w_file(w, name, PM_SNAPSHOT_BYTES, (uint64_t)n)) < 0)
+		return id;
+	return pmi_snap_w_bytes(w, (uint32_t)id, 0, val, (size_t)n);
+}
+
+/* Copy kernel file @live (a pmi_path) to tree path @path, or record why it could not be opened. */
+static int copy_file(struct pm_snapshot_writer *w, struct pm_ctx *ctx, const char *live, const char *path)
+{
+	int fd = pmi_open(ctx, live, O_RDONLY), r;
+
+	if (fd < 0)
+		return put_errno(w, path, -fd);
+	r = pmi_snap_w_stream(w, path, fd);
+	close(fd);
+	return r;
+}
+
+/* The whole of maps in memory: its mappings are what the pagemap pass reads. */
+static int read_all(int fd, char **out, size_t *len)
+{
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap + 1), *nb;
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t r;
+		if (n == cap) {
+			if (!(nb = realloc(buf, cap * 2 + 1))) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = -errno;
+			free(buf);
+			return e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/*
+ * The frame files' length in words: the live files' readable end, or in
+ * keyed modes every index a frame read moves to: [lift, lift + span) for
+ * the domain, up to lift + end for frames past it (memory added since the
+ * domain was measured moves to f + lift).
+ */
+static uint64_t frames_words(const struct snap_frames *fr)
+{
+	const struct pmi_perm *p = &fr->perm[0];
+	uint64_t span = pmi_perm_span(p);
+
+	if (fr->pfn_mode < PM_SNAPSHOT_PFN_KEYED)
+		return fr->end;
+	return p->lift + (fr->end > span ? fr->end : span);
+}
+
+/* Declare the frame files once (their length: frames_words). */
+static int frames_declare(struct pm_snapshot_writer *w, struct pm_ctx *ctx)
+{
+	struct snap_frames *fr = pmi_snap_w_frames(w);
+	struct pm_kpage *k;
+	char live[256], path[64];
+	uint32_t ids[3];
+	int i, id;
+
+	if (fr->declared)
+		return 0;
+	fr->declared = true;
+	fr->ctx = ctx;
+	k = pm_kpage_open(ctx);
+	if (!k || pm_kpage_end(k, &fr->end) < 0)
+		fr->end = 0;
+	pm_kpage_close(k);
+	for (i = 0; i < 3; i++) {
+		pmi_path(ctx, live, sizeof(live), "/proc/%s", kfile[i]);
+		snprintf(path, sizeof(path), "proc/%s", kfile[i]);
+		fr->fd[i] = pmi_open(ctx, live, O_RDONLY);
+		if (fr->fd[i] < 0 || !fr->end) {
+			int r = put_errno(w, path, fr->fd[i] < 0 ? -fr->fd[i] : ENODATA);
+			if (r)
+				return r;
+			continue;
+		}
+		if ((id = pmi_snap_w_file(w, path, PM_SNAPSHOT_WORDS, frames_words(fr) * 8)) < 0)
+			return id;
+		if (!(fr->ws[i] = pmi_snap_ws_new(w, (uint32_t)id)))
+			return -ENOMEM;
+		fr->col[fr->ncol] = i;
+		ids[fr->ncol++] = (uint32_t)id;
+	}
+	if (fr->ncol && !(fr->joint = pmi_snap_ws_new_cols(w, ids, fr->ncol)))
+		return -ENOMEM;
+	return 0;
+}
+
+
+struct proc_pass {
+	struct pm_snapshot_writer *w;
+	const struct pm_ctx *ctx;	/* whose pagemap (a replayed snapshot's reads from its chunks) */
+	struct snap_ws *ws;
+	struct snap_frames *fr;
+	uint64_t *buf, *kbuf;
+	struct frun *run;		/* the present frames of the batch, as runs */
+	struct page_region *regions;	/* PAGEMAP_SCAN's answers; NULL: no scan (a replay, an old kernel, PAGEMAP_BACKEND=pread) */
+	struct moved *mv;		/* keyed modes: a batch of kpage words at their new indices */
+	size_t nrun, nframes;		/* runs, and the frames (mapped pages) they hold */
+	uint64_t words, zeros;		/* pagemap words read, and how many of them were 0 */
+	bool frames;
+	unsigned page_size;
+};
+
+/* Read the pagemap words of pages [@vpn, @last) into the stream, gathering present frames for the join. */
+static int pass_words(struct proc_pass *p, int fd, uint64_t vpn, uint64_t last)
+{
+	int r;
+
+	while (vpn < last) {
+		size_t want = last - vpn < PM_BATCH ? (size_t)(last - vpn) : PM_BATCH, i;
+		ssize_t n = pmi_ctx_pread_words(p->ctx, fd, p->buf, want, vpn);
+		if (n <= 0)
+			return n < 0 ? (int)n : 0;	/* 0: above task_size ([vsyscall]) or the mm is gone */
+		p->words += (uint64_t)n;
+		for (i = 0; i < (size_t)n; i++)
+			p->zeros += !p->buf[i];
+		for (i = 0; p->frames && i < (size_t)n; i++) {
+			uint64_t pfn = p->buf[i] & ((1ULL << 55) - 1);
+			struct frun *prev = p->nrun ? &p->run[p->nrun - 1] : NULL;
+			if (!(p->buf[i] >> 63) || !pfn)
+				continue;
+			if (p->nframes == FRAME_BATCH) {
+				if ((r = pmi_snap_frames_flush(p->w, p->run, p->nrun, p->kbuf, p->mv)))
+					return r;
+				p->nrun = p->nframes = 0;
+				prev = NULL;
+			}
+			p->nframes++;
+			if (prev && prev->start + prev->n == pfn)
+				prev->n++;
+			else
+				p->run[p->nrun++] = (struct frun){ pfn, 1 };
+		}
+		for (i = 0; p->fr->pfn_mode != PM_SNAPSHOT_PFN_KEEP && i < (size_t)n; i++)
+			p->buf[i] = pmi_scramble_word(&p->fr->sc, p->buf[i]);	/* after the join: it reads real frames */
+		if ((r = pmi_snap_ws_add(p->ws, vpn, p->buf, (size_t)n)))
+			return r;
+		vpn += (uint64_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Live, with PAGEMAP_SCAN: only what may hold a word other than 0 is read. The scan of a
+ * mapping gives its pages in regions: present or swapped (any entry but none) ones are read,
+ * and so are holes of up to HOLE_READ pages between them (a pread costs more than 4 KiB of
+ * words). A longer hole is a stretch without page-table entries, whose words are all alike:
+ * 0, or the soft-dirty bit alone in a VM_SOFTDIRTY mapping (fs/proc/task_mmu.c
+ * pagemap_pte_hole). Its first word decides: 0 is left out (as the writer leaves out every run
+ * of zero words), anything else is read whole. A part the scan does not report (VM_PFNMAP, or
+ * a mapping made meanwhile) is read whole too. An ASan process's 20 TiB of shadow took 9 s of
+ * preads of zeros to snapshot; the same snapshot now takes what `pagemap pages` takes.
+ */
+#define HOLE_READ	512u
+#define SCAN_REGIONS	512u
+
+struct scan_pass {
+	struct proc_pass *p;
+	int fd;
+	uint64_t next;			/* pages before this one are read or left out */
+	uint64_t rs, re;		/* pages to read, not yet read */
+	int err;
+};
+
+static int scan_flush(struct scan_pass *s)
+{
+	int r = s->re > s->rs ? pass_words(s->p, s->fd, s->rs, s->re) : 0;
+
+	s->rs = s->re = 0;
+	return r;
+}
+
+/* Pages [@a, @b) are to be read: joined to the pending read if they continue it. */
+static int scan_read(struct scan_pass *s, uint64_t a, uint64_t b)
+{
+	int r;
+
+	if (s->re != a && (r = scan_flush(s)))
+		return r;
+	if (s->re != a)
+		s->rs = a;
+	s->re = b;
+	return 0;
+}
+
+/* A hole of pages [@a, @b): read through when short, else read only if its first word is not 0. */
+static int scan_hole(struct scan_pass *s, uint64_t a, uint64_t b)
+{
+	uint64_t w;
+	ssize_t n;
+
+	if (b - a <= HOLE_READ)
+		return scan_read(s, a, b);
+	n = pmi_ctx_pread_words(s->p->ctx, s->fd, &w, 1, a);
+	if (n < 0)
+		return (int)n;
+	return n == 1 && w ? scan_read(s, a, b) : 0;
+}
+
+static int scan_regions(void *data, const struct page_region *v, size_t n)
+{
+	struct scan_pass *s = data;
+	unsigned ps = s->p->page_size;
+	int r = 0;
+
+	for (size_t i = 0; i < n && !r; i++) {
+		uint64_t a = v[i].start / ps, b = v[i].end / ps;
+
+		if (b <= s->next)
+			continue;
+		if (a > s->next && (r = scan_read(s, s->next, a)))	/* not reported: read it */
+			break;
+		if (a < s->next)
+			a = s->next;
+		r = v[i].categories & (PAGE_IS_PRESENT | PAGE_IS_SWAPPED) ? scan_read(s, a, b) : scan_hole(s, a, b);
+		s->next = b;
+	}
+	return s->err = r;
+}
+
+/*
+ * The first PM_BATCH pages of a mapping are read as they are: one populated
+ * at least half (a heap, a dense buffer) is read on that way, since the scan
+ * would walk its page tables a second time (6 % of a dense 4 GiB snapshot);
+ * the rest of a mostly empty one goes by the scan.
+ */
+static int pass_mapping(struct proc_pass *p, int fd, uint64_t start, uint64_t end)
+{
+	uint64_t vpn = start / p->page_size, last = end / p->page_size;
+	uint64_t probe = last - vpn < PM_BATCH ? last : vpn + PM_BATCH, words = p->words, zeros = p->zeros;
+	struct scan_pass s = { .p = p, .fd = fd, .next = probe };
+	struct pm_scan_arg arg = { .start = probe * p->page_size, .end = end,
+				   .return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED };
+	int r;
+
+	if (!p->regions)
+		return pass_words(p, fd, vpn, last);
+	if ((r = pass_words(p, fd, vpn, probe)) || probe == last)
+		return r;
+	if ((p->zeros - zeros) * 2 < p->words - words)
+		return pass_words(p, fd, probe, last);
+	r = pmi_scan_each(fd, arg, p->regions, SCAN_REGIONS, scan_regions, &s);
+	if (s.err)
+		return s.err;
+	if (r < 0)	/* the ioctl refused (the mm went, or an answer this code does not know): the rest as before */
+		return scan_flush(&s) ?: pass_words(p, fd, s.next, end / p->page_size);
+	if (s.next < end / p->page_size && (r = scan_read(&s, s.next, end / p->page_size)))
+		return r;
+	return scan_flush(&s);
+}
+
+/* The pagemap's length: the end of the last mapping that reads (what tests/tools/pm-sparse records). */
+static uint64_t pagemap_size(const struct pm_ctx *ctx, int fd, const char *maps, unsigned ps)
+{
+	struct pm_mapping m;
+	uint64_t size = 0, w;
+	const char *line = maps;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		if (!pm_maps_parse_line(line, n, &m) && pmi_ctx_pread_words(ctx, fd, &w, 1, m.start / ps) == 1)
+			size = m.end / ps * 8 > size ? m.end / ps * 8 : size;
+		line = nl ? nl + 1 : NULL;
+	}
+	return size;
+}
+
+static int pass_pagemap(struct proc_pass *p, int fd, const char *maps, const char *path)
+{
+	struct pm_mapping m;
+	const char *line = maps;
+	int id, r = 0;
+
+	if ((id = pmi_snap_w_file(p->w, path, PM_SNAPSHOT_WORDS, pagemap_size(p->ctx, fd, maps, p->page_size))) < 0)
+		return id;
+	if (!(p->ws = pmi_snap_ws_new(p->w, (uint32_t)id)))
+		return -ENOMEM;
+	while (!r && line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		if (!pm_maps_parse_line(line, n, &m))
+			r = pass_mapping(p, fd, m.start, m.end);
+		line = nl ? nl + 1 : NULL;
+	}
+	if (!r && p->nrun)
+		r = pmi_snap_frames_flush(p->w, p->run, p->nrun, p->kbuf, p->mv);
+	return pmi_snap_ws_close(p->ws) ?: r;
+}
+
+static int add_pagemap(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, const char *maps, bool frames)
+{
+	const struct pm_features *f = pm_ctx_features(ctx);
+	struct proc_pass p = { .w = w, .ctx = ctx, .fr = pmi_snap_w_frames(w), .page_size = f ? f->page_size : 4096 };
+	char live[256], path[64];
+	int fd, r;
+
+	pmi_pid_path(ctx, live, sizeof(live), pid, "pagemap");
+	snprintf(path, sizeof(path), "proc/%d/pagemap", (int)pid);
+	if ((fd = pmi_open(ctx, live, O_RDONLY)) < 0)
+		return put_errno(w, path, -fd);
+	p.frames = frames && f && f->pfn_view == PM_PFN_VISIBLE && p.fr->pfn_mode != PM_SNAPSHOT_PFN_DROP;
+	if (p.frames && (r = frames_declare(w, ctx)))
+		goto out;
+	p.buf = pmi_snap_big_alloc(4 * PM_BATCH * 8);	/* 2 MiB, a huge page: 512 page faults as malloc's */
+	p.kbuf = p.buf ? p.buf + PM_BATCH : NULL;
+	if (f && f->scan && ctx->live && ctx->backend != PM_BACKEND_PREAD)	/* else every word is read */
+		p.regions = malloc(SCAN_REGIONS * sizeof(*p.regions));
+	p.run = p.frames ? pmi_snap_big_alloc(FRAME_BATCH * sizeof(*p.run)) : NULL;	/* touched as runs come */
+	p.mv = p.frames && p.fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED ? pmi_snap_big_alloc(FRAME_BATCH * sizeof(*p.mv)) : NULL;
+	r = !p.buf || !p.kbuf || (p.frames && !p.run) || (p.frames && p.fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED && !p.mv)
+		    ? -ENOMEM : pass_pagemap(&p, fd, maps, path);
+	free(p.buf);	/* and kbuf, in the same block */
+	free(p.regions);
+	free(p.run);
+	free(p.mv);
+out:
+	close(fd);
+	return r;
+}
+
+/*
+ * smaps, smaps_rollup and numa_maps each walk the process's page tables in
+ * the kernel, visiting every page: together about a third of a snapshot of
+ * a large process with THP off (bench/README.md, "The snapshot's own work
+ * with THP off"). Where a second CPU is free a thread reads them ahead,
+ * while the caller reads maps' pagemap and the frames' words; they are
+ * written afterwards, in their usual place, so the file is the same. The
+ * wall time shrinks, the CPU time does not.
+ */
+static const char *const ahead_file[] = { "smaps", "smaps_rollup", "numa_maps" };
+#define AHEAD_FILES	PM_ARRAY_SIZE(ahead_file)
+
+struct text_ahead {
+	const struct pm_ctx *ctx;
+	pid_t pid;
+	pthread_t thread;
+	bool started, joined;
+	int fd[AHEAD_FILES];	/* or the open's -errno */
+	int r[AHEAD_FILES];	/* the read's 0 or -errno */
+	struct snap_text t[AHEAD_FILES];
+};
+
+static void *ahead_run(void *arg)
+{
+	struct text_ahead *a = arg;
+	char live[256];
+	size_t i;
+
+	for (i = 0; i < AHEAD_FILES; i++) {
+		pmi_pid_path(a->ctx, live, sizeof(live), a->pid, ahead_file[i]);
+		a->fd[i] = pmi_open(a->ctx, live, O_RDONLY);
+		a->r[i] = a->fd[i] < 0 ? 0 : pmi_snap_text_read(&a->t[i], a->fd[i]);
+	}
+	return NULL;
+}
+
+/* More than one CPU to run on: sched_getaffinity, as a cgroup's cpuset or taskset leaves them. */
+static bool second_cpu(void)
+{
+	cpu_set_t set;
+
+	return sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 1;
+}
+
+/* Start the thread if it pays (live, a second CPU, not PM_SNAPSHOT_ONE_THREAD); else the files are read in place. */
+static void ahead_start(struct text_ahead *a, const struct pm_ctx *ctx, pid_t pid, unsigned flags)
+{
+	sigset_t all, old;
+
+	memset(a, 0, sizeof(*a));
+	if ((flags & PM_SNAPSHOT_ONE_THREAD) || !ctx->live || !second_cpu())
+		return;
+	a->ctx = ctx;
+	a->pid = pid;
+	sigfillset(&all);	/* the caller's signals stay the caller's: the thread starts with all blocked */
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	a->started = pthread_create(&a->thread, NULL, ahead_run, a) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The index of @name among the files read ahead, or -1 (none read ahead, or not one of them). */
+static int ahead_index(const struct text_ahead *a, const char *name)
+{
+	size_t i;
+
+	for (i = 0; a->started && i < AHEAD_FILES; i++)
+		if (!strcmp(ahead_file[i], name))
+			return (int)i;
+	return -1;
+}
+
+/* Write file @i read ahead as @path, as copy_file would have. */
+static int ahead_write(struct pm_snapshot_writer *w, struct text_ahead *a, int i, const char *path)
+{
+	if (a->fd[i] < 0)
+		return put_errno(w, path, -a->fd[i]);
+	return a->r[i] ? a->r[i] : pmi_snap_text_write(w, path, &a->t[i], a->fd[i]);
+}
+
+/* Wait for the thread: its files are read. */
+static void ahead_wait(struct text_ahead *a)
+{
+	if (a->started && !a->joined)
+		pthread_join(a->thread, NULL);
+	a->joined = true;
+}
+
+/* Wait (the thread must end before the caller returns, whatever happened) and free what it read. */
+static void ahead_free(struct text_ahead *a)
+{
+	size_t i;
+
+	if (!a->started)
+		return;
+	ahead_wait(a);
+	a->started = false;
+	for (i = 0; i < AHEAD_FILES; i++) {
+		if (a->fd[i] >= 0)
+			close(a->fd[i]);
+		free(a->t[i].buf);
+	}
+}
+
+int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, unsigned flags)
+{
+	static const char *const text[] = { "stat", "status", "smaps", "smaps_rollup", "cgroup", "numa_maps" };
+	/* The window: wall-clock start, its end by the monotonic clock (a clock step meanwhile cannot skew it). */
+	uint64_t start = pmi_clock_ns(CLOCK_REALTIME), mono = pmi_clock_ns(CLOCK_MONOTONIC);
+	char live[256], path[64], *maps = NULL;
+	struct text_ahead ahead;
+	size_t len = 0, i;
+	int fd, id, r, k;
+
+	pmi_pid_path(ctx, live, sizeof(live), pid, "maps");
+	if ((fd = pmi_open(ctx, live, O_RDONLY)) < 0)
+		return fd;	/* no process: nothing of it is written */
+	r = read_all(fd, &maps, &len);
+	close(fd);
+	if (r)
+		return r;
+	snprintf(path, sizeof(path), "proc/%d/maps", (int)pid);
+	ahead_start(&ahead, ctx, pid, flags);
+	if ((id = pmi_snap_w_file(w, path, PM_SNAPSHOT_BYTES, len)) < 0 ||
+	    (r = pmi_snap_w_bytes(w, (uint32_t)id, 0, maps, len)) ||
+	    (r = add_pagemap(w, ctx, pid, maps, flags & PM_SNAPSHOT_FRAMES)))
+		goto out;
+	ahead_wait(&ahead);
+	for (i = 0; i < PM_ARRAY_SIZE(text) && !r; i++) {
+		snprintf(path, sizeof(path), "proc/%d/%s", (int)pid, text[i]);
+		if ((k = ahead_index(&ahead, text[i])) >= 0) {
+			r = ahead_write(w, &ahead, k, path);
+			continue;
+		}
+		pmi_pid_path(ctx, live, sizeof(live), pid, text[i]);
+		r = copy_file(w, ctx, live, path);
+	}
+	if (!r && ctx->live)
+		r = pmi_snap_w_window(w, pid, start, start + (pmi_clock_ns(CLOCK_MONOTONIC) - mono));
+out:
+	ahead_free(&ahead);
+	free(maps);
+	return id < 0 ? id : r;
+}
+
+
+/* The whole frame files (machine scope). */
+static int add_phys(struct pm_snapshot_writer *w)
+{
+	struct snap_frames *fr = pmi_snap_w_frames(w);
+	uint64_t *buf = malloc(PM_BATCH * 8), pfn;
+	int f, r = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (f = 0; f < 3 && !r; f++) {
+		for (pfn = 0; fr->ws[f] && pfn < fr->end && !r; pfn += PM_BATCH) {
+			size_t want = fr->end - pfn < PM_BATCH ? (size_t)(fr->end - pfn) : PM_BATCH;
+			ssize_t n = pmi_ctx_pread_words(fr->ctx, fr->fd[f], buf, want, pfn);
+			if (n <= 0) {
+				r = (int)n;
+				break;
+			}
+			r = pmi_snap_frames_put_unseen(fr, f, pfn, buf, (size_t)n);
+		}
+	}
+	free(buf);
+	return r;
+}
+
+/*
+ * The features probe as recorded: its zero_pfn is a frame number too, moved
+ * or dropped like the others. Dropped frames replay as hidden, never as
+ * visible frame numbers that are all 0.
+ */
+static int export_features(const struct snap_frames *fr, const struct pm_features *f, char *buf, size_t size)
+{
+	struct pm_features copy = *f;
+
+	if (fr->pfn_mode != PM_SNAPSHOT_PFN_KEEP && copy.zero_pfn)
+		copy.zero_pfn = fr->pfn_mode == PM_SNAPSHOT_PFN_DROP ? 0 : pmi_perm_fwd(&fr->perm[0], copy.zero_pfn);
+	if (fr->pfn_mode == PM_SNAPSHOT_PFN_DROP && copy.pfn_view == PM_PFN_VISIBLE)
+		copy.pfn_view = PM_PFN_HIDDEN;
+	return pm_features_export(&copy, buf, size);
+}
+
+int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned flags)
+{
+	static const char *const files[][2] = {
+		{ "/proc/sys/kernel/osrelease", "proc/sys/kernel/osrelease" },
+		{ "/proc/swaps", "proc/swaps" },
+		{ "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "sys/kernel/mm/transparent_hugepage/hpage_pmd_size" },
+	};
+	/* With the whole frame files: the machine's counters as they read beside them (node ones: pmi_snap_add_numa). */
+	static const char *const machine[] = { "proc/meminfo", "proc/vmstat" };
+	struct snap_frames *fr = pmi_snap_w_frames(w);
+	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_ALL);
+	char live[256], feat[2048];
+	size_t i;
+	int id, r = 0, n;
+
+	if (!f)
+		return -errno;
+	if ((flags & PM_SNAPSHOT_PHYS) && fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED)
+		return -EOPNOTSUPP;	/* whole frame files are not permuted (yet): refuse rather than leak */
+	if ((flags & PM_SNAPSHOT_PHYS) && fr->pfn_mode == PM_SNAPSHOT_PFN_KEEP && !(r = frames_declare(w, ctx)))
+		r = add_phys(w);
+	r = r ? r : pmi_snap_ws_close(fr->joint);
+	fr->joint = NULL;
+	for (i = 0; i < 3 && !r; i++) {
+		r = pmi_snap_ws_close(fr->ws[i]);
+		fr->ws[i] = NULL;
+	}
+	for (i = 0; i < 3 && !r && !fr->declared; i++) {	/* not copied: they describe all of RAM */
+		snprintf(live, sizeof(live), "proc/%s", kfile[i]);
+		r = put_errno(w, live, ENODATA);
+	}
+	if (!r)
+		r = put_errno(w, "sys/kernel/mm/page_idle/bitmap", ENODATA);
+	for (i = 0; i < PM_ARRAY_SIZE(files) && !r; i++) {
+		if ((r = pmi_path(ctx, live, sizeof(live), "%s", files[i][0])) == 0)
+			r = copy_file(w, ctx, live, files[i][1]);
+	}
+	for (i = 0; i < PM_ARRAY_SIZE(machine) && !r && (flags & PM_SNAPSHOT_PHYS); i++) {
+		if ((r = pmi_path(ctx, live, sizeof(live), "/%s", machine[i])) == 0)
+			r = copy_file(w, ctx, live, machine[i]);
+	}
+	if (!r)
+		r = pmi_snap_add_numa(w, ctx);
+	if (r || (n = export_features(fr, f, feat, sizeof(feat))) < 0)
+		return r ? r : -ENOSPC;
+	if ((id = pmi_snap_w_file(w, "pagemap-features", PM_SNAPSHOT_BYTES, (uint64_t)n)) < 0)
+		return id;
+	return pmi_snap_w_bytes(w, (uint32_t)id, 0, feat, (size_t)n);
+}
+
+uint64_t pm_snapshot_key_id(const unsigned char *key)
+{
+	return pmi_key_id(key);
+}
+
+/*
+ * max_pfn for the permutation: the frame files' length. The images are
+ * lifted by the domain (whole blocks) so that none equals a real frame, and
+ * domain + lift must fit the 55-bit field: when the length is unknown
+ * (kpageflags unreadable) or absurd, the domain is [0, 2^54), half the
+ * field, which holds every frame a kernel can have (physical addresses are
+ * at most 52 bits, so frames are below 2^40 with 4 KiB pages).
+ */
+#define KEY_MAX_DOMAIN	(1ULL << (PMI_FRAME_BITS - 1))
+
+static uint64_t max_pfn(struct pm_ctx *ctx)
+{
+	struct pm_kpage *k = ctx ? pm_kpage_open(ctx) : NULL;
+	uint64_t end = 0;
+
+	if (!k || pm_kpage_end(k, &end) < 0 || !end || end > KEY_MAX_DOMAIN)
+		end = KEY_MAX_DOMAIN;
+	pm_kpage_close(k);
+	return end;
+}
+
+/* Keyed modes: both permutations, frames lifted past their domain (snapshot_pfnkey.h). */
+static int set_keyed(struct snap_frames *fr, const unsigned char *key, struct pm_ctx *ctx, unsigned shift)
+{
+	int r;
+
+	pmi_perm_init(&fr->perm[0], key, 1, max_pfn(ctx), shift);
+	if ((r = pmi_perm_lift(&fr->perm[0], pmi_perm_span(&fr->perm[0]))))
+		return r;	/* not reached: the domain is at most half the field */
+	pmi_perm_init(&fr->perm[1], key, 2, 1ULL << 50, shift);	/* swap offsets: bits 5-54, not lifted */
+	fr->sc = (struct pmi_scramble){ &fr->perm[0], &fr->perm[1], 0 };
+	return 0;
+}
+
+/* META of a keyed mode: key_id, key_domain, key_lift, key_block (what --unscramble and replay need). */
+static int keyed_meta(struct pm_snapshot_writer *w, const struct snap_frames *fr, const unsigned char *key,
+		      unsigned shift)
+{
+	char v[24];
+	int r;
+
+	snprintf(v, sizeof(v), "%016llx", (unsigned long long)pmi_key_id(key));
+	if ((r = pm_snapshot_add_meta(w, "key_id", v)))
+		return r;
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)fr->perm[0].max);
+	if ((r = pm_snapshot_add_meta(w, "key_domain", v)))
+		return r;
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)fr->perm[0].lift);
+	if ((r = pm_snapshot_add_meta(w, "key_lift", v)))
+		return r;
+	snprintf(v, sizeof(v), "%u", shift);
+	return pm_snapshot_add_meta(w, "key_block", v);
+}
+
+int pm_snapshot_set_frames(struct pm_snapshot_writer *w, struct pm_ctx *ctx, enum pm_snapshot_pfn mode,
+			   const unsigned char *key)
+{
+	static const char *const name[] = { "kept", "dropped", "keyed", "keyed-block" };
+	struct snap_frames *fr = pmi_snap_w_frames(w);
+	const struct pm_features *f = ctx ? pm_ctx_features(ctx) : NULL;
+	unsigned shift = 0, ps = f && f->page_size ? f->page_size : 4096;
+	int r;
+
+	if ((unsigned)mode > PM_SNAPSHOT_PFN_KEYED_BLOCK || fr->declared ||
+	    (mode >= PM_SNAPSHOT_PFN_KEYED && (!key || !ctx)))
+		return -EINVAL;
+	if (mode == PM_SNAPSHOT_PFN_KEYED_BLOCK)	/* 2 MiB in pages: 9 for 4 KiB, 5 for 64 KiB */
+		while (shift < 21 && (ps << (shift + 1)) <= (2u << 20))
+			shift++;
+	if (mode >= PM_SNAPSHOT_PFN_KEYED && (r = set_keyed(fr, key, ctx, shift)))
+		return r;
+	fr->pfn_mode = mode;
+	if ((r = pm_snapshot_add_meta(w, "frames", name[mode])) || mode < PM_SNAPSHOT_PFN_KEYED)
+		return r;
+	return keyed_meta(w, fr, key, shift);
+}
