@@ -39,7 +39,7 @@ SMARTCOLS_LIBS   = $(shell pkg-config --libs smartcols 2>/dev/null || echo -lsma
 MHD_CFLAGS = $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 # What the library links: zstd for snapshots (xxhash is header-only). The static archive links it;
 # the shared library opens it with dlopen on a program's first snapshot (lib/snapshot/zstd_load.c), so that
-# programs which never touch a snapshot do not load it at every start (issue #12, bench/README.md).
+# programs which never touch a snapshot do not load it at every start (bench/run-tiny.sh).
 LIB_LIBS         = -lzstd
 SHLIB_LIBS       = -ldl
 

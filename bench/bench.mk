@@ -34,12 +34,12 @@ bench-shared: all bench-programs
 bench-numa: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-numa.sh
 
-# Not part of `make bench` (issue #12, on request): maps of 10,000 and 60,000 mappings against cat smaps.
+# Not part of `make bench` (on request): maps of 10,000 and 60,000 mappings against cat smaps.
 .PHONY: bench-mappings
 bench-mappings: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-mappings.sh
 
-# Not part of `make bench` (issue #13's figures, on request): snapshot size per page and time against pages.
+# Not part of `make bench` (on request): snapshot size per page and time against pages.
 .PHONY: bench-snapshot bench-diff bench-series
 bench-snapshot: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-snapshot.sh
@@ -61,17 +61,17 @@ $(BUILD)/bench/watch: bench/watch.c $(STLIB) include/pagemap.h $(wildcard includ
 bench-watch: all $(BUILD)/bench/watch
 	$(BUILD)/bench/watch $(BENCH_WATCH_ARGS)
 
-# `make bench-fleet`: the exporter's cost (#14); not part of `make bench` (it starts 2000 processes).
+# `make bench-fleet`: the exporter's cost; not part of `make bench` (it starts 2000 processes).
 .PHONY: bench-fleet
 bench-fleet: all $(BUILD)/bench/touch
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-fleet.sh
 
-# `make bench-serve-clients`: 1000 scrapes at once against `pagemap serve` (#30); not part of `make bench`.
+# `make bench-serve-clients`: 1000 scrapes at once against `pagemap serve`; not part of `make bench`.
 .PHONY: bench-serve-clients
 bench-serve-clients: all
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-serve-clients.sh
 
-# What tracking costs the tracked process (#18): bench/hotwriter untracked, self-tracked by the floor, and under
+# What tracking costs the tracked process: bench/hotwriter untracked, self-tracked by the floor, and under
 # `pagemap track` with and without --max-overhead; not part of `make bench` (minutes; 8 GiB). Under flock /tmp/bench.lock.
 $(BUILD)/bench/hotwriter: bench/hotwriter.c lib/base/compat.h
 	@mkdir -p $(@D)
@@ -87,27 +87,27 @@ bench-cost: all $(BUILD)/bench/hotwriter
 bench-cost-vm: all $(BUILD)/bench/hotwriter
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-cost-vm.sh
 
-# The page cache view over a synthetic 100k-file tree (issue 16); not part of `make bench` (it writes 100k files).
+# The page cache view over a synthetic 100k-file tree; not part of `make bench` (it writes 100k files).
 .PHONY: bench-cache
 bench-cache: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-cache.sh
 
-# Not part of `make bench` (issue #12, the fixed cost of a command): maps of a small process against cat smaps.
+# Not part of `make bench` (the fixed cost of a command): maps of a small process against cat smaps.
 .PHONY: bench-tiny
 bench-tiny: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-tiny.sh
 
-# Not part of `make bench` (issue #15's figures, on request): render time against maps, output sizes.
+# Not part of `make bench` (on request): render time against maps, output sizes.
 .PHONY: bench-render
 bench-render: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-render.sh
 
-# Not part of `make bench` (issue #15): the first paint of render's HTML (100 k mappings) in headless Chromium.
+# Not part of `make bench`: the first paint of render's HTML (100 k mappings) in headless Chromium.
 .PHONY: bench-paint
 bench-paint: all
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-paint.sh
 
-# Not part of `make bench` (issue #12, many rows): pages --each, phys -l and the phys -p list against page-types
+# Not part of `make bench` (many rows): pages --each, phys -l and the phys -p list against page-types
 # (built from the kernel's source: KERNEL_SRC, or Debian's linux-source package), wall, CPU, peak RSS, cost per row.
 .PHONY: bench-rows
 bench-rows: all bench-programs

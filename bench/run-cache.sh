@@ -5,7 +5,7 @@
 # Environment: BENCH_RUNS (runs per command, default 5), BENCH_BUILD (build dir), BENCH_TOOL (the pagemap binary),
 # BENCH_CACHE_FILES (files, default 100000), BENCH_CACHE_DIR (where the tree goes, default a temporary directory
 # under TMPDIR or /tmp; removed afterwards). Each file holds 1 KiB (one page of cache); every 10th is evicted
-# again with dd's fadvise(DONTNEED) so the tree has both states. Goal (issue 16): <= 1 s on the cachestat path.
+# again with dd's fadvise(DONTNEED) so the tree has both states. Goal: <= 1 s on the cachestat path.
 # A benchmark reports; it never fails on a time. It checks that the tree's page cache is the same after the
 # runs as before (cachestat does not perturb what it measures) and that fincore and pagemap agree.
 set -u

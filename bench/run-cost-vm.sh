@@ -1,5 +1,5 @@
 #!/bin/bash
-# run-cost-vm.sh - bench/run-cost.sh (#18) with the soft-dirty method, in the 6.1 and 6.12 guests of
+# run-cost-vm.sh - bench/run-cost.sh with the soft-dirty method, in the 6.1 and 6.12 guests of
 # ../shared/tools/kernel-matrix/run-in-vm.sh (QEMU under TCG: this machine's 6.18 has no soft-dirty). The same
 # driver runs in the guest, under a bash copied in with the tool (the guests have busybox alone; run-in-vm.sh
 # copies the libraries of dynamic programs): per row, the writer untracked, tracking itself by the soft-dirty

@@ -1,5 +1,5 @@
 #!/bin/bash
-# run-cost.sh - what tracking costs the tracked process (#18): the write rate of bench/hotwriter untracked, tracked
+# run-cost.sh - what tracking costs the tracked process: the write rate of bench/hotwriter untracked, tracked
 # in-process by the cheapest mechanism (the floor: userfaultfd async write-protect + PAGEMAP_SCAN from a thread),
 # and tracked by `pagemap track` without and with --max-overhead, interleaved per configuration in the same run.
 # BENCH_COST_SIZES="1 8" (GiB)  BENCH_COST_HOT="0.1 1 10" (% of the pages)  BENCH_COST_INTERVALS="0.1 1" (s)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# run-fleet.sh - the exporter's cost (#14): one scrape of `pagemap serve` with ~1000 processes (wall, CPU, and CPU
+# run-fleet.sh - the exporter's cost: one scrape of `pagemap serve` with ~1000 processes (wall, CPU, and CPU
 # share at a 15 s interval), the slow tier (exact PSS and frame classes), 2000 processes under the 1000-series
 # cap (and still correct), and a 4 GiB touch loop's p99 step time with and without a scrape every second.
 # Every process it starts is killed on exit. Usage: bench/run-fleet.sh   (BENCH_BUILD: the build directory)

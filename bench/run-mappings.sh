@@ -1,7 +1,7 @@
 #!/bin/bash
 # run-mappings.sh - `pagemap maps PID` of a process with many mappings (10,000 and 60,000 by default) against
 # `cat /proc/PID/smaps` and the raw pagemap reader (pread) of the same process, interleaved in the same run
-# (issue #12: maps <= 1.5x cat smaps at 10 k and 60 k mappings). The target is `target off 0.01 mapsN`:
+# (goal: maps <= 1.5x cat smaps at 10 k and 60 k mappings). The target is `target off 0.01 mapsN`:
 # N one-page mappings whose protections alternate (the kernel cannot merge them), every other writable one touched.
 # Usage: bench/run-mappings.sh   (make bench-mappings). Environment: BENCH_RUNS (rounds, default 9),
 # BENCH_MAPPINGS (counts, default "10000 60000"), BENCH_BUILD, BENCH_TOOL. Medians of wall and CPU time,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# run-paint.sh - the first paint of `pagemap render -f html` pages in headless Chromium (#15: under 1 s for an
+# run-paint.sh - the first paint of `pagemap render -f html` pages in headless Chromium (aim: under 1 s for an
 # input with 100 000 mappings). Three pages, opened round-robin in the same run: an empty page (Chromium's own
 # start and paint: the baseline), the demo fixture's map (32 mappings) and a map of 100 000 one-page mappings,
 # every other one present (the hostile layout of tests/cli/render.sh: the colour changes at every band).

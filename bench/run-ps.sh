@@ -4,7 +4,7 @@
 # Environment: BENCH_RUNS (runs per command, default 5), BENCH_BUILD (build dir), BENCH_TOOL (the pagemap
 # binary), BENCH_PS_TARGETS (extra processes, default "off:0.5 on:0.5 off:0.25:share": THP mode, GiB,
 # and "share" for a forked child sharing the pages), BENCH_PS_IDLE (idle processes started first, default 0:
-# e.g. 900 for the "1000 processes" row). Needs root: it installs smem (tools/install-deps),
+# e.g. 900 for a "1000 processes" row). Needs root: it installs smem (tools/install-deps),
 # and `pagemap ps --exact` (the frame path: pagemap joined with kpagecount) needs root.
 # Every command runs BENCH_RUNS times, interleaved round-robin with a rotating start, after one untimed
 # warm-up round; medians of wall and CPU time; speed-ups baseline/tool measured in the same run; then one

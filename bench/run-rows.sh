@@ -1,5 +1,5 @@
 #!/bin/bash
-# run-rows.sh - many rows (#12): `pages --each` (aligned, -r, -J; --only P), the runs of `pages`, `phys -l` and the `phys -p` list against
+# run-rows.sh - many rows: `pages --each` (aligned, -r, -J; --only P), the runs of `pages`, `phys -l` and the `phys -p` list against
 # page-types printing the same kind of rows, in the same run: wall, CPU, peak RSS, rows and cost per row.
 # Usage: bench/run-rows.sh [GIB]    (or BENCH_GIB=GIB; default 1)
 # Environment: BENCH_RUNS (default 3), BENCH_BUILD, BENCH_TOOL (see run-phys.sh), PAGE_TYPES (a page-types

@@ -1,5 +1,5 @@
 #!/bin/sh
-# run-serve-clients.sh - many clients at once against `pagemap serve` (#30): N concurrent scrapes from loopback
+# run-serve-clients.sh - many clients at once against `pagemap serve`: N concurrent scrapes from loopback
 # addresses (4 per address) while BENCH_IDLE idle processes more (default 500) give each walk work; p50/p99/max
 # per scrape and the walks they cost. A scrape waits up to 120 s (not Prometheus' 10 s), so a slow server shows
 # its real figures. Usage: bench/run-serve-clients.sh [N]   (BENCH_BUILD: the build directory; BENCH_ADDRS: how

@@ -1,7 +1,7 @@
 #!/bin/bash
 # run-snapshot.sh - `pagemap snapshot -p PID` on a process with GIB GiB touched: its size per page and its time,
 # against `pagemap pages PID` (text and -J) of the same target in the same run, and the replay of the snapshot.
-# As root the issue's baseline is the walk plus the frame join: `pages` plus the kpage reads (raw-frames, the
+# As root the baseline is the walk plus the frame join: `pages` plus the kpage reads (raw-frames, the
 # kernel's pagemap and kpage* reads of the present frames, minus raw-pread, the pagemap read alone), beside
 # `phys -p PID`, which does both.
 # Usage: bench/run-snapshot.sh [GIB]    (or BENCH_GIB=GIB; default 1)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # run-tiny.sh - the fixed cost of one command on a small process: `pagemap maps PID` and `pagemap --version`
-# against `cat /proc/PID/smaps` and /bin/true, interleaved in the same run (issue #12: a tiny process
+# against `cat /proc/PID/smaps` and /bin/true, interleaved in the same run (goal: a tiny process
 # <= 1.3x `cat smaps`; no fork, no huge-page fault, no library the command does not use).
 # Usage: bench/run-tiny.sh   (make bench-tiny). Environment: BENCH_RUNS (rounds, default 200),
 # BENCH_BUILD (build dir), BENCH_TOOL (the pagemap binary), BENCH_BASE_TOOL (another build's pagemap,

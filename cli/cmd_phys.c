@@ -125,7 +125,7 @@ static void name_cells(struct out *out, struct libscols_line *ln, size_t sym, si
 {
 	char buf[1024];
 
-	/* Only the columns shown: naming the flags was a third of phys -l's time (#12). */
+	/* Only the columns shown: naming the flags was a third of phys -l's time (run-rows.sh). */
 	if (out_has(out, sym)) {
 		pm_kpf_letters(flags, raw, buf, sizeof(buf));
 		out_str(out, ln, sym, buf);

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""bench.py - the Python package against C and pure Python (issue #17), figures for bench/README.md.
+"""bench.py - the Python package against C and pure Python, figures for bench/README.md.
 
   entries   1 GiB of raw entries (a 512 GiB PROT_NONE reservation) into a numpy array: Target.read +
             numpy.frombuffer against the same pm_target_read in C (ref.c), and a pure-Python reader

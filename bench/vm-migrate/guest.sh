@@ -1,5 +1,5 @@
 #!/bin/bash
-# guest.sh - (bench/vm-migrate, issue #18) runs in the 6.1 guest: bench/hotwriter 1 GiB at 10 % under variants, per run its rate,
+# guest.sh - (bench/vm-migrate) runs in the 6.1 guest: bench/hotwriter 1 GiB at 10 % under variants, per run its rate,
 # its migrations between vCPUs and switches (/proc/PID/sched), the tracker's; MARK lines for host.sh. Not part of make bench.
 # VARIANTS: U/T/T0/T1/floor (writer pinned to CPU 0; T0/T1 tracker pinned), Un/Tn/Ts/Tx/Fn (nothing pinned; Ts: PAGEMAP_TRACK_SLICES=1).
 cd /km/tests

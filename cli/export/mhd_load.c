@@ -4,8 +4,8 @@
  * Linked at build time, libmicrohttpd brings GnuTLS and eight more
  * libraries into every run of every command: measured on Linux 6.18, the
  * dynamic loader and their constructors were most of the 11 ms a
- * `pagemap maps` of a small process cost (`cat smaps`: 4.3 ms; issue #12
- * asks for 1.3x). Only `serve` needs it, so only `serve` loads it.
+ * `pagemap maps` of a small process cost (`cat smaps`: 4.3 ms; the goal
+ * is 1.3x, bench/README.md). Only `serve` needs it, so only `serve` loads it.
  */
 #include <dlfcn.h>
 #include <stdio.h>

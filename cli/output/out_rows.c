@@ -5,7 +5,7 @@
  * width character by character (mbrtowc), also in raw and JSON output where
  * no width is used; for the many-row commands (pages --each, phys -l, the
  * phys -p list) that was most of their time, several times page-types' cost
- * for the same rows (#12). cli/output/output.c keeps the rows in libsmartcols and
+ * for the same rows (bench/run-rows.sh). cli/output/output.c keeps the rows in libsmartcols and
  * prints the whole-table case with it; only batches of a stream come here.
  * Every function below copies one routine of util-linux 2.38's output
  * (fputs_nonblank, fputs_quoted_json, ul_jsonwrt_value_*), so the bytes are

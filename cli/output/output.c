@@ -341,7 +341,7 @@ char *out_human_size(uint64_t bytes, char *buf, size_t size)
 		whole++;
 		frac = 0;
 	}
-	/* Digits by hand, not snprintf: a cell or more of every row of maps (#12). */
+	/* Digits by hand, not snprintf: a cell or more of every row of maps (run-mappings.sh). */
 	char tmp[32];
 	size_t n;
 
@@ -375,7 +375,7 @@ void out_u64(struct out *out, struct libscols_line *ln, size_t id, uint64_t v)
 			out_human_size(v, buf, sizeof(buf));
 		break;
 	case OUT_HEX:
-		out_fmt_u64(buf, v, true);	/* printf's cost showed in the many-row commands (#12) */
+		out_fmt_u64(buf, v, true);	/* printf's cost showed in the many-row commands */
 		break;
 	case OUT_BOOL:
 		snprintf(buf, sizeof(buf), "%s", v ? (out->o.json ? "1" : "yes") : (out->o.json ? "0" : "no"));

@@ -5,7 +5,7 @@
  * formatted by cli/output/out_rows.c, byte for byte as libsmartcols prints them. Linked at build time, the
  * library was still mapped and relocated at every start; for `pagemap maps` of a small process the start
  * is most of the cost (bench/README.md, "The fixed cost of a command": an empty program linked with
- * libsmartcols took 0.3 ms more CPU than one without, issue #12 asks a tiny `maps` for at most 1.3x
+ * libsmartcols took 0.3 ms more CPU than one without; the goal for a tiny `maps` is at most 1.3x
  * `cat smaps`). The output layer calls scols_load() the first time a table needs libsmartcols: a
  * terminal, a tree, a record, a batch it sends back.
  */

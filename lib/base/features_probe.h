@@ -9,7 +9,7 @@
  * scratch mapping of fresh private anonymous pages, each probe on pages of
  * its own (zero page: 0-1, soft-dirty: 2, guard: 3). Made and unmade once:
  * a mapping and a munmap (a TLB flush) per probe showed in the cost of a
- * command on a small process (issue #12, bench/README.md).
+ * command on a small process (bench/README.md, "The fixed cost of a command").
  */
 #define PROBE_SCRATCH_PAGES 4
 struct pmi_probe_self {

@@ -282,7 +282,7 @@ uint64_t pmi_scan_readahead(const struct pm_walk *w, uint64_t lim_vpn, uint64_t 
 /*
  * One PAGEMAP_SCAN call over the rest of the mapping and, up to scan_far,
  * the mappings after it (pmi_scan_step keeps the resume rule): a call per
- * mapping cost more than cat smaps of a process with 10,000 of them (#12).
+ * mapping cost more than cat smaps of a process with 10,000 of them (bench/run-mappings.sh).
  * The regions past this mapping stay in vec for the next ones (next_mapping).
  */
 

@@ -13,7 +13,7 @@
  * The entry buffer starts at 32 KiB, on the heap, and grows to BATCH_PAGES on
  * the first read that needs more. Allocated whole at once it was a mapping of
  * its own (malloc's mmap threshold is 128 KiB), and its munmap, a TLB flush,
- * was among the costs of a small process's `maps` (issue #12, bench/README.md).
+ * was among the costs of a small process's `maps` (bench/README.md, "The fixed cost of a command").
  */
 #ifndef BUF_FIRST
 #define BUF_FIRST	4096u

@@ -12,7 +12,7 @@
 #include "snapshot_reader.h"
 #include "zstd_load.h"
 
-#define SNAP_LEVEL	3		/* zstd level: measured for sizing in issue #13 */
+#define SNAP_LEVEL	3		/* zstd level: sized by bench/run-snapshot.sh */
 #define SNAP_TEXT_CHUNK	(256u << 10)
 #define SNAP_STREAM_HELD	(8u << 20)	/* a /proc text file up to this is read once and held */
 #define SNAP_ZERO_RUN	16		/* a run of this many zero words is left out of a chunk (it reads 0) */

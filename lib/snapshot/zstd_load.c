@@ -5,8 +5,8 @@
  * Only snapshots compress, yet a libpagemap.so linked with -lzstd makes every program that uses it map and
  * relocate libzstd at every start. For a command on a small process that start is most of its cost:
  * measured on Linux 6.18 (bench/README.md, "The fixed cost of a command"), an empty program linked with
- * libzstd took 0.3 ms more CPU than one without, about 7 % of `cat /proc/PID/smaps` (issue #12 asks a tiny
- * `maps` for at most 1.3x that). systemd opens its compression libraries the same way. The Makefile builds
+ * libzstd took 0.3 ms more CPU than one without, about 7 % of `cat /proc/PID/smaps` (the goal for a tiny
+ * `maps` is at most 1.3x that). systemd opens its compression libraries the same way. The Makefile builds
  * the shared library's objects with PMI_ZSTD_DLOPEN; the static archive (tests, fuzzers, the guests'
  * static binaries, where dlopen is not available) keeps the direct calls.
  */

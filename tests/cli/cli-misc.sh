@@ -144,7 +144,7 @@ else
 	if [ "$n" = 262144 ]; then echo "PASS stream-bounded"; else echo "FAIL stream-bounded: $n rows of 262144 under ulimit -v 60000"; fi
 fi
 
-# libsmartcols is opened only when a table needs it (cli/output/scols_load.c, issue #12). With a damaged
+# libsmartcols is opened only when a table needs it (cli/output/scols_load.c says why). With a damaged
 # libsmartcols.so.1 first in the search path: piped tables, raw and JSON, which the own formatter prints,
 # run as before (a linked libsmartcols would stop every command at start); a table that needs it
 # (PAGEMAP_OUT_SLOW=1 sends every batch to libsmartcols) fails with one line naming it, exit 1.

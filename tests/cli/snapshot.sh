@@ -131,7 +131,7 @@ if [ -f "$snap" ]; then
 	done
 fi
 
-# libzstd is opened on the first snapshot, not at every start (lib/snapshot/zstd_load.c, issue #12). With a damaged
+# libzstd is opened on the first snapshot, not at every start (lib/snapshot/zstd_load.c says why). With a damaged
 # libzstd.so.1 first in the search path: a command without a snapshot runs as before (a linked libzstd would
 # stop it at start); reading or writing a snapshot fails with one line naming the library, exit 1, and
 # leaves no file behind.

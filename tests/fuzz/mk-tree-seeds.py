@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# mk-tree-seeds.py - write the fuzz_tree seeds (tests/fuzz/corpus/tree): a good two-process tree and the damaged trees of issue 10.
+# mk-tree-seeds.py - write the fuzz_tree seeds (tests/fuzz/corpus/tree): a good two-process tree and damaged ones.
 # Usage: tests/fuzz/mk-tree-seeds.py tests/fuzz/corpus/tree
 import struct, os, sys
 out = sys.argv[1]

@@ -1,5 +1,5 @@
 #!/bin/sh
-# snapshot_keyed.sh - keyed and dropped frame numbers (#13 item 4) on a stopped process with a forked child
+# snapshot_keyed.sh - keyed and dropped frame numbers on a stopped process with a forked child
 # sharing copy-on-write pages: maps and shared replay the same from keep, keyed and keyed-block snapshots; no
 # frame number of the original appears in a keyed file (scrambled frames are lifted past max_pfn); phys -p, ps,
 # shared and phys replay a keyed file as its unscrambled copy; --unscramble gives the keep snapshot's pagemap

@@ -1,4 +1,4 @@
-/* test_track_cost.c - what tracking costs the tracked process (#18): the estimate pm_watch_cost gives is present and sane, and pagemap track --max-overhead widens the interval under a heavy writer and says so in its records. */
+/* test_track_cost.c - what tracking costs the tracked process: the estimate pm_watch_cost gives is present and sane, and pagemap track --max-overhead widens the interval under a heavy writer and says so in its records. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>

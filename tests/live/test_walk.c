@@ -546,7 +546,7 @@ static void check_zero(const struct runs *r, const struct lay_region *g)
 		CHECK_EQ_U64(runs_bytes(r, g->start, g->end, PM_PAGE_FRAME, 0), n);
 }
 
-/* A kernel that maps no zero page: each read fault allocated a page, which is no zero page (issue 9). */
+/* A kernel that maps no zero page: each read fault allocated a page, which is no zero page. */
 static void check_zero_allocated(const struct runs *r, const struct lay_region *g)
 {
 	uint64_t n = g->end - g->start;
@@ -1416,7 +1416,7 @@ static int features_root(void)
 	CHECK_EQ_U64(feat->layout, PM_LAYOUT_CURRENT);
 	CHECK_EQ_U64(feat->page_size, (uint64_t)sysconf(_SC_PAGESIZE));
 	CHECK_EQ_U64(feat->pfn_view, PM_PFN_VISIBLE);
-	/* By effect, not by the probe under test: a kernel may map no zero page on read faults (issue 9). */
+	/* By effect, not by the probe under test: a kernel may map no zero page on read faults. */
 	zero = zero_page_on_read();
 	printf("  zero page on read faults (smaps Rss of read-only pages): %s; zero_pfn %#llx\n",
 	       zero > 0 ? "yes" : zero == 0 ? "no" : "unknown", (unsigned long long)feat->zero_pfn);

@@ -60,7 +60,7 @@ static int test_utf8_exhaustive(void)
 	return T_PASS;
 }
 
-/* The sequences the issue names: truncated, overlong, surrogates, past U+10FFFF. */
+/* Each kind of ill-formed UTF-8 spelt out: truncated, overlong, surrogates, past U+10FFFF. */
 static int test_invalid_spelled_out(void)
 {
 	CHECK(same(TS_TEXT, "\xff", "\\xff"));
