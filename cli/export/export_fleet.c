@@ -1,4 +1,4 @@
-/* fleet.c - one scrape for `pagemap export` and `serve`: processes into groups (library calls), then metric families. */
+/* export_fleet.c - one scrape for `pagemap export` and `serve`: processes into groups, then metric families. */
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>

@@ -1,4 +1,4 @@
-/* fleet.h - what `pagemap export` and `pagemap serve` share: options, one scrape, the slow exact pass. */
+/* export_fleet.h - what `pagemap export` and `serve` share: options, one scrape, the slow exact pass. */
 #ifndef PM_CLI_FLEET_H
 #define PM_CLI_FLEET_H
 
