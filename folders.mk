@@ -3,14 +3,15 @@
 # that breaks a rule fails to build; tests/layout/check-layout.py checks the same rules on the #include
 # lines and on the symbols each folder's objects call (a call through the public API counts too).
 # Every folder may include <pagemap.h> (include/). Floors, lowest first: base, pages, analysis and
-# inject, watch, snapshot. No folder includes one above it.
-LIB_FOLDERS       := base pages analysis inject watch snapshot
+# inject, watch, snapshot, audit (it judges snapshot files too). No folder includes one above it.
+LIB_FOLDERS       := base pages analysis inject watch snapshot audit
 LIB_USES_base     := base snapshot
 LIB_USES_pages    := base pages
 LIB_USES_analysis := base pages analysis
 LIB_USES_inject   := base inject
 LIB_USES_watch    := base pages inject watch
 LIB_USES_snapshot := base pages analysis snapshot
+LIB_USES_audit    := base pages snapshot audit
 
 # The CLI and the Python binding include <pagemap.h> and their own headers only, never lib/. In cli/, the
 # commands (the root: main.c, cmd_*.c and their shared helpers) use every folder; the output layer is the
