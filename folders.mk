@@ -5,7 +5,7 @@
 # Every folder may include <pagemap.h> (include/). Floors, lowest first: base, pages, analysis and
 # inject, watch, snapshot, audit (it judges snapshot files too). No folder includes one above it.
 LIB_FOLDERS       := base pages analysis inject watch snapshot audit
-LIB_USES_base     := base snapshot
+LIB_USES_base     := base
 LIB_USES_pages    := base pages
 LIB_USES_analysis := base pages analysis
 LIB_USES_inject   := base inject

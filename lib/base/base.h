@@ -14,6 +14,8 @@
 
 #define PM_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+struct pmi_source_ops;
+
 struct pm_ctx {
 	char *root;			/* "/" or the replay directory, no trailing slash unless "/" */
 	bool live;			/* root is "/" */
@@ -29,11 +31,11 @@ struct pm_ctx {
 	int swap_active;		/* -1 unknown, else 0/1 */
 	char *tree_error;		/* replay: the first problem found in the tree ("" if none); NULL when live */
 	bool features_bad;		/* replay: a recorded page or PMD size was refused (pm_target_open fails) */
-	char *snapshot_dir;		/* pm_ctx_new_snapshot: the extracted tree, removed by pm_ctx_free */
-	struct pmi_snap_words *snap_words; /* pm_ctx_new_snapshot: where its word files are read (snapshot_words.c) */
-	struct pmi_snap_text *snap_text;   /* pm_ctx_new_snapshot: where its text files are read (snapshot_text.c) */
-	struct pmi_snap_keeper *snap_keeper; /* pm_ctx_new_snapshot: removes the tree if we die (snapshot_keeper.c) */
-	uint64_t frame_start;		/* pm_kpage_start: a keyed snapshot's META key_lift, else 0 */
+	/* Where its files come from (source.h): NULL, the files under root; the state is freed by
+	   source->free from pm_ctx_free. */
+	const struct pmi_source_ops *source;
+	void *source_data;
+	uint64_t frame_start;		/* pm_kpage_start: ROOT/pagemap-frame-start, else 0 */
 };
 
 struct pm_target {
@@ -55,9 +57,9 @@ int pmi_pread_all(int fd, void *buf, size_t n, uint64_t off);
 int pmi_pwrite_all(int fd, const void *buf, size_t n, uint64_t off);
 /* The directory of @path opened ("/name": "/"; "name": ".") and its last component in @name: fd or -errno. */
 int pmi_open_parent(const char *path, char name[NAME_MAX + 1]);
-/* The same for a file of @ctx's (NULL: any file): a replayed snapshot's word files are read from its chunks. */
+/* The same for a file of @ctx's (NULL: any file), through the context's source (source.h). */
 ssize_t pmi_ctx_pread_words(const struct pm_ctx *ctx, int fd, uint64_t *buf, size_t count, uint64_t word_index);
-/* The first word at or after @index a replayed snapshot's word file open on @fd holds (@index: live, a tree). 0 or -errno. */
+/* The first word at or after @index @fd holds data for (@index: live, a tree). 0 or -errno. */
 int pmi_ctx_next_data(const struct pm_ctx *ctx, int fd, uint64_t index, uint64_t *next);
 int pmi_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, size_t size);
 /* procfs.c: clock @c (CLOCK_REALTIME, CLOCK_MONOTONIC, ...) in nanoseconds. */

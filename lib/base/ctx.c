@@ -5,10 +5,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "base.h"
-#include "snapshot_pfnkey.h"
-#include "snapshot_keeper.h"
-#include "snapshot_text.h"
-#include "snapshot_words.h"
+#include "pme.h"
+#include "source.h"
 
 /*
  * A tree written out of a keyed snapshot (pm_snapshot_extract) records where
@@ -26,7 +24,8 @@ static uint64_t recorded_frame_start(const struct pm_ctx *ctx)
 		return 0;
 	errno = 0;
 	v = strtoull(buf, &end, 10);
-	if (errno || end == buf || (*end && *end != '\n') || buf[0] < '0' || buf[0] > '9' || v >= 1ULL << PMI_FRAME_BITS) {
+	if (errno || end == buf || (*end && *end != '\n') || buf[0] < '0' || buf[0] > '9' ||
+	    v >= 1ULL << PME_PFRAME_BITS) {
 		pmi_tree_error(ctx, "%s: not a frame number: frames are walked from 0", path);
 		return 0;
 	}
@@ -84,12 +83,15 @@ void pm_ctx_free(struct pm_ctx *ctx)
 		return;
 	free(ctx->root);
 	free(ctx->tree_error);
-	pmi_snap_remove_tree(ctx->snapshot_dir);
-	pmi_snap_keeper_end(ctx->snap_keeper);
-	free(ctx->snapshot_dir);
-	pmi_snap_words_free(ctx->snap_words);
-	pmi_snap_text_free(ctx->snap_text);
+	if (ctx->source)
+		ctx->source->free(ctx->source_data);
 	free(ctx);
+}
+
+void pmi_ctx_set_source(struct pm_ctx *ctx, const struct pmi_source_ops *ops, void *data)
+{
+	ctx->source = ops;
+	ctx->source_data = data;
 }
 
 const char *pm_ctx_root(const struct pm_ctx *ctx)

@@ -8,8 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "base.h"
-#include "snapshot_text.h"
-#include "snapshot_words.h"
+#include "source.h"
 
 static const struct { const char *name; int value; } errno_names[] = {
 	{ "EPERM", EPERM }, { "ENOENT", ENOENT }, { "ESRCH", ESRCH },
@@ -95,20 +94,17 @@ static const char *file_type(mode_t mode)
 }
 
 /*
- * A replayed snapshot's text file (pm_ctx_new_snapshot): its name in the
- * tree is empty, its bytes come from the snapshot's chunks (snapshot_text.c).
+ * A file of a context whose source holds files of its own (source.h): the
+ * source opens the ones it holds, read only; NOT_MINE for any other.
  */
-static int open_snapshot_text(const struct pm_ctx *ctx, const char *path, int flags)
+static int open_from_source(const struct pm_ctx *ctx, const char *path, int flags)
 {
 	size_t n = strlen(ctx->root);
-	int fd;
 
-	if (!ctx->snap_text || (flags & O_ACCMODE) != O_RDONLY || strncmp(path, ctx->root, n) || path[n] != '/')
-		return PMI_SNAP_TEXT_NOT_MINE;
-	fd = pmi_snap_text_open(ctx->snap_text, path + n + 1);
-	if (fd == -EBADMSG)
-		pmi_tree_error(ctx, "%s", pmi_snap_text_error(ctx->snap_text));
-	return fd;
+	if (!ctx->source || !ctx->source->open || (flags & O_ACCMODE) != O_RDONLY ||
+	    strncmp(path, ctx->root, n) || path[n] != '/')
+		return PMI_SOURCE_NOT_MINE;
+	return ctx->source->open(ctx, path + n + 1);
 }
 
 /*
@@ -120,9 +116,9 @@ static int open_snapshot_text(const struct pm_ctx *ctx, const char *path, int fl
 static int open_replayed(const struct pm_ctx *ctx, const char *path, int flags)
 {
 	struct stat st;
-	int fd = open_snapshot_text(ctx, path, flags), fl;
+	int fd = open_from_source(ctx, path, flags), fl;
 
-	if (fd != PMI_SNAP_TEXT_NOT_MINE)
+	if (fd != PMI_SOURCE_NOT_MINE)
 		return fd;
 	fd = open(path, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
@@ -224,14 +220,12 @@ ssize_t pmi_ctx_pread_words(const struct pm_ctx *ctx, int fd, uint64_t *buf, siz
 {
 	ssize_t n;
 
-	if (!ctx || !ctx->snap_words)
-		return pmi_pread_words(fd, buf, count, word_index);
-	n = pmi_snap_words_pread(ctx->snap_words, fd, buf, count, word_index);
-	if (n == PMI_SNAP_WORDS_NOT_MINE)
-		return pmi_pread_words(fd, buf, count, word_index);
-	if (n == -EBADMSG)
-		pmi_tree_error(ctx, "%s", pmi_snap_words_error(ctx->snap_words));
-	return n;
+	if (ctx && ctx->source && ctx->source->pread_words) {
+		n = ctx->source->pread_words(ctx, fd, buf, count, word_index);
+		if (n != PMI_SOURCE_NOT_MINE)
+			return n;
+	}
+	return pmi_pread_words(fd, buf, count, word_index);
 }
 
 int pmi_ctx_next_data(const struct pm_ctx *ctx, int fd, uint64_t index, uint64_t *next)
@@ -239,15 +233,13 @@ int pmi_ctx_next_data(const struct pm_ctx *ctx, int fd, uint64_t index, uint64_t
 	int r;
 
 	*next = index;
-	if (!ctx || !ctx->snap_words)
+	if (!ctx || !ctx->source || !ctx->source->next_data)
 		return 0;
-	r = pmi_snap_words_next_data(ctx->snap_words, fd, index, next);
-	if (r == (int)PMI_SNAP_WORDS_NOT_MINE) {
+	r = ctx->source->next_data(ctx, fd, index, next);
+	if (r == PMI_SOURCE_NOT_MINE) {
 		*next = index;
 		return 0;
 	}
-	if (r == -EBADMSG)
-		pmi_tree_error(ctx, "%s", pmi_snap_words_error(ctx->snap_words));
 	return r;
 }
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base.h"
+#include "snapshot_source.h"
 #include "snapshot_words.h"
 
 #define HELD (PM_PAGE_PRESENT | PM_PAGE_SWAPPED | PM_PAGE_NONSWAP)
@@ -181,17 +182,21 @@ static int diff_range(struct pm_target *a, struct pm_target *b, uint64_t start, 
 	unsigned shift = a->decode.page_shift;
 	const struct pm_features *f = pm_ctx_features(a->ctx);
 	uint64_t x = start, from, upto, block = f && f->pmd_size ? f->pmd_size >> shift : 0;
+	struct pmi_snap_words *wa, *wb;
 	int rc = 0, same;
 
 	memset(out, 0, sizeof(*out));
 	if (shift != b->decode.page_shift || start > end)
 		return -EINVAL;
-	if (!a->ctx->snap_words || !b->ctx->snap_words || getenv("PAGEMAP_DIFF_WALK"))	/* the fallback, forced */
+	wa = pmi_snap_source_words(a->ctx);
+	wb = pmi_snap_source_words(b->ctx);
+	if (!wa || !wb || getenv("PAGEMAP_DIFF_WALK"))	/* the fallback, forced */
 		return walk_range(a, b, start, end, out, sink);
 	while (x < end && !rc) {
 		for (from = x; x < end; x = upto << shift) {	/* the stretch to walk: up to the next same one */
-			same = pmi_snap_words_same(a->ctx->snap_words, a->pagemap_fd, b->ctx->snap_words, b->pagemap_fd,
-						   x >> shift, (end - 1) / ((uint64_t)1 << shift) + 1, block, &upto);
+			same = pmi_snap_words_same(wa, a->pagemap_fd, wb, b->pagemap_fd, x >> shift,
+						   (end - 1) / ((uint64_t)1 << shift) + 1, block,
+						   &upto);
 			if (same < 0)
 				return same;
 			if (same)

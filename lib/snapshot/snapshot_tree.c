@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "snapshot_keeper.h"
 #include "snapshot_reader.h"
+#include "snapshot_source.h"
 #include "snapshot_text.h"
 #include "snapshot_words.h"
 
@@ -299,17 +300,21 @@ void pmi_snap_remove_tree(const char *dir)
 struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s)
 {
 	const char *tmp = getenv("TMPDIR");
+	struct pmi_snap_source *src = calloc(1, sizeof(*src));
 	struct pm_ctx *ctx = NULL;
-	struct pmi_snap_words *words;
-	struct pmi_snap_text *text = NULL;
-	struct pmi_snap_keeper *keeper = NULL;
-	char *dir;
 	int r;
 
-	if (asprintf(&dir, "%s/pagemap-snapshot.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
+	if (!src)
 		return NULL;
-	if (!mkdtemp(dir)) {	/* mode 0700: the tree may hold frame numbers */
-		free(dir);
+	if (asprintf(&src->dir, "%s/pagemap-snapshot.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0) {
+		free(src);
+		return NULL;
+	}
+	if (!mkdtemp(src->dir)) {	/* mode 0700: the tree may hold frame numbers */
+		r = errno;
+		free(src->dir);
+		free(src);
+		errno = r;
 		return NULL;
 	}
 	/*
@@ -317,26 +322,19 @@ struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s)
 	 * Without one (no process to spare: RLIMIT_NPROC, a pids cgroup) the
 	 * replay still runs, and the tree is removed as before, at the end.
 	 */
-	keeper = pmi_snap_keeper_start(dir);
-	words = pmi_snap_words_new(s->fd, s->version);
-	if (words)
-		text = pmi_snap_text_new(s->fd);
-	r = text ? extract(s, dir, words, text) : -errno;
-	if (!r && !(ctx = pm_ctx_new(dir)))
+	src->keeper = pmi_snap_keeper_start(src->dir);
+	src->words = pmi_snap_words_new(s->fd, s->version);
+	if (src->words)
+		src->text = pmi_snap_text_new(s->fd);
+	r = src->text ? extract(s, src->dir, src->words, src->text) : -errno;
+	if (!r && !(ctx = pm_ctx_new(src->dir)))
 		r = -errno;
 	if (r) {
-		pmi_snap_words_free(words);
-		pmi_snap_text_free(text);
-		pmi_snap_remove_tree(dir);
-		pmi_snap_keeper_end(keeper);
-		free(dir);
+		pmi_snap_source_free(src);
 		errno = -r;
 		return NULL;
 	}
-	ctx->snapshot_dir = dir;
-	ctx->snap_words = words;
-	ctx->snap_text = text;
-	ctx->snap_keeper = keeper;
+	pmi_ctx_set_source(ctx, &pmi_snap_source_ops, src);
 	return ctx;
 }
 
