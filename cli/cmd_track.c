@@ -64,83 +64,117 @@ static void on_stop(int sig)
 	stop_signal = sig;
 }
 
+/* The help's text around the methods, which the library describes (pm_watch_method_details). */
+static const char help_head[] =
+	"Usage: pagemap track [options] PID [INTERVAL [COUNT]]\n"
+	"       pagemap track [options] [INTERVAL] -- COMMAND [ARG...]\n"
+	"\nThe pages a process writes, per interval (default 1 second), per mapping and in total.\n"
+	"Every writable mapping is watched, and mappings that appear later from the interval they\n"
+	"appear in (their pages with content count as written then).\n"
+	"\nHow the target is disturbed, by method (stated on stderr when tracking starts):\n";
+
+static const char help_cost[] =
+	"\nWhat it costs the target (an estimate, printed every interval): each page written in an\n"
+	"interval took one tracking fault, priced by a measurement at start (first writes to 1024\n"
+	"protected pages against plain writes, in a throwaway child; stated on stderr), against\n"
+	"the target's CPU time (at least a tenth of a CPU); plus the time of the collect's scans\n"
+	"against the interval. Measured here (Linux 6.18, paravirtualized guest): 15-30 us per\n"
+	"fault by uffd with the host busy, 1.0-1.3 us on a quiet day. At 25 us a process writing\n"
+	"26,000 different pages per second (10 % of 1 GiB) loses about 65 % of a CPU at a 1 s\n"
+	"interval and all of it at 0.1 s (at 1 us, 2.6 % and 26 %); rewriting a page within an\n"
+	"interval costs nothing more. With --max-overhead (default 10 %) the next interval is\n"
+	"widened in proportion when the estimate passes it (never narrower than asked; the record\n"
+	"says so); it stays while the estimate is within the budget, and narrows back when it\n"
+	"falls under a quarter of it (the target went quiet). Such a writer then reached 4-6 s\n"
+	"intervals in 3-4 collects and, in the steady state, kept 0.90-0.93 of its untracked\n"
+	"write rate (0.88-1.04 over all rows measured: pagemap-track(1), bench/README.md).\n"
+	"\nOptions:\n";
+
+static const char help_options[] =
+	"      --ranges         list the written address ranges, not the mappings\n"
+	"      --no-thp         split the target's huge pages so writes are counted per 4 KiB\n"
+	"                       page (uffd); without it tracking leaves them whole\n"
+	"      --max-overhead PERCENT\n"
+	"                       keep the estimated cost to the process under PERCENT of its\n"
+	"                       time (default 10; 0: never widen) by widening the interval\n"
+	"  -J, --json           one JSON object per interval, one per line\n"
+	"  -b, --bytes          sizes in bytes\n"
+	"  -n, --noheadings     no table headings\n"
+	"  -h, --help           this help\n"
+	"\nJSON: {\"t\":SECONDS,\"interval\":SECONDS,\"method\":\"uffd\",\"written\":BYTES,\"pages\":N,\n"
+	"       \"asked\":SECONDS,\"widened\":BOOL,\"faults\":N,\"fault_us\":US,\"overhead\":PERCENT,\n"
+	"       \"collect_ms\":MS,\"max_hold_ms\":MS,\"next_interval\":SECONDS,\n"
+	"       \"maps\":[{\"start\":\"0x..\",\"end\":\"0x..\",\"path\":\"..\",\"pages\":N,\"written\":BYTES,\n"
+	"                \"huge\":BYTES},...]}   (path null without a file or name; -o picks the keys)\n"
+	"      (with --ranges, \"ranges\":[{\"start\":..,\"end\":..,\"huge\":false},...] instead of \"maps\").\n"
+	"\nExit status: 0 when tracking ended (COUNT reached, the process exited, or SIGINT/SIGTERM),\n"
+	"1 when tracking could not start or failed, 2 for a usage error. With -- COMMAND, as time(1):\n"
+	"COMMAND's exit status (128+N if signal N ended it; SIGINT, SIGTERM and SIGHUP are passed\n"
+	"on to it), 127 if it was not found, 126 if it could not be run.\n";
+
+/* The methods track offers: every back end that watches another process (track never watches itself). */
+static bool offered(enum pm_watch_method m)
+{
+	return !(pm_watch_method_flags(m) & PM_WATCH_METHOD_CALLER_ONLY);
+}
+
+/* The offered back ends as words ("uffd, soft-dirty or fork-snapshot"), in the library's order. */
+static const char *offered_list(void)
+{
+	static char buf[256];
+	size_t i, k = 0, n = 0, len = 0;
+
+	for (i = 0; i < pm_watch_method_count(); i++)
+		n += offered(pm_watch_method_at(i));
+	for (i = 0; i < pm_watch_method_count() && len < sizeof(buf); i++) {
+		enum pm_watch_method m = pm_watch_method_at(i);
+
+		if (!offered(m))
+			continue;
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", !k ? "" : k + 1 == n ? " or " : ", ",
+					pm_watch_method_name(m));
+		k++;
+	}
+	return buf;
+}
+
+/* A method's name in the first 14 columns (on a line of its own when longer), its lines beside. */
+static void help_method(enum pm_watch_method m)
+{
+	const char *name = pm_watch_method_name(m), *d = pm_watch_method_details(m), *nl;
+
+	if (strlen(name) > 10)
+		printf("  %s\n%14s", name, "");
+	else
+		printf("  %-10s  ", name);
+	for (; (nl = strchr(d, '\n')); d = nl + 1)
+		printf("%.*s\n%14s", (int)(nl - d), d, "");
+	printf("%s\n", d);
+}
+
 static int usage_help(void)
 {
-	fputs("Usage: pagemap track [options] PID [INTERVAL [COUNT]]\n"
-	      "       pagemap track [options] [INTERVAL] -- COMMAND [ARG...]\n"
-	      "\nThe pages a process writes, per interval (default 1 second), per mapping and in total.\n"
-	      "Every writable mapping is watched, and mappings that appear later from the interval they\n"
-	      "appear in (their pages with content count as written then).\n"
-	      "\nHow the target is disturbed, by method (stated on stderr when tracking starts):\n"
-	      "  uffd        (Linux 6.7+) its writable pages are write-protected through a userfaultfd\n"
-	      "              created inside it: it is stopped once by ptrace for a few injected\n"
-	      "              syscalls; the first write to each page per interval takes a minor fault.\n"
-	      "              Its huge pages are left whole and unprotected (a write-protect fault\n"
-	      "              would split them): their contents are read and compared every interval,\n"
-	      "              and a changed one counts whole (column HUGE).\n"
-	      "              It keeps no descriptor; the protection goes when tracking ends.\n"
-	      "  soft-dirty  its soft-dirty bits are cleared every interval (clear_refs 4, the whole\n"
-	      "              process); the first write to each page per interval faults. Writes made\n"
-	      "              while a collection runs can be seen one interval late or, rarely, lost.\n"
-	      "  fork-snapshot\n"
-	      "              (only when asked for; x86-64) a stopped copy-on-write child is created\n"
-	      "              inside it (ptrace), so its first write to each page per interval copies\n"
-	      "              the page; it is stopped briefly every interval to replace the child.\n"
-	      "              Shared mappings are left out. As root no write is lost (the old and the\n"
-	      "              new child are compared by frame); without root, writes made while a\n"
-	      "              collection runs can be lost. If pagemap is killed, the dead child stays\n"
-	      "              a zombie in it.\n"
-	      "\nWhat it costs the target (an estimate, printed every interval): each page written in an\n"
-	      "interval took one tracking fault, priced by a measurement at start (first writes to 1024\n"
-	      "protected pages against plain writes, in a throwaway child; stated on stderr), against\n"
-	      "the target's CPU time (at least a tenth of a CPU); plus the time of the collect's scans\n"
-	      "against the interval. Measured here (Linux 6.18, paravirtualized guest): 15-30 us per\n"
-	      "fault by uffd with the host busy, 1.0-1.3 us on a quiet day. At 25 us a process writing\n"
-	      "26,000 different pages per second (10 % of 1 GiB) loses about 65 % of a CPU at a 1 s\n"
-	      "interval and all of it at 0.1 s (at 1 us, 2.6 % and 26 %); rewriting a page within an\n"
-	      "interval costs nothing more. With --max-overhead (default 10 %) the next interval is\n"
-	      "widened in proportion when the estimate passes it (never narrower than asked; the record\n"
-	      "says so); it stays while the estimate is within the budget, and narrows back when it\n"
-	      "falls under a quarter of it (the target went quiet). Such a writer then reached 4-6 s\n"
-	      "intervals in 3-4 collects and, in the steady state, kept 0.90-0.93 of its untracked\n"
-	      "write rate (0.88-1.04 over all rows measured: pagemap-track(1), bench/README.md).\n"
-	      "\nOptions:\n"
-	      "  -m, --method NAME    auto (default), uffd, soft-dirty or fork-snapshot\n"
-	      "      --ranges         list the written address ranges, not the mappings\n"
-	      "      --no-thp         split the target's huge pages so writes are counted per 4 KiB\n"
-	      "                       page (uffd); without it tracking leaves them whole\n"
-	      "      --max-overhead PERCENT\n"
-	      "                       keep the estimated cost to the process under PERCENT of its\n"
-	      "                       time (default 10; 0: never widen) by widening the interval\n"
-	      "  -J, --json           one JSON object per interval, one per line\n"
-	      "  -b, --bytes          sizes in bytes\n"
-	      "  -n, --noheadings     no table headings\n"
-	      "  -h, --help           this help\n"
-	      "\nJSON: {\"t\":SECONDS,\"interval\":SECONDS,\"method\":\"uffd\",\"written\":BYTES,\"pages\":N,\n"
-	      "       \"asked\":SECONDS,\"widened\":BOOL,\"faults\":N,\"fault_us\":US,\"overhead\":PERCENT,\n"
-	      "       \"collect_ms\":MS,\"max_hold_ms\":MS,\"next_interval\":SECONDS,\n"
-	      "       \"maps\":[{\"start\":\"0x..\",\"end\":\"0x..\",\"path\":\"..\",\"pages\":N,\"written\":BYTES,\n"
-	      "                \"huge\":BYTES},...]}   (path null without a file or name; -o picks the keys)\n"
-	      "      (with --ranges, \"ranges\":[{\"start\":..,\"end\":..,\"huge\":false},...] instead of \"maps\").\n"
-	      "\nExit status: 0 when tracking ended (COUNT reached, the process exited, or SIGINT/SIGTERM),\n"
-	      "1 when tracking could not start or failed, 2 for a usage error. With -- COMMAND, as time(1):\n"
-	      "COMMAND's exit status (128+N if signal N ended it; SIGINT, SIGTERM and SIGHUP are passed\n"
-	      "on to it), 127 if it was not found, 126 if it could not be run.\n",
-	      stdout);
+	size_t i;
+
+	fputs(help_head, stdout);
+	for (i = 0; i < pm_watch_method_count(); i++)
+		if (offered(pm_watch_method_at(i)))
+			help_method(pm_watch_method_at(i));
+	fputs(help_cost, stdout);
+	printf("  -m, --method NAME    auto (default), %s\n", offered_list());
+	fputs(help_options, stdout);
 	return EXIT_OK;
 }
 
+/* -m NAME: a back end the library names, if it watches another process ("auto" too). */
 static int parse_method(const char *s, enum pm_watch_method *m)
 {
-	static const enum pm_watch_method all[] = { PM_WATCH_AUTO, PM_WATCH_UFFD, PM_WATCH_SOFTDIRTY, PM_WATCH_SNAPSHOT };
-	size_t i;
+	int r = pm_watch_method_from_name(s);
 
-	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (!strcmp(s, pm_watch_method_name(all[i]))) {
-			*m = all[i];
-			return 0;
-		}
-	return -EINVAL;
+	if (r < 0 || !offered((enum pm_watch_method)r))
+		return -EINVAL;
+	*m = (enum pm_watch_method)r;
+	return 0;
 }
 
 static int parse_interval(const char *s, double *out)
@@ -519,21 +553,6 @@ static int track_loop(struct track *tr, double asked, unsigned long count)
 	return EXIT_OK;
 }
 
-static const char *perturbs(enum pm_watch_method m)
-{
-	switch (m) {
-	case PM_WATCH_UFFD:
-		return "its writable pages are write-protected (a minor fault on the first write to each page per "
-		       "interval); it was stopped once by ptrace to create a userfaultfd";
-	case PM_WATCH_SNAPSHOT:
-		return "a stopped copy-on-write child is created inside it (ptrace), so its first write to each page "
-		       "per interval copies the page; it is stopped briefly every interval to replace that child";
-	default:
-		return "its soft-dirty bits are cleared every interval (clear_refs 4, whole process; the first write "
-		       "to each page per interval faults)";
-	}
-}
-
 /* Why the userfaultfd (or snapshot) could not be made inside the target, for the errors ptrace gives. */
 static void start_hint(int err)
 {
@@ -576,7 +595,8 @@ static int start_watch(struct track *tr, enum pm_watch_method method, unsigned f
 	}
 	if (!quiet)
 		fprintf(stderr, "pagemap: track: process %d by %s (%s); this perturbs it: %s\n", (int)tr->pid,
-		pm_watch_method_name(pm_watch_method(tr->w)), pm_watch_reason(tr->w), perturbs(pm_watch_method(tr->w)));
+		pm_watch_method_name(pm_watch_method(tr->w)), pm_watch_reason(tr->w),
+		pm_watch_method_perturbs(pm_watch_method(tr->w)));
 	if (quiet)	/* after an exec; the first start calibrates once the target is armed (track_loop) */
 		calibrate(tr, true);
 	return EXIT_OK;
@@ -669,7 +689,7 @@ static int parse_options(struct track *tr, struct track_args *a, int argc, char 
 		if (out_parse_opt(&tr->oo, c, optarg))
 			continue;
 		if (c == 'm' && parse_method(optarg, &a->method) < 0)
-			return cli_usage_error("unknown method '%s' (auto, uffd, soft-dirty or fork-snapshot)", optarg);
+			return cli_usage_error("unknown method '%s' (auto, %s)", optarg, offered_list());
 		else if (c == OPT_RANGES)
 			tr->ranges = true;
 		else if (c == OPT_NOTHP)
