@@ -68,7 +68,7 @@ static const char help_options[] =
 	"COMMAND's exit status (128+N if signal N ended it; SIGINT, SIGTERM and SIGHUP are passed\n"
 	"on to it), 127 if it was not found, 126 if it could not be run.\n";
 
-/* The methods track offers: every back end that watches another process (track never watches itself). */
+/* The methods track offers: every back end that watches another process (not only the caller). */
 static bool offered(enum pm_watch_method m)
 {
 	return !(pm_watch_method_flags(m) & PM_WATCH_METHOD_CALLER_ONLY);
@@ -84,12 +84,14 @@ static const char *offered_list(void)
 		n += offered(pm_watch_method_at(i));
 	for (i = 0; i < pm_watch_method_count() && len < sizeof(buf); i++) {
 		enum pm_watch_method m = pm_watch_method_at(i);
+		const char *sep;
 
 		if (!offered(m))
 			continue;
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", !k ? "" : k + 1 == n ? " or " : ", ",
-					pm_watch_method_name(m));
+		sep = !k ? "" : k + 1 == n ? " or " : ", ";
 		k++;
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", sep,
+					pm_watch_method_name(m));
 	}
 	return buf;
 }
@@ -382,7 +384,8 @@ static int parse_options(struct track *tr, struct track_args *a, int argc, char 
 		if (out_parse_opt(&tr->oo, c, optarg))
 			continue;
 		if (c == 'm' && parse_method(optarg, &a->method) < 0)
-			return cli_usage_error("unknown method '%s' (auto, %s)", optarg, offered_list());
+			return cli_usage_error("unknown method '%s' (auto, %s)", optarg,
+					       offered_list());
 		else if (c == OPT_RANGES)
 			tr->ranges = true;
 		else if (c == OPT_NOTHP)

@@ -36,7 +36,7 @@ struct span {
 	double next;		/* the next interval */
 };
 
-/* The stop signal caught (SIGINT, SIGTERM, SIGHUP; 0: none): the loop ends, a command gets it too. */
+/* The stop signal caught (SIGINT, SIGTERM, SIGHUP; 0: none): the loop ends, a command gets it. */
 extern volatile sig_atomic_t track_stop_signal;
 
 /* track_output.c */
@@ -51,7 +51,7 @@ int track_open_pidfd(pid_t pid);
 void track_sleep_until(struct track *tr, double when);
 bool track_command_ended(pid_t pid);
 pid_t track_spawn(char **argv, int *errp);
-/* Stop a command that is still running when tracking failed or was stopped; its status as time(1) gives it. */
+/* The command's status as time(1) gives it, stopped first if tracking failed or was stopped. */
 int track_reap(struct track *tr, int code);
 
 #endif

@@ -291,7 +291,7 @@ PM_API size_t pm_watch_method_count(void);
 PM_API enum pm_watch_method pm_watch_method_at(size_t i);
 PM_API int pm_watch_method_from_name(const char *name);
 
-#define PM_WATCH_METHOD_CALLER_ONLY	(1u << 0)	/* watches the calling process only (pid 0) */
+#define PM_WATCH_METHOD_CALLER_ONLY	(1u << 0)	/* watches the caller only (pid 0) */
 
 /* pm_watch_method_flags - PM_WATCH_METHOD_* of @method; 0 for AUTO or an unknown method. */
 PM_API unsigned pm_watch_method_flags(enum pm_watch_method method);

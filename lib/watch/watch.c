@@ -9,8 +9,10 @@
 
 /*
  * Each back end defines its ops in its own file; they are declared here, beside
- * the table, their only user, so that adding one touches its file, this table
- * and the public enum, nothing else.
+ * the table, their only user. Adding one touches three files: its own
+ * (watch_NAME.c, every field of struct pm_watch_ops filled), its extern and row
+ * here, and its value at the end of enum pm_watch_method (the public header).
+ * The CLI, the binding and the calibration ask the ops through pm_watch_method_*().
  */
 extern const struct pm_watch_ops pm_watch_uffd_ops;
 extern const struct pm_watch_ops pm_watch_softdirty_ops;
@@ -150,7 +152,7 @@ int pm_watch_explain(struct pm_ctx *ctx, pid_t pid, enum pm_watch_method method,
 /* The method AUTO stands for, given what explain found usable: the last choosable row when none is. */
 static enum pm_watch_method choose(struct pm_ctx *ctx, pid_t pid)
 {
-	enum pm_watch_method m = PM_WATCH_AUTO;	/* never kept: explain found a choosable row */
+	enum pm_watch_method m = PM_WATCH_AUTO;	/* never kept: explain found a row */
 	char buf[256];
 	size_t i;
 

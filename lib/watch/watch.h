@@ -34,7 +34,7 @@ struct pm_watch_ops {
 	const char *name;	/* pm_watch_method_name() */
 	bool auto_pick;		/* PM_WATCH_AUTO may choose it (in the table's order) */
 	bool takes_over;	/* may replace a chosen back end that failed to start */
-	bool caller_only;	/* watches the calling process only (PM_WATCH_METHOD_CALLER_ONLY) */
+	bool caller_only;	/* watches the caller only (PM_WATCH_METHOD_CALLER_ONLY) */
 	const char *perturbs;	/* pm_watch_method_perturbs(): one sentence */
 	const char *details;	/* pm_watch_method_details(): lines of at most 86 columns */
 	/* Can it watch @pid (0: the caller) here? 0 or -errno, with words (starting "NAME: ") in @buf. */
@@ -63,7 +63,7 @@ struct pm_watch_ops {
 	 * to keep between rounds (a descriptor, a process). 0, or -1.
 	 */
 	int (*cal_arm)(char *p, size_t len, int *state);
-	/* Optional: the rounds are over; undo what cal_arm keeps in @state (the child exits after). */
+	/* Optional: the rounds are over; undo what cal_arm keeps in @state. */
 	void (*cal_end)(int state);
 };
 

@@ -424,7 +424,7 @@ static int snap_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
 	return 0;
 }
 
-/* Calibration: a child that shares the pages copy-on-write, replaced each round (*@state its pid). */
+/* Calibration: a child sharing the pages copy-on-write, replaced each round (*@state: its pid). */
 static int snap_cal_arm(char *p, size_t len, int *state)
 {
 	if (*state > 0) {
@@ -451,9 +451,9 @@ static void snap_cal_end(int state)
 const struct pm_watch_ops pm_watch_snapshot_ops = {
 	.method = PM_WATCH_SNAPSHOT,
 	.name = "fork-snapshot",
-	.perturbs = "a stopped copy-on-write child is created inside it (ptrace), so its first write to "
-		    "each page per interval copies the page; it is stopped briefly every interval to "
-		    "replace that child",
+	.perturbs = "a stopped copy-on-write child is created inside it (ptrace), so its first "
+		    "write to each page per interval copies the page; it is stopped briefly every "
+		    "interval to replace that child",
 	.details = "(only when asked for; x86-64) a stopped copy-on-write child is created\n"
 		   "inside it (ptrace), so its first write to each page per interval copies\n"
 		   "the page; it is stopped briefly every interval to replace the child.\n"

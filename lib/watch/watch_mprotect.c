@@ -410,7 +410,9 @@ static void cal_unprotect(int sig, siginfo_t *si, void *uc)
 
 	(void)sig;
 	(void)uc;
-	mprotect((void *)((uintptr_t)si->si_addr & ~(uintptr_t)(ps - 1)), (size_t)ps, PROT_READ | PROT_WRITE);
+	uintptr_t page = (uintptr_t)si->si_addr & ~(uintptr_t)(ps - 1);
+
+	mprotect((void *)page, (size_t)ps, PROT_READ | PROT_WRITE);
 }
 
 /* Calibration: @p made read-only, the handler above installed at the first round. */
