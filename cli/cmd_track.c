@@ -5,142 +5,134 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <poll.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-#include <fcntl.h>
 #include "cli.h"
 #include "output.h"
-
-enum { COL_START, COL_END, COL_PERMS, COL_PAGES, COL_WRITTEN, COL_HUGE, COL_PATH };
-
-static const struct out_col columns[] = {
-	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the mapping (or range)" },
-	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after its last byte" },
-	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions, as in maps" },
-	[COL_PAGES] = { "PAGES", 6, SCOLS_FL_RIGHT, OUT_NUM, "pages written in the interval" },
-	[COL_WRITTEN] = { "WRITTEN", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes written in the interval" },
-	[COL_HUGE] = { "HUGE", 6, SCOLS_FL_RIGHT, OUT_SIZE, "of those, bytes reported whole with a huge page" },
-	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "file or [name]" },
-};
-#define NCOLS (sizeof(columns) / sizeof(columns[0]))
-
-/* --ranges: a range is reported whole with a huge page or page by page, so HUGE is yes or no (JSON true/false). */
-static const struct out_col range_columns[] = {
-	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the range" },
-	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after its last byte" },
-	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "(empty for ranges)" },
-	[COL_PAGES] = { "PAGES", 6, SCOLS_FL_RIGHT, OUT_NUM, "pages written in the interval" },
-	[COL_WRITTEN] = { "WRITTEN", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes written in the interval" },
-	[COL_HUGE] = { "HUGE", 4, 0, OUT_BOOL, "reported whole with a huge page, not page by page" },
-	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "(empty for ranges)" },
-};
-
-struct track {
-	struct pm_ctx *ctx;
-	pid_t pid;
-	struct pm_target *t;		/* for the maps */
-	struct pm_watch *w;
-	unsigned skipped;		/* writable mappings the back end refused */
-	unsigned flags;			/* PM_WATCH_* for pm_watch_new */
-	bool ranges, command;
-	struct out_opts oo;
-	struct out *out;		/* one record per interval */
-	uint64_t psize;
-	double max_overhead;		/* --max-overhead as a share (0: intervals as asked) */
-	double fault_cost;		/* pm_watch_calibrate's, seconds (0: not measured) */
-	int pidfd;			/* the target's pidfd, readable once it ended (-1: none, sleep in slices) */
-};
+#include "track.h"
 
 #define DEFAULT_MAX_OVERHEAD 10.0	/* percent */
 
-static volatile sig_atomic_t stop_signal;
+volatile sig_atomic_t track_stop_signal;
 
 static void on_stop(int sig)
 {
-	stop_signal = sig;
+	track_stop_signal = sig;
+}
+
+/* The help's text around the methods, which the library describes (pm_watch_method_details). */
+static const char help_head[] =
+	"Usage: pagemap track [options] PID [INTERVAL [COUNT]]\n"
+	"       pagemap track [options] [INTERVAL] -- COMMAND [ARG...]\n"
+	"\nThe pages a process writes, per interval (default 1 second), per mapping and in total.\n"
+	"Every writable mapping is watched, and mappings that appear later from the interval they\n"
+	"appear in (their pages with content count as written then).\n"
+	"\nHow the target is disturbed, by method (stated on stderr when tracking starts):\n";
+
+static const char help_cost[] =
+	"\nWhat it costs the target (an estimate, printed every interval): each page written in an\n"
+	"interval took one tracking fault, priced by a measurement at start (first writes to 1024\n"
+	"protected pages against plain writes, in a throwaway child; stated on stderr), against\n"
+	"the target's CPU time (at least a tenth of a CPU); plus the time of the collect's scans\n"
+	"against the interval. Measured here (Linux 6.18, paravirtualized guest): 15-30 us per\n"
+	"fault by uffd with the host busy, 1.0-1.3 us on a quiet day. At 25 us a process writing\n"
+	"26,000 different pages per second (10 % of 1 GiB) loses about 65 % of a CPU at a 1 s\n"
+	"interval and all of it at 0.1 s (at 1 us, 2.6 % and 26 %); rewriting a page within an\n"
+	"interval costs nothing more. With --max-overhead (default 10 %) the next interval is\n"
+	"widened in proportion when the estimate passes it (never narrower than asked; the record\n"
+	"says so); it stays while the estimate is within the budget, and narrows back when it\n"
+	"falls under a quarter of it (the target went quiet). Such a writer then reached 4-6 s\n"
+	"intervals in 3-4 collects and, in the steady state, kept 0.90-0.93 of its untracked\n"
+	"write rate (0.88-1.04 over all rows measured: pagemap-track(1), bench/README.md).\n"
+	"\nOptions:\n";
+
+static const char help_options[] =
+	"      --ranges         list the written address ranges, not the mappings\n"
+	"      --no-thp         split the target's huge pages so writes are counted per 4 KiB\n"
+	"                       page (uffd); without it tracking leaves them whole\n"
+	"      --max-overhead PERCENT\n"
+	"                       keep the estimated cost to the process under PERCENT of its\n"
+	"                       time (default 10; 0: never widen) by widening the interval\n"
+	"  -J, --json           one JSON object per interval, one per line\n"
+	"  -b, --bytes          sizes in bytes\n"
+	"  -n, --noheadings     no table headings\n"
+	"  -h, --help           this help\n"
+	"\nJSON: {\"t\":SECONDS,\"interval\":SECONDS,\"method\":\"uffd\",\"written\":BYTES,\"pages\":N,\n"
+	"       \"asked\":SECONDS,\"widened\":BOOL,\"faults\":N,\"fault_us\":US,\"overhead\":PERCENT,\n"
+	"       \"collect_ms\":MS,\"max_hold_ms\":MS,\"next_interval\":SECONDS,\n"
+	"       \"maps\":[{\"start\":\"0x..\",\"end\":\"0x..\",\"path\":\"..\",\"pages\":N,\"written\":BYTES,\n"
+	"                \"huge\":BYTES},...]}   (path null without a file or name; -o picks the keys)\n"
+	"      (with --ranges, \"ranges\":[{\"start\":..,\"end\":..,\"huge\":false},...] instead of \"maps\").\n"
+	"\nExit status: 0 when tracking ended (COUNT reached, the process exited, or SIGINT/SIGTERM),\n"
+	"1 when tracking could not start or failed, 2 for a usage error. With -- COMMAND, as time(1):\n"
+	"COMMAND's exit status (128+N if signal N ended it; SIGINT, SIGTERM and SIGHUP are passed\n"
+	"on to it), 127 if it was not found, 126 if it could not be run.\n";
+
+/* The methods track offers: every back end that watches another process (not only the caller). */
+static bool offered(enum pm_watch_method m)
+{
+	return !(pm_watch_method_flags(m) & PM_WATCH_METHOD_CALLER_ONLY);
+}
+
+/* The offered back ends as words ("uffd, soft-dirty or fork-snapshot"), in the library's order. */
+static const char *offered_list(void)
+{
+	static char buf[256];
+	size_t i, k = 0, n = 0, len = 0;
+
+	for (i = 0; i < pm_watch_method_count(); i++)
+		n += offered(pm_watch_method_at(i));
+	for (i = 0; i < pm_watch_method_count() && len < sizeof(buf); i++) {
+		enum pm_watch_method m = pm_watch_method_at(i);
+		const char *sep;
+
+		if (!offered(m))
+			continue;
+		sep = !k ? "" : k + 1 == n ? " or " : ", ";
+		k++;
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", sep,
+					pm_watch_method_name(m));
+	}
+	return buf;
+}
+
+/* A method's name in the first 14 columns (on a line of its own when longer), its lines beside. */
+static void help_method(enum pm_watch_method m)
+{
+	const char *name = pm_watch_method_name(m), *d = pm_watch_method_details(m), *nl;
+
+	if (strlen(name) > 10)
+		printf("  %s\n%14s", name, "");
+	else
+		printf("  %-10s  ", name);
+	for (; (nl = strchr(d, '\n')); d = nl + 1)
+		printf("%.*s\n%14s", (int)(nl - d), d, "");
+	printf("%s\n", d);
 }
 
 static int usage_help(void)
 {
-	fputs("Usage: pagemap track [options] PID [INTERVAL [COUNT]]\n"
-	      "       pagemap track [options] [INTERVAL] -- COMMAND [ARG...]\n"
-	      "\nThe pages a process writes, per interval (default 1 second), per mapping and in total.\n"
-	      "Every writable mapping is watched, and mappings that appear later from the interval they\n"
-	      "appear in (their pages with content count as written then).\n"
-	      "\nHow the target is disturbed, by method (stated on stderr when tracking starts):\n"
-	      "  uffd        (Linux 6.7+) its writable pages are write-protected through a userfaultfd\n"
-	      "              created inside it: it is stopped once by ptrace for a few injected\n"
-	      "              syscalls; the first write to each page per interval takes a minor fault.\n"
-	      "              Its huge pages are left whole and unprotected (a write-protect fault\n"
-	      "              would split them): their contents are read and compared every interval,\n"
-	      "              and a changed one counts whole (column HUGE).\n"
-	      "              It keeps no descriptor; the protection goes when tracking ends.\n"
-	      "  soft-dirty  its soft-dirty bits are cleared every interval (clear_refs 4, the whole\n"
-	      "              process); the first write to each page per interval faults. Writes made\n"
-	      "              while a collection runs can be seen one interval late or, rarely, lost.\n"
-	      "  fork-snapshot\n"
-	      "              (only when asked for; x86-64) a stopped copy-on-write child is created\n"
-	      "              inside it (ptrace), so its first write to each page per interval copies\n"
-	      "              the page; it is stopped briefly every interval to replace the child.\n"
-	      "              Shared mappings are left out. As root no write is lost (the old and the\n"
-	      "              new child are compared by frame); without root, writes made while a\n"
-	      "              collection runs can be lost. If pagemap is killed, the dead child stays\n"
-	      "              a zombie in it.\n"
-	      "\nWhat it costs the target (an estimate, printed every interval): each page written in an\n"
-	      "interval took one tracking fault, priced by a measurement at start (first writes to 1024\n"
-	      "protected pages against plain writes, in a throwaway child; stated on stderr), against\n"
-	      "the target's CPU time (at least a tenth of a CPU); plus the time of the collect's scans\n"
-	      "against the interval. Measured here (Linux 6.18, paravirtualized guest): 15-30 us per\n"
-	      "fault by uffd with the host busy, 1.0-1.3 us on a quiet day. At 25 us a process writing\n"
-	      "26,000 different pages per second (10 % of 1 GiB) loses about 65 % of a CPU at a 1 s\n"
-	      "interval and all of it at 0.1 s (at 1 us, 2.6 % and 26 %); rewriting a page within an\n"
-	      "interval costs nothing more. With --max-overhead (default 10 %) the next interval is\n"
-	      "widened in proportion when the estimate passes it (never narrower than asked; the record\n"
-	      "says so); it stays while the estimate is within the budget, and narrows back when it\n"
-	      "falls under a quarter of it (the target went quiet). Such a writer then reached 4-6 s\n"
-	      "intervals in 3-4 collects and, in the steady state, kept 0.90-0.93 of its untracked\n"
-	      "write rate (0.88-1.04 over all rows measured: pagemap-track(1), bench/README.md).\n"
-	      "\nOptions:\n"
-	      "  -m, --method NAME    auto (default), uffd, soft-dirty or fork-snapshot\n"
-	      "      --ranges         list the written address ranges, not the mappings\n"
-	      "      --no-thp         split the target's huge pages so writes are counted per 4 KiB\n"
-	      "                       page (uffd); without it tracking leaves them whole\n"
-	      "      --max-overhead PERCENT\n"
-	      "                       keep the estimated cost to the process under PERCENT of its\n"
-	      "                       time (default 10; 0: never widen) by widening the interval\n"
-	      "  -J, --json           one JSON object per interval, one per line\n"
-	      "  -b, --bytes          sizes in bytes\n"
-	      "  -n, --noheadings     no table headings\n"
-	      "  -h, --help           this help\n"
-	      "\nJSON: {\"t\":SECONDS,\"interval\":SECONDS,\"method\":\"uffd\",\"written\":BYTES,\"pages\":N,\n"
-	      "       \"asked\":SECONDS,\"widened\":BOOL,\"faults\":N,\"fault_us\":US,\"overhead\":PERCENT,\n"
-	      "       \"collect_ms\":MS,\"max_hold_ms\":MS,\"next_interval\":SECONDS,\n"
-	      "       \"maps\":[{\"start\":\"0x..\",\"end\":\"0x..\",\"path\":\"..\",\"pages\":N,\"written\":BYTES,\n"
-	      "                \"huge\":BYTES},...]}   (path null without a file or name; -o picks the keys)\n"
-	      "      (with --ranges, \"ranges\":[{\"start\":..,\"end\":..,\"huge\":false},...] instead of \"maps\").\n"
-	      "\nExit status: 0 when tracking ended (COUNT reached, the process exited, or SIGINT/SIGTERM),\n"
-	      "1 when tracking could not start or failed, 2 for a usage error. With -- COMMAND, as time(1):\n"
-	      "COMMAND's exit status (128+N if signal N ended it; SIGINT, SIGTERM and SIGHUP are passed\n"
-	      "on to it), 127 if it was not found, 126 if it could not be run.\n",
-	      stdout);
+	size_t i;
+
+	fputs(help_head, stdout);
+	for (i = 0; i < pm_watch_method_count(); i++)
+		if (offered(pm_watch_method_at(i)))
+			help_method(pm_watch_method_at(i));
+	fputs(help_cost, stdout);
+	printf("  -m, --method NAME    auto (default), %s\n", offered_list());
+	fputs(help_options, stdout);
 	return EXIT_OK;
 }
 
+/* -m NAME: a back end the library names, if it watches another process ("auto" too). */
 static int parse_method(const char *s, enum pm_watch_method *m)
 {
-	static const enum pm_watch_method all[] = { PM_WATCH_AUTO, PM_WATCH_UFFD, PM_WATCH_SOFTDIRTY, PM_WATCH_SNAPSHOT };
-	size_t i;
+	int r = pm_watch_method_from_name(s);
 
-	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (!strcmp(s, pm_watch_method_name(all[i]))) {
-			*m = all[i];
-			return 0;
-		}
-	return -EINVAL;
+	if (r < 0 || !offered((enum pm_watch_method)r))
+		return -EINVAL;
+	*m = (enum pm_watch_method)r;
+	return 0;
 }
 
 static int parse_interval(const char *s, double *out)
@@ -170,14 +162,6 @@ static int parse_percent(const char *s, double *out)
 	return 0;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* ---- watched mappings ---- */
 
 /* Watch every writable mapping not yet watched (the library keeps what is watched). */
@@ -193,158 +177,13 @@ static int watch_writable(struct track *tr, unsigned flags)
 	return err;
 }
 
-/* ---- output ---- */
-
-/*
- * Bytes of the written ranges inside [a, b); *huge gets the part reported at
- * huge-page granularity. Mappings come in address order, and so do the
- * ranges: *@from, the first range that may still overlap, only moves forward
- * (linear in both).
- */
-static uint64_t written_in(const struct pm_written *r, size_t n, uint64_t a, uint64_t b, uint64_t *huge, size_t *from)
-{
-	uint64_t sum = 0;
-	size_t i;
-
-	*huge = 0;
-	while (*from < n && r[*from].end <= a)
-		(*from)++;
-	for (i = *from; i < n && r[i].start < b; i++) {
-		uint64_t lo = r[i].start > a ? r[i].start : a, hi = r[i].end < b ? r[i].end : b;
-
-		if (hi > lo) {
-			sum += hi - lo;
-			if (r[i].huge)
-				*huge += hi - lo;
-		}
-	}
-	return sum;
-}
-
-static void row(struct out *out, struct libscols_line *ln, uint64_t a, uint64_t b, const char *perms,
-		const char *path, uint64_t bytes, uint64_t huge, uint64_t psize)
-{
-	out_u64(out, ln, COL_START, a);
-	out_u64(out, ln, COL_END, b);
-	out_str(out, ln, COL_PERMS, perms);
-	out_u64(out, ln, COL_PAGES, bytes / psize);
-	out_u64(out, ln, COL_WRITTEN, bytes);
-	out_u64(out, ln, COL_HUGE, huge);
-	out_str(out, ln, COL_PATH, path);
-}
-
-/* The table every interval fills; NULL after a usage error for -o. JSON keeps the keys it always had. */
-static struct out *new_table(const struct track *tr)
-{
-	if (tr->ranges)
-		return out_new("ranges", range_columns, NCOLS,
-			       tr->oo.json ? "START,END,HUGE" : "START,END,PAGES,WRITTEN,HUGE", &tr->oo);
-	return out_new("maps", columns, NCOLS,
-		       tr->oo.json ? "START,END,PATH,PAGES,WRITTEN,HUGE" : "START,END,PERMS,PAGES,WRITTEN,HUGE,PATH", &tr->oo);
-}
-
-/* One row per written mapping: the maps are read again each interval (they change). */
-static int fill_maps(struct track *tr, const struct pm_written *r, size_t n)
-{
-	struct pm_maps *it = pm_maps_open(tr->t);
-	const struct pm_mapping *m;
-	char path[4096];
-	size_t from = 0;
-	int ret = 0;
-
-	while (it && (ret = pm_maps_next(it, &m)) == 0) {
-		uint64_t huge, bytes = written_in(r, n, m->start, m->end, &huge, &from);
-
-		if (!bytes)
-			continue;
-		snprintf(path, sizeof(path), "%.*s", (int)m->path_len, m->path);
-		row(tr->out, out_line(tr->out), m->start, m->end, m->perms, path, bytes, huge, tr->psize);
-	}
-	if (!it)
-		ret = -errno;
-	pm_maps_close(it);
-	return ret < 0 ? ret : 0;
-}
-
-static int fill_rows(struct track *tr, const struct pm_written *r, size_t n, uint64_t total, uint64_t huge)
-{
-	struct libscols_line *ln;
-	size_t i;
-	int err = 0;
-
-	if (!tr->ranges)
-		err = fill_maps(tr, r, n);
-	for (i = 0; tr->ranges && i < n; i++)
-		row(tr->out, out_line(tr->out), r[i].start, r[i].end, "", "", r[i].end - r[i].start, r[i].huge, tr->psize);
-	if ((ln = out_total_line(tr->out))) {	/* tables only */
-		out_str(tr->out, ln, COL_PATH, "total");
-		out_u64(tr->out, ln, COL_PAGES, total / tr->psize);
-		out_u64(tr->out, ln, COL_WRITTEN, total);
-		if (!tr->ranges)	/* a range's HUGE is yes or no */
-			out_u64(tr->out, ln, COL_HUGE, huge);
-	}
-	return err;
-}
-
-/* When and how long: the interval as it was, as asked, and the next one (widened or not). */
-struct span {
-	double t, interval, asked;
-	bool widened;		/* this interval was made longer than asked, by --max-overhead */
-	double next;		/* the next interval */
-};
-
-/* The cost line under the heading: what the estimate says, and why the next interval is what it is. */
-static void cost_words(const struct track *tr, const struct pm_watch_cost *c, const struct span *sp, char *buf,
-		       size_t size)
-{
-	int n = snprintf(buf, size, "#   estimated cost to it: %.1f%% (%" PRIu64 " faults x %.1f us, collect %.1f ms, "
-			 "longest hold %.1f ms)", 100 * c->overhead, c->faults, 1e6 * c->fault_cost, 1e3 * c->scan_time,
-			 1e3 * c->max_hold);
-
-	if (n < 0 || (size_t)n >= size)
-		return;
-	if (sp->next > sp->asked + 1e-9)
-		snprintf(buf + n, size - (size_t)n, "; over --max-overhead %g%%: next interval widened to %.3fs\n",
-			 100 * tr->max_overhead, sp->next);
-	else
-		snprintf(buf + n, size - (size_t)n, "\n");
-}
-
-/* The interval's head: comment lines over the table, or the first keys of its JSON line. */
-static int print_interval(struct track *tr, const struct span *sp, uint64_t total)
-{
-	const char *method = pm_watch_method_name(pm_watch_method(tr->w));
-	struct pm_watch_cost c = { .interval = sp->interval };
-	char heading[768], hs[32], cost[400];
-
-	pm_watch_cost(tr->w, &c);	/* set by the collect just made */
-	cost_words(tr, &c, sp, cost, sizeof(cost));
-	snprintf(heading, sizeof(heading), "%s# t=%.3fs interval %.3fs (asked %gs%s), %s: %" PRIu64 " pages written (%s)\n%s",
-		 sp->t > sp->interval + 1e-9 ? "\n" : "", sp->t, sp->interval, sp->asked,
-		 sp->widened ? ", widened by --max-overhead" : "", method, total / tr->psize,
-		 out_human_size(total, hs, sizeof(hs)), cost);
-
-	const struct out_field head[] = {
-		{ "t", OUT_SECS, 0, sp->t, NULL }, { "interval", OUT_SECS, 0, sp->interval, NULL },
-		{ "method", OUT_STR, 0, 0, method }, { "written", OUT_NUM, total, 0, NULL },
-		{ "pages", OUT_NUM, total / tr->psize, 0, NULL }, { "asked", OUT_SECS, 0, sp->asked, NULL },
-		{ "widened", OUT_BOOL, sp->widened, 0, NULL }, { "faults", OUT_NUM, c.faults, 0, NULL },
-		{ "fault_us", OUT_SECS, 0, 1e6 * c.fault_cost, NULL }, { "overhead", OUT_SECS, 0, 100 * c.overhead, NULL },
-		{ "collect_ms", OUT_SECS, 0, 1e3 * c.scan_time, NULL }, { "max_hold_ms", OUT_SECS, 0, 1e3 * c.max_hold, NULL },
-		{ "next_interval", OUT_SECS, 0, sp->next, NULL },
-	};
-
-	return out_print_record(tr->out, heading, head, sizeof(head) / sizeof(head[0]));
-}
-
 /* ---- the loop ---- */
 
 /* Collect, print, and set sp->next: the interval to wait now (widened past the asked one by --max-overhead). */
 static int one_interval(struct track *tr, struct span *sp)
 {
 	const struct pm_written *r;
-	uint64_t total = 0, huge = 0;
-	size_t n, i;
+	size_t n;
 	int err;
 
 	/* Mappings that appeared during the interval: watched from now, their content counted as written now. */
@@ -353,14 +192,8 @@ static int one_interval(struct track *tr, struct span *sp)
 		err = pm_watch_collect(tr->w, PM_WATCH_RESET, &r, &n);
 	if (err < 0)
 		return err;
-	for (i = 0; i < n; i++) {
-		total += r[i].end - r[i].start;
-		if (r[i].huge)
-			huge += r[i].end - r[i].start;
-	}
 	sp->next = pm_watch_next_interval(tr->w, sp->asked, tr->max_overhead);
-	err = fill_rows(tr, r, n, total, huge);
-	return err < 0 ? err : print_interval(tr, sp, total);
+	return track_print(tr, sp, r, n);
 }
 
 /* Price one tracking fault here (once per watch: a process that exec'd is measured again, quietly). */
@@ -416,59 +249,6 @@ static int restart_after_exec(struct track *tr)
 	return watch_writable(tr, PM_WATCH_POPULATED);
 }
 
-#define SLICE 0.25	/* seconds: without a pidfd, a widened interval is slept in slices, to see the process end */
-
-/* A pidfd of @pid (Linux 5.3), or -1. */
-static int open_pidfd(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-	return (int)syscall(SYS_pidfd_open, pid, 0);
-#else
-	(void)pid;
-	errno = ENOSYS;
-	return -1;
-#endif
-}
-
-/*
- * Until @when, or a stop signal, or the process ended (its last interval is
- * collected at once, not after an interval --max-overhead made long). With
- * a pidfd, one sleep that its end cuts short: no wake-up between collects
- * (the slices woke us 4 times a second, each a context switch on a CPU the
- * target may share; PAGEMAP_TRACK_SLICES=1 forces them, for the tests).
- */
-static void sleep_until(struct track *tr, double when)
-{
-	struct timespec ts;
-
-	for (;;) {
-		double until = when, now = now_s();
-
-		if (now >= when || stop_signal)
-			return;
-		if (tr->pidfd >= 0) {
-			struct pollfd p = { .fd = tr->pidfd, .events = POLLIN };
-			double d = when - now;
-
-			ts.tv_sec = (time_t)d;
-			ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
-			if (ppoll(&p, 1, &ts, NULL) > 0) {	/* it ended; EINTR: a stop signal, checked above */
-				close(tr->pidfd);
-				tr->pidfd = -1;		/* the slices from now on: no spinning on a readable pidfd */
-				return;
-			}
-			continue;
-		}
-		if (when - now > SLICE)
-			until = now + SLICE;
-		ts.tv_sec = (time_t)until;
-		ts.tv_nsec = (long)((until - (double)ts.tv_sec) * 1e9);
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);	/* EINTR: a stop signal */
-		if (until < when && pm_proc_state(tr->ctx, tr->pid) != PM_PROC_RUNNING)
-			return;
-	}
-}
-
 /*
  * Every interval as asked, or wider when --max-overhead says so. When the
  * next collect is due is pm_watch_next_wait's: never before the process has
@@ -477,7 +257,7 @@ static void sleep_until(struct track *tr, double when)
  */
 static int track_loop(struct track *tr, double asked, unsigned long count)
 {
-	double t0 = now_s(), last = t0, due = t0 + asked;
+	double t0 = track_now(), last = t0, due = t0 + asked;
 	struct span sp = { .asked = asked, .next = asked };
 	unsigned long i;
 	int err = 0, tries;
@@ -485,14 +265,14 @@ static int track_loop(struct track *tr, double asked, unsigned long count)
 	/* Priced now, the target armed and tracked meanwhile: a short-lived command is not missed for it. */
 	calibrate(tr, false);
 	if (!getenv("PAGEMAP_TRACK_SLICES"))	/* the slices forced: tests cover both */
-		tr->pidfd = open_pidfd(tr->pid);
+		tr->pidfd = track_open_pidfd(tr->pid);
 	for (i = 1; !count || i <= count; i++) {
 		double now;
 
-		sleep_until(tr, due);
-		if (stop_signal)
+		track_sleep_until(tr, due);
+		if (track_stop_signal)
 			break;
-		now = now_s();
+		now = track_now();
 		sp.t = now - t0;
 		sp.interval = now - last;
 		sp.widened = sp.next > asked + 1e-9;
@@ -503,7 +283,7 @@ static int track_loop(struct track *tr, double asked, unsigned long count)
 		last = now;
 		if (err < 0)
 			break;
-		due = now_s() + pm_watch_next_wait(tr->w, sp.next);
+		due = track_now() + pm_watch_next_wait(tr->w, sp.next);
 	}
 	if (tr->pidfd >= 0)
 		close(tr->pidfd);
@@ -517,21 +297,6 @@ static int track_loop(struct track *tr, double asked, unsigned long count)
 		return EXIT_RUNTIME;
 	}
 	return EXIT_OK;
-}
-
-static const char *perturbs(enum pm_watch_method m)
-{
-	switch (m) {
-	case PM_WATCH_UFFD:
-		return "its writable pages are write-protected (a minor fault on the first write to each page per "
-		       "interval); it was stopped once by ptrace to create a userfaultfd";
-	case PM_WATCH_SNAPSHOT:
-		return "a stopped copy-on-write child is created inside it (ptrace), so its first write to each page "
-		       "per interval copies the page; it is stopped briefly every interval to replace that child";
-	default:
-		return "its soft-dirty bits are cleared every interval (clear_refs 4, whole process; the first write "
-		       "to each page per interval faults)";
-	}
 }
 
 /* Why the userfaultfd (or snapshot) could not be made inside the target, for the errors ptrace gives. */
@@ -576,61 +341,11 @@ static int start_watch(struct track *tr, enum pm_watch_method method, unsigned f
 	}
 	if (!quiet)
 		fprintf(stderr, "pagemap: track: process %d by %s (%s); this perturbs it: %s\n", (int)tr->pid,
-		pm_watch_method_name(pm_watch_method(tr->w)), pm_watch_reason(tr->w), perturbs(pm_watch_method(tr->w)));
+		pm_watch_method_name(pm_watch_method(tr->w)), pm_watch_reason(tr->w),
+		pm_watch_method_perturbs(pm_watch_method(tr->w)));
 	if (quiet)	/* after an exec; the first start calibrates once the target is armed (track_loop) */
 		calibrate(tr, true);
 	return EXIT_OK;
-}
-
-/*
- * Has our child @pid ended (without reaping it)? A command whose memory went
- * while it was being watched is exiting: give it 100 ms to become a zombie.
- */
-static bool command_ended(pid_t pid)
-{
-	struct timespec ts = { 0, 5 * 1000 * 1000 };
-	siginfo_t si;
-	int i;
-
-	for (i = 0; i < 20; i++) {
-		memset(&si, 0, sizeof(si));
-		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid)
-			return true;
-		nanosleep(&ts, NULL);
-	}
-	return false;
-}
-
-/* Fork and exec @argv; returns the PID once exec succeeded, or -1 after a message with *@err set. */
-static pid_t spawn(char **argv, int *errp)
-{
-	int p[2], err = 0;
-	pid_t pid;
-
-	*errp = 0;
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return cli_error(errno, "track: pipe"), -1;
-	pid = fork();
-	if (pid < 0)
-		return cli_error(errno, "track: fork"), -1;
-	if (pid == 0) {
-		close(p[0]);
-		execvp(argv[0], argv);
-		err = errno;
-		if (write(p[1], &err, sizeof(err)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(p[1]);
-	if (read(p[0], &err, sizeof(err)) == sizeof(err)) {
-		close(p[0]);
-		waitpid(pid, NULL, 0);
-		cli_error(err, "track: cannot run %s", argv[0]);
-		*errp = err;
-		return -1;
-	}
-	close(p[0]);
-	return pid;
 }
 
 /* What the command line asks for, apart from the output options (in struct track). */
@@ -669,7 +384,8 @@ static int parse_options(struct track *tr, struct track_args *a, int argc, char 
 		if (out_parse_opt(&tr->oo, c, optarg))
 			continue;
 		if (c == 'm' && parse_method(optarg, &a->method) < 0)
-			return cli_usage_error("unknown method '%s' (auto, uffd, soft-dirty or fork-snapshot)", optarg);
+			return cli_usage_error("unknown method '%s' (auto, %s)", optarg,
+					       offered_list());
 		else if (c == OPT_RANGES)
 			tr->ranges = true;
 		else if (c == OPT_NOTHP)
@@ -721,7 +437,7 @@ static int start(struct track *tr, const struct track_args *a, bool *ended)
 {
 	int code, err = 0, st;
 
-	if (tr->command && (tr->pid = spawn(a->cmd, &st)) < 0)
+	if (tr->command && (tr->pid = track_spawn(a->cmd, &st)) < 0)
 		return st == ENOENT ? 127 : st ? 126 : EXIT_RUNTIME;	/* exec failed: as time(1) and the shell */
 	tr->flags = a->flags;
 	code = start_watch(tr, a->method, a->flags, false);
@@ -730,7 +446,7 @@ static int start(struct track *tr, const struct track_args *a, bool *ended)
 		err = restart_after_exec(tr);
 	if (code == EXIT_OK && err < 0)
 		code = EXIT_RUNTIME;
-	if (code != EXIT_OK && tr->command && command_ended(tr->pid)) {
+	if (code != EXIT_OK && tr->command && track_command_ended(tr->pid)) {
 		/* A command that ended before it was watched: not a failure, its status is the answer. */
 		fprintf(stderr, "pagemap: track: process %d exited\n", (int)tr->pid);
 		*ended = true;
@@ -745,7 +461,6 @@ static int start(struct track *tr, const struct track_args *a, bool *ended)
 static int finish(struct track *tr, int code)
 {
 	struct pm_watch_cost c;
-	int st;
 
 	if (tr->w && pm_watch_cost(tr->w, &c) == 0)
 		fprintf(stderr, "pagemap: track: the longest single scan held process %d's page tables %.1f ms\n",
@@ -755,13 +470,7 @@ static int finish(struct track *tr, int code)
 	out_free(tr->out);
 	if (!tr->command || tr->pid <= 0)
 		return code;
-	if (code != EXIT_OK || stop_signal)
-		kill(tr->pid, stop_signal ? stop_signal : SIGTERM);
-	while (waitpid(tr->pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (code == EXIT_OK)
-		code = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : EXIT_RUNTIME;
-	return code;
+	return track_reap(tr, code);
 }
 
 int cmd_track(struct pm_ctx *ctx, int argc, char **argv)
@@ -777,7 +486,7 @@ int cmd_track(struct pm_ctx *ctx, int argc, char **argv)
 	if (code >= 0)
 		return code;
 	/* Every option is checked before the target is touched. */
-	if (!(tr.out = new_table(&tr)))
+	if (!(tr.out = track_new_table(&tr)))
 		return EXIT_USAGE;
 	if (!pm_ctx_features(ctx)) {
 		cli_error(errno, "track: cannot probe the kernel");

@@ -278,6 +278,36 @@ PM_API const struct pm_watch_stats *pm_watch_stats(const struct pm_watch *w);
 PM_API const char *pm_watch_method_name(enum pm_watch_method method);
 
 /*
+ * The back ends, for a caller that names or lists them (an option, a binding),
+ * so that it keeps no list of its own: a back end added to the library shows
+ * there by itself.
+ * pm_watch_method_count - how many back ends there are (AUTO is not one).
+ * pm_watch_method_at - the @i-th (0 <= @i < count), in the order AUTO prefers
+ * them; PM_WATCH_AUTO past the end.
+ * pm_watch_method_from_name - the method pm_watch_method_name() spells @name
+ * ("auto" too), or -EINVAL.
+ */
+PM_API size_t pm_watch_method_count(void);
+PM_API enum pm_watch_method pm_watch_method_at(size_t i);
+PM_API int pm_watch_method_from_name(const char *name);
+
+#define PM_WATCH_METHOD_CALLER_ONLY	(1u << 0)	/* watches the caller only (pid 0) */
+
+/* pm_watch_method_flags - PM_WATCH_METHOD_* of @method; 0 for AUTO or an unknown method. */
+PM_API unsigned pm_watch_method_flags(enum pm_watch_method method);
+
+/*
+ * pm_watch_method_perturbs - one sentence, no final period: what watching by
+ * @method does to the watched process (a tool states it when it starts).
+ * pm_watch_method_details - a paragraph for a help text: how @method watches
+ * and what that costs the process, in lines of at most 86 characters joined
+ * by '\n' (no final one).
+ * Static strings; NULL for AUTO or an unknown method.
+ */
+PM_API const char *pm_watch_method_perturbs(enum pm_watch_method method);
+PM_API const char *pm_watch_method_details(enum pm_watch_method method);
+
+/*
  * What watching costs the watched process: an ESTIMATE, made at each
  * pm_watch_collect() for the interval since the previous one (or since
  * pm_watch_new). Two parts:

@@ -8,9 +8,22 @@
 #include "watch.h"
 
 /*
+ * Each back end defines its ops in its own file; they are declared here, beside
+ * the table, their only user. Adding one touches three files: its own
+ * (watch_NAME.c, every field of struct pm_watch_ops filled), its extern and row
+ * here, and its value at the end of enum pm_watch_method (the public header).
+ * The CLI, the binding and the calibration ask the ops through pm_watch_method_*().
+ */
+extern const struct pm_watch_ops pm_watch_uffd_ops;
+extern const struct pm_watch_ops pm_watch_softdirty_ops;
+extern const struct pm_watch_ops pm_watch_mprotect_ops;
+extern const struct pm_watch_ops pm_watch_snapshot_ops;
+
+/*
  * The back ends, the best first: uffd is exact and atomic, soft-dirty is
  * neither quite, mprotect breaks kernel writes. A fork snapshot is never
- * chosen (auto_rank 0): only forced, since it makes a process inside the target.
+ * chosen (auto_pick false): only forced, since it makes a process inside the target.
+ * The order is also the one pm_watch_method_at() lists them in.
  */
 static const struct pm_watch_ops *const backends[] = {
 	&pm_watch_uffd_ops,
@@ -36,6 +49,51 @@ const char *pm_watch_method_name(enum pm_watch_method method)
 	if (method == PM_WATCH_AUTO)
 		return "auto";
 	return o ? o->name : "unknown";
+}
+
+size_t pm_watch_method_count(void)
+{
+	return PM_ARRAY_SIZE(backends);
+}
+
+enum pm_watch_method pm_watch_method_at(size_t i)
+{
+	return i < PM_ARRAY_SIZE(backends) ? backends[i]->method : PM_WATCH_AUTO;
+}
+
+int pm_watch_method_from_name(const char *name)
+{
+	size_t i;
+
+	if (!name)
+		return -EINVAL;
+	if (!strcmp(name, "auto"))
+		return PM_WATCH_AUTO;
+	for (i = 0; i < PM_ARRAY_SIZE(backends); i++)
+		if (!strcmp(name, backends[i]->name))
+			return (int)backends[i]->method;
+	return -EINVAL;
+}
+
+unsigned pm_watch_method_flags(enum pm_watch_method method)
+{
+	const struct pm_watch_ops *o = ops_of(method);
+
+	return o && o->caller_only ? PM_WATCH_METHOD_CALLER_ONLY : 0;
+}
+
+const char *pm_watch_method_perturbs(enum pm_watch_method method)
+{
+	const struct pm_watch_ops *o = ops_of(method);
+
+	return o ? o->perturbs : NULL;
+}
+
+const char *pm_watch_method_details(enum pm_watch_method method)
+{
+	const struct pm_watch_ops *o = ops_of(method);
+
+	return o ? o->details : NULL;
 }
 
 /*
@@ -94,7 +152,7 @@ int pm_watch_explain(struct pm_ctx *ctx, pid_t pid, enum pm_watch_method method,
 /* The method AUTO stands for, given what explain found usable: the last choosable row when none is. */
 static enum pm_watch_method choose(struct pm_ctx *ctx, pid_t pid)
 {
-	enum pm_watch_method m = PM_WATCH_MPROTECT;
+	enum pm_watch_method m = PM_WATCH_AUTO;	/* never kept: explain found a row */
 	char buf[256];
 	size_t i;
 
@@ -145,7 +203,7 @@ struct pm_watch *pm_watch_new(struct pm_ctx *ctx, pid_t pid, enum pm_watch_metho
 	struct pm_watch *w;
 	int r;
 
-	if (flags & ~PM_WATCH_NOTHP || method > PM_WATCH_SNAPSHOT || pid < 0) {
+	if (flags & ~PM_WATCH_NOTHP || (method != PM_WATCH_AUTO && !ops_of(method)) || pid < 0) {
 		errno = EINVAL;
 		return NULL;
 	}

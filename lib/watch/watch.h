@@ -24,12 +24,19 @@ struct pm_watch_vma {
 int pmi_watch_vmas_in(struct pm_watch *w, uint64_t start, uint64_t end,
 		     int (*fn)(struct pm_watch *w, const struct pm_watch_vma *v, void *data), void *data);
 
-/* One back end: a row of watch.c's preference-ordered table. */
+/*
+ * One back end: a row of watch.c's preference-ordered table, and everything
+ * known of it, so that nothing outside its own file names it (the CLI and the
+ * binding ask through pm_watch_method_*()).
+ */
 struct pm_watch_ops {
 	enum pm_watch_method method;
 	const char *name;	/* pm_watch_method_name() */
 	bool auto_pick;		/* PM_WATCH_AUTO may choose it (in the table's order) */
 	bool takes_over;	/* may replace a chosen back end that failed to start */
+	bool caller_only;	/* watches the caller only (PM_WATCH_METHOD_CALLER_ONLY) */
+	const char *perturbs;	/* pm_watch_method_perturbs(): one sentence */
+	const char *details;	/* pm_watch_method_details(): lines of at most 86 columns */
 	/* Can it watch @pid (0: the caller) here? 0 or -errno, with words (starting "NAME: ") in @buf. */
 	int (*usable)(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size);
 	bool atomic;	/* a reset never loses a write that races with it */
@@ -49,6 +56,15 @@ struct pm_watch_ops {
 	int (*add_done)(struct pm_watch *w);
 	/* Undo what add did; the handle is freed after. */
 	void (*fini)(struct pm_watch *w);
+	/*
+	 * pm_watch_calibrate, in a throwaway child: arm [@p, @p + @len) as a watch
+	 * would, so that the next write to each page takes this back end's tracking
+	 * fault. Called once per round; *@state starts at -1 and is the back end's
+	 * to keep between rounds (a descriptor, a process). 0, or -1.
+	 */
+	int (*cal_arm)(char *p, size_t len, int *state);
+	/* Optional: the rounds are over; undo what cal_arm keeps in @state. */
+	void (*cal_end)(int state);
 };
 
 /* A process's counts from /proc/PID/stat (all threads). */
@@ -130,10 +146,5 @@ void pmi_watch_hold(struct pm_watch *w, double seconds);
 void pmi_watch_cost_collect(struct pm_watch *w, double t0, double t1, uint64_t pages);
 /* The same with the process's /proc/PID/stat given (NULL: unreadable): no I/O, for the model in the unit test. */
 void pmi_watch_cost_account(struct pm_watch *w, double t0, double t1, uint64_t pages, const struct pmi_proc_stat *st);
-
-extern const struct pm_watch_ops pm_watch_uffd_ops;
-extern const struct pm_watch_ops pm_watch_softdirty_ops;
-extern const struct pm_watch_ops pm_watch_mprotect_ops;
-extern const struct pm_watch_ops pm_watch_snapshot_ops;
 
 #endif

@@ -1,17 +1,13 @@
 /* watch_cost.c - what a write watch costs the watched process: the per-fault cost calibrated in a child, the estimate per collect, the interval that keeps it in a budget. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/userfaultfd.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "watch_uffd.h"
+#include "watch.h"
 
 #define CAL_PAGES	1024	/* pages written per calibration round (4 MiB with 4 KiB pages) */
 #define CAL_STRIDE	1021	/* a prime: page i*1021 mod CAL_PAGES visits every page once, scattered */
@@ -242,70 +238,6 @@ static double write_pages(volatile char *p, size_t n, size_t psize, char v)
 	return cpu_now() - t0;
 }
 
-static int arm_uffd(char *p, size_t len, int *state)
-{
-	struct uffdio_writeprotect wp = { .range = { (uintptr_t)p, len }, .mode = UFFDIO_WRITEPROTECT_MODE_WP };
-
-	if (*state < 0) {
-		struct uffdio_register reg = { .range = { (uintptr_t)p, len }, .mode = UFFDIO_REGISTER_MODE_WP };
-
-		*state = pmi_uffd_self(UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED);
-		if (*state < 0 || ioctl(*state, UFFDIO_REGISTER, &reg) < 0)
-			return -1;
-	}
-	return ioctl(*state, UFFDIO_WRITEPROTECT, &wp);
-}
-
-static int arm_softdirty(void)
-{
-	int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
-	int r = fd >= 0 && write(fd, "4", 1) == 1 ? 0 : -1;
-
-	if (fd >= 0)
-		close(fd);
-	return r;
-}
-
-static void unprotect(int sig, siginfo_t *si, void *uc)
-{
-	long ps = sysconf(_SC_PAGESIZE);
-
-	(void)sig;
-	(void)uc;
-	mprotect((void *)((uintptr_t)si->si_addr & ~(uintptr_t)(ps - 1)), (size_t)ps, PROT_READ | PROT_WRITE);
-}
-
-/* SNAPSHOT: a child that shares the pages copy-on-write, gone after the round (*@state its pid). */
-static int arm_fork(int *state)
-{
-	if (*state > 0) {
-		kill(*state, SIGKILL);
-		waitpid(*state, NULL, 0);
-	}
-	*state = fork();
-	if (*state == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);	/* never outlives the calibrating child */
-		pause();
-		_exit(0);
-	}
-	return *state < 0 ? -1 : 0;
-}
-
-/* Protect @p as @m would: its next write to each page takes the tracking fault. */
-static int arm(enum pm_watch_method m, char *p, size_t len, int *state)
-{
-	switch (m) {
-	case PM_WATCH_UFFD:
-		return arm_uffd(p, len, state);
-	case PM_WATCH_SOFTDIRTY:
-		return arm_softdirty();
-	case PM_WATCH_MPROTECT:
-		return mprotect(p, len, PROT_READ);
-	default:
-		return arm_fork(state);
-	}
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -313,12 +245,14 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The child: rounds of (arm, time the first writes, time the same writes again); the median difference per page. */
-static double calibrate_child(enum pm_watch_method m, size_t psize)
+/*
+ * The child: rounds of (arm as back end @o would, time the first writes, time the same
+ * writes again); the median difference per page.
+ */
+static double calibrate_child(const struct pm_watch_ops *o, size_t psize)
 {
 	size_t len = CAL_PAGES * psize;
 	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct sigaction sa = { .sa_sigaction = unprotect, .sa_flags = SA_SIGINFO };
 	double d[CAL_ROUNDS];
 	int i, state = -1;
 
@@ -326,21 +260,17 @@ static double calibrate_child(enum pm_watch_method m, size_t psize)
 		return -1;
 	madvise(p, len, MADV_NOHUGEPAGE);	/* a huge page would take one fault for 512 pages */
 	write_pages(p, CAL_PAGES, psize, 1);
-	if (m == PM_WATCH_MPROTECT && sigaction(SIGSEGV, &sa, NULL) < 0)
-		return -1;
 	for (i = 0; i < CAL_ROUNDS; i++) {
 		double first, again;
 
-		if (arm(m, p, len, &state) < 0)
+		if (o->cal_arm(p, len, &state) < 0)
 			return -1;
 		first = write_pages(p, CAL_PAGES, psize, (char)(i + 2));
 		again = write_pages(p, CAL_PAGES, psize, (char)(i + 3));
 		d[i] = (first - again) / CAL_PAGES;
 	}
-	if (m == PM_WATCH_SNAPSHOT && state > 0) {
-		kill(state, SIGKILL);
-		waitpid(state, NULL, 0);
-	}
+	if (o->cal_end)
+		o->cal_end(state);
 	qsort(d, CAL_ROUNDS, sizeof(d[0]), cmp_double);
 	return d[CAL_ROUNDS / 2] > 0 ? d[CAL_ROUNDS / 2] : 0;
 }
@@ -362,7 +292,7 @@ int pm_watch_calibrate(struct pm_watch *w, double *fault_cost)
 		return err;
 	}
 	if (pid == 0) {
-		v = calibrate_child(w->method, (size_t)w->psize);
+		v = calibrate_child(w->ops, (size_t)w->psize);
 		_exit(write(p[1], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
 	}
 	close(p[1]);

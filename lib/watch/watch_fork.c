@@ -5,8 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "inject.h"
 #include "watch_fork.h"
@@ -421,9 +424,43 @@ static int snap_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
 	return 0;
 }
 
+/* Calibration: a child sharing the pages copy-on-write, replaced each round (*@state: its pid). */
+static int snap_cal_arm(char *p, size_t len, int *state)
+{
+	if (*state > 0) {
+		kill(*state, SIGKILL);
+		waitpid(*state, NULL, 0);
+	}
+	*state = fork();
+	if (*state == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);	/* never outlives the calibrating child */
+		pause();
+		_exit(0);
+	}
+	return *state < 0 ? -1 : 0;
+}
+
+static void snap_cal_end(int state)
+{
+	if (state > 0) {
+		kill(state, SIGKILL);
+		waitpid(state, NULL, 0);
+	}
+}
+
 const struct pm_watch_ops pm_watch_snapshot_ops = {
 	.method = PM_WATCH_SNAPSHOT,
 	.name = "fork-snapshot",
+	.perturbs = "a stopped copy-on-write child is created inside it (ptrace), so its first "
+		    "write to each page per interval copies the page; it is stopped briefly every "
+		    "interval to replace that child",
+	.details = "(only when asked for; x86-64) a stopped copy-on-write child is created\n"
+		   "inside it (ptrace), so its first write to each page per interval copies\n"
+		   "the page; it is stopped briefly every interval to replace the child.\n"
+		   "Shared mappings are left out. As root no write is lost (the old and the\n"
+		   "new child are compared by frame); without root, writes made while a\n"
+		   "collection runs can be lost. If pagemap is killed, the dead child stays\n"
+		   "a zombie in it.",
 	.usable = snap_usable,
 	.atomic = false,
 	.atomic_now = snap_atomic,
@@ -432,4 +469,6 @@ const struct pm_watch_ops pm_watch_snapshot_ops = {
 	.add_done = snap_add_done,
 	.collect = snap_collect,
 	.fini = snap_fini,
+	.cal_arm = snap_cal_arm,
+	.cal_end = snap_cal_end,
 };

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "watch.h"
 
 /*
@@ -402,13 +403,46 @@ static int mp_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
 	return 0;
 }
 
+/* Calibration's handler: the fault of a page the round protected makes it writable again. */
+static void cal_unprotect(int sig, siginfo_t *si, void *uc)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+
+	(void)sig;
+	(void)uc;
+	uintptr_t page = (uintptr_t)si->si_addr & ~(uintptr_t)(ps - 1);
+
+	mprotect((void *)page, (size_t)ps, PROT_READ | PROT_WRITE);
+}
+
+/* Calibration: @p made read-only, the handler above installed at the first round. */
+static int mp_cal_arm(char *p, size_t len, int *state)
+{
+	struct sigaction sa = { .sa_sigaction = cal_unprotect, .sa_flags = SA_SIGINFO };
+
+	if (*state < 0) {
+		if (sigaction(SIGSEGV, &sa, NULL) < 0)
+			return -1;
+		*state = 0;
+	}
+	return mprotect(p, len, PROT_READ);
+}
+
 const struct pm_watch_ops pm_watch_mprotect_ops = {
 	.method = PM_WATCH_MPROTECT,
 	.name = "mprotect",
 	.auto_pick = true,
+	.caller_only = true,
+	.perturbs = "its watched pages are made read-only (a SIGSEGV, caught and resolved, on the "
+		    "first write to each page per interval)",
+	.details = "(the caller only) its watched pages are made read-only and a SIGSEGV\n"
+		   "handler makes each writable again at its first write per interval.\n"
+		   "Kernel writes into a watched page (read(2), recv(2)) fail with EFAULT;\n"
+		   "scattered written pages split the mapping up to vm.max_map_count.",
 	.usable = mp_usable,
 	.atomic = true,
 	.add = mp_add,
 	.collect = mp_collect,
 	.fini = mp_fini,
+	.cal_arm = mp_cal_arm,
 };

@@ -419,14 +419,42 @@ static void uffd_fini(struct pm_watch *w)
 	w->priv = NULL;
 }
 
+/* Calibration: @p registered with a userfaultfd of our own (*@state) once, then protected. */
+static int uffd_cal_arm(char *p, size_t len, int *state)
+{
+	struct uffdio_writeprotect wp = { .range = { (uintptr_t)p, len },
+					  .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+
+	if (*state < 0) {
+		struct uffdio_register reg = { .range = { (uintptr_t)p, len },
+					       .mode = UFFDIO_REGISTER_MODE_WP };
+
+		*state = pmi_uffd_self(UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED);
+		if (*state < 0 || ioctl(*state, UFFDIO_REGISTER, &reg) < 0)
+			return -1;
+	}
+	return ioctl(*state, UFFDIO_WRITEPROTECT, &wp);
+}
+
 const struct pm_watch_ops pm_watch_uffd_ops = {
 	.method = PM_WATCH_UFFD,
 	.name = "uffd",
 	.auto_pick = true,
+	.perturbs = "its writable pages are write-protected (a minor fault on the first write to "
+		    "each page per interval); it was stopped once by ptrace to create a "
+		    "userfaultfd",
+	.details = "(Linux 6.7+) its writable pages are write-protected through a userfaultfd\n"
+		   "created inside it: it is stopped once by ptrace for a few injected\n"
+		   "syscalls; the first write to each page per interval takes a minor fault.\n"
+		   "Its huge pages are left whole and unprotected (a write-protect fault\n"
+		   "would split them): their contents are read and compared every interval,\n"
+		   "and a changed one counts whole (column HUGE).\n"
+		   "It keeps no descriptor; the protection goes when tracking ends.",
 	.usable = uffd_usable,
 	.atomic = true,
 	.start = uffd_start,
 	.add = uffd_add,
 	.collect = uffd_collect,
 	.fini = uffd_fini,
+	.cal_arm = uffd_cal_arm,
 };

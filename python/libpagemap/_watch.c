@@ -1,5 +1,6 @@
 /* _watch.c - Watch (pm_watch: the pages a process writes) and Context.shared (pm_share). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "_core.h"
@@ -22,18 +23,33 @@ typedef struct {
 	_Atomic unsigned long owner;
 } WatchObject;
 
-static const char *method_names[] = { "auto", "uffd", "soft-dirty", "mprotect", "fork-snapshot" };
+/*
+ * The library's back ends as words: "uffd, soft-dirty, mprotect, fork-snapshot", the last
+ * joined by @last. The library lists them, so a back end it adds shows here by itself.
+ */
+static const char *method_list(char *buf, size_t size, const char *last)
+{
+	size_t i, n = pm_watch_method_count(), len = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", !i ? "" : i + 1 == n ? last : ", ",
+					pm_watch_method_name(pm_watch_method_at(i)));
+	return buf;
+}
 
 static int method_of(const char *s, enum pm_watch_method *out)
 {
-	int i;
+	/* "snapshot": the binding took the enum's own name for fork-snapshot, and still does. */
+	int r = pm_watch_method_from_name(strcmp(s, "snapshot") ? s : "fork-snapshot");
+	char names[256];
 
-	for (i = 0; i < 5; i++)
-		if (!strcmp(s, method_names[i]) || (i == 4 && !strcmp(s, "snapshot"))) {
-			*out = (enum pm_watch_method)i;
-			return 0;
-		}
-	PyErr_Format(PyExc_ValueError, "unknown watch method '%s' (auto, uffd, soft-dirty, mprotect, fork-snapshot)", s);
+	if (r >= 0) {
+		*out = (enum pm_watch_method)r;
+		return 0;
+	}
+	PyErr_Format(PyExc_ValueError, "unknown watch method '%s' (auto, %s)", s,
+		     method_list(names, sizeof(names), ", "));
 	return -1;
 }
 
@@ -290,7 +306,7 @@ static PyMethodDef watch_methods[] = {
 };
 
 static PyGetSetDef watch_getset[] = {
-	{ "method", (getter)watch_method, NULL, "uffd, soft-dirty, mprotect or fork-snapshot", NULL },
+	{ "method", (getter)watch_method, NULL, NULL, NULL },	/* its doc: pmpy_watch_init */
 	{ "reason", (getter)watch_reason, NULL, "why this back end was chosen", NULL },
 	{ "atomic", (getter)watch_atomic, NULL, "does a reset never lose a concurrent write?", NULL },
 	{ "stats", (getter)watch_stats, NULL, "running counts", NULL },
@@ -311,6 +327,9 @@ static PyType_Spec watch_spec = { "libpagemap.Watch", sizeof(WatchObject), 0,
 
 int pmpy_watch_init(PyObject *m)
 {
+	static char method_doc[256];	/* "uffd, soft-dirty, mprotect or fork-snapshot" */
+
+	watch_getset[0].doc = method_list(method_doc, sizeof(method_doc), " or ");
 	pmpy_watch_type = (PyTypeObject *)PyType_FromSpec(&watch_spec);
 	return pmpy_watch_type ? PyModule_AddObjectRef(m, "Watch", (PyObject *)pmpy_watch_type) : -1;
 }
