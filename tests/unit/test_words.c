@@ -1,0 +1,149 @@
+/* test_words.c - unit tests of the library's words for users: the features in rows (pm_features_row). */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include "pagemap.h"
+#include "../harness.h"
+
+/* A current kernel @maj.@min seen by an unprivileged reader, every probe answered. */
+static struct pm_features kernel(unsigned maj, unsigned min)
+{
+	struct pm_features f;
+
+	memset(&f, 0, sizeof(f));
+	snprintf(f.kernel_release, sizeof(f.kernel_release), "%u.%u.0-test", maj, min);
+	f.kernel_major = maj;
+	f.kernel_minor = min;
+	f.page_size = 4096;
+	f.pmd_size = 2 << 20;
+	f.layout = PM_LAYOUT_CURRENT;
+	f.pfn_view = PM_PFN_HIDDEN;
+	f.by_effect = true;
+	f.soft_dirty = f.guard_regions = f.zero_page = f.huge_zero_page = PM_YES;
+	f.kpageflags.readable = f.kpagecount.readable = f.kpagecgroup.readable = f.page_idle.readable = true;
+	return f;
+}
+
+/* Row @key of @f: its value and why, or NULL when there is no such row. */
+static const struct pm_feature_row *row_of(const struct pm_features *f, unsigned flags, const char *key)
+{
+	static struct pm_feature_row r;
+	size_t i;
+
+	for (i = 0; pm_features_row(f, flags, i, &r) == 0; i++)
+		if (!strcmp(r.key, key))
+			return &r;
+	return NULL;
+}
+
+#define CHECK_ROW(f, flags, key, want_value, want_why)                                    \
+	do {                                                                    \
+		const struct pm_feature_row *_r = row_of(f, flags, key);        \
+		CHECK(_r != NULL);                                              \
+		if (_r) {                                                       \
+			CHECK_STR(_r->value, want_value);                            \
+			CHECK_STR(_r->why, want_why);                              \
+		}                                                               \
+	} while (0)
+
+/* The rows come in the order `pagemap features` prints them, then 1; misuse is -EINVAL. */
+static int rows_in_order(void)
+{
+	static const char *keys[] = { "kernel", "page-size", "pmd-size", "privileged", "pagemap", "layout", "pfn",
+				      "unprivileged-pfn", "exclusive-bit", "uffd-wp-bit", "guard-regions",
+				      "zero-page", "huge-zero-page", "pagemap-scan", "uffd-wp-async", "soft-dirty",
+				      "kpageflags", "kpagecount", "kpagecgroup", "idle-page-tracking",
+				      "page-mapcount" };
+	struct pm_features f = kernel(6, 18);
+	struct pm_feature_row r;
+	size_t i, n = sizeof(keys) / sizeof(keys[0]);
+
+	for (i = 0; i < n; i++) {
+		CHECK_EQ_U64(pm_features_row(&f, 0, i, &r), 0);
+		CHECK_STR(r.key, keys[i]);
+		CHECK(r.value[0] != '\0' && r.why[0] != '\0');
+	}
+	CHECK_EQ_U64(pm_features_row(&f, 0, n, &r), 1);
+	CHECK_EQ_U64(pm_features_row(&f, 0, (size_t)-1, &r), 1);
+	CHECK_EQ_U64(pm_features_row(NULL, 0, 0, &r), -EINVAL);
+	CHECK_EQ_U64(pm_features_row(&f, 0, 0, NULL), -EINVAL);
+	CHECK_EQ_U64(pm_features_row(&f, 1u << 5, 0, &r), -EINVAL);
+	return T_PASS;
+}
+
+/* The values: sizes as numbers, the layout and PFN view by name, tristates as yes/no/unknown. */
+static int values(void)
+{
+	struct pm_features f = kernel(6, 18);
+
+	CHECK_ROW(&f, PM_FEATURES_LIVE, "kernel", "6.18.0-test", "probed by effect on the running kernel");
+	CHECK_ROW(&f, 0, "kernel", "6.18.0-test", "replayed tree: recorded at capture");
+	CHECK_ROW(&f, 0, "page-size", "4096", "bytes per page");
+	CHECK_ROW(&f, 0, "pmd-size", "2097152", "bytes one PMD maps: the size of a PMD-mapped huge page");
+	CHECK_ROW(&f, 0, "pfn", "hidden",
+		  "PFNs hidden: the reader lacks CAP_SYS_ADMIN (Linux 4.2+ shows 0); run as root");
+	f.privileged = true;	/* hidden from a privileged reader: a capture that dropped them */
+	f.by_effect = false;
+	CHECK_ROW(&f, 0, "pfn", "hidden", "PFNs hidden: the capture dropped them (snapshot --pfn drop)");
+	memset(f.kernel_release, 0, sizeof(f.kernel_release));
+	f.soft_dirty = PM_UNKNOWN;
+	CHECK_ROW(&f, 0, "kernel", "unknown", "replayed tree: recorded at capture");
+	CHECK_ROW(&f, 0, "soft-dirty", "unknown", "not probed");
+	f.layout = (enum pm_layout)42;	/* a value this library does not know: no read past the table */
+	CHECK_ROW(&f, 0, "layout", "unknown", "could not be determined");
+	return T_PASS;
+}
+
+/* What is missing says why and what would enable it. */
+static int why_not(void)
+{
+	struct pm_features f = kernel(4, 1);
+
+	f.layout = PM_LAYOUT_PSHIFT;
+	f.pfn_view = PM_PFN_REFUSED;
+	f.pagemap_error = EPERM;
+	f.uffd_error = EPERM;
+	f.unpriv_pfn = PM_NO;
+	f.soft_dirty = PM_NO;
+	f.kpageflags = (struct pm_kfile){ false, EACCES };
+	f.kpagecgroup = (struct pm_kfile){ false, ENOENT };
+	f.page_idle = (struct pm_kfile){ false, ENOENT };
+	f.kpagecount = (struct pm_kfile){ false, ENODATA };
+	CHECK_ROW(&f, 0, "privileged", "no", "no CAP_SYS_ADMIN: Linux 4.0-4.1 refuse to open pagemap");
+	CHECK_ROW(&f, 0, "pagemap", "no",
+		  "opening /proc/self/pagemap failed: Operation not permitted (Linux 4.0-4.1 need CAP_SYS_ADMIN)");
+	CHECK_ROW(&f, 0, "unprivileged-pfn", "no",
+		  "4.0-4.1 refuse pagemap to readers without CAP_SYS_ADMIN: no exposure");
+	CHECK_ROW(&f, 0, "exclusive-bit", "no", "needs Linux 4.2+");
+	CHECK_ROW(&f, 0, "uffd-wp-bit", "no", "needs Linux 5.13+");
+	CHECK_ROW(&f, 0, "pagemap-scan", "no", "needs Linux 6.7+; walks use batched pread");
+	CHECK_ROW(&f, 0, "uffd-wp-async", "no",
+		  "userfaultfd: Operation not permitted (set vm.unprivileged_userfaultfd=1 or run with CAP_SYS_PTRACE)");
+	CHECK_ROW(&f, 0, "soft-dirty", "no",
+		  "kernel built without CONFIG_MEM_SOFT_DIRTY: clear_refs 4 is accepted but does nothing");
+	CHECK_ROW(&f, 0, "kpageflags", "no", "Permission denied (root only)");
+	CHECK_ROW(&f, 0, "kpagecount", "unknown", "not in the captured tree");
+	CHECK_ROW(&f, 0, "kpagecgroup", "no", "missing: kernel built without CONFIG_MEMCG");
+	CHECK_ROW(&f, 0, "idle-page-tracking", "no", "missing: kernel built without CONFIG_IDLE_PAGE_TRACKING");
+	f.kernel_major = 3;
+	f.kernel_minor = 10;
+	CHECK_ROW(&f, 0, "soft-dirty", "no", "needs Linux 3.11+");
+	return T_PASS;
+}
+
+/* PAGEMAP_SCAN's categories by name, in bit order; a replayed tree says it is walked with pread. */
+static int scan_categories(void)
+{
+	struct pm_features f = kernel(6, 18);
+
+	f.scan = true;
+	f.scan_categories = PM_CAT_WPALLOWED | PM_CAT_PRESENT | PM_CAT_GUARD;
+	CHECK_ROW(&f, PM_FEATURES_LIVE, "pagemap-scan", "yes",
+		  "PAGEMAP_SCAN ioctl; categories: wpallowed,present,guard");
+	f.by_effect = false;
+	CHECK_ROW(&f, 0, "pagemap-scan", "yes",
+		  "PAGEMAP_SCAN ioctl; categories: wpallowed,present,guard (a replayed tree is walked with pread)");
+	return T_PASS;
+}
+
+T_MAIN(T(rows_in_order), T(values), T(why_not), T(scan_categories))
