@@ -1,4 +1,7 @@
-/* test_words.c - unit tests of the library's words for users: the features in rows (pm_features_row). */
+/*
+ * test_words.c - unit tests of the library's words for users: the features in rows (pm_features_row) and why a
+ * flag cannot be told (pm_flag_lack_str).
+ */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -146,4 +149,36 @@ static int scan_categories(void)
 	return T_PASS;
 }
 
-T_MAIN(T(rows_in_order), T(values), T(why_not), T(scan_categories))
+/* Each reason of pm_flag_lack in words, naming the flag's bit or soft-dirty and its kernel. */
+static int lack_words(void)
+{
+	const struct pm_read_how scan = { .layout = PM_LAYOUT_CURRENT, .scan = true };
+	char buf[128];
+
+#define CHECK_LACK(flag, lack, how, want) CHECK_STR(pm_flag_lack_str(flag, lack, how, buf, sizeof(buf)), want)
+	CHECK_LACK(PM_PAGE_SOFTDIRTY, PM_LACK_KERNEL, NULL, "soft-dirty came with Linux 3.11");
+	CHECK_LACK(PM_PAGE_GUARD, PM_LACK_KERNEL, NULL, "bit 58 came with Linux 6.15");
+	CHECK_LACK(PM_PAGE_SOFTDIRTY, PM_LACK_LAYOUT, NULL, "this pagemap layout has no soft-dirty bit");
+	CHECK_LACK(PM_PAGE_EXCLUSIVE, PM_LACK_LAYOUT, NULL, "this pagemap layout has no bit 56 bit");
+	CHECK_LACK(PM_PAGE_SOFTDIRTY, PM_LACK_CONFIG, NULL, "kernel built without CONFIG_MEM_SOFT_DIRTY");
+	CHECK_LACK(PM_PAGE_GUARD, PM_LACK_CONFIG, NULL, "the kernel refuses MADV_GUARD_INSTALL");
+	CHECK_LACK(PM_PAGE_THP, PM_LACK_FRAMES, NULL, "PFNs are hidden and the pread back end needs them");
+	CHECK_LACK(PM_PAGE_THP, PM_LACK_FRAMES, &scan, "PFNs are hidden");
+	CHECK_LACK(PM_PAGE_ZERO, PM_LACK_ZERO_PFN, &scan, "the zero page's frame is not known");
+	CHECK_LACK(PM_PAGE_EXCLUSIVE, PM_LACK_ENTRIES, &scan, "the scan back end was not asked to read entries");
+	CHECK_LACK(PM_PAGE_GUARD, PM_LACK_SCAN, &scan, "PAGEMAP_SCAN here does not report it");
+	CHECK_LACK(PM_PAGE_PRESENT, PM_LACK_NONE, NULL, "it can be told");
+#undef CHECK_LACK
+	/* Truncated to fit, never past @size. */
+	CHECK_STR(pm_flag_lack_str(PM_PAGE_SOFTDIRTY, PM_LACK_KERNEL, NULL, buf, 5), "soft");
+	errno = 0;
+	CHECK(!pm_flag_lack_str(PM_PAGE_PRESENT | PM_PAGE_SWAPPED, PM_LACK_KERNEL, NULL, buf, sizeof(buf)));
+	CHECK_EQ_U64(errno, EINVAL);
+	CHECK(!pm_flag_lack_str(PM_PAGE_PRESENT, PM_LACK_SCAN + 1, NULL, buf, sizeof(buf)));
+	CHECK(!pm_flag_lack_str(PM_PAGE_PRESENT, -EINVAL, NULL, buf, sizeof(buf)));
+	CHECK(!pm_flag_lack_str(PM_PAGE_PRESENT, PM_LACK_KERNEL, NULL, NULL, 8));
+	CHECK(!pm_flag_lack_str(PM_PAGE_PRESENT, PM_LACK_KERNEL, NULL, buf, 0));
+	return T_PASS;
+}
+
+T_MAIN(T(rows_in_order), T(values), T(why_not), T(scan_categories), T(lack_words))
