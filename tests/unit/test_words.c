@@ -1,10 +1,13 @@
 /*
- * test_words.c - unit tests of the library's words for users: the features in rows (pm_features_row) and why a
- * flag cannot be told (pm_flag_lack_str).
+ * test_words.c - unit tests of the library's words for users: the features in rows (pm_features_row), why a
+ * flag cannot be told (pm_flag_lack_str) and why a process could not be opened (pm_target_explain).
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "pagemap.h"
 #include "../harness.h"
 
@@ -181,4 +184,76 @@ static int lack_words(void)
 	return T_PASS;
 }
 
-T_MAIN(T(rows_in_order), T(values), T(why_not), T(scan_categories), T(lack_words))
+/* Write @text to @root/proc/@pid/stat. */
+static void put_stat(const char *root, int pid, const char *text)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/proc", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/proc/%d", root, pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/proc/%d/stat", root, pid);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* A failed open in words, from what the replayed tree's proc/PID/stat says of the process. */
+static int open_words(void)
+{
+	char root[] = "/tmp/pm-test-words-XXXXXX", cmd[64], msg[256], want[256];
+	const char *hint = "unset";
+	struct pm_ctx *ctx;
+
+	if (!mkdtemp(root))
+		return t_skip("mkdtemp: %s", strerror(errno));
+	put_stat(root, 42, "42 (a (b)) Z 1 42 42 0 -1 4194560 0\n");
+	put_stat(root, 43, "43 (kworker/0:1) I 2 0 0 0 -1 2129984 0\n");
+	put_stat(root, 44, "44 (sh) S 1 44 44 0 -1 4194304 0\n");
+	ctx = pm_ctx_new(root);
+	CHECK(ctx != NULL);
+	if (!ctx)
+		goto out;
+#define CHECK_OPEN(pid, name, err, want_msg, want_hint)                                         \
+	do {                                                                                    \
+		CHECK_EQ_U64(pm_target_explain(ctx, pid, name, err, msg, sizeof(msg), &hint), 0); \
+		CHECK_STR(msg, want_msg);                                                       \
+		if (want_hint)                                                                  \
+			CHECK_STR(hint, (const char *)(want_hint));                             \
+		else                                                                            \
+			CHECK(hint == NULL);                                                    \
+	} while (0)
+	CHECK_OPEN(42, "42", ESRCH, "cannot open process 42: it is a zombie and has no memory left", NULL);
+	CHECK_OPEN(43, "43", ESRCH, "cannot open process 43: it is a kernel thread and has no user memory", NULL);
+	CHECK_OPEN(45, NULL, ESRCH, "cannot open process 45: it exited or has no memory", NULL);
+	CHECK_OPEN(45, "45", ENOENT, "cannot open process 45: no such process", NULL);
+	snprintf(want, sizeof(want), "cannot open %s/proc/44/pagemap: %s", root, strerror(ENOENT));
+	CHECK_OPEN(44, "44", ENOENT, want,
+		   "a capture stores pagemap as pagemap.sparse: tests/fixtures/unpack makes the tree replayable");
+	CHECK_OPEN(44, "44", -EPERM, "cannot open /proc/44/pagemap: Operation not permitted",
+		   "Linux 4.0 and 4.1 allow pagemap only to readers with CAP_SYS_ADMIN");
+	CHECK_OPEN(44, "self", EACCES, "cannot open /proc/self/pagemap: Permission denied",
+		   geteuid() == 0 ? "refused to root: a security module (LSM) or a restricted ptrace scope forbids it" :
+				    "reading another user's, or a non-dumpable, process needs root (or CAP_SYS_PTRACE)");
+	/* EBADMSG without a problem recorded for the tree: the plain error. */
+	CHECK_OPEN(44, "44", EBADMSG, "cannot open /proc/44/pagemap: Bad message", NULL);
+#undef CHECK_OPEN
+	/* Truncated to fit; misuse is -EINVAL. */
+	CHECK_EQ_U64(pm_target_explain(ctx, 45, NULL, ENOENT, msg, 12, &hint), 0);
+	CHECK_STR(msg, "cannot open");
+	CHECK_EQ_U64(pm_target_explain(NULL, 45, NULL, ENOENT, msg, sizeof(msg), &hint), -EINVAL);
+	CHECK_EQ_U64(pm_target_explain(ctx, 45, NULL, ENOENT, msg, 0, &hint), -EINVAL);
+	CHECK_EQ_U64(pm_target_explain(ctx, 45, NULL, ENOENT, msg, sizeof(msg), NULL), -EINVAL);
+	pm_ctx_free(ctx);
+out:
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	if (system(cmd) != 0)
+		printf("  cannot remove %s\n", root);
+	return T_PASS;
+}
+
+T_MAIN(T(rows_in_order), T(values), T(why_not), T(scan_categories), T(lack_words), T(open_words))
