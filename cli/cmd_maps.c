@@ -117,6 +117,7 @@ static void note_unknown(struct pm_ctx *ctx, struct out *out, uint32_t known, co
 	struct pm_read_how how;
 	char line[1024], why[128];
 	size_t i, n = 0;
+	int lack;
 
 	pm_target_decode_info(t, &d);
 	how = (struct pm_read_how){ .layout = d.layout, .frames = d.frame_visible,
@@ -124,8 +125,8 @@ static void note_unknown(struct pm_ctx *ctx, struct out *out, uint32_t known, co
 	for (i = 0; i < NUSAGE; i++) {
 		if (!out_has(out, usage_cols[i].col) || (known & usage_cols[i].flag) || n >= sizeof(line))
 			continue;
-		if (!pm_flag_lack_str(usage_cols[i].flag, pm_flag_lack(f, &how, usage_cols[i].flag), &how, why,
-				      sizeof(why)))
+		lack = pm_flag_lack(f, &how, usage_cols[i].flag);
+		if (!pm_flag_lack_str(usage_cols[i].flag, lack, &how, why, sizeof(why)))
 			continue;	/* every flag of usage_cols is one the library knows */
 		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s (%s)", n ? ", " : "",
 				      columns[usage_cols[i].col].name, why);

@@ -135,7 +135,7 @@ int cli_parse_pid(const char *s, pid_t *pid)
 	return 0;
 }
 
-/* The reason a target cannot be read, with a hint for the causes the library knows (pm_target_explain). */
+/* The reason a target cannot be read, and a hint for the causes the library knows. */
 static void explain_open(struct pm_ctx *ctx, pid_t pid, const char *arg, int err)
 {
 	char msg[PATH_MAX + 256];

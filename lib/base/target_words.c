@@ -1,6 +1,6 @@
 /*
- * target_words.c - why a process could not be opened, in words: pm_target_open()'s errno as the error line
- * and the hint a user reads, from what ROOT/proc says of the process now.
+ * target_words.c - why a process could not be opened, in words: pm_target_open()'s errno as the
+ * error line and the hint a user reads, from what ROOT/proc says of the process now.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,7 +9,8 @@
 #include "base.h"
 
 /* A process that is gone or has no memory: "cannot open process NAME: why". */
-static void no_memory(struct pm_ctx *ctx, pid_t pid, const char *name, int err, char *buf, size_t size)
+static void no_memory(struct pm_ctx *ctx, pid_t pid, const char *name, int err, char *buf,
+		      size_t size)
 {
 	enum pm_proc_state st = err == ESRCH ? pm_proc_state(ctx, pid) : PM_PROC_GONE;
 
@@ -28,12 +29,20 @@ static const char *refused_hint(int err)
 	if (err != EACCES)
 		return NULL;
 	if (geteuid() == 0)
-		return "refused to root: a security module (LSM) or a restricted ptrace scope forbids it";
+		return "refused to root: a security module (LSM) or a restricted ptrace scope "
+		       "forbids it";
 	return "reading another user's, or a non-dumpable, process needs root (or CAP_SYS_PTRACE)";
 }
 
-int pm_target_explain(struct pm_ctx *ctx, pid_t pid, const char *name, int err, char *buf, size_t size,
-		      const char **hint)
+/* A replayed tree that lists the process but has no pagemap: a capture not yet unpacked. */
+static bool not_unpacked(struct pm_ctx *ctx, pid_t pid, int err)
+{
+	return err == ENOENT && strcmp(pm_ctx_root(ctx), "/") &&
+	       pm_proc_state(ctx, pid) != PM_PROC_GONE;
+}
+
+int pm_target_explain(struct pm_ctx *ctx, pid_t pid, const char *name, int err, char *buf,
+		      size_t size, const char **hint)
 {
 	char num[16];
 
@@ -46,13 +55,13 @@ int pm_target_explain(struct pm_ctx *ctx, pid_t pid, const char *name, int err, 
 		snprintf(num, sizeof(num), "%d", (int)pid);
 		name = num;
 	}
-	if (err == EBADMSG && pm_ctx_tree_error(ctx)) {	/* a damaged or hostile replayed tree */
+	if (err == EBADMSG && pm_ctx_tree_error(ctx)) {	/* a damaged or hostile tree */
 		snprintf(buf, size, "%s", pm_ctx_tree_error(ctx));
-	} else if (err == ENOENT && strcmp(pm_ctx_root(ctx), "/") && pm_proc_state(ctx, pid) != PM_PROC_GONE) {
-		/* A replayed tree lists the process but has no pagemap: a capture not yet unpacked. */
+	} else if (not_unpacked(ctx, pid, err)) {
 		snprintf(buf, size, "cannot open %s/proc/%s/pagemap: %s", pm_ctx_root(ctx), name,
 			 strerror(err));
-		*hint = "a capture stores pagemap as pagemap.sparse: tests/fixtures/unpack makes the tree replayable";
+		*hint = "a capture stores pagemap as pagemap.sparse: "
+			"tests/fixtures/unpack makes the tree replayable";
 	} else if (err == ENOENT || err == ESRCH) {
 		no_memory(ctx, pid, name, err, buf, size);
 	} else {

@@ -1,6 +1,6 @@
 /*
- * _features.c - the rows of `pagemap features` (feature, status, detail) for Python: the library's own words
- * (pm_features_row), the same rows the tool prints, never a copy that drifts.
+ * _features.c - the rows of `pagemap features` (feature, status, detail) for Python: the library's
+ * own words (pm_features_row), the same rows the tool prints, never a copy that drifts.
  */
 #include <errno.h>
 #include <string.h>
@@ -16,7 +16,8 @@ static PyObject *row_tuple(const struct pm_feature_row *r)
 PyObject *pmpy_features_rows(struct pm_ctx *ctx)
 {
 	unsigned flags = strcmp(pm_ctx_root(ctx), "/") ? 0 : PM_FEATURES_LIVE;
-	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_ALL);	/* every answer: as the tool asks */
+	/* Every answer, as the tool asks for them (probed already: this only looks them up). */
+	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_ALL);
 	struct pm_feature_row r;
 	PyObject *out, *t;
 	size_t i;

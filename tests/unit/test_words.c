@@ -1,6 +1,7 @@
 /*
- * test_words.c - unit tests of the library's words for users: the features in rows (pm_features_row), why a
- * flag cannot be told (pm_flag_lack_str) and why a process could not be opened (pm_target_explain).
+ * test_words.c - unit tests of the library's words for users: the features in rows
+ * (pm_features_row), why a flag cannot be told (pm_flag_lack_str) and why a process could not be
+ * opened (pm_target_explain).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -26,12 +27,14 @@ static struct pm_features kernel(unsigned maj, unsigned min)
 	f.pfn_view = PM_PFN_HIDDEN;
 	f.by_effect = true;
 	f.soft_dirty = f.guard_regions = f.zero_page = f.huge_zero_page = PM_YES;
-	f.kpageflags.readable = f.kpagecount.readable = f.kpagecgroup.readable = f.page_idle.readable = true;
+	f.kpageflags.readable = f.kpagecount.readable = f.kpagecgroup.readable =
+		f.page_idle.readable = true;
 	return f;
 }
 
 /* Row @key of @f: its value and why, or NULL when there is no such row. */
-static const struct pm_feature_row *row_of(const struct pm_features *f, unsigned flags, const char *key)
+static const struct pm_feature_row *row_of(const struct pm_features *f, unsigned flags,
+					   const char *key)
 {
 	static struct pm_feature_row r;
 	size_t i;
@@ -42,24 +45,25 @@ static const struct pm_feature_row *row_of(const struct pm_features *f, unsigned
 	return NULL;
 }
 
-#define CHECK_ROW(f, flags, key, want_value, want_why)                                    \
-	do {                                                                    \
-		const struct pm_feature_row *_r = row_of(f, flags, key);        \
-		CHECK(_r != NULL);                                              \
-		if (_r) {                                                       \
-			CHECK_STR(_r->value, want_value);                            \
-			CHECK_STR(_r->why, want_why);                              \
-		}                                                               \
+#define CHECK_ROW(f, flags, key, want_value, want_why)                                             \
+	do {                                                                                       \
+		const struct pm_feature_row *_r = row_of(f, flags, key);                           \
+		CHECK(_r != NULL);                                                                 \
+		if (_r) {                                                                          \
+			CHECK_STR(_r->value, want_value);                                          \
+			CHECK_STR(_r->why, want_why);                                              \
+		}                                                                                  \
 	} while (0)
 
 /* The rows come in the order `pagemap features` prints them, then 1; misuse is -EINVAL. */
 static int rows_in_order(void)
 {
-	static const char *keys[] = { "kernel", "page-size", "pmd-size", "privileged", "pagemap", "layout", "pfn",
-				      "unprivileged-pfn", "exclusive-bit", "uffd-wp-bit", "guard-regions",
-				      "zero-page", "huge-zero-page", "pagemap-scan", "uffd-wp-async", "soft-dirty",
-				      "kpageflags", "kpagecount", "kpagecgroup", "idle-page-tracking",
-				      "page-mapcount" };
+	static const char *keys[] = {
+		"kernel", "page-size", "pmd-size", "privileged", "pagemap", "layout", "pfn",
+		"unprivileged-pfn", "exclusive-bit", "uffd-wp-bit", "guard-regions", "zero-page",
+		"huge-zero-page", "pagemap-scan", "uffd-wp-async", "soft-dirty", "kpageflags",
+		"kpagecount", "kpagecgroup", "idle-page-tracking", "page-mapcount",
+	};
 	struct pm_features f = kernel(6, 18);
 	struct pm_feature_row r;
 	size_t i, n = sizeof(keys) / sizeof(keys[0]);
@@ -82,20 +86,24 @@ static int values(void)
 {
 	struct pm_features f = kernel(6, 18);
 
-	CHECK_ROW(&f, PM_FEATURES_LIVE, "kernel", "6.18.0-test", "probed by effect on the running kernel");
+	CHECK_ROW(&f, PM_FEATURES_LIVE, "kernel", "6.18.0-test",
+		  "probed by effect on the running kernel");
 	CHECK_ROW(&f, 0, "kernel", "6.18.0-test", "replayed tree: recorded at capture");
 	CHECK_ROW(&f, 0, "page-size", "4096", "bytes per page");
-	CHECK_ROW(&f, 0, "pmd-size", "2097152", "bytes one PMD maps: the size of a PMD-mapped huge page");
+	CHECK_ROW(&f, 0, "pmd-size", "2097152",
+		  "bytes one PMD maps: the size of a PMD-mapped huge page");
 	CHECK_ROW(&f, 0, "pfn", "hidden",
 		  "PFNs hidden: the reader lacks CAP_SYS_ADMIN (Linux 4.2+ shows 0); run as root");
-	f.privileged = true;	/* hidden from a privileged reader: a capture that dropped them */
+	f.privileged = true; /* hidden from a privileged reader: a capture that dropped them */
 	f.by_effect = false;
-	CHECK_ROW(&f, 0, "pfn", "hidden", "PFNs hidden: the capture dropped them (snapshot --pfn drop)");
+	CHECK_ROW(&f, 0, "pfn", "hidden",
+		  "PFNs hidden: the capture dropped them (snapshot --pfn drop)");
 	memset(f.kernel_release, 0, sizeof(f.kernel_release));
 	f.soft_dirty = PM_UNKNOWN;
 	CHECK_ROW(&f, 0, "kernel", "unknown", "replayed tree: recorded at capture");
 	CHECK_ROW(&f, 0, "soft-dirty", "unknown", "not probed");
-	f.layout = (enum pm_layout)42;	/* a value this library does not know: no read past the table */
+	/* A value this library does not know: no read past the table. */
+	f.layout = (enum pm_layout)42;
 	CHECK_ROW(&f, 0, "layout", "unknown", "could not be determined");
 	return T_PASS;
 }
@@ -115,22 +123,27 @@ static int why_not(void)
 	f.kpagecgroup = (struct pm_kfile){ false, ENOENT };
 	f.page_idle = (struct pm_kfile){ false, ENOENT };
 	f.kpagecount = (struct pm_kfile){ false, ENODATA };
-	CHECK_ROW(&f, 0, "privileged", "no", "no CAP_SYS_ADMIN: Linux 4.0-4.1 refuse to open pagemap");
+	CHECK_ROW(&f, 0, "privileged", "no",
+		  "no CAP_SYS_ADMIN: Linux 4.0-4.1 refuse to open pagemap");
 	CHECK_ROW(&f, 0, "pagemap", "no",
-		  "opening /proc/self/pagemap failed: Operation not permitted (Linux 4.0-4.1 need CAP_SYS_ADMIN)");
+		  "opening /proc/self/pagemap failed: Operation not permitted (Linux 4.0-4.1 need "
+		  "CAP_SYS_ADMIN)");
 	CHECK_ROW(&f, 0, "unprivileged-pfn", "no",
 		  "4.0-4.1 refuse pagemap to readers without CAP_SYS_ADMIN: no exposure");
 	CHECK_ROW(&f, 0, "exclusive-bit", "no", "needs Linux 4.2+");
 	CHECK_ROW(&f, 0, "uffd-wp-bit", "no", "needs Linux 5.13+");
 	CHECK_ROW(&f, 0, "pagemap-scan", "no", "needs Linux 6.7+; walks use batched pread");
 	CHECK_ROW(&f, 0, "uffd-wp-async", "no",
-		  "userfaultfd: Operation not permitted (set vm.unprivileged_userfaultfd=1 or run with CAP_SYS_PTRACE)");
+		  "userfaultfd: Operation not permitted (set vm.unprivileged_userfaultfd=1 or run "
+		  "with CAP_SYS_PTRACE)");
 	CHECK_ROW(&f, 0, "soft-dirty", "no",
-		  "kernel built without CONFIG_MEM_SOFT_DIRTY: clear_refs 4 is accepted but does nothing");
+		  "kernel built without CONFIG_MEM_SOFT_DIRTY: clear_refs 4 is accepted but does "
+		  "nothing");
 	CHECK_ROW(&f, 0, "kpageflags", "no", "Permission denied (root only)");
 	CHECK_ROW(&f, 0, "kpagecount", "unknown", "not in the captured tree");
 	CHECK_ROW(&f, 0, "kpagecgroup", "no", "missing: kernel built without CONFIG_MEMCG");
-	CHECK_ROW(&f, 0, "idle-page-tracking", "no", "missing: kernel built without CONFIG_IDLE_PAGE_TRACKING");
+	CHECK_ROW(&f, 0, "idle-page-tracking", "no",
+		  "missing: kernel built without CONFIG_IDLE_PAGE_TRACKING");
 	f.kernel_major = 3;
 	f.kernel_minor = 10;
 	CHECK_ROW(&f, 0, "soft-dirty", "no", "needs Linux 3.11+");
@@ -148,7 +161,8 @@ static int scan_categories(void)
 		  "PAGEMAP_SCAN ioctl; categories: wpallowed,present,guard");
 	f.by_effect = false;
 	CHECK_ROW(&f, 0, "pagemap-scan", "yes",
-		  "PAGEMAP_SCAN ioctl; categories: wpallowed,present,guard (a replayed tree is walked with pread)");
+		  "PAGEMAP_SCAN ioctl; categories: wpallowed,present,guard (a replayed tree is "
+		  "walked with pread)");
 	return T_PASS;
 }
 
@@ -158,24 +172,31 @@ static int lack_words(void)
 	const struct pm_read_how scan = { .layout = PM_LAYOUT_CURRENT, .scan = true };
 	char buf[128];
 
-#define CHECK_LACK(flag, lack, how, want) CHECK_STR(pm_flag_lack_str(flag, lack, how, buf, sizeof(buf)), want)
+#define CHECK_LACK(flag, lack, how, want)                                                          \
+	CHECK_STR(pm_flag_lack_str(flag, lack, how, buf, sizeof(buf)), want)
 	CHECK_LACK(PM_PAGE_SOFTDIRTY, PM_LACK_KERNEL, NULL, "soft-dirty came with Linux 3.11");
 	CHECK_LACK(PM_PAGE_GUARD, PM_LACK_KERNEL, NULL, "bit 58 came with Linux 6.15");
-	CHECK_LACK(PM_PAGE_SOFTDIRTY, PM_LACK_LAYOUT, NULL, "this pagemap layout has no soft-dirty bit");
-	CHECK_LACK(PM_PAGE_EXCLUSIVE, PM_LACK_LAYOUT, NULL, "this pagemap layout has no bit 56 bit");
-	CHECK_LACK(PM_PAGE_SOFTDIRTY, PM_LACK_CONFIG, NULL, "kernel built without CONFIG_MEM_SOFT_DIRTY");
+	CHECK_LACK(PM_PAGE_SOFTDIRTY, PM_LACK_LAYOUT, NULL,
+		   "this pagemap layout has no soft-dirty bit");
+	CHECK_LACK(PM_PAGE_EXCLUSIVE, PM_LACK_LAYOUT, NULL,
+		   "this pagemap layout has no bit 56 bit");
+	CHECK_LACK(PM_PAGE_SOFTDIRTY, PM_LACK_CONFIG, NULL,
+		   "kernel built without CONFIG_MEM_SOFT_DIRTY");
 	CHECK_LACK(PM_PAGE_GUARD, PM_LACK_CONFIG, NULL, "the kernel refuses MADV_GUARD_INSTALL");
-	CHECK_LACK(PM_PAGE_THP, PM_LACK_FRAMES, NULL, "PFNs are hidden and the pread back end needs them");
+	CHECK_LACK(PM_PAGE_THP, PM_LACK_FRAMES, NULL,
+		   "PFNs are hidden and the pread back end needs them");
 	CHECK_LACK(PM_PAGE_THP, PM_LACK_FRAMES, &scan, "PFNs are hidden");
 	CHECK_LACK(PM_PAGE_ZERO, PM_LACK_ZERO_PFN, &scan, "the zero page's frame is not known");
-	CHECK_LACK(PM_PAGE_EXCLUSIVE, PM_LACK_ENTRIES, &scan, "the scan back end was not asked to read entries");
+	CHECK_LACK(PM_PAGE_EXCLUSIVE, PM_LACK_ENTRIES, &scan,
+		   "the scan back end was not asked to read entries");
 	CHECK_LACK(PM_PAGE_GUARD, PM_LACK_SCAN, &scan, "PAGEMAP_SCAN here does not report it");
 	CHECK_LACK(PM_PAGE_PRESENT, PM_LACK_NONE, NULL, "it can be told");
 #undef CHECK_LACK
 	/* Truncated to fit, never past @size. */
 	CHECK_STR(pm_flag_lack_str(PM_PAGE_SOFTDIRTY, PM_LACK_KERNEL, NULL, buf, 5), "soft");
 	errno = 0;
-	CHECK(!pm_flag_lack_str(PM_PAGE_PRESENT | PM_PAGE_SWAPPED, PM_LACK_KERNEL, NULL, buf, sizeof(buf)));
+	CHECK(!pm_flag_lack_str(PM_PAGE_PRESENT | PM_PAGE_SWAPPED, PM_LACK_KERNEL, NULL, buf,
+				sizeof(buf)));
 	CHECK_EQ_U64(errno, EINVAL);
 	CHECK(!pm_flag_lack_str(PM_PAGE_PRESENT, PM_LACK_SCAN + 1, NULL, buf, sizeof(buf)));
 	CHECK(!pm_flag_lack_str(PM_PAGE_PRESENT, -EINVAL, NULL, buf, sizeof(buf)));
@@ -218,27 +239,32 @@ static int open_words(void)
 	CHECK(ctx != NULL);
 	if (!ctx)
 		goto out;
-#define CHECK_OPEN(pid, name, err, want_msg, want_hint)                                         \
-	do {                                                                                    \
-		CHECK_EQ_U64(pm_target_explain(ctx, pid, name, err, msg, sizeof(msg), &hint), 0); \
-		CHECK_STR(msg, want_msg);                                                       \
-		if (want_hint)                                                                  \
-			CHECK_STR(hint, (const char *)(want_hint));                             \
-		else                                                                            \
-			CHECK(hint == NULL);                                                    \
+#define CHECK_OPEN(pid, name, err, want_msg, want_hint)                                            \
+	do {                                                                                       \
+		CHECK_EQ_U64(pm_target_explain(ctx, pid, name, err, msg, sizeof(msg), &hint), 0);  \
+		CHECK_STR(msg, want_msg);                                                          \
+		if (want_hint)                                                                     \
+			CHECK_STR(hint, (const char *)(want_hint));                                \
+		else                                                                               \
+			CHECK(hint == NULL);                                                       \
 	} while (0)
-	CHECK_OPEN(42, "42", ESRCH, "cannot open process 42: it is a zombie and has no memory left", NULL);
-	CHECK_OPEN(43, "43", ESRCH, "cannot open process 43: it is a kernel thread and has no user memory", NULL);
+	CHECK_OPEN(42, "42", ESRCH, "cannot open process 42: it is a zombie and has no memory left",
+		   NULL);
+	CHECK_OPEN(43, "43", ESRCH,
+		   "cannot open process 43: it is a kernel thread and has no user memory", NULL);
 	CHECK_OPEN(45, NULL, ESRCH, "cannot open process 45: it exited or has no memory", NULL);
 	CHECK_OPEN(45, "45", ENOENT, "cannot open process 45: no such process", NULL);
 	snprintf(want, sizeof(want), "cannot open %s/proc/44/pagemap: %s", root, strerror(ENOENT));
 	CHECK_OPEN(44, "44", ENOENT, want,
-		   "a capture stores pagemap as pagemap.sparse: tests/fixtures/unpack makes the tree replayable");
+		   "a capture stores pagemap as pagemap.sparse: tests/fixtures/unpack makes the "
+		   "tree replayable");
 	CHECK_OPEN(44, "44", -EPERM, "cannot open /proc/44/pagemap: Operation not permitted",
 		   "Linux 4.0 and 4.1 allow pagemap only to readers with CAP_SYS_ADMIN");
 	CHECK_OPEN(44, "self", EACCES, "cannot open /proc/self/pagemap: Permission denied",
-		   geteuid() == 0 ? "refused to root: a security module (LSM) or a restricted ptrace scope forbids it" :
-				    "reading another user's, or a non-dumpable, process needs root (or CAP_SYS_PTRACE)");
+		   geteuid() == 0 ? "refused to root: a security module (LSM) or a restricted "
+				    "ptrace scope forbids it"
+				  : "reading another user's, or a non-dumpable, process needs root "
+				    "(or CAP_SYS_PTRACE)");
 	/* EBADMSG without a problem recorded for the tree: the plain error. */
 	CHECK_OPEN(44, "44", EBADMSG, "cannot open /proc/44/pagemap: Bad message", NULL);
 #undef CHECK_OPEN
