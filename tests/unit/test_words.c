@@ -1,7 +1,7 @@
 /*
  * test_words.c - unit tests of the library's words for users: the features in rows
- * (pm_features_row), why a flag cannot be told (pm_flag_lack_str) and why a process could not be
- * opened (pm_target_explain).
+ * (pm_features_row), why a flag cannot be told (pm_flag_lack_str), why a process could not be
+ * opened (pm_target_explain) and what an errno means from this library (pm_strerror).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -282,4 +282,18 @@ out:
 	return T_PASS;
 }
 
-T_MAIN(T(rows_in_order), T(values), T(why_not), T(scan_categories), T(lack_words), T(open_words))
+/* The errors with a meaning of their own in the library's words, either sign; others as strerror. */
+static int error_words(void)
+{
+	CHECK_STR(pm_strerror(ENOENT), "no such process or file");
+	CHECK_STR(pm_strerror(-ENOENT), "no such process or file");
+	CHECK_STR(pm_strerror(EBADMSG), "the replayed tree or snapshot is damaged");
+	CHECK_STR(pm_strerror(ESRCH), "the target has no memory any more: it exited or exec'd, "
+				      "or it is a zombie or a kernel thread");
+	CHECK_STR(pm_strerror(ENOMEM), strerror(ENOMEM));
+	CHECK_STR(pm_strerror(-ENOSPC), strerror(ENOSPC));
+	return T_PASS;
+}
+
+T_MAIN(T(rows_in_order), T(values), T(why_not), T(scan_categories), T(lack_words), T(open_words),
+       T(error_words))
