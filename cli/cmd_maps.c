@@ -108,44 +108,6 @@ static void mapping_row(struct out *out, const struct pm_mapping *m, const struc
 	}
 }
 
-static const struct pm_flag_fact *fact_of(uint32_t flag)
-{
-	const struct pm_flag_fact *x;
-	size_t i, n;
-
-	for (x = pm_flag_facts(&n), i = 0; i < n; i++)
-		if (x[i].bit == flag)
-			return &x[i];
-	return NULL;
-}
-
-/* Why @flag cannot be told (pm_flag_lack's @lack), in words, from its kernel facts. */
-static void lack_words(char *buf, size_t size, uint32_t flag, int lack, bool scan)
-{
-	const struct pm_flag_fact *x = fact_of(flag);
-	bool sd = x && (x->needs & PM_NEED_SOFT_DIRTY);
-	char what[32];
-
-	if (sd)	/* bit 55 is older than soft-dirty: it held the page shift */
-		snprintf(what, sizeof(what), "soft-dirty");
-	else
-		snprintf(what, sizeof(what), "bit %d", x ? x->raw_bit : -1);
-	if (lack == PM_LACK_KERNEL && x)
-		snprintf(buf, size, "%s came with Linux %u.%u", what, x->since_major, x->since_minor);
-	else if (lack == PM_LACK_LAYOUT)
-		snprintf(buf, size, "this pagemap layout has no %s bit", sd ? "soft-dirty" : what);
-	else if (lack == PM_LACK_CONFIG)
-		snprintf(buf, size, "%s", sd ? "kernel built without CONFIG_MEM_SOFT_DIRTY" : "the kernel refuses MADV_GUARD_INSTALL");
-	else if (lack == PM_LACK_FRAMES)
-		snprintf(buf, size, "%s", scan ? "PFNs are hidden" : "PFNs are hidden and the pread back end needs them");
-	else if (lack == PM_LACK_ZERO_PFN)
-		snprintf(buf, size, "the zero page's frame is not known");
-	else if (lack == PM_LACK_ENTRIES)
-		snprintf(buf, size, "the scan back end was not asked to read entries");
-	else
-		snprintf(buf, size, "PAGEMAP_SCAN here does not report it");
-}
-
 /* Why a column the kernel, privilege or back end cannot tell is "-", all in one stderr line. */
 static void note_unknown(struct pm_ctx *ctx, struct out *out, uint32_t known, const struct pm_target *t,
 			 const struct pm_walk *w, bool entries)
@@ -155,6 +117,7 @@ static void note_unknown(struct pm_ctx *ctx, struct out *out, uint32_t known, co
 	struct pm_read_how how;
 	char line[1024], why[128];
 	size_t i, n = 0;
+	int lack;
 
 	pm_target_decode_info(t, &d);
 	how = (struct pm_read_how){ .layout = d.layout, .frames = d.frame_visible,
@@ -162,7 +125,9 @@ static void note_unknown(struct pm_ctx *ctx, struct out *out, uint32_t known, co
 	for (i = 0; i < NUSAGE; i++) {
 		if (!out_has(out, usage_cols[i].col) || (known & usage_cols[i].flag) || n >= sizeof(line))
 			continue;
-		lack_words(why, sizeof(why), usage_cols[i].flag, pm_flag_lack(f, &how, usage_cols[i].flag), how.scan);
+		lack = pm_flag_lack(f, &how, usage_cols[i].flag);
+		if (!pm_flag_lack_str(usage_cols[i].flag, lack, &how, why, sizeof(why)))
+			continue;	/* every flag of usage_cols is one the library knows */
 		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s (%s)", n ? ", " : "",
 				      columns[usage_cols[i].col].name, why);
 	}

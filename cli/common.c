@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,45 +135,19 @@ int cli_parse_pid(const char *s, pid_t *pid)
 	return 0;
 }
 
-/* The reason a target cannot be read, with a hint for the causes we know. */
+/* The reason a target cannot be read, and a hint for the causes the library knows. */
 static void explain_open(struct pm_ctx *ctx, pid_t pid, const char *arg, int err)
 {
-	enum pm_proc_state st;
+	char msg[PATH_MAX + 256];
+	const char *hint;
 
-	if (err == EBADMSG && pm_ctx_tree_error(ctx)) {	/* a damaged or hostile replayed tree */
-		cli_error(0, "%s", pm_ctx_tree_error(ctx));
+	if (pm_target_explain(ctx, pid, arg, err, msg, sizeof(msg), &hint) < 0) {
+		cli_error(err, "cannot open /proc/%s/pagemap", arg);
 		return;
 	}
-	switch (err) {
-	case ENOENT:
-		if (strcmp(pm_ctx_root(ctx), "/") && pm_proc_state(ctx, pid) != PM_PROC_GONE) {
-			cli_error(err, "cannot open %s/proc/%s/pagemap", pm_ctx_root(ctx), arg);
-			cli_hint("a capture stores pagemap as pagemap.sparse: tests/fixtures/unpack makes the tree replayable");
-			break;
-		}
-		cli_error(0, "cannot open process %s: no such process", arg);
-		break;
-	case ESRCH:
-		st = pm_proc_state(ctx, pid);
-		cli_error(0, "cannot open process %s: %s", arg,
-			  st == PM_PROC_KTHREAD ? "it is a kernel thread and has no user memory" :
-			  st == PM_PROC_ZOMBIE	? "it is a zombie and has no memory left" :
-						  "it exited or has no memory");
-		break;
-	case EPERM:
-		cli_error(err, "cannot open /proc/%s/pagemap", arg);
-		cli_hint("Linux 4.0 and 4.1 allow pagemap only to readers with CAP_SYS_ADMIN");
-		break;
-	case EACCES:
-		cli_error(err, "cannot open /proc/%s/pagemap", arg);
-		if (geteuid() == 0)
-			cli_hint("refused to root: a security module (LSM) or a restricted ptrace scope forbids it");
-		else
-			cli_hint("reading another user's, or a non-dumpable, process needs root (or CAP_SYS_PTRACE)");
-		break;
-	default:
-		cli_error(err, "cannot open /proc/%s/pagemap", arg);
-	}
+	cli_error(0, "%s", msg);
+	if (hint)
+		cli_hint("%s", hint);
 }
 
 const char *cli_root, *cli_snapshot;

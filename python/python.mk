@@ -42,8 +42,8 @@ test-programs: python-for-check
 bench-python: python $(STLIB)
 	PYTHONPATH=$(PY_LIB) PAGEMAP_BUILD=$(abspath $(BUILD)) PAGEMAP_SRC=$(abspath .) flock /tmp/bench.lock $(PYTHON) bench/python/bench.py
 
-# make python-stubs: write python/libpagemap/__init__.pyi again from the flag table and the CLI's column tables
-# (python/tests/test_stubs.py fails when the committed stubs differ from what this writes).
+# make python-stubs: write python/libpagemap/__init__.pyi again from the flag table and the record types' field
+# docs of the built module (python/tests/test_stubs.py fails when the committed stubs differ from what this writes).
 .PHONY: python-stubs
-python-stubs: python $(CLI)
-	PYTHONPATH=$(PY_LIB) $(PYTHON) python/gen_stubs.py $(CLI) python/libpagemap/__init__.pyi
+python-stubs: python
+	PYTHONPATH=$(PY_LIB) $(PYTHON) python/gen_stubs.py python/libpagemap/__init__.pyi

@@ -31,22 +31,14 @@ class build_ext_with_lib(build_ext):
         super().run()
 
 
-def pkg_cflags(name):
-    try:
-        out = subprocess.run(["pkg-config", "--cflags-only-I", name], capture_output=True, text=True, check=True)
-        return [f[2:] for f in out.stdout.split()]
-    except (OSError, subprocess.CalledProcessError):
-        return ["/usr/include/libsmartcols"]
-
-
 core = Extension(
     "libpagemap._core",
     sources=["libpagemap/" + f for f in ("_core.c", "_records.c", "_array.c", "_target.c", "_watch.c", "_more.c", "_features.c", "_allow.c")],
-    include_dirs=[os.path.join(ROOT, "include"), os.path.join(ROOT, "cli"), os.path.join(ROOT, "cli", "output")] + pkg_cflags("smartcols"),
+    include_dirs=[os.path.join(ROOT, "include")],
     define_macros=[("Py_LIMITED_API", "0x030B0000"), ("_GNU_SOURCE", None)],
     extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter",
                         "-Wno-missing-field-initializers", "-fvisibility=hidden"],
-    depends=["libpagemap/_core.h", os.path.join(ROOT, "include", "pagemap.h"), os.path.join(ROOT, "cli", "cmd_features.c")],
+    depends=["libpagemap/_core.h", os.path.join(ROOT, "include", "pagemap.h")],
     extra_objects=lib_objects(),
     libraries=["zstd"],
     py_limited_api=True,

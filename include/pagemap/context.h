@@ -40,6 +40,15 @@ PM_API const char *pm_ctx_root(const struct pm_ctx *ctx);
  */
 PM_API const char *pm_ctx_tree_error(const struct pm_ctx *ctx);
 
+/*
+ * pm_strerror - what errno @err (or -@err) means when this library returns
+ * it, in words for a user: the errors with a meaning of their own (ESRCH,
+ * ENOENT, EACCES, EPERM, EOPNOTSUPP, EBADMSG, EDEADLK) as the library means
+ * them, any other as strerror() says it. Static string (for an errno without
+ * a meaning of its own, strerror's, valid until the next strerror call).
+ */
+PM_API const char *pm_strerror(int err);
+
 /* Walker back ends. */
 enum pm_backend {
 	PM_BACKEND_AUTO = 0,	/* PAGEMAP_SCAN when the kernel has it, else pread */

@@ -106,6 +106,16 @@ enum pm_lack {
 PM_API int pm_flag_lack(const struct pm_features *f, const struct pm_read_how *how, uint32_t flag);
 
 /*
+ * pm_flag_lack_str - pm_flag_lack()'s answer @lack for flag @flag, read as
+ * @how says (NULL: pread), in words for a user: "soft-dirty came with Linux
+ * 3.11", "PFNs are hidden and the pread back end needs them". Written into
+ * @buf of @size bytes (truncated to fit; 128 always suffice). Pure.
+ * Returns @buf, or NULL with errno EINVAL for a @flag that is not one known
+ * flag, a @lack that is no enum pm_lack value, or no room.
+ */
+PM_API char *pm_flag_lack_str(uint32_t flag, int lack, const struct pm_read_how *how, char *buf, size_t size);
+
+/*
  * pm_kernel_at_least - is the kernel of @f at least @major.@minor? True
  * when its version is unknown (a replayed tree without one): the library
  * then assumes a current kernel. The one version check of the library and

@@ -130,4 +130,25 @@ PM_API const char *pm_layout_name(enum pm_layout layout);
 /* pm_pfn_view_name - "visible", "hidden", "refused" or "unknown". */
 PM_API const char *pm_pfn_view_name(enum pm_pfn_view view);
 
+/* One row of what the probe found, in words: the rows `pagemap features` prints. */
+struct pm_feature_row {
+	const char *key;	/* what is probed: "kernel", "layout", "pagemap-scan", ... (static) */
+	char value[80];		/* "yes", "no", "unknown", or the value ("4096", "current", a release) */
+	char why[512];		/* what it is; when missing, why and what would enable it */
+};
+
+#define PM_FEATURES_LIVE	(1u << 0)	/* @f was probed on the running kernel, not replayed */
+
+/*
+ * pm_features_row - row @i (from 0) of the features @f in words, into @row: the
+ * same rows, in the same order, as `pagemap features`. @flags: PM_FEATURES_LIVE
+ * when @f describes the running kernel (a context whose root is "/"), else the
+ * words say the answers were recorded at capture. Pass the features of
+ * pm_ctx_probe(ctx, PM_PROBE_ALL) to have every answer; fewer probes give
+ * "unknown" or "not probed" rows. Pure: reads nothing but @f.
+ * Returns 0 with @row filled, 1 when @i is past the last row, -EINVAL for a
+ * NULL @f or @row or an unknown flag.
+ */
+PM_API int pm_features_row(const struct pm_features *f, unsigned flags, size_t i, struct pm_feature_row *row);
+
 #endif /* PAGEMAP_FEATURES_H */

@@ -34,6 +34,21 @@ PM_API enum pm_proc_state pm_proc_state(struct pm_ctx *ctx, pid_t pid);
  */
 PM_API struct pm_target *pm_target_open(struct pm_ctx *ctx, pid_t pid);
 
+/*
+ * pm_target_explain - why pm_target_open(@ctx, @pid) failed with errno @err,
+ * in words for a user: into @buf of @size bytes the error line ("cannot open
+ * process 42: it is a zombie and has no memory left", "cannot open
+ * /proc/42/pagemap: Permission denied", a replayed tree's own problem for
+ * EBADMSG), and into *@hint a line on the known cause (a static string), or
+ * NULL. @name is how the caller named the process ("self", "42"; NULL: the
+ * number). Reads ROOT/proc/PID/stat to tell a zombie or kernel thread from a
+ * process that is gone, and looks at the caller's effective UID for EACCES.
+ * The line is truncated to fit; PATH_MAX + 256 bytes always suffice.
+ * Returns 0, or -EINVAL for a NULL @ctx, @buf or @hint or a zero @size.
+ */
+PM_API int pm_target_explain(struct pm_ctx *ctx, pid_t pid, const char *name, int err, char *buf, size_t size,
+			     const char **hint);
+
 /* pm_target_close - close the fds and free the handle. NULL is fine. */
 PM_API void pm_target_close(struct pm_target *t);
 

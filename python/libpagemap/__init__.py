@@ -102,7 +102,7 @@ def flag_info(name):
     return _FLAG_BY_NAME[name]
 
 
-# ---- features: a frozen record, with the CLI's rows saying what is hidden and why ----
+# ---- features: a frozen record, with the library's rows (pm_features_row), as pagemap features prints ----
 
 @_dataclass(frozen=True)
 class Features:

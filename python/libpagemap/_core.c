@@ -9,22 +9,6 @@
 PyTypeObject *pmpy_ctx_type;
 static PyObject *error_factory;	/* libpagemap._make_error(errno, message, explanation) */
 
-/* What an errno means when the library returns it (include/pagemap.h, "Errors with a meaning of their own"). */
-static const char *explain(int err)
-{
-	switch (err) {
-	case ESRCH: return "the target has no memory any more: it exited or exec'd, or it is a zombie or a kernel thread";
-	case ENOENT: return "no such process or file";
-	case EACCES: return "not allowed to read the target (another user, not dumpable, an LSM), or a root-only file";
-	case EPERM: return "refused without CAP_SYS_ADMIN (Linux 4.0-4.1 pagemap, hidden frame numbers, ptrace)";
-	case EOPNOTSUPP: return "not supported by this kernel, this privilege level or a replayed root";
-	case EBADMSG: return "the replayed tree or snapshot is damaged";
-	case EDEADLK: return "this thread is inside a call that reads the frame files of this context already "
-			     "(a signal handler run during it)";
-	default: return strerror(err);
-	}
-}
-
 /*
  * The names in @what and @why come from the system or the user (paths, cgroups, a tree's file names): any
  * bytes. They reach Python as os.fsdecode would make them (surrogateescape), never as a UnicodeDecodeError
@@ -46,7 +30,7 @@ PyObject *pmpy_raise(int err, CtxObject *ctx, const char *fmt, ...)
 	va_end(ap);
 	if (err == EBADMSG && ctx && ctx->ctx)
 		tree = pm_ctx_tree_error(ctx->ctx);
-	snprintf(why, sizeof(why), "%s%s%s", explain(err), tree ? ": " : "", tree ? tree : "");
+	snprintf(why, sizeof(why), "%s%s%s", pm_strerror(err), tree ? ": " : "", tree ? tree : "");
 	if (!error_factory) {
 		PyErr_SetString(PyExc_OSError, what);
 		return NULL;
@@ -254,7 +238,7 @@ static PyObject *ctx_features(CtxObject *c, PyObject *arg)
 	if (!f)
 		return pmpy_raise(errno, c, "cannot probe the kernel");
 	if (all) {
-		rows = pmpy_features_rows(c->ctx);	/* the CLI's own rows: same probe, same words */
+		rows = pmpy_features_rows(c->ctx);	/* pm_features_row: the tool's words */
 		if (!rows)
 			return NULL;
 	} else {

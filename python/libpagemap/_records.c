@@ -17,30 +17,48 @@ static PyStructSequence_Field entry_fields[] = {
 	{ NULL, NULL },
 };
 
+/*
+ * The field docs of Mapping, Usage and Account are what help() shows and what python/gen_stubs.py copies into
+ * __init__.pyi: their one home for Python. A field without one is NULL (the stubs show "...").
+ */
 static PyStructSequence_Field mapping_fields[] = {
 	{ "start", "first address" },
-	{ "end", "address past the end" },
+	{ "end", "address after the last byte" },
 	{ "offset", "file offset" },
 	{ "dev_major", NULL },
 	{ "dev_minor", NULL },
-	{ "inode", NULL },
-	{ "perms", "as printed, 'rw-p'" },
+	{ "inode", "inode" },
+	{ "perms", "permissions, as in maps (rwxp/s)" },
 	{ "kind", "anon, file, heap, stack, vdso, vvar, vsyscall, anon_named, special" },
 	{ "deleted", "the path ends with ' (deleted)'" },
-	{ "path", "the path field ('' for none)" },
+	{ "path", "file or [name]" },
 	{ NULL, NULL },
 };
 
 static PyStructSequence_Field usage_fields[] = {
-	{ "present", "bytes" }, { "swapped", "bytes" }, { "file", "bytes" }, { "exclusive", "bytes" },
-	{ "thp", "bytes" }, { "softdirty", "bytes" }, { "uffdwp", "bytes" }, { "guard", "bytes" },
-	{ "zero", "bytes" }, { NULL, NULL },
+	{ "present", "bytes in RAM: smaps Rss plus ZERO" },
+	{ "swapped", "bytes in swap (smaps Swap for private memory)" },
+	{ "file", "bytes of page cache or shared memory" },
+	{ "exclusive", "bytes mapped only by this process" },
+	{ "thp", "bytes in PMD-mapped huge pages" },
+	{ "softdirty", "soft-dirty bytes (written since clear_refs 4)" },
+	{ "uffdwp", "userfaultfd write-protected bytes" },
+	{ "guard", "bytes of guard regions" },
+	{ "zero", "bytes mapped to the zero page" },
+	{ NULL, NULL },
 };
 
 static PyStructSequence_Field account_fields[] = {
-	{ "rss", "bytes" }, { "pss", "bytes" }, { "uss", "bytes" }, { "swap", "bytes" }, { "shared", "bytes" },
-	{ "hugetlb", "bytes" }, { "source", "'pagemap' or 'smaps_rollup'" }, { "exact", NULL },
-	{ "estimate", "rests on averaged map counts of large folios" }, { NULL, NULL },
+	{ "rss", "resident bytes (smaps Rss: no zero page, no hugetlb)" },
+	{ "pss", "proportional bytes: each page divided by its map count" },
+	{ "uss", "unique bytes: pages mapped by this process only" },
+	{ "swap", "bytes in swap" },
+	{ "shared", "bytes of pages mapped more than once" },
+	{ "hugetlb", "hugetlb bytes mapped (in none of the above)" },
+	{ "source", "smaps_rollup, or pagemap (with kpagecount: --exact)" },
+	{ "exact", NULL },
+	{ "estimate", "USS, SHARED, PSS rest on averaged map counts of large folios" },
+	{ NULL, NULL },
 };
 
 static PyStructSequence_Field proc_fields[] = {
