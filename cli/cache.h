@@ -1,5 +1,6 @@
-/* cache.h - `pagemap cache`'s pieces, shared by cmd_cache.c (options, the run), cache_targets.c (what is
- * measured: files named, trees walked, processes' maps and descriptors) and cache_view.c (the three views). */
+/* cache.h - `pagemap cache`'s pieces, shared by cmd_cache.c (options, the run), cache_targets.c
+ * (what is measured: files named, trees walked, processes' maps and descriptors) and cache_view.c
+ * (the three views). */
 #ifndef PAGEMAP_CLI_CACHE_H
 #define PAGEMAP_CLI_CACHE_H
 
@@ -48,8 +49,9 @@ int cache_add_arg(struct cache_run *cr, const char *path);
 /* -p PID... and --all, through ROOT/proc, in directory order. */
 int cache_add_procs(struct pm_ctx *ctx, const struct cache_opts *co, struct cache_run *cr);
 
-/* cache_view.c: the rows of each view (EXIT_OK or an exit code), and the per-process sums they read. */
-int cache_files_view(struct pm_ctx *ctx, const struct cache_opts *co, struct cache_run *cr, struct out *out);
+/* cache_view.c: the rows of each view (EXIT_OK or an exit code), the per-process sums they read. */
+int cache_files_view(struct pm_ctx *ctx, const struct cache_opts *co, struct cache_run *cr,
+		     struct out *out);
 int cache_pairs_view(const struct cache_opts *co, struct cache_run *cr, struct out *out);
 int cache_procs_view(const struct cache_opts *co, struct cache_run *cr, struct out *out);
 /* Per process: its files' cached bytes (each file once) and its mapped bytes; uses come grouped by process. */

@@ -1,5 +1,5 @@
-/* cache_targets.c - what `pagemap cache` measures: the files named (directories walked without following
- * links), or the files the processes chosen map or hold open. */
+/* cache_targets.c - what `pagemap cache` measures: the files named (directories walked without
+ * following links), or the files the processes chosen map or hold open. */
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>

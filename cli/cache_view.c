@@ -1,5 +1,5 @@
-/* cache_view.c - `pagemap cache`'s three views: files (the default), process-file pairs (--pairs) and processes
- * (--processes), their cells and order, and the summary rows under them. */
+/* cache_view.c - `pagemap cache`'s three views: files (the default), process-file pairs (--pairs)
+ * and processes (--processes), their cells and order, and the summary rows under them. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,7 +109,8 @@ static int unattributed_rows(struct pm_ctx *ctx, struct out *out, uint64_t found
 	return EXIT_OK;
 }
 
-int cache_files_view(struct pm_ctx *ctx, const struct cache_opts *co, struct cache_run *cr, struct out *out)
+int cache_files_view(struct pm_ctx *ctx, const struct cache_opts *co, struct cache_run *cr,
+		     struct out *out)
 {
 	size_t n = pm_cache_nfiles(cr->c), i, shown = co->top && co->top < n ? co->top : n, *idx;
 	uint64_t found = 0, rest = 0;

@@ -1,5 +1,5 @@
-/* cmd_cache.c - `pagemap cache`: what is in the page cache, per file, and who maps it or holds it open. Options
- * and the run here; what is measured: cache_targets.c; the views: cache_view.c. */
+/* cmd_cache.c - `pagemap cache`: what is in the page cache, per file, and who maps it or holds it
+ * open. Options and the run here; what is measured: cache_targets.c; the views: cache_view.c. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -211,7 +211,8 @@ int cmd_cache(struct pm_ctx *ctx, int argc, char **argv)
 		goto out;
 	note_unknown(cr.c);
 	shown = co.view == VIEW_FILES ? cache_files_view(ctx, &co, &cr, out) :
-		co.view == VIEW_PAIRS ? cache_pairs_view(&co, &cr, out) : cache_procs_view(&co, &cr, out);
+		co.view == VIEW_PAIRS ? cache_pairs_view(&co, &cr, out) :
+		cache_procs_view(&co, &cr, out);
 	if (shown != EXIT_OK)
 		code = shown;
 	if (out_print(out) < 0)

@@ -1,6 +1,6 @@
-/* cmd_phys.c - `pagemap phys`: physical memory by page flags (page-types), frame runs, and a process's pages
- * joined with their frames. Options, whole physical memory and --describe here; the histogram of flag words:
- * phys_hist.c; -p PID: phys_proc.c. */
+/* cmd_phys.c - `pagemap phys`: physical memory by page flags (page-types), frame runs, and a
+ * process's pages joined with their frames. Options, whole physical memory and --describe here; the
+ * histogram of flag words: phys_hist.c; -p PID: phys_proc.c. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -192,7 +192,8 @@ static int phys_all(struct pm_ctx *ctx, struct phys_opts *po)
 	}
 	code = scan_all(ctx, k, po, &h, list);
 	if (code == EXIT_OK)
-		code = list ? (out_print(list) < 0 ? EXIT_RUNTIME : EXIT_OK) : phys_print_hist(&h, po, "phys");
+		code = list ? (out_print(list) < 0 ? EXIT_RUNTIME : EXIT_OK) :
+		       phys_print_hist(&h, po, "phys");
 	out_free(list);
 	free(h.slot);
 	pm_kpage_close(k);
@@ -211,7 +212,8 @@ static int describe(struct phys_opts *po)
 		return cli_usage_error("invalid flags '%s' (a number such as 0x5868, or names such as anonymous,lru)",
 				       po->describe);
 	s.flags = f.term[0].mask;
-	out = out_new("describe", phys_sum_cols, NELEM(phys_sum_cols), "FLAGS,SYMBOLIC,NAMES", &po->o);
+	out = out_new("describe", phys_sum_cols, NELEM(phys_sum_cols), "FLAGS,SYMBOLIC,NAMES",
+		      &po->o);
 	if (!out)
 		return EXIT_USAGE;
 	po->raw = po->raw || (s.flags & PM_KPF_INTERNAL_MASK);	/* show what was asked */

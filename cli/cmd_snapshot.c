@@ -133,7 +133,7 @@ static int check_cgroup(const char *path)
 	return 0;
 }
 
-/* The options together, after getopt: which exclude which, what each needs, the arguments left (optind on). */
+/* The options together, after getopt: which exclude which, what each needs, the arguments left. */
 static int check_opts(const struct snap_opts *o, int argc, char **argv)
 {
 	if (o->pids && check_pids(o->pids))

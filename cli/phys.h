@@ -1,5 +1,6 @@
-/* phys.h - `pagemap phys`'s pieces, shared by cmd_phys.c (options, whole physical memory, --describe),
- * phys_hist.c (the histogram of flag words and the cells every table shares) and phys_proc.c (-p PID). */
+/* phys.h - `pagemap phys`'s pieces, shared by cmd_phys.c (options, whole physical memory,
+ * --describe), phys_hist.c (the histogram of flag words and the cells every table shares) and
+ * phys_proc.c (-p PID). */
 #ifndef PAGEMAP_CLI_PHYS_H
 #define PAGEMAP_CLI_PHYS_H
 
@@ -15,7 +16,9 @@ enum { S_FLAGS, S_PAGES, S_SIZE, S_SYMBOLIC, S_NAMES, S_NCOLS };
 extern const struct out_col phys_sum_cols[S_NCOLS];
 
 /* -p PID: a process's pages joined with their frames. */
-enum { P_START, P_END, P_PAGES, P_PFN, P_FLAGS, P_KPF, P_NAMES, P_COUNT, P_CGROUP, P_PATH, P_NCOLS };
+enum {
+	P_START, P_END, P_PAGES, P_PFN, P_FLAGS, P_KPF, P_NAMES, P_COUNT, P_CGROUP, P_PATH, P_NCOLS
+};
 extern const struct out_col phys_proc_cols[P_NCOLS];
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -46,8 +49,8 @@ int phys_print_hist(struct hist *h, const struct phys_opts *po, const char *name
 /* "0x" and 16 hex digits. */
 void phys_hex16(char *buf, size_t size, uint64_t v);
 /* The flags' letters into column @sym and names into column @names, each only when shown. */
-void phys_name_cells(struct out *out, struct libscols_line *ln, size_t sym, size_t names, uint64_t flags,
-		     bool raw);
+void phys_name_cells(struct out *out, struct libscols_line *ln, size_t sym, size_t names,
+		     uint64_t flags, bool raw);
 /* One row of the summary table. */
 void phys_sum_row(struct out *out, const struct hslot *s, const struct phys_opts *po);
 

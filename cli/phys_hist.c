@@ -1,5 +1,5 @@
-/* phys_hist.c - `pagemap phys`'s histogram of flag words (open addressing, grows without limit), its summary
- * table, and the cells every table of the command shares. */
+/* phys_hist.c - `pagemap phys`'s histogram of flag words (open addressing, grows without limit),
+ * its summary table, and the cells every table of the command shares. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -60,8 +60,8 @@ void phys_hex16(char *buf, size_t size, uint64_t v)
 	snprintf(buf, size, "0x%016" PRIx64, v);
 }
 
-void phys_name_cells(struct out *out, struct libscols_line *ln, size_t sym, size_t names, uint64_t flags,
-		       bool raw)
+void phys_name_cells(struct out *out, struct libscols_line *ln, size_t sym, size_t names,
+		     uint64_t flags, bool raw)
 {
 	char buf[1024];
 
@@ -91,7 +91,8 @@ void phys_sum_row(struct out *out, const struct hslot *s, const struct phys_opts
 /* The rows of @h in flag order, then a total in the table view. */
 int phys_print_hist(struct hist *h, const struct phys_opts *po, const char *name)
 {
-	struct out *out = out_new(name, phys_sum_cols, NELEM(phys_sum_cols), "FLAGS,PAGES,SIZE,SYMBOLIC,NAMES", &po->o);
+	struct out *out = out_new(name, phys_sum_cols, NELEM(phys_sum_cols),
+				  "FLAGS,PAGES,SIZE,SYMBOLIC,NAMES", &po->o);
 	struct libscols_line *ln;
 	uint64_t total = 0;
 	size_t i, k = 0;

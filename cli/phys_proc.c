@@ -1,5 +1,5 @@
-/* phys_proc.c - `pagemap phys -p PID`: a process's pages joined with their frames, in runs of pages whose frames
- * follow each other with the same flags, count and cgroup. */
+/* phys_proc.c - `pagemap phys -p PID`: a process's pages joined with their frames, in runs of pages
+ * whose frames follow each other with the same flags, count and cgroup. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -278,7 +278,8 @@ int phys_proc(struct pm_ctx *ctx, struct phys_opts *po)
 		code = walk_target(ctx, t, &b, po, start, end);
 	}
 	if (code == EXIT_OK)
-		code = po->summary ? phys_print_hist(&b.hist, po, "phys") : (out_print(b.out) < 0 ? EXIT_RUNTIME : EXIT_OK);
+		code = po->summary ? phys_print_hist(&b.hist, po, "phys") :
+		       (out_print(b.out) < 0 ? EXIT_RUNTIME : EXIT_OK);
 	else if (t && b.k && (!b.fr || !b.pg))
 		cli_error(ENOMEM, "cannot join process %s with its frames", po->pid);
 	batch_free(&b);

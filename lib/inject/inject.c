@@ -1,5 +1,5 @@
-/* inject.c - run system calls inside another process by ptrace (x86-64): the calls, the frame, the detach. Calls
- * in the children and threads a call of ours makes: inject_child.c. */
+/* inject.c - run system calls inside another process by ptrace (x86-64): the calls, the frame, the
+ * detach. Calls in the children and threads a call of ours makes: inject_child.c. */
 #include <cpuid.h>
 #include <dirent.h>
 #include <elf.h>
@@ -226,7 +226,8 @@ long pmi_inject_exit_stack(struct pm_inject *in)
  * enter_call takes the thread to the swapped syscall-entry stop; run_call
  * on to the syscall-exit stop, whose registers come back in @r.
  */
-int pmi_inject_enter_call(struct pm_inject *in, struct user_regs_struct *r, long nr, const long a[6])
+int pmi_inject_enter_call(struct pm_inject *in, struct user_regs_struct *r, long nr,
+			  const long a[6])
 {
 	int err = arm(in);
 

@@ -1,5 +1,6 @@
-/* inject_child.c - system calls in the children and threads a call of ours made (x86-64): hold a new child, close
- * its descriptors, run a call in a thread of its own (a vfork'd clone) and end it. */
+/* inject_child.c - system calls in the children and threads a call of ours made (x86-64): hold a
+ * new child, close its descriptors, run a call in a thread of its own (a vfork'd clone) and end it.
+ */
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>

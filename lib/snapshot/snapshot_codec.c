@@ -1,5 +1,5 @@
-/* snapshot_codec.c - the columnar word encoding of snapshot WORDS chunks (pure; snapshot.h describes it): varints,
- * extent lists and the encoder. The decoder: snapshot_decode.c. */
+/* snapshot_codec.c - the columnar word encoding of snapshot WORDS chunks (pure; snapshot.h
+ * describes it): varints, extent lists and the encoder. The decoder: snapshot_decode.c. */
 #include <errno.h>
 #include <string.h>
 #include "base.h"

@@ -1,5 +1,6 @@
-/* snapshot_codec.h - what the WORDS chunk encoder (snapshot_codec.c) and decoder (snapshot_decode.c) share:
- * the column layout's constants and the small transforms both sides apply. Inside libpagemap only. */
+/* snapshot_codec.h - what the WORDS chunk encoder (snapshot_codec.c) and decoder
+ * (snapshot_decode.c) share: the column layout's constants and the small transforms both sides
+ * apply. Inside libpagemap only. */
 #ifndef PM_SNAPSHOT_CODEC_H
 #define PM_SNAPSHOT_CODEC_H
 

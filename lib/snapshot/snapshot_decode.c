@@ -1,5 +1,6 @@
-/* snapshot_decode.c - decoding snapshot WORDS chunks (pure; snapshot.h describes the encoding): extent lists and
- * every column mode of every format version, each length and value checked against its bounds. */
+/* snapshot_decode.c - decoding snapshot WORDS chunks (pure; snapshot.h describes the encoding):
+ * extent lists and every column mode of every format version, each length and value checked against
+ * its bounds. */
 #include <errno.h>
 #include <string.h>
 #include "base.h"

@@ -1,7 +1,7 @@
-/* snapshot_open.c - open a snapshot and check it whole: header, the section table and its checksums, the member
- * of a series (man/pagemap-snapshot.5). The checks by section: snapshot_open_files.c (FILE, FILES, META),
- * snapshot_open_chunks.c (BYTES, WORDS, REUSE), snapshot_open_index.c (INDEX, SERIES). Iterating and
- * decoding: snapshot_read.c. */
+/* snapshot_open.c - open a snapshot and check it whole: header, the section table and its
+ * checksums, the member of a series (man/pagemap-snapshot.5). The checks by section:
+ * snapshot_open_files.c (FILE, FILES, META), snapshot_open_chunks.c (BYTES, WORDS, REUSE),
+ * snapshot_open_index.c (INDEX, SERIES). Iterating and decoding: snapshot_read.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

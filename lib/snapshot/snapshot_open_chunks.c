@@ -1,5 +1,5 @@
-/* snapshot_open_chunks.c - checking the chunks as a snapshot opens: BYTES and WORDS sections (their file, their
- * shared extents), REUSE sections and the earlier member's chunk each names. */
+/* snapshot_open_chunks.c - checking the chunks as a snapshot opens: BYTES and WORDS sections (their
+ * file, their shared extents), REUSE sections and the earlier member's chunk each names. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

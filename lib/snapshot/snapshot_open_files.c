@@ -1,5 +1,6 @@
-/* snapshot_open_files.c - checking the declared files as a snapshot opens: FILE and FILES sections (each path
- * safe to replay, each length one a reader can hold), META, and the frame files' claims. */
+/* snapshot_open_files.c - checking the declared files as a snapshot opens: FILE and FILES sections
+ * (each path safe to replay, each length one a reader can hold), META, and the frame files' claims.
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,8 @@ static int add_file(struct pm_snapshot *s, uint32_t kind, uint64_t size, const c
 	struct snap_file *f;
 	const char *why;
 
-	if (s->nfiles >= SNAP_MAX_FILES || pmi_snap_grow((void **)&s->files, &s->fcap, s->nfiles, sizeof(*f)))
+	if (s->nfiles >= SNAP_MAX_FILES ||
+	    pmi_snap_grow((void **)&s->files, &s->fcap, s->nfiles, sizeof(*f)))
 		return pmi_snap_fail(s, -ENOMEM, "%s: too many files", where);
 	if (kind != PM_SNAPSHOT_BYTES && kind != PM_SNAPSHOT_WORDS)
 		return pmi_snap_fail(s, -EBADMSG, "%s: unknown file kind %u", where, kind);

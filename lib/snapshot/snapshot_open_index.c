@@ -1,5 +1,5 @@
-/* snapshot_open_index.c - checking the indexes as a snapshot opens: the INDEX against the sections found (every
- * format version), a series' SERIES index of its members. */
+/* snapshot_open_index.c - checking the indexes as a snapshot opens: the INDEX against the sections
+ * found (every format version), a series' SERIES index of its members. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
-/* snapshot_reader.h - the open snapshot's state, shared by snapshot_open*.c (checking a file: its section
- * table, declarations, chunks, index) and snapshot_read.c (iterating sections, decoding chunks). Inside
- * libpagemap only. */
+/* snapshot_reader.h - the open snapshot's state, shared by snapshot_open*.c (checking a file: its
+ * section table, declarations, chunks, index) and snapshot_read.c (iterating sections, decoding
+ * chunks). Inside libpagemap only. */
 #ifndef PM_SNAPSHOT_READER_H
 #define PM_SNAPSHOT_READER_H
 
@@ -88,7 +88,8 @@ uint64_t pmi_snap_frame_start(const struct pm_snapshot *s);
 int pmi_snap_chunk_buffers(struct pm_snapshot *s, size_t zlen, size_t rawlen, size_t nwords);
 
 /* Checking a file as it opens (snapshot_open*.c); each returns 0 or -errno, its error line set. */
-/* Hash a payload in bounded steps (a section may be large: its length is checked against the file). */
+/* Hash a payload in bounded steps (a section may be large: its length is checked against the
+ * file). */
 int pmi_snap_hash_payload(struct pm_snapshot *s, uint64_t off, uint64_t len, uint64_t *out);
 /* Make room for element @n of *@p (*@cap elements of @elem bytes), doubling. 0 or -ENOMEM. */
 int pmi_snap_grow(void **p, size_t *cap, size_t n, size_t elem);

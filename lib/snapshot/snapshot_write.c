@@ -25,7 +25,8 @@ int pmi_snap_w_write_all(struct pm_snapshot_writer *w, const void *buf, size_t n
 }
 
 /* Append one section: header then @len bytes of payload. */
-int pmi_snap_w_section(struct pm_snapshot_writer *w, uint32_t type, const void *payload, size_t len)
+int pmi_snap_w_section(struct pm_snapshot_writer *w, uint32_t type, const void *payload,
+		       size_t len)
 {
 	unsigned char h[SNAP_SEC_SIZE];
 	uint64_t hash = pmi_snap_hash(payload, len);
@@ -53,7 +54,8 @@ int pmi_snap_w_section(struct pm_snapshot_writer *w, uint32_t type, const void *
 	snap_put32(h + 4, pmi_snap_header_check(type, len, hash));
 	snap_put64(h + 8, len);
 	snap_put64(h + 16, hash);
-	if ((r = pmi_snap_w_write_all(w, h, sizeof(h))) || (r = pmi_snap_w_write_all(w, payload, len)))
+	if ((r = pmi_snap_w_write_all(w, h, sizeof(h))) ||
+	    (r = pmi_snap_w_write_all(w, payload, len)))
 		return w->error = r;
 	w->nidx++;
 	return 0;
@@ -87,8 +89,9 @@ static int flush_held(struct pm_snapshot_writer *w)
 
 	while (pos < w->held_len && !r) {
 		n = snap_get32(w->held + pos + SNAP_CHUNK_FIXED);
-		r = pmi_snap_w_chunk_now(w, PM_SNAPSHOT_BYTES, w->held + pos, w->held + pos + SNAP_CHUNK_FIXED + 4, n);	/* w->raw
-					may hold the chunk being written */
+		/* w->raw may hold the chunk being written */
+		r = pmi_snap_w_chunk_now(w, PM_SNAPSHOT_BYTES, w->held + pos,
+					 w->held + pos + SNAP_CHUNK_FIXED + 4, n);
 		pos += SNAP_CHUNK_FIXED + 4 + n;
 	}
 	w->held_len = 0;
@@ -219,7 +222,8 @@ static ZSTD_CCtx *new_cctx(struct pm_snapshot_writer *w)
 	return c ? c : w->z->create_cctx();
 }
 
-struct pm_snapshot_writer *pmi_snap_w_create(const char *path, int fd, uint32_t version, unsigned flags)
+struct pm_snapshot_writer *pmi_snap_w_create(const char *path, int fd, uint32_t version,
+					      unsigned flags)
 {
 	struct pm_snapshot_writer *w = calloc(1, sizeof(*w));
 	unsigned char h[SNAP_HEAD_SIZE];
@@ -340,7 +344,8 @@ static int put_index(struct pm_snapshot_writer *w)
 	uint64_t at;
 	int r;
 
-	if ((r = pmi_snap_w_flush_files(w)) || (r = put_windows(w)))	/* files declared last (empty ones) come before the index */
+	/* files declared last (empty ones) come before the index */
+	if ((r = pmi_snap_w_flush_files(w)) || (r = put_windows(w)))
 		return r;
 	if (w->meta_len) {
 		size_t mlen = w->meta_len;

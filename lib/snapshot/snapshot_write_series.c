@@ -1,5 +1,6 @@
-/* snapshot_write_series.c - pm_snapshot_append: lock the series, copy its members, write the new member
- * naming the last one's identical WORDS chunks (REUSE), then the SERIES index of all members. */
+/* snapshot_write_series.c - pm_snapshot_append: lock the series, copy its members, write the new
+ * member naming the last one's identical WORDS chunks (REUSE), then the SERIES index of all
+ * members. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -359,7 +360,8 @@ int pmi_snap_series_index(struct pm_snapshot_writer *w, uint64_t end)
 		for (k = 0; k < m.listed; k++)
 			len += pmi_snap_put_varint(p + len, (uint64_t)m.pids[k]);
 	}
-	r = len > SNAP_MAX_SERIES ? -EOVERFLOW : pmi_snap_w_section(w, PM_SNAPSHOT_SERIES, p, len);	/* readers refuse more */
+	/* readers refuse more */
+	r = len > SNAP_MAX_SERIES ? -EOVERFLOW : pmi_snap_w_section(w, PM_SNAPSHOT_SERIES, p, len);
 	free(p);
 	return r;
 }

@@ -1,5 +1,5 @@
-/* snapshot_write_text.c - a /proc text file into the snapshot: read to learn its length (held when short),
- * declared, then its bytes as BYTES chunks. */
+/* snapshot_write_text.c - a /proc text file into the snapshot: read to learn its length (held when
+ * short), declared, then its bytes as BYTES chunks. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

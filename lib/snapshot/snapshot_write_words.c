@@ -1,5 +1,6 @@
-/* snapshot_write_words.c - the writer's word streams (pmi_snap_ws_*): pagemap, kpagecount, kpageflags and
- * kpagecgroup words gathered into WORDS chunks of one or several columns, zero runs left out. */
+/* snapshot_write_words.c - the writer's word streams (pmi_snap_ws_*): pagemap, kpagecount,
+ * kpageflags and kpagecgroup words gathered into WORDS chunks of one or several columns, zero runs
+ * left out. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,10 +126,13 @@ static int ws_flush(struct snap_ws *ws)
 			snap_put32(fixed, ws->id[c]);
 			snap_put32(fixed + 4, (uint32_t)k);
 			snap_put64(fixed + 8, ref);
-			if ((ws->error = pmi_snap_w_flush_files(ws->w)))	/* a file's FILES section comes before its chunks */
+			/* a file's FILES section comes before its chunks */
+			if ((ws->error = pmi_snap_w_flush_files(ws->w)))
 				break;
 			ws->w->shared_extents = ws->ncol > 1;
-			ws->error = pmi_snap_w_chunk_now(ws->w, PM_SNAPSHOT_WORDS, fixed, ws->w->raw + c * SNAP_RAW_SLICE, ws->enc[c]);
+			ws->error = pmi_snap_w_chunk_now(ws->w, PM_SNAPSHOT_WORDS, fixed,
+							 ws->w->raw + c * SNAP_RAW_SLICE,
+							 ws->enc[c]);
 			ws->w->shared_extents = false;
 			if (!ws->error && c == 0)
 				ref = ws->w->idx[ws->w->nidx - 1].offset;

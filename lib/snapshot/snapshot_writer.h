@@ -1,6 +1,6 @@
-/* snapshot_writer.h - the snapshot writer's state, shared by its files: snapshot_write.c (sections, chunks,
- * files, META, the index), snapshot_write_words.c (word streams), snapshot_write_text.c (/proc text files)
- * and snapshot_write_series.c (pm_snapshot_append). Inside libpagemap only. */
+/* snapshot_writer.h - the snapshot writer's state, shared by its files: snapshot_write.c (sections,
+ * chunks, files, META, the index), snapshot_write_words.c (word streams), snapshot_write_text.c
+ * (/proc text files) and snapshot_write_series.c (pm_snapshot_append). Inside libpagemap only. */
 #ifndef PM_SNAPSHOT_WRITER_H
 #define PM_SNAPSHOT_WRITER_H
 
@@ -83,14 +83,16 @@ struct pm_snapshot_writer {
 /* Write @n bytes of @buf at the writer's end. 0 or -errno. */
 int pmi_snap_w_write_all(struct pm_snapshot_writer *w, const void *buf, size_t n);
 /* Append one section: header then @len bytes of payload (the META lines added before it first). */
-int pmi_snap_w_section(struct pm_snapshot_writer *w, uint32_t type, const void *payload, size_t len);
+int pmi_snap_w_section(struct pm_snapshot_writer *w, uint32_t type, const void *payload,
+		       size_t len);
 /* The files declared since the last section as one FILES section, then the chunks held back. */
 int pmi_snap_w_flush_files(struct pm_snapshot_writer *w);
 /* A chunk: @fixed (16 bytes) then @rawlen bytes of @raw, compressed, written now. */
 int pmi_snap_w_chunk_now(struct pm_snapshot_writer *w, uint32_t type, const unsigned char *fixed,
 			 const unsigned char *raw, size_t rawlen);
 /* A writer at @path (or on @fd when @path is NULL) of format @version, its header written. */
-struct pm_snapshot_writer *pmi_snap_w_create(const char *path, int fd, uint32_t version, unsigned flags);
+struct pm_snapshot_writer *pmi_snap_w_create(const char *path, int fd, uint32_t version,
+					      unsigned flags);
 
 /* snapshot_write_series.c */
 void pmi_snap_series_free(struct snap_series *sr);
