@@ -1,4 +1,6 @@
-/* cmd_phys.c - `pagemap phys`: physical memory by page flags (page-types), frame runs, and a process's pages joined with their frames. */
+/* cmd_phys.c - `pagemap phys`: physical memory by page flags (page-types), frame runs, and a
+ * process's pages joined with their frames. Options, whole physical memory and --describe here; the
+ * histogram of flag words: phys_hist.c; -p PID: phys_proc.c. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -7,12 +9,10 @@
 #include <string.h>
 #include "cli.h"
 #include "output.h"
-
-#define PHYS_BATCH 65536	/* frames per kpageflags read, pages per process lookup */
+#include "phys.h"
 
 /* Summary and --describe: one row per flag combination. */
-enum { S_FLAGS, S_PAGES, S_SIZE, S_SYMBOLIC, S_NAMES };
-static const struct out_col sum_cols[] = {
+const struct out_col phys_sum_cols[S_NCOLS] = {
 	[S_FLAGS] = { "FLAGS", 18, 0, OUT_HEX, "the page flags word (kpageflags, cooked unless --raw-flags)" },
 	[S_PAGES] = { "PAGES", 8, SCOLS_FL_RIGHT, OUT_NUM, "frames with these flags" },
 	[S_SIZE] = { "SIZE", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes of those frames" },
@@ -31,8 +31,7 @@ static const struct out_col list_cols[] = {
 };
 
 /* -p PID: a process's pages joined with their frames. */
-enum { P_START, P_END, P_PAGES, P_PFN, P_FLAGS, P_KPF, P_NAMES, P_COUNT, P_CGROUP, P_PATH };
-static const struct out_col proc_cols[] = {
+const struct out_col phys_proc_cols[P_NCOLS] = {
 	[P_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the run" },
 	[P_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after the run" },
 	[P_PAGES] = { "PAGES", 5, SCOLS_FL_RIGHT, OUT_NUM, "pages in the run" },
@@ -44,139 +43,6 @@ static const struct out_col proc_cols[] = {
 	[P_CGROUP] = { "CGROUP", 6, SCOLS_FL_RIGHT, OUT_NUM, "inode of the memory cgroup charged (kpagecgroup)" },
 	[P_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]" },
 };
-
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
-struct phys_opts {
-	struct pm_kpf_filter filter;
-	struct out_opts o;
-	bool raw, list, summary;
-	const char *pid, *range, *describe;
-	uint64_t page_size;
-};
-
-/* ---- a histogram of flag words: open addressing, grows without limit ---- */
-
-struct hslot {
-	uint64_t flags, pages;	/* pages == 0: empty */
-};
-
-struct hist {
-	struct hslot *slot;
-	size_t cap, used;
-};
-
-static size_t hist_pos(const struct hist *h, uint64_t flags)
-{
-	size_t i = (size_t)((flags * 0x9e3779b97f4a7c15ULL) >> 20) & (h->cap - 1);
-
-	while (h->slot[i].pages && h->slot[i].flags != flags)
-		i = (i + 1) & (h->cap - 1);
-	return i;
-}
-
-static int hist_grow(struct hist *h)
-{
-	struct hist n = { calloc(h->cap ? 2 * h->cap : 256, sizeof(struct hslot)), h->cap ? 2 * h->cap : 256, 0 };
-	size_t i;
-
-	if (!n.slot)
-		return -ENOMEM;
-	for (i = 0; i < h->cap; i++)
-		if (h->slot[i].pages)
-			n.slot[hist_pos(&n, h->slot[i].flags)] = h->slot[i];
-	n.used = h->used;
-	free(h->slot);
-	*h = n;
-	return 0;
-}
-
-static int hist_add(struct hist *h, uint64_t flags, uint64_t pages)
-{
-	size_t i;
-
-	if (2 * (h->used + 1) > h->cap && hist_grow(h) < 0)
-		return -ENOMEM;
-	i = hist_pos(h, flags);
-	if (!h->slot[i].pages) {
-		h->slot[i].flags = flags;
-		h->used++;
-	}
-	h->slot[i].pages += pages;
-	return 0;
-}
-
-static int hslot_cmp(const void *a, const void *b)
-{
-	const struct hslot *x = a, *y = b;
-
-	return x->flags < y->flags ? -1 : x->flags > y->flags;
-}
-
-/* ---- cells shared by the tables ---- */
-
-static void hex16(char *buf, size_t size, uint64_t v)
-{
-	snprintf(buf, size, "0x%016" PRIx64, v);
-}
-
-static void name_cells(struct out *out, struct libscols_line *ln, size_t sym, size_t names, uint64_t flags,
-		       bool raw)
-{
-	char buf[1024];
-
-	/* Only the columns shown: naming the flags was a third of phys -l's time (run-rows.sh). */
-	if (out_has(out, sym)) {
-		pm_kpf_letters(flags, raw, buf, sizeof(buf));
-		out_str(out, ln, sym, buf);
-	}
-	if (out_has(out, names)) {
-		pm_kpf_describe(flags, buf, sizeof(buf));
-		out_str(out, ln, names, buf);
-	}
-}
-
-static void sum_row(struct out *out, const struct hslot *s, const struct phys_opts *po)
-{
-	struct libscols_line *ln = out_line(out);
-	char buf[32];
-
-	hex16(buf, sizeof(buf), s->flags);
-	out_str(out, ln, S_FLAGS, buf);
-	out_u64(out, ln, S_PAGES, s->pages);
-	out_u64(out, ln, S_SIZE, s->pages * po->page_size);
-	name_cells(out, ln, S_SYMBOLIC, S_NAMES, s->flags, po->raw);
-}
-
-/* The rows of @h in flag order, then a total in the table view. */
-static int print_hist(struct hist *h, const struct phys_opts *po, const char *name)
-{
-	struct out *out = out_new(name, sum_cols, NELEM(sum_cols), "FLAGS,PAGES,SIZE,SYMBOLIC,NAMES", &po->o);
-	struct libscols_line *ln;
-	uint64_t total = 0;
-	size_t i, k = 0;
-	int r;
-
-	if (!out)
-		return EXIT_USAGE;
-	for (i = 0; i < h->cap; i++)
-		if (h->slot[i].pages)
-			h->slot[k++] = h->slot[i];
-	if (k)
-		qsort(h->slot, k, sizeof(*h->slot), hslot_cmp);
-	for (i = 0; i < k; i++) {
-		sum_row(out, &h->slot[i], po);
-		total += h->slot[i].pages;
-	}
-	if ((ln = out_total_line(out))) {
-		out_str(out, ln, S_FLAGS, "total");
-		out_u64(out, ln, S_PAGES, total);
-		out_u64(out, ln, S_SIZE, total * po->page_size);
-	}
-	r = out_print(out);
-	out_free(out);
-	return r < 0 ? EXIT_RUNTIME : EXIT_OK;
-}
 
 /* ---- whole physical memory ---- */
 
@@ -195,9 +61,9 @@ static int list_row(struct out *out, const struct frun *run, bool raw)
 	ln = out_line(out);
 	out_u64(out, ln, L_PFN, run->pfn);
 	out_u64(out, ln, L_PAGES, run->pages);
-	hex16(buf, sizeof(buf), run->flags);
+	phys_hex16(buf, sizeof(buf), run->flags);
 	out_str(out, ln, L_FLAGS, buf);
-	name_cells(out, ln, L_SYMBOLIC, L_NAMES, run->flags, raw);
+	phys_name_cells(out, ln, L_SYMBOLIC, L_NAMES, run->flags, raw);
 	return out_stream(out);
 }
 
@@ -214,7 +80,7 @@ static int scan_batch(const uint64_t *w, size_t n, uint64_t pfn, const struct ph
 		if (!pm_kpf_match(&po->filter, f))
 			continue;
 		if (!list) {
-			if (hist_add(h, f, 1) < 0)
+			if (phys_hist_add(h, f, 1) < 0)
 				return -ENOMEM;
 		} else if (run->pages && run->flags == f && run->pfn + run->pages == pfn + i) {
 			run->pages++;
@@ -236,7 +102,7 @@ static int scan_zeros(uint64_t n, uint64_t pfn, const struct phys_opts *po, stru
 	if (!n || !pm_kpf_match(&po->filter, f))
 		return 0;
 	if (!list)
-		return hist_add(h, f, n) < 0 ? -ENOMEM : 0;
+		return phys_hist_add(h, f, n) < 0 ? -ENOMEM : 0;
 	if (run->pages && run->flags == f && run->pfn + run->pages == pfn) {
 		run->pages += n;
 		return 0;
@@ -295,7 +161,7 @@ static int scan_all(struct pm_ctx *ctx, struct pm_kpage *k, const struct phys_op
 	return r ? EXIT_RUNTIME : EXIT_OK;
 }
 
-static struct pm_kpage *open_kpage(struct pm_ctx *ctx)
+struct pm_kpage *phys_open_kpage(struct pm_ctx *ctx)
 {
 	struct pm_kpage *k = pm_kpage_open(ctx);
 	int e = k ? pm_kpage_status(k, PM_KPAGE_FLAGS) : -errno;
@@ -310,7 +176,7 @@ static struct pm_kpage *open_kpage(struct pm_ctx *ctx)
 
 static int phys_all(struct pm_ctx *ctx, struct phys_opts *po)
 {
-	struct pm_kpage *k = open_kpage(ctx);
+	struct pm_kpage *k = phys_open_kpage(ctx);
 	struct hist h = { 0 };
 	struct out *list = NULL;
 	int code;
@@ -326,7 +192,8 @@ static int phys_all(struct pm_ctx *ctx, struct phys_opts *po)
 	}
 	code = scan_all(ctx, k, po, &h, list);
 	if (code == EXIT_OK)
-		code = list ? (out_print(list) < 0 ? EXIT_RUNTIME : EXIT_OK) : print_hist(&h, po, "phys");
+		code = list ? (out_print(list) < 0 ? EXIT_RUNTIME : EXIT_OK) :
+		       phys_print_hist(&h, po, "phys");
 	out_free(list);
 	free(h.slot);
 	pm_kpage_close(k);
@@ -345,293 +212,15 @@ static int describe(struct phys_opts *po)
 		return cli_usage_error("invalid flags '%s' (a number such as 0x5868, or names such as anonymous,lru)",
 				       po->describe);
 	s.flags = f.term[0].mask;
-	out = out_new("describe", sum_cols, NELEM(sum_cols), "FLAGS,SYMBOLIC,NAMES", &po->o);
+	out = out_new("describe", phys_sum_cols, NELEM(phys_sum_cols), "FLAGS,SYMBOLIC,NAMES",
+		      &po->o);
 	if (!out)
 		return EXIT_USAGE;
 	po->raw = po->raw || (s.flags & PM_KPF_INTERNAL_MASK);	/* show what was asked */
-	sum_row(out, &s, po);
+	phys_sum_row(out, &s, po);
 	r = out_print(out);
 	out_free(out);
 	return r < 0 ? EXIT_RUNTIME : EXIT_OK;
-}
-
-/* ---- a process's pages with their frames ---- */
-
-struct ppage {
-	uint64_t va;
-	uint32_t pmflags;	/* PM_PAGE_* of the page */
-	uint32_t path;		/* index into proc_batch.paths */
-};
-
-struct prow {
-	uint64_t start, end, pfn, last_pfn, flags, count, cgroup;
-	uint32_t path;
-	int step;		/* PFN step between pages: 1, 0 (zero page), -1 not yet known */
-};
-
-struct proc_batch {
-	struct pm_frame *fr;
-	struct ppage *pg;
-	size_t n;
-	char **paths;
-	size_t npaths, cap_paths;
-	uint64_t map_start;	/* mapping of paths[npaths - 1] */
-	struct pm_kpage *k;
-	struct out *out;
-	struct hist hist;
-	struct prow row;
-	bool have_count, have_cgroup;
-};
-
-/* Page-types' raw mode folds the pagemap entry's bits into the frame's word. */
-static uint64_t page_flags(const struct phys_opts *po, const struct pm_frame *fr, uint32_t pm)
-{
-	uint64_t f = pm_kpf_cook(fr->flags, po->raw);
-
-	return po->raw ? f | cli_kpf_entry_bits(pm) : f;
-}
-
-/* One row of the -p list, printed with its batch as the walk goes (out_stream); 0 or -EIO. */
-static int proc_row(struct proc_batch *b, const struct phys_opts *po)
-{
-	const struct prow *r = &b->row;
-	struct libscols_line *ln;
-	char buf[32];
-
-	if (r->end == r->start)
-		return 0;
-	ln = out_line(b->out);
-	out_u64(b->out, ln, P_START, r->start);
-	out_u64(b->out, ln, P_END, r->end);
-	out_u64(b->out, ln, P_PAGES, (r->end - r->start) / po->page_size);
-	out_u64(b->out, ln, P_PFN, r->pfn);
-	hex16(buf, sizeof(buf), r->flags);
-	out_str(b->out, ln, P_KPF, buf);
-	name_cells(b->out, ln, P_FLAGS, P_NAMES, r->flags, po->raw);
-	if (b->have_count)
-		out_u64(b->out, ln, P_COUNT, r->count);
-	else
-		out_unknown(b->out, ln, P_COUNT);
-	if (b->have_cgroup)
-		out_u64(b->out, ln, P_CGROUP, r->cgroup);
-	else
-		out_unknown(b->out, ln, P_CGROUP);
-	out_str(b->out, ln, P_PATH, b->paths[r->path]);
-	return out_stream(b->out);
-}
-
-/* Does page @i continue the pending row? */
-static bool extends(const struct prow *r, const struct ppage *p, const struct pm_frame *fr, uint64_t flags)
-{
-	int64_t d = (int64_t)(fr->pfn - r->last_pfn);
-
-	return r->end != r->start && p->va == r->end && p->path == r->path && flags == r->flags &&
-	       fr->count == r->count && fr->cgroup == r->cgroup && (d == 1 || d == 0) && (r->step < 0 || d == r->step);
-}
-
-static int emit_page(struct proc_batch *b, const struct phys_opts *po, size_t i, uint64_t flags)
-{
-	const struct ppage *p = &b->pg[i];
-	const struct pm_frame *fr = &b->fr[i];
-	struct prow *r = &b->row;
-
-	if (extends(r, p, fr, flags)) {
-		if (r->step < 0)
-			r->step = (int)(fr->pfn - r->last_pfn);
-		r->end += po->page_size;
-		r->last_pfn = fr->pfn;
-		return 0;
-	}
-	if (proc_row(b, po) < 0)
-		return -EIO;
-	*r = (struct prow){ p->va, p->va + po->page_size, fr->pfn, fr->pfn, flags, fr->count, fr->cgroup, p->path, -1 };
-	return 0;
-}
-
-static void free_paths(struct proc_batch *b)
-{
-	size_t i;
-
-	for (i = 0; i < b->npaths; i++)
-		free(b->paths[i]);
-	b->npaths = 0;
-}
-
-/* Free the batch's paths but the current mapping's, which the pending row and the next batch may use. */
-static int keep_last_path(struct proc_batch *b, const struct phys_opts *po)
-{
-	size_t i, last = b->npaths - 1;
-
-	if (!b->npaths)
-		return 0;
-	if (b->row.end != b->row.start && b->row.path != last) {
-		if (proc_row(b, po) < 0)
-			return -EIO;
-		b->row.end = b->row.start;
-	}
-	for (i = 0; i < last; i++)
-		free(b->paths[i]);
-	b->paths[0] = b->paths[last];
-	b->npaths = 1;
-	b->row.path = 0;
-	return 0;
-}
-
-/* Look up the batch's frames in one sorted pass, then account or print its pages. */
-static int flush(struct proc_batch *b, const struct phys_opts *po)
-{
-	size_t i;
-	int r = pm_kpage_lookup(b->k, b->fr, b->n);
-
-	for (i = 0; r == 0 && i < b->n; i++) {
-		uint64_t f = page_flags(po, &b->fr[i], b->pg[i].pmflags);
-
-		if (!pm_kpf_match(&po->filter, f))
-			continue;
-		if (po->summary)
-			r = hist_add(&b->hist, f, 1);
-		else
-			r = emit_page(b, po, i, f);
-	}
-	if (r == 0)
-		r = keep_last_path(b, po);
-	b->n = 0;
-	return r;
-}
-
-static int add_path(struct proc_batch *b, const struct pm_mapping *m)
-{
-	char **more;
-
-	if (b->npaths && b->map_start == m->start)
-		return 0;
-	if (b->npaths == b->cap_paths) {
-		more = realloc(b->paths, (b->cap_paths ? 2 * b->cap_paths : 64) * sizeof(*more));
-		if (!more)
-			return -ENOMEM;
-		b->paths = more;
-		b->cap_paths = b->cap_paths ? 2 * b->cap_paths : 64;
-	}
-	b->paths[b->npaths] = strndup(m->path, m->path_len);
-	if (!b->paths[b->npaths])
-		return -ENOMEM;
-	b->npaths++;
-	b->map_start = m->start;
-	return 0;
-}
-
-/* Queue the present pages of @run, flushing full batches. */
-static int add_run(struct proc_batch *b, const struct phys_opts *po, const struct pm_run *run)
-{
-	bool zero = (run->flags & PM_PAGE_ZERO) && !(run->flags & PM_PAGE_THP);
-	uint64_t va, i = 0;
-	int r;
-
-	if ((run->flags & (PM_PAGE_PRESENT | PM_PAGE_FRAME)) != (PM_PAGE_PRESENT | PM_PAGE_FRAME))
-		return 0;
-	for (va = run->start; va < run->end; va += po->page_size, i++) {
-		if (b->n == PHYS_BATCH && (r = flush(b, po)) < 0)
-			return r;
-		if ((r = add_path(b, run->map)) < 0)
-			return r;
-		b->fr[b->n].pfn = run->pfn + (zero ? 0 : i);
-		b->pg[b->n++] = (struct ppage){ va, run->flags, (uint32_t)(b->npaths - 1) };
-	}
-	return 0;
-}
-
-static int walk_target(struct pm_ctx *ctx, struct pm_target *t, struct proc_batch *b, const struct phys_opts *po,
-		       uint64_t start, uint64_t end)
-{
-	struct pm_walk *w = pm_walk_new(t, start, end, PM_WALK_ENTRIES);
-	const struct pm_run *run;
-	uint64_t runs = 0;
-	int rc;
-
-	if (!w) {
-		cli_walk_error(ctx, errno, po->pid);
-		return EXIT_RUNTIME;
-	}
-	while ((rc = pm_walk_next(w, &run)) == 0 && ++runs)
-		if ((rc = add_run(b, po, run)) < 0)
-			break;
-	pm_walk_free(w);
-	if (rc == 1)
-		rc = flush(b, po);
-	if (rc == 0 && !po->summary)
-		rc = proc_row(b, po);
-	if (rc < 0) {
-		cli_walk_error(ctx, -rc, po->pid);
-		return EXIT_RUNTIME;
-	}
-	if (!runs && po->range) {
-		cli_error(0, "process %s has nothing mapped at %s", po->pid, po->range);
-		return EXIT_RUNTIME;
-	}
-	return EXIT_OK;
-}
-
-static void batch_free(struct proc_batch *b)
-{
-	free_paths(b);
-	free(b->paths);
-	free(b->fr);
-	free(b->pg);
-	free(b->hist.slot);
-	out_free(b->out);
-	pm_kpage_close(b->k);
-}
-
-/* The target, its frames visible, and kpageflags open; NULL after a message. */
-static struct pm_target *open_visible(struct pm_ctx *ctx, const char *arg, pid_t pid)
-{
-	struct pm_target *t = cli_open_target(ctx, pid, arg);
-
-	if (t && pm_target_pfn_view(t) != PM_PFN_VISIBLE) {
-		cli_error(0, "cannot join process %s with its frames: physical frame numbers are hidden %s", arg,
-			  strcmp(pm_ctx_root(ctx), "/") ? "in the capture (reading them needs CAP_SYS_ADMIN)" :
-							  "(reading them needs CAP_SYS_ADMIN)");
-		pm_target_close(t);
-		return NULL;
-	}
-	return t;
-}
-
-static int phys_proc(struct pm_ctx *ctx, struct phys_opts *po)
-{
-	struct proc_batch b = { .map_start = UINT64_MAX };
-	uint64_t start = 0, end = UINT64_MAX;
-	struct pm_target *t;
-	pid_t pid;
-	int code;
-
-	if (cli_parse_pid(po->pid, &pid) < 0)
-		return cli_usage_error("invalid PID '%s'", po->pid);
-	if (po->range && cli_parse_range(po->range, po->page_size, &start, &end) < 0)
-		return cli_usage_error("invalid range '%s' (0xSTART-0xEND or an address)", po->range);
-	if (!po->summary && !(b.out = out_new("pages", proc_cols, NELEM(proc_cols),
-					      "START,END,PAGES,PFN,FLAGS,COUNT,CGROUP,PATH", &po->o)))
-		return EXIT_USAGE;
-	t = open_visible(ctx, po->pid, pid);
-	b.k = t ? open_kpage(ctx) : NULL;
-	b.fr = malloc(PHYS_BATCH * sizeof(*b.fr));
-	b.pg = malloc(PHYS_BATCH * sizeof(*b.pg));
-	code = b.k && b.fr && b.pg ? EXIT_OK : EXIT_RUNTIME;
-	if (code == EXIT_OK) {
-		/* Read only the frame files shown: the kernel charges each per frame (the summary needs flags). */
-		b.have_count = pm_kpage_status(b.k, PM_KPAGE_COUNT) == 0 && b.out && out_has(b.out, P_COUNT);
-		b.have_cgroup = pm_kpage_status(b.k, PM_KPAGE_CGROUP) == 0 && b.out && out_has(b.out, P_CGROUP);
-		pm_kpage_select(b.k, PM_KPAGE_BIT(PM_KPAGE_FLAGS) | (b.have_count ? PM_KPAGE_BIT(PM_KPAGE_COUNT) : 0) |
-					     (b.have_cgroup ? PM_KPAGE_BIT(PM_KPAGE_CGROUP) : 0));
-		code = walk_target(ctx, t, &b, po, start, end);
-	}
-	if (code == EXIT_OK)
-		code = po->summary ? print_hist(&b.hist, po, "phys") : (out_print(b.out) < 0 ? EXIT_RUNTIME : EXIT_OK);
-	else if (t && b.k && (!b.fr || !b.pg))
-		cli_error(ENOMEM, "cannot join process %s with its frames", po->pid);
-	batch_free(&b);
-	pm_target_close(t);
-	return code;
 }
 
 /* ---- options ---- */
@@ -665,13 +254,13 @@ static int usage_help(void)
 	for (i = 0; i < n; i++)
 		printf("  %c %2u %-15s%s %s\n", tab[i].letter, tab[i].bit, tab[i].name, tab[i].internal ? "*" : " ",
 		       tab[i].meaning);
-	out_help_long_bytes(stdout, sum_cols, NELEM(sum_cols));
+	out_help_long_bytes(stdout, phys_sum_cols, NELEM(phys_sum_cols));
 	printf("\nColumns with -l:\n");
 	for (i = 0; i < NELEM(list_cols); i++)
 		printf(" %12s  %s\n", list_cols[i].name, list_cols[i].help);
 	printf("\nColumns with -p:\n");
-	for (i = 0; i < NELEM(proc_cols); i++)
-		printf(" %12s  %s\n", proc_cols[i].name, proc_cols[i].help);
+	for (i = 0; i < NELEM(phys_proc_cols); i++)
+		printf(" %12s  %s\n", phys_proc_cols[i].name, phys_proc_cols[i].help);
 	return EXIT_OK;
 }
 

@@ -133,6 +133,43 @@ static int check_cgroup(const char *path)
 	return 0;
 }
 
+/* The options together, after getopt: which exclude which, what each needs, the arguments left. */
+static int check_opts(const struct snap_opts *o, int argc, char **argv)
+{
+	if (o->pids && check_pids(o->pids))
+		return EXIT_USAGE;
+	if (o->cgroup && check_cgroup(o->cgroup))
+		return EXIT_USAGE;
+	if (o->cgroup && (o->pids || o->all))
+		return cli_usage_error("--cgroup excludes -p and --all");
+	if (o->freeze && o->all)
+		return cli_usage_error("--freeze takes -p or --cgroup: freezing every process would stop pagemap "
+				       "and its shell too");
+	if (o->freeze && !o->pids && !o->cgroup)
+		return cli_usage_error("--freeze takes -p PID or --cgroup PATH");
+	if (o->freeze && o->pids && pids_hold_self(o->pids))
+		return cli_usage_error("--freeze cannot stop pagemap itself (-p self or its PID)");
+	if (o->pfn >= PM_SNAPSHOT_PFN_KEYED && !o->key)
+		return cli_usage_error("--pfn %s needs --key FILE", pfn_modes[o->pfn]);
+	if (o->pfn != PM_SNAPSHOT_PFN_KEEP && (o->from_tree || o->phys))
+		return cli_usage_error("--pfn %s is for processes read live, without --phys", pfn_modes[o->pfn]);
+	if (o->unscramble && (!o->key || !o->out || optind + 1 != argc))
+		return cli_usage_error("--unscramble needs --key KEY, -o FILE and one keyed snapshot");
+	if (o->unscramble)
+		return 0;
+	if ((o->to_tree || o->list) && optind + 1 != argc)
+		return cli_usage_error("give one snapshot FILE to read");
+	if (!o->to_tree && !o->list && optind < argc)
+		return cli_usage_error("unexpected argument '%s'", argv[optind]);
+	if (!o->to_tree && !o->list && !o->out)
+		return cli_usage_error("no output file given (-o FILE)");
+	if (!o->to_tree && !o->list && !o->from_tree && !o->pids && !o->all && !o->cgroup)
+		return cli_usage_error("nothing to write: give -p PID, --cgroup PATH, --all or --from-tree DIR");
+	if (o->from_tree && (o->pids || o->all || o->cgroup || o->freeze))
+		return cli_usage_error("--from-tree DIR writes a captured tree: no -p, --cgroup, --all or --freeze");
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct snap_opts *o)
 {
 	static const struct option longopts[] = {
@@ -184,38 +221,7 @@ static int parse(int argc, char **argv, struct snap_opts *o)
 		default: return cli_bad_option(argv);
 		}
 	}
-	if (o->pids && check_pids(o->pids))
-		return EXIT_USAGE;
-	if (o->cgroup && check_cgroup(o->cgroup))
-		return EXIT_USAGE;
-	if (o->cgroup && (o->pids || o->all))
-		return cli_usage_error("--cgroup excludes -p and --all");
-	if (o->freeze && o->all)
-		return cli_usage_error("--freeze takes -p or --cgroup: freezing every process would stop pagemap "
-				       "and its shell too");
-	if (o->freeze && !o->pids && !o->cgroup)
-		return cli_usage_error("--freeze takes -p PID or --cgroup PATH");
-	if (o->freeze && o->pids && pids_hold_self(o->pids))
-		return cli_usage_error("--freeze cannot stop pagemap itself (-p self or its PID)");
-	if (o->pfn >= PM_SNAPSHOT_PFN_KEYED && !o->key)
-		return cli_usage_error("--pfn %s needs --key FILE", pfn_modes[o->pfn]);
-	if (o->pfn != PM_SNAPSHOT_PFN_KEEP && (o->from_tree || o->phys))
-		return cli_usage_error("--pfn %s is for processes read live, without --phys", pfn_modes[o->pfn]);
-	if (o->unscramble && (!o->key || !o->out || optind + 1 != argc))
-		return cli_usage_error("--unscramble needs --key KEY, -o FILE and one keyed snapshot");
-	if (o->unscramble)
-		return 0;
-	if ((o->to_tree || o->list) && optind + 1 != argc)
-		return cli_usage_error("give one snapshot FILE to read");
-	if (!o->to_tree && !o->list && optind < argc)
-		return cli_usage_error("unexpected argument '%s'", argv[optind]);
-	if (!o->to_tree && !o->list && !o->out)
-		return cli_usage_error("no output file given (-o FILE)");
-	if (!o->to_tree && !o->list && !o->from_tree && !o->pids && !o->all && !o->cgroup)
-		return cli_usage_error("nothing to write: give -p PID, --cgroup PATH, --all or --from-tree DIR");
-	if (o->from_tree && (o->pids || o->all || o->cgroup || o->freeze))
-		return cli_usage_error("--from-tree DIR writes a captured tree: no -p, --cgroup, --all or --freeze");
-	return 0;
+	return check_opts(o, argc, argv);
 }
 
 static int add_pid(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, unsigned flags)

@@ -1,4 +1,5 @@
-/* inject.c - run system calls inside another process by ptrace (x86-64): the calls, the frame, the detach. */
+/* inject.c - run system calls inside another process by ptrace (x86-64): the calls, the frame, the
+ * detach. Calls in the children and threads a call of ours makes: inject_child.c. */
 #include <cpuid.h>
 #include <dirent.h>
 #include <elf.h>
@@ -40,7 +41,7 @@ static void event_child(struct pm_inject *in, int event)
  * too (returns 1): the clone is done, and the thread would go on to wait
  * for its child's exit, which a child we hold stopped never comes to.
  */
-static int to_stop(struct pm_inject *in, bool vfork)
+int pmi_inject_to_stop(struct pm_inject *in, bool vfork)
 {
 	siginfo_t si;
 	int status, err, n, sig;
@@ -71,7 +72,7 @@ static int to_stop(struct pm_inject *in, bool vfork)
 
 static int to_syscall_stop(struct pm_inject *in)
 {
-	return to_stop(in, false);
+	return pmi_inject_to_stop(in, false);
 }
 
 /*
@@ -180,7 +181,7 @@ static int arm(struct pm_inject *in)
 	return 0;
 }
 
-static long exit_stack(struct pm_inject *in, long nr)
+long pmi_inject_exit_frame(struct pm_inject *in, long nr)
 {
 	struct rt_frame f;
 	uint64_t at;
@@ -213,7 +214,7 @@ static long exit_stack(struct pm_inject *in, long nr)
 
 long pmi_inject_exit_stack(struct pm_inject *in)
 {
-	return exit_stack(in, SYS_exit_group);
+	return pmi_inject_exit_frame(in, SYS_exit_group);
 }
 
 /*
@@ -225,7 +226,8 @@ long pmi_inject_exit_stack(struct pm_inject *in)
  * enter_call takes the thread to the swapped syscall-entry stop; run_call
  * on to the syscall-exit stop, whose registers come back in @r.
  */
-static int enter_call(struct pm_inject *in, struct user_regs_struct *r, long nr, const long a[6])
+int pmi_inject_enter_call(struct pm_inject *in, struct user_regs_struct *r, long nr,
+			  const long a[6])
 {
 	int err = arm(in);
 
@@ -253,7 +255,7 @@ static int enter_call(struct pm_inject *in, struct user_regs_struct *r, long nr,
 }
 
 /* The call's syscall-exit stop has been reached: its registers in @r. */
-static int exit_regs(struct pm_inject *in, struct user_regs_struct *r)
+int pmi_inject_exit_regs(struct pm_inject *in, struct user_regs_struct *r)
 {
 	in->at_entry = false;
 	if (ptrace(PTRACE_GETREGS, in->tid, 0L, r) < 0)
@@ -263,11 +265,11 @@ static int exit_regs(struct pm_inject *in, struct user_regs_struct *r)
 
 static int run_call(struct pm_inject *in, struct user_regs_struct *r, long nr, const long a[6])
 {
-	int err = enter_call(in, r, nr, a);
+	int err = pmi_inject_enter_call(in, r, nr, a);
 
 	if (!err)
 		err = to_syscall_stop(in);
-	return err ? err : exit_regs(in, r);
+	return err ? err : pmi_inject_exit_regs(in, r);
 }
 
 long pmi_inject_syscall(struct pm_inject *in, long nr, long a0, long a1, long a2, long a3, long a4, long a5)
@@ -315,217 +317,6 @@ int pmi_inject_set_options(struct pm_inject *in, long extra)
 pid_t pmi_inject_event_pid(const struct pm_inject *in)
 {
 	return in ? in->event_pid : 0;
-}
-
-/* Wait (__WALL) for the first stop of an auto-attached child or thread: 0, or -errno (ESRCH: died, waited for). */
-static int first_stop(pid_t child)
-{
-	int status;
-	pid_t r;
-
-	do
-		r = waitpid(child, &status, __WALL);
-	while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return -errno;
-	return WIFSTOPPED(status) ? 0 : -ESRCH;
-}
-
-int pmi_inject_hold_child(pid_t child)
-{
-	int err = first_stop(child);
-
-	if (err)
-		return err;
-	if (ptrace(PTRACE_SETOPTIONS, child, 0L, (long)(PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD)) < 0)
-		return -errno;
-	return 0;
-}
-
-/* Resume the held child to its next syscall stop; other stops (SIGSTOP: every other signal is blocked) are passed over. */
-static int child_syscall_stop(pid_t child)
-{
-	int status, n;
-
-	for (n = 0; n < MAX_STOPS; n++) {
-		pid_t r;
-
-		if (ptrace(PTRACE_SYSCALL, child, 0L, 0L) < 0)
-			return -errno;
-		do
-			r = waitpid(child, &status, __WALL);
-		while (r < 0 && errno == EINTR);
-		if (r < 0)
-			return -errno;
-		if (!WIFSTOPPED(status))
-			return -ESRCH;
-		if (WSTOPSIG(status) == SYSCALL_STOP)
-			return 0;
-	}
-	return -EIO;
-}
-
-int pmi_inject_child_close_fds(const struct pm_inject *in, pid_t child)
-{
-	struct user_regs_struct r;
-	int err;
-
-	if (!in || in->err)
-		return in ? in->err : -EINVAL;
-	if (ptrace(PTRACE_GETREGS, child, 0L, &r) < 0)
-		return -errno;
-	r.rip = in->sysaddr;
-	r.orig_rax = (unsigned long long)-1;
-	r.rax = SYS_close_range;
-	r.rdi = 0;
-	r.rsi = ~0U;
-	r.rdx = 0;
-	if (ptrace(PTRACE_SETREGS, child, 0L, &r) < 0)
-		return -errno;
-	err = child_syscall_stop(child);	/* entry */
-	if (!err)
-		err = child_syscall_stop(child);	/* exit */
-	if (!err && ptrace(PTRACE_GETREGS, child, 0L, &r) < 0)
-		err = -errno;
-	return err ? err : (long)r.rax < 0 ? (int)r.rax : 0;
-}
-
-long pmi_inject_thread_syscall(const struct pm_inject *in, pid_t tid, long nr, long a0, long a1, long a2)
-{
-	struct user_regs_struct r;
-	int err;
-
-	if (!in || in->err)
-		return in ? in->err : -EINVAL;
-	err = child_syscall_stop(tid);	/* it enters rt_sigreturn at the trampoline (its exit frame) */
-	if (err)
-		return err;
-	if (ptrace(PTRACE_GETREGS, tid, 0L, &r) < 0)
-		return -errno;
-	if ((long)r.orig_rax != SYS_rt_sigreturn || r.rip != in->sysaddr + 2)
-		return -EIO;
-	r.orig_rax = (unsigned long long)nr;
-	r.rdi = (unsigned long long)a0;
-	r.rsi = (unsigned long long)a1;
-	r.rdx = (unsigned long long)a2;
-	r.rip = in->tramp;	/* after our call, rt_sigreturn again: let go, it exits */
-	if (ptrace(PTRACE_SETREGS, tid, 0L, &r) < 0)
-		return -errno;
-	err = child_syscall_stop(tid);
-	if (!err && ptrace(PTRACE_GETREGS, tid, 0L, &r) < 0)
-		err = -errno;
-	if (err)
-		return err;
-	return r.rip == in->tramp ? (long)r.rax : -EIO;
-}
-
-/* Let the injected thread run to its exit(2) and reap it (its tracer's wait): its descriptor table is then closed. */
-static int end_thread(pid_t tid)
-{
-	int status;
-	pid_t r;
-
-	if (ptrace(PTRACE_CONT, tid, 0L, 0L) < 0)
-		return -errno;
-	for (;;) {
-		do
-			r = waitpid(tid, &status, __WALL);
-		while (r < 0 && errno == EINTR);
-		if (r < 0)
-			return -errno;
-		if (WIFEXITED(status) || WIFSIGNALED(status))
-			return 0;	/* reaped: its descriptor table is gone */
-		if (ptrace(PTRACE_CONT, tid, 0L, 0L) < 0)	/* a group stop or an event on the way out */
-			return -errno;
-	}
-}
-
-long pmi_inject_vfork_done(struct pm_inject *in)
-{
-	struct user_regs_struct r;
-	pid_t tid;
-	int err;
-
-	if (!in || !in->vfork_tid)
-		return -EINVAL;
-	tid = in->vfork_tid;
-	in->vfork_tid = 0;
-	err = end_thread(tid);
-	if (err) {
-		/* Cannot be (our tracee, stopped) short of the target dying: let it go, it exits by its frame. */
-		ptrace(PTRACE_DETACH, tid, 0L, 0L);
-		if (!in->err)
-			in->err = -EIO;
-		return in->err;
-	}
-	/* Its vfork wait is over: on to the clone's syscall-exit stop. */
-	err = to_syscall_stop(in);
-	if (!err)
-		err = exit_regs(in, &r);
-	if (!err)
-		err = pmi_inject_set_options(in, 0);
-	if (err) {
-		if (!in->err)
-			in->err = err;
-		return err;
-	}
-	return (long)r.rax;
-}
-
-long pmi_inject_vfork_thread(struct pm_inject *in)
-{
-	struct user_regs_struct r;
-	long a[6] = { CLONE_VM | CLONE_VFORK | CLONE_THREAD | CLONE_SIGHAND };
-	int err;
-
-	if (!in || in->vfork_tid)
-		return -EINVAL;
-	if (in->err)
-		return in->err;
-	err = pmi_inject_set_options(in, PTRACE_O_TRACEVFORK);
-	if (err)
-		return err;
-	a[1] = exit_stack(in, SYS_exit);	/* newsp */
-	if (a[1] < 0) {
-		pmi_inject_set_options(in, 0);
-		return a[1];
-	}
-	in->event_pid = 0;
-	err = enter_call(in, &r, SYS_clone, a);
-	if (!err)
-		err = to_stop(in, true);
-	if (err == 0) {		/* no thread: the clone failed */
-		err = exit_regs(in, &r);
-		if (!err)
-			err = pmi_inject_set_options(in, 0);
-		if (err) {
-			in->err = err;
-			return err;
-		}
-		return (long)r.rax < 0 ? (long)r.rax : -EIO;
-	}
-	if (err < 0) {
-		in->err = err;
-		return err;
-	}
-	/*
-	 * In the vfork stop: the clone is made, the thread auto-attached to us.
-	 * No PTRACE_O_EXITKILL for it (SIGKILL to a thread ends the whole
-	 * target): let go, it exits by its frame.
-	 */
-	in->at_entry = false;
-	if (in->event_pid <= 0) {	/* cannot be: TRACEVFORK reports it */
-		in->err = -EIO;
-		return -EIO;
-	}
-	in->vfork_tid = in->event_pid;
-	err = first_stop(in->vfork_tid);
-	if (err) {
-		in->vfork_tid = 0;	/* died (the whole target with it): nothing to wait for */
-		in->err = err;
-		return err;
-	}
-	return in->vfork_tid;
 }
 
 /*
@@ -631,40 +422,9 @@ pid_t pmi_inject_event_pid(const struct pm_inject *in)
 	return 0;
 }
 
-int pmi_inject_hold_child(pid_t child)
-{
-	(void)child;
-	return -EOPNOTSUPP;
-}
-
 long pmi_inject_exit_stack(struct pm_inject *in)
 {
 	(void)in;
-	return -EOPNOTSUPP;
-}
-
-long pmi_inject_vfork_thread(struct pm_inject *in)
-{
-	(void)in;
-	return -EOPNOTSUPP;
-}
-
-long pmi_inject_vfork_done(struct pm_inject *in)
-{
-	(void)in;
-	return -EOPNOTSUPP;
-}
-
-long pmi_inject_thread_syscall(const struct pm_inject *in, pid_t tid, long nr, long a0, long a1, long a2)
-{
-	(void)in, (void)tid, (void)nr, (void)a0, (void)a1, (void)a2;
-	return -EOPNOTSUPP;
-}
-
-int pmi_inject_child_close_fds(const struct pm_inject *in, pid_t child)
-{
-	(void)in;
-	(void)child;
 	return -EOPNOTSUPP;
 }
 

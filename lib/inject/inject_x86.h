@@ -1,4 +1,5 @@
-/* inject_x86.h - the ptrace injection's handle and constants, shared by inject_attach.c and inject.c (x86-64 only). */
+/* inject_x86.h - the ptrace injection's handle and constants, shared by inject_attach.c, inject.c
+ * and inject_child.c (x86-64 only). */
 #ifndef PM_INJECT_X86_H
 #define PM_INJECT_X86_H
 
@@ -82,5 +83,17 @@ struct pm_inject {
 int pmi_inject_wait_stop(struct pm_inject *in, int *status);
 /* inject_wait.c: a ptrace request failed; ESRCH on a held thread: wait for its death. Returns -errno. */
 int pmi_inject_ptrace_failed(struct pm_inject *in);
+
+/* inject.c: the call machinery that inject_child.c's calls in children and threads build on. */
+/* Resume to the next syscall stop, signals held back; with @vfork, a PTRACE_EVENT_VFORK stop
+ * returns 1. */
+int pmi_inject_to_stop(struct pm_inject *in, bool vfork);
+/* A stack pointer whose return runs syscall @nr (exit_group, exit) at once. */
+long pmi_inject_exit_frame(struct pm_inject *in, long nr);
+/* Take the thread to the syscall-entry stop of call @nr with arguments @a, its registers in @r. */
+int pmi_inject_enter_call(struct pm_inject *in, struct user_regs_struct *r, long nr,
+			  const long a[6]);
+/* The call's syscall-exit stop has been reached: its registers in @r. */
+int pmi_inject_exit_regs(struct pm_inject *in, struct user_regs_struct *r);
 
 #endif

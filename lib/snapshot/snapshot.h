@@ -185,7 +185,7 @@ const char *pmi_snap_meta_next(const struct pm_snapshot *s, const char *prev);
 /* snapshot_read.c: record an I/O failure @r while extracting @sec as the snapshot's error line. */
 void pmi_snap_fail_io(struct pm_snapshot *s, const struct pm_snapshot_section *sec, int r);
 
-/* snapshot_write.c: the writer's pieces, for the tree and process writers. */
+/* snapshot_write*.c: the writer's pieces, for the tree and process writers. */
 struct pm_snapshot_writer;
 struct snap_ws;
 /* Declare a file; returns its id (>= 0) or -errno. */

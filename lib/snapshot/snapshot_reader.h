@@ -1,5 +1,6 @@
-/* snapshot_reader.h - the open snapshot's state, shared by snapshot_open.c (checking a file, its section table and
- * declarations) and snapshot_read.c (iterating sections, decoding chunks). Inside libpagemap only. */
+/* snapshot_reader.h - the open snapshot's state, shared by snapshot_open*.c (checking a file: its
+ * section table, declarations, chunks, index) and snapshot_read.c (iterating sections, decoding
+ * chunks). Inside libpagemap only. */
 #ifndef PM_SNAPSHOT_READER_H
 #define PM_SNAPSHOT_READER_H
 
@@ -7,6 +8,13 @@
 #include "snapshot.h"
 
 #define SNAP_ERR_MAX 256
+
+/* Fuzzers cannot forge checksums: their builds read past a mismatch (every other check stays). */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define SNAP_VERIFY 0
+#else
+#define SNAP_VERIFY 1
+#endif
 
 
 struct snap_sec {
@@ -78,5 +86,23 @@ void pmi_snap_chunk_data(const struct pm_snapshot *s, uint64_t offset, uint64_t 
 uint64_t pmi_snap_frame_start(const struct pm_snapshot *s);
 /* Grow the chunk buffers (see snapshot_read.c). 0 or -ENOMEM. */
 int pmi_snap_chunk_buffers(struct pm_snapshot *s, size_t zlen, size_t rawlen, size_t nwords);
+
+/* Checking a file as it opens (snapshot_open*.c); each returns 0 or -errno, its error line set. */
+/* Hash a payload in bounded steps (a section may be large: its length is checked against the
+ * file). */
+int pmi_snap_hash_payload(struct pm_snapshot *s, uint64_t off, uint64_t len, uint64_t *out);
+/* Make room for element @n of *@p (*@cap elements of @elem bytes), doubling. 0 or -ENOMEM. */
+int pmi_snap_grow(void **p, size_t *cap, size_t n, size_t elem);
+/* snapshot_open_files.c: the section @i (FILE; FILES), a META section, every frame file's claim. */
+int pmi_snap_load_file_sec(struct pm_snapshot *s, size_t i, const char *where);
+int pmi_snap_load_files_sec(struct pm_snapshot *s, size_t i, const char *where);
+int pmi_snap_load_meta_sec(struct pm_snapshot *s, const struct snap_sec *c, const char *where);
+int pmi_snap_check_claims(struct pm_snapshot *s);
+/* snapshot_open_chunks.c: a BYTES or WORDS section; a REUSE section and the chunk it names. */
+int pmi_snap_check_chunk_sec(struct pm_snapshot *s, struct snap_sec *c, const char *where);
+int pmi_snap_check_reuse(struct pm_snapshot *s, struct snap_sec *c, const char *where);
+/* snapshot_open_index.c: the INDEX against the sections found; a series' SERIES index at @off. */
+int pmi_snap_check_index(struct pm_snapshot *s, uint64_t index_off);
+int pmi_snap_load_series(struct pm_snapshot *s, uint64_t off, uint64_t end);
 
 #endif

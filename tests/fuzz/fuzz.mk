@@ -17,7 +17,8 @@ FUZZ_DEPS     := tests/fuzz/replay_main.h $(LIB_SRC) $(wildcard lib/*/*.h) inclu
 # The replay build always runs under ASan+UBSan (the same flags as SANITIZE=1).
 FUZZ_SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 FUZZ_SMALL    := -DBATCH_PAGES=4096u -DBUF_FIRST=512u -DKPAGE_BATCH=4096 -DSHARE_BATCH=1024 -DSHARE_MEM_RECS=64 -DACCOUNT_BATCH=1024
-# FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION: lib/snapshot/snapshot_open.c reads past checksum mismatches (a fuzzer cannot forge them).
+# FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION: lib/snapshot/snapshot_open*.c read past checksum
+# mismatches (a fuzzer cannot forge them).
 FUZZ_FLAGS    := $(FUZZ_SMALL) -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -std=c11 -D_GNU_SOURCE $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
                  -fno-omit-frame-pointer -fno-sanitize-recover=all -Iinclude $(LIB_ALL_INC) $(CLI_ALL_INC) -Itests/fuzz
 

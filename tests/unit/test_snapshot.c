@@ -773,9 +773,10 @@ static int t_writer_tree(void)
 }
 
 /*
- * Text files of every length around the writer's steps (lib/snapshot/snapshot_write.c: read in 256 KiB steps, held up
- * to 8 MiB, read twice above) come back byte for byte: pmi_snap_text_read and pmi_snap_text_write, which a
- * process's smaps, smaps_rollup and numa_maps go through when a second thread reads them ahead.
+ * Text files of every length around the writer's steps (lib/snapshot/snapshot_write_text.c: read
+ * in 256 KiB steps, held up to 8 MiB, read twice above) come back byte for byte:
+ * pmi_snap_text_read and pmi_snap_text_write, which a process's smaps, smaps_rollup and numa_maps
+ * go through when a second thread reads them ahead.
  */
 static int t_writer_text_lengths(void)
 {
