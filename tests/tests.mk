@@ -4,6 +4,8 @@
 #                 that change system state (swap, KSM) and restore it
 # tests/cli/*.sh  golden CLI tests replayed through --root fixtures
 # tests/abi/*     the public header, libpagemap.sym, the library's exports and the man SYNOPSIS agree
+# tests/layout/*  lib/ and cli/ keep folders.mk's rules (includes, calls, floors), the size limits and pm_ names;
+#                 self-test.sh shows the checker failing on a tree broken one rule at a time
 
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRC))
@@ -15,6 +17,7 @@ LIVE_SH   := $(wildcard tests/live/*.sh)
 LIVE_WRAPPED := $(BUILD)/tests/live/test_swap $(BUILD)/tests/live/test_ksm $(BUILD)/tests/live/test_unpriv $(BUILD)/tests/live/test_hugetlb
 CLI_SH    := $(wildcard tests/cli/*.sh)
 ABI_CHECK := tests/abi/check-abi.py
+LAYOUT_CHECK := tests/layout/check-layout.py tests/layout/self-test.sh
 TEST_TOOLS_SRC := $(wildcard tests/tools/*.c)
 TEST_TOOLS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TEST_TOOLS_SRC))
 
@@ -67,7 +70,7 @@ check: test-deps
 	@echo "NOTE: make check tests the running kernel only; Linux 6.1 and 6.12 are tested by 'make vm-check' (QEMU; .ci/run does both)"
 	@command -v qemu-system-x86_64 >/dev/null || echo "WARNING: no qemu-system-x86_64 here: the 6.1 and 6.12 kernels are NOT tested on this machine"
 	@[ -n "$(SANFLAGS)$(FUZZ_SANFLAGS)" ] || echo "WARNING: $(CC) cannot link ASan/UBSan here (no libasan?): the fuzz corpus replays without sanitizers"
-	tests/run $(UNIT_BIN) $(filter-out $(LIVE_WRAPPED),$(LIVE_BIN)) $(LIVE_SH) $(CLI_SH) $(ABI_CHECK) tests/fuzz/replay.sh python/run-tests
+	tests/run $(UNIT_BIN) $(filter-out $(LIVE_WRAPPED),$(LIVE_BIN)) $(LIVE_SH) $(CLI_SH) $(ABI_CHECK) $(LAYOUT_CHECK) tests/fuzz/replay.sh python/run-tests
 
 # The fuzz corpus replay runs under ASan+UBSan where $(CC) can link them; where it cannot (no libasan, or a
 # compiler without its sanitizer runtimes) it still runs, plain, and says so, rather than failing to build.
