@@ -23,3 +23,8 @@ CLI_USES_output   := root output
 CLI_USES_render   := root output render
 CLI_USES_export   := root output export
 CLI_USES_hold     := root output hold
+
+# A new folder: its name in LIB_FOLDERS (or CLI_FOLDERS) and a LIB_USES_<name> (CLI_USES_<name>) line
+# naming itself and the folders below it; the Makefile and tests/layout/check-layout.py pick it up.
+# A new dependency: the lower folder's name on the user's LIB_USES line, never the other way round
+# (check-layout.py's floors rule fails on a circle; its lib-symbols rule on a call the line lacks).

@@ -33,7 +33,7 @@ RULES = [
     ("floors", "LIB_USES rules form floors: no lib/ folder may use one that may use it back"),
     ("lib-includes", "each lib/ folder includes itself, include/ and what LIB_USES allows"),
     ("cli-includes", "cli/ includes <pagemap.h> and the cli/ folders CLI_USES allows, never lib/"),
-    ("python-includes", "python/libpagemap includes nothing from cli/ or lib/"),
+    ("python-includes", "python/ includes nothing from cli/ or lib/ and builds no CLI source"),
     ("lib-symbols", "each lib/ folder's objects use symbols of the folders LIB_USES allows only"),
     ("cli-symbols", "each cli/ folder's objects use symbols of the folders CLI_USES allows only"),
     ("no-circle", "the lib/ folders' include and call arrows form no circle"),
@@ -293,6 +293,12 @@ def check_python_includes(src, rules, bad):
             if where and where[0] in ("cli", "lib"):
                 bad.append((path, line,
                             f"includes {target}: the Python binding uses <pagemap.h> only"))
+    # The build script links the library's objects (lib/) but compiles nothing of the CLI's.
+    setup = os.path.join("python", "setup.py")
+    if os.path.isfile(os.path.join(src, setup)):
+        for i, line in enumerate(read_lines(src, setup), 1):
+            if re.search(r"""["']cli["'/]""", line):
+                bad.append((setup, i, "names cli/: the Python binding builds on the library only"))
 
 
 # ---- rules: symbols ------------------------------------------------------------------------
@@ -539,6 +545,7 @@ CLEAN = {
     "cli/out/out.c": "#include \"out.h\"\n\nint cli_out(void)\n{\n\treturn 0;\n}\n",
     "python/libpagemap/_core.c": "#include <pagemap.h>\n#include \"_core.h\"\n",
     "python/libpagemap/_core.h": "int py(void);\n",
+    "python/setup.py": "include_dirs = [os.path.join(ROOT, \"include\")]\n",
 }
 
 
@@ -572,6 +579,8 @@ BREAKS = [
     ("python-includes", "Python compiles CLI source",
      {"python/libpagemap/_core.c": ("#include \"_core.h\"\n",
                                     "#include \"_core.h\"\n#include \"../../cli/main.c\"\n")}),
+    ("python-includes", "Python's build script compiles against cli/",
+     {"python/setup.py": ("]", ", os.path.join(ROOT, \"cli\")]")}),
     ("lib-symbols", "the floor calls the folder above it (declared by hand, no #include)",
      {"lib/low/low.c": ("return pmi_low_helper();", "int pmi_high(void);\n\treturn pmi_high();")}),
     ("lib-symbols", "the floor calls up through the public API",
