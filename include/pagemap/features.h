@@ -124,6 +124,14 @@ PM_API const struct pm_features *pm_ctx_features(struct pm_ctx *ctx);
  */
 PM_API const struct pm_features *pm_ctx_probe(struct pm_ctx *ctx, unsigned what);
 
+/*
+ * pm_features_export - @f as the key=value lines a captured tree keeps in
+ * ROOT/pagemap-features (what `pagemap features --export` prints and a
+ * snapshot records), into @buf of @size, NUL-terminated: what a replayed
+ * root's pm_ctx_features() reads back. Returns the length, or -ENOSPC.
+ */
+PM_API int pm_features_export(const struct pm_features *f, char *buf, size_t size);
+
 /* pm_layout_name - "pshift", "v2", "current" or "unknown". Static string. */
 PM_API const char *pm_layout_name(enum pm_layout layout);
 
