@@ -25,7 +25,10 @@ enum pm_pfn_view {
 /* Answers that can be "not known" (e.g. a replayed tree cannot be probed by effect). */
 enum pm_tristate { PM_NO = 0, PM_YES = 1, PM_UNKNOWN = 2 };
 
-/* PAGEMAP_SCAN categories, as in the kernel's uapi (PAGE_IS_*). */
+/*
+ * PAGEMAP_SCAN categories: the kernel's PAGE_IS_* bits (uapi linux/fs.h), spelled
+ * for callers whose headers predate them (the library itself uses the kernel's names).
+ */
 #define PM_CAT_WPALLOWED	(1ULL << 0)
 #define PM_CAT_WRITTEN		(1ULL << 1)
 #define PM_CAT_FILE		(1ULL << 2)

@@ -19,7 +19,7 @@ enum rec_kind {
 	REC_TRI,	/* enum pm_tristate: no, yes, unknown */
 	REC_LAYOUT,	/* enum pm_layout: pm_layout_name */
 	REC_PFN_VIEW,	/* enum pm_pfn_view: pm_pfn_view_name */
-	REC_ERRNO,	/* int errno: its name (a number where glibc has none), the line left out when 0 */
+	REC_ERRNO,	/* int errno: its name (a number where glibc has none); no line when 0 */
 };
 
 struct rec_key {
@@ -60,6 +60,8 @@ static const char *const tri_name[] = { "no", "yes", "unknown" };
 static void rec_print(const struct rec_key *k, const struct pm_features *f, char *buf, size_t size)
 {
 	const void *p = (const char *)f + k->off;
+	unsigned long long u;
+	const char *v;
 	unsigned t;
 	int e;
 
@@ -72,7 +74,8 @@ static void rec_print(const struct rec_key *k, const struct pm_features *f, char
 		snprintf(buf, size, "%s=%u\n", k->key, *(const unsigned *)p);
 		break;
 	case REC_HEX:
-		snprintf(buf, size, "%s=0x%llx\n", k->key, (unsigned long long)*(const uint64_t *)p);
+		u = *(const uint64_t *)p;
+		snprintf(buf, size, "%s=0x%llx\n", k->key, (unsigned long long)u);
 		break;
 	case REC_BOOL:
 		snprintf(buf, size, "%s=%s\n", k->key, *(const bool *)p ? "yes" : "no");
@@ -85,13 +88,14 @@ static void rec_print(const struct rec_key *k, const struct pm_features *f, char
 		snprintf(buf, size, "%s=%s\n", k->key, pm_layout_name(*(const enum pm_layout *)p));
 		break;
 	case REC_PFN_VIEW:
-		snprintf(buf, size, "%s=%s\n", k->key, pm_pfn_view_name(*(const enum pm_pfn_view *)p));
+		v = pm_pfn_view_name(*(const enum pm_pfn_view *)p);
+		snprintf(buf, size, "%s=%s\n", k->key, v);
 		break;
 	case REC_ERRNO:
 		e = *(const int *)p;
 		if (e && strerrorname_np(e))
 			snprintf(buf, size, "%s=%s\n", k->key, strerrorname_np(e));
-		else if (e)	/* an errno glibc has no name for: its number (read back as such) */
+		else if (e)	/* an errno glibc has no name for: its number (read back so) */
 			snprintf(buf, size, "%s=%d\n", k->key, e);
 		break;
 	}
@@ -175,8 +179,8 @@ static void rec_parse(const struct rec_key *k, struct pm_features *f, const char
 	case REC_TEXT:
 		break;
 	case REC_UINT:
-		u = strtoull(v, NULL, 0);
-		*(unsigned *)p = u > UINT32_MAX ? 0 : (unsigned)u;	/* 2^32 + 4096 is not 4096 */
+		u = strtoull(v, NULL, 0);	/* 2^32 + 4096 is not 4096: out of range, 0 */
+		*(unsigned *)p = u > UINT32_MAX ? 0 : (unsigned)u;
 		break;
 	case REC_HEX:
 		*(uint64_t *)p = strtoull(v, NULL, 0);
@@ -188,10 +192,10 @@ static void rec_parse(const struct rec_key *k, struct pm_features *f, const char
 		*(enum pm_tristate *)p = parse_tristate(v);
 		break;
 	case REC_LAYOUT:
-		*(enum pm_layout *)p = (enum pm_layout)parse_name(v, layout_name, PM_LAYOUT_CURRENT + 1);
+		*(enum pm_layout *)p = parse_name(v, layout_name, PM_LAYOUT_CURRENT + 1);
 		break;
 	case REC_PFN_VIEW:
-		*(enum pm_pfn_view *)p = (enum pm_pfn_view)parse_name(v, pfn_view_name, PM_PFN_REFUSED + 1);
+		*(enum pm_pfn_view *)p = parse_name(v, pfn_view_name, PM_PFN_REFUSED + 1);
 		break;
 	case REC_ERRNO:
 		*(int *)p = recorded_errno(v);

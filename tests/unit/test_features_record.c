@@ -1,4 +1,4 @@
-/* test_features_record.c - the pagemap-features record: its bytes, and write -> read -> write through its one key table. */
+/* test_features_record.c - the pagemap-features record: its bytes; write -> read -> write. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -33,11 +33,12 @@ static struct pm_features sample(void)
 /* The bytes `pagemap features --export` and snapshots have always written. */
 static int record_text(void)
 {
-	static const char want[] = "# pagemap-features: recorded by 'pagemap features --export'\n"
-				   "kernel=6.18.44-test\npage_size=16384\nprivileged=yes\nlayout=v2\npfn_view=hidden\n"
-				   "pagemap_error=EPERM\nzero_pfn=0x3928\nscan=yes\nscan_categories=0x1ff\n"
-				   "uffd_wp_async=yes\nuffd_features=0x1ffff\nsoft_dirty=unknown\nguard_regions=no\n"
-				   "page_mapcount=yes\nzero_page=unknown\nhuge_zero_page=no\n";
+	static const char want[] =
+		"# pagemap-features: recorded by 'pagemap features --export'\n"
+		"kernel=6.18.44-test\npage_size=16384\nprivileged=yes\nlayout=v2\npfn_view=hidden\n"
+		"pagemap_error=EPERM\nzero_pfn=0x3928\nscan=yes\nscan_categories=0x1ff\n"
+		"uffd_wp_async=yes\nuffd_features=0x1ffff\nsoft_dirty=unknown\nguard_regions=no\n"
+		"page_mapcount=yes\nzero_page=unknown\nhuge_zero_page=no\n";
 	struct pm_features f = sample();
 	char buf[2048];
 
@@ -118,7 +119,7 @@ static int round_trip(void)
 		f.pfn_view = (enum pm_pfn_view)view;
 		CHECK_EQ_U64(round_trip_one(&f), T_PASS);
 	}
-	for (t = PM_NO; t <= PM_UNKNOWN; t++) {	/* each tristate on each answer, the bools flipped */
+	for (t = PM_NO; t <= PM_UNKNOWN; t++) {	/* each answer, the bools flipped */
 		f.uffd_wp_async = f.soft_dirty = f.guard_regions = (enum pm_tristate)t;
 		f.page_mapcount = f.zero_page = f.huge_zero_page = (enum pm_tristate)t;
 		f.privileged = f.scan = t == PM_NO;
@@ -132,10 +133,11 @@ static int round_trip(void)
 /* What older and hand-written records hold reads as it always did. */
 static int reader_rules(void)
 {
-	struct pm_features g = read_back("# comment=yes\nno equals sign\nsoft_dirty=1\nguard_regions=0\n"
-					 "zero_page=maybe\npage_size=0x100001000\nlayout=bogus\npfn_view=refused\n"
-					 "unknown_key=1\npagemap_error=ENOENT\nzero_pfn=12\nscan=no\nscan=yes\n"
-					 "kernel=9.9\n", "6.1.0");
+	static const char text[] =
+		"# comment=yes\nno equals sign\nsoft_dirty=1\nguard_regions=0\nzero_page=maybe\n"
+		"page_size=0x100001000\nlayout=bogus\npfn_view=refused\nunknown_key=1\n"
+		"pagemap_error=ENOENT\nzero_pfn=12\nscan=no\nscan=yes\nkernel=9.9\n";
+	struct pm_features g = read_back(text, "6.1.0");
 
 	CHECK_EQ_U64(g.soft_dirty, PM_YES);
 	CHECK_EQ_U64(g.guard_regions, PM_NO);
