@@ -113,16 +113,36 @@ static void rows_pagemap(struct out *out, const struct pm_features *f)
 	rows_zero(out, f);
 }
 
+/* The name of the flag PAGEMAP_SCAN category @cat gives (pm_flag_facts), or NULL. */
+static const char *category_flag(uint64_t cat)
+{
+	const struct pm_flag_info *t = pm_flag_table(NULL);
+	const struct pm_flag_fact *x;
+	size_t i, n, nt;
+
+	pm_flag_table(&nt);
+	for (x = pm_flag_facts(&n), i = 0; i < n && i < nt; i++)
+		if (x[i].scan_category == cat)
+			return t[i].name;
+	return NULL;
+}
+
 static void categories(uint64_t cats, char *buf, size_t size)
 {
+	/* The kernel's names of the categories up to 6.15; a later one by the flag it gives. */
 	static const char *names[] = { "wpallowed", "written", "file", "present", "swapped",
 				       "pfnzero", "huge", "soft-dirty", "guard" };
 	size_t i, n = 0;
+	const char *name;
 
 	buf[0] = '\0';
-	for (i = 0; i < sizeof(names) / sizeof(names[0]) && n < size; i++)
-		if (cats & (1ULL << i))
-			n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? "," : "", names[i]);
+	for (i = 0; i < 64 && n < size; i++) {
+		if (!(cats & (1ULL << i)))
+			continue;
+		name = i < sizeof(names) / sizeof(names[0]) ? names[i] : category_flag(1ULL << i);
+		if (name)
+			n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? "," : "", name);
+	}
 }
 
 static void rows_tracking(struct out *out, const struct pm_features *f)
