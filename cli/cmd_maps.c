@@ -1,4 +1,5 @@
 /* cmd_maps.c - `pagemap maps PID`: one row per mapping with what its pages are doing. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -7,49 +8,88 @@
 #include "node_cells.h"
 #include "output.h"
 
-enum { COL_START, COL_END, COL_PERMS, COL_SIZE, COL_PRESENT, COL_SWAPPED, COL_FILE, COL_EXCLUSIVE,
-       COL_THP, COL_SOFTDIRTY, COL_UFFDWP, COL_GUARD, COL_ZERO, COL_OFFSET, COL_DEV, COL_INODE, COL_NODES,
-       COL_PATH };
+/*
+ * The columns: four about the mapping, one size column per flag the flag
+ * table sums per mapping (pm_flag_sums, in its column order, named as the
+ * flag in upper case), then five more about the mapping. Built once, by
+ * maps_columns().
+ */
+enum { COL_START, COL_END, COL_PERMS, COL_SIZE, COL_USAGE };
+enum { TAIL_OFFSET, TAIL_DEV, TAIL_INODE, TAIL_NODES, TAIL_PATH, NTAIL };
+#define MAX_USAGE	32	/* a flags word's bits */
 
-static const struct out_col columns[] = {
+static const struct out_col head_cols[COL_USAGE] = {
 	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address" },
 	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after the last byte" },
 	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions, as in maps (rwxp/s)" },
 	[COL_SIZE] = { "SIZE", 5, SCOLS_FL_RIGHT, OUT_SIZE, "size of the mapping" },
-	[COL_PRESENT] = { "PRESENT", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes in RAM: smaps Rss plus ZERO",
-			  OUT_RSS_ALIASES },
-	[COL_SWAPPED] = { "SWAPPED", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes in swap (smaps Swap for private memory)" },
-	[COL_FILE] = { "FILE", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes of page cache or shared memory" },
-	[COL_EXCLUSIVE] = { "EXCLUSIVE", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes mapped only by this process" },
-	[COL_THP] = { "THP", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes in PMD-mapped huge pages" },
-	[COL_SOFTDIRTY] = { "SOFTDIRTY", 5, SCOLS_FL_RIGHT, OUT_SIZE, "soft-dirty bytes (written since clear_refs 4)" },
-	[COL_UFFDWP] = { "UFFDWP", 5, SCOLS_FL_RIGHT, OUT_SIZE, "userfaultfd write-protected bytes" },
-	[COL_GUARD] = { "GUARD", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes of guard regions" },
-	[COL_ZERO] = { "ZERO", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes mapped to the zero page" },
-	[COL_OFFSET] = { "OFFSET", 0.1, SCOLS_FL_RIGHT, OUT_HEX, "file offset" },
-	[COL_DEV] = { "DEV", 5, 0, OUT_STR, "device major:minor" },
-	[COL_INODE] = { "INODE", 5, SCOLS_FL_RIGHT, OUT_NUM, "inode" },
-	[COL_NODES] = { "NODES", 0.1, 0, OUT_STR, "bytes in RAM per NUMA node, \"0:1.2M,1:4K\" (see pagemap numa)" },
-	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "file or [name]" },
 };
-#define NCOLS (sizeof(columns) / sizeof(columns[0]))
+static const struct out_col tail_cols[NTAIL] = {
+	[TAIL_OFFSET] = { "OFFSET", 0.1, SCOLS_FL_RIGHT, OUT_HEX, "file offset" },
+	[TAIL_DEV] = { "DEV", 5, 0, OUT_STR, "device major:minor" },
+	[TAIL_INODE] = { "INODE", 5, SCOLS_FL_RIGHT, OUT_NUM, "inode" },
+	[TAIL_NODES] = { "NODES", 0.1, 0, OUT_STR,
+			 "bytes in RAM per NUMA node, \"0:1.2M,1:4K\" (see pagemap numa)" },
+	[TAIL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "file or [name]" },
+};
 
-/* The page flag whose bytes a size column shows (the sums are pm_flag_bytes, one per flag). */
-static const struct {
-	size_t col;
-	uint32_t flag;
-} usage_cols[] = {
-	{ COL_PRESENT, PM_PAGE_PRESENT },
-	{ COL_SWAPPED, PM_PAGE_SWAPPED },
-	{ COL_FILE, PM_PAGE_FILE },
-	{ COL_EXCLUSIVE, PM_PAGE_EXCLUSIVE },
-	{ COL_THP, PM_PAGE_THP },
-	{ COL_SOFTDIRTY, PM_PAGE_SOFTDIRTY },
-	{ COL_UFFDWP, PM_PAGE_UFFD_WP },
-	{ COL_GUARD, PM_PAGE_GUARD },
-	{ COL_ZERO, PM_PAGE_ZERO },
-};
-#define NUSAGE (sizeof(usage_cols) / sizeof(usage_cols[0]))
+static struct out_col columns[COL_USAGE + MAX_USAGE + NTAIL];
+static char usage_name[MAX_USAGE][16];
+static uint32_t usage_flag[MAX_USAGE];	/* the flag whose bytes usage column i shows */
+static size_t nusage, ncols;
+
+#define COL_TAIL(t)	(COL_USAGE + nusage + (t))
+#define COL_OFFSET	COL_TAIL(TAIL_OFFSET)
+#define COL_DEV		COL_TAIL(TAIL_DEV)
+#define COL_INODE	COL_TAIL(TAIL_INODE)
+#define COL_NODES	COL_TAIL(TAIL_NODES)
+#define COL_PATH	COL_TAIL(TAIL_PATH)
+
+/* The name of flag @bit in the flag table, or "". */
+static const char *flag_name(uint32_t bit)
+{
+	const struct pm_flag_info *t;
+	size_t i, n;
+
+	for (t = pm_flag_table(&n), i = 0; i < n; i++)
+		if (t[i].bit == bit)
+			return t[i].name;
+	return "";
+}
+
+/* A size column for each summed flag, in place. */
+static void usage_column(const struct pm_flag_sum *s)
+{
+	size_t c = (size_t)s->column, j;
+	const char *name = flag_name(s->bit);
+
+	for (j = 0; name[j] && j + 1 < sizeof(usage_name[c]); j++)
+		usage_name[c][j] = (char)toupper((unsigned char)name[j]);
+	usage_name[c][j] = '\0';
+	usage_flag[c] = s->bit;
+	/* Resident bytes answer to the names other commands give them. */
+	columns[COL_USAGE + c] = (struct out_col){
+		usage_name[c], 5, SCOLS_FL_RIGHT, OUT_SIZE, s->bytes,
+		s->bit == PM_PAGE_PRESENT ? OUT_RSS_ALIASES : NULL,
+	};
+	if (c + 1 > nusage)
+		nusage = c + 1;
+}
+
+static void maps_columns(void)
+{
+	const struct pm_flag_sum *s;
+	size_t i, n;
+
+	if (ncols)
+		return;
+	memcpy(columns, head_cols, sizeof(head_cols));
+	for (s = pm_flag_sums(&n), i = 0; i < n; i++)
+		if (s[i].column >= 0 && s[i].column < MAX_USAGE)
+			usage_column(&s[i]);
+	memcpy(&columns[COL_USAGE + nusage], tail_cols, sizeof(tail_cols));
+	ncols = COL_USAGE + nusage + NTAIL;
+}
 
 static uint64_t flag_bytes(const struct pm_flag_bytes *b, uint32_t flag)
 {
@@ -69,11 +109,11 @@ static void usage_cells(struct out *out, struct libscols_line *ln, const struct 
 {
 	size_t i;
 
-	for (i = 0; i < NUSAGE; i++) {
-		if (known & usage_cols[i].flag)
-			out_u64(out, ln, usage_cols[i].col, flag_bytes(b, usage_cols[i].flag));
+	for (i = 0; i < nusage; i++) {
+		if (known & usage_flag[i])
+			out_u64(out, ln, COL_USAGE + i, flag_bytes(b, usage_flag[i]));
 		else
-			out_unknown(out, ln, usage_cols[i].col);
+			out_unknown(out, ln, COL_USAGE + i);
 	}
 }
 
@@ -108,6 +148,17 @@ static void mapping_row(struct out *out, const struct pm_mapping *m, const struc
 	}
 }
 
+static const struct pm_flag_fact *fact_of(uint32_t flag)
+{
+	const struct pm_flag_fact *x;
+	size_t i, n;
+
+	for (x = pm_flag_facts(&n), i = 0; i < n; i++)
+		if (x[i].bit == flag)
+			return &x[i];
+	return NULL;
+}
+
 /* Why a column the kernel, privilege or back end cannot tell is "-", all in one stderr line. */
 static void note_unknown(struct pm_ctx *ctx, struct out *out, uint32_t known, const struct pm_target *t,
 			 const struct pm_walk *w, bool entries)
@@ -122,23 +173,36 @@ static void note_unknown(struct pm_ctx *ctx, struct out *out, uint32_t known, co
 	pm_target_decode_info(t, &d);
 	how = (struct pm_read_how){ .layout = d.layout, .frames = d.frame_visible,
 				    .scan = pm_walk_backend(w) == PM_BACKEND_SCAN, .entries = entries };
-	for (i = 0; i < NUSAGE; i++) {
-		if (!out_has(out, usage_cols[i].col) || (known & usage_cols[i].flag) || n >= sizeof(line))
+	for (i = 0; i < nusage; i++) {
+		if (!out_has(out, COL_USAGE + i) || (known & usage_flag[i]) || n >= sizeof(line))
 			continue;
-		lack = pm_flag_lack(f, &how, usage_cols[i].flag);
-		if (!pm_flag_lack_str(usage_cols[i].flag, lack, &how, why, sizeof(why)))
-			continue;	/* every flag of usage_cols is one the library knows */
+		lack = pm_flag_lack(f, &how, usage_flag[i]);
+		if (!pm_flag_lack_str(usage_flag[i], lack, &how, why, sizeof(why)))
+			continue;	/* every summed flag is one the library knows */
 		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s (%s)", n ? ", " : "",
-				      columns[usage_cols[i].col].name, why);
+				      columns[COL_USAGE + i].name, why);
 	}
 	if (n)
 		cli_error(0, "note: shown as \"-\": %s", line);
 }
 
+/* Does a column shown need entries read (PM_NEED_ENTRIES: no PAGEMAP_SCAN category tells it)? */
+static bool entries_wanted(struct out *out)
+{
+	const struct pm_flag_fact *x;
+	size_t i;
+
+	for (i = 0; i < nusage; i++)
+		if (out_has(out, COL_USAGE + i) && (x = fact_of(usage_flag[i])) &&
+		    (x->needs & PM_NEED_ENTRIES))
+			return true;
+	return false;
+}
+
 static int walk_maps(struct pm_ctx *ctx, struct pm_target *t, struct out *out, const char *arg,
 		     const struct node_cells *nodes)
 {
-	bool entries = out_has(out, COL_EXCLUSIVE) || out_has(out, COL_UFFDWP);
+	bool entries = entries_wanted(out);
 	struct pm_mapstat *it = pm_mapstat_open(t, entries ? PM_WALK_ENTRIES : 0);
 	const struct pm_mapping *m;
 	const struct pm_usage *u;
@@ -183,7 +247,8 @@ static int usage_help(void)
 	       "One row per mapping of process PID (or \"self\"): how much of it is in RAM, in\n"
 	       "swap, shared, exclusive, in huge pages, soft-dirty, write-protected or guarded.\n"
 	       "A dash (null in JSON) means this kernel or privilege level cannot tell.\n");
-	out_help(stdout, columns, NCOLS);
+	maps_columns();
+	out_help(stdout, columns, ncols);
 	return EXIT_OK;
 }
 
@@ -209,7 +274,8 @@ int cmd_maps(struct pm_ctx *ctx, int argc, char **argv)
 		return cli_usage_error(optind == argc ? "no PID given" : "too many arguments");
 	if (cli_parse_pid(argv[optind], &pid) < 0)
 		return cli_usage_error("invalid PID '%s'", argv[optind]);
-	out = out_new("maps", columns, NCOLS,
+	maps_columns();
+	out = out_new("maps", columns, ncols,
 		      "START,END,PERMS,SIZE,PRESENT,SWAPPED,FILE,EXCLUSIVE,THP,SOFTDIRTY,UFFDWP,GUARD,PATH", &o);
 	if (!out)
 		return EXIT_USAGE;

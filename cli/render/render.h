@@ -22,6 +22,12 @@ enum rnd_state { RS_NONE, RS_ANON, RS_FILE, RS_HUGE, RS_ZERO, RS_SWAP, RS_GUARD,
 struct rnd_class_info {
 	const char *name;	/* JSON key and legend */
 	const char *meaning;
+	/*
+	 * The page flag (PM_PAGE_*) the class counts, which a walk may not be
+	 * able to tell (pm_walk_known); 0 for the base classes (present,
+	 * swapped, file, anon), counted from those three flags, always told.
+	 */
+	uint32_t flag;
 };
 extern const struct rnd_class_info rnd_classes[RC_NCLASS];
 

@@ -11,12 +11,13 @@ const struct rnd_class_info rnd_classes[RC_NCLASS] = {
 	[RC_SWAPPED] = { "swapped", "in swap" },
 	[RC_FILE] = { "file", "page cache or shmem (present or swapped)" },
 	[RC_ANON] = { "anon", "anonymous (present or swapped, not file)" },
-	[RC_EXCLUSIVE] = { "exclusive", "mapped only by this process" },
-	[RC_HUGE] = { "huge", "in a PMD-mapped huge page" },
-	[RC_SOFTDIRTY] = { "softdirty", "soft-dirty (written since the last clear)" },
-	[RC_UFFDWP] = { "uffdwp", "userfaultfd write-protected" },
-	[RC_GUARD] = { "guard", "guard region marker" },
-	[RC_ZERO] = { "zero", "the shared zero page" },
+	[RC_EXCLUSIVE] = { "exclusive", "mapped only by this process", PM_PAGE_EXCLUSIVE },
+	[RC_HUGE] = { "huge", "in a PMD-mapped huge page", PM_PAGE_THP },
+	[RC_SOFTDIRTY] = { "softdirty", "soft-dirty (written since the last clear)",
+			   PM_PAGE_SOFTDIRTY },
+	[RC_UFFDWP] = { "uffdwp", "userfaultfd write-protected", PM_PAGE_UFFD_WP },
+	[RC_GUARD] = { "guard", "guard region marker", PM_PAGE_GUARD },
+	[RC_ZERO] = { "zero", "the shared zero page", PM_PAGE_ZERO },
 };
 
 /* Okabe-Ito colours; "none" is a light grey so that mapped-but-empty still shows the band. */
@@ -260,17 +261,15 @@ int rnd_layout(struct rnd_model *m, const struct rnd_layout *lay)
 static void class_bytes(uint32_t f, uint64_t b, uint64_t *bytes)
 {
 	bool held = f & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED);
+	int k;
 
+	/* The base classes: a page in RAM or swap is file or anon. */
 	bytes[RC_PRESENT] += (f & PM_PAGE_PRESENT) ? b : 0;
 	bytes[RC_SWAPPED] += (f & PM_PAGE_SWAPPED) ? b : 0;
 	bytes[RC_FILE] += held && (f & PM_PAGE_FILE) ? b : 0;
 	bytes[RC_ANON] += held && !(f & PM_PAGE_FILE) ? b : 0;
-	bytes[RC_EXCLUSIVE] += (f & PM_PAGE_EXCLUSIVE) ? b : 0;
-	bytes[RC_HUGE] += (f & PM_PAGE_THP) ? b : 0;
-	bytes[RC_SOFTDIRTY] += (f & PM_PAGE_SOFTDIRTY) ? b : 0;
-	bytes[RC_UFFDWP] += (f & PM_PAGE_UFFD_WP) ? b : 0;
-	bytes[RC_GUARD] += (f & PM_PAGE_GUARD) ? b : 0;
-	bytes[RC_ZERO] += (f & PM_PAGE_ZERO) ? b : 0;
+	for (k = 0; k < RC_NCLASS; k++)
+		bytes[k] += (f & rnd_classes[k].flag) ? b : 0;
 }
 
 static enum rnd_state run_state(uint32_t f)
@@ -493,12 +492,9 @@ void rnd_model_free(struct rnd_model *m)
 
 bool rnd_class_known(const struct rnd_model *m, int k)
 {
-	/* the flags a walk may not be able to tell; the others follow from present/swapped/file */
-	static const uint32_t needs[RC_NCLASS] = { [RC_EXCLUSIVE] = PM_PAGE_EXCLUSIVE, [RC_HUGE] = PM_PAGE_THP,
-						   [RC_SOFTDIRTY] = PM_PAGE_SOFTDIRTY, [RC_UFFDWP] = PM_PAGE_UFFD_WP,
-						   [RC_GUARD] = PM_PAGE_GUARD, [RC_ZERO] = PM_PAGE_ZERO };
+	uint32_t need = rnd_classes[k].flag;
 
-	return !needs[k] || !m->known || (m->known & needs[k]);
+	return !need || !m->known || (m->known & need);
 }
 
 enum rnd_state rnd_cell_state(const struct rnd_cell *c, unsigned *level)

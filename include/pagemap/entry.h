@@ -39,6 +39,23 @@ struct pm_flag_info {
 PM_API const struct pm_flag_info *pm_flag_table(size_t *n);
 
 /*
+ * How a flag is summed as bytes per mapping (pm_flag_sums): struct
+ * pm_usage's fields are the flags of columns 0-8 in that order, and `pagemap
+ * maps` shows one size column per summed flag in column order.
+ */
+struct pm_flag_sum {
+	uint32_t bit;		/* PM_PAGE_* value */
+	int column;		/* its place among the sums; -1: not summed */
+	const char *bytes;	/* one line for help: what its bytes are; NULL when not summed */
+};
+
+/*
+ * pm_flag_sums - the rows of pm_flag_table() in its order, each with its
+ * per-mapping sum; *@n gets the length. Static.
+ */
+PM_API const struct pm_flag_sum *pm_flag_sums(size_t *n);
+
+/*
  * pm_flags_letters - write @flags as one letter per flag in table order,
  * '-' where clear, into @buf of @size bytes (PM_PAGE_NFLAGS + 1 suffices).
  * Returns @buf.

@@ -25,7 +25,10 @@ enum pm_pfn_view {
 /* Answers that can be "not known" (e.g. a replayed tree cannot be probed by effect). */
 enum pm_tristate { PM_NO = 0, PM_YES = 1, PM_UNKNOWN = 2 };
 
-/* PAGEMAP_SCAN categories, as in the kernel's uapi (PAGE_IS_*). */
+/*
+ * PAGEMAP_SCAN categories: the kernel's PAGE_IS_* bits (uapi linux/fs.h), spelled
+ * for callers whose headers predate them (the library itself uses the kernel's names).
+ */
 #define PM_CAT_WPALLOWED	(1ULL << 0)
 #define PM_CAT_WRITTEN		(1ULL << 1)
 #define PM_CAT_FILE		(1ULL << 2)
@@ -123,6 +126,14 @@ PM_API const struct pm_features *pm_ctx_features(struct pm_ctx *ctx);
  * Nothing runs under a replayed root. Returns NULL with errno (ENOMEM).
  */
 PM_API const struct pm_features *pm_ctx_probe(struct pm_ctx *ctx, unsigned what);
+
+/*
+ * pm_features_export - @f as the key=value lines a captured tree keeps in
+ * ROOT/pagemap-features (what `pagemap features --export` prints and a
+ * snapshot records), into @buf of @size, NUL-terminated: what a replayed
+ * root's pm_ctx_features() reads back. Returns the length, or -ENOSPC.
+ */
+PM_API int pm_features_export(const struct pm_features *f, char *buf, size_t size);
 
 /* pm_layout_name - "pshift", "v2", "current" or "unknown". Static string. */
 PM_API const char *pm_layout_name(enum pm_layout layout);

@@ -316,11 +316,4 @@ PM_API struct pm_snapshot_writer *pm_snapshot_append(const char *path, char *err
 /* pm_snapshot_writer_free - free; an uncommitted snapshot is discarded. NULL is fine. */
 PM_API void pm_snapshot_writer_free(struct pm_snapshot_writer *w);
 
-/*
- * pm_features_export - @f as the key=value lines a captured tree keeps in
- * ROOT/pagemap-features (what `pagemap features --export` prints), into
- * @buf of @size, NUL-terminated. Returns the length, or -ENOSPC.
- */
-PM_API int pm_features_export(const struct pm_features *f, char *buf, size_t size);
-
 #endif /* PAGEMAP_SNAPSHOT_H */

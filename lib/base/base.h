@@ -73,6 +73,8 @@ int pmi_tree_error(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__
 /* features.c (the kernel version check is public: pm_kernel_at_least) */
 void pmi_dbg(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 bool pmi_swap_active(struct pm_ctx *ctx);
+/* features_record.c: set @f from the key=value lines of a pagemap-features record (@text is cut up). */
+void pmi_features_record_read(struct pm_features *f, char *text);
 
 /* target.c: pm_target_read without asking the caller's check (a read whose failure would be misread). */
 ssize_t pmi_target_read_nocheck(struct pm_target *t, uint64_t vpn, uint64_t *buf, size_t count);

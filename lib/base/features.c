@@ -1,4 +1,4 @@
-/* features.c - probe once what the kernel and this privilege level allow: version, layout and file facts, replayed captures (by-effect probes: features_probe.c). */
+/* features.c - probe once what the kernel and this privilege level allow: version, layout and file facts, replayed captures (by-effect probes: features_probe.c; the record: features_record.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -139,75 +139,10 @@ static void probe_live(struct pm_features *f)
 	f->by_effect = true;
 }
 
-static enum pm_tristate parse_tristate(const char *v)
-{
-	if (!strcmp(v, "yes") || !strcmp(v, "1"))
-		return PM_YES;
-	if (!strcmp(v, "no") || !strcmp(v, "0"))
-		return PM_NO;
-	return PM_UNKNOWN;
-}
-
-/*
- * A recorded errno: a number, or any name 'pagemap features --export'
- * writes (glibc's strerrorname_np), not only the few pmi_errno_from_name knows.
- */
-static int recorded_errno(const char *v)
-{
-	int e = pmi_errno_from_name(v), i;
-
-	for (i = 1; !e && i < 4096; i++) {
-		const char *n = strerrorname_np(i);
-
-		if (n && !strcmp(n, v))
-			e = i;
-	}
-	return e;
-}
-
-/* One "key=value" line of a capture's pagemap-features file. */
-static void apply_recorded(struct pm_features *f, const char *k, const char *v)
-{
-	if (!strcmp(k, "page_size")) {
-		unsigned long long ps = strtoull(v, NULL, 0);
-		f->page_size = ps > UINT32_MAX ? 0 : (unsigned)ps;	/* 2^32 + 4096 is not 4096 */
-	}
-	else if (!strcmp(k, "privileged"))
-		f->privileged = parse_tristate(v) == PM_YES;
-	else if (!strcmp(k, "layout"))
-		f->layout = !strcmp(v, "pshift") ? PM_LAYOUT_PSHIFT : !strcmp(v, "v2") ? PM_LAYOUT_V2 :
-			    !strcmp(v, "current") ? PM_LAYOUT_CURRENT : PM_LAYOUT_UNKNOWN;
-	else if (!strcmp(k, "pfn_view"))
-		f->pfn_view = !strcmp(v, "visible") ? PM_PFN_VISIBLE : !strcmp(v, "hidden") ? PM_PFN_HIDDEN :
-			      !strcmp(v, "refused") ? PM_PFN_REFUSED : PM_PFN_UNKNOWN;
-	else if (!strcmp(k, "scan"))
-		f->scan = parse_tristate(v) == PM_YES;
-	else if (!strcmp(k, "scan_categories"))
-		f->scan_categories = strtoull(v, NULL, 0);
-	else if (!strcmp(k, "uffd_wp_async"))
-		f->uffd_wp_async = parse_tristate(v);
-	else if (!strcmp(k, "uffd_features"))
-		f->uffd_features = strtoull(v, NULL, 0);
-	else if (!strcmp(k, "soft_dirty"))
-		f->soft_dirty = parse_tristate(v);
-	else if (!strcmp(k, "pagemap_error"))
-		f->pagemap_error = recorded_errno(v);
-	else if (!strcmp(k, "zero_pfn"))
-		f->zero_pfn = strtoull(v, NULL, 0);
-	else if (!strcmp(k, "zero_page"))
-		f->zero_page = parse_tristate(v);
-	else if (!strcmp(k, "huge_zero_page"))
-		f->huge_zero_page = parse_tristate(v);
-	else if (!strcmp(k, "guard_regions"))
-		f->guard_regions = parse_tristate(v);
-	else if (!strcmp(k, "page_mapcount"))
-		f->page_mapcount = parse_tristate(v);
-}
-
 /* A replayed tree cannot be probed by effect: take what its capture recorded. */
 static void probe_recorded(struct pm_ctx *ctx, struct pm_features *f)
 {
-	char path[4096], buf[4096], *line, *save = NULL;
+	char path[4096], buf[4096];
 
 	f->page_size = 4096;
 	f->soft_dirty = f->uffd_wp_async = f->guard_regions = f->page_mapcount = PM_UNKNOWN;
@@ -215,13 +150,7 @@ static void probe_recorded(struct pm_ctx *ctx, struct pm_features *f)
 	if (pmi_path(ctx, path, sizeof(path), "/pagemap-features") < 0 ||
 	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) < 0)
 		return;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *eq = strchr(line, '=');
-		if (line[0] == '#' || !eq)
-			continue;
-		*eq = '\0';
-		apply_recorded(f, line, eq + 1);
-	}
+	pmi_features_record_read(f, buf);
 	/* Sizes from a tree size reads and allocations: powers of two, 4 KiB to 1 MiB (hexagon's 256 KiB, with room). */
 	if (f->page_size < 4096 || f->page_size > (1u << 20) || (f->page_size & (f->page_size - 1))) {
 		pmi_tree_error(ctx, "%s: page_size=%u is out of range: a page is a power of two from 4096 to 1048576 bytes",

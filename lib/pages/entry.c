@@ -1,6 +1,7 @@
 /* entry.c - pure decoding of one pagemap entry, every layout since 2.6.25 (docs/kernel-interface.md §1). */
 #include <errno.h>
 #include <string.h>
+#include "compat.h"
 #include "pages.h"
 #include "pme.h"
 
@@ -16,35 +17,66 @@
  * The one flag table: per flag its bit, name, letter and meaning
  * (pm_flag_table), then its kernel facts (pm_flag_facts): the raw entry bit
  * (-1: derived), the first kernel that reports it, what it needs, and the
- * PAGEMAP_SCAN category that gives it without reading entries. A new
- * pagemap bit is one row here, its PME_ bit in pme.h and its PM_PAGE_ value.
+ * PAGEMAP_SCAN category that gives it without reading entries (the kernel's
+ * PAGE_IS_* name; 0: entries must be read), then its per-mapping sum
+ * (pm_flag_sums): its place among struct pm_usage's fields and `pagemap
+ * maps`' size columns (-1: not summed) and what its bytes are, for help.
+ * A new pagemap bit is one row here, its PME_ bit in pme.h, its PM_PAGE_
+ * value in pagemap/entry.h and, for a new category, its PAGE_IS_ in compat.h.
  */
-#define FLAG_ROWS(X)                                                                                          \
-	X(PM_PAGE_PRESENT, "present", 'P', "page is in RAM",                                                  \
-	  PME_BIT_PRESENT, 0, 0, 0, PM_CAT_PRESENT)                                                             \
-	X(PM_PAGE_SWAPPED, "swapped", 'S', "page is in a swap area",                                          \
-	  PME_BIT_SWAP, 0, 0, 0, PM_CAT_SWAPPED)                                                                \
-	X(PM_PAGE_FILE, "file", 'F', "page cache or shared memory, not anonymous",                            \
-	  PME_BIT_FILE, 3, 5, 0, PM_CAT_FILE)                                                                   \
-	X(PM_PAGE_EXCLUSIVE, "exclusive", 'E', "mapped only by this process (4.2+)",                          \
-	  PME_BIT_MMAP_EXCLUSIVE, 4, 2, PM_NEED_ENTRIES, 0)                                                     \
-	X(PM_PAGE_SOFTDIRTY, "softdirty", 'D', "written since the last clear_refs 4 (3.11+, CONFIG_MEM_SOFT_DIRTY)", \
-	  PME_BIT_SOFT_DIRTY, 3, 11, PM_NEED_SOFT_DIRTY, PM_CAT_SOFT_DIRTY)                                    \
-	X(PM_PAGE_UFFD_WP, "uffdwp", 'W', "userfaultfd write-protected (5.13+)",                              \
-	  PME_BIT_UFFD_WP, 5, 13, PM_NEED_ENTRIES, 0)                                                           \
-	X(PM_PAGE_GUARD, "guard", 'G', "guard region installed by MADV_GUARD_INSTALL (6.15+)",                \
-	  PME_BIT_GUARD_REGION, 6, 15, PM_NEED_GUARD, PM_CAT_GUARD)                                             \
-	X(PM_PAGE_MARKER, "marker", 'M', "swap-format PTE marker, not swap (uffd-wp or guard)",               \
-	  -1, 0, 0, 0, 0)                                                                                       \
-	X(PM_PAGE_NONSWAP, "migration", 'N', "migration, hwpoison or device entry, not swap",                 \
-	  -1, 0, 0, PM_NEED_FRAMES, 0)                                                                          \
-	X(PM_PAGE_THP, "thp", 'H', "PMD-mapped huge page (THP or hugetlb)",                                   \
-	  -1, 0, 0, PM_NEED_FRAMES, PM_CAT_HUGE)                                                                \
-	X(PM_PAGE_ZERO, "zero", 'Z', "the shared zero page or huge zero page",                                \
-	  -1, 0, 0, PM_NEED_FRAMES | PM_NEED_ZERO_PFN, PM_CAT_PFNZERO)
+#define FLAG_ROWS(X)                                                                           \
+	X(PM_PAGE_PRESENT, "present", 'P', "page is in RAM",                                   \
+	  PME_BIT_PRESENT, 0, 0, 0, PAGE_IS_PRESENT,                                           \
+	  0, "bytes in RAM: smaps Rss plus ZERO")                                              \
+	X(PM_PAGE_SWAPPED, "swapped", 'S', "page is in a swap area",                           \
+	  PME_BIT_SWAP, 0, 0, 0, PAGE_IS_SWAPPED,                                              \
+	  1, "bytes in swap (smaps Swap for private memory)")                                  \
+	X(PM_PAGE_FILE, "file", 'F', "page cache or shared memory, not anonymous",             \
+	  PME_BIT_FILE, 3, 5, 0, PAGE_IS_FILE,                                                 \
+	  2, "bytes of page cache or shared memory")                                           \
+	X(PM_PAGE_EXCLUSIVE, "exclusive", 'E', "mapped only by this process (4.2+)",           \
+	  PME_BIT_MMAP_EXCLUSIVE, 4, 2, PM_NEED_ENTRIES, 0,                                    \
+	  3, "bytes mapped only by this process")                                              \
+	X(PM_PAGE_SOFTDIRTY, "softdirty", 'D',                                                 \
+	  "written since the last clear_refs 4 (3.11+, CONFIG_MEM_SOFT_DIRTY)",                \
+	  PME_BIT_SOFT_DIRTY, 3, 11, PM_NEED_SOFT_DIRTY, PAGE_IS_SOFT_DIRTY,                   \
+	  5, "soft-dirty bytes (written since clear_refs 4)")                                  \
+	X(PM_PAGE_UFFD_WP, "uffdwp", 'W', "userfaultfd write-protected (5.13+)",               \
+	  PME_BIT_UFFD_WP, 5, 13, PM_NEED_ENTRIES, 0,                                          \
+	  6, "userfaultfd write-protected bytes")                                              \
+	X(PM_PAGE_GUARD, "guard", 'G', "guard region installed by MADV_GUARD_INSTALL (6.15+)", \
+	  PME_BIT_GUARD_REGION, 6, 15, PM_NEED_GUARD, PAGE_IS_GUARD,                           \
+	  7, "bytes of guard regions")                                                         \
+	X(PM_PAGE_MARKER, "marker", 'M', "swap-format PTE marker, not swap (uffd-wp or guard)", \
+	  -1, 0, 0, 0, 0,                                                                      \
+	  -1, NULL)                                                                            \
+	X(PM_PAGE_NONSWAP, "migration", 'N', "migration, hwpoison or device entry, not swap",  \
+	  -1, 0, 0, PM_NEED_FRAMES, 0,                                                         \
+	  -1, NULL)                                                                            \
+	X(PM_PAGE_THP, "thp", 'H', "PMD-mapped huge page (THP or hugetlb)",                    \
+	  -1, 0, 0, PM_NEED_FRAMES, PAGE_IS_HUGE,                                              \
+	  4, "bytes in PMD-mapped huge pages")                                                 \
+	X(PM_PAGE_ZERO, "zero", 'Z', "the shared zero page or huge zero page",                 \
+	  -1, 0, 0, PM_NEED_FRAMES | PM_NEED_ZERO_PFN, PAGE_IS_PFNZERO,                        \
+	  8, "bytes mapped to the zero page")
 
-#define INFO_ROW(bit, name, letter, meaning, raw, maj, min, needs, cat) { bit, name, letter, meaning },
-#define FACT_ROW(bit, name, letter, meaning, raw, maj, min, needs, cat) { bit, raw, maj, min, needs, cat },
+#define INFO_ROW(bit, name, letter, meaning, raw, maj, min, needs, cat, col, bytes) \
+	{ bit, name, letter, meaning },
+#define FACT_ROW(bit, name, letter, meaning, raw, maj, min, needs, cat, col, bytes) \
+	{ bit, raw, maj, min, needs, cat },
+#define SUM_ROW(bit, name, letter, meaning, raw, maj, min, needs, cat, col, bytes) \
+	{ bit, col, bytes },
+
+/*
+ * The library names the kernel's PAGEMAP_SCAN categories as the kernel does
+ * (PAGE_IS_*, compat.h); PM_CAT_* spell the same bits for callers, whose
+ * headers may predate them.
+ */
+_Static_assert(PM_CAT_WPALLOWED == PAGE_IS_WPALLOWED && PM_CAT_WRITTEN == PAGE_IS_WRITTEN &&
+	       PM_CAT_FILE == PAGE_IS_FILE && PM_CAT_PRESENT == PAGE_IS_PRESENT &&
+	       PM_CAT_SWAPPED == PAGE_IS_SWAPPED && PM_CAT_PFNZERO == PAGE_IS_PFNZERO &&
+	       PM_CAT_HUGE == PAGE_IS_HUGE && PM_CAT_SOFT_DIRTY == PAGE_IS_SOFT_DIRTY &&
+	       PM_CAT_GUARD == PAGE_IS_GUARD, "PM_CAT_* are the kernel's PAGE_IS_* bits");
 
 static const struct pm_flag_info flag_table[] = { FLAG_ROWS(INFO_ROW) };
 /* PM_PAGE_FRAME says the other fields are real: no letter or column of its own, only facts. */
@@ -52,6 +84,16 @@ static const struct pm_flag_fact fact_table[] = {
 	FLAG_ROWS(FACT_ROW)
 	{ PM_PAGE_FRAME, -1, 0, 0, PM_NEED_FRAMES | PM_NEED_ENTRIES, 0 },
 };
+
+/* The per-mapping sums: pm_flag_table()'s rows in its order, with their place among the sums. */
+static const struct pm_flag_sum sum_table[] = { FLAG_ROWS(SUM_ROW) };
+
+const struct pm_flag_sum *pm_flag_sums(size_t *n)
+{
+	if (n)
+		*n = PM_ARRAY_SIZE(sum_table);
+	return sum_table;
+}
 
 const struct pm_flag_info *pm_flag_table(size_t *n)
 {

@@ -32,6 +32,29 @@ static uint32_t known_flags(const struct pm_walk *w)
 	return k;
 }
 
+/*
+ * The PAGEMAP_SCAN categories a walk asks for, and the flag each gives: the
+ * flag facts' scan_category column, where this kernel accepts the category
+ * (6.7 has bits 0-7; an older kernel's EINVAL on bit 8 would fail the scan).
+ */
+static void scan_categories(struct pm_walk *w)
+{
+	const struct pm_flag_fact *x;
+	size_t i, n;
+
+	w->scan_mask = 0;
+	w->ncat = 0;
+	for (x = pm_flag_facts(&n), i = 0; i < n && w->ncat < PM_ARRAY_SIZE(w->cat); i++) {
+		uint64_t c = x[i].scan_category & w->f->scan_categories;
+
+		if (!c)
+			continue;
+		w->cat[w->ncat].category = c;
+		w->cat[w->ncat++].flag = x[i].bit;
+		w->scan_mask |= c;
+	}
+}
+
 static int choose_backend(struct pm_walk *w)
 {
 	enum pm_backend b = w->t->ctx->backend;
@@ -44,8 +67,7 @@ static int choose_backend(struct pm_walk *w)
 	w->backend = b;
 	if (b == PM_BACKEND_SCAN)	/* the walk's end, page-aligned, never past SCAN_FAR */
 		w->scan_far = w->end < SCAN_FAR ? (w->end + w->psize - 1) & ~(w->psize - 1) : SCAN_FAR;
-	w->scan_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED | PAGE_IS_FILE | PAGE_IS_PFNZERO | PAGE_IS_HUGE;
-	w->scan_mask |= w->f->scan_categories & (PAGE_IS_SOFT_DIRTY | PAGE_IS_GUARD);
+	scan_categories(w);
 	/* Frames shown: the pread back end tells huge pages as the scan does, so either may read a mapping. */
 	w->hybrid = b == PM_BACKEND_SCAN && w->t->ctx->backend == PM_BACKEND_AUTO && (w->flags & PM_WALK_ENTRIES) &&
 		    w->t->decode.frame_visible;
@@ -224,24 +246,18 @@ static int next_mapping(struct pm_walk *w)
 	}
 }
 
-static uint32_t flags_from_categories(uint64_t c)
+/* The flags a region's categories give (scan_categories). */
+static uint32_t flags_from_categories(const struct pm_walk *w, uint64_t c)
 {
 	uint32_t f = 0;
+	unsigned i;
 
-	if (c & PAGE_IS_PRESENT)
-		f |= PM_PAGE_PRESENT;
-	if (c & PAGE_IS_SWAPPED)
-		f |= PM_PAGE_SWAPPED;
-	if (c & PAGE_IS_FILE)
-		f |= PM_PAGE_FILE;
-	if (c & PAGE_IS_HUGE)
-		f |= PM_PAGE_THP;
-	if (c & PAGE_IS_PFNZERO)
-		f |= PM_PAGE_ZERO;
-	if (c & PAGE_IS_SOFT_DIRTY)
-		f |= PM_PAGE_SOFTDIRTY;
-	if (c & PAGE_IS_GUARD)
-		f = (f & ~PM_PAGE_SWAPPED) | PM_PAGE_GUARD | PM_PAGE_MARKER;
+	for (i = 0; i < w->ncat; i++)
+		if (c & w->cat[i].category)
+			f |= w->cat[i].flag;
+	/* A guard marker is a swap-format PTE marker: the scan calls it swapped too. */
+	if (f & PM_PAGE_GUARD)
+		f = (f & ~PM_PAGE_SWAPPED) | PM_PAGE_MARKER;
 	return f;
 }
 
@@ -273,7 +289,7 @@ uint64_t pmi_scan_readahead(const struct pm_walk *w, uint64_t lim_vpn, uint64_t 
 
 		if (s > lim_vpn + READAHEAD_GAP)
 			break;
-		if (needs_entries(w, flags_from_categories(w->vec[i].categories)) && e > lim_vpn)
+		if (needs_entries(w, flags_from_categories(w, w->vec[i].categories)) && e > lim_vpn)
 			lim_vpn = e < cap_vpn ? e : cap_vpn;
 	}
 	return lim_vpn;
@@ -362,7 +378,7 @@ static int decide_mapping(struct pm_walk *w)
 	for (i = w->vec_pos; i < w->vec_n && w->vec[i].start < seen; i++) {
 		uint64_t s = w->vec[i].start > w->map_cur ? w->vec[i].start : w->map_cur;
 		uint64_t e = w->vec[i].end < seen ? w->vec[i].end : seen;
-		uint32_t fl = flags_from_categories(w->vec[i].categories);
+		uint32_t fl = flags_from_categories(w, w->vec[i].categories);
 
 		if (e <= s || !needs_entries(w, fl))
 			continue;
@@ -425,7 +441,7 @@ static int scan_segment(struct pm_walk *w)
 	}
 	if (reg->end <= w->map_end)	/* one running on into the next mapping serves it too */
 		w->vec_pos++;
-	fl = flags_from_categories(reg->categories);
+	fl = flags_from_categories(w, reg->categories);
 	entries = needs_entries(w, fl);
 	if (entries)
 		fl &= PM_PAGE_THP | PM_PAGE_ZERO;

@@ -60,7 +60,12 @@ struct pm_walk {
 	struct page_region *vec;	/* scan results for the current mapping */
 	size_t vec_n, vec_pos;
 	uint64_t scan_next;
-	uint64_t scan_mask;
+	uint64_t scan_mask;		/* the categories asked for: every one of cat[] */
+	struct {
+		uint64_t category;	/* PAGE_IS_* */
+		uint32_t flag;		/* the PM_PAGE_* it gives (pm_flag_facts) */
+	} cat[PM_PAGE_NFLAGS];
+	unsigned ncat;
 	uint64_t scan_far;		/* one call may scan ahead to here, past the mapping (0: never; see scan_refill) */
 	bool hybrid;			/* auto back end, entries wanted, frames shown: 4 KiB mappings go by pread (decide_mapping) */
 	bool decided;			/* hybrid: the current mapping's way is chosen */

@@ -16,34 +16,33 @@ struct pm_mapstat {
 	int err;		/* a walk error met after a finished row: returned by the next call */
 };
 
-/* The fields of struct pm_usage (kept for the ABI) and the flag each sums. */
-static const struct {
-	uint32_t flag;
-	size_t offset;
-} usage_fields[] = {
-	{ PM_PAGE_PRESENT, offsetof(struct pm_usage, present) },
-	{ PM_PAGE_SWAPPED, offsetof(struct pm_usage, swapped) },
-	{ PM_PAGE_FILE, offsetof(struct pm_usage, file) },
-	{ PM_PAGE_EXCLUSIVE, offsetof(struct pm_usage, exclusive) },
-	{ PM_PAGE_THP, offsetof(struct pm_usage, thp) },
-	{ PM_PAGE_SOFTDIRTY, offsetof(struct pm_usage, softdirty) },
-	{ PM_PAGE_UFFD_WP, offsetof(struct pm_usage, uffdwp) },
-	{ PM_PAGE_GUARD, offsetof(struct pm_usage, guard) },
-	{ PM_PAGE_ZERO, offsetof(struct pm_usage, zero) },
-};
+/*
+ * struct pm_usage (frozen for the ABI): one uint64_t per summed flag, in the
+ * order of the flag table's sum column (pm_flag_sums), for the first nine.
+ */
+#define USAGE_FIELDS	(sizeof(struct pm_usage) / sizeof(uint64_t))
+_Static_assert(offsetof(struct pm_usage, zero) == 8 * sizeof(uint64_t) && USAGE_FIELDS == 9,
+	       "struct pm_usage is nine sums in a row");
 
-static uint64_t *usage_field(struct pm_usage *u, size_t i)
+static uint64_t *usage_field(struct pm_usage *u, int column)
 {
-	return (uint64_t *)((char *)u + usage_fields[i].offset);
+	return (uint64_t *)((char *)u + (size_t)column * sizeof(uint64_t));
+}
+
+/* The flag table's rows that have a field in struct pm_usage. */
+static bool has_field(const struct pm_flag_sum *s)
+{
+	return s->column >= 0 && (size_t)s->column < USAGE_FIELDS;
 }
 
 void pm_usage_add(struct pm_usage *u, const struct pm_run *run)
 {
-	size_t i;
+	const struct pm_flag_sum *s;
+	size_t i, n;
 
-	for (i = 0; i < PM_ARRAY_SIZE(usage_fields); i++)
-		if (run->flags & usage_fields[i].flag)
-			*usage_field(u, i) += run->end - run->start;
+	for (s = pm_flag_sums(&n), i = 0; i < n; i++)
+		if (has_field(&s[i]) && (run->flags & s[i].bit))
+			*usage_field(u, s[i].column) += run->end - run->start;
 }
 
 void pmi_flag_bytes_add_len(struct pm_flag_bytes *b, uint32_t flags, uint64_t len)
@@ -59,10 +58,12 @@ void pm_flag_bytes_add(struct pm_flag_bytes *b, const struct pm_run *run)
 
 static void usage_from_bytes(struct pm_usage *u, const struct pm_flag_bytes *b)
 {
-	size_t i;
+	const struct pm_flag_sum *s;
+	size_t i, n;
 
-	for (i = 0; i < PM_ARRAY_SIZE(usage_fields); i++)
-		*usage_field(u, i) = b->by_flag[__builtin_ctz(usage_fields[i].flag)];
+	for (s = pm_flag_sums(&n), i = 0; i < n; i++)
+		if (has_field(&s[i]))
+			*usage_field(u, s[i].column) = b->by_flag[__builtin_ctz(s[i].bit)];
 }
 
 struct pm_mapstat *pm_mapstat_open(struct pm_target *t, unsigned walk_flags)

@@ -18,30 +18,6 @@
 
 static const char *const kfile[3] = { "kpageflags", "kpagecount", "kpagecgroup" };
 
-int pm_features_export(const struct pm_features *f, char *buf, size_t size)
-{
-	static const char *tri[] = { "no", "yes", "unknown" };
-	char err[32] = "";
-	int n;
-
-	if (f->pagemap_error && strerrorname_np(f->pagemap_error))
-		snprintf(err, sizeof(err), "pagemap_error=%s\n", strerrorname_np(f->pagemap_error));
-	else if (f->pagemap_error)	/* an errno glibc has no name for: its number (read back as such) */
-		snprintf(err, sizeof(err), "pagemap_error=%d\n", f->pagemap_error);
-	n = snprintf(buf, size,
-		     "# pagemap-features: recorded by 'pagemap features --export'\n"
-		     "kernel=%s\npage_size=%u\nprivileged=%s\nlayout=%s\npfn_view=%s\n%s"
-		     "zero_pfn=0x%llx\nscan=%s\nscan_categories=0x%llx\n"
-		     "uffd_wp_async=%s\nuffd_features=0x%llx\nsoft_dirty=%s\nguard_regions=%s\n"
-		     "page_mapcount=%s\nzero_page=%s\nhuge_zero_page=%s\n",
-		     f->kernel_release, f->page_size, f->privileged ? "yes" : "no", pm_layout_name(f->layout),
-		     pm_pfn_view_name(f->pfn_view), err, (unsigned long long)f->zero_pfn, f->scan ? "yes" : "no",
-		     (unsigned long long)f->scan_categories, tri[f->uffd_wp_async],
-		     (unsigned long long)f->uffd_features, tri[f->soft_dirty], tri[f->guard_regions],
-		     tri[f->page_mapcount], tri[f->zero_page], tri[f->huge_zero_page]);
-	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
-}
-
 /* A refused open becomes FILE.errno, as tests/fixtures/README.md describes. */
 static int put_errno(struct pm_snapshot_writer *w, const char *path, int e)
 {
@@ -625,86 +601,4 @@ int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, uns
 	if ((id = pmi_snap_w_file(w, "pagemap-features", PM_SNAPSHOT_BYTES, (uint64_t)n)) < 0)
 		return id;
 	return pmi_snap_w_bytes(w, (uint32_t)id, 0, feat, (size_t)n);
-}
-
-uint64_t pm_snapshot_key_id(const unsigned char *key)
-{
-	return pmi_key_id(key);
-}
-
-/*
- * max_pfn for the permutation: the frame files' length. The images are
- * lifted by the domain (whole blocks) so that none equals a real frame, and
- * domain + lift must fit the 55-bit field: when the length is unknown
- * (kpageflags unreadable) or absurd, the domain is [0, 2^54), half the
- * field, which holds every frame a kernel can have (physical addresses are
- * at most 52 bits, so frames are below 2^40 with 4 KiB pages).
- */
-#define KEY_MAX_DOMAIN	(1ULL << (PMI_FRAME_BITS - 1))
-
-static uint64_t max_pfn(struct pm_ctx *ctx)
-{
-	struct pm_kpage *k = ctx ? pm_kpage_open(ctx) : NULL;
-	uint64_t end = 0;
-
-	if (!k || pm_kpage_end(k, &end) < 0 || !end || end > KEY_MAX_DOMAIN)
-		end = KEY_MAX_DOMAIN;
-	pm_kpage_close(k);
-	return end;
-}
-
-/* Keyed modes: both permutations, frames lifted past their domain (snapshot_pfnkey.h). */
-static int set_keyed(struct snap_frames *fr, const unsigned char *key, struct pm_ctx *ctx, unsigned shift)
-{
-	int r;
-
-	pmi_perm_init(&fr->perm[0], key, 1, max_pfn(ctx), shift);
-	if ((r = pmi_perm_lift(&fr->perm[0], pmi_perm_span(&fr->perm[0]))))
-		return r;	/* not reached: the domain is at most half the field */
-	pmi_perm_init(&fr->perm[1], key, 2, 1ULL << 50, shift);	/* swap offsets: bits 5-54, not lifted */
-	fr->sc = (struct pmi_scramble){ &fr->perm[0], &fr->perm[1], 0 };
-	return 0;
-}
-
-/* META of a keyed mode: key_id, key_domain, key_lift, key_block (what --unscramble and replay need). */
-static int keyed_meta(struct pm_snapshot_writer *w, const struct snap_frames *fr, const unsigned char *key,
-		      unsigned shift)
-{
-	char v[24];
-	int r;
-
-	snprintf(v, sizeof(v), "%016llx", (unsigned long long)pmi_key_id(key));
-	if ((r = pm_snapshot_add_meta(w, "key_id", v)))
-		return r;
-	snprintf(v, sizeof(v), "%llu", (unsigned long long)fr->perm[0].max);
-	if ((r = pm_snapshot_add_meta(w, "key_domain", v)))
-		return r;
-	snprintf(v, sizeof(v), "%llu", (unsigned long long)fr->perm[0].lift);
-	if ((r = pm_snapshot_add_meta(w, "key_lift", v)))
-		return r;
-	snprintf(v, sizeof(v), "%u", shift);
-	return pm_snapshot_add_meta(w, "key_block", v);
-}
-
-int pm_snapshot_set_frames(struct pm_snapshot_writer *w, struct pm_ctx *ctx, enum pm_snapshot_pfn mode,
-			   const unsigned char *key)
-{
-	static const char *const name[] = { "kept", "dropped", "keyed", "keyed-block" };
-	struct snap_frames *fr = pmi_snap_w_frames(w);
-	const struct pm_features *f = ctx ? pm_ctx_features(ctx) : NULL;
-	unsigned shift = 0, ps = f && f->page_size ? f->page_size : 4096;
-	int r;
-
-	if ((unsigned)mode > PM_SNAPSHOT_PFN_KEYED_BLOCK || fr->declared ||
-	    (mode >= PM_SNAPSHOT_PFN_KEYED && (!key || !ctx)))
-		return -EINVAL;
-	if (mode == PM_SNAPSHOT_PFN_KEYED_BLOCK)	/* 2 MiB in pages: 9 for 4 KiB, 5 for 64 KiB */
-		while (shift < 21 && (ps << (shift + 1)) <= (2u << 20))
-			shift++;
-	if (mode >= PM_SNAPSHOT_PFN_KEYED && (r = set_keyed(fr, key, ctx, shift)))
-		return r;
-	fr->pfn_mode = mode;
-	if ((r = pm_snapshot_add_meta(w, "frames", name[mode])) || mode < PM_SNAPSHOT_PFN_KEYED)
-		return r;
-	return keyed_meta(w, fr, key, shift);
 }

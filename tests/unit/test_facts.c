@@ -50,6 +50,33 @@ static int facts_follow_table(void)
 	return T_PASS;
 }
 
+/* The sums are the flag table's rows in its order; columns 0, 1, ... once each, with help. */
+static int sums_follow_table(void)
+{
+	const struct pm_flag_info *t = pm_flag_table(NULL);
+	const struct pm_flag_sum *s = pm_flag_sums(NULL);
+	unsigned seen = 0;
+	size_t i, n, nt;
+	int max = -1;
+
+	pm_flag_table(&nt);
+	pm_flag_sums(&n);
+	CHECK_EQ_U64(n, nt);
+	for (i = 0; i < n && i < nt; i++) {
+		CHECK_EQ_U64(s[i].bit, t[i].bit);
+		CHECK(s[i].column >= -1 && s[i].column < 32);
+		CHECK((s[i].column >= 0) == (s[i].bytes != NULL));
+		if (s[i].column < 0 || s[i].column >= 32)
+			continue;
+		CHECK(!(seen & (1u << s[i].column)));
+		seen |= 1u << s[i].column;
+		max = s[i].column > max ? s[i].column : max;
+	}
+	CHECK_EQ_U64(seen, (1ULL << (max + 1)) - 1);
+	CHECK(max >= 8);	/* struct pm_usage's nine fields */
+	return T_PASS;
+}
+
 static int kernel_at_least(void)
 {
 	struct pm_features f = kernel(0, 0);
@@ -187,5 +214,6 @@ static int flag_bytes(void)
 	return T_PASS;
 }
 
-T_MAIN(T(facts_follow_table), T(kernel_at_least), T(lack_pread), T(lack_frames), T(lack_scan), T(lack_bad_flag),
+T_MAIN(T(facts_follow_table), T(sums_follow_table),
+       T(kernel_at_least), T(lack_pread), T(lack_frames), T(lack_scan), T(lack_bad_flag),
        T(flag_bytes))
