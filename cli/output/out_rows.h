@@ -1,4 +1,4 @@
-/* out_rows.h - the cells of streamed rows formatted as libsmartcols 2.38 prints them (for cli/output/output.c). */
+/* out_rows.h - cells formatted as libsmartcols 2.38 prints them, for the rows out_stream.c prints itself. */
 #ifndef PM_CLI_OUT_ROWS_H
 #define PM_CLI_OUT_ROWS_H
 

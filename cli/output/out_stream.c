@@ -1,28 +1,13 @@
-/* out_stream.c - the output layer's streams: rows printed in batches as commands make them, memory flat. */
+/*
+ * out_stream.c - printing a table: whole, or in batches as commands make the rows (memory
+ * flat), each case by the renderer output.h's table names (out_rows.c's formatter or
+ * libsmartcols).
+ */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "out_impl.h"
-
-bool out_own_row(struct out *out)
-{
-	size_t i;
-
-	if (out->nrows == out->cap_rows) {
-		size_t cap = out->cap_rows ? 2 * out->cap_rows : 256, *more;
-
-		if (cap > SIZE_MAX / sizeof(*more) / out->nshown ||
-		    !(more = realloc(out->off, cap * out->nshown * sizeof(*more))))
-			return false;
-		out->off = more;
-		out->cap_rows = cap;
-	}
-	for (i = 0; i < out->nshown; i++)
-		out->off[out->nrows * out->nshown + i] = SIZE_MAX;
-	out->nrows++;
-	return true;
-}
+#include "out_table.h"
 
 /*
  * JSON in batches. libsmartcols 2.38 cannot print a JSON range (it asserts),
@@ -75,42 +60,15 @@ static const char *cell_data(struct libscols_line *ln, size_t pos)
 static bool next_row(struct out *out, struct libscols_iter *itr, size_t *row, const char **c)
 {
 	struct libscols_line *ln;
-	size_t i, o;
+	size_t i;
 
-	if (out->own) {
-		if (*row >= out->nrows)
-			return false;
-		for (i = 0; i < out->nshown; i++) {
-			o = out->off[*row * out->nshown + i];
-			c[i] = o == SIZE_MAX ? NULL : out->cells.p + o;
-		}
-		++*row;
-		return true;
-	}
+	if (out->own)
+		return out_own_cells(out, row, c);
 	if (sym_scols_table_next_line(out->tb, itr, &ln))
 		return false;
 	for (i = 0; i < out->nshown; i++)
 		c[i] = cell_data(ln, i);
 	return true;
-}
-
-/* The own rows (if any) into libsmartcols lines, for a batch only it can print; 0 or -ENOMEM. */
-int out_own_to_scols(struct out *out)
-{
-	const char *c[OUT_MAX_COLS];
-	struct libscols_line *ln;
-	size_t row = 0, i;
-
-	if (out_scols(out))
-		return -ENOMEM;
-	while (out->own && next_row(out, NULL, &row, c)) {
-		if (!(ln = sym_scols_table_new_line(out->tb, NULL)))
-			return -ENOMEM;
-		for (i = 0; i < out->nshown; i++)
-			if (c[i] && out_scols_cell(out, ln, i, c[i]))
-				return -ENOMEM;
-	}
-	return 0;
 }
 
 /* One row as libsmartcols prints it in JSON: "      {" first in the stream, "},{" after a row. */
@@ -220,21 +178,6 @@ static bool size_first_batch(struct out *out)
 	if (out->tb)
 		out_hint_widths(out);
 	return true;
-}
-
-void out_hint_widths(struct out *out)
-{
-	size_t i;
-
-	for (i = 0; i < out->nshown; i++) {
-		struct libscols_column *sc = out->sc[out->order[i]];
-
-		if (i + 1 == out->nshown && !(out->cols[out->order[i]].flags & SCOLS_FL_RIGHT))
-			continue;
-		sym_scols_column_set_whint(sc, (double)out->w[i]);
-		if (out->w[i] > strlen(out->cols[out->order[i]].name))
-			sym_scols_column_set_flags(sc, sym_scols_column_get_flags(sc) | SCOLS_FL_STRICTWIDTH);
-	}
 }
 
 /*
@@ -360,9 +303,7 @@ static int print_batch(struct out *out)
 		r = scols_batch(out);
 	if (out->stream_off)
 		return r;
-	if (out->tb)
-		sym_scols_table_remove_lines(out->tb);
-	out->lines = out->nrows = out->cells.len = 0;
+	out_drop_rows(out);
 	out->streamed = true;
 	/*
 	 * The stream goes on: its next rows need no libsmartcols lines, unless

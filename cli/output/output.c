@@ -1,4 +1,8 @@
-/* output.c - the libsmartcols wrapper: column selection, typed cells, table/raw/JSON rendering (streams: out_stream.c). */
+/*
+ * output.c - the output layer's front (output.h): common options, --help, column selection,
+ * typed cells, records. Printing tables is out_stream.c's; which renderer prints which case,
+ * output.h says.
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -8,7 +12,7 @@
 #include "output.h"
 #include "cli.h"
 #include "complete.h"
-#include "out_impl.h"
+#include "out_table.h"
 #include "textsafe.h"
 
 bool out_parse_opt(struct out_opts *o, int c, const char *arg)
@@ -137,44 +141,6 @@ static void add_column(struct out *out, size_t id)
 	out->seq[id] = out->nshown++;
 }
 
-/* The libsmartcols column of shown column @id; 0 or -ENOMEM. */
-static int make_column(struct out *out, size_t id)
-{
-	const struct out_col *c = &out->cols[id];
-	static const int json_type[] = { [OUT_STR] = SCOLS_JSON_STRING, [OUT_SIZE] = SCOLS_JSON_NUMBER,
-					 [OUT_NUM] = SCOLS_JSON_NUMBER, [OUT_HEX] = SCOLS_JSON_STRING,
-					 [OUT_BOOL] = SCOLS_JSON_BOOLEAN, [OUT_SECS] = SCOLS_JSON_NUMBER };
-	struct libscols_column *sc = sym_scols_table_new_column(out->tb, c->name, c->whint, c->flags);
-
-	if (!sc)
-		return -ENOMEM;
-	/* libsmartcols lower-cases the heading for the JSON key. */
-	sym_scols_column_set_json_type(sc, json_type[c->kind]);
-	out->sc[id] = sc;
-	return 0;
-}
-
-int out_scols(struct out *out)
-{
-	size_t i;
-
-	if (out->tb)
-		return 0;
-	scols_load();
-	if (!(out->tb = sym_scols_new_table()))
-		return -ENOMEM;
-	sym_scols_table_set_name(out->tb, out->name);
-	sym_scols_table_enable_json(out->tb, out->o.json);
-	sym_scols_table_enable_raw(out->tb, out->o.raw);
-	sym_scols_table_enable_noheadings(out->tb, out->o.noheadings);
-	for (i = 0; i < out->nshown; i++)
-		if (make_column(out, out->order[i]) < 0)
-			return -ENOMEM;
-	if (out->sized)
-		out_hint_widths(out);
-	return 0;
-}
-
 static int select_columns(struct out *out, const char *defaults)
 {
 	size_t ids[OUT_MAX_COLS], i;
@@ -285,35 +251,11 @@ static void set_cell(struct out *out, struct libscols_line *ln, size_t id, const
 {
 	/* The handle out_line gives in own mode is @out itself; a real line (a total) goes to libsmartcols. */
 	if (ln == (struct libscols_line *)out && out_has(out, id)) {
-		if (!out->nrows || !s)
-			return;
-		out->off[(out->nrows - 1) * out->nshown + out->seq[id]] = out->cells.len;
-		obuf_add(&out->cells, s, strlen(s) + 1);
-		out->oom |= out->cells.oom;
+		out_own_set(out, out->seq[id], s);
 	} else if (ln && out_has(out, id)) {
 		if (out_scols_cell(out, ln, out->seq[id], s))
 			out->oom = true;
 	}
-}
-
-static void put_obuf(void *ctx, const char *s, size_t n)
-{
-	obuf_add(ctx, s, n);
-}
-
-int out_scols_cell(struct out *out, struct libscols_line *ln, size_t pos, const char *s)
-{
-	enum out_kind kind = out->cols[out->order[pos]].kind;
-
-	if (s && out->o.json && (kind == OUT_STR || kind == OUT_HEX) && ts_text_changes(s)) {
-		out->text.len = 0;
-		ts_escape(TS_TEXT, s, put_obuf, &out->text);
-		obuf_add(&out->text, "", 1);
-		if (out->text.oom)
-			return -ENOMEM;
-		s = out->text.p;
-	}
-	return sym_scols_line_set_data(ln, pos, s) ? -ENOMEM : 0;
 }
 
 void out_str(struct out *out, struct libscols_line *ln, size_t id, const char *s)
@@ -479,9 +421,7 @@ int out_print_record(struct out *out, const char *heading, const struct out_fiel
 		if (r == 0)
 			r = sym_scols_print_table(out->tb) || fflush(stdout) ? -EIO : 0;
 	}
-	if (out->tb)
-		sym_scols_table_remove_lines(out->tb);
-	out->lines = out->nrows = out->cells.len = 0;
+	out_drop_rows(out);
 	out->oom = false;
 	return r;
 }

@@ -7,7 +7,7 @@
 
 #include <libsmartcols.h>
 
-/* Every libsmartcols call the CLI makes (cli/output/output.c, cli/output/out_stream.c). */
+/* Every libsmartcols call the CLI makes (cli/output/out_table.c, output.c, out_stream.c). */
 #define SCOLS_CALLS(X)                                                                                        \
 	X(scols_new_table) X(scols_unref_table) X(scols_table_set_name) X(scols_table_enable_json)            \
 	X(scols_table_enable_raw) X(scols_table_enable_noheadings) X(scols_table_new_column)                \

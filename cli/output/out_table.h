@@ -1,6 +1,11 @@
-/* out_impl.h - the output layer's table, shared by cli/output/output.c (columns, cells) and cli/output/out_stream.c (batches). */
-#ifndef PM_CLI_OUT_IMPL_H
-#define PM_CLI_OUT_IMPL_H
+/*
+ * out_table.h - where a table's cells are held (out_table.c): the stream's own rows, or
+ * libsmartcols lines. output.c fills it (columns, cells, records), out_stream.c prints it
+ * (batches, whole tables); neither calls the other, both call out_table.c. Which renderer
+ * prints which case: output.h.
+ */
+#ifndef PM_CLI_OUT_TABLE_H
+#define PM_CLI_OUT_TABLE_H
 
 #include "output.h"
 #include "out_rows.h"
@@ -28,10 +33,11 @@ struct out {
 	struct obuf ob;				/* a batch formatted by out_rows.c */
 	struct obuf text;			/* a JSON cell's text made valid UTF-8 for libsmartcols (out_scols_cell) */
 	/*
-	 * Once a stream has printed its first batch, its rows are kept here, not
-	 * in libsmartcols lines (an allocation per line and per cell): the text
-	 * of every cell in @cells, NUL-terminated, at offset off[row * nshown +
-	 * position], SIZE_MAX for a cell not set.
+	 * Own rows (@own: raw, JSON or no terminal, and neither a tree nor
+	 * PAGEMAP_OUT_SLOW), which out_stream.c may print itself, are kept here,
+	 * not in libsmartcols lines (an allocation per line and per cell): the
+	 * text of every cell in @cells, NUL-terminated, at offset off[row *
+	 * nshown + position], SIZE_MAX for a cell not set.
 	 */
 	bool own, oom;
 	bool sized;				/* w[] holds the widths the aligned rows were printed in */
@@ -55,8 +61,17 @@ int out_scols(struct out *out);
 void out_hint_widths(struct out *out);
 /* A row of the stream's own storage; false when it cannot grow (the batch then fails with -ENOMEM). */
 bool out_own_row(struct out *out);
+/* Cell @pos (a position, not a column id) of the last own row: a copy of @s; NULL: unset. */
+void out_own_set(struct out *out, size_t pos, const char *s);
+/*
+ * The cells of own row *@row into @c (NULL for a cell not set), by position, and *@row moved on;
+ * false after the last row.
+ */
+bool out_own_cells(const struct out *out, size_t *row, const char **c);
 /* The own rows held, copied into libsmartcols lines (for what only libsmartcols prints); 0 or -ENOMEM. */
 int out_own_to_scols(struct out *out);
+/* Drop the rows held, own and libsmartcols', once printed: room for the next batch or record. */
+void out_drop_rows(struct out *out);
 /*
  * Set the cell at position @pos of libsmartcols line @ln to @s. In JSON, a text cell is first made valid
  * UTF-8 (cli/output/textsafe.h): libsmartcols' JSON printer copies any byte from 0x80 up as it is, and one name
