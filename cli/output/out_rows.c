@@ -106,7 +106,7 @@ void obuf_json_bool(struct obuf *b, const char *s)
 	obuf_str(b, f ? "false" : "true");
 }
 
-void obuf_json_key(struct obuf *b, const char *name)
+void obuf_json_name(struct obuf *b, const char *name)
 {
 	char low[64];
 	size_t i;
@@ -117,7 +117,13 @@ void obuf_json_key(struct obuf *b, const char *name)
 	low[i] = '\0';
 	obuf_add(b, "\"", 1);
 	ts_escape(TS_JSON, low, put_obuf, b);
-	obuf_add(b, "\": ", 3);
+	obuf_add(b, "\"", 1);
+}
+
+void obuf_json_key(struct obuf *b, const char *name)
+{
+	obuf_json_name(b, name);
+	obuf_add(b, ": ", 2);
 }
 
 bool out_cell_plain(const char *s, size_t *len)

@@ -29,7 +29,9 @@ void obuf_json_string(struct obuf *b, const char *s);
 void obuf_json_number(struct obuf *b, const char *s);
 /* A JSON boolean cell: false for NULL, "", and text starting with '0', 'n' or 'N'; true otherwise. */
 void obuf_json_bool(struct obuf *b, const char *s);
-/* A JSON key, lower-cased, quoted, with ": " after it (as libsmartcols names a column's values). */
+/* A JSON key, lower-cased and quoted (as libsmartcols names a column's values). */
+void obuf_json_name(struct obuf *b, const char *name);
+/* The same with ": " after it, as libsmartcols' JSON has it. */
 void obuf_json_key(struct obuf *b, const char *name);
 
 /* @v as "%" PRIu64 or "0x%" PRIx64 would print it, NUL-terminated, without printf's cost; @buf has 24 bytes. */

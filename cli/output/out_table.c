@@ -82,6 +82,12 @@ int out_scols_cell(struct out *out, struct libscols_line *ln, size_t pos, const 
 	return sym_scols_line_set_data(ln, pos, s) ? -ENOMEM : 0;
 }
 
+bool out_own_wanted(const struct out *out)
+{
+	/* JSON even under PAGEMAP_OUT_SLOW: a record's JSON is out_rows.c's, from own rows only. */
+	return !out->tree && (out->o.json || (!out->slow && (out->o.raw || !out->tty)));
+}
+
 bool out_own_row(struct out *out)
 {
 	size_t i;

@@ -1,7 +1,7 @@
 /*
  * out_table.h - where a table's cells are held (out_table.c): the stream's own rows, or
- * libsmartcols lines. output.c fills it (columns, cells, records), out_stream.c prints it
- * (batches, whole tables); neither calls the other, both call out_table.c. Which renderer
+ * libsmartcols lines. output.c fills it (columns, cells), out_stream.c prints it (whole
+ * tables, batches, records); neither calls the other, both call out_table.c. Which renderer
  * prints which case: output.h.
  */
 #ifndef PM_CLI_OUT_TABLE_H
@@ -26,15 +26,14 @@ struct out {
 	const char *name;			/* the JSON key */
 	size_t batch, lines;			/* out_stream: lines per batch, lines held */
 	bool streamed;				/* a batch was printed: out_print ends the stream */
-	bool stream_off;			/* this libsmartcols prints JSON we cannot splice */
+	bool stream_off;			/* JSON libsmartcols prints: held whole to out_print */
 	bool slow;				/* PAGEMAP_OUT_SLOW: every batch through libsmartcols (tests) */
 	bool tty;				/* stdout is a terminal: libsmartcols fits the columns to it */
 	bool tree;				/* out_tree: libsmartcols lines throughout, never own rows */
 	struct obuf ob;				/* a batch formatted by out_rows.c */
 	struct obuf text;			/* a JSON cell's text made valid UTF-8 for libsmartcols (out_scols_cell) */
 	/*
-	 * Own rows (@own: raw, JSON or no terminal, and neither a tree nor
-	 * PAGEMAP_OUT_SLOW), which out_stream.c may print itself, are kept here,
+	 * Own rows (@own, out_own_wanted), which out_stream.c may print itself, are kept here,
 	 * not in libsmartcols lines (an allocation per line and per cell): the
 	 * text of every cell in @cells, NUL-terminated, at offset off[row *
 	 * nshown + position], SIZE_MAX for a cell not set.
@@ -59,6 +58,11 @@ struct out {
 int out_scols(struct out *out);
 /* The widths of an aligned first batch (w[], sized) given to libsmartcols' columns, once tb is made. */
 void out_hint_widths(struct out *out);
+/*
+ * Are the rows kept as text, not libsmartcols lines (own)? Wherever out_stream.c may print them
+ * itself: raw, JSON or no terminal; not a tree, not under PAGEMAP_OUT_SLOW but for JSON.
+ */
+bool out_own_wanted(const struct out *out);
 /* A row of the stream's own storage; false when it cannot grow (the batch then fails with -ENOMEM). */
 bool out_own_row(struct out *out);
 /* Cell @pos (a position, not a column id) of the last own row: a copy of @s; NULL: unset. */

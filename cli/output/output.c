@@ -1,10 +1,8 @@
 /*
  * output.c - the output layer's front (output.h): common options, --help, column selection,
- * typed cells, records. Printing tables is out_stream.c's; which renderer prints which case,
- * output.h says.
+ * typed cells. Printing is out_stream.c's; which renderer prints which case, output.h says.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -13,7 +11,6 @@
 #include "cli.h"
 #include "complete.h"
 #include "out_table.h"
-#include "textsafe.h"
 
 bool out_parse_opt(struct out_opts *o, int c, const char *arg)
 {
@@ -186,8 +183,7 @@ struct out *out_new(const char *name, const struct out_col *cols, size_t n, cons
 		out->batch = (size_t)atoi(getenv("PAGEMAP_OUT_BATCH"));
 	out->slow = getenv("PAGEMAP_OUT_SLOW") && *getenv("PAGEMAP_OUT_SLOW") == '1';
 	out->tty = isatty(STDOUT_FILENO);
-	/* Rows kept as text, not libsmartcols lines, wherever out_stream.c may print them itself. */
-	out->own = !out->slow && (o->json || o->raw || !out->tty);
+	out->own = out_own_wanted(out);
 	if (select_columns(out, defaults) < 0) {
 		out_free(out);
 		return NULL;
@@ -335,93 +331,4 @@ void out_unknown(struct out *out, struct libscols_line *ln, size_t id)
 {
 	/* An empty cell is null in JSON; a dash in tables says "not known", never a fake 0. */
 	set_cell(out, ln, id, out->o.json ? NULL : "-");
-}
-
-/* ---- record streams: one JSON object per line ---- */
-
-/* Drop the whitespace libsmartcols puts between JSON tokens (not inside strings); in place. */
-static void json_compact(char *s)
-{
-	bool in_str = false, esc = false;
-	char *d = s;
-
-	for (; *s; s++) {
-		if (in_str) {
-			in_str = esc || *s != '"';
-			esc = !esc && *s == '\\';
-		} else if (*s == ' ' || *s == '\n' || *s == '\t') {
-			continue;
-		} else {
-			in_str = *s == '"';
-		}
-		*d++ = *s;
-	}
-	*d = '\0';
-}
-
-/* @f's JSON value; a string's bytes are escaped as every JSON cell is (cli/output/textsafe.h). */
-static int json_field(const struct out_field *f)
-{
-	switch (f->kind) {
-	case OUT_SECS:
-		return printf("%.3f", f->secs);
-	case OUT_HEX:
-		return printf("\"0x%" PRIx64 "\"", f->u);
-	case OUT_BOOL:
-		return fputs(f->u ? "true" : "false", stdout);
-	case OUT_STR:
-		putchar('"');
-		ts_fputs(TS_JSON, f->s, stdout);
-		return putchar('"');
-	default:
-		return printf("%" PRIu64, f->u);
-	}
-}
-
-/*
- * The rows as libsmartcols prints them, compacted to {"NAME":[...]}, and
- * spliced after the head fields: the JSON types, keys and escaping stay
- * those of every other table.
- */
-static int json_record(struct out *out, const struct out_field *f, size_t n)
-{
-	char *s = NULL, head[256];
-	size_t i, hlen, len;
-	int r = -EIO;
-
-	if (sym_scols_print_table_to_string(out->tb, &s) || !s)
-		goto out;
-	json_compact(s);
-	hlen = (size_t)snprintf(head, sizeof(head), "{\"%s\":[", out->name);
-	len = strlen(s);
-	if (len < hlen + 2 || strncmp(s, head, hlen) || strcmp(s + len - 2, "]}"))
-		goto out;	/* not the JSON this wrapper was written against */
-	putchar('{');
-	for (i = 0; i < n; i++) {
-		printf("\"%s\":", f[i].key);
-		json_field(&f[i]);
-		putchar(',');
-	}
-	r = fputs(s + 1, stdout) == EOF || putchar('\n') == EOF || fflush(stdout) ? -EIO : 0;
-out:
-	free(s);
-	return r;
-}
-
-int out_print_record(struct out *out, const char *heading, const struct out_field *f, size_t n)
-{
-	int r = out->oom || out_own_to_scols(out) < 0 ? -ENOMEM : 0;
-
-	if (r < 0) {
-		/* nothing printed: the lines are dropped below */
-	} else if (out->o.json) {
-		r = json_record(out, f, n);
-	} else {
-		r = heading && fputs(heading, stdout) == EOF ? -EIO : 0;
-		if (r == 0)
-			r = sym_scols_print_table(out->tb) || fflush(stdout) ? -EIO : 0;
-	}
-	out_drop_rows(out);
-	out->oom = false;
-	return r;
 }

@@ -10,15 +10,19 @@
  * cli/output/README.md):
  *
  *   case                                 renderer      why
- *   -J, -r (whole table or a stream)     out_rows.c    libsmartcols measures every cell's
- *   aligned, to no terminal, plain       out_rows.c      width, also where none is used:
- *     cells (printable ASCII, no '\')                     most of the many-row commands' time
+ *   -J and -r, whole or streamed         out_rows.c    libsmartcols measures every cell's
+ *                                                      width even where none is used: that
+ *                                                      was most of the many-row commands' time
+ *   a record's JSON line (track -J)      out_rows.c    libsmartcols has no one-line JSON
+ *   aligned, to no terminal, every       out_rows.c    a plain cell's width is its length
+ *     cell plain (printable ASCII, no '\')
  *   aligned, to no terminal, a cell      libsmartcols  it encodes (\xHH) and measures
- *     that is not plain                                  multibyte text; the batch goes back
+ *     that is not plain                                multibyte text; the batch goes back
  *   aligned, to a terminal               libsmartcols  it fits the columns to the terminal
- *   a tree (out_tree), an empty table    libsmartcols  nesting, headings alone: few rows
- *   a record (out_print_record)          libsmartcols  its JSON spliced after the head fields
- *   PAGEMAP_OUT_SLOW=1 (tests)           libsmartcols  the oracle out_rows.c is tested against
+ *   a tree (out_tree), an empty table,   libsmartcols  nesting, headings alone: few rows
+ *     a record's table or raw lines
+ *   PAGEMAP_OUT_SLOW=1 (tests), but for  libsmartcols  the oracle out_rows.c is tested
+ *     a record's JSON                                  against (JSON whole at out_print)
  *
  * A stream (out_stream) prints the bytes the whole table would (raw and JSON: tests/cli
  * compares them; aligned: a column may widen after a batch). out_rows.c copies libsmartcols
