@@ -1,4 +1,4 @@
-/* out_rows.h - cells formatted as libsmartcols 2.38 prints them, for the rows out_stream.c prints itself. */
+/* out_rows.h - cells formatted as libsmartcols 2.38 prints them, for out_stream.c's own rows. */
 #ifndef PM_CLI_OUT_ROWS_H
 #define PM_CLI_OUT_ROWS_H
 

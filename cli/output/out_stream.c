@@ -237,7 +237,7 @@ static int scols_batch(struct out *out)
 		if (out->streamed)
 			return -ENOMEM;
 		out->stream_off = true;
-		out->own = false;	/* the own rows are in libsmartcols lines now (print_batch) */
+		out->own = false;	/* the own rows are libsmartcols lines now (print_batch) */
 		out->nrows = out->cells.len = 0;
 		r = 0;
 	} else {
@@ -367,7 +367,9 @@ static int json_record(struct out *out, const struct out_field *f, size_t n)
 		json_field(&f[i]);
 		putchar(',');
 	}
-	return fwrite(out->ob.p, 1, out->ob.len, stdout) != out->ob.len || fflush(stdout) ? -EIO : 0;
+	if (fwrite(out->ob.p, 1, out->ob.len, stdout) != out->ob.len)
+		return -EIO;
+	return fflush(stdout) ? -EIO : 0;
 }
 
 int out_print_record(struct out *out, const char *heading, const struct out_field *f, size_t n)

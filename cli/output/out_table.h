@@ -26,7 +26,7 @@ struct out {
 	const char *name;			/* the JSON key */
 	size_t batch, lines;			/* out_stream: lines per batch, lines held */
 	bool streamed;				/* a batch was printed: out_print ends the stream */
-	bool stream_off;			/* JSON libsmartcols prints: held whole to out_print */
+	bool stream_off;			/* JSON by libsmartcols: held to out_print */
 	bool slow;				/* PAGEMAP_OUT_SLOW: every batch through libsmartcols (tests) */
 	bool tty;				/* stdout is a terminal: libsmartcols fits the columns to it */
 	bool tree;				/* out_tree: libsmartcols lines throughout, never own rows */

@@ -62,8 +62,9 @@ static void html_maps(FILE *f, const struct rnd_model *m)
 	for (i = 0; m->group == 1 && i < m->nmaps; i++) {
 		const struct rnd_map *mp = &m->maps[i];
 
-		/* perms are [rwxsp-] (the maps parser checks), escaped all the same as every text read */
-		fprintf(f, "%s[\"0x%" PRIx64 "\",\"0x%" PRIx64 "\",", i ? "," : "", mp->start, mp->end);
+		/* perms are [rwxsp-] (the maps parser checks): escaped all the same */
+		fprintf(f, "%s[\"0x%" PRIx64 "\",\"0x%" PRIx64 "\",", i ? "," : "",
+			mp->start, mp->end);
 		rnd_json_str(f, mp->perms);
 		fprintf(f, ",%zu,[", i);
 		for (k = 0; k < RC_NCLASS; k++)

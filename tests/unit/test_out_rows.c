@@ -169,7 +169,7 @@ static int test_json_compact_same_as_libsmartcols(void)
 			char *want;
 			struct obuf b = { 0 };
 
-			/* A number cell holds digits (out_u64): dropping blanks would change one that had any. */
+			/* A number cell holds digits (out_u64); dropping blanks changes others */
 			if (kinds[k].type == SCOLS_JSON_NUMBER && d && strpbrk(d, " \t\n"))
 				continue;
 			want = scols_print(d, 1, kinds[k].type);
