@@ -25,11 +25,15 @@
  *     a record's JSON                                  against (JSON whole at out_print)
  *
  * A stream (out_stream) prints the bytes the whole table would (raw and JSON: tests/cli
- * compares them; aligned: a column may widen after a batch). out_rows.c copies libsmartcols
- * 2.38's output routines byte for byte; tests/unit/test_out_rows.c compares it with the
- * library's own print. One escaper per format: a JSON string's bytes and a raw cell's are
- * cli/output/textsafe.c's (TS_JSON, TS_RAW); what libsmartcols prints gets its cells as
- * textsafe's valid UTF-8 (TS_TEXT) first, so its JSON escaping gives TS_JSON's bytes.
+ * compares them; aligned: a column may widen after a batch). libsmartcols 2.38's bytes are
+ * copied in two files: out_rows.c its cell routines, out_stream.c its row frames and column
+ * widths; tests/unit/test_out_rows.c and the PAGEMAP_OUT_SLOW tests compare both with the
+ * library's own print, so a libsmartcols that prints otherwise fails them.
+ *
+ * One escaper per format: a JSON string's bytes and a raw cell's are cli/output/textsafe.c's
+ * (TS_JSON, TS_RAW); what libsmartcols prints gets its cells as textsafe's valid UTF-8
+ * (TS_TEXT) first, so its JSON escaping gives TS_JSON's bytes.
+ *
  * Inside the folder (lowest first): textsafe.c, out_rows.c, scols_load.c < out_table.c (the
  * cells held) < output.c (this API's front) and out_stream.c (printing); neither of the last
  * two calls the other.
