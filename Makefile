@@ -75,7 +75,22 @@ $(BUILD)/lib/%.o: lib/%.c
 	$(CC) $(BASEFLAGS) $(DEPFLAGS) $(call lib_inc,$<) $(CFLAGS) -fvisibility=hidden -c $< -o $@
 $(BUILD)/cli/%.o: cli/%.c
 	@mkdir -p $(@D)
-	$(CC) $(BASEFLAGS) $(DEPFLAGS) $(call cli_inc,$<) $(CFLAGS) $(SMARTCOLS_CFLAGS) $(MHD_CFLAGS) -c $< -o $@
+	$(CC) $(BASEFLAGS) $(DEPFLAGS) $(call cli_inc,$<) $(GEN_INC) $(CFLAGS) $(SMARTCOLS_CFLAGS) \
+		$(MHD_CFLAGS) -c $< -o $@
+# Assets embedded at build time, as curl embeds its own: render's page script is
+# cli/render/render_html.js, edited and linted as JavaScript; its bytes become the C string
+# script[] in $(BUILD)/gen/render_html_js.h, which render_html.c includes. od is coreutils' (xxd
+# is not in Debian's base); octal escapes keep every byte as it is (no trigraph, quote or
+# backslash to mind). -MMD then lists the header, so editing the .js rebuilds render_html.o.
+EMBED_HEAD = /* Generated from $< by the Makefile: its bytes as a C string. */
+$(BUILD)/gen/render_html_js.h: cli/render/render_html.js
+	@mkdir -p $(@D)
+	{ echo '$(EMBED_HEAD)'; echo 'static const char script[] ='; \
+	  od -An -v -to1 $< | sed -e 's/ \([0-7][0-7]*\)/\\\1/g' -e 's/^/\t"/' -e 's/$$/"/'; \
+	  echo ';'; } >$@.tmp
+	mv $@.tmp $@
+$(BUILD)/cli/render/render_html.o: $(BUILD)/gen/render_html_js.h
+$(BUILD)/cli/render/render_html.o: GEN_INC := -I$(BUILD)/gen
 -include $(LIB_PIC:.o=.d) $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 
 $(SHLIB): $(LIB_PIC) lib/libpagemap.sym

@@ -1,18 +1,19 @@
 /*
- * out_rows.c - the cells of streamed rows formatted as libsmartcols 2.38 prints them.
+ * out_rows.c - cells formatted as libsmartcols 2.38 prints them, for the rows out_stream.c
+ * prints itself.
  *
  * Why not libsmartcols itself: printing a table, it measures every cell's
  * width character by character (mbrtowc), also in raw and JSON output where
  * no width is used; for the many-row commands (pages --each, phys -l, the
  * phys -p list) that was most of their time, several times page-types' cost
- * for the same rows (bench/run-rows.sh). cli/output/output.c keeps the rows in libsmartcols and
- * prints the whole-table case with it; only batches of a stream come here.
+ * for the same rows (bench/run-rows.sh). Which tables come here and which go
+ * to libsmartcols: the table in cli/output/output.h.
  * Every function below copies one routine of util-linux 2.38's output
  * (fputs_nonblank, fputs_quoted_json, ul_jsonwrt_value_*), so the bytes are
  * the same: tests/cli compares both ways (PAGEMAP_OUT_SLOW=1 prints every
  * batch through libsmartcols) and tests/unit/test_out_rows.c the escaping.
  * One difference, on purpose: JSON strings are valid UTF-8 (cli/output/textsafe.h);
- * cli/output/output.c gives libsmartcols the same text, so the bytes still agree.
+ * cli/output/out_table.c gives libsmartcols the same text, so the bytes still agree.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,7 +81,7 @@ void obuf_raw_cell(struct obuf *b, const char *s)
 /*
  * A JSON string: cli/output/textsafe.c's one JSON escaper. On valid UTF-8 its bytes are those of util-linux's
  * fputs_quoted_json; invalid UTF-8, which libsmartcols copies into its JSON as it is, becomes \\xHH text
- * (cli/output/output.c hands libsmartcols the same text, so both printers agree).
+ * (cli/output/out_table.c hands libsmartcols the same text, so both printers agree).
  */
 void obuf_json_string(struct obuf *b, const char *s)
 {
@@ -105,7 +106,7 @@ void obuf_json_bool(struct obuf *b, const char *s)
 	obuf_str(b, f ? "false" : "true");
 }
 
-void obuf_json_key(struct obuf *b, const char *name)
+void obuf_json_name(struct obuf *b, const char *name)
 {
 	char low[64];
 	size_t i;
@@ -116,7 +117,13 @@ void obuf_json_key(struct obuf *b, const char *name)
 	low[i] = '\0';
 	obuf_add(b, "\"", 1);
 	ts_escape(TS_JSON, low, put_obuf, b);
-	obuf_add(b, "\": ", 3);
+	obuf_add(b, "\"", 1);
+}
+
+void obuf_json_key(struct obuf *b, const char *name)
+{
+	obuf_json_name(b, name);
+	obuf_add(b, ": ", 2);
 }
 
 bool out_cell_plain(const char *s, size_t *len)

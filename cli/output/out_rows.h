@@ -1,4 +1,4 @@
-/* out_rows.h - the cells of streamed rows formatted as libsmartcols 2.38 prints them (for cli/output/output.c). */
+/* out_rows.h - cells formatted as libsmartcols 2.38 prints them, for out_stream.c's own rows. */
 #ifndef PM_CLI_OUT_ROWS_H
 #define PM_CLI_OUT_ROWS_H
 
@@ -29,7 +29,9 @@ void obuf_json_string(struct obuf *b, const char *s);
 void obuf_json_number(struct obuf *b, const char *s);
 /* A JSON boolean cell: false for NULL, "", and text starting with '0', 'n' or 'N'; true otherwise. */
 void obuf_json_bool(struct obuf *b, const char *s);
-/* A JSON key, lower-cased, quoted, with ": " after it (as libsmartcols names a column's values). */
+/* A JSON key, lower-cased and quoted (as libsmartcols names a column's values). */
+void obuf_json_name(struct obuf *b, const char *name);
+/* The same with ": " after it, as libsmartcols' JSON has it. */
 void obuf_json_key(struct obuf *b, const char *name);
 
 /* @v as "%" PRIu64 or "0x%" PRIx64 would print it, NUL-terminated, without printf's cost; @buf has 24 bytes. */

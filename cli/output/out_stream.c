@@ -1,67 +1,15 @@
-/* out_stream.c - the output layer's streams: rows printed in batches as commands make them, memory flat. */
+/*
+ * out_stream.c - printing a table: whole, in batches as commands make the rows (memory flat),
+ * or as records; each case by the renderer output.h's table names (out_rows.c's formatter or
+ * libsmartcols).
+ */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "out_impl.h"
-
-bool out_own_row(struct out *out)
-{
-	size_t i;
-
-	if (out->nrows == out->cap_rows) {
-		size_t cap = out->cap_rows ? 2 * out->cap_rows : 256, *more;
-
-		if (cap > SIZE_MAX / sizeof(*more) / out->nshown ||
-		    !(more = realloc(out->off, cap * out->nshown * sizeof(*more))))
-			return false;
-		out->off = more;
-		out->cap_rows = cap;
-	}
-	for (i = 0; i < out->nshown; i++)
-		out->off[out->nrows * out->nshown + i] = SIZE_MAX;
-	out->nrows++;
-	return true;
-}
-
-/*
- * JSON in batches. libsmartcols 2.38 cannot print a JSON range (it asserts),
- * so each batch is printed whole to a string, "{\n   \"NAME\": [\n" ROWS
- * "\n   ]\n}", and its ROWS are spliced: the first batch's after the opening,
- * every later one after a ",", its first row's indentation dropped, which
- * is how libsmartcols itself joins rows ("},{"). Returns 0, 1 if this
- * library's JSON does not look like that (nothing printed), or -EIO.
- */
-static int json_batch(struct out *out)
-{
-	char head[256], *s = NULL, *rows;
-	size_t len, hlen;
-	static const char tail[] = "\n   ]\n}";
-	int r;
-
-	snprintf(head, sizeof(head), "{\n   \"%s\": [\n", out->name);
-	hlen = strlen(head);
-	if (sym_scols_print_table_to_string(out->tb, &s) || !s) {
-		free(s);
-		return -EIO;
-	}
-	len = strlen(s);
-	if (len && s[len - 1] == '\n')
-		len--;
-	r = 1;
-	if (len < hlen + sizeof(tail) - 1 || strncmp(s, head, hlen) ||
-	    strncmp(s + len - (sizeof(tail) - 1), tail, sizeof(tail) - 1) || strncmp(s + hlen, "      {", 7))
-		goto out;
-	s[len - (sizeof(tail) - 1)] = '\0';
-	rows = s + hlen;
-	if (out->streamed)
-		r = fputs(",", stdout) < 0 || fputs(rows + 6, stdout) < 0 ? -EIO : 0;
-	else
-		r = fputs(head, stdout) < 0 || fputs(rows, stdout) < 0 ? -EIO : 0;
-out:
-	free(s);
-	return r;
-}
+#include "out_table.h"
+#include "textsafe.h"
 
 /* The text of the cell at position @pos of @ln, or NULL. */
 static const char *cell_data(struct libscols_line *ln, size_t pos)
@@ -75,18 +23,10 @@ static const char *cell_data(struct libscols_line *ln, size_t pos)
 static bool next_row(struct out *out, struct libscols_iter *itr, size_t *row, const char **c)
 {
 	struct libscols_line *ln;
-	size_t i, o;
+	size_t i;
 
-	if (out->own) {
-		if (*row >= out->nrows)
-			return false;
-		for (i = 0; i < out->nshown; i++) {
-			o = out->off[*row * out->nshown + i];
-			c[i] = o == SIZE_MAX ? NULL : out->cells.p + o;
-		}
-		++*row;
-		return true;
-	}
+	if (out->own)
+		return out_own_cells(out, row, c);
 	if (sym_scols_table_next_line(out->tb, itr, &ln))
 		return false;
 	for (i = 0; i < out->nshown; i++)
@@ -94,37 +34,22 @@ static bool next_row(struct out *out, struct libscols_iter *itr, size_t *row, co
 	return true;
 }
 
-/* The own rows (if any) into libsmartcols lines, for a batch only it can print; 0 or -ENOMEM. */
-int out_own_to_scols(struct out *out)
-{
-	const char *c[OUT_MAX_COLS];
-	struct libscols_line *ln;
-	size_t row = 0, i;
-
-	if (out_scols(out))
-		return -ENOMEM;
-	while (out->own && next_row(out, NULL, &row, c)) {
-		if (!(ln = sym_scols_table_new_line(out->tb, NULL)))
-			return -ENOMEM;
-		for (i = 0; i < out->nshown; i++)
-			if (c[i] && out_scols_cell(out, ln, i, c[i]))
-				return -ENOMEM;
-	}
-	return 0;
-}
-
-/* One row as libsmartcols prints it in JSON: "      {" first in the stream, "},{" after a row. */
-static void json_row(struct out *out, const char *const *cell, bool first)
+/*
+ * One row as libsmartcols prints it in JSON: "      {" first in the stream, "},{" after a row.
+ * @compact: without the blanks between tokens, for a record's one line.
+ */
+static void json_row(struct out *out, const char *const *cell, bool first, bool compact)
 {
 	size_t i;
 
-	obuf_str(&out->ob, first ? "      {\n" : ",{\n");
+	obuf_str(&out->ob, compact ? (first ? "{" : ",{") : first ? "      {\n" : ",{\n");
 	for (i = 0; i < out->nshown; i++) {
 		const struct out_col *c = &out->cols[out->order[i]];
 		const char *d = cell[i];
 
-		obuf_str(&out->ob, i ? ",\n         " : "         ");
-		obuf_json_key(&out->ob, c->name);
+		obuf_str(&out->ob, compact ? (i ? "," : "") : i ? ",\n         " : "         ");
+		obuf_json_name(&out->ob, c->name);
+		obuf_str(&out->ob, compact ? ":" : ": ");
 		if (c->kind == OUT_BOOL)
 			obuf_json_bool(&out->ob, d);
 		else if (c->kind == OUT_STR || c->kind == OUT_HEX)
@@ -132,7 +57,7 @@ static void json_row(struct out *out, const char *const *cell, bool first)
 		else
 			obuf_json_number(&out->ob, d);
 	}
-	obuf_str(&out->ob, "\n      }");
+	obuf_str(&out->ob, compact ? "}" : "\n      }");
 }
 
 /*
@@ -222,21 +147,6 @@ static bool size_first_batch(struct out *out)
 	return true;
 }
 
-void out_hint_widths(struct out *out)
-{
-	size_t i;
-
-	for (i = 0; i < out->nshown; i++) {
-		struct libscols_column *sc = out->sc[out->order[i]];
-
-		if (i + 1 == out->nshown && !(out->cols[out->order[i]].flags & SCOLS_FL_RIGHT))
-			continue;
-		sym_scols_column_set_whint(sc, (double)out->w[i]);
-		if (out->w[i] > strlen(out->cols[out->order[i]].name))
-			sym_scols_column_set_flags(sc, sym_scols_column_get_flags(sc) | SCOLS_FL_STRICTWIDTH);
-	}
-}
-
 /*
  * A batch formatted here (out_rows.c says why) and written in one piece:
  * raw and JSON always, the aligned table once libsmartcols sized its
@@ -281,7 +191,7 @@ static int direct_batch(struct out *out)
 	}
 	while (r == 0 && next_row(out, itr, &row, c)) {
 		if (out->o.json) {
-			json_row(out, c, first);
+			json_row(out, c, first, false);
 			first = false;
 		} else if (out->o.raw) {
 			for (i = 0; i < out->nshown; i++) {
@@ -318,13 +228,18 @@ static int scols_batch(struct out *out)
 	if (out_scols(out))
 		return -ENOMEM;
 	if (out->o.json) {
-		r = json_batch(out);
-		if (r == 1 && out->streamed)	/* it did look like that before: cannot happen */
-			return -EIO;
-		if (r == 1) {	/* keep every line: one table at the end */
-			out->stream_off = true;
-			r = 0;
-		}
+		/*
+		 * libsmartcols prints JSON whole (2.38 cannot print a range of it): the
+		 * rest of the stream is kept in its lines for out_print. Only the tests'
+		 * PAGEMAP_OUT_SLOW, or a first batch out_rows.c had no memory for, comes
+		 * here; a later batch cannot, half a document being printed.
+		 */
+		if (out->streamed)
+			return -ENOMEM;
+		out->stream_off = true;
+		out->own = false;	/* the own rows are libsmartcols lines now (print_batch) */
+		out->nrows = out->cells.len = 0;
+		r = 0;
 	} else {
 		r = sym_scols_table_print_range(out->tb, NULL, NULL) || fputc('\n', stdout) == EOF ? -EIO : 0;
 		/*
@@ -360,16 +275,14 @@ static int print_batch(struct out *out)
 		r = scols_batch(out);
 	if (out->stream_off)
 		return r;
-	if (out->tb)
-		sym_scols_table_remove_lines(out->tb);
-	out->lines = out->nrows = out->cells.len = 0;
+	out_drop_rows(out);
 	out->streamed = true;
 	/*
 	 * The stream goes on: its next rows need no libsmartcols lines, unless
 	 * every batch goes back to libsmartcols anyway (aligned on a terminal,
 	 * see direct_batch), where own rows would only be copied twice.
 	 */
-	out->own = !out->slow && !out->tree && (out->o.json || out->o.raw || !out->tty);
+	out->own = out_own_wanted(out);
 	return r;
 }
 
@@ -401,5 +314,78 @@ int out_print(struct out *out)
 		r = print_batch(out);
 	if (r == 0 && out->o.json)
 		r = fputs("\n   ]\n}\n", stdout) < 0 ? -EIO : 0;
+	return r;
+}
+
+/* ---- records: one JSON object per line ---- */
+
+/* @f's JSON value; a string's bytes are escaped as every JSON cell is (cli/output/textsafe.h). */
+static int json_field(const struct out_field *f)
+{
+	switch (f->kind) {
+	case OUT_SECS:
+		return printf("%.3f", f->secs);
+	case OUT_HEX:
+		return printf("\"0x%" PRIx64 "\"", f->u);
+	case OUT_BOOL:
+		return fputs(f->u ? "true" : "false", stdout);
+	case OUT_STR:
+		putchar('"');
+		ts_fputs(TS_JSON, f->s, stdout);
+		return putchar('"');
+	default:
+		return printf("%" PRIu64, f->u);
+	}
+}
+
+/*
+ * A record's line: {"k":v,...,"NAME":[{row},...]}, the rows as out_rows.c
+ * formats every JSON row, without the blanks between tokens. JSON rows are
+ * always own (out_own_wanted); a tree has no record form.
+ */
+static int json_record(struct out *out, const struct out_field *f, size_t n)
+{
+	const char *c[OUT_MAX_COLS];
+	size_t i, row = 0;
+	bool first = true;
+
+	if (!out->own)
+		return -EINVAL;
+	out->ob.len = 0;
+	obuf_json_name(&out->ob, out->name);
+	obuf_str(&out->ob, ":[");
+	while (out_own_cells(out, &row, c)) {
+		json_row(out, c, first, true);
+		first = false;
+	}
+	obuf_str(&out->ob, "]}\n");
+	if (out->ob.oom)
+		return -ENOMEM;
+	putchar('{');
+	for (i = 0; i < n; i++) {
+		printf("\"%s\":", f[i].key);
+		json_field(&f[i]);
+		putchar(',');
+	}
+	if (fwrite(out->ob.p, 1, out->ob.len, stdout) != out->ob.len)
+		return -EIO;
+	return fflush(stdout) ? -EIO : 0;
+}
+
+int out_print_record(struct out *out, const char *heading, const struct out_field *f, size_t n)
+{
+	int r = out->oom ? -ENOMEM : 0;
+
+	if (r == 0 && out->o.json) {
+		r = json_record(out, f, n);
+	} else if (r == 0 && out_own_to_scols(out) < 0) {
+		r = -ENOMEM;
+	} else if (r == 0) {
+		r = heading && fputs(heading, stdout) == EOF ? -EIO : 0;
+		if (r == 0)
+			r = sym_scols_print_table(out->tb) || fflush(stdout) ? -EIO : 0;
+	}
+	out_drop_rows(out);
+	out->oom = false;
 	return r;
 }

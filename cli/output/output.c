@@ -1,6 +1,8 @@
-/* output.c - the libsmartcols wrapper: column selection, typed cells, table/raw/JSON rendering (streams: out_stream.c). */
+/*
+ * output.c - the output layer's front (output.h): common options, --help, column selection,
+ * typed cells. Printing is out_stream.c's; which renderer prints which case, output.h says.
+ */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -8,8 +10,7 @@
 #include "output.h"
 #include "cli.h"
 #include "complete.h"
-#include "out_impl.h"
-#include "textsafe.h"
+#include "out_table.h"
 
 bool out_parse_opt(struct out_opts *o, int c, const char *arg)
 {
@@ -137,44 +138,6 @@ static void add_column(struct out *out, size_t id)
 	out->seq[id] = out->nshown++;
 }
 
-/* The libsmartcols column of shown column @id; 0 or -ENOMEM. */
-static int make_column(struct out *out, size_t id)
-{
-	const struct out_col *c = &out->cols[id];
-	static const int json_type[] = { [OUT_STR] = SCOLS_JSON_STRING, [OUT_SIZE] = SCOLS_JSON_NUMBER,
-					 [OUT_NUM] = SCOLS_JSON_NUMBER, [OUT_HEX] = SCOLS_JSON_STRING,
-					 [OUT_BOOL] = SCOLS_JSON_BOOLEAN, [OUT_SECS] = SCOLS_JSON_NUMBER };
-	struct libscols_column *sc = sym_scols_table_new_column(out->tb, c->name, c->whint, c->flags);
-
-	if (!sc)
-		return -ENOMEM;
-	/* libsmartcols lower-cases the heading for the JSON key. */
-	sym_scols_column_set_json_type(sc, json_type[c->kind]);
-	out->sc[id] = sc;
-	return 0;
-}
-
-int out_scols(struct out *out)
-{
-	size_t i;
-
-	if (out->tb)
-		return 0;
-	scols_load();
-	if (!(out->tb = sym_scols_new_table()))
-		return -ENOMEM;
-	sym_scols_table_set_name(out->tb, out->name);
-	sym_scols_table_enable_json(out->tb, out->o.json);
-	sym_scols_table_enable_raw(out->tb, out->o.raw);
-	sym_scols_table_enable_noheadings(out->tb, out->o.noheadings);
-	for (i = 0; i < out->nshown; i++)
-		if (make_column(out, out->order[i]) < 0)
-			return -ENOMEM;
-	if (out->sized)
-		out_hint_widths(out);
-	return 0;
-}
-
 static int select_columns(struct out *out, const char *defaults)
 {
 	size_t ids[OUT_MAX_COLS], i;
@@ -220,8 +183,7 @@ struct out *out_new(const char *name, const struct out_col *cols, size_t n, cons
 		out->batch = (size_t)atoi(getenv("PAGEMAP_OUT_BATCH"));
 	out->slow = getenv("PAGEMAP_OUT_SLOW") && *getenv("PAGEMAP_OUT_SLOW") == '1';
 	out->tty = isatty(STDOUT_FILENO);
-	/* Rows kept as text, not libsmartcols lines, wherever out_stream.c may print them itself. */
-	out->own = !out->slow && (o->json || o->raw || !out->tty);
+	out->own = out_own_wanted(out);
 	if (select_columns(out, defaults) < 0) {
 		out_free(out);
 		return NULL;
@@ -285,35 +247,11 @@ static void set_cell(struct out *out, struct libscols_line *ln, size_t id, const
 {
 	/* The handle out_line gives in own mode is @out itself; a real line (a total) goes to libsmartcols. */
 	if (ln == (struct libscols_line *)out && out_has(out, id)) {
-		if (!out->nrows || !s)
-			return;
-		out->off[(out->nrows - 1) * out->nshown + out->seq[id]] = out->cells.len;
-		obuf_add(&out->cells, s, strlen(s) + 1);
-		out->oom |= out->cells.oom;
+		out_own_set(out, out->seq[id], s);
 	} else if (ln && out_has(out, id)) {
 		if (out_scols_cell(out, ln, out->seq[id], s))
 			out->oom = true;
 	}
-}
-
-static void put_obuf(void *ctx, const char *s, size_t n)
-{
-	obuf_add(ctx, s, n);
-}
-
-int out_scols_cell(struct out *out, struct libscols_line *ln, size_t pos, const char *s)
-{
-	enum out_kind kind = out->cols[out->order[pos]].kind;
-
-	if (s && out->o.json && (kind == OUT_STR || kind == OUT_HEX) && ts_text_changes(s)) {
-		out->text.len = 0;
-		ts_escape(TS_TEXT, s, put_obuf, &out->text);
-		obuf_add(&out->text, "", 1);
-		if (out->text.oom)
-			return -ENOMEM;
-		s = out->text.p;
-	}
-	return sym_scols_line_set_data(ln, pos, s) ? -ENOMEM : 0;
 }
 
 void out_str(struct out *out, struct libscols_line *ln, size_t id, const char *s)
@@ -393,95 +331,4 @@ void out_unknown(struct out *out, struct libscols_line *ln, size_t id)
 {
 	/* An empty cell is null in JSON; a dash in tables says "not known", never a fake 0. */
 	set_cell(out, ln, id, out->o.json ? NULL : "-");
-}
-
-/* ---- record streams: one JSON object per line ---- */
-
-/* Drop the whitespace libsmartcols puts between JSON tokens (not inside strings); in place. */
-static void json_compact(char *s)
-{
-	bool in_str = false, esc = false;
-	char *d = s;
-
-	for (; *s; s++) {
-		if (in_str) {
-			in_str = esc || *s != '"';
-			esc = !esc && *s == '\\';
-		} else if (*s == ' ' || *s == '\n' || *s == '\t') {
-			continue;
-		} else {
-			in_str = *s == '"';
-		}
-		*d++ = *s;
-	}
-	*d = '\0';
-}
-
-/* @f's JSON value; a string's bytes are escaped as every JSON cell is (cli/output/textsafe.h). */
-static int json_field(const struct out_field *f)
-{
-	switch (f->kind) {
-	case OUT_SECS:
-		return printf("%.3f", f->secs);
-	case OUT_HEX:
-		return printf("\"0x%" PRIx64 "\"", f->u);
-	case OUT_BOOL:
-		return fputs(f->u ? "true" : "false", stdout);
-	case OUT_STR:
-		putchar('"');
-		ts_fputs(TS_JSON, f->s, stdout);
-		return putchar('"');
-	default:
-		return printf("%" PRIu64, f->u);
-	}
-}
-
-/*
- * The rows as libsmartcols prints them, compacted to {"NAME":[...]}, and
- * spliced after the head fields: the JSON types, keys and escaping stay
- * those of every other table.
- */
-static int json_record(struct out *out, const struct out_field *f, size_t n)
-{
-	char *s = NULL, head[256];
-	size_t i, hlen, len;
-	int r = -EIO;
-
-	if (sym_scols_print_table_to_string(out->tb, &s) || !s)
-		goto out;
-	json_compact(s);
-	hlen = (size_t)snprintf(head, sizeof(head), "{\"%s\":[", out->name);
-	len = strlen(s);
-	if (len < hlen + 2 || strncmp(s, head, hlen) || strcmp(s + len - 2, "]}"))
-		goto out;	/* not the JSON this wrapper was written against */
-	putchar('{');
-	for (i = 0; i < n; i++) {
-		printf("\"%s\":", f[i].key);
-		json_field(&f[i]);
-		putchar(',');
-	}
-	r = fputs(s + 1, stdout) == EOF || putchar('\n') == EOF || fflush(stdout) ? -EIO : 0;
-out:
-	free(s);
-	return r;
-}
-
-int out_print_record(struct out *out, const char *heading, const struct out_field *f, size_t n)
-{
-	int r = out->oom || out_own_to_scols(out) < 0 ? -ENOMEM : 0;
-
-	if (r < 0) {
-		/* nothing printed: the lines are dropped below */
-	} else if (out->o.json) {
-		r = json_record(out, f, n);
-	} else {
-		r = heading && fputs(heading, stdout) == EOF ? -EIO : 0;
-		if (r == 0)
-			r = sym_scols_print_table(out->tb) || fflush(stdout) ? -EIO : 0;
-	}
-	if (out->tb)
-		sym_scols_table_remove_lines(out->tb);
-	out->lines = out->nrows = out->cells.len = 0;
-	out->oom = false;
-	return r;
 }

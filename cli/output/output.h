@@ -1,4 +1,43 @@
-/* output.h - the libsmartcols wrapper every subcommand fills: typed cells in, table/raw/JSON out. */
+/*
+ * output.h - the output layer every subcommand fills: typed cells in, table/raw/JSON out.
+ *
+ * A command makes a table (out_new) from its column table (struct out_col), fills one line
+ * per row (out_line, out_str/out_u64/out_unknown), calls out_stream after each row when the
+ * rows are many, and out_print at the end (out_print_record for a series of records). It
+ * never tests for JSON.
+ *
+ * Two renderers print the table; which one is decided here, once, per case (more in
+ * cli/output/README.md):
+ *
+ *   case                                 renderer      why
+ *   -J and -r, whole or streamed         out_rows.c    libsmartcols measures every cell's
+ *                                                      width even where none is used: that
+ *                                                      was most of the many-row commands' time
+ *   a record's JSON line (track -J)      out_rows.c    libsmartcols has no one-line JSON
+ *   aligned, to no terminal, every       out_rows.c    a plain cell's width is its length
+ *     cell plain (printable ASCII, no '\')
+ *   aligned, to no terminal, a cell      libsmartcols  it encodes (\xHH) and measures
+ *     that is not plain                                multibyte text; the batch goes back
+ *   aligned, to a terminal               libsmartcols  it fits the columns to the terminal
+ *   a tree (out_tree), an empty table,   libsmartcols  nesting, headings alone: few rows
+ *     a record's table or raw lines
+ *   PAGEMAP_OUT_SLOW=1 (tests), but for  libsmartcols  the oracle out_rows.c is tested
+ *     a record's JSON                                  against (JSON whole at out_print)
+ *
+ * A stream (out_stream) prints the bytes the whole table would (raw and JSON: tests/cli
+ * compares them; aligned: a column may widen after a batch). libsmartcols 2.38's bytes are
+ * copied in two files: out_rows.c its cell routines, out_stream.c its row frames and column
+ * widths; tests/unit/test_out_rows.c and the PAGEMAP_OUT_SLOW tests compare both with the
+ * library's own print, so a libsmartcols that prints otherwise fails them.
+ *
+ * One escaper per format: a JSON string's bytes and a raw cell's are cli/output/textsafe.c's
+ * (TS_JSON, TS_RAW); what libsmartcols prints gets its cells as textsafe's valid UTF-8
+ * (TS_TEXT) first, so its JSON escaping gives TS_JSON's bytes.
+ *
+ * Inside the folder (lowest first): textsafe.c, out_rows.c, scols_load.c < out_table.c (the
+ * cells held) < output.c (this API's front) and out_stream.c (printing); neither of the last
+ * two calls the other.
+ */
 #ifndef PM_CLI_OUTPUT_H
 #define PM_CLI_OUTPUT_H
 

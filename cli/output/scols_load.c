@@ -7,7 +7,7 @@
  * is most of the cost (bench/README.md, "The fixed cost of a command": an empty program linked with
  * libsmartcols took 0.3 ms more CPU than one without; the goal for a tiny `maps` is at most 1.3x
  * `cat smaps`). The output layer calls scols_load() the first time a table needs libsmartcols: a
- * terminal, a tree, a record, a batch it sends back.
+ * terminal, a tree, a record's table, a batch it sends back.
  */
 #include <dlfcn.h>
 #include <pthread.h>

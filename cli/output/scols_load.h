@@ -7,14 +7,14 @@
 
 #include <libsmartcols.h>
 
-/* Every libsmartcols call the CLI makes (cli/output/output.c, cli/output/out_stream.c). */
+/* Every libsmartcols call the CLI makes (cli/output/out_table.c, output.c, out_stream.c). */
 #define SCOLS_CALLS(X)                                                                                        \
 	X(scols_new_table) X(scols_unref_table) X(scols_table_set_name) X(scols_table_enable_json)            \
 	X(scols_table_enable_raw) X(scols_table_enable_noheadings) X(scols_table_new_column)                \
 	X(scols_column_set_json_type) X(scols_column_set_whint) X(scols_column_set_flags)                   \
 	X(scols_column_get_flags) X(scols_column_get_width) X(scols_table_new_line) X(scols_line_add_child)   \
 	X(scols_line_set_data) X(scols_line_get_cell) X(scols_cell_get_data) X(scols_table_next_line)         \
-	X(scols_new_iter) X(scols_free_iter) X(scols_print_table) X(scols_print_table_to_string)             \
+	X(scols_new_iter) X(scols_free_iter) X(scols_print_table)                                            \
 	X(scols_table_print_range) X(scols_table_remove_lines)
 
 #define SCOLS_DECLARE(f) extern __typeof__(f) *sym_##f;

@@ -43,10 +43,47 @@ static void skip_ws(struct parser *ps)
 	}
 }
 
-/* A string into @buf (truncated, escapes kept simple: \uXXXX becomes '?'; \xHH of textsafe.h its byte). */
+/* The code point of \uXXXX's hex digits at @h as UTF-8 into @out: its length, 0 for a bad digit. */
+static size_t utf8_of_u(const char *h, char *out)
+{
+	unsigned cp = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		char c = h[i];
+		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0') :
+			     c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10) :
+			     c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : 16;
+
+		if (d == 16)
+			return 0;
+		cp = cp << 4 | d;
+	}
+	/* A lone surrogate becomes its 3 bytes, not UTF-8: the writers show them as \xHH. */
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xc0 | cp >> 6);
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	out[0] = (char)(0xe0 | cp >> 12);
+	out[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+	out[2] = (char)(0x80 | (cp & 0x3f));
+	return 3;
+}
+
+/*
+ * A string into @buf (truncated): JSON's escapes give back their bytes (\u00XX, \t, \n: what
+ * textsafe's TS_JSON writes for control bytes), then textsafe's \xHH theirs, so a name comes back
+ * as the bytes track had and the picture's writers escape it as they escape every name.
+ */
 static int parse_string(struct parser *ps, char *buf, size_t size)
 {
-	size_t n = 0;
+	size_t n = 0, k;
+	char u[3];
 
 	ps->p++;	/* the quote */
 	while (ps->p < ps->end && *ps->p != '"') {
@@ -61,11 +98,17 @@ static int parse_string(struct parser *ps, char *buf, size_t size)
 			if (c == 'u') {
 				if (ps->end - ps->p < 4)
 					return fail(ps, "short \\u escape");
+				if (!(k = utf8_of_u(ps->p, u)))
+					return fail(ps, "bad \\u escape");
 				ps->p += 4;
-				c = '?';
-			} else if (c == 'n' || c == 't' || c == 'r' || c == 'b' || c == 'f') {
-				c = ' ';
+				if (n + k < size) {
+					memcpy(buf + n, u, k);
+					n += k;
+				}
+				continue;
 			}
+			c = c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' :
+			    c == 'b' ? '\b' : c == 'f' ? '\f' : c;	/* \" \\ \/: itself */
 		}
 		if (n + 1 < size)
 			buf[n++] = c;

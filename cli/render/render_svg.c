@@ -113,7 +113,10 @@ static void band_piece(FILE *f, const struct rnd_model *m, const struct rnd_seg 
 	fprintf(f, "<rect class=\"b\" x=\"%u\" y=\"%u\" width=\"%u\" height=\"%d\"><title>", cell_x(m, from),
 		cell_y(m, from), n, CELL_H);
 	rnd_xml_escape(f, name);
-	fprintf(f, " %s 0x%" PRIx64 "-0x%" PRIx64 " %s, present %s</title></rect>\n", s->nmaps > 1 ? "" : mp->perms,
+	fputc(' ', f);
+	/* perms are [rwxsp-], escaped as every text read all the same */
+	rnd_xml_escape(f, s->nmaps > 1 ? "" : mp->perms);
+	fprintf(f, " 0x%" PRIx64 "-0x%" PRIx64 " %s, present %s</title></rect>\n",
 		s->start, s->end, rnd_size(s->pages * m->page_size, sz, sizeof(sz)),
 		rnd_size(s->nmaps > 1 ? 0 : mp->bytes[RC_PRESENT], pr, sizeof(pr)));
 	if (n < 30)

@@ -129,6 +129,72 @@ static int test_json_same_as_libsmartcols(void)
 	return T_PASS;
 }
 
+/* libsmartcols' JSON without the blanks between tokens (not those inside strings), in place. */
+static void json_compact(char *s)
+{
+	bool in_str = false, esc = false;
+	char *d = s;
+
+	for (; *s; s++) {
+		if (in_str) {
+			in_str = esc || *s != '"';
+			esc = !esc && *s == '\\';
+		} else if (*s == ' ' || *s == '\n' || *s == '\t') {
+			continue;
+		} else {
+			in_str = *s == '"';
+		}
+		*d++ = *s;
+	}
+	*d = '\0';
+}
+
+/*
+ * A record's JSON line (cli/output/out_stream.c json_record: the table's name, the rows as
+ * json_row(compact) frames them) is libsmartcols' JSON of the same table, blanks dropped.
+ */
+static int test_json_compact_same_as_libsmartcols(void)
+{
+	static const struct {
+		int type;
+		void (*cell)(struct obuf *, const char *);
+	} kinds[] = { { SCOLS_JSON_STRING, obuf_json_string },
+		      { SCOLS_JSON_NUMBER, obuf_json_number },
+		      { SCOLS_JSON_BOOLEAN, obuf_json_bool } };
+	size_t i, k;
+
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		for (i = 0; i <= NHOSTILE; i++) {
+			const char *d = i < NHOSTILE ? hostile[i] : NULL;
+			char *want;
+			struct obuf b = { 0 };
+
+			/* A number cell holds digits (out_u64); dropping blanks changes others */
+			if (kinds[k].type == SCOLS_JSON_NUMBER && d && strpbrk(d, " \t\n"))
+				continue;
+			want = scols_print(d, 1, kinds[k].type);
+			obuf_str(&b, "{");
+			obuf_json_name(&b, "t");
+			obuf_str(&b, ":[{");
+			obuf_json_name(&b, "NAME");
+			obuf_str(&b, ":");
+			kinds[k].cell(&b, d);
+			obuf_str(&b, "}]}");
+			obuf_add(&b, "", 1);
+			CHECK(want && !b.oom);
+			if (want)
+				json_compact(want);
+			if (want && strcmp(want, b.p))
+				printf("  compact JSON type %d case %zu: libsmartcols \"%s\", ours \"%s\"\n",
+				       kinds[k].type, i, want, b.p);
+			CHECK(want && !strcmp(want, b.p));
+			free(want);
+			obuf_free(&b);
+		}
+	}
+	return T_PASS;
+}
+
 /* The escapes spelled out, so a change in libsmartcols cannot move both sides unnoticed. */
 static int test_escapes_spelled_out(void)
 {
@@ -200,5 +266,6 @@ static int test_fmt_u64(void)
 	return T_PASS;
 }
 
-T_MAIN(T(test_fmt_u64), T(test_raw_same_as_libsmartcols), T(test_json_same_as_libsmartcols), T(test_escapes_spelled_out), T(test_plain),
+T_MAIN(T(test_fmt_u64), T(test_raw_same_as_libsmartcols), T(test_json_same_as_libsmartcols),
+       T(test_json_compact_same_as_libsmartcols), T(test_escapes_spelled_out), T(test_plain),
        T(test_buffer_grows))

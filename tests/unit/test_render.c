@@ -135,6 +135,39 @@ static int recording_track(void)
 	return T_PASS;
 }
 
+static void put_str(void *ctx, const char *s, size_t n)
+{
+	strncat(ctx, s, n);
+}
+
+/*
+ * A name read back from track -J is the name track had: every byte from 01 to ff, as TS_JSON
+ * writes it (control bytes as \u00XX, \t, \n), comes back as itself, so render --heat draws it
+ * as render draws a live process's names (before, \u00XX became '?' and \t a blank).
+ */
+static int recording_names_round_trip(void)
+{
+	static char doc[16384], want[256];
+	struct heat_rec rec;
+	char err[256];
+	int i;
+
+	for (i = 1; i < 256; i++)
+		want[i - 1] = (char)i;
+	strcpy(doc, "{\"t\":1,\"maps\":[{\"start\":\"0x1000\",\"end\":\"0x9000\",\"path\":\"");
+	ts_escape(TS_JSON, want, put_str, doc);
+	strcat(doc, "\",\"pages\":2,\"written\":8192,\"huge\":0}]}");
+	CHECK(parse(doc, &rec, err) == 0);
+	CHECK(rec.iv[0].r[0].name && !strcmp(rec.iv[0].r[0].name, want));
+	heat_free(&rec);
+	/* What another JSON writer may send: a character as \uXXXX is its UTF-8. */
+	CHECK(parse("{\"t\":1,\"maps\":[{\"start\":\"0x1000\",\"end\":\"0x9000\",\"path\":\"\\u00e9\\u20ac\\/\","
+		    "\"pages\":2,\"written\":8192,\"huge\":0}]}", &rec, err) == 0);
+	CHECK_STR(rec.iv[0].r[0].name, "\xc3\xa9\xe2\x82\xac/");
+	heat_free(&rec);
+	return T_PASS;
+}
+
 static int recording_wss(void)
 {
 	struct heat_rec rec;
@@ -218,5 +251,6 @@ static int sizes_and_escapes(void)
 	return T_PASS;
 }
 
-T_MAIN(T(layout_huge_gaps), T(cells_exact), T(layout_grouped), T(recording_track), T(recording_wss),
+T_MAIN(T(layout_huge_gaps), T(cells_exact), T(layout_grouped), T(recording_track),
+       T(recording_names_round_trip), T(recording_wss),
        T(recording_hostile), T(sizes_and_escapes))

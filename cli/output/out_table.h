@@ -1,6 +1,11 @@
-/* out_impl.h - the output layer's table, shared by cli/output/output.c (columns, cells) and cli/output/out_stream.c (batches). */
-#ifndef PM_CLI_OUT_IMPL_H
-#define PM_CLI_OUT_IMPL_H
+/*
+ * out_table.h - where a table's cells are held (out_table.c): the stream's own rows, or
+ * libsmartcols lines. output.c fills it (columns, cells), out_stream.c prints it (whole
+ * tables, batches, records); neither calls the other, both call out_table.c. Which renderer
+ * prints which case: output.h.
+ */
+#ifndef PM_CLI_OUT_TABLE_H
+#define PM_CLI_OUT_TABLE_H
 
 #include "output.h"
 #include "out_rows.h"
@@ -21,17 +26,17 @@ struct out {
 	const char *name;			/* the JSON key */
 	size_t batch, lines;			/* out_stream: lines per batch, lines held */
 	bool streamed;				/* a batch was printed: out_print ends the stream */
-	bool stream_off;			/* this libsmartcols prints JSON we cannot splice */
+	bool stream_off;			/* JSON by libsmartcols: held to out_print */
 	bool slow;				/* PAGEMAP_OUT_SLOW: every batch through libsmartcols (tests) */
 	bool tty;				/* stdout is a terminal: libsmartcols fits the columns to it */
 	bool tree;				/* out_tree: libsmartcols lines throughout, never own rows */
 	struct obuf ob;				/* a batch formatted by out_rows.c */
 	struct obuf text;			/* a JSON cell's text made valid UTF-8 for libsmartcols (out_scols_cell) */
 	/*
-	 * Once a stream has printed its first batch, its rows are kept here, not
-	 * in libsmartcols lines (an allocation per line and per cell): the text
-	 * of every cell in @cells, NUL-terminated, at offset off[row * nshown +
-	 * position], SIZE_MAX for a cell not set.
+	 * Own rows (@own, out_own_wanted), which out_stream.c may print itself, are kept here,
+	 * not in libsmartcols lines (an allocation per line and per cell): the
+	 * text of every cell in @cells, NUL-terminated, at offset off[row *
+	 * nshown + position], SIZE_MAX for a cell not set.
 	 */
 	bool own, oom;
 	bool sized;				/* w[] holds the widths the aligned rows were printed in */
@@ -53,10 +58,24 @@ struct out {
 int out_scols(struct out *out);
 /* The widths of an aligned first batch (w[], sized) given to libsmartcols' columns, once tb is made. */
 void out_hint_widths(struct out *out);
+/*
+ * Are the rows kept as text, not libsmartcols lines (own)? Wherever out_stream.c may print them
+ * itself: raw, JSON or no terminal; not a tree, not under PAGEMAP_OUT_SLOW but for JSON.
+ */
+bool out_own_wanted(const struct out *out);
 /* A row of the stream's own storage; false when it cannot grow (the batch then fails with -ENOMEM). */
 bool out_own_row(struct out *out);
+/* Cell @pos (a position, not a column id) of the last own row: a copy of @s; NULL: unset. */
+void out_own_set(struct out *out, size_t pos, const char *s);
+/*
+ * The cells of own row *@row into @c (NULL for a cell not set), by position, and *@row moved on;
+ * false after the last row.
+ */
+bool out_own_cells(const struct out *out, size_t *row, const char **c);
 /* The own rows held, copied into libsmartcols lines (for what only libsmartcols prints); 0 or -ENOMEM. */
 int out_own_to_scols(struct out *out);
+/* Drop the rows held, own and libsmartcols', once printed: room for the next batch or record. */
+void out_drop_rows(struct out *out);
 /*
  * Set the cell at position @pos of libsmartcols line @ln to @s. In JSON, a text cell is first made valid
  * UTF-8 (cli/output/textsafe.h): libsmartcols' JSON printer copies any byte from 0x80 up as it is, and one name

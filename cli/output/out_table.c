@@ -1,0 +1,157 @@
+/*
+ * out_table.c - where a table's cells are held: the stream's own rows (text, no allocation
+ * per cell) or libsmartcols lines, and the libsmartcols table made on first need (out_table.h).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "out_table.h"
+#include "textsafe.h"
+
+/* The libsmartcols column of shown column @id; 0 or -ENOMEM. */
+static int make_column(struct out *out, size_t id)
+{
+	const struct out_col *c = &out->cols[id];
+	static const int json_type[] = { [OUT_STR] = SCOLS_JSON_STRING, [OUT_SIZE] = SCOLS_JSON_NUMBER,
+					 [OUT_NUM] = SCOLS_JSON_NUMBER, [OUT_HEX] = SCOLS_JSON_STRING,
+					 [OUT_BOOL] = SCOLS_JSON_BOOLEAN, [OUT_SECS] = SCOLS_JSON_NUMBER };
+	struct libscols_column *sc = sym_scols_table_new_column(out->tb, c->name, c->whint, c->flags);
+
+	if (!sc)
+		return -ENOMEM;
+	/* libsmartcols lower-cases the heading for the JSON key. */
+	sym_scols_column_set_json_type(sc, json_type[c->kind]);
+	out->sc[id] = sc;
+	return 0;
+}
+
+int out_scols(struct out *out)
+{
+	size_t i;
+
+	if (out->tb)
+		return 0;
+	scols_load();
+	if (!(out->tb = sym_scols_new_table()))
+		return -ENOMEM;
+	sym_scols_table_set_name(out->tb, out->name);
+	sym_scols_table_enable_json(out->tb, out->o.json);
+	sym_scols_table_enable_raw(out->tb, out->o.raw);
+	sym_scols_table_enable_noheadings(out->tb, out->o.noheadings);
+	for (i = 0; i < out->nshown; i++)
+		if (make_column(out, out->order[i]) < 0)
+			return -ENOMEM;
+	if (out->sized)
+		out_hint_widths(out);
+	return 0;
+}
+
+void out_hint_widths(struct out *out)
+{
+	size_t i;
+
+	for (i = 0; i < out->nshown; i++) {
+		struct libscols_column *sc = out->sc[out->order[i]];
+
+		if (i + 1 == out->nshown && !(out->cols[out->order[i]].flags & SCOLS_FL_RIGHT))
+			continue;
+		sym_scols_column_set_whint(sc, (double)out->w[i]);
+		if (out->w[i] > strlen(out->cols[out->order[i]].name))
+			sym_scols_column_set_flags(sc, sym_scols_column_get_flags(sc) | SCOLS_FL_STRICTWIDTH);
+	}
+}
+
+static void put_obuf(void *ctx, const char *s, size_t n)
+{
+	obuf_add(ctx, s, n);
+}
+
+int out_scols_cell(struct out *out, struct libscols_line *ln, size_t pos, const char *s)
+{
+	enum out_kind kind = out->cols[out->order[pos]].kind;
+
+	if (s && out->o.json && (kind == OUT_STR || kind == OUT_HEX) && ts_text_changes(s)) {
+		out->text.len = 0;
+		ts_escape(TS_TEXT, s, put_obuf, &out->text);
+		obuf_add(&out->text, "", 1);
+		if (out->text.oom)
+			return -ENOMEM;
+		s = out->text.p;
+	}
+	return sym_scols_line_set_data(ln, pos, s) ? -ENOMEM : 0;
+}
+
+bool out_own_wanted(const struct out *out)
+{
+	/* JSON even under PAGEMAP_OUT_SLOW: a record's JSON is out_rows.c's, from own rows only. */
+	return !out->tree && (out->o.json || (!out->slow && (out->o.raw || !out->tty)));
+}
+
+bool out_own_row(struct out *out)
+{
+	size_t i;
+
+	if (out->nrows == out->cap_rows) {
+		size_t cap = out->cap_rows ? 2 * out->cap_rows : 256, *more;
+
+		if (cap > SIZE_MAX / sizeof(*more) / out->nshown ||
+		    !(more = realloc(out->off, cap * out->nshown * sizeof(*more))))
+			return false;
+		out->off = more;
+		out->cap_rows = cap;
+	}
+	for (i = 0; i < out->nshown; i++)
+		out->off[out->nrows * out->nshown + i] = SIZE_MAX;
+	out->nrows++;
+	return true;
+}
+
+void out_own_set(struct out *out, size_t pos, const char *s)
+{
+	if (!out->nrows || !s)
+		return;
+	out->off[(out->nrows - 1) * out->nshown + pos] = out->cells.len;
+	obuf_add(&out->cells, s, strlen(s) + 1);
+	out->oom |= out->cells.oom;
+}
+
+bool out_own_cells(const struct out *out, size_t *row, const char **c)
+{
+	size_t i, o;
+
+	if (*row >= out->nrows)
+		return false;
+	for (i = 0; i < out->nshown; i++) {
+		o = out->off[*row * out->nshown + i];
+		c[i] = o == SIZE_MAX ? NULL : out->cells.p + o;
+	}
+	++*row;
+	return true;
+}
+
+/* The own rows (if any) into libsmartcols lines, for a batch only it can print; 0 or -ENOMEM. */
+int out_own_to_scols(struct out *out)
+{
+	const char *c[OUT_MAX_COLS];
+	struct libscols_line *ln;
+	size_t row = 0, i;
+
+	if (out_scols(out))
+		return -ENOMEM;
+	while (out->own && out_own_cells(out, &row, c)) {
+		if (!(ln = sym_scols_table_new_line(out->tb, NULL)))
+			return -ENOMEM;
+		for (i = 0; i < out->nshown; i++)
+			if (c[i] && out_scols_cell(out, ln, i, c[i]))
+				return -ENOMEM;
+	}
+	return 0;
+}
+
+void out_drop_rows(struct out *out)
+{
+	if (out->tb)
+		sym_scols_table_remove_lines(out->tb);
+	out->lines = out->nrows = out->cells.len = 0;
+}
