@@ -10,15 +10,15 @@
 #define ACCOUNT_BATCH 16384	/* frames per pm_kpage_lookup: 512 KiB of pm_frame */
 #endif
 
-void pmi_pss_add(struct pm_pss *p, uint64_t bytes, uint64_t count)
+void pmi_pss_add(struct pmi_pss *p, uint64_t bytes, uint64_t count)
 {
 	if (count)
-		p->sum += ((unsigned __int128)bytes << PM_PSS_SHIFT) / count;
+		p->sum += ((unsigned __int128)bytes << PMI_PSS_SHIFT) / count;
 }
 
-uint64_t pmi_pss_bytes(const struct pm_pss *p)
+uint64_t pmi_pss_bytes(const struct pmi_pss *p)
 {
-	return (uint64_t)((p->sum + ((unsigned __int128)1 << (PM_PSS_SHIFT - 1))) >> PM_PSS_SHIFT);
+	return (uint64_t)((p->sum + ((unsigned __int128)1 << (PMI_PSS_SHIFT - 1))) >> PMI_PSS_SHIFT);
 }
 
 const char *pm_account_source_name(enum pm_account_source source)
@@ -40,7 +40,7 @@ struct acct {
 	struct pm_frame *fr;
 	size_t n;
 	uint64_t page_size;
-	struct pm_pss pss;
+	struct pmi_pss pss;
 	struct pm_account *out;
 	bool large;		/* a page of a large folio (THP, mTHP, large page cache) was counted */
 	uint64_t map_start, map_end;	/* the mapping last asked whether it is hugetlb ... */
@@ -178,26 +178,26 @@ static int account_pagemap(struct pm_target *t, struct pm_kpage *k, struct pm_ac
 /* ---- smaps_rollup ---- */
 
 /* Each field's first line in the rollup, whatever record it falls in (the header need not parse). */
-static int rollup_add(void *arg, const struct pm_smaps_rec *rec)
+static int rollup_add(void *arg, const struct pmi_smaps_rec *rec)
 {
-	struct pm_smaps_rec *all = arg;
+	struct pmi_smaps_rec *all = arg;
 	int k;
 
-	for (k = 0; k < PM_SMAPS_NKEYS; k++)
-		if ((rec->have & PM_SMAPS_HAVE(k)) && !(all->have & PM_SMAPS_HAVE(k))) {
+	for (k = 0; k < PMI_SMAPS_NKEYS; k++)
+		if ((rec->have & PMI_SMAPS_HAVE(k)) && !(all->have & PMI_SMAPS_HAVE(k))) {
 			all->val[k] = rec->val[k];
-			all->have |= PM_SMAPS_HAVE(k);
+			all->have |= PMI_SMAPS_HAVE(k);
 		}
 	return 0;
 }
 
-#define NEED	(PM_SMAPS_HAVE(PM_SMAPS_RSS) | PM_SMAPS_HAVE(PM_SMAPS_PSS) | \
-		 PM_SMAPS_HAVE(PM_SMAPS_PRIVATE_CLEAN) | PM_SMAPS_HAVE(PM_SMAPS_PRIVATE_DIRTY) | \
-		 PM_SMAPS_HAVE(PM_SMAPS_SHARED_CLEAN) | PM_SMAPS_HAVE(PM_SMAPS_SHARED_DIRTY))
+#define NEED	(PMI_SMAPS_HAVE(PMI_SMAPS_RSS) | PMI_SMAPS_HAVE(PMI_SMAPS_PSS) | \
+		 PMI_SMAPS_HAVE(PMI_SMAPS_PRIVATE_CLEAN) | PMI_SMAPS_HAVE(PMI_SMAPS_PRIVATE_DIRTY) | \
+		 PMI_SMAPS_HAVE(PMI_SMAPS_SHARED_CLEAN) | PMI_SMAPS_HAVE(PMI_SMAPS_SHARED_DIRTY))
 
 static int account_rollup(struct pm_target *t, struct pm_account *out)
 {
-	struct pm_smaps_rec all = { 0 };
+	struct pmi_smaps_rec all = { 0 };
 	char path[4096], buf[8192];
 	int r = pmi_pid_path(t->ctx, path, sizeof(path), t->pid, "smaps_rollup");
 
@@ -213,12 +213,12 @@ static int account_rollup(struct pm_target *t, struct pm_account *out)
 	if ((all.have & NEED) != NEED)
 		return -EINVAL;
 	/* Swap is absent without CONFIG_SWAP, the *_Hugetlb lines without CONFIG_HUGETLB_PAGE: 0 then */
-	out->rss = all.val[PM_SMAPS_RSS];
-	out->pss = all.val[PM_SMAPS_PSS];
-	out->swap = all.val[PM_SMAPS_SWAP];
-	out->uss = all.val[PM_SMAPS_PRIVATE_CLEAN] + all.val[PM_SMAPS_PRIVATE_DIRTY];
-	out->shared = all.val[PM_SMAPS_SHARED_CLEAN] + all.val[PM_SMAPS_SHARED_DIRTY];
-	out->hugetlb = all.val[PM_SMAPS_PRIVATE_HUGETLB] + all.val[PM_SMAPS_SHARED_HUGETLB];
+	out->rss = all.val[PMI_SMAPS_RSS];
+	out->pss = all.val[PMI_SMAPS_PSS];
+	out->swap = all.val[PMI_SMAPS_SWAP];
+	out->uss = all.val[PMI_SMAPS_PRIVATE_CLEAN] + all.val[PMI_SMAPS_PRIVATE_DIRTY];
+	out->shared = all.val[PMI_SMAPS_SHARED_CLEAN] + all.val[PMI_SMAPS_SHARED_DIRTY];
+	out->hugetlb = all.val[PMI_SMAPS_PRIVATE_HUGETLB] + all.val[PMI_SMAPS_SHARED_HUGETLB];
 	out->source = PM_ACCOUNT_SMAPS_ROLLUP;
 	/* smaps averages large folios' map counts too, and the rollup cannot say whether there are any */
 	out->estimate = pm_ctx_probe(t->ctx, PM_PROBE_MAPCOUNT)->page_mapcount == PM_NO;

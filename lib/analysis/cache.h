@@ -1,6 +1,6 @@
 /* cache.h - internal pieces of the page cache view (cache_file.c, cache_set.c), apart for unit tests. */
-#ifndef PM_PAGECACHE_H
-#define PM_PAGECACHE_H
+#ifndef PMI_PAGECACHE_H
+#define PMI_PAGECACHE_H
 
 #include <stdint.h>
 #include "pages.h"

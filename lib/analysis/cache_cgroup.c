@@ -135,7 +135,7 @@ int pm_cache_cgroup_path(struct pm_cache *c, uint64_t ino, char *buf, size_t siz
 	struct stat st;
 	size_t i, base;
 
-	for (i = 0; ino && i < PM_ARRAY_SIZE(mounts); i++) {
+	for (i = 0; ino && i < PMI_ARRAY_SIZE(mounts); i++) {
 		if (pmi_path(c->ctx, dir, sizeof(dir), "%s", mounts[i]) < 0 || stat(dir, &st) < 0)
 			continue;
 		base = strlen(dir);

@@ -20,10 +20,10 @@
 #ifndef __NR_cachestat
 #define __NR_cachestat 451
 #endif
-struct pm_cachestat_range {
+struct pmi_cachestat_range {
 	uint64_t off, len;		/* len 0: to the end of the file */
 };
-struct pm_cachestat_raw {
+struct pmi_cachestat_raw {
 	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
 };
 
@@ -57,8 +57,8 @@ static enum pm_cache_method forced_method(void)
 
 static int by_cachestat(int fd, uint64_t page, struct pm_cache_stat *out)
 {
-	struct pm_cachestat_range r = { 0, 0 };
-	struct pm_cachestat_raw cs = { 0 };
+	struct pmi_cachestat_range r = { 0, 0 };
+	struct pmi_cachestat_raw cs = { 0 };
 
 	if (syscall(__NR_cachestat, fd, &r, &cs, 0) < 0)
 		return -errno;

@@ -305,7 +305,7 @@ static int scan_maps(struct proc_scan *ps, struct pm_target *t)
 	struct pm_cache *c = ps->c;
 	uint64_t memcg = c->kpage ? pmi_cache_proc_memcg(c, ps->pid) : 0;
 	/* Frames are needed only to ask kpagecgroup who pays. */
-	struct pm_walk *w = pmi_walk_open(t, 0, UINT64_MAX, PM_WALK_ENTRIES, c->kpage ? 0 : PM_IWALK_NOFRAMES);
+	struct pm_walk *w = pmi_walk_open(t, 0, UINT64_MAX, PM_WALK_ENTRIES, c->kpage ? 0 : PMI_IWALK_NOFRAMES);
 	uint64_t last_start = 0, last_end = 0;	/* the walker may reuse its mapping record */
 	struct pm_cache_use *u = NULL;
 	const struct pm_run *run;

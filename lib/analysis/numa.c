@@ -24,7 +24,7 @@ struct pm_numa_proc {
 	struct pm_run pending;		/* a run read ahead: the first of the next mapping */
 	bool have_pending, done;
 	FILE *numa_maps;		/* NULL: none (no CONFIG_NUMA, or refused) */
-	struct pm_numa_maps_line nm;	/* the numa_maps line last read */
+	struct pmi_numa_maps_line nm;	/* the numa_maps line last read */
 	uint64_t *nm_pages;		/* its Nx= counts, per node index (+ unknown) */
 	bool nm_valid;
 	struct pm_kpage *kpage;		/* frames source: file or shmem, from one frame per mapping */
@@ -63,7 +63,7 @@ static bool looks_shmem(const struct pm_mapping *m)
 	static const char *const prefixes[] = { "/memfd:", "/SYSV", "/dev/shm/", "/dev/zero", "[anon_shmem:" };
 	size_t i;
 
-	for (i = 0; i < PM_ARRAY_SIZE(prefixes); i++) {
+	for (i = 0; i < PMI_ARRAY_SIZE(prefixes); i++) {
 		size_t len = strlen(prefixes[i]);
 
 		if (m->path_len >= len && !memcmp(m->path, prefixes[i], len))

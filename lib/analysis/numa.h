@@ -1,16 +1,16 @@
 /* numa.h - the NUMA topology handle, shared by numa_topo.c (sysfs) and numa.c (a process's pages). */
-#ifndef PM_NUMA_INTERNAL_H
-#define PM_NUMA_INTERNAL_H
+#ifndef PMI_NUMA_INTERNAL_H
+#define PMI_NUMA_INTERNAL_H
 
 #include <stdint.h>
 #include "pagemap.h"
 
-#define PM_NUMA_MAX_ID	4095		/* node and tier numbers beyond any kernel's MAX_NUMNODES */
-#define PM_NUMA_MAX_CPU	8191		/* CPU numbers parsed from lists (NR_CPUS of distributions) */
-#define PM_NUMA_TEXT_MAX 16384		/* nodeN/meminfo and nodeN/vmstat */
+#define PMI_NUMA_MAX_ID	4095		/* node and tier numbers beyond any kernel's MAX_NUMNODES */
+#define PMI_NUMA_MAX_CPU	8191		/* CPU numbers parsed from lists (NR_CPUS of distributions) */
+#define PMI_NUMA_TEXT_MAX 16384		/* nodeN/meminfo and nodeN/vmstat */
 
 /* A run of frames on one node, from the node's memory blocks. */
-struct pm_numa_range {
+struct pmi_numa_range {
 	uint64_t start, end;	/* [start, end) PFNs */
 	int index;		/* node index */
 };
@@ -20,13 +20,13 @@ struct pm_numa {
 	struct pm_numa_node *nodes;
 	size_t count;
 	int16_t *distance;		/* count x count, -1 unknown */
-	struct pm_numa_range *ranges;	/* sorted, disjoint */
+	struct pmi_numa_range *ranges;	/* sorted, disjoint */
 	size_t nranges, range_cap;
-	int16_t cpu_node[PM_NUMA_MAX_CPU + 1];	/* node index of each CPU, -1 none */
+	int16_t cpu_node[PMI_NUMA_MAX_CPU + 1];	/* node index of each CPU, -1 none */
 };
 
 /* One line of /proc/PID/numa_maps, parsed. */
-struct pm_numa_maps_line {
+struct pmi_numa_maps_line {
 	uint64_t start;
 	char policy[64];	/* "default", "bind:1", "prefer (many)=static:0-1" */
 	bool huge;		/* a hugetlb mapping */
@@ -41,7 +41,7 @@ struct pm_numa_maps_line {
  * of nodes @n does not know go to the last slot. Returns 0, or -EINVAL for
  * a line the kernel cannot have written (no address, absurd numbers).
  */
-int pmi_numa_maps_parse(const char *line, const struct pm_numa *n, struct pm_numa_maps_line *out, uint64_t *pages);
+int pmi_numa_maps_parse(const char *line, const struct pm_numa *n, struct pmi_numa_maps_line *out, uint64_t *pages);
 
 int pmi_numa_cmp_long(const void *a, const void *b);
 int pmi_numa_parse_list(const char *s, void (*fn)(long v, void *data), void *data);

@@ -15,7 +15,7 @@ static size_t policy_len(const char *s)
 	static const char *const spaced[] = { "prefer (many)", "weighted interleave" };
 	size_t i;
 
-	for (i = 0; i < PM_ARRAY_SIZE(spaced); i++) {
+	for (i = 0; i < PMI_ARRAY_SIZE(spaced); i++) {
 		size_t len = strlen(spaced[i]);
 
 		if (!strncmp(s, spaced[i], len))
@@ -40,7 +40,7 @@ static int parse_count(const char *s, uint64_t *out)
 }
 
 /* One key=value (or bare) token after the policy. */
-static int parse_token(const char *tok, const struct pm_numa *n, struct pm_numa_maps_line *out, uint64_t *pages)
+static int parse_token(const char *tok, const struct pm_numa *n, struct pmi_numa_maps_line *out, uint64_t *pages)
 {
 	uint64_t v;
 
@@ -61,7 +61,7 @@ static int parse_token(const char *tok, const struct pm_numa *n, struct pm_numa_
 		long id = strtol(tok + 1, &end, 10);
 		int i;
 
-		if (*end != '=' || id > PM_NUMA_MAX_ID || parse_count(end + 1, &v) < 0)
+		if (*end != '=' || id > PMI_NUMA_MAX_ID || parse_count(end + 1, &v) < 0)
 			return -EINVAL;
 		i = pm_numa_index_of_id(n, (int)id);
 		pages[i < 0 ? n->count : (size_t)i] += v;
@@ -72,7 +72,7 @@ static int parse_token(const char *tok, const struct pm_numa *n, struct pm_numa_
 	return 0;	/* file=, heap, stack, dirty=, mapped=, ...: not needed */
 }
 
-int pmi_numa_maps_parse(const char *line, const struct pm_numa *n, struct pm_numa_maps_line *out, uint64_t *pages)
+int pmi_numa_maps_parse(const char *line, const struct pm_numa *n, struct pmi_numa_maps_line *out, uint64_t *pages)
 {
 	const char *s = line;
 	char *end;

@@ -37,7 +37,7 @@ static int list_numbered(const struct pm_ctx *ctx, const char *dir, const char *
 			continue;
 		errno = 0;
 		v = strtol(de->d_name + len, &end, 10);
-		if (*end || errno || v < 0 || v > PM_NUMA_MAX_ID)
+		if (*end || errno || v < 0 || v > PMI_NUMA_MAX_ID)
 			continue;
 		if (*n == cap) {
 			long *more = realloc(*out, (cap = cap ? 2 * cap : 16) * sizeof(*more));
@@ -67,7 +67,7 @@ int pmi_numa_cmp_long(const void *a, const void *b)
 /*
  * Parse a sysfs list ("0-3,8,10-11", empty, or with a newline) and call
  * @fn for each number in it. Returns 0, or -EINVAL for anything else
- * (numbers over PM_NUMA_MAX_CPU refused: a hostile tree cannot make us loop).
+ * (numbers over PMI_NUMA_MAX_CPU refused: a hostile tree cannot make us loop).
  */
 int pmi_numa_parse_list(const char *s, void (*fn)(long v, void *data), void *data)
 {
@@ -76,13 +76,13 @@ int pmi_numa_parse_list(const char *s, void (*fn)(long v, void *data), void *dat
 		long a, b;
 
 		a = strtol(s, &end, 10);
-		if (end == s || a < 0 || a > PM_NUMA_MAX_CPU)
+		if (end == s || a < 0 || a > PMI_NUMA_MAX_CPU)
 			return -EINVAL;
 		b = a;
 		s = end;
 		if (*s == '-') {
 			b = strtol(s + 1, &end, 10);
-			if (end == s + 1 || b < a || b > PM_NUMA_MAX_CPU)
+			if (end == s + 1 || b < a || b > PMI_NUMA_MAX_CPU)
 				return -EINVAL;
 			s = end;
 		}
@@ -105,7 +105,7 @@ static void add_cpu(long cpu, void *data)
 {
 	struct cpu_add *a = data;
 
-	if ((size_t)cpu < PM_ARRAY_SIZE(a->n->cpu_node))
+	if ((size_t)cpu < PMI_ARRAY_SIZE(a->n->cpu_node))
 		a->n->cpu_node[cpu] = (int16_t)a->index;
 	a->n->nodes[a->index].ncpus++;
 }
@@ -159,7 +159,7 @@ static int read_node(struct pm_numa *n, int i, long id)
 					       "pgdemote_proactive", NULL };
 	struct pm_numa_node *node = &n->nodes[i];
 	struct cpu_add a = { n, i };
-	char *text = malloc(PM_NUMA_TEXT_MAX);
+	char *text = malloc(PMI_NUMA_TEXT_MAX);
 
 	if (!text)
 		return -ENOMEM;
@@ -169,13 +169,13 @@ static int read_node(struct pm_numa *n, int i, long id)
 	node->cpulist[strcspn(node->cpulist, "\n")] = '\0';
 	if (pmi_numa_parse_list(node->cpulist, add_cpu, &a) < 0)
 		node->ncpus = 0;
-	read_text(n->ctx, text, PM_NUMA_TEXT_MAX, NODE_DIR "/node%ld/meminfo", id);
+	read_text(n->ctx, text, PMI_NUMA_TEXT_MAX, NODE_DIR "/node%ld/meminfo", id);
 	node->mem_total = meminfo_bytes(text, "MemTotal:");
 	node->mem_free = meminfo_bytes(text, "MemFree:");
-	read_text(n->ctx, text, PM_NUMA_TEXT_MAX, NODE_DIR "/node%ld/vmstat", id);
+	read_text(n->ctx, text, PMI_NUMA_TEXT_MAX, NODE_DIR "/node%ld/vmstat", id);
 	node->promoted = vmstat_sum(text, promoted);
 	node->demoted = vmstat_sum(text, demoted);
-	read_text(n->ctx, text, PM_NUMA_TEXT_MAX, NODE_DIR "/node%ld/distance", id);
+	read_text(n->ctx, text, PMI_NUMA_TEXT_MAX, NODE_DIR "/node%ld/distance", id);
 	pmi_numa_parse_distances(n, i, text);
 	free(text);
 	return 0;
@@ -219,7 +219,7 @@ static int read_blocks(struct pm_numa *n, int i, uint64_t block_pages)
 		}
 		if (n->nranges == n->range_cap) {
 			size_t cap = n->range_cap ? 2 * n->range_cap : 16;
-			struct pm_numa_range *more = realloc(n->ranges, cap * sizeof(*more));
+			struct pmi_numa_range *more = realloc(n->ranges, cap * sizeof(*more));
 
 			if (!more) {
 				free(blocks);
@@ -228,7 +228,7 @@ static int read_blocks(struct pm_numa *n, int i, uint64_t block_pages)
 			n->ranges = more;
 			n->range_cap = cap;
 		}
-		n->ranges[n->nranges++] = (struct pm_numa_range){ start, start + block_pages, i };
+		n->ranges[n->nranges++] = (struct pmi_numa_range){ start, start + block_pages, i };
 	}
 	free(blocks);
 	return 0;
@@ -236,7 +236,7 @@ static int read_blocks(struct pm_numa *n, int i, uint64_t block_pages)
 
 static int cmp_range(const void *a, const void *b)
 {
-	const struct pm_numa_range *x = a, *y = b;
+	const struct pmi_numa_range *x = a, *y = b;
 
 	return (x->start > y->start) - (x->start < y->start);
 }
@@ -380,7 +380,7 @@ int pm_numa_index_of_id(const struct pm_numa *n, int id)
 
 int pm_numa_index_of_cpu(const struct pm_numa *n, unsigned cpu)
 {
-	return cpu < PM_ARRAY_SIZE(n->cpu_node) ? n->cpu_node[cpu] : -1;
+	return cpu < PMI_ARRAY_SIZE(n->cpu_node) ? n->cpu_node[cpu] : -1;
 }
 
 /*

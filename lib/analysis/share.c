@@ -4,7 +4,7 @@
 #include <string.h>
 #include "share.h"
 
-#define SWAP_TYPE_SHIFT	50		/* key of a swap slot: PM_SHARE_KEY_SWAP | type << 50 | offset */
+#define SWAP_TYPE_SHIFT	50		/* key of a swap slot: PMI_SHARE_KEY_SWAP | type << 50 | offset */
 
 /* ---- growing arrays ---- */
 
@@ -146,7 +146,7 @@ static int add_run(struct pm_share *s, const struct pm_run *run)
 	if ((run->flags & frame) == frame && !(run->flags & PM_PAGE_ZERO))
 		return pmi_share_push_pages(s, run->pfn, n);
 	if ((run->flags & (PM_PAGE_FRAME | PM_PAGE_SWAPPED)) == (PM_PAGE_FRAME | PM_PAGE_SWAPPED))
-		return pmi_share_push_pages(s, PM_SHARE_KEY_SWAP | (uint64_t)run->swap_type << SWAP_TYPE_SHIFT |
+		return pmi_share_push_pages(s, PMI_SHARE_KEY_SWAP | (uint64_t)run->swap_type << SWAP_TYPE_SHIFT |
 						       run->swap_offset, n);
 	return 0;
 }
@@ -264,7 +264,7 @@ static void finish_pairs(struct pm_share *s)
 	s->mp.slot = s->pp.slot = NULL;
 }
 
-int pmi_share_tally(struct pm_share *s, pm_share_lookup_fn fn, void *data)
+int pmi_share_tally(struct pm_share *s, pmi_share_lookup_fn fn, void *data)
 {
 	int r = 0;
 

@@ -1,29 +1,29 @@
 /* share.h - the pm_share handle, shared by share.c (building, results), share_store.c (page records, spilled in sorted runs) and share_tally.c (the frame join) (inside libpagemap only). */
-#ifndef PM_SHARE_H
-#define PM_SHARE_H
+#ifndef PMI_SHARE_H
+#define PMI_SHARE_H
 
 #include <limits.h>
 #include <sys/types.h>
 #include "pages.h"
 
 /* share.c: the counting step apart from walking and kpagecount, so unit tests can feed it synthetic pages. */
-#define PM_SHARE_KEY_SWAP	(1ULL << 63)	/* a page key with this bit is a swap slot: type << 50 | offset */
+#define PMI_SHARE_KEY_SWAP	(1ULL << 63)	/* a page key with this bit is a swap slot: type << 50 | offset */
 /* Look up @n frames (distinct, ascending PFNs) as pm_kpage_lookup does; 0 or -errno. */
-typedef int (*pm_share_lookup_fn)(void *data, struct pm_frame *frames, size_t n);
+typedef int (*pmi_share_lookup_fn)(void *data, struct pm_frame *frames, size_t n);
 /* A handle without context or pm_kpage (pm_share_add refuses it); NULL with errno. */
 struct pm_share *pmi_share_alloc(uint64_t page_size);
 /* Start the next process; the maps pushed next are its. 0 or -errno. */
 int pmi_share_push_target(struct pm_share *s, pid_t pid);
 /* A mapping of the last process (its path is copied); the pages pushed next are its. 0 or -errno. */
 int pmi_share_push_map(struct pm_share *s, const struct pm_mapping *m);
-/* One page of the last mapping: a PFN, or PM_SHARE_KEY_SWAP | type << 50 | offset. 0 or -errno. */
+/* One page of the last mapping: a PFN, or PMI_SHARE_KEY_SWAP | type << 50 | offset. 0 or -errno. */
 int pmi_share_push_page(struct pm_share *s, uint64_t key);
 /* @n pages of the last mapping from @key on (frames or slots of one swap type, +1 each). 0 or -errno. */
 int pmi_share_push_pages(struct pm_share *s, uint64_t key, uint64_t n);
 /* Spill the page records to a temporary file each time @records runs are held (tests: small; default 262144). */
 void pmi_share_set_spill(struct pm_share *s, size_t records);
 /* pm_share_finish with @fn for the lookups: called with at most 16384 distinct frames at a time, ascending. */
-int pmi_share_tally(struct pm_share *s, pm_share_lookup_fn fn, void *data);
+int pmi_share_tally(struct pm_share *s, pmi_share_lookup_fn fn, void *data);
 
 #ifndef SHARE_BATCH	/* the fuzz build makes batches small: cheaper runs, more batch boundaries */
 #define SHARE_BATCH	16384		/* distinct frames per lookup: 512 KiB of pm_frame */
@@ -130,7 +130,7 @@ int pmi_store_rewind(struct share_store *st);
 int pmi_store_next(struct share_store *st, struct share_rec *out);
 
 /* share_tally.c */
-int pmi_share_sweep(struct pm_share *s, pm_share_lookup_fn fn, void *data);
+int pmi_share_sweep(struct pm_share *s, pmi_share_lookup_fn fn, void *data);
 void pmi_pairtab_free(struct share_pairtab *t);
 int pmi_pair_cmp(const void *x, const void *y);
 

@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include "share.h"
 
-#define SWAP_TYPE_SHIFT	50		/* a swap key: PM_SHARE_KEY_SWAP | type << 50 | offset */
+#define SWAP_TYPE_SHIFT	50		/* a swap key: PMI_SHARE_KEY_SWAP | type << 50 | offset */
 #define MERGE_BYTES	(8u << 20)	/* read-back buffers of all chunks together */
 #define MERGE_MIN	256		/* records per chunk buffer, however many chunks */
 #define MERGE_MAX	16384

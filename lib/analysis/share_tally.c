@@ -28,7 +28,7 @@ struct counts {
 
 struct sweep {
 	struct pm_share *s;
-	pm_share_lookup_fn fn;
+	pmi_share_lookup_fn fn;
 	void *data;
 	struct act *a;		/* records covering the position */
 	size_t na, cap_a;
@@ -252,7 +252,7 @@ static int emit(struct sweep *w, uint64_t key, uint64_t end)
 
 	if (w->changed && (r = pool_set(w)) < 0)
 		return r;
-	if (key & PM_SHARE_KEY_SWAP) {
+	if (key & PMI_SHARE_KEY_SWAP) {
 		struct counts c = { 0, 0, 0, end - key };
 		return tally(w->s, w->pool + w->last, w->last_nm, w->pool + w->last + w->last_nm, w->last_nt, &c);
 	}
@@ -331,7 +331,7 @@ static int sweep(struct sweep *w)
 	return flush(w);
 }
 
-int pmi_share_sweep(struct pm_share *s, pm_share_lookup_fn fn, void *data)
+int pmi_share_sweep(struct pm_share *s, pmi_share_lookup_fn fn, void *data)
 {
 	struct sweep w = { .s = s, .fn = fn, .data = data, .changed = true };
 	int r = -ENOMEM;

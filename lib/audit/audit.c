@@ -204,21 +204,21 @@ bool pmi_audit_ns_initial(const char *link)
 	return !strcmp(link, "user:[4026531837]");
 }
 
-enum pm_audit_thp pmi_audit_parse_thp(const char *s)
+enum pmi_audit_thp pmi_audit_parse_thp(const char *s)
 {
 	const char *a = strchr(s, '['), *b = a ? strchr(a, ']') : NULL;
 	size_t n;
 
 	if (!a || !b || strchr(b, '['))
-		return PM_THP_UNKNOWN;
+		return PMI_THP_UNKNOWN;
 	n = (size_t)(b - a - 1);
 	if (n == 6 && !strncmp(a + 1, "always", n))
-		return PM_THP_ALWAYS;
+		return PMI_THP_ALWAYS;
 	if (n == 7 && !strncmp(a + 1, "madvise", n))
-		return PM_THP_MADVISE;
+		return PMI_THP_MADVISE;
 	if (n == 5 && !strncmp(a + 1, "never", n))
-		return PM_THP_NEVER;
-	return PM_THP_UNKNOWN;
+		return PMI_THP_NEVER;
+	return PMI_THP_UNKNOWN;
 }
 
 int pmi_audit_parse_count(const char *s, uint64_t *v)
@@ -518,15 +518,15 @@ static void check_thp(struct pm_audit *a, const struct pm_features *f)
 		pmi_audit_add(a, "thp", file, PM_VERDICT_OK, NULL, "absent: kernel without transparent huge pages");
 	else if (r < 0)
 		pmi_audit_add(a, "thp", file, PM_VERDICT_UNKNOWN, NULL, "cannot read: %s", read_error(a, r));
-	else if (pmi_audit_parse_thp(buf) == PM_THP_ALWAYS)
+	else if (pmi_audit_parse_thp(buf) == PMI_THP_ALWAYS)
 		pmi_audit_add(a, "thp", file, PM_VERDICT_EXPOSED, fix, "\"%s\": every 2 MiB-aligned anonymous range a process "
 			     "touches may be one physically contiguous huge page", buf);
-	else if (pmi_audit_parse_thp(buf) == PM_THP_MADVISE)
+	else if (pmi_audit_parse_thp(buf) == PMI_THP_MADVISE)
 		pmi_audit_add(a, "thp", file, PM_VERDICT_EXPOSED, fix, "\"%s\": any process gets physically contiguous 2 MiB "
 			     "huge pages with madvise(MADV_HUGEPAGE)", buf);
-	else if (pmi_audit_parse_thp(buf) == PM_THP_NEVER && collapse)
+	else if (pmi_audit_parse_thp(buf) == PMI_THP_NEVER && collapse)
 		pmi_audit_add(a, "thp", file, PM_VERDICT_EXPOSED, collapse_fix, "\"%s\", but on Linux 6.1+ madvise(MADV_COLLAPSE) makes a huge page whatever this says", buf);
-	else if (pmi_audit_parse_thp(buf) == PM_THP_NEVER)
+	else if (pmi_audit_parse_thp(buf) == PMI_THP_NEVER)
 		pmi_audit_add(a, "thp", file, PM_VERDICT_OK, NULL, "\"%s\": no transparent huge pages%s", buf,
 			     f->kernel_major ? "" : " (kernel release unknown: 6.1+ would have MADV_COLLAPSE)");
 	else

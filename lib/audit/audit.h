@@ -1,6 +1,6 @@
 /* audit.h - private to lib/audit*.c: the findings store and the pure parsers unit tests call. */
-#ifndef PM_AUDIT_H
-#define PM_AUDIT_H
+#ifndef PMI_AUDIT_H
+#define PMI_AUDIT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -54,8 +54,8 @@ bool pmi_audit_uid_map_initial(const char *uid_map);
 bool pmi_audit_ns_initial(const char *link);
 
 /* transparent_hugepage/enabled ("always [madvise] never"): the bracketed word. */
-enum pm_audit_thp { PM_THP_UNKNOWN = 0, PM_THP_ALWAYS, PM_THP_MADVISE, PM_THP_NEVER };
-enum pm_audit_thp pmi_audit_parse_thp(const char *s);
+enum pmi_audit_thp { PMI_THP_UNKNOWN = 0, PMI_THP_ALWAYS, PMI_THP_MADVISE, PMI_THP_NEVER };
+enum pmi_audit_thp pmi_audit_parse_thp(const char *s);
 
 /* A non-negative decimal count ("512\n") -> 0 or -EINVAL. */
 int pmi_audit_parse_count(const char *s, uint64_t *v);
@@ -64,17 +64,17 @@ int pmi_audit_parse_count(const char *s, uint64_t *v);
  * What a file is, as a pagemap snapshot: pmi_audit_sniff() looks at the
  * magic only; pmi_audit_sniff_path() opens a file with the snapshot magic
  * through the snapshot reader (on the descriptor it holds, O_NOFOLLOW) and
- * asks its META "frames": "kept" is PM_SNAP_FRAMES, "hidden", "refused",
- * "dropped" or "keyed" PM_SNAP_NO_FRAMES; a file the reader rejects, or
- * one that does not say (converted from a tree), stays PM_SNAP_UNKNOWN_FORMAT.
+ * asks its META "frames": "kept" is PMI_SNAP_FRAMES, "hidden", "refused",
+ * "dropped" or "keyed" PMI_SNAP_NO_FRAMES; a file the reader rejects, or
+ * one that does not say (converted from a tree), stays PMI_SNAP_UNKNOWN_FORMAT.
  */
-enum pm_snap_kind {
-	PM_SNAP_NOT = 0,		/* not a snapshot */
-	PM_SNAP_FRAMES,			/* holds unscrambled frame numbers */
-	PM_SNAP_NO_FRAMES,		/* frame numbers dropped or scrambled */
-	PM_SNAP_UNKNOWN_FORMAT,		/* a snapshot whose sections this library cannot read yet */
+enum pmi_snap_kind {
+	PMI_SNAP_NOT = 0,		/* not a snapshot */
+	PMI_SNAP_FRAMES,			/* holds unscrambled frame numbers */
+	PMI_SNAP_NO_FRAMES,		/* frame numbers dropped or scrambled */
+	PMI_SNAP_UNKNOWN_FORMAT,		/* a snapshot whose sections this library cannot read yet */
 };
-enum pm_snap_kind pmi_audit_sniff(const unsigned char *head, size_t n);
+enum pmi_snap_kind pmi_audit_sniff(const unsigned char *head, size_t n);
 /* The same for a file (opened without following a final symlink, never blocking): kind, or -errno. */
 int pmi_audit_sniff_path(const char *path);
 

@@ -162,7 +162,7 @@ void pmi_audit_modes(struct pm_audit *a)
 
 /* ---- snapshot files ---- */
 
-enum pm_snap_kind pmi_audit_sniff(const unsigned char *head, size_t n)
+enum pmi_snap_kind pmi_audit_sniff(const unsigned char *head, size_t n)
 {
 	/*
 	 * This library's snapshots start with "\x89PMSNAP\n" (lib/snapshot/snapshot.h,
@@ -170,8 +170,8 @@ enum pm_snap_kind pmi_audit_sniff(const unsigned char *head, size_t n)
 	 * format.
 	 */
 	if ((n >= 6 && !memcmp(head, "PMSNAP", 6)) || (n >= 8 && !memcmp(head, "\x89PMSNAP\n", 8)))
-		return PM_SNAP_UNKNOWN_FORMAT;	/* pmi_audit_sniff_path() asks the reader which */
-	return PM_SNAP_NOT;
+		return PMI_SNAP_UNKNOWN_FORMAT;	/* pmi_audit_sniff_path() asks the reader which */
+	return PMI_SNAP_NOT;
 }
 
 /* A file with this library's snapshot magic: does its writer say it kept frame numbers? */
@@ -179,13 +179,13 @@ static int snapshot_frames(int fd)
 {
 	struct pm_snapshot *s = pm_snapshot_open_fd(fd, NULL, 0);
 	const char *v = s ? pm_snapshot_meta(s, "frames") : NULL;
-	int k = PM_SNAP_UNKNOWN_FORMAT;
+	int k = PMI_SNAP_UNKNOWN_FORMAT;
 
 	if (v && !strcmp(v, "kept"))
-		k = PM_SNAP_FRAMES;
+		k = PMI_SNAP_FRAMES;
 	else if (v && (!strcmp(v, "hidden") || !strcmp(v, "refused") || !strcmp(v, "dropped") || !strcmp(v, "keyed") ||
 		       !strcmp(v, "keyed-block")))
-		k = PM_SNAP_NO_FRAMES;
+		k = PMI_SNAP_NO_FRAMES;
 	pm_snapshot_close(s);
 	return k;
 }
@@ -206,7 +206,7 @@ int pmi_audit_sniff_path(const char *path)
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		return PM_SNAP_NOT;	/* a FIFO or a device is no snapshot, and is not read */
+		return PMI_SNAP_NOT;	/* a FIFO or a device is no snapshot, and is not read */
 	}
 	do
 		n = read(fd, head, sizeof(head));
@@ -240,16 +240,16 @@ static void snap_file(struct pm_audit *a, const char *path, const struct stat *s
 		}
 		return;
 	}
-	if (k == PM_SNAP_FRAMES) {
+	if (k == PMI_SNAP_FRAMES) {
 		t->frames++;
 		pmi_audit_add(a, "snapshot", path, PM_VERDICT_EXPOSED, "rewrite it with --pfn drop or --pfn keyed, "
 			     "or delete it", "a pagemap snapshot with unscrambled frame numbers, mode %04o, owner %u",
 			     (unsigned)st->st_mode & 07777, (unsigned)st->st_uid);
-	} else if (k == PM_SNAP_NO_FRAMES) {
+	} else if (k == PMI_SNAP_NO_FRAMES) {
 		t->noframes++;
 		pmi_audit_add(a, "snapshot", path, PM_VERDICT_OK, NULL, "a pagemap snapshot without frame numbers "
 			     "(hidden from its writer, dropped or scrambled)");
-	} else if (k == PM_SNAP_UNKNOWN_FORMAT) {
+	} else if (k == PMI_SNAP_UNKNOWN_FORMAT) {
 		t->unknown++;
 		pmi_audit_add(a, "snapshot", path, PM_VERDICT_UNKNOWN, NULL,
 			     "a pagemap snapshot that this library cannot read (damaged, another format, or it does not "

@@ -4,15 +4,15 @@
  * Functions one file of lib/ calls in another are named pmi_*: pm_* is the
  * public ABI of include/pagemap.h only (tests/abi/check-abi.py holds it).
  */
-#ifndef PM_BASE_H
-#define PM_BASE_H
+#ifndef PMI_BASE_H
+#define PMI_BASE_H
 
 #include <limits.h>
 #include <stdarg.h>
 #include <time.h>
 #include "pagemap.h"
 
-#define PM_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define PMI_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 struct pmi_source_ops;
 
@@ -66,7 +66,7 @@ int pmi_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, s
 uint64_t pmi_clock_ns(clockid_t c);
 enum pm_proc_state pmi_stat_state(const char *buf);	/* target.c: from the text of /proc/PID/stat */
 int pmi_errno_from_name(const char *s);
-#define PM_TREE_ERROR_MAX 512
+#define PMI_TREE_ERROR_MAX 512
 /* Record the first problem of a replayed tree (a hostile or damaged capture); returns -EBADMSG. */
 int pmi_tree_error(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

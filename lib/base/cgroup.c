@@ -122,7 +122,7 @@ bool pm_memcg_exists(struct pm_ctx *ctx, const char *path)
 	n = strlen(path);
 	while (n && path[n - 1] == '/')
 		n--;
-	for (i = 0; i < PM_ARRAY_SIZE(base); i++)
+	for (i = 0; i < PMI_ARRAY_SIZE(base); i++)
 		if (pmi_path(ctx, dir, sizeof(dir), "%s%.*s", base[i], (int)n, path) == 0 && stat(dir, &sb) == 0 &&
 		    S_ISDIR(sb.st_mode))
 			return true;

@@ -1,6 +1,6 @@
 /* compat.h - PAGEMAP_SCAN and userfaultfd definitions missing from older uapi headers (Debian 12 ships 6.1's). */
-#ifndef PM_COMPAT_H
-#define PM_COMPAT_H
+#ifndef PMI_COMPAT_H
+#define PMI_COMPAT_H
 
 #include <linux/types.h>
 #include <linux/ioctl.h>

@@ -56,7 +56,7 @@ struct pm_ctx *pm_ctx_new(const char *root)
 		free(ctx);
 		return NULL;
 	}
-	if (!ctx->live && !(ctx->tree_error = calloc(1, PM_TREE_ERROR_MAX))) {
+	if (!ctx->live && !(ctx->tree_error = calloc(1, PMI_TREE_ERROR_MAX))) {
 		free(ctx->root);
 		free(ctx);
 		return NULL;

@@ -1,6 +1,6 @@
 /* features_probe.h - the by-effect probes of features_probe.c, run by features.c (inside libpagemap only). */
-#ifndef PM_FEATURES_PROBE_H
-#define PM_FEATURES_PROBE_H
+#ifndef PMI_FEATURES_PROBE_H
+#define PMI_FEATURES_PROBE_H
 
 #include "base.h"
 

@@ -107,7 +107,7 @@ int pm_features_export(const struct pm_features *f, char *buf, size_t size)
 	char line[128];
 	size_t i, n = 0;
 
-	for (i = 0; i <= PM_ARRAY_SIZE(rec_keys); i++) {
+	for (i = 0; i <= PMI_ARRAY_SIZE(rec_keys); i++) {
 		size_t len;
 
 		if (i)
@@ -214,7 +214,7 @@ void pmi_features_record_read(struct pm_features *f, char *text)
 		if (line[0] == '#' || !eq)
 			continue;
 		*eq = '\0';
-		for (i = 0; i < PM_ARRAY_SIZE(rec_keys); i++)
+		for (i = 0; i < PMI_ARRAY_SIZE(rec_keys); i++)
 			if (!strcmp(rec_keys[i].key, line))
 				rec_parse(&rec_keys[i], f, eq + 1);
 	}

@@ -89,7 +89,7 @@ static void row_layout(const struct pm_features *f, bool live, struct pm_feature
 		[PM_LAYOUT_CURRENT] = "4.2+: bit 55 soft-dirty, 56 exclusive, 57 uffd-wp (5.13+), "
 				      "58 guard (6.15+)",
 	};
-	enum pm_layout l = (unsigned)f->layout < PM_ARRAY_SIZE(detail) ? f->layout : 0;
+	enum pm_layout l = (unsigned)f->layout < PMI_ARRAY_SIZE(detail) ? f->layout : 0;
 
 	say(r, pm_layout_name(f->layout), "%s%s", detail[l],
 	    f->layout_by_effect ? " (confirmed by reading an unmapped entry)" : "");
@@ -188,7 +188,7 @@ static void categories(uint64_t cats, char *buf, size_t size)
 	size_t i, n = 0;
 
 	buf[0] = '\0';
-	for (i = 0; i < PM_ARRAY_SIZE(names) && n < size; i++)
+	for (i = 0; i < PMI_ARRAY_SIZE(names) && n < size; i++)
 		if (cats & (1ULL << i))
 			n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? "," : "", names[i]);
 }
@@ -329,7 +329,7 @@ int pm_features_row(const struct pm_features *f, unsigned flags, size_t i,
 {
 	if (!f || !row || (flags & ~PM_FEATURES_LIVE))
 		return -EINVAL;
-	if (i >= PM_ARRAY_SIZE(rows))
+	if (i >= PMI_ARRAY_SIZE(rows))
 		return 1;
 	row->key = rows[i].key;
 	rows[i].fill(f, flags & PM_FEATURES_LIVE, row);

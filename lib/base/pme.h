@@ -1,6 +1,6 @@
 /* pme.h - the raw bits of a /proc/PID/pagemap entry, as the kernel defines them (private; page-types and CRIU keep the same list). */
-#ifndef PM_PME_H
-#define PM_PME_H
+#ifndef PMI_PME_H
+#define PMI_PME_H
 
 #include <stdbool.h>
 #include <stdint.h>

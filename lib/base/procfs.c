@@ -27,7 +27,7 @@ int pmi_errno_from_name(const char *s)
 
 	while (*s == ' ' || *s == '\t')
 		s++;
-	for (i = 0; i < PM_ARRAY_SIZE(errno_names); i++) {
+	for (i = 0; i < PMI_ARRAY_SIZE(errno_names); i++) {
 		size_t n = strlen(errno_names[i].name);
 		if (!strncmp(s, errno_names[i].name, n) &&
 		    (s[n] == '\0' || s[n] == '\n' || s[n] == ' '))
@@ -72,7 +72,7 @@ int pmi_tree_error(const struct pm_ctx *ctx, const char *fmt, ...)
 
 	if (ctx->tree_error && !ctx->tree_error[0]) {
 		va_start(ap, fmt);
-		vsnprintf(ctx->tree_error, PM_TREE_ERROR_MAX, fmt, ap);
+		vsnprintf(ctx->tree_error, PMI_TREE_ERROR_MAX, fmt, ap);
 		va_end(ap);
 	}
 	return -EBADMSG;

@@ -8,8 +8,8 @@
  * behind it. So the base includes nothing above itself: a source's code
  * lives in its own folder and includes this header.
  */
-#ifndef PM_SOURCE_H
-#define PM_SOURCE_H
+#ifndef PMI_SOURCE_H
+#define PMI_SOURCE_H
 
 #include <stdint.h>
 #include <sys/types.h>

@@ -26,7 +26,7 @@
 #include "inject_x86.h"
 
 /* A clone/fork/vfork event of a call of ours (pmi_inject_set_options asked for it): note the new child. */
-static void event_child(struct pm_inject *in, int event)
+static void event_child(struct pmi_inject *in, int event)
 {
 	unsigned long msg;
 
@@ -41,7 +41,7 @@ static void event_child(struct pm_inject *in, int event)
  * too (returns 1): the clone is done, and the thread would go on to wait
  * for its child's exit, which a child we hold stopped never comes to.
  */
-int pmi_inject_to_stop(struct pm_inject *in, bool vfork)
+int pmi_inject_to_stop(struct pmi_inject *in, bool vfork)
 {
 	siginfo_t si;
 	int status, err, n, sig;
@@ -70,7 +70,7 @@ int pmi_inject_to_stop(struct pm_inject *in, bool vfork)
 	return -EIO;
 }
 
-static int to_syscall_stop(struct pm_inject *in)
+static int to_syscall_stop(struct pmi_inject *in)
 {
 	return pmi_inject_to_stop(in, false);
 }
@@ -81,7 +81,7 @@ static int to_syscall_stop(struct pm_inject *in)
  * armed with its own mask (rt_sigreturn sets the same), or with its own
  * registers and mask.
  */
-static int restore_thread(struct pm_inject *in)
+static int restore_thread(struct pmi_inject *in)
 {
 	if (in->mask_set && ptrace(PTRACE_SETSIGMASK, in->tid, sizeof(in->sigmask), &in->sigmask) < 0)
 		return pmi_inject_ptrace_failed(in);
@@ -131,7 +131,7 @@ static void frame_regs(const struct user_regs_struct *r, struct rt_frame *f)
  * handler. uc_stack gets an invalid mode: rt_sigreturn's sigaltstack()
  * fails (an error it ignores) and changes nothing.
  */
-static int write_frame(struct pm_inject *in)
+static int write_frame(struct pmi_inject *in)
 {
 	struct rt_frame f;
 	uint64_t fp = (in->saved.rsp - RED_ZONE - in->xsize - 4) & ~63ULL;
@@ -157,7 +157,7 @@ static int write_frame(struct pm_inject *in)
  * blocked (rt_sigreturn unblocks them again): signals sent meanwhile stay
  * pending.
  */
-static int arm(struct pm_inject *in)
+static int arm(struct pmi_inject *in)
 {
 	struct user_regs_struct r = in->saved;
 	uint64_t all = ~0ULL;
@@ -181,7 +181,7 @@ static int arm(struct pm_inject *in)
 	return 0;
 }
 
-long pmi_inject_exit_frame(struct pm_inject *in, long nr)
+long pmi_inject_exit_frame(struct pmi_inject *in, long nr)
 {
 	struct rt_frame f;
 	uint64_t at;
@@ -212,7 +212,7 @@ long pmi_inject_exit_frame(struct pm_inject *in, long nr)
 	return (long)(at + 8);
 }
 
-long pmi_inject_exit_stack(struct pm_inject *in)
+long pmi_inject_exit_stack(struct pmi_inject *in)
 {
 	return pmi_inject_exit_frame(in, SYS_exit_group);
 }
@@ -226,7 +226,7 @@ long pmi_inject_exit_stack(struct pm_inject *in)
  * enter_call takes the thread to the swapped syscall-entry stop; run_call
  * on to the syscall-exit stop, whose registers come back in @r.
  */
-int pmi_inject_enter_call(struct pm_inject *in, struct user_regs_struct *r, long nr,
+int pmi_inject_enter_call(struct pmi_inject *in, struct user_regs_struct *r, long nr,
 			  const long a[6])
 {
 	int err = arm(in);
@@ -255,7 +255,7 @@ int pmi_inject_enter_call(struct pm_inject *in, struct user_regs_struct *r, long
 }
 
 /* The call's syscall-exit stop has been reached: its registers in @r. */
-int pmi_inject_exit_regs(struct pm_inject *in, struct user_regs_struct *r)
+int pmi_inject_exit_regs(struct pmi_inject *in, struct user_regs_struct *r)
 {
 	in->at_entry = false;
 	if (ptrace(PTRACE_GETREGS, in->tid, 0L, r) < 0)
@@ -263,7 +263,7 @@ int pmi_inject_exit_regs(struct pm_inject *in, struct user_regs_struct *r)
 	return r->rip == in->tramp ? 0 : -EIO;
 }
 
-static int run_call(struct pm_inject *in, struct user_regs_struct *r, long nr, const long a[6])
+static int run_call(struct pmi_inject *in, struct user_regs_struct *r, long nr, const long a[6])
 {
 	int err = pmi_inject_enter_call(in, r, nr, a);
 
@@ -272,7 +272,7 @@ static int run_call(struct pm_inject *in, struct user_regs_struct *r, long nr, c
 	return err ? err : pmi_inject_exit_regs(in, r);
 }
 
-long pmi_inject_syscall(struct pm_inject *in, long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+long pmi_inject_syscall(struct pmi_inject *in, long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	const long a[6] = { a0, a1, a2, a3, a4, a5 };
 	struct user_regs_struct r;
@@ -291,19 +291,19 @@ long pmi_inject_syscall(struct pm_inject *in, long nr, long a0, long a1, long a2
 	return (long)r.rax;
 }
 
-int pmi_inject_error(const struct pm_inject *in)
+int pmi_inject_error(const struct pmi_inject *in)
 {
 	return in ? in->err : -EINVAL;
 }
 
-long pmi_inject_stopped_in(const struct pm_inject *in, long *ret)
+long pmi_inject_stopped_in(const struct pmi_inject *in, long *ret)
 {
 	if (ret)
 		*ret = in ? (long)in->saved.rax : 0;
 	return in ? (long)in->saved.orig_rax : -1;
 }
 
-int pmi_inject_set_options(struct pm_inject *in, long extra)
+int pmi_inject_set_options(struct pmi_inject *in, long extra)
 {
 	if (!in)
 		return -EINVAL;
@@ -314,7 +314,7 @@ int pmi_inject_set_options(struct pm_inject *in, long extra)
 	return 0;
 }
 
-pid_t pmi_inject_event_pid(const struct pm_inject *in)
+pid_t pmi_inject_event_pid(const struct pmi_inject *in)
 {
 	return in ? in->event_pid : 0;
 }
@@ -324,7 +324,7 @@ pid_t pmi_inject_event_pid(const struct pm_inject *in)
  * call (orig_rax -1) and stop at its exit. Armed, it returns to the
  * trampoline, so that a thread let go there still ends in rt_sigreturn.
  */
-static int leave_entry(struct pm_inject *in)
+static int leave_entry(struct pmi_inject *in)
 {
 	struct user_regs_struct r;
 
@@ -339,7 +339,7 @@ static int leave_entry(struct pm_inject *in)
 	return to_syscall_stop(in);
 }
 
-static int restore_and_detach(struct pm_inject *in)
+static int restore_and_detach(struct pmi_inject *in)
 {
 	int err = 0, e, sig;
 
@@ -364,7 +364,7 @@ static int restore_and_detach(struct pm_inject *in)
 	return err;
 }
 
-int pmi_inject_detach(struct pm_inject *in)
+int pmi_inject_detach(struct pmi_inject *in)
 {
 	int err;
 
@@ -380,49 +380,49 @@ int pmi_inject_detach(struct pm_inject *in)
 
 #else	/* !__x86_64__ */
 
-int pmi_inject_attach(pid_t pid, struct pm_inject **out)
+int pmi_inject_attach(pid_t pid, struct pmi_inject **out)
 {
 	(void)pid;
 	*out = NULL;
 	return -EOPNOTSUPP;
 }
 
-long pmi_inject_syscall(struct pm_inject *in, long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+long pmi_inject_syscall(struct pmi_inject *in, long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	return -EOPNOTSUPP;
 }
 
-int pmi_inject_error(const struct pm_inject *in)
+int pmi_inject_error(const struct pmi_inject *in)
 {
 	return -EOPNOTSUPP;
 }
 
-long pmi_inject_stopped_in(const struct pm_inject *in, long *ret)
+long pmi_inject_stopped_in(const struct pmi_inject *in, long *ret)
 {
 	if (ret)
 		*ret = 0;
 	return -1;
 }
 
-int pmi_inject_detach(struct pm_inject *in)
+int pmi_inject_detach(struct pmi_inject *in)
 {
 	return in ? -EOPNOTSUPP : 0;
 }
 
-int pmi_inject_set_options(struct pm_inject *in, long extra)
+int pmi_inject_set_options(struct pmi_inject *in, long extra)
 {
 	(void)in;
 	(void)extra;
 	return -EOPNOTSUPP;
 }
 
-pid_t pmi_inject_event_pid(const struct pm_inject *in)
+pid_t pmi_inject_event_pid(const struct pmi_inject *in)
 {
 	(void)in;
 	return 0;
 }
 
-long pmi_inject_exit_stack(struct pm_inject *in)
+long pmi_inject_exit_stack(struct pmi_inject *in)
 {
 	(void)in;
 	return -EOPNOTSUPP;

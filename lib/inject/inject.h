@@ -1,6 +1,6 @@
 /* inject.h - run system calls inside another process by ptrace, and take a userfaultfd made there (inside libpagemap only). */
-#ifndef PM_INJECT_H
-#define PM_INJECT_H
+#ifndef PMI_INJECT_H
+#define PMI_INJECT_H
 
 #include <stdint.h>
 #include <sys/types.h>
@@ -45,7 +45,7 @@
  * (ptrace is per tracer thread), and no waitpid(-1, ...) elsewhere in the
  * process meanwhile (it would take the tracee's stop reports).
  */
-struct pm_inject;
+struct pmi_inject;
 
 /*
  * pmi_inject_attach - stop a thread of @pid for injection. The thread is
@@ -72,7 +72,7 @@ struct pm_inject;
  *               static binary that never installs a signal handler)
  *   ENOMEM      out of memory
  */
-int pmi_inject_attach(pid_t pid, struct pm_inject **out);
+int pmi_inject_attach(pid_t pid, struct pmi_inject **out);
 
 /*
  * pmi_inject_syscall - run system call @nr with arguments @a0..@a5 in the
@@ -84,10 +84,10 @@ int pmi_inject_attach(pid_t pid, struct pm_inject **out);
  * return it, and pmi_inject_error() tells it apart from a failed syscall.
  * Blocking calls block the target's thread and the caller.
  */
-long pmi_inject_syscall(struct pm_inject *in, long nr, long a0, long a1, long a2, long a3, long a4, long a5);
+long pmi_inject_syscall(struct pmi_inject *in, long nr, long a0, long a1, long a2, long a3, long a4, long a5);
 
 /* pmi_inject_error - 0 while the mechanism works, else the -errno that broke it (sticky). */
-int pmi_inject_error(const struct pm_inject *in);
+int pmi_inject_error(const struct pmi_inject *in);
 
 /*
  * pmi_inject_set_options - PTRACE_SETOPTIONS on the attached thread: the
@@ -98,7 +98,7 @@ int pmi_inject_error(const struct pm_inject *in);
  * attach's options back (the detach drops them anyway).
  * Returns 0 or -errno (sticky mechanism failures as pmi_inject_syscall).
  */
-int pmi_inject_set_options(struct pm_inject *in, long extra);
+int pmi_inject_set_options(struct pmi_inject *in, long extra);
 
 /*
  * pmi_inject_event_pid - the child a PTRACE_EVENT_CLONE, _FORK or _VFORK
@@ -107,7 +107,7 @@ int pmi_inject_set_options(struct pm_inject *in, long extra);
  * 0 if there was none. Such a child is traced by the calling thread, seized
  * like its parent: see pmi_inject_hold_child.
  */
-pid_t pmi_inject_event_pid(const struct pm_inject *in);
+pid_t pmi_inject_event_pid(const struct pmi_inject *in);
 
 /*
  * pmi_inject_hold_child - wait (waitpid __WALL) for the first stop of a
@@ -134,7 +134,7 @@ int pmi_inject_hold_child(pid_t child);
  * target, exit signal 0). Arms the thread if no call has yet.
  * Returns the stack pointer (> 0) or -errno (sticky, as pmi_inject_syscall).
  */
-long pmi_inject_exit_stack(struct pm_inject *in);
+long pmi_inject_exit_stack(struct pmi_inject *in);
 
 /*
  * pmi_inject_child_close_fds - close every descriptor of a child held by
@@ -145,14 +145,14 @@ long pmi_inject_exit_stack(struct pm_inject *in);
  * target's own descriptors stay. The child stays stopped.
  * Returns 0, or -errno (ENOSYS before Linux 5.9, ESRCH if it died).
  */
-int pmi_inject_child_close_fds(const struct pm_inject *in, pid_t child);
+int pmi_inject_child_close_fds(const struct pmi_inject *in, pid_t child);
 
 /*
  * pmi_inject_stopped_in - the system call the thread was in when it stopped:
  * its number (-1 if it was running user code) and, in *@ret, the value it
  * was returning (-ERESTARTSYS = -512 etc. when the stop interrupted it).
  */
-long pmi_inject_stopped_in(const struct pm_inject *in, long *ret);
+long pmi_inject_stopped_in(const struct pmi_inject *in, long *ret);
 
 /*
  * pmi_inject_detach - PTRACE_DETACH (after putting the registers and the
@@ -172,7 +172,7 @@ long pmi_inject_stopped_in(const struct pm_inject *in, long *ret);
  * far as ptrace holds it; if the caller is also its parent, the exit status
  * is consumed here).
  */
-int pmi_inject_detach(struct pm_inject *in);
+int pmi_inject_detach(struct pmi_inject *in);
 
 /*
  * A thread of the target with a descriptor table of its own, for a call
@@ -200,9 +200,9 @@ int pmi_inject_detach(struct pm_inject *in);
  * it was left out.
  * From the thread that made the injection; the target stays attached.
  */
-long pmi_inject_vfork_thread(struct pm_inject *in);
-long pmi_inject_thread_syscall(const struct pm_inject *in, pid_t tid, long nr, long a0, long a1, long a2);
-long pmi_inject_vfork_done(struct pm_inject *in);
+long pmi_inject_vfork_thread(struct pmi_inject *in);
+long pmi_inject_thread_syscall(const struct pmi_inject *in, pid_t tid, long nr, long a0, long a1, long a2);
+long pmi_inject_vfork_done(struct pmi_inject *in);
 
 /*
  * pmi_remote_uffd - a userfaultfd whose context is @pid's memory, held only

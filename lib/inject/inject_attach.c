@@ -66,7 +66,7 @@ static bool thread_dead(const struct task_status *ts)
 }
 
 /* A leader that exited while its threads run stays a zombie thread: take the first live thread instead. */
-static int pick_live_thread(struct pm_inject *in, struct task_status *ts)
+static int pick_live_thread(struct pmi_inject *in, struct task_status *ts)
 {
 	char path[64];
 	struct dirent *d;
@@ -94,7 +94,7 @@ static int pick_live_thread(struct pm_inject *in, struct task_status *ts)
  * once it leaves it, and the wait for the stop cannot be given up (a seized
  * thread cannot be detached while it runs): give it a second, else refuse.
  */
-static int wait_interruptible(struct pm_inject *in, struct task_status *ts)
+static int wait_interruptible(struct pmi_inject *in, struct task_status *ts)
 {
 	struct timespec ms10 = { 0, 10000000 };
 	int i, err = 0;
@@ -107,7 +107,7 @@ static int wait_interruptible(struct pm_inject *in, struct task_status *ts)
 }
 
 /* Which thread to stop, and whether it may be stopped at all. */
-static int choose_thread(struct pm_inject *in, pid_t pid, struct task_status *ts)
+static int choose_thread(struct pmi_inject *in, pid_t pid, struct task_status *ts)
 {
 	int err = read_task_status(pid, pid, ts);
 
@@ -134,7 +134,7 @@ static int choose_thread(struct pm_inject *in, pid_t pid, struct task_status *ts
  * delivered (its handler runs); the stop comes after it, as in CRIU's
  * compel. A group-stopped target reports PTRACE_EVENT_STOP too.
  */
-static int seize(struct pm_inject *in, const struct task_status *ts)
+static int seize(struct pmi_inject *in, const struct task_status *ts)
 {
 	long opts = PTRACE_O_TRACESYSGOOD;
 	int status, err;
@@ -220,7 +220,7 @@ static bool is_libc(const struct pm_mapping *m)
 }
 
 /* One pass over the executable mappings: the C library's only (@libc), or all. */
-static int search_maps(struct pm_inject *in, bool libc, size_t *budget)
+static int search_maps(struct pmi_inject *in, bool libc, size_t *budget)
 {
 	char path[64], *line = NULL;
 	size_t cap = 0;
@@ -247,7 +247,7 @@ static int search_maps(struct pm_inject *in, bool libc, size_t *budget)
 }
 
 /* The C library first: a big program's own code is not read through before it. */
-static int find_trampoline(struct pm_inject *in)
+static int find_trampoline(struct pmi_inject *in)
 {
 	size_t budget = SCAN_LIMIT;
 	int err = search_maps(in, true, &budget);
@@ -277,7 +277,7 @@ static uint32_t xsave_size(uint64_t bv)
  * where the regset is larger (AMX). Without XSAVE, the FXSAVE image only
  * (rt_sigreturn then restores x87 and SSE).
  */
-static int read_xstate(struct pm_inject *in)
+static int read_xstate(struct pmi_inject *in)
 {
 	struct iovec iov;
 	uint64_t xcr0, bv;
@@ -314,7 +314,7 @@ static int read_xstate(struct pm_inject *in)
 	return 0;
 }
 
-static int read_state(struct pm_inject *in)
+static int read_state(struct pmi_inject *in)
 {
 	char path[64];
 	int err;
@@ -335,10 +335,10 @@ static int read_state(struct pm_inject *in)
 	return find_trampoline(in);
 }
 
-int pmi_inject_attach(pid_t pid, struct pm_inject **out)
+int pmi_inject_attach(pid_t pid, struct pmi_inject **out)
 {
 	struct task_status ts;
-	struct pm_inject *in;
+	struct pmi_inject *in;
 	int err;
 
 	*out = NULL;

@@ -63,7 +63,7 @@ static int child_syscall_stop(pid_t child)
 	return -EIO;
 }
 
-int pmi_inject_child_close_fds(const struct pm_inject *in, pid_t child)
+int pmi_inject_child_close_fds(const struct pmi_inject *in, pid_t child)
 {
 	struct user_regs_struct r;
 	int err;
@@ -88,7 +88,7 @@ int pmi_inject_child_close_fds(const struct pm_inject *in, pid_t child)
 	return err ? err : (long)r.rax < 0 ? (int)r.rax : 0;
 }
 
-long pmi_inject_thread_syscall(const struct pm_inject *in, pid_t tid, long nr, long a0, long a1, long a2)
+long pmi_inject_thread_syscall(const struct pmi_inject *in, pid_t tid, long nr, long a0, long a1, long a2)
 {
 	struct user_regs_struct r;
 	int err;
@@ -138,7 +138,7 @@ static int end_thread(pid_t tid)
 	}
 }
 
-long pmi_inject_vfork_done(struct pm_inject *in)
+long pmi_inject_vfork_done(struct pmi_inject *in)
 {
 	struct user_regs_struct r;
 	pid_t tid;
@@ -170,7 +170,7 @@ long pmi_inject_vfork_done(struct pm_inject *in)
 	return (long)r.rax;
 }
 
-long pmi_inject_vfork_thread(struct pm_inject *in)
+long pmi_inject_vfork_thread(struct pmi_inject *in)
 {
 	struct user_regs_struct r;
 	long a[6] = { CLONE_VM | CLONE_VFORK | CLONE_THREAD | CLONE_SIGHAND };
@@ -234,25 +234,25 @@ int pmi_inject_hold_child(pid_t child)
 	return -EOPNOTSUPP;
 }
 
-long pmi_inject_vfork_thread(struct pm_inject *in)
+long pmi_inject_vfork_thread(struct pmi_inject *in)
 {
 	(void)in;
 	return -EOPNOTSUPP;
 }
 
-long pmi_inject_vfork_done(struct pm_inject *in)
+long pmi_inject_vfork_done(struct pmi_inject *in)
 {
 	(void)in;
 	return -EOPNOTSUPP;
 }
 
-long pmi_inject_thread_syscall(const struct pm_inject *in, pid_t tid, long nr, long a0, long a1, long a2)
+long pmi_inject_thread_syscall(const struct pmi_inject *in, pid_t tid, long nr, long a0, long a1, long a2)
 {
 	(void)in, (void)tid, (void)nr, (void)a0, (void)a1, (void)a2;
 	return -EOPNOTSUPP;
 }
 
-int pmi_inject_child_close_fds(const struct pm_inject *in, pid_t child)
+int pmi_inject_child_close_fds(const struct pmi_inject *in, pid_t child)
 {
 	(void)in;
 	(void)child;

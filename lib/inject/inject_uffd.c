@@ -68,7 +68,7 @@ static uint64_t offered_features(void)
 }
 
 /* Inject userfaultfd(), take the descriptor through @pidfd, close it in the target. */
-static int take_remote_uffd(struct pm_inject *in, int pidfd, int *fd)
+static int take_remote_uffd(struct pmi_inject *in, int pidfd, int *fd)
 {
 	long rfd, cerr;
 	int err = 0;
@@ -91,12 +91,12 @@ static int take_remote_uffd(struct pm_inject *in, int pidfd, int *fd)
 	return err;
 }
 
-#define PM_PIDFD_THREAD	O_EXCL	/* linux/pidfd.h's PIDFD_THREAD, 6.9+: a pidfd of one thread */
+#define PMI_PIDFD_THREAD	O_EXCL	/* linux/pidfd.h's PIDFD_THREAD, 6.9+: a pidfd of one thread */
 
 /* Can a pidfd name a thread (6.9+)? pidfd_getfd then takes from that thread's own descriptor table. */
 static bool thread_pidfds(void)
 {
-	int fd = (int)syscall(SYS_pidfd_open, getpid(), PM_PIDFD_THREAD);
+	int fd = (int)syscall(SYS_pidfd_open, getpid(), PMI_PIDFD_THREAD);
 
 	if (fd < 0)
 		return false;
@@ -105,7 +105,7 @@ static bool thread_pidfds(void)
 }
 
 /* userfaultfd() in thread @tid, the 5.11+ flag first; the descriptor number in its table, or -errno. */
-static long thread_userfaultfd(struct pm_inject *in, pid_t tid)
+static long thread_userfaultfd(struct pmi_inject *in, pid_t tid)
 {
 	long rfd = pmi_inject_thread_syscall(in, tid, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY,
 					     0, 0);
@@ -125,7 +125,7 @@ static long thread_userfaultfd(struct pm_inject *in, pid_t tid)
  * the frame is used. Killed at any step, we leave the thread to exit by
  * its frame, its table with it; then the attached thread returns to its own.
  */
-static int take_thread_uffd(struct pm_inject *in, int *fd)
+static int take_thread_uffd(struct pmi_inject *in, int *fd)
 {
 	long r, done;
 	pid_t tid;
@@ -139,7 +139,7 @@ static int take_thread_uffd(struct pm_inject *in, int *fd)
 	if (r < 0)
 		err = (int)r;
 	if (!err) {
-		tfd = (int)syscall(SYS_pidfd_open, tid, PM_PIDFD_THREAD);
+		tfd = (int)syscall(SYS_pidfd_open, tid, PMI_PIDFD_THREAD);
 		if (tfd < 0 || (*fd = (int)syscall(SYS_pidfd_getfd, tfd, (int)r, 0)) < 0)
 			err = -errno;
 		if (tfd >= 0)
@@ -168,7 +168,7 @@ static int uffd_api(int fd, uint64_t features, uint64_t *got)
 
 int pmi_remote_uffd(pid_t pid, uint64_t features, int *local_fd, uint64_t *got_features)
 {
-	struct pm_inject *in;
+	struct pmi_inject *in;
 	uint64_t offered = offered_features();
 	int pidfd, fd = -1, err, derr;
 

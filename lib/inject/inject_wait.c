@@ -36,7 +36,7 @@ static bool own_child(pid_t pid)
  * parent is us (pagemap track -- CMD): then its exit status is our
  * caller's to collect, and reaping it here would lose it.
  */
-int pmi_inject_wait_stop(struct pm_inject *in, int *status)
+int pmi_inject_wait_stop(struct pmi_inject *in, int *status)
 {
 	siginfo_t si;
 	pid_t r;
@@ -72,7 +72,7 @@ int pmi_inject_wait_stop(struct pm_inject *in, int *status)
  * A ptrace request failed. ESRCH on a thread we hold stopped means SIGKILL
  * woke it: wait for its death, so that its real parent gets to reap it.
  */
-int pmi_inject_ptrace_failed(struct pm_inject *in)
+int pmi_inject_ptrace_failed(struct pmi_inject *in)
 {
 	int err = -errno, status;
 

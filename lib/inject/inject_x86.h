@@ -1,7 +1,7 @@
 /* inject_x86.h - the ptrace injection's handle and constants, shared by inject_attach.c, inject.c
  * and inject_child.c (x86-64 only). */
-#ifndef PM_INJECT_X86_H
-#define PM_INJECT_X86_H
+#ifndef PMI_INJECT_X86_H
+#define PMI_INJECT_X86_H
 
 #include <signal.h>
 #include <stdbool.h>
@@ -55,7 +55,7 @@ _Static_assert(offsetof(struct rt_frame, r8) == 48, "uc_mcontext offset");
 _Static_assert(offsetof(struct rt_frame, sigmask) == 304, "uc_sigmask offset");
 _Static_assert(sizeof(struct rt_frame) == 440, "rt_sigframe size");
 
-struct pm_inject {
+struct pmi_inject {
 	pid_t pid;			/* thread group */
 	pid_t tid;			/* the stopped thread */
 	struct user_regs_struct saved;	/* as found at the stop */
@@ -80,20 +80,20 @@ struct pm_inject {
 };
 
 /* inject_wait.c: wait for the thread's next stop (reaping a dead one for its parent); 0 or -errno. */
-int pmi_inject_wait_stop(struct pm_inject *in, int *status);
+int pmi_inject_wait_stop(struct pmi_inject *in, int *status);
 /* inject_wait.c: a ptrace request failed; ESRCH on a held thread: wait for its death. Returns -errno. */
-int pmi_inject_ptrace_failed(struct pm_inject *in);
+int pmi_inject_ptrace_failed(struct pmi_inject *in);
 
 /* inject.c: the call machinery that inject_child.c's calls in children and threads build on. */
 /* Resume to the next syscall stop, signals held back; with @vfork, a PTRACE_EVENT_VFORK stop
  * returns 1. */
-int pmi_inject_to_stop(struct pm_inject *in, bool vfork);
+int pmi_inject_to_stop(struct pmi_inject *in, bool vfork);
 /* A stack pointer whose return runs syscall @nr (exit_group, exit) at once. */
-long pmi_inject_exit_frame(struct pm_inject *in, long nr);
+long pmi_inject_exit_frame(struct pmi_inject *in, long nr);
 /* Take the thread to the syscall-entry stop of call @nr with arguments @a, its registers in @r. */
-int pmi_inject_enter_call(struct pm_inject *in, struct user_regs_struct *r, long nr,
+int pmi_inject_enter_call(struct pmi_inject *in, struct user_regs_struct *r, long nr,
 			  const long a[6]);
 /* The call's syscall-exit stop has been reached: its registers in @r. */
-int pmi_inject_exit_regs(struct pm_inject *in, struct user_regs_struct *r);
+int pmi_inject_exit_regs(struct pmi_inject *in, struct user_regs_struct *r);
 
 #endif

@@ -91,21 +91,21 @@ static const struct pm_flag_sum sum_table[] = { FLAG_ROWS(SUM_ROW) };
 const struct pm_flag_sum *pm_flag_sums(size_t *n)
 {
 	if (n)
-		*n = PM_ARRAY_SIZE(sum_table);
+		*n = PMI_ARRAY_SIZE(sum_table);
 	return sum_table;
 }
 
 const struct pm_flag_info *pm_flag_table(size_t *n)
 {
 	if (n)
-		*n = PM_ARRAY_SIZE(flag_table);
+		*n = PMI_ARRAY_SIZE(flag_table);
 	return flag_table;
 }
 
 const struct pm_flag_fact *pm_flag_facts(size_t *n)
 {
 	if (n)
-		*n = PM_ARRAY_SIZE(fact_table);
+		*n = PMI_ARRAY_SIZE(fact_table);
 	return fact_table;
 }
 
@@ -115,7 +115,7 @@ char *pm_flags_letters(uint32_t flags, char *buf, size_t size)
 
 	if (!size)
 		return buf;
-	for (i = 0; i < PM_ARRAY_SIZE(flag_table) && n + 1 < size; i++)
+	for (i = 0; i < PMI_ARRAY_SIZE(flag_table) && n + 1 < size; i++)
 		buf[n++] = (flags & flag_table[i].bit) ? flag_table[i].letter : '-';
 	buf[n] = '\0';
 	return buf;
@@ -181,7 +181,7 @@ static int decode_high_bits(uint64_t raw, const struct pm_decode_info *info, str
 		out->page_shift = (uint8_t)PME_PSHIFT(raw);
 		return out->page_shift == info->page_shift ? 0 : -EINVAL;
 	}
-	for (i = 0; i < PM_ARRAY_SIZE(fact_table); i++) {
+	for (i = 0; i < PMI_ARRAY_SIZE(fact_table); i++) {
 		if (!layout_has(l, fact_table[i].raw_bit) || fact_table[i].raw_bit > 60)
 			continue;
 		b = 1ULL << fact_table[i].raw_bit;
@@ -225,7 +225,7 @@ static const struct pm_flag_fact *find_fact(uint32_t flag)
 {
 	size_t i;
 
-	for (i = 0; i < PM_ARRAY_SIZE(fact_table); i++)
+	for (i = 0; i < PMI_ARRAY_SIZE(fact_table); i++)
 		if (fact_table[i].bit == flag)
 			return &fact_table[i];
 	return NULL;

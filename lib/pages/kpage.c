@@ -18,7 +18,7 @@ static const char *const kpage_paths[NFILES] = { "/proc/kpageflags", "/proc/kpag
 struct pm_kpage {
 	struct pm_ctx *ctx;
 	int fd[NFILES];		/* -errno when not readable */
-	struct pm_sparse io;	/* buf: KPAGE_BATCH words, for lookups and sorted reads */
+	struct pmi_sparse io;	/* buf: KPAGE_BATCH words, for lookups and sorted reads */
 	uint64_t nreads;
 	unsigned lookup_files;	/* PM_KPAGE_BIT(file) of the files lookups read */
 };

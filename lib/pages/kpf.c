@@ -65,7 +65,7 @@ static const struct pm_kpf_info kpf_table[] = {
 const struct pm_kpf_info *pm_kpf_table(size_t *n)
 {
 	if (n)
-		*n = PM_ARRAY_SIZE(kpf_table);
+		*n = PMI_ARRAY_SIZE(kpf_table);
 	return kpf_table;
 }
 
@@ -73,7 +73,7 @@ static const struct pm_kpf_info *kpf_by_bit(unsigned bit)
 {
 	size_t i;
 
-	for (i = 0; i < PM_ARRAY_SIZE(kpf_table); i++)
+	for (i = 0; i < PMI_ARRAY_SIZE(kpf_table); i++)
 		if (kpf_table[i].bit == bit)
 			return &kpf_table[i];
 	return NULL;
@@ -137,7 +137,7 @@ char *pm_kpf_letters(uint64_t flags, bool raw, char *buf, size_t size)
 
 	if (!size)
 		return buf;
-	for (i = 0; i < PM_ARRAY_SIZE(kpf_table) && k + 1 < size; i++) {
+	for (i = 0; i < PMI_ARRAY_SIZE(kpf_table) && k + 1 < size; i++) {
 		if (kpf_table[i].internal && !raw)
 			continue;
 		buf[k++] = (flags & BIT(kpf_table[i].bit)) ? kpf_table[i].letter : '_';
@@ -168,7 +168,7 @@ static int parse_name(const char *s, size_t len, uint64_t *bits)
 		*bits = BIT(PM_KPF_COMPOUND_HEAD) | BIT(PM_KPF_COMPOUND_TAIL);
 		return 0;
 	}
-	for (i = 0; i < PM_ARRAY_SIZE(kpf_table); i++) {
+	for (i = 0; i < PMI_ARRAY_SIZE(kpf_table); i++) {
 		if (len <= strlen(kpf_table[i].name) && !strncmp(s, kpf_table[i].name, len)) {
 			*bits = BIT(kpf_table[i].bit);
 			return 0;
@@ -183,7 +183,7 @@ static int parse_name(const char *s, size_t len, uint64_t *bits)
 		*bits = strtoull(num, &end, 0);
 		return errno || *end ? -EINVAL : 0;
 	}
-	for (i = 0; len == 1 && i < PM_ARRAY_SIZE(kpf_table); i++) {
+	for (i = 0; len == 1 && i < PMI_ARRAY_SIZE(kpf_table); i++) {
 		if (s[0] == kpf_table[i].letter) {
 			*bits = BIT(kpf_table[i].bit);
 			return 0;

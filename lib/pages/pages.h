@@ -2,8 +2,8 @@
  * pages.h - what lib/pages/ (decoders, maps, the walker, frames) offers the folders above it beyond the
  * public API: walker flags for callers inside the library, and kpage internals. Private, never installed.
  */
-#ifndef PM_PAGES_H
-#define PM_PAGES_H
+#ifndef PMI_PAGES_H
+#define PMI_PAGES_H
 
 #include "base.h"
 
@@ -13,9 +13,9 @@
  */
 struct pm_walk *pmi_walk_open(struct pm_target *t, uint64_t start, uint64_t end, unsigned flags, unsigned iflags);
 /* Only sums are wanted (mapstat): runs need not have continuing frames. */
-#define PM_IWALK_NOFRAMES	(1u << 0)
+#define PMI_IWALK_NOFRAMES	(1u << 0)
 /* Also yield [vvar] and [vsyscall], unread, as one run with no flags (mapstat lists every mapping). */
-#define PM_IWALK_ALLMAPS	(1u << 1)
+#define PMI_IWALK_ALLMAPS	(1u << 1)
 /* walk.c, for pm_mapstat: walk the next mapping whole, adding its bytes by flag to *@sums, no run built.
  * Returns 0 with *@map (valid until the next call), 1 at the end, <0 on error. */
 int pmi_walk_sum_mapping(struct pm_walk *w, struct pm_flag_bytes *sums, const struct pm_mapping **map);

@@ -25,7 +25,7 @@ int pmi_scan_step(int fd, struct pm_scan_arg *arg, uint64_t end, struct page_reg
 	return n;
 }
 
-int pmi_scan_each(int fd, struct pm_scan_arg arg, struct page_region *vec, size_t vec_len, pm_scan_fn fn,
+int pmi_scan_each(int fd, struct pm_scan_arg arg, struct page_region *vec, size_t vec_len, pmi_scan_fn fn,
 		 void *data)
 {
 	uint64_t end = arg.end;

@@ -1,6 +1,6 @@
 /* scan.h - the one PAGEMAP_SCAN call-and-resume loop, for the walker and the write watch (internal). */
-#ifndef PM_SCAN_H
-#define PM_SCAN_H
+#ifndef PMI_SCAN_H
+#define PMI_SCAN_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -20,14 +20,14 @@
 int pmi_scan_step(int fd, struct pm_scan_arg *arg, uint64_t end, struct page_region *vec, size_t vec_len);
 
 /* Called with each batch of regions; a negative return stops the loop with that error. */
-typedef int (*pm_scan_fn)(void *data, const struct page_region *v, size_t n);
+typedef int (*pmi_scan_fn)(void *data, const struct page_region *v, size_t n);
 
 /*
  * pmi_scan_each - pmi_scan_step from @arg.start to @arg.end until the range is
  * done, @fn called with every non-empty batch. @arg's size, vec and vec_len
  * are set here. Returns 0 or the first negative errno (of the ioctl or @fn).
  */
-int pmi_scan_each(int fd, struct pm_scan_arg arg, struct page_region *vec, size_t vec_len, pm_scan_fn fn,
+int pmi_scan_each(int fd, struct pm_scan_arg arg, struct page_region *vec, size_t vec_len, pmi_scan_fn fn,
 		 void *data);
 
 #endif

@@ -8,18 +8,18 @@
 #include "pages.h"
 #include "smaps.h"
 
-static const char *const keys[PM_SMAPS_NKEYS] = {
-	[PM_SMAPS_RSS] = "Rss:",
-	[PM_SMAPS_PSS] = "Pss:",
-	[PM_SMAPS_SHARED_CLEAN] = "Shared_Clean:",
-	[PM_SMAPS_SHARED_DIRTY] = "Shared_Dirty:",
-	[PM_SMAPS_PRIVATE_CLEAN] = "Private_Clean:",
-	[PM_SMAPS_PRIVATE_DIRTY] = "Private_Dirty:",
-	[PM_SMAPS_REFERENCED] = "Referenced:",
-	[PM_SMAPS_SWAP] = "Swap:",
-	[PM_SMAPS_KERNEL_PAGE] = "KernelPageSize:",
-	[PM_SMAPS_SHARED_HUGETLB] = "Shared_Hugetlb:",
-	[PM_SMAPS_PRIVATE_HUGETLB] = "Private_Hugetlb:",
+static const char *const keys[PMI_SMAPS_NKEYS] = {
+	[PMI_SMAPS_RSS] = "Rss:",
+	[PMI_SMAPS_PSS] = "Pss:",
+	[PMI_SMAPS_SHARED_CLEAN] = "Shared_Clean:",
+	[PMI_SMAPS_SHARED_DIRTY] = "Shared_Dirty:",
+	[PMI_SMAPS_PRIVATE_CLEAN] = "Private_Clean:",
+	[PMI_SMAPS_PRIVATE_DIRTY] = "Private_Dirty:",
+	[PMI_SMAPS_REFERENCED] = "Referenced:",
+	[PMI_SMAPS_SWAP] = "Swap:",
+	[PMI_SMAPS_KERNEL_PAGE] = "KernelPageSize:",
+	[PMI_SMAPS_SHARED_HUGETLB] = "Shared_Hugetlb:",
+	[PMI_SMAPS_PRIVATE_HUGETLB] = "Private_Hugetlb:",
 };
 
 /* "Key:   12 kB" (@len bytes, NUL-terminated copy not needed): which key, and its bytes; -1 for another line. */
@@ -30,7 +30,7 @@ static int field(const char *line, size_t len, uint64_t *bytes)
 	unsigned long long kb;
 	char *end;
 
-	for (k = 0; k < PM_SMAPS_NKEYS; k++) {
+	for (k = 0; k < PMI_SMAPS_NKEYS; k++) {
 		n = strlen(keys[k]);
 		if (len < n || memcmp(line, keys[k], n))
 			continue;
@@ -49,7 +49,7 @@ static int field(const char *line, size_t len, uint64_t *bytes)
 	return -1;
 }
 
-void pmi_smaps_init(struct pm_smaps_parser *p, pm_smaps_fn fn, void *arg)
+void pmi_smaps_init(struct pmi_smaps_parser *p, pmi_smaps_fn fn, void *arg)
 {
 	memset(p, 0, sizeof(*p));
 	p->fn = fn;
@@ -57,7 +57,7 @@ void pmi_smaps_init(struct pm_smaps_parser *p, pm_smaps_fn fn, void *arg)
 }
 
 /* Hand the record over (if it holds anything) and start an empty one. */
-static int flush(struct pm_smaps_parser *p)
+static int flush(struct pmi_smaps_parser *p)
 {
 	int r = p->open ? p->fn(p->arg, &p->rec) : 0;
 
@@ -67,7 +67,7 @@ static int flush(struct pm_smaps_parser *p)
 }
 
 /* @line as a mapping line: 0 with a new record begun, 1 if it is not one, -errno. */
-static int mapping_line(struct pm_smaps_parser *p, const char *line, size_t len)
+static int mapping_line(struct pmi_smaps_parser *p, const char *line, size_t len)
 {
 	struct pm_mapping m;
 	int r;
@@ -92,15 +92,15 @@ static int mapping_line(struct pm_smaps_parser *p, const char *line, size_t len)
 	return 0;
 }
 
-int pmi_smaps_feed(struct pm_smaps_parser *p, const char *line, size_t len)
+int pmi_smaps_feed(struct pmi_smaps_parser *p, const char *line, size_t len)
 {
 	uint64_t v;
 	int k = field(line, len, &v), r;
 
 	if (k >= 0) {
-		if (!(p->rec.have & PM_SMAPS_HAVE(k))) {
+		if (!(p->rec.have & PMI_SMAPS_HAVE(k))) {
 			p->rec.val[k] = v;
-			p->rec.have |= PM_SMAPS_HAVE(k);
+			p->rec.have |= PMI_SMAPS_HAVE(k);
 		}
 		p->open = true;
 		return 0;
@@ -112,7 +112,7 @@ int pmi_smaps_feed(struct pm_smaps_parser *p, const char *line, size_t len)
 	return r == 1 ? 0 : r;
 }
 
-int pmi_smaps_finish(struct pm_smaps_parser *p)
+int pmi_smaps_finish(struct pmi_smaps_parser *p)
 {
 	int r = flush(p);
 
@@ -122,9 +122,9 @@ int pmi_smaps_finish(struct pm_smaps_parser *p)
 	return r;
 }
 
-int pmi_smaps_parse_buf(const char *buf, size_t len, pm_smaps_fn fn, void *arg)
+int pmi_smaps_parse_buf(const char *buf, size_t len, pmi_smaps_fn fn, void *arg)
 {
-	struct pm_smaps_parser p;
+	struct pmi_smaps_parser p;
 	size_t i = 0;
 	int r = 0;
 
@@ -143,9 +143,9 @@ int pmi_smaps_parse_buf(const char *buf, size_t len, pm_smaps_fn fn, void *arg)
 	return r;
 }
 
-int pmi_smaps_parse_file(FILE *f, pm_smaps_fn fn, void *arg)
+int pmi_smaps_parse_file(FILE *f, pmi_smaps_fn fn, void *arg)
 {
-	struct pm_smaps_parser p;
+	struct pmi_smaps_parser p;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -166,11 +166,11 @@ int pmi_smaps_parse_file(FILE *f, pm_smaps_fn fn, void *arg)
 }
 
 struct swap_vec {
-	struct pm_smaps_swap *v;
+	struct pmi_smaps_swap *v;
 	size_t n, cap;
 };
 
-static int swap_add(void *arg, const struct pm_smaps_rec *rec)
+static int swap_add(void *arg, const struct pmi_smaps_rec *rec)
 {
 	struct swap_vec *s = arg;
 
@@ -178,19 +178,19 @@ static int swap_add(void *arg, const struct pm_smaps_rec *rec)
 		return 0;
 	if (s->n == s->cap) {
 		size_t c = s->cap ? 2 * s->cap : 64;
-		struct pm_smaps_swap *p = realloc(s->v, c * sizeof(*p));
+		struct pmi_smaps_swap *p = realloc(s->v, c * sizeof(*p));
 
 		if (!p)
 			return -ENOMEM;
 		s->v = p;
 		s->cap = c;
 	}
-	s->v[s->n++] = (struct pm_smaps_swap){ .start = rec->map.start, .swap = rec->val[PM_SMAPS_SWAP],
-					       .kernel_page = rec->val[PM_SMAPS_KERNEL_PAGE] };
+	s->v[s->n++] = (struct pmi_smaps_swap){ .start = rec->map.start, .swap = rec->val[PMI_SMAPS_SWAP],
+					       .kernel_page = rec->val[PMI_SMAPS_KERNEL_PAGE] };
 	return 0;
 }
 
-int pmi_smaps_swap_parse(FILE *f, struct pm_smaps_swap **out, size_t *nout)
+int pmi_smaps_swap_parse(FILE *f, struct pmi_smaps_swap **out, size_t *nout)
 {
 	struct swap_vec s = { 0 };
 	int r = pmi_smaps_parse_file(f, swap_add, &s);
@@ -223,7 +223,7 @@ int pmi_smaps_open(struct pm_target *t, FILE **out)
 	return 0;
 }
 
-int pmi_smaps_swap_read(struct pm_target *t, struct pm_smaps_swap **out, size_t *n)
+int pmi_smaps_swap_read(struct pm_target *t, struct pmi_smaps_swap **out, size_t *n)
 {
 	FILE *f;
 	int r = pmi_smaps_open(t, &f);
@@ -235,7 +235,7 @@ int pmi_smaps_swap_read(struct pm_target *t, struct pm_smaps_swap **out, size_t 
 	return r;
 }
 
-const struct pm_smaps_swap *pmi_smaps_find(const struct pm_smaps_swap *v, size_t n, uint64_t start)
+const struct pmi_smaps_swap *pmi_smaps_find(const struct pmi_smaps_swap *v, size_t n, uint64_t start)
 {
 	size_t lo = 0, hi = n;
 
@@ -252,9 +252,9 @@ const struct pm_smaps_swap *pmi_smaps_find(const struct pm_smaps_swap *v, size_t
 	return NULL;
 }
 
-int64_t pmi_smaps_swap_of(const struct pm_smaps_swap *v, size_t n, uint64_t start)
+int64_t pmi_smaps_swap_of(const struct pmi_smaps_swap *v, size_t n, uint64_t start)
 {
-	const struct pm_smaps_swap *e = pmi_smaps_find(v, n, start);
+	const struct pmi_smaps_swap *e = pmi_smaps_find(v, n, start);
 
 	return e ? (int64_t)e->swap : -1;
 }

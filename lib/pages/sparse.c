@@ -6,7 +6,7 @@
 #include "sparse.h"
 
 /* End of the group of ascending @idx starting at @i that one read or write covers. */
-static size_t group_end(const struct pm_sparse *s, const uint64_t *idx, size_t n, size_t i)
+static size_t group_end(const struct pmi_sparse *s, const uint64_t *idx, size_t n, size_t i)
 {
 	size_t j = i + 1;
 
@@ -15,7 +15,7 @@ static size_t group_end(const struct pm_sparse *s, const uint64_t *idx, size_t n
 	return j;
 }
 
-int pmi_sparse_read(struct pm_sparse *s, int fd, const uint64_t *idx, size_t n, uint64_t *out, uint64_t fill)
+int pmi_sparse_read(struct pmi_sparse *s, int fd, const uint64_t *idx, size_t n, uint64_t *out, uint64_t fill)
 {
 	size_t i = 0, j, k;
 
@@ -55,7 +55,7 @@ static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
 	return 0;
 }
 
-int pmi_sparse_write(struct pm_sparse *s, int fd, const uint64_t *idx, const uint64_t *val, size_t n)
+int pmi_sparse_write(struct pmi_sparse *s, int fd, const uint64_t *idx, const uint64_t *val, size_t n)
 {
 	size_t i = 0, j, k;
 	int r;

@@ -44,7 +44,7 @@ static void scan_categories(struct pm_walk *w)
 
 	w->scan_mask = 0;
 	w->ncat = 0;
-	for (x = pm_flag_facts(&n), i = 0; i < n && w->ncat < PM_ARRAY_SIZE(w->cat); i++) {
+	for (x = pm_flag_facts(&n), i = 0; i < n && w->ncat < PMI_ARRAY_SIZE(w->cat); i++) {
 		uint64_t c = x[i].scan_category & w->f->scan_categories;
 
 		if (!c)
@@ -223,7 +223,7 @@ static int next_mapping(struct pm_walk *w)
 			continue;
 		/* [vsyscall] lies above task_size; [vvar] is VM_PFNMAP and always reads empty. */
 		w->unreadable = m->kind == PM_MAP_VSYSCALL || m->kind == PM_MAP_VVAR;
-		if (w->unreadable && !(w->iflags & PM_IWALK_ALLMAPS))
+		if (w->unreadable && !(w->iflags & PMI_IWALK_ALLMAPS))
 			continue;
 		w->map = *m;
 		/* Runs point at the whole mapping; the walk covers its part in range. */
@@ -496,7 +496,7 @@ int pmi_walk_add_pages(struct pm_walk *w, uint64_t addr, uint64_t len, uint32_t 
 	if (!e)
 		e = &none;
 	if (w->has_pending && !(w->flags & PM_WALK_EACH) &&
-	    compatible(&w->pending, addr, flags, e, w->shift, !(w->iflags & PM_IWALK_NOFRAMES))) {
+	    compatible(&w->pending, addr, flags, e, w->shift, !(w->iflags & PMI_IWALK_NOFRAMES))) {
 		w->pending.end += len;
 		return 0;
 	}

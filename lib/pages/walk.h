@@ -1,6 +1,6 @@
 /* walk.h - the walker's handle, shared by walk.c (mappings, segments, runs) and walk_entries.c (the pread back end's entries) (inside libpagemap only). */
-#ifndef PM_WALK_H
-#define PM_WALK_H
+#ifndef PMI_WALK_H
+#define PMI_WALK_H
 
 #include "compat.h"
 #include "pages.h"
@@ -41,7 +41,7 @@ struct pm_walk {
 	struct pm_mapping map;		/* current mapping, as maps gave it */
 	uint64_t map_start, map_end;	/* its part inside [start, end) */
 	bool have_map;
-	bool unreadable;		/* [vvar]/[vsyscall] under PM_IWALK_ALLMAPS: never read */
+	bool unreadable;		/* [vvar]/[vsyscall] under PMI_IWALK_ALLMAPS: never read */
 	uint64_t map_cur;		/* first address of the mapping not yet segmented */
 	unsigned map_line;		/* maps lines read so far */
 	uint64_t prev_end;		/* end of the last mapping read: a replayed maps must ascend */
@@ -81,7 +81,7 @@ struct pm_walk {
 	struct pm_entry memo[2];
 
 	/* Hidden frames with swap on: smaps Swap of each mapping tells uffd-wp markers from swap. */
-	struct pm_smaps_swap *smaps;
+	struct pmi_smaps_swap *smaps;
 	size_t nsmaps;
 	int smaps_err;			/* 1: not read yet, 0: read, <0: could not be read */
 	int map_swap;			/* the current mapping has swap: -1 not asked yet, 0, 1 */

@@ -105,7 +105,7 @@ static size_t same_run(const struct pm_walk *w, size_t i, size_t lim)
 
 	if (is_zero)
 		return 1;
-	if (frames && !(w->iflags & PM_IWALK_NOFRAMES)) {
+	if (frames && !(w->iflags & PMI_IWALK_NOFRAMES)) {
 		if (first & PME_PRESENT)
 			step = 1;
 		else if ((first & PME_SWAP) && !((first & PME_SWAP_TYPE_MASK) == PM_SWAP_TYPE_MARKER && (first & PME_UFFD_WP)))

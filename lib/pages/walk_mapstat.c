@@ -79,7 +79,7 @@ struct pm_mapstat *pm_mapstat_open(struct pm_target *t, unsigned walk_flags)
 	if (!it)
 		return NULL;
 	/* Only sums: frames need not continue; every mapping, readable or not, gets a row. */
-	it->walk = pmi_walk_open(t, 0, UINT64_MAX, walk_flags & ~PM_WALK_EACH, PM_IWALK_NOFRAMES | PM_IWALK_ALLMAPS);
+	it->walk = pmi_walk_open(t, 0, UINT64_MAX, walk_flags & ~PM_WALK_EACH, PMI_IWALK_NOFRAMES | PMI_IWALK_ALLMAPS);
 	if (!it->walk) {
 		e = errno;
 		free(it);

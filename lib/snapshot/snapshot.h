@@ -1,6 +1,6 @@
 /* snapshot.h - the snapshot file format (man/pagemap-snapshot.5), shared by its reader and writer. */
-#ifndef PM_SNAPSHOT_H
-#define PM_SNAPSHOT_H
+#ifndef PMI_SNAPSHOT_H
+#define PMI_SNAPSHOT_H
 
 #include <errno.h>
 #include <stdbool.h>

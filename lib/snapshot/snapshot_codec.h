@@ -1,8 +1,8 @@
 /* snapshot_codec.h - what the WORDS chunk encoder (snapshot_codec.c) and decoder
  * (snapshot_decode.c) share: the column layout's constants and the small transforms both sides
  * apply. Inside libpagemap only. */
-#ifndef PM_SNAPSHOT_CODEC_H
-#define PM_SNAPSHOT_CODEC_H
+#ifndef PMI_SNAPSHOT_CODEC_H
+#define PMI_SNAPSHOT_CODEC_H
 
 #include <stdint.h>
 

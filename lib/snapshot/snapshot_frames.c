@@ -9,7 +9,7 @@
 #include "base.h"
 #include "snapshot.h"
 
-#define PM_BATCH	SNAP_READ_WORDS
+#define PMI_BATCH	SNAP_READ_WORDS
 #define FRAME_GAP	32u		/* frames between two pieces read along rather than a read each: a kpage
 				   word costs the kernel tens of ns, a pread() some microseconds */
 
@@ -40,13 +40,13 @@ static int frames_put_moved(struct snap_frames *fr, struct moved *mv, size_t n, 
 
 	qsort(mv, n, sizeof(*mv), cmp_moved);
 	for (c = 0; c < fr->ncol; c++)
-		cols[c] = buf + c * PM_BATCH;
+		cols[c] = buf + c * PMI_BATCH;
 	while (i < n && !r) {
-		for (j = i + 1; j < n && j - i < PM_BATCH && mv[j].index == mv[j - 1].index + 1; j++)
+		for (j = i + 1; j < n && j - i < PMI_BATCH && mv[j].index == mv[j - 1].index + 1; j++)
 			;
 		for (k = i; k < j; k++)
 			for (c = 0; c < fr->ncol; c++)
-				buf[c * PM_BATCH + (k - i)] = mv[k].word[c];
+				buf[c * PMI_BATCH + (k - i)] = mv[k].word[c];
 		r = pmi_snap_ws_add_cols(fr->joint, mv[i].index, cols, j - i);
 		i = j;
 	}
@@ -141,13 +141,13 @@ static void set_bits(uint64_t *m, uint64_t a, uint64_t b)
 		m[a / 64] |= 1ULL << (a % 64);
 }
 
-/* Append [@start, @start + @n) to @todo, in pieces of at most PM_BATCH frames (a read's buffer). */
+/* Append [@start, @start + @n) to @todo, in pieces of at most PMI_BATCH frames (a read's buffer). */
 static int todo_push(struct frun **todo, size_t *len, size_t *cap, uint64_t start, uint64_t n)
 {
 	int r;
 
 	while (n) {
-		uint64_t k = n < PM_BATCH ? n : PM_BATCH;
+		uint64_t k = n < PMI_BATCH ? n : PMI_BATCH;
 		if (*len == *cap && (r = frun_room(todo, cap, *len + 1, *len)))
 			return r;
 		(*todo)[(*len)++] = (struct frun){ start, k };
@@ -237,24 +237,24 @@ static ssize_t frames_read(struct snap_frames *fr, size_t i, size_t ntodo, uint6
 	int r;
 
 	for (j = i + 1; j < ntodo && t[j].start - (t[j - 1].start + t[j - 1].n) <= FRAME_GAP &&
-			t[j].start + t[j].n - base <= PM_BATCH; j++)
+			t[j].start + t[j].n - base <= PMI_BATCH; j++)
 		;
 	if (base >= fr->end)
 		return (ssize_t)j;
 	len = t[j - 1].start + t[j - 1].n - base;
 	for (c = 0; c < fr->ncol; c++) {
-		if ((got[c] = pmi_ctx_pread_words(fr->ctx, fr->fd[fr->col[c]], buf + c * PM_BATCH, (size_t)len, base)) < 0)
+		if ((got[c] = pmi_ctx_pread_words(fr->ctx, fr->fd[fr->col[c]], buf + c * PMI_BATCH, (size_t)len, base)) < 0)
 			return got[c];
 		most = (uint64_t)got[c] > most ? (uint64_t)got[c] : most;
 	}
 	for (c = 0; c < fr->ncol; c++)	/* a file shorter than the others (it should not be) reads 0 there */
-		memset(buf + c * PM_BATCH + got[c], 0, (size_t)(most - (uint64_t)got[c]) * 8);
+		memset(buf + c * PMI_BATCH + got[c], 0, (size_t)(most - (uint64_t)got[c]) * 8);
 	for (k = i; k < j && t[k].start - base < most; k++) {	/* words past the files' end are left out */
 		off = t[k].start - base;
 		n = t[k].n < most - off ? t[k].n : most - off;
 		if (fr->pfn_mode < PM_SNAPSHOT_PFN_KEYED) {
 			for (c = 0; c < fr->ncol; c++)
-				cols[c] = buf + c * PM_BATCH + off;
+				cols[c] = buf + c * PMI_BATCH + off;
 			if ((r = pmi_snap_ws_add_cols(fr->joint, t[k].start, cols, (size_t)n)))
 				return r;
 			continue;
@@ -262,7 +262,7 @@ static ssize_t frames_read(struct snap_frames *fr, size_t i, size_t ntodo, uint6
 		for (x = 0; x < n; x++, (*nmv)++) {
 			mv[*nmv].index = pmi_perm_fwd(&fr->perm[0], t[k].start + x);
 			for (c = 0; c < fr->ncol; c++)
-				mv[*nmv].word[c] = buf[c * PM_BATCH + off + x];
+				mv[*nmv].word[c] = buf[c * PMI_BATCH + off + x];
 		}
 	}
 	return (ssize_t)j;

@@ -1,6 +1,6 @@
 /* snapshot_keeper.h - a child process that removes a replay's tree when we end, however we end (snapshot_keeper.c). */
-#ifndef PM_SNAPSHOT_KEEPER_H
-#define PM_SNAPSHOT_KEEPER_H
+#ifndef PMI_SNAPSHOT_KEEPER_H
+#define PMI_SNAPSHOT_KEEPER_H
 
 struct pmi_snap_keeper;
 

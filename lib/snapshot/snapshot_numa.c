@@ -77,7 +77,7 @@ static int add_node(struct pm_snapshot_writer *w, struct pm_ctx *ctx, const char
 	size_t i;
 	int r = 0;
 
-	for (i = 0; i < PM_ARRAY_SIZE(files) && !r; i++)
+	for (i = 0; i < PMI_ARRAY_SIZE(files) && !r; i++)
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", rel, files[i]) < sizeof(path))
 			r = copy(w, ctx, path);
 	return r ? r : each_numbered(w, ctx, rel, "memory", add_block);

@@ -35,7 +35,7 @@ const char *pmi_snap_type_name(uint32_t t)
 {
 	static const char *names[] = { "?", "META", "FILE", "BYTES", "WORDS", "INDEX", "FILES", "REUSE", "SERIES" };
 
-	return t < PM_ARRAY_SIZE(names) ? names[t] : "unknown type";
+	return t < PMI_ARRAY_SIZE(names) ? names[t] : "unknown type";
 }
 
 int pmi_snap_fail(struct pm_snapshot *s, int e, const char *fmt, ...)

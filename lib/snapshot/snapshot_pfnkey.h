@@ -1,6 +1,6 @@
 /* snapshot_pfnkey.h - keyed permutations of frame numbers and swap offsets for scrambled snapshots (pure). */
-#ifndef PM_PFNKEY_H
-#define PM_PFNKEY_H
+#ifndef PMI_PFNKEY_H
+#define PMI_PFNKEY_H
 
 #include <stddef.h>
 #include <stdint.h>

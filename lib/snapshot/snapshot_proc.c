@@ -12,7 +12,7 @@
 #include "scan.h"
 #include "snapshot.h"
 
-#define PM_BATCH	SNAP_READ_WORDS
+#define PMI_BATCH	SNAP_READ_WORDS
 #define FRAME_BATCH	(1u << 20)	/* PFNs gathered before their kpage words are read: the more, the fewer passes
 				   over the frame range the reader replays (4 GiB of 4 KiB pages) */
 
@@ -156,7 +156,7 @@ static int pass_words(struct proc_pass *p, int fd, uint64_t vpn, uint64_t last)
 	int r;
 
 	while (vpn < last) {
-		size_t want = last - vpn < PM_BATCH ? (size_t)(last - vpn) : PM_BATCH, i;
+		size_t want = last - vpn < PMI_BATCH ? (size_t)(last - vpn) : PMI_BATCH, i;
 		ssize_t n = pmi_ctx_pread_words(p->ctx, fd, p->buf, want, vpn);
 		if (n <= 0)
 			return n < 0 ? (int)n : 0;	/* 0: above task_size ([vsyscall]) or the mm is gone */
@@ -268,7 +268,7 @@ static int scan_regions(void *data, const struct page_region *v, size_t n)
 }
 
 /*
- * The first PM_BATCH pages of a mapping are read as they are: one populated
+ * The first PMI_BATCH pages of a mapping are read as they are: one populated
  * at least half (a heap, a dense buffer) is read on that way, since the scan
  * would walk its page tables a second time (6 % of a dense 4 GiB snapshot);
  * the rest of a mostly empty one goes by the scan.
@@ -276,7 +276,7 @@ static int scan_regions(void *data, const struct page_region *v, size_t n)
 static int pass_mapping(struct proc_pass *p, int fd, uint64_t start, uint64_t end)
 {
 	uint64_t vpn = start / p->page_size, last = end / p->page_size;
-	uint64_t probe = last - vpn < PM_BATCH ? last : vpn + PM_BATCH, words = p->words, zeros = p->zeros;
+	uint64_t probe = last - vpn < PMI_BATCH ? last : vpn + PMI_BATCH, words = p->words, zeros = p->zeros;
 	struct scan_pass s = { .p = p, .fd = fd, .next = probe };
 	struct pm_scan_arg arg = { .start = probe * p->page_size, .end = end,
 				   .return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED };
@@ -351,8 +351,8 @@ static int add_pagemap(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t p
 	p.frames = frames && f && f->pfn_view == PM_PFN_VISIBLE && p.fr->pfn_mode != PM_SNAPSHOT_PFN_DROP;
 	if (p.frames && (r = frames_declare(w, ctx)))
 		goto out;
-	p.buf = pmi_snap_big_alloc(4 * PM_BATCH * 8);	/* 2 MiB, a huge page: 512 page faults as malloc's */
-	p.kbuf = p.buf ? p.buf + PM_BATCH : NULL;
+	p.buf = pmi_snap_big_alloc(4 * PMI_BATCH * 8);	/* 2 MiB, a huge page: 512 page faults as malloc's */
+	p.kbuf = p.buf ? p.buf + PMI_BATCH : NULL;
 	if (f && f->scan && ctx->live && ctx->backend != PM_BACKEND_PREAD)	/* else every word is read */
 		p.regions = malloc(SCAN_REGIONS * sizeof(*p.regions));
 	p.run = p.frames ? pmi_snap_big_alloc(FRAME_BATCH * sizeof(*p.run)) : NULL;	/* touched as runs come */
@@ -378,7 +378,7 @@ out:
  * wall time shrinks, the CPU time does not.
  */
 static const char *const ahead_file[] = { "smaps", "smaps_rollup", "numa_maps" };
-#define AHEAD_FILES	PM_ARRAY_SIZE(ahead_file)
+#define AHEAD_FILES	PMI_ARRAY_SIZE(ahead_file)
 
 struct text_ahead {
 	const struct pm_ctx *ctx;
@@ -495,7 +495,7 @@ int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pi
 	    (r = add_pagemap(w, ctx, pid, maps, flags & PM_SNAPSHOT_FRAMES)))
 		goto out;
 	ahead_wait(&ahead);
-	for (i = 0; i < PM_ARRAY_SIZE(text) && !r; i++) {
+	for (i = 0; i < PMI_ARRAY_SIZE(text) && !r; i++) {
 		snprintf(path, sizeof(path), "proc/%d/%s", (int)pid, text[i]);
 		if ((k = ahead_index(&ahead, text[i])) >= 0) {
 			r = ahead_write(w, &ahead, k, path);
@@ -517,14 +517,14 @@ out:
 static int add_phys(struct pm_snapshot_writer *w)
 {
 	struct snap_frames *fr = pmi_snap_w_frames(w);
-	uint64_t *buf = malloc(PM_BATCH * 8), pfn;
+	uint64_t *buf = malloc(PMI_BATCH * 8), pfn;
 	int f, r = 0;
 
 	if (!buf)
 		return -ENOMEM;
 	for (f = 0; f < 3 && !r; f++) {
-		for (pfn = 0; fr->ws[f] && pfn < fr->end && !r; pfn += PM_BATCH) {
-			size_t want = fr->end - pfn < PM_BATCH ? (size_t)(fr->end - pfn) : PM_BATCH;
+		for (pfn = 0; fr->ws[f] && pfn < fr->end && !r; pfn += PMI_BATCH) {
+			size_t want = fr->end - pfn < PMI_BATCH ? (size_t)(fr->end - pfn) : PMI_BATCH;
 			ssize_t n = pmi_ctx_pread_words(fr->ctx, fr->fd[f], buf, want, pfn);
 			if (n <= 0) {
 				r = (int)n;
@@ -586,11 +586,11 @@ int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, uns
 	}
 	if (!r)
 		r = put_errno(w, "sys/kernel/mm/page_idle/bitmap", ENODATA);
-	for (i = 0; i < PM_ARRAY_SIZE(files) && !r; i++) {
+	for (i = 0; i < PMI_ARRAY_SIZE(files) && !r; i++) {
 		if ((r = pmi_path(ctx, live, sizeof(live), "%s", files[i][0])) == 0)
 			r = copy_file(w, ctx, live, files[i][1]);
 	}
-	for (i = 0; i < PM_ARRAY_SIZE(machine) && !r && (flags & PM_SNAPSHOT_PHYS); i++) {
+	for (i = 0; i < PMI_ARRAY_SIZE(machine) && !r && (flags & PM_SNAPSHOT_PHYS); i++) {
 		if ((r = pmi_path(ctx, live, sizeof(live), "/%s", machine[i])) == 0)
 			r = copy_file(w, ctx, live, machine[i]);
 	}

@@ -1,8 +1,8 @@
 /* snapshot_reader.h - the open snapshot's state, shared by snapshot_open*.c (checking a file: its
  * section table, declarations, chunks, index) and snapshot_read.c (iterating sections, decoding
  * chunks). Inside libpagemap only. */
-#ifndef PM_SNAPSHOT_READER_H
-#define PM_SNAPSHOT_READER_H
+#ifndef PMI_SNAPSHOT_READER_H
+#define PMI_SNAPSHOT_READER_H
 
 #include "base.h"
 #include "snapshot.h"

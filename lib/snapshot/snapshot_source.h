@@ -1,6 +1,6 @@
 /* snapshot_source.h - a replayed snapshot as its context's source of files (lib/base/source.h). */
-#ifndef PM_SNAPSHOT_SOURCE_H
-#define PM_SNAPSHOT_SOURCE_H
+#ifndef PMI_SNAPSHOT_SOURCE_H
+#define PMI_SNAPSHOT_SOURCE_H
 
 #include "source.h"
 

@@ -1,6 +1,6 @@
 /* snapshot_text.h - a replayed snapshot's text files read from their BYTES chunks when opened (snapshot_text.c). */
-#ifndef PM_SNAPSHOT_TEXT_H
-#define PM_SNAPSHOT_TEXT_H
+#ifndef PMI_SNAPSHOT_TEXT_H
+#define PMI_SNAPSHOT_TEXT_H
 
 #include <stdint.h>
 

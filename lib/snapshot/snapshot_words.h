@@ -1,6 +1,6 @@
 /* snapshot_words.h - a replayed snapshot's word files read straight from their chunks (snapshot_words.c). */
-#ifndef PM_SNAPSHOT_WORDS_H
-#define PM_SNAPSHOT_WORDS_H
+#ifndef PMI_SNAPSHOT_WORDS_H
+#define PMI_SNAPSHOT_WORDS_H
 
 #include <sys/types.h>
 #include "base.h"

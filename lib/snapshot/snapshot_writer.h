@@ -1,8 +1,8 @@
 /* snapshot_writer.h - the snapshot writer's state, shared by its files: snapshot_write.c (sections,
  * chunks, files, META, the index), snapshot_write_words.c (word streams), snapshot_write_text.c
  * (/proc text files) and snapshot_write_series.c (pm_snapshot_append). Inside libpagemap only. */
-#ifndef PM_SNAPSHOT_WRITER_H
-#define PM_SNAPSHOT_WRITER_H
+#ifndef PMI_SNAPSHOT_WRITER_H
+#define PMI_SNAPSHOT_WRITER_H
 
 #include "snapshot_reader.h"
 #include "zstd_load.h"

@@ -10,14 +10,14 @@
 /*
  * Each back end defines its ops in its own file; they are declared here, beside
  * the table, their only user. Adding one touches three files: its own
- * (watch_NAME.c, every field of struct pm_watch_ops filled), its extern and row
+ * (watch_NAME.c, every field of struct pmi_watch_ops filled), its extern and row
  * here, and its value at the end of enum pm_watch_method (the public header).
  * The CLI, the binding and the calibration ask the ops through pm_watch_method_*().
  */
-extern const struct pm_watch_ops pm_watch_uffd_ops;
-extern const struct pm_watch_ops pm_watch_softdirty_ops;
-extern const struct pm_watch_ops pm_watch_mprotect_ops;
-extern const struct pm_watch_ops pm_watch_snapshot_ops;
+extern const struct pmi_watch_ops pmi_watch_uffd_ops;
+extern const struct pmi_watch_ops pmi_watch_softdirty_ops;
+extern const struct pmi_watch_ops pmi_watch_mprotect_ops;
+extern const struct pmi_watch_ops pmi_watch_snapshot_ops;
 
 /*
  * The back ends, the best first: uffd is exact and atomic, soft-dirty is
@@ -25,18 +25,18 @@ extern const struct pm_watch_ops pm_watch_snapshot_ops;
  * chosen (auto_pick false): only forced, since it makes a process inside the target.
  * The order is also the one pm_watch_method_at() lists them in.
  */
-static const struct pm_watch_ops *const backends[] = {
-	&pm_watch_uffd_ops,
-	&pm_watch_softdirty_ops,
-	&pm_watch_mprotect_ops,
-	&pm_watch_snapshot_ops,
+static const struct pmi_watch_ops *const backends[] = {
+	&pmi_watch_uffd_ops,
+	&pmi_watch_softdirty_ops,
+	&pmi_watch_mprotect_ops,
+	&pmi_watch_snapshot_ops,
 };
 
-static const struct pm_watch_ops *ops_of(enum pm_watch_method m)
+static const struct pmi_watch_ops *ops_of(enum pm_watch_method m)
 {
 	size_t i;
 
-	for (i = 0; i < PM_ARRAY_SIZE(backends); i++)
+	for (i = 0; i < PMI_ARRAY_SIZE(backends); i++)
 		if (backends[i]->method == m)
 			return backends[i];
 	return NULL;
@@ -44,7 +44,7 @@ static const struct pm_watch_ops *ops_of(enum pm_watch_method m)
 
 const char *pm_watch_method_name(enum pm_watch_method method)
 {
-	const struct pm_watch_ops *o = ops_of(method);
+	const struct pmi_watch_ops *o = ops_of(method);
 
 	if (method == PM_WATCH_AUTO)
 		return "auto";
@@ -53,12 +53,12 @@ const char *pm_watch_method_name(enum pm_watch_method method)
 
 size_t pm_watch_method_count(void)
 {
-	return PM_ARRAY_SIZE(backends);
+	return PMI_ARRAY_SIZE(backends);
 }
 
 enum pm_watch_method pm_watch_method_at(size_t i)
 {
-	return i < PM_ARRAY_SIZE(backends) ? backends[i]->method : PM_WATCH_AUTO;
+	return i < PMI_ARRAY_SIZE(backends) ? backends[i]->method : PM_WATCH_AUTO;
 }
 
 int pm_watch_method_from_name(const char *name)
@@ -69,7 +69,7 @@ int pm_watch_method_from_name(const char *name)
 		return -EINVAL;
 	if (!strcmp(name, "auto"))
 		return PM_WATCH_AUTO;
-	for (i = 0; i < PM_ARRAY_SIZE(backends); i++)
+	for (i = 0; i < PMI_ARRAY_SIZE(backends); i++)
 		if (!strcmp(name, backends[i]->name))
 			return (int)backends[i]->method;
 	return -EINVAL;
@@ -77,21 +77,21 @@ int pm_watch_method_from_name(const char *name)
 
 unsigned pm_watch_method_flags(enum pm_watch_method method)
 {
-	const struct pm_watch_ops *o = ops_of(method);
+	const struct pmi_watch_ops *o = ops_of(method);
 
 	return o && o->caller_only ? PM_WATCH_METHOD_CALLER_ONLY : 0;
 }
 
 const char *pm_watch_method_perturbs(enum pm_watch_method method)
 {
-	const struct pm_watch_ops *o = ops_of(method);
+	const struct pmi_watch_ops *o = ops_of(method);
 
 	return o ? o->perturbs : NULL;
 }
 
 const char *pm_watch_method_details(enum pm_watch_method method)
 {
-	const struct pm_watch_ops *o = ops_of(method);
+	const struct pmi_watch_ops *o = ops_of(method);
 
 	return o ? o->details : NULL;
 }
@@ -103,11 +103,11 @@ const char *pm_watch_method_details(enum pm_watch_method method)
  */
 static int explain_auto(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
 {
-	char why[PM_ARRAY_SIZE(backends)][200];
+	char why[PMI_ARRAY_SIZE(backends)][200];
 	size_t i, j, len;
 	int pick = -EOPNOTSUPP;
 
-	for (i = 0; i < PM_ARRAY_SIZE(backends) && pick < 0; i++)
+	for (i = 0; i < PMI_ARRAY_SIZE(backends) && pick < 0; i++)
 		if (backends[i]->auto_pick && backends[i]->usable(ctx, pid, why[i], sizeof(why[i])) == 0)
 			pick = (int)i;
 	len = (size_t)snprintf(buf, size, "%s", pick >= 0 ? why[pick] : "no back end: ");
@@ -128,7 +128,7 @@ int pm_watch_explain(struct pm_ctx *ctx, pid_t pid, enum pm_watch_method method,
 {
 	/* Every back end's answer: the userfaultfd and soft-dirty probes run now. */
 	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_UFFD | PM_PROBE_SOFT_DIRTY);
-	const struct pm_watch_ops *o = ops_of(method);
+	const struct pmi_watch_ops *o = ops_of(method);
 	int r;
 
 	if (!f)
@@ -156,7 +156,7 @@ static enum pm_watch_method choose(struct pm_ctx *ctx, pid_t pid)
 	char buf[256];
 	size_t i;
 
-	for (i = 0; i < PM_ARRAY_SIZE(backends); i++) {
+	for (i = 0; i < PMI_ARRAY_SIZE(backends); i++) {
 		if (!backends[i]->auto_pick)
 			continue;
 		m = backends[i]->method;
@@ -184,8 +184,8 @@ static int start(struct pm_watch *w, bool fallback)
 	err = w->ops->start(w, why, sizeof(why));
 	if (!err)
 		return 0;
-	for (i = 0; fallback && i < PM_ARRAY_SIZE(backends); i++) {
-		const struct pm_watch_ops *o = backends[i];
+	for (i = 0; fallback && i < PMI_ARRAY_SIZE(backends); i++) {
+		const struct pmi_watch_ops *o = backends[i];
 
 		if (o == w->ops || !o->takes_over || o->usable(w->ctx, w->pid, sd, sizeof(sd)) < 0)
 			continue;
@@ -243,11 +243,11 @@ struct pm_watch *pm_watch_new(struct pm_ctx *ctx, pid_t pid, enum pm_watch_metho
 }
 
 /* The populated ranges of @r (present or swapped, not the zero page), in address order. */
-static int populated_spans(struct pm_watch *w, uint64_t start, uint64_t end, struct pm_watch_range **out, size_t *n)
+static int populated_spans(struct pm_watch *w, uint64_t start, uint64_t end, struct pmi_watch_range **out, size_t *n)
 {
 	struct pm_walk *walk = pm_walk_new(w->t, start, end, 0);
 	const struct pm_run *run;
-	struct pm_watch_range *v = NULL, *p;
+	struct pmi_watch_range *v = NULL, *p;
 	size_t cap = 0;
 	int ret;
 
@@ -271,7 +271,7 @@ static int populated_spans(struct pm_watch *w, uint64_t start, uint64_t end, str
 			}
 			v = p;
 		}
-		v[(*n)++] = (struct pm_watch_range){ run->start, run->end };
+		v[(*n)++] = (struct pmi_watch_range){ run->start, run->end };
 	}
 	pm_walk_free(walk);
 	if (ret < 0) {
@@ -284,7 +284,7 @@ static int populated_spans(struct pm_watch *w, uint64_t start, uint64_t end, str
 }
 
 /* Keep the parts of [a, b) that lie in @before (sorted; *@i is a cursor that only moves forward). */
-static void keep_within(struct pm_watch *w, uint64_t a, uint64_t b, const struct pm_watch_range *before, size_t n, size_t *i)
+static void keep_within(struct pm_watch *w, uint64_t a, uint64_t b, const struct pmi_watch_range *before, size_t n, size_t *i)
 {
 	while (*i < n && before[*i].end <= a)
 		(*i)++;
@@ -300,8 +300,8 @@ static void keep_within(struct pm_watch *w, uint64_t a, uint64_t b, const struct
  * page: count it only where @before (the populated ranges before arming) had
  * a page.
  */
-static int add_populated(struct pm_watch *w, const struct pm_watch_range *before, size_t nbefore,
-			 const struct pm_watch_range *only, size_t nonly)
+static int add_populated(struct pm_watch *w, const struct pmi_watch_range *before, size_t nbefore,
+			 const struct pmi_watch_range *only, size_t nonly)
 {
 	struct pm_walk *walk = pm_walk_new(w->t, only[0].start, only[nonly - 1].end, PM_WALK_ENTRIES);
 	const struct pm_run *run;
@@ -334,8 +334,8 @@ static int add_populated(struct pm_watch *w, const struct pm_watch_range *before
 
 int pm_watch_add(struct pm_watch *w, uint64_t start, uint64_t end, unsigned flags)
 {
-	struct pm_watch_range *r;
-	struct pm_watch_range *before = NULL;
+	struct pmi_watch_range *r;
+	struct pmi_watch_range *before = NULL;
 	size_t nbefore = 0;
 	int err;
 
@@ -380,11 +380,11 @@ int pm_watch_add(struct pm_watch *w, uint64_t start, uint64_t end, unsigned flag
 /* ---- mappings, one listing per batch ---- */
 
 /* The process's mappings, read once. */
-static int list_vmas(struct pm_watch *w, struct pm_watch_vma **out, size_t *n)
+static int list_vmas(struct pm_watch *w, struct pmi_watch_vma **out, size_t *n)
 {
 	struct pm_maps *it = pm_maps_open(w->t);
 	const struct pm_mapping *m;
-	struct pm_watch_vma *v = NULL, *p;
+	struct pmi_watch_vma *v = NULL, *p;
 	size_t cap = 0;
 	int ret;
 
@@ -401,7 +401,7 @@ static int list_vmas(struct pm_watch *w, struct pm_watch_vma **out, size_t *n)
 			}
 			v = p;
 		}
-		v[(*n)++] = (struct pm_watch_vma){ m->start, m->end, m->prot,
+		v[(*n)++] = (struct pmi_watch_vma){ m->start, m->end, m->prot,
 						   m->kind == PM_MAP_VVAR || m->kind == PM_MAP_VSYSCALL };
 	}
 	pm_maps_close(it);
@@ -414,10 +414,10 @@ static int list_vmas(struct pm_watch *w, struct pm_watch_vma **out, size_t *n)
 }
 
 /* The writable, registrable stretches of @v, neighbours merged, minus what is covered already. */
-static int uncovered_writable(struct pm_watch *w, const struct pm_watch_vma *v, size_t n, struct pm_watch_range **out,
+static int uncovered_writable(struct pm_watch *w, const struct pmi_watch_vma *v, size_t n, struct pmi_watch_range **out,
 			      size_t *nout)
 {
-	struct pm_watch_range *r = NULL, *p;
+	struct pmi_watch_range *r = NULL, *p;
 	size_t i, c = 0, cap = 0;
 
 	*nout = 0;
@@ -449,7 +449,7 @@ static int uncovered_writable(struct pm_watch *w, const struct pm_watch_vma *v, 
 					}
 					r = p;
 				}
-				r[(*nout)++] = (struct pm_watch_range){ a, piece_end };
+				r[(*nout)++] = (struct pmi_watch_range){ a, piece_end };
 			}
 			a = piece_end;
 		}
@@ -459,15 +459,15 @@ static int uncovered_writable(struct pm_watch *w, const struct pm_watch_vma *v, 
 }
 
 /* Merge the sorted ranges @add into w->covered (sorted, merged). */
-static int cover(struct pm_watch *w, const struct pm_watch_range *add, size_t n)
+static int cover(struct pm_watch *w, const struct pmi_watch_range *add, size_t n)
 {
 	size_t total = w->ncovered + n, i = 0, j = 0, k = 0;
-	struct pm_watch_range *m = malloc((total ? total : 1) * sizeof(*m));
+	struct pmi_watch_range *m = malloc((total ? total : 1) * sizeof(*m));
 
 	if (!m)
 		return -ENOMEM;
 	while (i < w->ncovered || j < n) {
-		const struct pm_watch_range *x = j >= n || (i < w->ncovered && w->covered[i].start <= add[j].start) ?
+		const struct pmi_watch_range *x = j >= n || (i < w->ncovered && w->covered[i].start <= add[j].start) ?
 							 &w->covered[i++] : &add[j++];
 
 		if (k && m[k - 1].end >= x->start) {
@@ -493,8 +493,8 @@ static bool vanished(int err)
 int pm_watch_add_writable(struct pm_watch *w, unsigned flags, struct pm_watch_batch *b)
 {
 	struct pm_watch_batch dummy;
-	struct pm_watch_range *todo = NULL, *before = NULL;
-	struct pm_watch_vma *vmas = NULL;
+	struct pmi_watch_range *todo = NULL, *before = NULL;
+	struct pmi_watch_vma *vmas = NULL;
 	size_t nvmas = 0, ntodo = 0, nbefore = 0, i;
 	int err;
 

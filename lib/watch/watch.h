@@ -1,16 +1,16 @@
 /* watch.h - the write watch's handle and its back ends' interface (inside libpagemap only). */
-#ifndef PM_WATCH_H
-#define PM_WATCH_H
+#ifndef PMI_WATCH_H
+#define PMI_WATCH_H
 
 #include "pages.h"
 
 /* A watched range, as pm_watch_add got it (page aligned). */
-struct pm_watch_range {
+struct pmi_watch_range {
 	uint64_t start, end;
 };
 
 /* One mapping of a batch's listing: what back ends need of it. */
-struct pm_watch_vma {
+struct pmi_watch_vma {
 	uint64_t start, end;
 	unsigned prot;			/* PM_PROT_*, PM_MAP_SHARED */
 	bool special;			/* [vvar], [vsyscall]: never registered */
@@ -22,14 +22,14 @@ struct pm_watch_vma {
  * read of its maps. Stops at the first non-zero return of @fn and returns it.
  */
 int pmi_watch_vmas_in(struct pm_watch *w, uint64_t start, uint64_t end,
-		     int (*fn)(struct pm_watch *w, const struct pm_watch_vma *v, void *data), void *data);
+		     int (*fn)(struct pm_watch *w, const struct pmi_watch_vma *v, void *data), void *data);
 
 /*
  * One back end: a row of watch.c's preference-ordered table, and everything
  * known of it, so that nothing outside its own file names it (the CLI and the
  * binding ask through pm_watch_method_*()).
  */
-struct pm_watch_ops {
+struct pmi_watch_ops {
 	enum pm_watch_method method;
 	const char *name;	/* pm_watch_method_name() */
 	bool auto_pick;		/* PM_WATCH_AUTO may choose it (in the table's order) */
@@ -49,7 +49,7 @@ struct pm_watch_ops {
 	 */
 	int (*start)(struct pm_watch *w, char *why, size_t size);
 	/* Start watching [start, end) (already recorded in w->ranges): register, protect, arm. */
-	int (*add)(struct pm_watch *w, const struct pm_watch_range *r);
+	int (*add)(struct pm_watch *w, const struct pmi_watch_range *r);
 	/* Report written pages of every range through pmi_watch_emit; re-arm them if @reset. */
 	int (*collect)(struct pm_watch *w, bool reset);
 	/* Optional: a batch of adds is over (pm_watch_add_writable); what add deferred, do now. */
@@ -95,12 +95,12 @@ struct pm_watch {
 	pid_t pid;			/* 0: the caller */
 	struct pm_target *t;		/* pagemap of the watched process (self too) */
 	enum pm_watch_method method;
-	const struct pm_watch_ops *ops;
+	const struct pmi_watch_ops *ops;
 	unsigned flags;
 	uint64_t psize;
 	char reason[512];
 
-	struct pm_watch_range *ranges;
+	struct pmi_watch_range *ranges;
 	size_t nranges, cap_ranges;
 
 	struct pm_written *out;		/* this collect's result, sorted and coalesced */
@@ -115,9 +115,9 @@ struct pm_watch {
 	void *priv;			/* the back end's state */
 
 	/* pm_watch_add_writable: what is watched (sorted, merged), and the listing of the batch being added. */
-	struct pm_watch_range *covered;
+	struct pmi_watch_range *covered;
 	size_t ncovered, capcovered;
-	const struct pm_watch_vma *vmas;	/* non-NULL during a batch: back ends take mappings from it */
+	const struct pmi_watch_vma *vmas;	/* non-NULL during a batch: back ends take mappings from it */
 	size_t nvmas;
 	size_t batch_first;			/* ranges[batch_first..] were added by the batch */
 };

@@ -249,7 +249,7 @@ static int cmp_double(const void *a, const void *b)
  * The child: rounds of (arm as back end @o would, time the first writes, time the same
  * writes again); the median difference per page.
  */
-static double calibrate_child(const struct pm_watch_ops *o, size_t psize)
+static double calibrate_child(const struct pmi_watch_ops *o, size_t psize)
 {
 	size_t len = CAL_PAGES * psize;
 	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -187,7 +187,7 @@ static void compare_run(struct pm_watch *w, const struct pm_run *t, struct curso
  * Compare range @r of @now (the target, or with @pair a newer snapshot of it)
  * with the current snapshot; report through @emit.
  */
-static int compare_range(struct pm_watch *w, const struct pm_watch_range *r, struct pm_target *now, bool pair,
+static int compare_range(struct pm_watch *w, const struct pmi_watch_range *r, struct pm_target *now, bool pair,
 			 emit_fn emit)
 {
 	struct snap_state *s = w->priv;
@@ -226,12 +226,12 @@ static int compare_range(struct pm_watch *w, const struct pm_watch_range *r, str
 /* ---- the back end ---- */
 
 struct parts {
-	const struct pm_watch_range *r;
+	const struct pmi_watch_range *r;
 	uint64_t shared;
 	bool priv;
 };
 
-static int count_part(struct pm_watch *w, const struct pm_watch_vma *m, void *data)
+static int count_part(struct pm_watch *w, const struct pmi_watch_vma *m, void *data)
 {
 	struct parts *p = data;
 	uint64_t a = m->start > p->r->start ? m->start : p->r->start;
@@ -248,7 +248,7 @@ static int count_part(struct pm_watch *w, const struct pm_watch_vma *m, void *da
 static void snap_fini(struct pm_watch *w);
 
 /* Bytes of [start, end) in shared mappings, and whether any private mapping is there. */
-static int shared_part(struct pm_watch *w, const struct pm_watch_range *r, uint64_t *shared, bool *priv)
+static int shared_part(struct pm_watch *w, const struct pmi_watch_range *r, uint64_t *shared, bool *priv)
 {
 	struct parts p = { r, 0, false };
 	int ret = pmi_watch_vmas_in(w, r->start, r->end, count_part, &p);
@@ -281,7 +281,7 @@ static int snap_add_done(struct pm_watch *w)
 	return resnap(w, w->batch_first);
 }
 
-static int snap_add(struct pm_watch *w, const struct pm_watch_range *r)
+static int snap_add(struct pm_watch *w, const struct pmi_watch_range *r)
 {
 	struct snap_state *s = w->priv;
 	uint64_t shared;
@@ -448,7 +448,7 @@ static void snap_cal_end(int state)
 	}
 }
 
-const struct pm_watch_ops pm_watch_snapshot_ops = {
+const struct pmi_watch_ops pmi_watch_snapshot_ops = {
 	.method = PM_WATCH_SNAPSHOT,
 	.name = "fork-snapshot",
 	.perturbs = "a stopped copy-on-write child is created inside it (ptrace), so its first "

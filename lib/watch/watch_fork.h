@@ -1,6 +1,6 @@
 /* watch_fork.h - the fork snapshot back end's state, shared by watch_fork.c (comparing) and watch_fork_child.c (the child) (inside libpagemap only). */
-#ifndef PM_WATCH_SNAPSHOT_H
-#define PM_WATCH_SNAPSHOT_H
+#ifndef PMI_WATCH_SNAPSHOT_H
+#define PMI_WATCH_SNAPSHOT_H
 
 #include "watch.h"
 

@@ -83,7 +83,7 @@ static void kill_wait(pid_t pid)
 }
 
 /* Remote: an exit-signal-0 child is never reaped by itself: wait4 it inside the target (it is a zombie by now). */
-static void reap_there(struct pm_inject *in, pid_t there)
+static void reap_there(struct pmi_inject *in, pid_t there)
 {
 	int i;
 
@@ -98,7 +98,7 @@ static void reap_there(struct pm_inject *in, pid_t there)
 }
 
 /* Inject clone(flags 0) into the attached target; the child is held stopped as our tracee. */
-static int remote_clone(struct pm_inject *in, pid_t *child, pid_t *there)
+static int remote_clone(struct pmi_inject *in, pid_t *child, pid_t *there)
 {
 	long r;
 	int err;
@@ -142,7 +142,7 @@ static int remote_clone(struct pm_inject *in, pid_t *child, pid_t *there)
 static int remote_cycle(struct pm_watch *w, bool make, pid_t *child, pid_t *there)
 {
 	struct snap_state *s = w->priv;
-	struct pm_inject *in;
+	struct pmi_inject *in;
 	int err = pmi_inject_attach(w->pid, &in);
 
 	if (err) {

@@ -248,7 +248,7 @@ static int publish(struct mp_state *s)
 	return err;
 }
 
-static int mp_add(struct pm_watch *w, const struct pm_watch_range *r)
+static int mp_add(struct pm_watch *w, const struct pmi_watch_range *r)
 {
 	struct mp_state *s = w->priv;
 	const struct pm_mapping *m;
@@ -428,7 +428,7 @@ static int mp_cal_arm(char *p, size_t len, int *state)
 	return mprotect(p, len, PROT_READ);
 }
 
-const struct pm_watch_ops pm_watch_mprotect_ops = {
+const struct pmi_watch_ops pmi_watch_mprotect_ops = {
 	.method = PM_WATCH_MPROTECT,
 	.name = "mprotect",
 	.auto_pick = true,

@@ -47,7 +47,7 @@ static int clear_refs(struct pm_watch *w)
 }
 
 /* Emit the pages of [a, b) in range @r that were populated at the last reset. */
-static void emit_dropped(struct pm_watch *w, const struct pm_watch_range *r, const uint64_t *was, uint64_t a,
+static void emit_dropped(struct pm_watch *w, const struct pmi_watch_range *r, const uint64_t *was, uint64_t a,
 			 uint64_t b)
 {
 	uint64_t p;
@@ -61,7 +61,7 @@ static void emit_dropped(struct pm_watch *w, const struct pm_watch_range *r, con
 static int collect_range(struct pm_watch *w, size_t i, uint64_t *now)
 {
 	struct sd_state *s = w->priv;
-	const struct pm_watch_range *r = &w->ranges[i];
+	const struct pmi_watch_range *r = &w->ranges[i];
 	const uint64_t *was = i < s->cap ? s->populated[i] : NULL;
 	struct pm_walk *walk = pm_walk_new(w->t, r->start, r->end, 0);
 	const struct pm_run *run;
@@ -158,7 +158,7 @@ static int save_reported(struct pm_watch *w)
 	return err;
 }
 
-static int sd_add(struct pm_watch *w, const struct pm_watch_range *r)
+static int sd_add(struct pm_watch *w, const struct pmi_watch_range *r)
 {
 	struct sd_state *s = w->priv;
 	int err;
@@ -224,7 +224,7 @@ static int sd_cal_arm(char *p, size_t len, int *state)
 	return r;
 }
 
-const struct pm_watch_ops pm_watch_softdirty_ops = {
+const struct pmi_watch_ops pmi_watch_softdirty_ops = {
 	.method = PM_WATCH_SOFTDIRTY,
 	.name = "soft-dirty",
 	.auto_pick = true,

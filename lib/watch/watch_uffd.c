@@ -155,7 +155,7 @@ static int add_piece(struct uffd_state *s, uint64_t a, uint64_t b, uint64_t map_
 }
 
 /* Forget the pieces and huge blocks inside @r (before registering it again). */
-static void drop_pieces(struct uffd_state *s, const struct pm_watch_range *r)
+static void drop_pieces(struct uffd_state *s, const struct pmi_watch_range *r)
 {
 	size_t i = pmi_uffd_piece_lower(s, r->start), j = i, k;
 
@@ -193,11 +193,11 @@ static int is_sparse(struct pm_watch *w, uint64_t a, uint64_t b, bool *sparse)
 }
 
 struct reg_ctx {
-	const struct pm_watch_range *r;
+	const struct pmi_watch_range *r;
 	int any;
 };
 
-static int register_vma(struct pm_watch *w, const struct pm_watch_vma *m, void *data)
+static int register_vma(struct pm_watch *w, const struct pmi_watch_vma *m, void *data)
 {
 	struct reg_ctx *c = data;
 	struct uffd_state *s = w->priv;
@@ -226,7 +226,7 @@ static int register_vma(struct pm_watch *w, const struct pm_watch_vma *m, void *
  * one that fails names its mapping) and note each as a piece. [vvar] and
  * [vsyscall] cannot be registered.
  */
-static int register_range(struct pm_watch *w, const struct pm_watch_range *r)
+static int register_range(struct pm_watch *w, const struct pmi_watch_range *r)
 {
 	struct reg_ctx c = { r, 0 };
 	int err;
@@ -258,7 +258,7 @@ static int arm_first_pages(struct pm_watch *w, const struct page_region *v, int 
 	return 0;
 }
 
-static int split_huge(struct pm_watch *w, const struct pm_watch_range *r)
+static int split_huge(struct pm_watch *w, const struct pmi_watch_range *r)
 {
 	struct pm_scan_arg arg = {
 		.start = r->start, .end = r->end, .vec_len = 1,
@@ -281,7 +281,7 @@ static int split_huge(struct pm_watch *w, const struct pm_watch_range *r)
  * around the huge pages left whole. Best effort: -EAGAIN (mm changing) or
  * an error leaves the behaviour as it was.
  */
-static void protect_holes(struct pm_watch *w, const struct pm_watch_range *r)
+static void protect_holes(struct pm_watch *w, const struct pmi_watch_range *r)
 {
 	struct uffd_state *s = w->priv;
 	uint64_t pmd = w->ctx->features.pmd_size;
@@ -304,7 +304,7 @@ static void protect_holes(struct pm_watch *w, const struct pm_watch_range *r)
 	}
 }
 
-static int uffd_add(struct pm_watch *w, const struct pm_watch_range *r)
+static int uffd_add(struct pm_watch *w, const struct pmi_watch_range *r)
 {
 	struct uffd_state *s = w->priv;
 	int err;
@@ -373,7 +373,7 @@ static int uffd_collect(struct pm_watch *w, bool reset)
 	size_t i;
 
 	for (i = 0; i < w->nranges; i++) {
-		const struct pm_watch_range *r = &w->ranges[i];
+		const struct pmi_watch_range *r = &w->ranges[i];
 		size_t mark = w->nout;
 		int err = pmi_uffd_scan_range(w, r, true, reset, true, false);
 
@@ -436,7 +436,7 @@ static int uffd_cal_arm(char *p, size_t len, int *state)
 	return ioctl(*state, UFFDIO_WRITEPROTECT, &wp);
 }
 
-const struct pm_watch_ops pm_watch_uffd_ops = {
+const struct pmi_watch_ops pmi_watch_uffd_ops = {
 	.method = PM_WATCH_UFFD,
 	.name = "uffd",
 	.auto_pick = true,

@@ -1,6 +1,6 @@
 /* watch_uffd.h - the uffd write watch's state, shared by its front (watch_uffd.c) and its scans below it (watch_uffd_scan.c) (internal). */
-#ifndef PM_WATCH_UFFD_H
-#define PM_WATCH_UFFD_H
+#ifndef PMI_WATCH_UFFD_H
+#define PMI_WATCH_UFFD_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -71,7 +71,7 @@ int pmi_uffd_self(uint64_t features);
 int pmi_uffd_scan_each(struct pm_watch *w, struct pm_scan_arg arg, regions_fn fn, void *data);
 int pmi_uffd_scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool report, bool rearm, bool sparse);
 uint64_t pmi_uffd_next_chunk(uint64_t chunk, double hold);
-int pmi_uffd_scan_range(struct pm_watch *w, const struct pm_watch_range *r, bool report, bool rearm, bool huge,
+int pmi_uffd_scan_range(struct pm_watch *w, const struct pmi_watch_range *r, bool report, bool rearm, bool huge,
 		       bool discover);
 size_t pmi_uffd_piece_lower(const struct uffd_state *s, uint64_t a);
 size_t pmi_uffd_hb_lower(const struct uffd_state *s, uint64_t a);

@@ -233,8 +233,8 @@ static int collect_huge(struct pm_watch *w, const struct page_region *v, int n, 
 /* Is piece @p a hugetlb mapping (armed as it is: a hugetlb page never splits)? Asked once, of smaps. */
 static bool piece_hugetlb(struct pm_watch *w, struct piece *p)
 {
-	struct pm_smaps_swap *v;
-	const struct pm_smaps_swap *e;
+	struct pmi_smaps_swap *v;
+	const struct pmi_smaps_swap *e;
 	size_t n;
 
 	if (p->hugetlb < 0) {
@@ -368,7 +368,7 @@ static int scan_piece(struct pm_watch *w, struct piece *p, bool report, bool rea
 }
 
 /* Scan (report and/or re-arm) every piece inside @r; @huge: look at the huge pages left whole too. */
-int pmi_uffd_scan_range(struct pm_watch *w, const struct pm_watch_range *r, bool report, bool rearm, bool huge,
+int pmi_uffd_scan_range(struct pm_watch *w, const struct pmi_watch_range *r, bool report, bool rearm, bool huge,
 		      bool discover)
 {
 	struct uffd_state *s = w->priv;

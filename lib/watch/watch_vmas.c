@@ -3,7 +3,7 @@
 #include "watch.h"
 
 int pmi_watch_vmas_in(struct pm_watch *w, uint64_t start, uint64_t end,
-		     int (*fn)(struct pm_watch *w, const struct pm_watch_vma *v, void *data), void *data)
+		     int (*fn)(struct pm_watch *w, const struct pmi_watch_vma *v, void *data), void *data)
 {
 	const struct pm_mapping *m;
 	struct pm_maps *it;
@@ -29,7 +29,7 @@ int pmi_watch_vmas_in(struct pm_watch *w, uint64_t start, uint64_t end,
 	if (!it)
 		return -errno;
 	while ((ret = pm_maps_next(it, &m)) == 0 && m->start < end) {
-		struct pm_watch_vma v = { m->start, m->end, m->prot,
+		struct pmi_watch_vma v = { m->start, m->end, m->prot,
 					  m->kind == PM_MAP_VVAR || m->kind == PM_MAP_VSYSCALL };
 
 		if (m->end > start && (ret = fn(w, &v, data)) != 0)

@@ -9,7 +9,7 @@
 #include "wss.h"
 
 /* AUTO tries these in order; a caller may name one. */
-static const struct pm_wss_backend *const backends[] = { &pm_wss_backend_idle, &pm_wss_backend_referenced };
+static const struct pmi_wss_backend *const backends[] = { &pmi_wss_backend_idle, &pmi_wss_backend_referenced };
 #define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
 
 const char *pm_wss_method_name(enum pm_wss_method method)
@@ -24,14 +24,14 @@ const char *pm_wss_method_name(enum pm_wss_method method)
 	return "unknown";
 }
 
-static void close_files(struct pm_wss_files *f)
+static void close_files(struct pmi_wss_files *f)
 {
 	if (f->bitmap >= 0)
 		close(f->bitmap);
 	if (f->clear >= 0)
 		close(f->clear);
 	pm_kpage_close(f->kpage);
-	*f = (struct pm_wss_files){ .bitmap = -1, .clear = -1 };
+	*f = (struct pmi_wss_files){ .bitmap = -1, .clear = -1 };
 }
 
 /* Can the target be measured at all: a live process with memory? 0 or -errno with the words in @buf. */
@@ -60,14 +60,14 @@ static int measurable(struct pm_target *t, enum pm_wss_method m, char *buf, size
  * Decide the method and open its files: the caller's, or under AUTO the
  * first usable in the table, each told why the ones before it were not.
  */
-static int choose(struct pm_target *t, enum pm_wss_method *m, struct pm_wss_files *f,
-		  const struct pm_wss_backend **be, char *buf, size_t size)
+static int choose(struct pm_target *t, enum pm_wss_method *m, struct pmi_wss_files *f,
+		  const struct pmi_wss_backend **be, char *buf, size_t size)
 {
 	char why[256], before[320] = "";
 	size_t i;
 	int r = measurable(t, *m, buf, size);
 
-	*f = (struct pm_wss_files){ .bitmap = -1, .clear = -1 };
+	*f = (struct pmi_wss_files){ .bitmap = -1, .clear = -1 };
 	for (i = 0; r == 0 && i < NBACKENDS; i++) {
 		if (*m != PM_WSS_AUTO && *m != backends[i]->method)
 			continue;
@@ -89,8 +89,8 @@ static int choose(struct pm_target *t, enum pm_wss_method *m, struct pm_wss_file
 
 int pm_wss_explain(struct pm_target *t, enum pm_wss_method method, char *buf, size_t size)
 {
-	const struct pm_wss_backend *be;
-	struct pm_wss_files f;
+	const struct pmi_wss_backend *be;
+	struct pmi_wss_files f;
 	int r = choose(t, &method, &f, &be, buf, size);
 
 	close_files(&f);

@@ -1,6 +1,6 @@
 /* wss.h - the working-set front (wss.c) and its methods as rows: wss_idle.c, wss_referenced.c (internal). */
-#ifndef PM_WSS_H
-#define PM_WSS_H
+#ifndef PMI_WSS_H
+#define PMI_WSS_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -10,7 +10,7 @@
 #define NO_HEAD		UINT64_MAX
 
 /* The files a method opened; -1 / NULL where it needs none. */
-struct pm_wss_files {
+struct pmi_wss_files {
 	int bitmap, clear;
 	struct pm_kpage *kpage;
 };
@@ -20,14 +20,14 @@ struct snap_run {
 	uint64_t va, pfn, n;
 };
 
-struct pm_wss_backend;
+struct pmi_wss_backend;
 
 struct pm_wss {
 	struct pm_target *t;
 	enum pm_wss_method method;
-	const struct pm_wss_backend *be;
+	const struct pmi_wss_backend *be;
 	char reason[256];
-	struct pm_wss_files f;
+	struct pmi_wss_files f;
 	uint64_t psize, pmd_pages;
 
 	bool started, stopped;
@@ -41,7 +41,7 @@ struct pm_wss {
 	uint64_t *heads;		/* sorted unique heads marked idle */
 	uint8_t *idle;			/* per head, read by pm_wss_stop */
 	size_t nheads;
-	struct pm_sparse io;		/* on the bitmap; buf: its words per call */
+	struct pmi_sparse io;		/* on the bitmap; buf: its words per call */
 
 	struct pm_wss_mapping *maps;	/* results of the last stop; paths owned */
 	size_t nmaps, maps_cap, next;
@@ -56,17 +56,17 @@ struct pm_wss {
  * per-mapping records (pmi_wss_add_mapping) between *@read_start and *@read_end;
  * @release frees the method's own state.
  */
-struct pm_wss_backend {
+struct pmi_wss_backend {
 	enum pm_wss_method method;
 	const char *name;
 	const char *unavailable;	/* prefix of the reason it cannot be used */
-	int (*open)(struct pm_target *t, struct pm_wss_files *f, char *buf, size_t size, const char *why_not_before);
+	int (*open)(struct pm_target *t, struct pmi_wss_files *f, char *buf, size_t size, const char *why_not_before);
 	int (*start)(struct pm_wss *w);
 	int (*stop)(struct pm_wss *w, uint64_t *read_start, uint64_t *read_end);
 	void (*release)(struct pm_wss *w);
 };
 
-extern const struct pm_wss_backend pm_wss_backend_idle, pm_wss_backend_referenced;
+extern const struct pmi_wss_backend pmi_wss_backend_idle, pmi_wss_backend_referenced;
 
 /* wss_result.c: for the front and the methods */
 uint64_t pmi_wss_now_ns(void);

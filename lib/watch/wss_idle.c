@@ -14,7 +14,7 @@
 #define KPF_LRU		5	/* KPF_LRU, include/uapi/linux/kernel-page-flags.h */
 
 /* Open what IDLE needs: the bitmap and kpageflags. Returns 0 or -errno with the words in @buf. */
-static int open_idle(struct pm_target *t, struct pm_wss_files *files, char *buf, size_t size,
+static int open_idle(struct pm_target *t, struct pmi_wss_files *files, char *buf, size_t size,
 		     const char *why_not_before)
 {
 	const char *standin = secure_getenv(BITMAP_ENV);
@@ -324,7 +324,7 @@ static void count_page(const struct pm_wss *w, struct pm_wss_mapping *rec, uint6
 /* Walk the target again and sort every present page into accessed, idle or untracked, per mapping. */
 static int tally_idle(struct pm_wss *w)
 {
-	struct pm_walk *walk = pmi_walk_open(w->t, 0, UINT64_MAX, PM_WALK_ENTRIES, PM_IWALK_ALLMAPS);
+	struct pm_walk *walk = pmi_walk_open(w->t, 0, UINT64_MAX, PM_WALK_ENTRIES, PMI_IWALK_ALLMAPS);
 	const struct pm_run *run;
 	uint64_t va;
 	int r;
@@ -392,7 +392,7 @@ static void release_idle(struct pm_wss *w)
 	free(w->io.buf);
 }
 
-const struct pm_wss_backend pm_wss_backend_idle = {
+const struct pmi_wss_backend pmi_wss_backend_idle = {
 	.method = PM_WSS_IDLE,
 	.name = "idle",
 	.unavailable = "idle page tracking unavailable: ",

@@ -9,7 +9,7 @@
 #include "wss.h"
 
 /* Open the target's clear_refs. Returns 0 or -errno with the words in @buf. */
-static int open_referenced(struct pm_target *t, struct pm_wss_files *files, char *buf, size_t size,
+static int open_referenced(struct pm_target *t, struct pmi_wss_files *files, char *buf, size_t size,
 			   const char *why_not_before)
 {
 	char path[4096];
@@ -48,7 +48,7 @@ static int start_referenced(struct pm_wss *w)
 }
 
 /* One smaps record: a result with its Rss and Referenced. */
-static int smaps_add(void *arg, const struct pm_smaps_rec *rec)
+static int smaps_add(void *arg, const struct pmi_smaps_rec *rec)
 {
 	struct pm_wss *w = arg;
 	int r;
@@ -57,8 +57,8 @@ static int smaps_add(void *arg, const struct pm_smaps_rec *rec)
 		return 0;
 	if ((r = pmi_wss_add_mapping(w, &rec->map)) < 0)
 		return r;
-	w->maps[w->nmaps - 1].resident = rec->val[PM_SMAPS_RSS];
-	w->maps[w->nmaps - 1].accessed = rec->val[PM_SMAPS_REFERENCED];
+	w->maps[w->nmaps - 1].resident = rec->val[PMI_SMAPS_RSS];
+	w->maps[w->nmaps - 1].accessed = rec->val[PMI_SMAPS_REFERENCED];
 	return 0;
 }
 
@@ -85,7 +85,7 @@ static int stop_referenced(struct pm_wss *w, uint64_t *read_start, uint64_t *rea
 	return r;
 }
 
-const struct pm_wss_backend pm_wss_backend_referenced = {
+const struct pmi_wss_backend pmi_wss_backend_referenced = {
 	.method = PM_WSS_REFERENCED,
 	.name = "referenced",
 	.unavailable = "",

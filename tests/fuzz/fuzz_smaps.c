@@ -28,14 +28,14 @@ struct digest {
 	size_t lines;		/* newlines in the input + 1: an upper bound on records */
 };
 
-static int check_rec(void *arg, const struct pm_smaps_rec *rec)
+static int check_rec(void *arg, const struct pmi_smaps_rec *rec)
 {
 	struct digest *d = arg;
 	size_t k;
 
-	ASSERT(rec->have < PM_SMAPS_HAVE(PM_SMAPS_NKEYS));
-	for (k = 0; k < PM_SMAPS_NKEYS; k++)
-		if (!(rec->have & PM_SMAPS_HAVE(k)))
+	ASSERT(rec->have < PMI_SMAPS_HAVE(PMI_SMAPS_NKEYS));
+	for (k = 0; k < PMI_SMAPS_NKEYS; k++)
+		if (!(rec->have & PMI_SMAPS_HAVE(k)))
 			ASSERT(rec->val[k] == 0);
 	ASSERT(rec->mapped || rec->have);	/* an unmapped record exists only for its fields */
 	if (rec->mapped) {
@@ -45,7 +45,7 @@ static int check_rec(void *arg, const struct pm_smaps_rec *rec)
 		d->starts = d->starts * 31 + rec->map.start;
 		d->mapped++;
 	}
-	for (k = 0; k < PM_SMAPS_NKEYS; k++)
+	for (k = 0; k < PMI_SMAPS_NKEYS; k++)
 		d->sum = d->sum * 131 + rec->val[k];
 	d->have |= rec->have;
 	d->n++;

@@ -470,7 +470,7 @@ static bool have_wp_async(char *why, size_t size)
 /* Calls return what the kernel returns in the target; the thread was stopped inside read(). */
 static int inject_results(void)
 {
-	struct pm_inject *in = NULL;
+	struct pmi_inject *in = NULL;
 	struct child c;
 	long ret = 0;
 	bool uffd;
@@ -503,7 +503,7 @@ static int inject_results(void)
 /* A read() on a pipe interrupted by the stop returns the data written after the detach. */
 static int inject_restart_read(void)
 {
-	struct pm_inject *in = NULL;
+	struct pmi_inject *in = NULL;
 	struct child c;
 	struct reply r;
 	long ret = 0;
@@ -539,7 +539,7 @@ static int inject_restart_read(void)
 /* A nanosleep() interrupted by the stop (-ERESTART_RESTARTBLOCK) goes on through restart_syscall and returns 0. */
 static int inject_restart_nanosleep(void)
 {
-	struct pm_inject *in = NULL;
+	struct pmi_inject *in = NULL;
 	struct child c;
 	struct reply r;
 	long nr, ret = 0;
@@ -570,7 +570,7 @@ static int inject_restart_nanosleep(void)
 /* A signal sent while the thread is held arrives once after the detach (its handler runs). */
 static int inject_signal_held(void)
 {
-	struct pm_inject *in = NULL;
+	struct pmi_inject *in = NULL;
 	struct child c;
 	struct reply r;
 
@@ -610,7 +610,7 @@ static int inject_signal_held(void)
 static int inject_stopped_target(void)
 {
 	struct timespec ms50 = { 0, 50000000 };
-	struct pm_inject *in = NULL;
+	struct pmi_inject *in = NULL;
 	struct child c;
 
 	if (!ptrace_children_ok())
@@ -665,7 +665,7 @@ static bool count_moves(pid_t pid, uint64_t v)
 /* Other threads run on while one is held, and after: no code of theirs is patched. */
 static int inject_threads(void)
 {
-	struct pm_inject *in = NULL;
+	struct pmi_inject *in = NULL;
 	struct child c;
 	struct reply r;
 
@@ -691,7 +691,7 @@ static int inject_threads(void)
 static int inject_user_mode(void)
 {
 	struct timespec ms = { 0, 1000000 };
-	struct pm_inject *in = NULL;
+	struct pmi_inject *in = NULL;
 	struct child c;
 	struct reply r;
 	uint64_t x = 1;
@@ -729,7 +729,7 @@ static int inject_user_mode(void)
 /* SIGSTOP cannot be blocked: it stops the thread while calls run, is held back, and is sent again after the detach. */
 static int inject_sigstop_held(void)
 {
-	struct pm_inject *in = NULL;
+	struct pmi_inject *in = NULL;
 	struct child c;
 
 	if (!ptrace_children_ok())
@@ -754,7 +754,7 @@ static int inject_sigstop_held(void)
 /* The target is killed while held: the mechanism reports ESRCH, stickily, and the detach too. */
 static int inject_target_killed(void)
 {
-	struct pm_inject *in = NULL;
+	struct pmi_inject *in = NULL;
 	struct child c;
 
 	if (!ptrace_children_ok())
@@ -783,7 +783,7 @@ static int inject_target_killed(void)
 
 static int inject_seccomp_target(void)
 {
-	struct pm_inject *in = NULL;
+	struct pmi_inject *in = NULL;
 	struct child c;
 	struct reply r;
 	int err;
@@ -852,7 +852,7 @@ static int inject_tracer_killed(void)
 	CHECK(pipe2(ready, O_CLOEXEC) == 0);
 	tracer = fork();
 	if (tracer == 0) {
-		struct pm_inject *in;
+		struct pmi_inject *in;
 
 		err = pmi_inject_attach(c.pid, &in);
 		if (!err && pmi_inject_syscall(in, SYS_getpid, 0, 0, 0, 0, 0, 0) != c.pid)
@@ -927,7 +927,7 @@ static int inject_vfork_thread_killed(void)
 	CHECK(pipe2(ready, O_CLOEXEC) == 0);
 	tracer = fork();
 	if (tracer == 0) {
-		struct pm_inject *in;
+		struct pmi_inject *in;
 		long err = pmi_inject_attach(c.pid, &in), tid = 0, fd = 0;
 
 		if (!err && (tid = pmi_inject_vfork_thread(in)) < 0)
@@ -973,7 +973,7 @@ static int inject_vfork_thread_killed(void)
 static int inject_refuses_d_state(void)
 {
 	struct timespec ms = { 0, 1000000 };
-	struct pm_inject *in = NULL;
+	struct pmi_inject *in = NULL;
 	struct child c;
 	struct reply r;
 	int i;
@@ -1000,7 +1000,7 @@ static int inject_refuses_d_state(void)
 /* What attach refuses, leaving the target alone. */
 static int inject_refusals(void)
 {
-	struct pm_inject *in = (struct pm_inject *)1, *in2 = NULL;
+	struct pmi_inject *in = (struct pmi_inject *)1, *in2 = NULL;
 	struct child c;
 	pid_t z;
 
@@ -1051,7 +1051,7 @@ static int inject_uffd_by_hand(void)
 {
 	struct uffdio_api api = { .api = UFFD_API };
 	struct uffdio_register reg;
-	struct pm_inject *in = NULL;
+	struct pmi_inject *in = NULL;
 	char link[64], target[128] = "";
 	long rfd = -ENOSYS;
 	struct child c;

@@ -5,7 +5,7 @@
 
 static uint64_t pss_of(uint64_t pages, uint64_t page_size, uint64_t count)
 {
-	struct pm_pss p = { 0 };
+	struct pmi_pss p = { 0 };
 	uint64_t i;
 
 	for (i = 0; i < pages; i++)
@@ -28,7 +28,7 @@ static int no_truncation(void)
 
 static int counts(void)
 {
-	struct pm_pss p = { 0 };
+	struct pmi_pss p = { 0 };
 
 	pmi_pss_add(&p, 4096, 0);	/* the zero page: nothing, never a division by 0 */
 	CHECK_EQ_U64(pmi_pss_bytes(&p), 0);
@@ -40,10 +40,10 @@ static int counts(void)
 	return T_PASS;
 }
 
-/* Sums past 2^64 >> PM_PSS_SHIFT bytes do not overflow: 1 TiB private plus 1 TiB shared by 3. */
+/* Sums past 2^64 >> PMI_PSS_SHIFT bytes do not overflow: 1 TiB private plus 1 TiB shared by 3. */
 static int large(void)
 {
-	struct pm_pss p = { 0 };
+	struct pmi_pss p = { 0 };
 
 	pmi_pss_add(&p, 1ULL << 40, 1);
 	pmi_pss_add(&p, 3ULL << 40, 3);

@@ -99,17 +99,17 @@ static int namespaces(void)
 
 static int parse_thp(void)
 {
-	CHECK_EQ_U64(pmi_audit_parse_thp("[always] madvise never\n"), PM_THP_ALWAYS);
-	CHECK_EQ_U64(pmi_audit_parse_thp("always [madvise] never\n"), PM_THP_MADVISE);
-	CHECK_EQ_U64(pmi_audit_parse_thp("always madvise [never]"), PM_THP_NEVER);
-	CHECK_EQ_U64(pmi_audit_parse_thp("always inherit madvise [never]"), PM_THP_NEVER);
-	CHECK_EQ_U64(pmi_audit_parse_thp("always [inherit] madvise never"), PM_THP_UNKNOWN);
-	CHECK_EQ_U64(pmi_audit_parse_thp("[always] [never]"), PM_THP_UNKNOWN);
-	CHECK_EQ_U64(pmi_audit_parse_thp("[always"), PM_THP_UNKNOWN);
-	CHECK_EQ_U64(pmi_audit_parse_thp("always] [never"), PM_THP_UNKNOWN);
-	CHECK_EQ_U64(pmi_audit_parse_thp("[]"), PM_THP_UNKNOWN);
-	CHECK_EQ_U64(pmi_audit_parse_thp("[alwaysx]"), PM_THP_UNKNOWN);
-	CHECK_EQ_U64(pmi_audit_parse_thp(""), PM_THP_UNKNOWN);
+	CHECK_EQ_U64(pmi_audit_parse_thp("[always] madvise never\n"), PMI_THP_ALWAYS);
+	CHECK_EQ_U64(pmi_audit_parse_thp("always [madvise] never\n"), PMI_THP_MADVISE);
+	CHECK_EQ_U64(pmi_audit_parse_thp("always madvise [never]"), PMI_THP_NEVER);
+	CHECK_EQ_U64(pmi_audit_parse_thp("always inherit madvise [never]"), PMI_THP_NEVER);
+	CHECK_EQ_U64(pmi_audit_parse_thp("always [inherit] madvise never"), PMI_THP_UNKNOWN);
+	CHECK_EQ_U64(pmi_audit_parse_thp("[always] [never]"), PMI_THP_UNKNOWN);
+	CHECK_EQ_U64(pmi_audit_parse_thp("[always"), PMI_THP_UNKNOWN);
+	CHECK_EQ_U64(pmi_audit_parse_thp("always] [never"), PMI_THP_UNKNOWN);
+	CHECK_EQ_U64(pmi_audit_parse_thp("[]"), PMI_THP_UNKNOWN);
+	CHECK_EQ_U64(pmi_audit_parse_thp("[alwaysx]"), PMI_THP_UNKNOWN);
+	CHECK_EQ_U64(pmi_audit_parse_thp(""), PMI_THP_UNKNOWN);
 	return T_PASS;
 }
 
@@ -137,14 +137,14 @@ static int parse_count(void)
 
 static int sniff(void)
 {
-	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"PMSNAP", 6), PM_SNAP_UNKNOWN_FORMAT);
-	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"PMSNAP\0\0\0\1", 10), PM_SNAP_UNKNOWN_FORMAT);
-	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"\x89PMSNAP\n\0\0\0\1", 12), PM_SNAP_UNKNOWN_FORMAT);
-	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"\x89PMSNAP", 7), PM_SNAP_NOT);	/* cut short */
-	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"PMSNA", 5), PM_SNAP_NOT);
-	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"pmsnap", 6), PM_SNAP_NOT);
-	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)" PMSNAP", 7), PM_SNAP_NOT);
-	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"", 0), PM_SNAP_NOT);
+	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"PMSNAP", 6), PMI_SNAP_UNKNOWN_FORMAT);
+	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"PMSNAP\0\0\0\1", 10), PMI_SNAP_UNKNOWN_FORMAT);
+	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"\x89PMSNAP\n\0\0\0\1", 12), PMI_SNAP_UNKNOWN_FORMAT);
+	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"\x89PMSNAP", 7), PMI_SNAP_NOT);	/* cut short */
+	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"PMSNA", 5), PMI_SNAP_NOT);
+	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"pmsnap", 6), PMI_SNAP_NOT);
+	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)" PMSNAP", 7), PMI_SNAP_NOT);
+	CHECK_EQ_U64(pmi_audit_sniff((const unsigned char *)"", 0), PMI_SNAP_NOT);
 	return T_PASS;
 }
 
@@ -159,18 +159,18 @@ static int sniff_path(void)
 	rp_write_str(root, "text", "hello");
 	rp_write(root, "empty", "", 0);
 	snprintf(p, sizeof(p), "%s/snap", root);
-	CHECK_EQ_U64(pmi_audit_sniff_path(p), PM_SNAP_UNKNOWN_FORMAT);
+	CHECK_EQ_U64(pmi_audit_sniff_path(p), PMI_SNAP_UNKNOWN_FORMAT);
 	snprintf(q, sizeof(q), "%s/link", root);
 	CHECK(symlink(p, q) == 0);
 	CHECK_EQ_U64(pmi_audit_sniff_path(q), -ELOOP);
 	snprintf(p, sizeof(p), "%s/text", root);
-	CHECK_EQ_U64(pmi_audit_sniff_path(p), PM_SNAP_NOT);
+	CHECK_EQ_U64(pmi_audit_sniff_path(p), PMI_SNAP_NOT);
 	snprintf(p, sizeof(p), "%s/empty", root);
-	CHECK_EQ_U64(pmi_audit_sniff_path(p), PM_SNAP_NOT);
+	CHECK_EQ_U64(pmi_audit_sniff_path(p), PMI_SNAP_NOT);
 	snprintf(p, sizeof(p), "%s/fifo", root);
 	CHECK(mkfifo(p, 0600) == 0);
-	CHECK_EQ_U64(pmi_audit_sniff_path(p), PM_SNAP_NOT);
-	CHECK_EQ_U64(pmi_audit_sniff_path(root), PM_SNAP_NOT);	/* a directory */
+	CHECK_EQ_U64(pmi_audit_sniff_path(p), PMI_SNAP_NOT);
+	CHECK_EQ_U64(pmi_audit_sniff_path(root), PMI_SNAP_NOT);	/* a directory */
 	snprintf(p, sizeof(p), "%s/missing", root);
 	CHECK_EQ_U64(pmi_audit_sniff_path(p), -ENOENT);
 	rp_free_root(root);

@@ -10,11 +10,11 @@
 
 /* Two nodes, ids 0 and 2 (ids need not be dense), frames [0, 100) on 0, [100, 150) none, [150, 300) on 2. */
 static struct pm_numa_node nodes[2] = { { .id = 0 }, { .id = 2 } };
-static struct pm_numa_range ranges[] = { { 0, 100, 0 }, { 150, 300, 1 } };
+static struct pmi_numa_range ranges[] = { { 0, 100, 0 }, { 150, 300, 1 } };
 static struct pm_numa topo = { .nodes = nodes, .count = 2, .ranges = ranges, .nranges = 2 };
 
 /* The parser reads an exact-size heap copy, so a read past the end trips ASan. */
-static int parse(const char *line, struct pm_numa_maps_line *out, uint64_t *pages)
+static int parse(const char *line, struct pmi_numa_maps_line *out, uint64_t *pages)
 {
 	char *copy = strdup(line);
 	int r;
@@ -28,7 +28,7 @@ static int parse(const char *line, struct pm_numa_maps_line *out, uint64_t *page
 
 static int numa_maps_lines(void)
 {
-	struct pm_numa_maps_line l;
+	struct pmi_numa_maps_line l;
 	uint64_t pages[3];
 
 	CHECK(parse("7f1ab318f000 default anon=129 dirty=129 N0=100 N2=29 kernelpagesize_kB=4\n", &l, pages) == 0);
@@ -70,7 +70,7 @@ static int numa_maps_hostile(void)
 		"7f00 default anon=abc", "7f00 default kernelpagesize_kB=0", "7f00 default kernelpagesize_kB=99999999999",
 		"ffffffffffffffffff default",
 	};
-	struct pm_numa_maps_line l;
+	struct pmi_numa_maps_line l;
 	uint64_t pages[3];
 	size_t i;
 

@@ -68,7 +68,7 @@ static void push_pages(struct pm_share *s, const uint64_t *keys, size_t n)
 		push_pages((s), _k, sizeof(_k) / sizeof(_k[0]));                    \
 	} while (0)
 
-#define SWAP1 (PM_SHARE_KEY_SWAP | (1ULL << 50) | 77)
+#define SWAP1 (PMI_SHARE_KEY_SWAP | (1ULL << 50) | 77)
 
 /*
  * Three processes: 100 (maps 0, 1, 2), 200 (maps 3, 4), 300 (map 5).
@@ -290,7 +290,7 @@ static int misuse(void)
 
 #define U	96			/* frames 0..U-1 */
 #define NSW	16			/* swap slots SWAPK(0..NSW-1) */
-#define SWAPK(i) (PM_SHARE_KEY_SWAP | (2ULL << 50) | (1000 + (i)))
+#define SWAPK(i) (PMI_SHARE_KEY_SWAP | (2ULL << 50) | (1000 + (i)))
 #define NT	4			/* processes */
 #define MPT	2			/* mappings each */
 #define NM	(NT * MPT)
@@ -359,7 +359,7 @@ static void ref_add(struct pm_share_sum *u, bool swap, bool huge, bool multi, bo
 static void ref_key(const struct world *w, struct ref *rf, uint64_t key, uint64_t count, uint64_t flags)
 {
 	const uint64_t none = (1ULL << PM_KPF_NOPAGE) | (1ULL << PM_KPF_ZERO_PAGE);
-	bool swap = key & PM_SHARE_KEY_SWAP, inm[NM] = { 0 }, int_[NT] = { 0 }, huge, multi, outside;
+	bool swap = key & PMI_SHARE_KEY_SWAP, inm[NM] = { 0 }, int_[NT] = { 0 }, huge, multi, outside;
 	size_t m, i, j, n = 0, nt = 0;
 
 	for (m = 0; m < NM; m++)
@@ -532,7 +532,7 @@ static int long_runs(void)
 {
 	struct fake f = { NULL, 0, 0, 0, 0, false, 0, 1 };
 	struct pm_share *s = pmi_share_alloc(PS);
-	const uint64_t big = (1ULL << 32) + 5, edge = PM_SHARE_KEY_SWAP | (3ULL << 50) | ((1ULL << 50) - 2);
+	const uint64_t big = (1ULL << 32) + 5, edge = PMI_SHARE_KEY_SWAP | (3ULL << 50) | ((1ULL << 50) - 2);
 	struct pm_share_sum u;
 
 	if (!s)

@@ -11,12 +11,12 @@
 /* What the callback saw: records copied, paths too (they are borrowed). */
 struct seen {
 	size_t n;
-	struct pm_smaps_rec rec[MAXREC];
+	struct pmi_smaps_rec rec[MAXREC];
 	char path[MAXREC][64];
 	int stop_at;	/* return -EINTR at this record (1-based), 0 never */
 };
 
-static int collect(void *arg, const struct pm_smaps_rec *rec)
+static int collect(void *arg, const struct pmi_smaps_rec *rec)
 {
 	struct seen *s = arg;
 	size_t len;
@@ -68,18 +68,18 @@ static int real_layout(void)
 	CHECK(s.rec[0].mapped && s.rec[1].mapped);
 	CHECK_EQ_U64(s.rec[0].map.start, 0x55d0c8a00000ULL);
 	CHECK_STR(s.path[0], "[heap]");
-	CHECK_EQ_U64(s.rec[0].val[PM_SMAPS_RSS], 12 << 10);
-	CHECK_EQ_U64(s.rec[0].val[PM_SMAPS_PSS], 6 << 10);	/* not Pss_Anon */
-	CHECK_EQ_U64(s.rec[0].val[PM_SMAPS_SWAP], 8 << 10);	/* not SwapPss */
-	CHECK_EQ_U64(s.rec[0].val[PM_SMAPS_REFERENCED], 12 << 10);
-	CHECK_EQ_U64(s.rec[0].val[PM_SMAPS_PRIVATE_DIRTY], 8 << 10);
-	CHECK(!(s.rec[0].have & PM_SMAPS_HAVE(PM_SMAPS_SHARED_HUGETLB)));
+	CHECK_EQ_U64(s.rec[0].val[PMI_SMAPS_RSS], 12 << 10);
+	CHECK_EQ_U64(s.rec[0].val[PMI_SMAPS_PSS], 6 << 10);	/* not Pss_Anon */
+	CHECK_EQ_U64(s.rec[0].val[PMI_SMAPS_SWAP], 8 << 10);	/* not SwapPss */
+	CHECK_EQ_U64(s.rec[0].val[PMI_SMAPS_REFERENCED], 12 << 10);
+	CHECK_EQ_U64(s.rec[0].val[PMI_SMAPS_PRIVATE_DIRTY], 8 << 10);
+	CHECK(!(s.rec[0].have & PMI_SMAPS_HAVE(PMI_SMAPS_SHARED_HUGETLB)));
 	CHECK_STR(s.path[1], "/dev/hugepages/x (deleted)");
 	CHECK(s.rec[1].map.deleted);
-	CHECK_EQ_U64(s.rec[1].val[PM_SMAPS_KERNEL_PAGE], 2 << 20);
-	CHECK_EQ_U64(s.rec[1].val[PM_SMAPS_SHARED_HUGETLB], 2 << 20);
-	CHECK(s.rec[1].have & PM_SMAPS_HAVE(PM_SMAPS_PRIVATE_HUGETLB));
-	CHECK(!(s.rec[1].have & PM_SMAPS_HAVE(PM_SMAPS_SWAP)));
+	CHECK_EQ_U64(s.rec[1].val[PMI_SMAPS_KERNEL_PAGE], 2 << 20);
+	CHECK_EQ_U64(s.rec[1].val[PMI_SMAPS_SHARED_HUGETLB], 2 << 20);
+	CHECK(s.rec[1].have & PMI_SMAPS_HAVE(PMI_SMAPS_PRIVATE_HUGETLB));
+	CHECK(!(s.rec[1].have & PMI_SMAPS_HAVE(PMI_SMAPS_SWAP)));
 	return T_PASS;
 }
 
@@ -93,7 +93,7 @@ static int rollup(void)
 	CHECK_EQ_U64(s.n, 1);
 	CHECK(s.rec[0].mapped);
 	CHECK_STR(s.path[0], "[rollup]");
-	CHECK_EQ_U64(s.rec[0].val[PM_SMAPS_PSS], 500 << 10);
+	CHECK_EQ_U64(s.rec[0].val[PMI_SMAPS_PSS], 500 << 10);
 	return T_PASS;
 }
 
@@ -105,7 +105,7 @@ static int fields_without_mapping(void)
 	CHECK(parse("Rss: 4 kB\nSwap: 8 kB\n", &s) == 0);
 	CHECK_EQ_U64(s.n, 1);
 	CHECK(!s.rec[0].mapped);
-	CHECK_EQ_U64(s.rec[0].val[PM_SMAPS_SWAP], 8 << 10);
+	CHECK_EQ_U64(s.rec[0].val[PMI_SMAPS_SWAP], 8 << 10);
 	memset(&s, 0, sizeof(s));
 	CHECK(parse("", &s) == 0);
 	CHECK_EQ_U64(s.n, 0);
@@ -135,10 +135,10 @@ static int hostile_lines(void)
 	CHECK(parse(text, &s) == 0);
 	CHECK_EQ_U64(s.n, 1);
 	CHECK_EQ_U64(s.rec[0].map.start, 0x1000);
-	CHECK_EQ_U64(s.rec[0].val[PM_SMAPS_RSS], 18446744073709551615ULL * 1024);
-	CHECK_EQ_U64(s.rec[0].val[PM_SMAPS_SWAP], 7 << 10);	/* long padding is read through */
-	CHECK_EQ_U64(s.rec[0].val[PM_SMAPS_REFERENCED], (uint64_t)UINT64_MAX * 1024);
-	CHECK_EQ_U64(s.rec[0].val[PM_SMAPS_KERNEL_PAGE], 4 << 10);
+	CHECK_EQ_U64(s.rec[0].val[PMI_SMAPS_RSS], 18446744073709551615ULL * 1024);
+	CHECK_EQ_U64(s.rec[0].val[PMI_SMAPS_SWAP], 7 << 10);	/* long padding is read through */
+	CHECK_EQ_U64(s.rec[0].val[PMI_SMAPS_REFERENCED], (uint64_t)UINT64_MAX * 1024);
+	CHECK_EQ_U64(s.rec[0].val[PMI_SMAPS_KERNEL_PAGE], 4 << 10);
 	return T_PASS;
 }
 
@@ -152,8 +152,8 @@ static int hostile_bytes(void)
 	static const char nul[] = "1000-2000 r--p 0 00:00 0 /a\0b\nRss: 4\0 kB\nSwap:\0 8 kB\n";
 	CHECK(pmi_smaps_parse_buf(nul, sizeof(nul) - 1, collect, &s) == 0);
 	CHECK_EQ_U64(s.n, 1);
-	CHECK_EQ_U64(s.rec[0].val[PM_SMAPS_RSS], 4 << 10);
-	CHECK(!(s.rec[0].have & PM_SMAPS_HAVE(PM_SMAPS_SWAP)));	/* the number stops at the NUL */
+	CHECK_EQ_U64(s.rec[0].val[PMI_SMAPS_RSS], 4 << 10);
+	CHECK(!(s.rec[0].have & PMI_SMAPS_HAVE(PMI_SMAPS_SWAP)));	/* the number stops at the NUL */
 	memset(&s, 0, sizeof(s));
 	n = snprintf(big, sizeof(big), "1000-2000 rw-p 00000000 00:00 0 /");
 	memset(big + n, 'x', sizeof(big) - (size_t)n);
@@ -179,7 +179,7 @@ static int swap_table(void)
 	static const char text[] = "2000-3000 rw-p 0 00:00 0\nSwap: 4 kB\n"
 				   "1000-2000 rw-p 0 00:00 0\nSwap: 8 kB\n"	/* not above: dropped */
 				   "3000-4000 rw-p 0 00:00 0\nKernelPageSize: 4 kB\nSwap: 12 kB\n";
-	struct pm_smaps_swap *v = NULL;
+	struct pmi_smaps_swap *v = NULL;
 	size_t n = 0;
 	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
 

@@ -310,12 +310,12 @@ static int t_codec_hostile(void)
 	};
 	uint32_t version;
 
-	for (i = 0; i < PM_ARRAY_SIZE(cases); i++) {
+	for (i = 0; i < PMI_ARRAY_SIZE(cases); i++) {
 		why = NULL;
 		CHECK(pmi_snap_decode(cases[i], sizeof(cases[i]), ext, 16, words, 16, &nw, 2, &why) == -EBADMSG);
 		CHECK(why != NULL);
 	}
-	for (i = 0; i < PM_ARRAY_SIZE(v3); i++) {
+	for (i = 0; i < PMI_ARRAY_SIZE(v3); i++) {
 		why = NULL;
 		CHECK(pmi_snap_decode(v3[i].b, v3[i].n, ext, 16, words, 16, &nw, 3, &why) == -EBADMSG);
 		CHECK(why != NULL);
@@ -463,7 +463,7 @@ static int t_reader_files(void)
 	CHECK(!memcmp(c.text, "hello", 5));
 	pm_snapshot_close(s);
 	free(b.p);
-	for (i = 0; i < PM_ARRAY_SIZE(bad); i++) {
+	for (i = 0; i < PMI_ARRAY_SIZE(bad); i++) {
 		memset(&b, 0, sizeof(b));
 		b_head(&b, PM_SNAPSHOT_VERSION);
 		b_files(&b, bad[i].count, bad[i].first, recs, n);
@@ -797,7 +797,7 @@ static int t_writer_text_lengths(void)
 		text[j] = (j * 2654435761u >> 7) % 61 == 0 ? '\n' : (char)('a' + (j * 7 + j / 4099) % 26);
 	snprintf(path, sizeof(path), "%s/tree", dir);
 	mkdir(path, 0700);
-	for (i = 0; i < PM_ARRAY_SIZE(len); i++) {
+	for (i = 0; i < PMI_ARRAY_SIZE(len); i++) {
 		snprintf(path, sizeof(path), "%s/tree/text%zu", dir, i);
 		CHECK(write_file(path, text, len[i], 0) == 0);
 	}
@@ -810,7 +810,7 @@ static int t_writer_text_lengths(void)
 	mkdir(path, 0700);
 	CHECK((s = pm_snapshot_open(snap, err, sizeof(err))) != NULL && pm_snapshot_extract(s, path) == 0);
 	pm_snapshot_close(s);
-	for (i = 0; i < PM_ARRAY_SIZE(len); i++) {
+	for (i = 0; i < PMI_ARRAY_SIZE(len); i++) {
 		ssize_t n = 0, got;
 		snprintf(path, sizeof(path), "%s/back/text%zu", dir, i);
 		fd = open(path, O_RDONLY);
