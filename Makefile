@@ -107,7 +107,7 @@ $(STLIB): $(LIB_OBJ)
 # include/pagemap.h does not declare. The objects open libzstd with dlopen (lib/snapshot/zstd_load.c), as the
 # shared library does. libsmartcols is opened with dlopen when a table needs it (cli/output/scols_load.c):
 # most output is formatted without it. --wrap: completion reads each command's getopt_long table as it
-# is passed (cli/complete.c).
+# is passed (cli/output/complete.c).
 $(CLI): $(CLI_OBJ) $(LIB_PIC)
 	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(LIB_PIC) $(SHLIB_LIBS) -lpthread -Wl,--wrap=getopt_long
 

@@ -10,19 +10,25 @@ LIB_USES_pages    := base pages
 LIB_USES_analysis := base pages analysis
 LIB_USES_inject   := base pages inject
 LIB_USES_watch    := base pages inject watch
-LIB_USES_snapshot := base pages analysis snapshot
-LIB_USES_audit    := base pages snapshot audit
+LIB_USES_snapshot := base pages snapshot
+LIB_USES_audit    := base pages audit
+# LIB_CALLS_x: folders x calls through the public API only (no -I, no private header): the audit opens
+# snapshot files with pm_snapshot_open_fd to judge what they hold.
+LIB_CALLS_audit   := snapshot
 
 # The CLI and the Python binding include <pagemap.h> and their own headers only, never lib/. In cli/, the
-# commands (the root: main.c, cmd_*.c and their shared helpers) use every folder; the output layer is the
-# floor the others stand on; pictures (render), the Prometheus code (export) and snapshot --freeze's holds
-# (hold) use the output layer and the root's shared headers, not each other.
-CLI_FOLDERS       := output render export hold
-CLI_USES_root     := root output render export hold
-CLI_USES_output   := root output
-CLI_USES_render   := root output render
-CLI_USES_export   := root output export
-CLI_USES_hold     := root output hold
+# floors are: base (cli.h: the command table's shape, messages and exit codes in common.c, output paths,
+# the one sanitizer of names, textsafe.c); the output layer (tables, raw, JSON, and completion, which
+# reads the same column tables); then pictures (render), the Prometheus code (export) and snapshot
+# --freeze's holds (hold), side by side; the commands at the root (main.c, cmd_*.c and their helpers)
+# use them all.
+CLI_FOLDERS       := base output render export hold
+CLI_USES_base     := base
+CLI_USES_output   := base output
+CLI_USES_render   := base output render
+CLI_USES_export   := base output export
+CLI_USES_hold     := base output hold
+CLI_USES_root     := root base output render export hold
 
 # A new folder: its name in LIB_FOLDERS (or CLI_FOLDERS) and a LIB_USES_<name> (CLI_USES_<name>) line
 # naming itself and the folders below it; the Makefile and tests/layout/check-layout.py pick it up.

@@ -3,6 +3,7 @@
 The library's position-independent objects (make's $(BUILD)/lib/*/*.pic.o) are linked into the extension:
 nothing depends on an installed libpagemap.so or its path. They are built first when missing.
 """
+import glob
 import os
 import subprocess
 
@@ -38,7 +39,9 @@ core = Extension(
     define_macros=[("Py_LIMITED_API", "0x030B0000"), ("_GNU_SOURCE", None)],
     extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter",
                         "-Wno-missing-field-initializers", "-fvisibility=hidden"],
-    depends=["libpagemap/_core.h", os.path.join(ROOT, "include", "pagemap.h")],
+    # The headers and the library's objects: an edit of either builds the extension again.
+    depends=["libpagemap/_core.h", os.path.join(ROOT, "include", "pagemap.h")]
+    + sorted(glob.glob(os.path.join(ROOT, "include", "pagemap", "*.h"))) + lib_objects(),
     extra_objects=lib_objects(),
     libraries=["zstd"],
     py_limited_api=True,

@@ -25,14 +25,14 @@ $(BUILD)/tests/unit/%: tests/unit/%.c tests/harness.h $(LIB_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(LIB_ALL_INC) $(CLI_ALL_INC) -Itests -o $@ $< $(LIB_OBJ) $(LIB_LIBS)
 # test_serve_cache includes serve's scrape cache and connection guard (and the writer and fleet they use).
-$(BUILD)/tests/unit/test_serve_cache: cli/export/serve_cache.c cli/export/serve_cache.h cli/export/serve_guard.c cli/export/serve_guard.h cli/export/metrics.c cli/export/export_fleet.c cli/output/textsafe.c cli/output/textsafe.h
+$(BUILD)/tests/unit/test_serve_cache: cli/export/serve_cache.c cli/export/serve_cache.h cli/export/serve_guard.c cli/export/serve_guard.h cli/export/metrics.c cli/export/export_fleet.c cli/base/textsafe.c cli/base/textsafe.h
 # test_render includes the CLI's render model and recording reader (pure logic, no output layer).
-$(BUILD)/tests/unit/test_render: cli/render/render_model.c cli/render/render_heat_parse.c cli/render/render.h cli/output/textsafe.c cli/output/textsafe.h
+$(BUILD)/tests/unit/test_render: cli/render/render_model.c cli/render/render_heat_parse.c cli/render/render.h cli/base/textsafe.c cli/base/textsafe.h
 # test_fleet includes the CLI's exporter (cli/export/metrics.c, cli/export/export_fleet.c); test_textsafe the one output sanitizer.
-$(BUILD)/tests/unit/test_fleet: cli/export/metrics.c cli/export/export_fleet.c cli/output/textsafe.c cli/output/textsafe.h
-$(BUILD)/tests/unit/test_textsafe: cli/output/textsafe.c cli/output/textsafe.h
+$(BUILD)/tests/unit/test_fleet: cli/export/metrics.c cli/export/export_fleet.c cli/base/textsafe.c cli/base/textsafe.h
+$(BUILD)/tests/unit/test_textsafe: cli/base/textsafe.c cli/base/textsafe.h
 # test_out_rows includes the CLI's row formatter and checks it against libsmartcols' own output.
-$(BUILD)/tests/unit/test_out_rows: tests/unit/test_out_rows.c tests/harness.h cli/output/out_rows.c cli/output/out_rows.h cli/output/textsafe.c cli/output/textsafe.h
+$(BUILD)/tests/unit/test_out_rows: tests/unit/test_out_rows.c tests/harness.h cli/output/out_rows.c cli/output/out_rows.h cli/base/textsafe.c cli/base/textsafe.h
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(SMARTCOLS_CFLAGS) $(CLI_ALL_INC) -Itests -o $@ $< $(SMARTCOLS_LIBS)
 

@@ -1,7 +1,7 @@
 /*
- * textsafe_check.h - what every output of cli/output/textsafe.c must be, checked independently of it (shared by
+ * textsafe_check.h - what every output of cli/base/textsafe.c must be, checked independently of it (shared by
  * tests/unit/test_textsafe.c and tests/fuzz/fuzz_textsafe.c): valid UTF-8, each format's syntax, and the
- * original bytes back by the documented decoding. Include after cli/output/textsafe.c.
+ * original bytes back by the documented decoding. Include after cli/base/textsafe.c.
  */
 #ifndef PM_TESTS_TEXTSAFE_CHECK_H
 #define PM_TESTS_TEXTSAFE_CHECK_H
@@ -42,7 +42,7 @@ static char *tc_escape(enum ts_format f, const char *s, size_t *len)
 }
 
 /*
- * Valid UTF-8 by the definition, not by cli/output/textsafe.c's table: decode the bits, then refuse overlong
+ * Valid UTF-8 by the definition, not by cli/base/textsafe.c's table: decode the bits, then refuse overlong
  * forms, surrogates and code points past U+10FFFF. Returns the sequence's length at @s, 0 if invalid;
  * *cp the code point.
  */

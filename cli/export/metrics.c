@@ -67,7 +67,7 @@ static void put_cb(void *ctx, const char *s, size_t n)
 }
 
 /*
- * Through cli/output/textsafe.c: a label value must be valid UTF-8 (Prometheus refuses the whole scrape
+ * Through cli/base/textsafe.c: a label value must be valid UTF-8 (Prometheus refuses the whole scrape
  * otherwise), and a group's name is whatever a process or a cgroup's owner chose.
  */
 void mw_escape(struct mw *w, const char *s, bool quote)

@@ -42,7 +42,7 @@ void mw_sample_u64(struct mw *w, const struct mw_label *labels, size_t n, uint64
 /* End the exposition (OpenMetrics: # EOF). */
 void mw_finish(struct mw *w);
 /*
- * Append @s as valid UTF-8 (bytes that are not: \xHH text, cli/output/textsafe.h) with \\, \" and \n escaped
+ * Append @s as valid UTF-8 (bytes that are not: \xHH text, cli/base/textsafe.h) with \\, \" and \n escaped
  * (label values; HELP text escapes no quote). Exposed for tests.
  */
 void mw_escape(struct mw *w, const char *s, bool quote);

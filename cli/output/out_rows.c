@@ -12,7 +12,7 @@
  * (fputs_nonblank, fputs_quoted_json, ul_jsonwrt_value_*), so the bytes are
  * the same: tests/cli compares both ways (PAGEMAP_OUT_SLOW=1 prints every
  * batch through libsmartcols) and tests/unit/test_out_rows.c the escaping.
- * One difference, on purpose: JSON strings are valid UTF-8 (cli/output/textsafe.h);
+ * One difference, on purpose: JSON strings are valid UTF-8 (cli/base/textsafe.h);
  * cli/output/out_table.c gives libsmartcols the same text, so the bytes still agree.
  */
 #include <stdio.h>
@@ -71,7 +71,7 @@ static void put_obuf(void *ctx, const char *s, size_t n)
 	obuf_add(ctx, s, n);
 }
 
-/* A raw-mode cell: cli/output/textsafe.c's TS_RAW, util-linux's fputs_nonblank. */
+/* A raw-mode cell: cli/base/textsafe.c's TS_RAW, util-linux's fputs_nonblank. */
 void obuf_raw_cell(struct obuf *b, const char *s)
 {
 	if (s)
@@ -79,7 +79,7 @@ void obuf_raw_cell(struct obuf *b, const char *s)
 }
 
 /*
- * A JSON string: cli/output/textsafe.c's one JSON escaper. On valid UTF-8 its bytes are those of util-linux's
+ * A JSON string: cli/base/textsafe.c's one JSON escaper. On valid UTF-8 its bytes are those of util-linux's
  * fputs_quoted_json; invalid UTF-8, which libsmartcols copies into its JSON as it is, becomes \\xHH text
  * (cli/output/out_table.c hands libsmartcols the same text, so both printers agree).
  */

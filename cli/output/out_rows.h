@@ -22,7 +22,7 @@ void obuf_free(struct obuf *b);
 void obuf_raw_cell(struct obuf *b, const char *s);
 /*
  * A JSON string: "..." with '"', '\\' and control bytes escaped as libsmartcols does, and bytes that are
- * not UTF-8 as \\xHH text (cli/output/textsafe.h); NULL or "" is null.
+ * not UTF-8 as \\xHH text (cli/base/textsafe.h); NULL or "" is null.
  */
 void obuf_json_string(struct obuf *b, const char *s);
 /* A JSON number cell: the text as it is; NULL or "" is null. */

@@ -319,7 +319,7 @@ int out_print(struct out *out)
 
 /* ---- records: one JSON object per line ---- */
 
-/* @f's JSON value; a string's bytes are escaped as every JSON cell is (cli/output/textsafe.h). */
+/* @f's JSON value; a string's bytes are escaped as every JSON cell is (cli/base/textsafe.h). */
 static int json_field(const struct out_field *f)
 {
 	switch (f->kind) {

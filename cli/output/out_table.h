@@ -78,7 +78,7 @@ int out_own_to_scols(struct out *out);
 void out_drop_rows(struct out *out);
 /*
  * Set the cell at position @pos of libsmartcols line @ln to @s. In JSON, a text cell is first made valid
- * UTF-8 (cli/output/textsafe.h): libsmartcols' JSON printer copies any byte from 0x80 up as it is, and one name
+ * UTF-8 (cli/base/textsafe.h): libsmartcols' JSON printer copies any byte from 0x80 up as it is, and one name
  * that is not UTF-8 would make the whole document invalid. 0 or -ENOMEM.
  */
 int out_scols_cell(struct out *out, struct libscols_line *ln, size_t pos, const char *s);

@@ -30,7 +30,7 @@
  * widths; tests/unit/test_out_rows.c and the PAGEMAP_OUT_SLOW tests compare both with the
  * library's own print, so a libsmartcols that prints otherwise fails them.
  *
- * One escaper per format: a JSON string's bytes and a raw cell's are cli/output/textsafe.c's
+ * One escaper per format: a JSON string's bytes and a raw cell's are cli/base/textsafe.c's
  * (TS_JSON, TS_RAW); what libsmartcols prints gets its cells as textsafe's valid UTF-8
  * (TS_TEXT) first, so its JSON escaping gives TS_JSON's bytes.
  *

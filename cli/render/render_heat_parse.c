@@ -116,7 +116,7 @@ static int parse_string(struct parser *ps, char *buf, size_t size)
 	if (ps->p >= ps->end)
 		return fail(ps, "unterminated string");
 	ps->p++;
-	/* Names were written as cli/output/textsafe.h renders them: their bytes back, so they are rendered once, not twice. */
+	/* Names were written as cli/base/textsafe.h renders them: their bytes back, so they are rendered once, not twice. */
 	n = ts_unescape(buf, n, buf);
 	if (size)
 		buf[n] = '\0';

@@ -550,7 +550,7 @@ const char *rnd_size(uint64_t bytes, char *buf, size_t size)
 	return buf;
 }
 
-/* Names are any bytes: cli/output/textsafe.c makes them valid UTF-8 (bad bytes as \xHH), as every format does. */
+/* Names are any bytes: cli/base/textsafe.c makes them valid UTF-8 (bad bytes as \xHH), as every format does. */
 void rnd_xml_escape(FILE *f, const char *s)
 {
 	ts_fputs(TS_XML, s, f);

@@ -44,8 +44,9 @@ PM_API const char *pm_ctx_tree_error(const struct pm_ctx *ctx);
  * pm_strerror - what errno @err (or -@err) means when this library returns
  * it, in words for a user: the errors with a meaning of their own (ESRCH,
  * ENOENT, EACCES, EPERM, EOPNOTSUPP, EBADMSG, EDEADLK) as the library means
- * them, any other as strerror() says it. Static string (for an errno without
- * a meaning of its own, strerror's, valid until the next strerror call).
+ * them, any other as strerror() says it. A static string, or for an errno
+ * without a meaning of its own a buffer of the calling thread, valid until
+ * its next call of pm_strerror(). Thread-safe.
  */
 PM_API const char *pm_strerror(int err);
 

@@ -443,7 +443,7 @@ int pm_cache_add_process(struct pm_cache *c, pid_t pid)
 		if (e == -ENOMEM)
 			r = e;
 		else if (e < 0)
-			pmi_dbg(c->ctx, "cache: %d: cannot list fd: %s", (int)pid, strerror(-e));
+			pmi_dbg(c->ctx, "cache: %d: cannot list fd: %s", (int)pid, pmi_strerror(-e));
 	}
 	free(ps.keys);
 	if (r < 0)

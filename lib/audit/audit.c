@@ -250,7 +250,7 @@ static int read_text(struct pm_audit *a, const char *name, char *buf, size_t siz
 /* Why reading @r failed, in words: a replayed tree's missing file is one the capture did not record. */
 static const char *read_error(const struct pm_audit *a, int r)
 {
-	return !a->ctx->live && r == -ENOENT ? "not recorded by the capture" : strerror(-r);
+	return !a->ctx->live && r == -ENOENT ? "not recorded by the capture" : pmi_strerror(-r);
 }
 
 /* ---- frame numbers for unprivileged readers ---- */
@@ -372,11 +372,11 @@ static enum pm_verdict effect_verdict(const struct effect *e, char *what, size_t
 {
 	if (e->drop_err) {
 		snprintf(what, size, "no child could drop to uid %d without capabilities: %s", NOBODY,
-			 strerror(e->drop_err));
+			 pmi_strerror(e->drop_err));
 		return PM_VERDICT_UNKNOWN;
 	}
 	if (e->err) {
-		snprintf(what, size, "%s could not read pagemap: %s", e->who, strerror(e->err));
+		snprintf(what, size, "%s could not read pagemap: %s", e->who, pmi_strerror(e->err));
 		return e->err == EPERM ? PM_VERDICT_OK : PM_VERDICT_UNKNOWN;
 	}
 	if (!(e->entry & E_PRESENT)) {
@@ -491,7 +491,7 @@ static void check_caps(struct pm_audit *a)
 	qsort(a->f + at, a->n - at, sizeof(*a->f), by_pid);	/* directory order differs between filesystems */
 	if (!it || r < 0)
 		pmi_audit_add(a, "cap-sys-admin", "processes", PM_VERDICT_UNKNOWN, NULL, "cannot list the processes: %s",
-			     strerror(it ? -r : open_err));
+			     pmi_strerror(it ? -r : open_err));
 	else
 		pmi_audit_add(a, "cap-sys-admin", "processes", nother ? PM_VERDICT_EXPOSED : PM_VERDICT_OK,
 			     nother ? "take CAP_SYS_ADMIN from the processes below that do not run as root" : NULL,

@@ -87,14 +87,14 @@ static void file_mode(struct pm_audit *a, const char *name, struct fmode *m)
 	memset(m, 0, sizeof(*m));
 	if (pmi_path(a->ctx, path, sizeof(path), "%s", name) < 0) {
 		m->state = FM_UNKNOWN;
-		snprintf(m->why, sizeof(m->why), "%s", strerror(ENAMETOOLONG));
+		snprintf(m->why, sizeof(m->why), "%s", pmi_strerror(ENAMETOOLONG));
 	} else if (!a->ctx->live && pmi_audit_absent(a, name, -ENOENT)) {
 		m->state = FM_ABSENT;
 	} else if (!a->ctx->live) {
 		replayed_mode(a, path, m);
 	} else if (stat(path, &st) < 0) {
 		m->state = errno == ENOENT ? FM_ABSENT : FM_UNKNOWN;
-		snprintf(m->why, sizeof(m->why), "cannot stat: %s", strerror(errno));
+		snprintf(m->why, sizeof(m->why), "cannot stat: %s", pmi_strerror(errno));
 	} else {
 		m->mode = st.st_mode & 07777;
 		m->uid = st.st_uid;
@@ -323,7 +323,7 @@ void pmi_audit_snapshots(struct pm_audit *a, const char *path)
 
 	snap_walk(a, path, 0, &t);
 	if (t.errors)
-		snprintf(err, sizeof(err), "; %u could not be read (%s: %s)", t.errors, t.err_path, strerror(t.first_err));
+		snprintf(err, sizeof(err), "; %u could not be read (%s: %s)", t.errors, t.err_path, pmi_strerror(t.first_err));
 	v = t.frames ? PM_VERDICT_EXPOSED : t.unknown || t.errors ? PM_VERDICT_UNKNOWN : PM_VERDICT_OK;
 	pmi_audit_add(a, "snapshots", path, v, t.frames ? "rewrite the files below without frame numbers, or delete them" : NULL,
 		     "%u files searched: %u snapshots with frame numbers, %u without, %u of an unknown format%s",

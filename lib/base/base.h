@@ -66,6 +66,8 @@ int pmi_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, s
 uint64_t pmi_clock_ns(clockid_t c);
 enum pm_proc_state pmi_stat_state(const char *buf);	/* target.c: from the text of /proc/PID/stat */
 int pmi_errno_from_name(const char *s);
+/* error_words.c: strerror's words, thread-safe (a buffer per thread, valid until its next call). */
+const char *pmi_strerror(int err);
 #define PMI_TREE_ERROR_MAX 512
 /* Record the first problem of a replayed tree (a hostile or damaged capture); returns -EBADMSG. */
 int pmi_tree_error(const struct pm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

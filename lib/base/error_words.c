@@ -6,6 +6,19 @@
 #include <string.h>
 #include "base.h"
 
+/*
+ * strerror's words without its shared buffer: the library's public calls (pm_strerror,
+ * pm_features_row, the audit's findings) run in any thread of a program, and strerror is not
+ * thread-safe. GNU strerror_r gives the same words (translated as strerror would be), into a
+ * buffer of the calling thread, valid until that thread's next call.
+ */
+const char *pmi_strerror(int err)
+{
+	static __thread char buf[128];
+
+	return strerror_r(err, buf, sizeof(buf));
+}
+
 const char *pm_strerror(int err)
 {
 	if (err < 0)
@@ -30,6 +43,6 @@ const char *pm_strerror(int err)
 		return "this thread is inside a call that reads the frame files of this context "
 		       "already (a signal handler run during it)";
 	default:
-		return strerror(err);
+		return pmi_strerror(err);
 	}
 }

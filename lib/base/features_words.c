@@ -72,7 +72,7 @@ static void row_privileged(const struct pm_features *f, bool live, struct pm_fea
 static void row_pagemap(const struct pm_features *f, bool live, struct pm_feature_row *r)
 {
 	if (f->pagemap_error)
-		say(r, "no", "opening /proc/self/pagemap failed: %s%s", strerror(f->pagemap_error),
+		say(r, "no", "opening /proc/self/pagemap failed: %s%s", pmi_strerror(f->pagemap_error),
 		    f->pagemap_error == EPERM ? " (Linux 4.0-4.1 need CAP_SYS_ADMIN)" : "");
 	else
 		say(r, "yes", "/proc/PID/pagemap can be opened");
@@ -210,7 +210,7 @@ static void row_uffd_wp_async(const struct pm_features *f, bool live, struct pm_
 	if (f->uffd_wp_async == PM_YES)
 		say(r, "yes", "userfaultfd write-protect without fault messages (write tracking)");
 	else if (f->uffd_error)
-		say(r, "no", "userfaultfd: %s%s", strerror(f->uffd_error),
+		say(r, "no", "userfaultfd: %s%s", pmi_strerror(f->uffd_error),
 		    f->uffd_error != EPERM ? "" :
 		    " (set vm.unprivileged_userfaultfd=1 or run with CAP_SYS_PTRACE)");
 	else
@@ -250,7 +250,7 @@ static void kfile(struct pm_feature_row *r, const struct pm_kfile *k, const char
 	else if (k->error == ENOENT)
 		say(r, "no", "missing: kernel built without %s", config);
 	else
-		say(r, "no", "%s%s", strerror(k->error), k->error == EACCES ? " (root only)" : "");
+		say(r, "no", "%s%s", pmi_strerror(k->error), k->error == EACCES ? " (root only)" : "");
 }
 
 static void row_kpageflags(const struct pm_features *f, bool live, struct pm_feature_row *r)

@@ -59,14 +59,14 @@ int pm_target_explain(struct pm_ctx *ctx, pid_t pid, const char *name, int err, 
 		snprintf(buf, size, "%s", pm_ctx_tree_error(ctx));
 	} else if (not_unpacked(ctx, pid, err)) {
 		snprintf(buf, size, "cannot open %s/proc/%s/pagemap: %s", pm_ctx_root(ctx), name,
-			 strerror(err));
+			 pmi_strerror(err));
 		*hint = "a capture stores pagemap as pagemap.sparse: "
 			"tests/fixtures/unpack makes the tree replayable";
 	} else if (err == ENOENT || err == ESRCH) {
 		no_memory(ctx, pid, name, err, buf, size);
 	} else {
 		snprintf(buf, size, "cannot open /proc/%s/pagemap%s%s", name, err ? ": " : "",
-			 err ? strerror(err) : "");
+			 err ? pmi_strerror(err) : "");
 		*hint = refused_hint(err);
 	}
 	return 0;

@@ -234,5 +234,5 @@ const char *pmi_watch_inject_words(pid_t pid, int err)
 	case ESRCH:
 		return "it exited";
 	}
-	return strerror(-err);
+	return pmi_strerror(-err);
 }

@@ -282,7 +282,7 @@ int pm_snapshot_unscramble(const char *in, const char *out, const unsigned char 
 			snprintf(why, sizeof(why), "%s", pm_snapshot_error(u.s));
 	}
 	if (err && errsize)
-		snprintf(err, errsize, "%s", why[0] ? why : strerror(-r));
+		snprintf(err, errsize, "%s", why[0] ? why : pmi_strerror(-r));
 	pm_snapshot_writer_free(u.w);
 	pm_snapshot_close(u.s);
 	free(u.moved);

@@ -278,7 +278,7 @@ static struct pm_snapshot *open_common(int fd, bool own, int want, char *err, si
 		return s;
 out:
 	if (err && errsize)
-		snprintf(err, errsize, "%s", s && s->err[0] ? s->err : strerror(-r));
+		snprintf(err, errsize, "%s", s && s->err[0] ? s->err : pmi_strerror(-r));
 	if (s)
 		s->own_fd = own;
 	else if (own)
@@ -305,7 +305,7 @@ struct pm_snapshot *pm_snapshot_open_member(const char *path, int member, char *
 	if (fd < 0) {
 		int e = errno;
 		if (err && errsize)
-			snprintf(err, errsize, "%s", strerror(e));
+			snprintf(err, errsize, "%s", pmi_strerror(e));
 		errno = e;
 		return NULL;
 	}

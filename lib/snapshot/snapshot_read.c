@@ -295,5 +295,5 @@ int pm_snapshot_read(struct pm_snapshot *s, const struct pm_snapshot_section *se
 void pmi_snap_fail_io(struct pm_snapshot *s, const struct pm_snapshot_section *sec, int r)
 {
 	pmi_snap_fail(s, r, "section at byte %llu (%s of %s): %s", (unsigned long long)sec->offset, pmi_snap_type_name(sec->type),
-	     sec->path ? sec->path : "?", r == -EEXIST ? "the path is in the snapshot twice" : strerror(-r));
+	     sec->path ? sec->path : "?", r == -EEXIST ? "the path is in the snapshot twice" : pmi_strerror(-r));
 }

@@ -270,7 +270,7 @@ static int extract(struct pm_snapshot *s, const char *dir, struct pmi_snap_words
 	if (r && r != -EBADMSG)	/* EBADMSG already says which section */
 		pmi_snap_fail_io(s, &sec, r);
 	if (!r && (r = write_frame_start(s, x.dirfd)))
-		pmi_snap_fail(s, r, "pagemap-frame-start: %s", strerror(-r));
+		pmi_snap_fail(s, r, "pagemap-frame-start: %s", pmi_strerror(-r));
 	close(x.dirfd);
 	if (x.pfd >= 0)
 		close(x.pfd);

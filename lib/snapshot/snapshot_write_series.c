@@ -291,7 +291,7 @@ struct pm_snapshot_writer *pm_snapshot_append(const char *path, char *err, size_
 	if ((r = lock_series(path, &fd, &sr->lockfd))) {
 		if (err && errsize)
 			snprintf(err, errsize, "%s", r == -ELOOP ? "a symlink, not a series" :
-				 r == -EWOULDBLOCK ? "someone else's file there stayed locked" : strerror(-r));
+				 r == -EWOULDBLOCK ? "someone else's file there stayed locked" : pmi_strerror(-r));
 		goto out;
 	}
 	sr->old = open_old(fd, err, errsize, &r);
@@ -320,7 +320,7 @@ struct pm_snapshot_writer *pm_snapshot_append(const char *path, char *err, size_
 	return w;
 fail:
 	if (err && errsize)
-		snprintf(err, errsize, "%s", r == -EOVERFLOW ? "the series has 65536 members already" : strerror(-r));
+		snprintf(err, errsize, "%s", r == -EOVERFLOW ? "the series has 65536 members already" : pmi_strerror(-r));
 out:
 	pmi_snap_series_free(sr);
 	pm_snapshot_writer_free(w);

@@ -256,7 +256,7 @@ static double calibrate_child(const struct pmi_watch_ops *o, size_t psize)
 	double d[CAL_ROUNDS];
 	int i, state = -1;
 
-	if (p == MAP_FAILED)
+	if (p == MAP_FAILED || !o->cal_arm)	/* a back end without cal_arm cannot be priced */
 		return -1;
 	madvise(p, len, MADV_NOHUGEPAGE);	/* a huge page would take one fault for 512 pages */
 	write_pages(p, CAL_PAGES, psize, 1);

@@ -412,7 +412,7 @@ static int snap_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
 		return -ENAMETOOLONG;
 	fd = pmi_open(ctx, path, O_RDONLY);
 	if (fd < 0) {
-		snprintf(buf, size, "fork-snapshot: no right to ptrace process %d: %s", (int)pid, strerror(-fd));
+		snprintf(buf, size, "fork-snapshot: no right to ptrace process %d: %s", (int)pid, pmi_strerror(-fd));
 		return fd == -ENOENT ? -ESRCH : fd;
 	}
 	close(fd);

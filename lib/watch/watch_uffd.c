@@ -32,7 +32,7 @@ static int uffd_usable(struct pm_ctx *ctx, pid_t pid, char *buf, size_t size)
 	}
 	if (f->uffd_wp_async != PM_YES) {
 		if (f->uffd_error)
-			snprintf(buf, size, "uffd: cannot create a userfaultfd here: %s", strerror(f->uffd_error));
+			snprintf(buf, size, "uffd: cannot create a userfaultfd here: %s", pmi_strerror(f->uffd_error));
 		else
 			snprintf(buf, size, "uffd: this kernel's userfaultfd has no async write-protect (Linux 6.7+)");
 		return -EOPNOTSUPP;
@@ -211,7 +211,7 @@ static int register_vma(struct pm_watch *w, const struct pmi_watch_vma *m, void 
 	err = register_span(s->fd, a, b);
 	if (err < 0) {
 		pmi_dbg(w->ctx, "watch: UFFDIO_REGISTER %#llx-%#llx: %s", (unsigned long long)a, (unsigned long long)b,
-		       strerror(-err));
+		       pmi_strerror(-err));
 		return err;
 	}
 	err = is_sparse(w, a, b, &sparse);
@@ -350,7 +350,7 @@ static int uffd_start(struct pm_watch *w, char *why, size_t size)
 	if (w->pid == 0) {
 		fd = pmi_uffd_self(want);
 		if (fd < 0)
-			snprintf(why, size, "uffd: cannot make a userfaultfd: %s", strerror(-fd));
+			snprintf(why, size, "uffd: cannot make a userfaultfd: %s", pmi_strerror(-fd));
 	} else {
 		err = pmi_remote_uffd(w->pid, want, &fd, &got);
 		if (err < 0) {

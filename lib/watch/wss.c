@@ -50,7 +50,7 @@ static int measurable(struct pm_target *t, enum pm_wss_method m, char *buf, size
 	}
 	n = pm_target_read(t, 0, &e, 1);
 	if (n < 0) {
-		pmi_wss_say(buf, size, "the target has no memory: %s", strerror((int)-n));
+		pmi_wss_say(buf, size, "the target has no memory: %s", pmi_strerror((int)-n));
 		return (int)n;
 	}
 	return 0;

@@ -24,7 +24,7 @@ static int open_idle(struct pm_target *t, struct pmi_wss_files *files, char *buf
 	if (standin && *standin) {
 		fd = pmi_open(t->ctx, standin, O_RDWR);
 		if (fd < 0) {
-			pmi_wss_say(buf, size, "cannot open %s=%s: %s", BITMAP_ENV, standin, strerror(-fd));
+			pmi_wss_say(buf, size, "cannot open %s=%s: %s", BITMAP_ENV, standin, pmi_strerror(-fd));
 			return fd;
 		}
 	} else {
@@ -36,7 +36,7 @@ static int open_idle(struct pm_target *t, struct pmi_wss_files *files, char *buf
 			return -EOPNOTSUPP;
 		}
 		if (fd < 0) {
-			pmi_wss_say(buf, size, "cannot open %s: %s%s", BITMAP_PATH, strerror(-fd),
+			pmi_wss_say(buf, size, "cannot open %s: %s%s", BITMAP_PATH, pmi_strerror(-fd),
 			    fd == -EACCES ? " (root only)" : "");
 			return fd;
 		}
@@ -49,7 +49,7 @@ static int open_idle(struct pm_target *t, struct pmi_wss_files *files, char *buf
 	files->kpage = pm_kpage_open(t->ctx);
 	r = files->kpage ? pm_kpage_status(files->kpage, PM_KPAGE_FLAGS) : -errno;
 	if (r < 0) {
-		pmi_wss_say(buf, size, "cannot open /proc/kpageflags (to find large folios' heads): %s", strerror(-r));
+		pmi_wss_say(buf, size, "cannot open /proc/kpageflags (to find large folios' heads): %s", pmi_strerror(-r));
 		return r;
 	}
 	if (standin && *standin)

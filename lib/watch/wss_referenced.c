@@ -21,7 +21,7 @@ static int open_referenced(struct pm_target *t, struct pmi_wss_files *files, cha
 	if (fd < 0) {
 		if (fd == -ENOENT)	/* clear_refs exists since 2.6.22: the process went */
 			fd = -ESRCH;
-		pmi_wss_say(buf, size, "cannot open %s: %s%s", path, strerror(-fd),
+		pmi_wss_say(buf, size, "cannot open %s: %s%s", path, pmi_strerror(-fd),
 		    fd == -EACCES ? " (only the process's owner or root may write it)" : "");
 		return fd;
 	}

@@ -24,7 +24,7 @@ PyObject *pmpy_features_rows(struct pm_ctx *ctx)
 	int rc = 0;
 
 	if (!f)
-		return pmpy_raise(errno, NULL, "cannot describe the features");
+		return pmpy_raise(errno ? errno : EIO, NULL, "cannot describe the features");
 	out = PyList_New(0);
 	for (i = 0; out && (rc = pm_features_row(f, flags, i, &r)) == 0; i++) {
 		t = row_tuple(&r);

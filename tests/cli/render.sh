@@ -281,7 +281,7 @@ PY
 	fi
 	"$pagemap" render --series "$work/sa.snap" "$work/sb.snap" -f ansi -w 80 | grep -q '1.000s' &&
 		pass "series-ansi" || fail "series-ansi" "no interval row"
-	# A snapshot named with a terminal's title escape: the title line names it through cli/output/textsafe.c (\x1b).
+	# A snapshot named with a terminal's title escape: the title line names it through cli/base/textsafe.c (\x1b).
 	esc=$(printf '\033')
 	cp "$work/sa.snap" "$work/sa$esc]0;x.snap"
 	if "$pagemap" render --series "$work/sa$esc]0;x.snap" "$work/sb.snap" -f ansi -w 80 >"$work/esc.ansi"; then

@@ -36,7 +36,7 @@ $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 REPLAY_OBJ_DIR := $(FUZZ_DIR)/replay/obj
 REPLAY_LIB_OBJ  = $(if $(SANFLAGS),$(LIB_OBJ),$(patsubst lib/%.c,$(REPLAY_OBJ_DIR)/%.o,$(LIB_SRC)))
 .PRECIOUS: $(REPLAY_OBJ_DIR)/%.o
-$(REPLAY_OBJ_DIR)/%.o: lib/%.c $(wildcard lib/*/*.h) include/pagemap.h
+$(REPLAY_OBJ_DIR)/%.o: lib/%.c $(wildcard lib/*/*.h) include/pagemap.h $(wildcard include/pagemap/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(call lib_inc,$<) $(FUZZ_SANFLAGS) $(CFLAGS) -fvisibility=hidden -c $< -o $@
 
@@ -66,13 +66,13 @@ fuzz-replay: $(FUZZ_REPLAY)
 	done; exit $$fail
 
 # fuzz_heat reads recordings with the CLI's reader and draws them with its heat map code.
-HEAT_SRC := cli/render/render_heat_parse.c cli/render/render_heat.c cli/render/render_model.c cli/output/textsafe.c
+HEAT_SRC := cli/render/render_heat_parse.c cli/render/render_heat.c cli/render/render_model.c cli/base/textsafe.c
 $(FUZZ_DIR)/fuzz_heat $(FUZZ_DIR)/replay/fuzz_heat: FUZZ_EXTRA := $(HEAT_SRC)
 $(FUZZ_DIR)/fuzz_heat $(FUZZ_DIR)/replay/fuzz_heat: $(HEAT_SRC) cli/render/render.h
 
 # fuzz_textsafe checks the CLI's one output sanitizer (every format) on any bytes.
-$(FUZZ_DIR)/fuzz_textsafe $(FUZZ_DIR)/replay/fuzz_textsafe: FUZZ_EXTRA := cli/output/textsafe.c
-$(FUZZ_DIR)/fuzz_textsafe $(FUZZ_DIR)/replay/fuzz_textsafe: cli/output/textsafe.c cli/output/textsafe.h
+$(FUZZ_DIR)/fuzz_textsafe $(FUZZ_DIR)/replay/fuzz_textsafe: FUZZ_EXTRA := cli/base/textsafe.c
+$(FUZZ_DIR)/fuzz_textsafe $(FUZZ_DIR)/replay/fuzz_textsafe: cli/base/textsafe.c cli/base/textsafe.h
 
 # fuzz_snapshot_extract is fuzz_snapshot.c built with extraction on (tests/fuzz/corpus/snapshot_extract links to its corpus).
 $(FUZZ_DIR)/fuzz_snapshot_extract $(FUZZ_DIR)/replay/fuzz_snapshot_extract: tests/fuzz/fuzz_snapshot.c

@@ -1,5 +1,5 @@
 /*
- * fuzz_textsafe.c - libFuzzer target for cli/output/textsafe.c, the one sanitizer of names in every output format:
+ * fuzz_textsafe.c - libFuzzer target for cli/base/textsafe.c, the one sanitizer of names in every output format:
  * whatever the bytes, each format's output is valid UTF-8 and valid in its syntax (JSON string, Prometheus
  * label value, XML text, terminal text without controls), and the documented decoding gives the bytes back.
  */
@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../cli/output/textsafe.h"
+#include "../../cli/base/textsafe.h"
 #include "../textsafe_check.h"
 
 #define PM_FUZZ_NAME "fuzz_textsafe"

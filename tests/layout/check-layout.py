@@ -36,7 +36,7 @@ RULES = [
     ("python-includes", "python/ includes nothing from cli/ or lib/ and builds no CLI source"),
     ("lib-symbols", "each lib/ folder's objects use symbols of the folders LIB_USES allows only"),
     ("cli-symbols", "each cli/ folder's objects use symbols of the folders CLI_USES allows only"),
-    ("no-circle", "the lib/ folders' include and call arrows form no circle"),
+    ("no-circle", "the lib/ folders' include and call arrows, and the cli/ folders' calls, form no circle"),
     ("file-size", f"no file in lib/ or cli/ is over {MAX_FILE_LINES} lines"),
     ("function-size", f"no function in lib/ or cli/ is over {MAX_FUNCTION_LINES} lines"),
     ("pm-names", "each pm_/PM_ struct, enum, typedef, macro or object lib/ defines is in include/"),
@@ -60,6 +60,9 @@ def read_rules(src):
         "lib": lib,
         "cli": cli,
         "lib_uses": {d: set(var.get("LIB_USES_" + d, [])) | {d} for d in lib},
+        # LIB_CALLS_x: folders x may call through the public API only, never include.
+        "lib_calls": {d: set(var.get("LIB_USES_" + d, [])) | set(var.get("LIB_CALLS_" + d, [])) | {d}
+                      for d in lib},
         "cli_uses": {d: set(var.get("CLI_USES_" + d, [])) | {d} for d in ["root"] + cli},
         "declared_lib_uses": {k[len("LIB_USES_"):] for k in var if k.startswith("LIB_USES_")},
         "declared_cli_uses": {k[len("CLI_USES_"):] for k in var if k.startswith("CLI_USES_")},
@@ -204,7 +207,7 @@ def path_between(edges, a, b):
 
 
 def check_floors(src, rules, bad):
-    edges = {d: rules["lib_uses"][d] - {d} for d in rules["lib"]}
+    edges = {d: rules["lib_calls"][d] - {d} for d in rules["lib"]}
     c = find_circle(rules["lib"], edges)
     if c:
         bad.append(("folders.mk", 0, "LIB_USES rules run in a circle: " + " -> ".join(c)))
@@ -469,6 +472,16 @@ def check_pm_names(src, bad):
 
 # ---- running the rules ---------------------------------------------------------------------
 
+def circles(arrows, edges, bad, top):
+    """Each arrow of @arrows that closes a circle of @edges, as a finding."""
+    for a, b in sorted(arrows):
+        back = path_between(edges, b, a)
+        if back:
+            bad.append((arrows[(a, b)].split(" ")[0].rsplit(":", 1)[0], 0,
+                        f"{top}{a} -> {top}{b} closes a circle ({' -> '.join([a] + back)}): "
+                        + arrows[(a, b)]))
+
+
 def run(src, build):
     """{rule: [(path, line, why)]} and a summary for each PASS line."""
     rules = read_rules(src)
@@ -480,8 +493,8 @@ def run(src, build):
     check_lib_includes(src, rules, bad["lib-includes"], inc_arrows)
     check_cli_includes(src, rules, bad["cli-includes"])
     check_python_includes(src, rules, bad["python-includes"])
-    check_symbols(src, build, "lib", rules["lib"], rules["lib_uses"], bad["lib-symbols"],
-                  sym_arrows, "LIB_USES")
+    check_symbols(src, build, "lib", rules["lib"], rules["lib_calls"], bad["lib-symbols"],
+                  sym_arrows, "LIB_USES/LIB_CALLS")
     check_symbols(src, build, "cli", ["root"] + rules["cli"], rules["cli_uses"], bad["cli-symbols"],
                   cli_arrows, "CLI_USES")
     arrows = dict(inc_arrows)
@@ -490,16 +503,17 @@ def run(src, build):
     edges = {}
     for a, b in arrows:
         edges.setdefault(a, set()).add(b)
-    for a, b in sorted(arrows):
-        back = path_between(edges, b, a)
-        if back:
-            bad["no-circle"].append((arrows[(a, b)].split(" ")[0].rsplit(":", 1)[0], 0,
-                                     f"{a} -> {b} closes a circle ({' -> '.join([a] + back)}): "
-                                     + arrows[(a, b)]))
+    circles(arrows, edges, bad["no-circle"], "lib/")
+    cli_edges = {}
+    for a, b in cli_arrows:
+        cli_edges.setdefault(a, set()).add(b)
+    circles(cli_arrows, cli_edges, bad["no-circle"], "cli/")
     note["lib-symbols"] = f"{len(sym_arrows)} cross-folder call arrows"
     note["lib-includes"] = f"{len(inc_arrows)} cross-folder include arrows"
-    note["no-circle"] = (f"{len(arrows)} arrows between {len(rules['lib'])} folders: "
-                         + ", ".join(f"{a}->{b}" for a, b in sorted(arrows)))
+    note["no-circle"] = (f"{len(arrows)} arrows between {len(rules['lib'])} lib/ folders: "
+                         + ", ".join(f"{a}->{b}" for a, b in sorted(arrows))
+                         + f"; {len(cli_arrows)} between cli/'s: "
+                         + ", ".join(f"{a}->{b}" for a, b in sorted(cli_arrows)))
     note["cli-symbols"] = f"{len(cli_arrows)} cross-folder call arrows"
     check_file_sizes(src, bad["file-size"])
     check_function_sizes(src, bad["function-size"])
@@ -599,6 +613,11 @@ BREAKS = [
     ("no-circle", "two folders call each other (both allowed)",
      {"folders.mk": ("LIB_USES_low := low", "LIB_USES_low := low high"),
       "lib/low/low.c": ("return pmi_low_helper();", "int pmi_high(void);\n\treturn pmi_high();")}),
+    ("no-circle", "the CLI's output layer and its root call each other (both allowed)",
+     {"cli/main.c": ("int main(void)", "int cli_root_fn(void);\n\nint cli_root_fn(void)\n{\n\treturn 1;\n}\n\n"
+                                       "int main(void)"),
+      "cli/out/out.c": ("\treturn 0;", "\treturn cli_root_fn();"),
+      "cli/out/out.h": ("#include \"cli.h\"\n", "#include \"cli.h\"\nint cli_root_fn(void);\n")}),
     ("file-size", "a file over the limit",
      {"cli/out/out.c": "#include \"out.h\"\n" + "\n" * MAX_FILE_LINES
       + "int cli_out(void)\n{\n\treturn 0;\n}\n"}),

@@ -8,7 +8,7 @@
 #include "../harness.h"
 #include "pages.h"
 /* The CLI's writer and rules parser are compiled in: they are pure, and unit tests link no CLI objects. */
-#include "../../cli/output/textsafe.c"
+#include "../../cli/base/textsafe.c"
 #include "../../cli/export/metrics.c"
 #include "../../cli/export/export_fleet.c"
 

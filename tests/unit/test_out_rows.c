@@ -6,7 +6,7 @@
 #include <libsmartcols.h>
 #include "../harness.h"
 
-#include "../../cli/output/textsafe.c"
+#include "../../cli/base/textsafe.c"
 #include "../../cli/output/out_rows.c"
 
 /* Control bytes, quotes, backslashes, blanks, DEL, invalid and valid UTF-8, a "\x" that looks encoded. */

@@ -7,7 +7,7 @@
 #include "pagemap.h"
 #include "../harness.h"
 /* The CLI's model and recording reader are pure: tested here as they are compiled into the tool. */
-#include "../../cli/output/textsafe.c"
+#include "../../cli/base/textsafe.c"
 #include "../../cli/render/render_model.c"
 #include "../../cli/render/render_heat_parse.c"
 
@@ -127,7 +127,7 @@ static int recording_track(void)
 	CHECK_EQ_U64(rec.iv[0].r[0].bytes, 8192);
 	CHECK_STR(rec.iv[0].r[0].name, "[heap]");
 	heat_free(&rec);
-	/* A name as track -J writes it (cli/output/textsafe.h): the bytes come back, not the escapes' text. */
+	/* A name as track -J writes it (cli/base/textsafe.h): the bytes come back, not the escapes' text. */
 	CHECK(parse("{\"t\":1,\"maps\":[{\"start\":\"0x1000\",\"end\":\"0x9000\",\"path\":\"/a\\\\xff\\\\x5cx2d\\\\x2d\",\"pages\":2,"
 		    "\"written\":8192,\"huge\":0}]}", &rec, err) == 0);
 	CHECK_STR(rec.iv[0].r[0].name, "/a\xff\\x2d\\x2d");
@@ -245,7 +245,7 @@ static int sizes_and_escapes(void)
 	fputc('|', f);
 	rnd_json_str(f, "\"\\</script>\n\xc3");
 	fclose(f);
-	/* The one sanitizer's XML and HTML-safe JSON (cli/output/textsafe.h): bad bytes as \xHH text, as in every format. */
+	/* The one sanitizer's XML and HTML-safe JSON (cli/base/textsafe.h): bad bytes as \xHH text, as in every format. */
 	CHECK_STR(out, "&lt;a&amp;&quot;b&#39;&gt;\\x01\\xff|\"\\\"\\\\\\u003c/script\\u003e\\n\\\\xc3\"");
 	free(out);
 	return T_PASS;

@@ -8,7 +8,7 @@
 #include "../harness.h"
 #include "pages.h"
 /* The CLI's pure parts are compiled in: unit tests link no CLI objects. */
-#include "../../cli/output/textsafe.c"
+#include "../../cli/base/textsafe.c"
 #include "../../cli/export/metrics.c"
 #include "../../cli/export/export_fleet.c"
 #include "../../cli/export/serve_cache.c"

@@ -1,4 +1,4 @@
-/* test_textsafe.c - cli/output/textsafe.c, the one output sanitizer: hostile bytes in, valid output and the name back. */
+/* test_textsafe.c - cli/base/textsafe.c, the one output sanitizer: hostile bytes in, valid output and the name back. */
 #include <locale.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 #include "../harness.h"
 
-#include "../../cli/output/textsafe.c"
+#include "../../cli/base/textsafe.c"
 #include "../textsafe_check.h"
 
 /* @in in format @f must be exactly @want. */

@@ -14,7 +14,7 @@
 const char *cli_cmd;
 
 /*
- * @fmt and @ap to standard error through cli/output/textsafe.c's terminal rendering: messages name paths,
+ * @fmt and @ap to standard error through cli/base/textsafe.c's terminal rendering: messages name paths,
  * processes and cgroups that others chose, and none of their bytes may act on the terminal.
  */
 static void say(const char *prefix, const char *fmt, va_list ap, int err)
