@@ -169,7 +169,7 @@ static int usage_help(void)
 	       "Options:\n"
 	       "  -p, --pid PID          only process PID (an error if A or B lacks it)\n"
 	       "      --tree             A and B are captured /proc trees (as --root takes)\n");
-	out_help(stdout, columns, NCOLS);
+	out_help_with(stdout, columns, NCOLS, OUT_HELP_TOTAL);
 	return EXIT_OK;
 }
 
@@ -200,7 +200,7 @@ out:
 
 int cmd_diff(struct pm_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = { OUT_LONGOPTS, { "pid", required_argument, NULL, 'p' },
+	static const struct option longopts[] = { OUT_LONGOPTS, OUT_TOTAL_LONGOPT, { "pid", required_argument, NULL, 'p' },
 						  { "tree", no_argument, NULL, OPT_TREE },
 						  { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	struct out_opts o = { 0 };

@@ -248,13 +248,13 @@ static int usage_help(void)
 	       "swap, shared, exclusive, in huge pages, soft-dirty, write-protected or guarded.\n"
 	       "A dash (null in JSON) means this kernel or privilege level cannot tell.\n");
 	maps_columns();
-	out_help(stdout, columns, ncols);
+	out_help_with(stdout, columns, ncols, OUT_HELP_TOTAL);
 	return EXIT_OK;
 }
 
 int cmd_maps(struct pm_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = { OUT_LONGOPTS, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	static const struct option longopts[] = { OUT_LONGOPTS, OUT_TOTAL_LONGOPT, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	struct out_opts o = { 0 };
 	struct node_cells *nodes = NULL;
 	struct pm_target *t;
