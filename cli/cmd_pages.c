@@ -120,7 +120,8 @@ static void frame_cells(struct out *out, struct libscols_line *ln, const struct 
 			out_str(out, ln, COL_PFN, po->hidden ? "hidden" : "-");
 		}
 	}
-	if (r->flags & (PM_PAGE_SWAPPED | PM_PAGE_MARKER | PM_PAGE_NONSWAP)) {
+	/* A marker (guard, uffd-wp) is no swap slot: its cells stay empty. */
+	if (r->flags & (PM_PAGE_SWAPPED | PM_PAGE_NONSWAP)) {
 		if (r->flags & PM_PAGE_FRAME) {
 			snprintf(buf, sizeof(buf), "%u", r->swap_type);
 			out_str(out, ln, COL_SWAPTYPE, buf);
