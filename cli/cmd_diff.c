@@ -27,7 +27,8 @@ static const struct out_col columns[] = {
 	[COL_MOVED] = { "MOVED", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes on another frame, not written (migration)" },
 	[COL_UFFDWP] = { "UFFD_WP", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes whose uffd-wp bit changed" },
 	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions of the mapping" },
-	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]" },
+	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR,
+	               "the mapping's file or [name]; empty: anonymous" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 

@@ -30,7 +30,8 @@ static const struct out_col tail_cols[NTAIL] = {
 	[TAIL_INODE] = { "INODE", 5, SCOLS_FL_RIGHT, OUT_NUM, "inode" },
 	[TAIL_NODES] = { "NODES", 0.1, 0, OUT_STR,
 			 "bytes in RAM per NUMA node, \"0:1.2M,1:4K\" (see pagemap numa)" },
-	[TAIL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "file or [name]" },
+	[TAIL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR,
+	                "file or [name]; empty: anonymous" },
 };
 
 static struct out_col columns[COL_USAGE + MAX_USAGE + NTAIL];

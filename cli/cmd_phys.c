@@ -41,7 +41,8 @@ const struct out_col phys_proc_cols[P_NCOLS] = {
 	[P_NAMES] = { "NAMES", 0.3, 0, OUT_STR, "the frames' flags by name" },
 	[P_COUNT] = { "COUNT", 5, SCOLS_FL_RIGHT, OUT_NUM, "mappings of each frame (kpagecount)" },
 	[P_CGROUP] = { "CGROUP", 6, SCOLS_FL_RIGHT, OUT_NUM, "inode of the memory cgroup charged (kpagecgroup)" },
-	[P_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]" },
+	[P_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR,
+	             "the mapping's file or [name]; empty: anonymous" },
 };
 
 /* ---- whole physical memory ---- */

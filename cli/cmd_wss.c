@@ -16,7 +16,7 @@ enum { COL_MAPPING, COL_START, COL_END, COL_PERMS, COL_RSS, COL_ACCESSED, COL_PC
 
 static const struct out_col columns[] = {
 	[COL_MAPPING] = { "MAPPING", 0.3, SCOLS_FL_TREE | SCOLS_FL_NOEXTREMES, OUT_STR,
-			  "\"total\", and under it each mapping's path or [anon]" },
+			  "\"total\", and under it each mapping's path (empty: anonymous)" },
 	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the mapping" },
 	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after its last byte" },
 	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions, as in maps (rwxp/s)" },
@@ -117,7 +117,7 @@ static void mapping_row(struct out *out, struct libscols_line *parent, const str
 {
 	struct libscols_line *ln = out_child_line(out, parent);
 
-	out_str(out, ln, COL_MAPPING, *m->path ? m->path : "[anon]");
+	out_str(out, ln, COL_MAPPING, m->path);	/* anonymous: empty, as in maps */
 	out_u64(out, ln, COL_START, m->start);
 	out_u64(out, ln, COL_END, m->end);
 	out_str(out, ln, COL_PERMS, m->perms);
