@@ -144,8 +144,11 @@ static int summary_rows(struct out *out, struct pm_share *s, const struct shared
 		}
 	}
 	for (a = 0; a <= so->n; a++) {
+		/* The total row: not with -n or -r (rows only) unless --total; JSON keeps it. */
+		ln = a < so->n ? out_line(out) : out_total_row(out);
+		if (!ln)
+			continue;
 		pm_share_sum(s, a < so->n ? (int)a : PM_SHARE_ALL, PM_SHARE_ALL, &u);
-		ln = out_line(out);
 		out_str(out, ln, COL_KIND, a < so->n ? "process" : "total");
 		if (a < so->n)
 			out_u64(out, ln, COL_PID, (uint64_t)so->pids[a]);
@@ -248,7 +251,7 @@ static int usage_help(void)
 	       "pages only in HUGETLB; swap slots held by two given processes in SWAP.\n\n"
 	       "Options:\n"
 	       " -a, --all              a map row for every mapping, also those sharing nothing\n");
-	out_help(stdout, columns, NCOLS);
+	out_help_with(stdout, columns, NCOLS, OUT_HELP_TOTAL);
 	return EXIT_OK;
 }
 
@@ -277,7 +280,7 @@ static int parse_pids(struct shared_opts *so, int argc, char **argv)
 int cmd_shared(struct pm_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		OUT_LONGOPTS, { "all", no_argument, NULL, 'a' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		OUT_LONGOPTS, OUT_TOTAL_LONGOPT, { "all", no_argument, NULL, 'a' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct shared_opts so = { 0 };
 	int c, r = -1;

@@ -244,6 +244,13 @@ struct libscols_line *out_total_line(struct out *out)
 	return out_line(out);
 }
 
+struct libscols_line *out_total_row(struct out *out)
+{
+	if (!out->o.json && (out->o.raw || out->o.noheadings) && !out->o.total)
+		return NULL;
+	return out_line(out);
+}
+
 static void set_cell(struct out *out, struct libscols_line *ln, size_t id, const char *s)
 {
 	/* The handle out_line gives in own mode is @out itself; a real line (a total) goes to libsmartcols. */

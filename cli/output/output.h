@@ -128,6 +128,11 @@ struct libscols_line *out_child_line(struct out *out, struct libscols_line *pare
  * whose rows are rows only, and wherever the line is not printed.
  */
 struct libscols_line *out_total_line(struct out *out);
+/*
+ * A total that is also a row of the JSON (shared's KIND total, cache's [meminfo Cached]): the
+ * same rule for tables (none with -n or -r unless --total), and always in JSON, which keeps it.
+ */
+struct libscols_line *out_total_row(struct out *out);
 
 /* Cell setters: a column that is not shown is ignored. */
 void out_str(struct out *out, struct libscols_line *ln, size_t id, const char *s);

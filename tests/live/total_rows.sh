@@ -1,0 +1,41 @@
+#!/bin/sh
+# total_rows.sh - -n and -r print rows only in the commands whose total is a row of their own:
+# shared's KIND total and cache --all's [meminfo Cached] are left out there, --total brings
+# them back, JSON keeps them (pagemap(1), Output). Two sleep children of this test are the
+# processes shared compares.
+# Usage: tests/live/total_rows.sh   (PAGEMAP_BUILD and PAGEMAP_SRC come from make)
+src=${PAGEMAP_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${PAGEMAP_BUILD:-$src/build}
+pagemap=$build/pagemap
+[ "$(id -u)" = 0 ] || { echo "SKIP total-rows: needs root (shared reads frame numbers)"; exit 77; }
+a= b=
+trap 'kill $a $b 2>/dev/null' EXIT
+sleep 600 &
+a=$!
+sleep 600 &
+b=$!
+fail=0
+
+# want NAME COUNT PATTERN CMD...: the lines of CMD's output matching PATTERN are COUNT.
+want() {
+	name=$1 count=$2 pat=$3
+	shift 3
+	got=$("$pagemap" "$@" 2>/dev/null | grep -c -- "$pat")
+	if [ "$got" = "$count" ]; then
+		echo "PASS total-rows-$name"
+	else
+		echo "FAIL total-rows-$name: pagemap $* printed $got lines matching '$pat', want $count"
+		fail=1
+	fi
+}
+
+want shared-table 1 '^total ' shared -o KIND,PID,SHARED "$a" "$b"
+want shared-n 0 '^total\b' shared -n -o KIND,PID,SHARED "$a" "$b"
+want shared-r 0 '^total ' shared -r -o KIND,PID,SHARED "$a" "$b"
+want shared-r-total 1 '^total ' shared -r --total -o KIND,PID,SHARED "$a" "$b"
+want shared-json 1 '"kind": "total"' shared -J -o KIND,PID,SHARED "$a" "$b"
+want cache-table 1 'meminfo Cached' cache --all -t 1 -o CACHED,PATH
+want cache-r 0 'meminfo' cache --all -r -t 1 -o CACHED,PATH
+want cache-n-total 1 'meminfo Cached' cache --all -n --total -t 1 -o CACHED,PATH
+want cache-json 1 '"\[meminfo Cached\]"' cache --all -J -t 1 -o CACHED,PATH
+exit "$fail"
