@@ -1,8 +1,8 @@
 #!/bin/sh
-# total_rows.sh - -n and -r print rows only in the commands whose total is a row of their own:
-# shared's KIND total and cache --all's [meminfo Cached] are left out there, --total brings
-# them back, JSON keeps them (pagemap(1), Output). Two sleep children of this test are the
-# processes shared compares.
+# total_rows.sh - -n and -r print rows only: shared's KIND total, cache --all's [meminfo Cached]
+# and track's total row are left out there, --total brings them back, JSON keeps what it has
+# (pagemap(1), Output). Two sleep children of this test are the processes shared compares and
+# the process track watches.
 # Usage: tests/live/total_rows.sh   (PAGEMAP_BUILD and PAGEMAP_SRC come from make)
 src=${PAGEMAP_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${PAGEMAP_BUILD:-$src/build}
@@ -38,4 +38,12 @@ want cache-table 1 'meminfo Cached' cache --all -t 1 -o CACHED,PATH
 want cache-r 0 'meminfo' cache --all -r -t 1 -o CACHED,PATH
 want cache-n-total 1 'meminfo Cached' cache --all -n --total -t 1 -o CACHED,PATH
 want cache-json 1 '"\[meminfo Cached\]"' cache --all -J -t 1 -o CACHED,PATH
+# track: its table's total row, per interval (a sleep child writes nothing: the total is 0).
+if "$pagemap" track "$a" 0.2 1 >/dev/null 2>&1; then
+	want track-table 1 ' total$' track "$a" 0.2 1
+	want track-n 0 'total' track -n "$a" 0.2 1
+	want track-n-total 1 ' total$' track -n --total "$a" 0.2 1
+else
+	echo "SKIP total-rows-track: pagemap track cannot watch a process here"
+fi
 exit "$fail"
