@@ -201,7 +201,8 @@ out:
 
 int cmd_diff(struct pm_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = { OUT_LONGOPTS, OUT_TOTAL_LONGOPT, { "pid", required_argument, NULL, 'p' },
+	static const struct option longopts[] = { OUT_LONGOPTS, OUT_TOTAL_LONGOPT,
+						  { "pid", required_argument, NULL, 'p' },
 						  { "tree", no_argument, NULL, OPT_TREE },
 						  { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	struct out_opts o = { 0 };

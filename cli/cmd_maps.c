@@ -255,7 +255,8 @@ static int usage_help(void)
 
 int cmd_maps(struct pm_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = { OUT_LONGOPTS, OUT_TOTAL_LONGOPT, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	static const struct option longopts[] = { OUT_LONGOPTS, OUT_TOTAL_LONGOPT,
+						  { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	struct out_opts o = { 0 };
 	struct node_cells *nodes = NULL;
 	struct pm_target *t;

@@ -255,7 +255,8 @@ static int usage_help(void)
 	for (i = 0; i < n; i++)
 		printf("  %c %2u %-15s%s %s\n", tab[i].letter, tab[i].bit, tab[i].name, tab[i].internal ? "*" : " ",
 		       tab[i].meaning);
-	out_help_with(stdout, phys_sum_cols, NELEM(phys_sum_cols), OUT_HELP_LONG_BYTES | OUT_HELP_TOTAL);
+	out_help_with(stdout, phys_sum_cols, NELEM(phys_sum_cols),
+		      OUT_HELP_LONG_BYTES | OUT_HELP_TOTAL);
 	printf("\nColumns with -l:\n");
 	for (i = 0; i < NELEM(list_cols); i++)
 		printf(" %12s  %s\n", list_cols[i].name, list_cols[i].help);

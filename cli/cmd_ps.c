@@ -551,7 +551,8 @@ out:
 int cmd_ps(struct pm_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		OUT_LONGOPTS, OUT_TOTAL_LONGOPT, { "sort", required_argument, NULL, 's' }, { "pid", required_argument, NULL, 'p' },
+		OUT_LONGOPTS, OUT_TOTAL_LONGOPT,
+		{ "sort", required_argument, NULL, 's' }, { "pid", required_argument, NULL, 'p' },
 		{ "user", required_argument, NULL, 'u' }, { "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "exact", no_argument, NULL, OPT_EXACT },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },

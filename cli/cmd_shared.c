@@ -280,7 +280,9 @@ static int parse_pids(struct shared_opts *so, int argc, char **argv)
 int cmd_shared(struct pm_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		OUT_LONGOPTS, OUT_TOTAL_LONGOPT, { "all", no_argument, NULL, 'a' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		OUT_LONGOPTS, OUT_TOTAL_LONGOPT,
+		{ "all", no_argument, NULL, 'a' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct shared_opts so = { 0 };
 	int c, r = -1;

@@ -56,7 +56,7 @@ void out_help_with(FILE *f, const struct out_col *cols, size_t n, unsigned flags
 	fprintf(f, " %s--bytes            sizes in bytes, not human-readable\n",
 		flags & OUT_HELP_LONG_BYTES ? "    " : "-b, ");
 	if (flags & OUT_HELP_TOTAL)
-		fputs("     --total            the total row also with -n or -r (which print rows only)\n", f);
+		fputs("     --total            the total row also with -n or -r (rows only)\n", f);
 	fputs("\nAvailable output columns:\n", f);
 	for (i = 0; i < n; i++) {
 		fprintf(f, " %12s  %s", cols[i].name, cols[i].help);
