@@ -124,10 +124,13 @@ static void mapping_row(struct out *out, struct libscols_line *parent, const str
 	usage_cells(out, ln, m->resident, m->accessed, m->untracked, method);
 }
 
-/* The total row carries the window and the method; the mappings hang under it. */
+/*
+ * The total row carries the window and the method; the mappings hang under it. With -n or -r
+ * (rows only) there is none unless --total, and the mappings stand alone; JSON keeps it.
+ */
 static int fill_rows(struct out *out, struct pm_wss *w, const struct pm_wss_summary *s, const struct wss_opts *wo)
 {
-	struct libscols_line *total = out_line(out);
+	struct libscols_line *total = out_total_row(out);
 	const struct pm_wss_mapping *m;
 	int rc;
 
@@ -210,14 +213,14 @@ static int usage_help(void)
 	       "                        visible, else referenced), idle or referenced\n"
 	       " -a, --all              also mappings with nothing resident\n"
 	       " -h, --help             this help\n");
-	out_help(stdout, columns, NCOLS);
+	out_help_with(stdout, columns, NCOLS, OUT_HELP_TOTAL);
 	return EXIT_OK;
 }
 
 static int parse_args(int argc, char **argv, struct wss_opts *wo, pid_t *pid)
 {
 	static const struct option longopts[] = {
-		OUT_LONGOPTS,
+		OUT_LONGOPTS, OUT_TOTAL_LONGOPT,
 		{ "method", required_argument, NULL, 'm' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },

@@ -1,8 +1,8 @@
 #!/bin/sh
-# total_rows.sh - -n and -r print rows only: shared's KIND total, cache --all's [meminfo Cached]
-# and track's total row are left out there, --total brings them back, JSON keeps what it has
+# total_rows.sh - -n and -r print rows only: shared's KIND total, cache --all's [meminfo Cached],
+# wss's and track's total rows are left out there, --total brings them back, JSON keeps what it has
 # (pagemap(1), Output). Two sleep children of this test are the processes shared compares and
-# the process track watches.
+# the process track and wss watch.
 # Usage: tests/live/total_rows.sh   (PAGEMAP_BUILD and PAGEMAP_SRC come from make)
 src=${PAGEMAP_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${PAGEMAP_BUILD:-$src/build}
@@ -38,6 +38,11 @@ want cache-table 1 'meminfo Cached' cache --all -t 1 -o CACHED,PATH
 want cache-r 0 'meminfo' cache --all -r -t 1 -o CACHED,PATH
 want cache-n-total 1 'meminfo Cached' cache --all -n --total -t 1 -o CACHED,PATH
 want cache-json 1 '"\[meminfo Cached\]"' cache --all -J -t 1 -o CACHED,PATH
+# wss: its total row, the tree's root (the mappings stand alone without it).
+want wss-table 1 '^total ' wss -o MAPPING,RSS "$a" 0.1
+want wss-n 0 '^total' wss -n -o MAPPING,RSS "$a" 0.1
+want wss-r-total 1 '^total ' wss -r --total -o MAPPING,RSS "$a" 0.1
+want wss-json 1 '"mapping": "total"' wss -J -o MAPPING,RSS "$a" 0.1
 # track: its table's total row, per interval (a sleep child writes nothing: the total is 0).
 if "$pagemap" track "$a" 0.2 1 >/dev/null 2>&1; then
 	want track-table 1 ' total$' track "$a" 0.2 1
