@@ -79,11 +79,16 @@ static size_t *file_order(const struct pm_cache *c, const struct cache_opts *co)
 	return idx;
 }
 
-/* A summary row: "[N other files]", "[unattributed]", "[meminfo Cached]". */
-static void summary_row(struct out *out, const char *label, uint64_t bytes)
+/*
+ * A summary row: "[N other files]", "[unattributed]", or the total "[meminfo Cached]" (@total:
+ * not with -n or -r unless --total, as every command's total row; JSON keeps it).
+ */
+static void summary_row(struct out *out, const char *label, uint64_t bytes, bool total)
 {
-	struct libscols_line *ln = out_line(out);
+	struct libscols_line *ln = total ? out_total_row(out) : out_line(out);
 
+	if (!ln)
+		return;
 	out_u64(out, ln, COL_CACHED, bytes);
 	out_str(out, ln, COL_PATH, label);
 }
@@ -101,8 +106,8 @@ static int unattributed_rows(struct pm_ctx *ctx, struct out *out, uint64_t found
 		cli_error(-r, "cannot read meminfo Cached");
 		return EXIT_RUNTIME;
 	}
-	summary_row(out, "[unattributed]", cached > found ? cached - found : 0);
-	summary_row(out, "[meminfo Cached]", cached);
+	summary_row(out, "[unattributed]", cached > found ? cached - found : 0, false);
+	summary_row(out, "[meminfo Cached]", cached, true);
 	if (found > cached)
 		cli_error(0, "note: the files found hold %llu bytes more than meminfo Cached (the cache changed during the scan)",
 			  (unsigned long long)(found - cached));
@@ -136,7 +141,7 @@ int cache_files_view(struct pm_ctx *ctx, const struct cache_opts *co, struct cac
 	free(idx);
 	if (shown < n) {
 		snprintf(label, sizeof(label), "[%zu other files]", n - shown);
-		summary_row(out, label, rest);
+		summary_row(out, label, rest, false);
 	}
 	return co->all ? unattributed_rows(ctx, out, found) : EXIT_OK;
 }

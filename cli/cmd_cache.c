@@ -84,7 +84,7 @@ static int usage_help(void)
 	       "  -A, --all         every process; the file view ends with [unattributed]:\n"
 	       "                    meminfo Cached minus every file found\n"
 	       "  -t, --top N       the N rows with most cached bytes ([N other files] sums the rest)\n");
-	out_help(stdout, columns, NCOLS);
+	out_help_with(stdout, columns, NCOLS, OUT_HELP_TOTAL);
 	return EXIT_OK;
 }
 
@@ -93,7 +93,7 @@ enum { OPT_FILES = 0x2000, OPT_PAIRS, OPT_PROCS };
 static int parse_opts(struct cache_opts *co, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		OUT_LONGOPTS,
+		OUT_LONGOPTS, OUT_TOTAL_LONGOPT,
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all", no_argument, NULL, 'A' },
 		{ "top", required_argument, NULL, 't' },

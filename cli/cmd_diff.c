@@ -27,7 +27,8 @@ static const struct out_col columns[] = {
 	[COL_MOVED] = { "MOVED", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes on another frame, not written (migration)" },
 	[COL_UFFDWP] = { "UFFD_WP", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes whose uffd-wp bit changed" },
 	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions of the mapping" },
-	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]" },
+	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR,
+	               "the mapping's file or [name]; empty: anonymous" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 
@@ -169,7 +170,7 @@ static int usage_help(void)
 	       "Options:\n"
 	       "  -p, --pid PID          only process PID (an error if A or B lacks it)\n"
 	       "      --tree             A and B are captured /proc trees (as --root takes)\n");
-	out_help(stdout, columns, NCOLS);
+	out_help_with(stdout, columns, NCOLS, OUT_HELP_TOTAL);
 	return EXIT_OK;
 }
 
@@ -200,7 +201,8 @@ out:
 
 int cmd_diff(struct pm_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = { OUT_LONGOPTS, { "pid", required_argument, NULL, 'p' },
+	static const struct option longopts[] = { OUT_LONGOPTS, OUT_TOTAL_LONGOPT,
+						  { "pid", required_argument, NULL, 'p' },
 						  { "tree", no_argument, NULL, OPT_TREE },
 						  { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	struct out_opts o = { 0 };

@@ -30,7 +30,8 @@ static const struct out_col tail_cols[NTAIL] = {
 	[TAIL_INODE] = { "INODE", 5, SCOLS_FL_RIGHT, OUT_NUM, "inode" },
 	[TAIL_NODES] = { "NODES", 0.1, 0, OUT_STR,
 			 "bytes in RAM per NUMA node, \"0:1.2M,1:4K\" (see pagemap numa)" },
-	[TAIL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "file or [name]" },
+	[TAIL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR,
+	                "file or [name]; empty: anonymous" },
 };
 
 static struct out_col columns[COL_USAGE + MAX_USAGE + NTAIL];
@@ -248,13 +249,14 @@ static int usage_help(void)
 	       "swap, shared, exclusive, in huge pages, soft-dirty, write-protected or guarded.\n"
 	       "A dash (null in JSON) means this kernel or privilege level cannot tell.\n");
 	maps_columns();
-	out_help(stdout, columns, ncols);
+	out_help_with(stdout, columns, ncols, OUT_HELP_TOTAL);
 	return EXIT_OK;
 }
 
 int cmd_maps(struct pm_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = { OUT_LONGOPTS, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	static const struct option longopts[] = { OUT_LONGOPTS, OUT_TOTAL_LONGOPT,
+						  { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	struct out_opts o = { 0 };
 	struct node_cells *nodes = NULL;
 	struct pm_target *t;

@@ -31,7 +31,8 @@ static const struct out_col columns[] = {
 	[COL_THP] = { "THP", 5, SCOLS_FL_RIGHT, OUT_SIZE, "of ANON and SHMEM, bytes in PMD-mapped transparent huge pages" },
 	[COL_REMOTE] = { "REMOTE", 3, 0, OUT_BOOL,
 			 "total rows: the node is none of those the process's threads last ran on" },
-	[COL_PATH] = { "PATH", 0.2, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]" },
+	[COL_PATH] = { "PATH", 0.2, SCOLS_FL_NOEXTREMES, OUT_STR,
+	               "the mapping's file or [name]; empty: anonymous" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 
@@ -160,7 +161,7 @@ static void map_rows(struct out *out, const struct pm_numa *n, pid_t pid, const 
 			char path[4096];
 
 			snprintf(path, sizeof(path), "%.*s", (int)m->map->path_len, m->map->path);
-			out_str(out, ln, COL_PATH, m->map->kind == PM_MAP_ANON ? "[anon]" : path);
+			out_str(out, ln, COL_PATH, path);	/* anonymous: empty, as in maps */
 		}
 	}
 }

@@ -24,7 +24,8 @@ static const struct out_col columns[] = {
 	[COL_SWAPTYPE] = { "SWAPTYPE", 3, SCOLS_FL_RIGHT, OUT_STR, "swap area (type), or \"hidden\"" },
 	[COL_SWAPOFF] = { "SWAPOFF", 0.1, SCOLS_FL_RIGHT, OUT_STR, "first swap slot offset, or \"hidden\"" },
 	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions of the mapping" },
-	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]" },
+	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR,
+	               "the mapping's file or [name]; empty: anonymous" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 
@@ -120,7 +121,8 @@ static void frame_cells(struct out *out, struct libscols_line *ln, const struct 
 			out_str(out, ln, COL_PFN, po->hidden ? "hidden" : "-");
 		}
 	}
-	if (r->flags & (PM_PAGE_SWAPPED | PM_PAGE_MARKER | PM_PAGE_NONSWAP)) {
+	/* A marker (guard, uffd-wp) is no swap slot: its cells stay empty. */
+	if (r->flags & (PM_PAGE_SWAPPED | PM_PAGE_NONSWAP)) {
 		if (r->flags & PM_PAGE_FRAME) {
 			snprintf(buf, sizeof(buf), "%u", r->swap_type);
 			out_str(out, ln, COL_SWAPTYPE, buf);

@@ -41,7 +41,8 @@ const struct out_col phys_proc_cols[P_NCOLS] = {
 	[P_NAMES] = { "NAMES", 0.3, 0, OUT_STR, "the frames' flags by name" },
 	[P_COUNT] = { "COUNT", 5, SCOLS_FL_RIGHT, OUT_NUM, "mappings of each frame (kpagecount)" },
 	[P_CGROUP] = { "CGROUP", 6, SCOLS_FL_RIGHT, OUT_NUM, "inode of the memory cgroup charged (kpagecgroup)" },
-	[P_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]" },
+	[P_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR,
+	             "the mapping's file or [name]; empty: anonymous" },
 };
 
 /* ---- whole physical memory ---- */
@@ -254,7 +255,8 @@ static int usage_help(void)
 	for (i = 0; i < n; i++)
 		printf("  %c %2u %-15s%s %s\n", tab[i].letter, tab[i].bit, tab[i].name, tab[i].internal ? "*" : " ",
 		       tab[i].meaning);
-	out_help_long_bytes(stdout, phys_sum_cols, NELEM(phys_sum_cols));
+	out_help_with(stdout, phys_sum_cols, NELEM(phys_sum_cols),
+		      OUT_HELP_LONG_BYTES | OUT_HELP_TOTAL);
 	printf("\nColumns with -l:\n");
 	for (i = 0; i < NELEM(list_cols); i++)
 		printf(" %12s  %s\n", list_cols[i].name, list_cols[i].help);
@@ -310,6 +312,7 @@ int cmd_phys(struct pm_ctx *ctx, int argc, char **argv)
 		{ "json", no_argument, NULL, 'J' }, { "raw", no_argument, NULL, 'r' },
 		{ "noheadings", no_argument, NULL, 'n' }, { "output", required_argument, NULL, 'o' },
 		{ "output-all", no_argument, NULL, OUT_OPT_ALL }, { "bytes", no_argument, NULL, OPT_BYTES },
+		OUT_TOTAL_LONGOPT,
 		{ "bits", required_argument, NULL, 'b' }, { "list", no_argument, NULL, 'l' },
 		{ "pid", required_argument, NULL, 'p' }, { "summary", no_argument, NULL, 's' },
 		{ "raw-flags", no_argument, NULL, OPT_RAWFLAGS }, { "describe", required_argument, NULL, OPT_DESCRIBE },

@@ -432,7 +432,7 @@ static int usage_help(void)
 	       "     --cgroup PATH      only processes in memory cgroup PATH or below it\n"
 	       "                        (as in /proc/PID/cgroup); adds the CGROUP column\n"
 	       "     --exact            every row from the frames, exact to the byte (root)\n");
-	out_help(stdout, columns, NCOLS);
+	out_help_with(stdout, columns, NCOLS, OUT_HELP_TOTAL);
 	return EXIT_OK;
 }
 
@@ -551,7 +551,8 @@ out:
 int cmd_ps(struct pm_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		OUT_LONGOPTS, { "sort", required_argument, NULL, 's' }, { "pid", required_argument, NULL, 'p' },
+		OUT_LONGOPTS, OUT_TOTAL_LONGOPT,
+		{ "sort", required_argument, NULL, 's' }, { "pid", required_argument, NULL, 'p' },
 		{ "user", required_argument, NULL, 'u' }, { "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "exact", no_argument, NULL, OPT_EXACT },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },

@@ -16,12 +16,14 @@ static const struct out_col columns[] = {
 	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the mapping (pair, map rows)" },
 	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after the mapping" },
 	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions of the mapping (rwxp/s)" },
-	[COL_PATH] = { "PATH", 0.2, SCOLS_FL_NOEXTREMES, OUT_STR, "file or [name] of the mapping" },
+	[COL_PATH] = { "PATH", 0.2, SCOLS_FL_NOEXTREMES, OUT_STR,
+		       "file or [name] of the mapping; empty: anonymous" },
 	[COL_PEER] = { "PEER", 6, SCOLS_FL_RIGHT, OUT_NUM, "the other process (pair, pids rows)" },
 	[COL_PEER_START] = { "PEER_START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the other mapping (pair rows)" },
 	[COL_PEER_END] = { "PEER_END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after the other mapping" },
 	[COL_PEER_PERMS] = { "PEER_PERMS", 4, 0, OUT_STR, "permissions of the other mapping" },
-	[COL_PEER_PATH] = { "PEER_PATH", 0.2, SCOLS_FL_NOEXTREMES, OUT_STR, "file or [name] of the other mapping" },
+	[COL_PEER_PATH] = { "PEER_PATH", 0.2, SCOLS_FL_NOEXTREMES, OUT_STR,
+			    "file or [name] of the other mapping; empty: anonymous" },
 	[COL_RSS] = { "RSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "resident bytes (distinct frames; not the zero page, not hugetlb)",
 		      OUT_RSS_ALIASES },
 	[COL_SHARED] = { "SHARED", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes also mapped by the peer or another given process (total: by 2+)" },
@@ -142,8 +144,11 @@ static int summary_rows(struct out *out, struct pm_share *s, const struct shared
 		}
 	}
 	for (a = 0; a <= so->n; a++) {
+		/* The total row: not with -n or -r (rows only) unless --total; JSON keeps it. */
+		ln = a < so->n ? out_line(out) : out_total_row(out);
+		if (!ln)
+			continue;
 		pm_share_sum(s, a < so->n ? (int)a : PM_SHARE_ALL, PM_SHARE_ALL, &u);
-		ln = out_line(out);
 		out_str(out, ln, COL_KIND, a < so->n ? "process" : "total");
 		if (a < so->n)
 			out_u64(out, ln, COL_PID, (uint64_t)so->pids[a]);
@@ -246,7 +251,7 @@ static int usage_help(void)
 	       "pages only in HUGETLB; swap slots held by two given processes in SWAP.\n\n"
 	       "Options:\n"
 	       " -a, --all              a map row for every mapping, also those sharing nothing\n");
-	out_help(stdout, columns, NCOLS);
+	out_help_with(stdout, columns, NCOLS, OUT_HELP_TOTAL);
 	return EXIT_OK;
 }
 
@@ -275,7 +280,9 @@ static int parse_pids(struct shared_opts *so, int argc, char **argv)
 int cmd_shared(struct pm_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		OUT_LONGOPTS, { "all", no_argument, NULL, 'a' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		OUT_LONGOPTS, OUT_TOTAL_LONGOPT,
+		{ "all", no_argument, NULL, 'a' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct shared_opts so = { 0 };
 	int c, r = -1;

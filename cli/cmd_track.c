@@ -55,7 +55,8 @@ static const char help_options[] =
 	"                       time (default 10; 0: never widen) by widening the interval\n"
 	"  -J, --json           one JSON object per interval, one per line\n"
 	"  -b, --bytes          sizes in bytes\n"
-	"  -n, --noheadings     no table headings\n"
+	"  -n, --noheadings     no table headings, and no total row\n"
+	"      --total          the total row also with -n\n"
 	"  -h, --help           this help\n"
 	"\nJSON: {\"t\":SECONDS,\"interval\":SECONDS,\"method\":\"uffd\",\"written\":BYTES,\"pages\":N,\n"
 	"       \"asked\":SECONDS,\"widened\":BOOL,\"faults\":N,\"fault_us\":US,\"overhead\":PERCENT,\n"
@@ -366,7 +367,7 @@ static int parse_options(struct track *tr, struct track_args *a, int argc, char 
 		{ "method", required_argument, NULL, 'm' }, { "ranges", no_argument, NULL, OPT_RANGES },
 		{ "no-thp", no_argument, NULL, OPT_NOTHP }, { "help", no_argument, NULL, 'h' },
 		{ "max-overhead", required_argument, NULL, OPT_MAXOVER },
-		OUT_LONGOPTS, { NULL, 0, NULL, 0 },
+		OUT_LONGOPTS, OUT_TOTAL_LONGOPT, { NULL, 0, NULL, 0 },
 	};
 	int c;
 

@@ -19,7 +19,8 @@ static const struct out_col columns[] = {
 	[COL_SYMBOLIC] = { "SYMBOLIC", 27, 0, OUT_STR, "the frame's flags, one letter each, '_' clear" },
 	[COL_COUNT] = { "COUNT", 5, SCOLS_FL_RIGHT, OUT_NUM, "mappings of the frame (kpagecount)" },
 	[COL_CGROUP] = { "CGROUP", 6, SCOLS_FL_RIGHT, OUT_NUM, "inode of the memory cgroup charged (kpagecgroup)" },
-	[COL_PATH] = { "PATH", 0.2, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]" },
+	[COL_PATH] = { "PATH", 0.2, SCOLS_FL_NOEXTREMES, OUT_STR,
+	               "the mapping's file or [name]; empty: anonymous" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 

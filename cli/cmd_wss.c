@@ -16,7 +16,7 @@ enum { COL_MAPPING, COL_START, COL_END, COL_PERMS, COL_RSS, COL_ACCESSED, COL_PC
 
 static const struct out_col columns[] = {
 	[COL_MAPPING] = { "MAPPING", 0.3, SCOLS_FL_TREE | SCOLS_FL_NOEXTREMES, OUT_STR,
-			  "\"total\", and under it each mapping's path or [anon]" },
+			  "\"total\", and under it each mapping's path (empty: anonymous)" },
 	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the mapping" },
 	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after its last byte" },
 	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions, as in maps (rwxp/s)" },
@@ -117,17 +117,20 @@ static void mapping_row(struct out *out, struct libscols_line *parent, const str
 {
 	struct libscols_line *ln = out_child_line(out, parent);
 
-	out_str(out, ln, COL_MAPPING, *m->path ? m->path : "[anon]");
+	out_str(out, ln, COL_MAPPING, m->path);	/* anonymous: empty, as in maps */
 	out_u64(out, ln, COL_START, m->start);
 	out_u64(out, ln, COL_END, m->end);
 	out_str(out, ln, COL_PERMS, m->perms);
 	usage_cells(out, ln, m->resident, m->accessed, m->untracked, method);
 }
 
-/* The total row carries the window and the method; the mappings hang under it. */
+/*
+ * The total row carries the window and the method; the mappings hang under it. With -n or -r
+ * (rows only) there is none unless --total, and the mappings stand alone; JSON keeps it.
+ */
 static int fill_rows(struct out *out, struct pm_wss *w, const struct pm_wss_summary *s, const struct wss_opts *wo)
 {
-	struct libscols_line *total = out_line(out);
+	struct libscols_line *total = out_total_row(out);
 	const struct pm_wss_mapping *m;
 	int rc;
 
@@ -210,14 +213,14 @@ static int usage_help(void)
 	       "                        visible, else referenced), idle or referenced\n"
 	       " -a, --all              also mappings with nothing resident\n"
 	       " -h, --help             this help\n");
-	out_help(stdout, columns, NCOLS);
+	out_help_with(stdout, columns, NCOLS, OUT_HELP_TOTAL);
 	return EXIT_OK;
 }
 
 static int parse_args(int argc, char **argv, struct wss_opts *wo, pid_t *pid)
 {
 	static const struct option longopts[] = {
-		OUT_LONGOPTS,
+		OUT_LONGOPTS, OUT_TOTAL_LONGOPT,
 		{ "method", required_argument, NULL, 'm' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },

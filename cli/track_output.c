@@ -17,7 +17,8 @@ static const struct out_col columns[] = {
 	[COL_PAGES] = { "PAGES", 6, SCOLS_FL_RIGHT, OUT_NUM, "pages written in the interval" },
 	[COL_WRITTEN] = { "WRITTEN", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes written in the interval" },
 	[COL_HUGE] = { "HUGE", 6, SCOLS_FL_RIGHT, OUT_SIZE, "of those, bytes reported whole with a huge page" },
-	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "file or [name]" },
+	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR,
+	               "file or [name]; empty: anonymous" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 

@@ -33,12 +33,15 @@ bool out_parse_opt(struct out_opts *o, int c, const char *arg)
 	case OUT_OPT_ALL:
 		o->all = true;
 		return true;
+	case OUT_OPT_TOTAL:
+		o->total = true;
+		return true;
 	default:
 		return false;
 	}
 }
 
-static void help(FILE *f, const struct out_col *cols, size_t n, bool short_bytes)
+void out_help_with(FILE *f, const struct out_col *cols, size_t n, unsigned flags)
 {
 	size_t i;
 
@@ -50,7 +53,10 @@ static void help(FILE *f, const struct out_col *cols, size_t n, bool short_bytes
 	      " -n, --noheadings       no column headings\n"
 	      " -o, --output LIST      columns to show; +LIST adds to the default\n"
 	      "     --output-all       every column\n", f);
-	fprintf(f, " %s--bytes            sizes in bytes, not human-readable\n", short_bytes ? "-b, " : "    ");
+	fprintf(f, " %s--bytes            sizes in bytes, not human-readable\n",
+		flags & OUT_HELP_LONG_BYTES ? "    " : "-b, ");
+	if (flags & OUT_HELP_TOTAL)
+		fputs("     --total            the total row also with -n or -r (rows only)\n", f);
 	fputs("\nAvailable output columns:\n", f);
 	for (i = 0; i < n; i++) {
 		fprintf(f, " %12s  %s", cols[i].name, cols[i].help);
@@ -74,12 +80,7 @@ static void help(FILE *f, const struct out_col *cols, size_t n, bool short_bytes
 
 void out_help(FILE *f, const struct out_col *cols, size_t n)
 {
-	help(f, cols, n, true);
-}
-
-void out_help_long_bytes(FILE *f, const struct out_col *cols, size_t n)
-{
-	help(f, cols, n, false);
+	out_help_with(f, cols, n, 0);
 }
 
 /* Is @name (@len bytes) one of the comma-separated @list? */
@@ -238,7 +239,14 @@ struct libscols_line *out_child_line(struct out *out, struct libscols_line *pare
 
 struct libscols_line *out_total_line(struct out *out)
 {
-	if (out->o.json || out->o.raw)
+	if (out->o.json || ((out->o.raw || out->o.noheadings) && !out->o.total))
+		return NULL;
+	return out_line(out);
+}
+
+struct libscols_line *out_total_row(struct out *out)
+{
+	if (!out->o.json && (out->o.raw || out->o.noheadings) && !out->o.total)
 		return NULL;
 	return out_line(out);
 }

@@ -72,6 +72,7 @@ struct out_col {
 
 struct out_opts {
 	bool json, raw, noheadings, bytes, all;
+	bool total;	/* --total: the total row also with -n or -r */
 	const char *list;	/* -o LIST, or "+LIST" to add to the defaults */
 };
 
@@ -80,6 +81,7 @@ struct out;
 /* Common option letters and long options; subcommands append their own. */
 #define OUT_SHORTOPTS "Jrno:b"
 #define OUT_OPT_ALL 0x1000
+#define OUT_OPT_TOTAL 0x1800	/* away from the commands' own (0x1001 up, 0x2000 up) */
 #define OUT_LONGOPTS                                                  \
 	{ "json", no_argument, NULL, 'J' },                           \
 	{ "raw", no_argument, NULL, 'r' },                            \
@@ -87,14 +89,18 @@ struct out;
 	{ "output", required_argument, NULL, 'o' },                   \
 	{ "output-all", no_argument, NULL, OUT_OPT_ALL },             \
 	{ "bytes", no_argument, NULL, 'b' }
+/* For the commands whose table ends with a total row (out_total_line): appended to OUT_LONGOPTS. */
+#define OUT_TOTAL_LONGOPT { "total", no_argument, NULL, OUT_OPT_TOTAL }
 
 /* Handle a common option; returns true if @c was one. */
 bool out_parse_opt(struct out_opts *o, int c, const char *arg);
 
 /* Print the common options and the column list for --help. */
 void out_help(FILE *f, const struct out_col *cols, size_t n);
-/* The same, for a command whose -b is not --bytes (phys: -b is --bits). */
-void out_help_long_bytes(FILE *f, const struct out_col *cols, size_t n);
+/* The same, with what @flags asks beyond the common options. */
+#define OUT_HELP_LONG_BYTES 0x1	/* --bytes has no -b: phys, whose -b is page-types' --bits */
+#define OUT_HELP_TOTAL 0x2	/* the table ends with a total row: --total */
+void out_help_with(FILE *f, const struct out_col *cols, size_t n, unsigned flags);
 
 /*
  * Make a table named @name (the JSON key) with the columns selected by
@@ -116,8 +122,17 @@ struct libscols_line *out_line(struct out *out);
  */
 void out_tree(struct out *out);
 struct libscols_line *out_child_line(struct out *out, struct libscols_line *parent);
-/* A totals line: only in the aligned table view; NULL for raw and JSON. */
+/*
+ * A totals line: only in the aligned table view with headings, so that -n and -r print rows
+ * only (a script counting rows counts rows); --total brings it back there. NULL for JSON,
+ * whose rows are rows only, and wherever the line is not printed.
+ */
 struct libscols_line *out_total_line(struct out *out);
+/*
+ * A total that is also a row of the JSON (shared's KIND total, cache's [meminfo Cached]): the
+ * same rule for tables (none with -n or -r unless --total), and always in JSON, which keeps it.
+ */
+struct libscols_line *out_total_row(struct out *out);
 
 /* Cell setters: a column that is not shown is ignored. */
 void out_str(struct out *out, struct libscols_line *ln, size_t id, const char *s);

@@ -152,7 +152,7 @@ struct pm_entry {
 	uint64_t raw;
 	uint32_t flags;			/* PM_PAGE_* (never THP or ZERO: those need the walker) */
 	uint8_t page_shift;		/* PM_LAYOUT_PSHIFT only: bits 55-60 */
-	uint8_t swap_type;		/* with PM_PAGE_FRAME and bit 62 */
+	uint8_t swap_type;		/* with PM_PAGE_FRAME and SWAPPED or NONSWAP (a marker: 0) */
 	uint64_t swap_offset;
 	uint64_t pfn;			/* with PM_PAGE_FRAME and PM_PAGE_PRESENT */
 };

@@ -134,11 +134,6 @@ static void decode_swap(uint64_t raw, const struct pm_decode_info *info, struct 
 	 */
 	bool shown = info->frame_visible || frame != 0;
 
-	if (shown) {
-		out->swap_type = (uint8_t)type;
-		out->swap_offset = frame >> PME_SWAP_TYPE_BITS;
-		out->flags |= PM_PAGE_FRAME;
-	}
 	if (current && (raw & PME_GUARD_REGION)) {
 		out->flags |= PM_PAGE_MARKER | PM_PAGE_GUARD;
 	} else if (!shown) {
@@ -153,6 +148,16 @@ static void decode_swap(uint64_t raw, const struct pm_decode_info *info, struct 
 		out->flags |= PM_PAGE_NONSWAP;
 	} else {
 		out->flags |= PM_PAGE_SWAPPED;
+	}
+	/*
+	 * A marker's type (31) and offset (its kind: 1 uffd-wp, 4 guard on 6.x) name no swap
+	 * slot: the fields stay 0 and PM_PAGE_FRAME unset, so no caller shows them as one
+	 * (the raw word keeps them).
+	 */
+	if (shown && !(out->flags & PM_PAGE_MARKER)) {
+		out->swap_type = (uint8_t)type;
+		out->swap_offset = frame >> PME_SWAP_TYPE_BITS;
+		out->flags |= PM_PAGE_FRAME;
 	}
 }
 

@@ -478,8 +478,6 @@ static bool compatible(const struct pm_run *p, uint64_t addr, uint32_t flags, co
 		return e->pfn == p->pfn;	/* every page maps the one zero page */
 	if (flags & PM_PAGE_PRESENT)
 		return e->pfn == p->pfn + n;
-	if (flags & PM_PAGE_MARKER)	/* the offset encodes the marker kind */
-		return e->swap_type == p->swap_type && e->swap_offset == p->swap_offset;
 	return e->swap_type == p->swap_type && e->swap_offset == p->swap_offset + n;
 }
 

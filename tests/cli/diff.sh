@@ -84,6 +84,12 @@ fi
 	"$work/a.snap" "$work/b.snap" | tail -1 | tr -s ' ' >"$work/got"
 echo " 4096 4096 4096 8192 2097152 2097152 12288 total" >"$work/want"
 cmp -s "$work/want" "$work/got" && echo "PASS diff-total" || { echo "FAIL diff-total: $(cat "$work/got")"; }
+# -n prints rows only (a script counts rows); --total brings the total row back.
+rows=$("$pagemap" diff -b -o MAPPING,PATH "$work/a.snap" "$work/b.snap" | grep -vc ' total$')
+got=$("$pagemap" diff -n -b -o MAPPING,PATH "$work/a.snap" "$work/b.snap" | wc -l)
+tot=$("$pagemap" diff -n --total -b -o MAPPING,PATH "$work/a.snap" "$work/b.snap" | tail -1 | tr -s ' ')
+[ "$got" = $((rows - 1)) ] && [ "$tot" = " total" ] && echo "PASS diff-noheadings-rows" ||
+	echo "FAIL diff-noheadings-rows: -n printed $got lines for $((rows - 1)) rows; with --total the last is '$tot'"
 "$pagemap" diff -J "$work/a.snap" "$work/b.snap" >"$work/snap.json"
 check tree 1 "$work/snap.json" "$pagemap" diff -J --tree "$work/a" "$work/b"
 check pid 1 "$work/snap.json" "$pagemap" diff -J -p 4242 "$work/a.snap" "$work/b.snap"

@@ -460,6 +460,12 @@ static void check_guard(const struct runs *r, const struct lay_region *g)
 		uint64_t a = g->start + (2 * i + 1) * ps;
 		CHECK_KNOWN(r, PM_PAGE_GUARD, runs_bytes(r, a, a + ps, PM_PAGE_GUARD, 0), ps);
 	}
+	/* A marker is no swap slot: no frame flag, swap type or offset (the kernel's: 31 and 4). */
+	CHECK_EQ_U64(runs_bytes(r, g->start, g->end, PM_PAGE_MARKER | PM_PAGE_FRAME, 0), 0);
+	for (i = 0; i < r->n; i++)
+		if ((r->v[i].flags & PM_PAGE_MARKER) && r->v[i].start < g->end &&
+		    r->v[i].end > g->start)
+			CHECK_EQ_U64(r->v[i].swap_type | r->v[i].swap_offset, 0);
 }
 
 /*

@@ -94,7 +94,8 @@ static int current_file_bit(void)
 static int current_guard_marker(void)
 {
 	/* docs/kernel-interface.md §1.5: 0x440000000000009f = swap + guard, type 31 offset 4. */
-	EXPECT(0x440000000000009fULL, &cur_vis, 0, PM_PAGE_MARKER | PM_PAGE_GUARD | PM_PAGE_FRAME, 0, 31, 4);
+	/* A marker is no swap slot: no FRAME, type and offset 0 (the raw word keeps them). */
+	EXPECT(0x440000000000009fULL, &cur_vis, 0, PM_PAGE_MARKER | PM_PAGE_GUARD, 0, 0, 0);
 	CHECK_EQ_U64(SWP(31, 4) | B_GUARD, 0x440000000000009fULL);
 	/* Hidden frame: only bits 62 and 58 are left; never swap, whatever swap_active says. */
 	EXPECT(B_SWAP | B_GUARD, &cur_hid, 0, PM_PAGE_MARKER | PM_PAGE_GUARD, 0, 0, 0);
@@ -107,10 +108,10 @@ static int current_uffd_wp_marker(void)
 	struct pm_decode_info vis_swap = cur_vis;
 
 	/* docs/kernel-interface.md §1.5: 0x420000000000003f = swap + uffd-wp, type 31 offset 1. */
-	EXPECT(0x420000000000003fULL, &cur_vis, 0, PM_PAGE_MARKER | PM_PAGE_UFFD_WP | PM_PAGE_FRAME, 0, 31, 1);
+	EXPECT(0x420000000000003fULL, &cur_vis, 0, PM_PAGE_MARKER | PM_PAGE_UFFD_WP, 0, 0, 0);
 	/* A visible frame decides; swap being on does not matter. */
 	vis_swap.swap_active = true;
-	EXPECT(0x420000000000003fULL, &vis_swap, 0, PM_PAGE_MARKER | PM_PAGE_UFFD_WP | PM_PAGE_FRAME, 0, 31, 1);
+	EXPECT(0x420000000000003fULL, &vis_swap, 0, PM_PAGE_MARKER | PM_PAGE_UFFD_WP, 0, 0, 0);
 	CHECK_EQ_U64(SWP(31, 1) | B_UFFD_WP, 0x420000000000003fULL);
 	return T_PASS;
 }

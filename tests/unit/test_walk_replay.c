@@ -262,8 +262,9 @@ static int walk_layout(uint64_t ps, const char *pmd_file)
 			{ b, b + 2, F_S | F_FR, 0, 1, 100, b },
 			{ b + 2, b + 3, F_S | F_FR, 0, 1, 200, b },
 			{ b + 3, b + 4, F_S | F_FR, 0, 2, 201, b },
-			{ b + 4, b + 6, PM_PAGE_MARKER | PM_PAGE_UFFD_WP | F_FR, 0, 31, 1, b },
-			{ b + 6, b + 7, gf, 0, (gf & F_FR) ? 31 : 0, (gf & F_FR) ? 4 : 0, b },
+			/* Markers: no swap slot, so no frame flag, type or offset. */
+			{ b + 4, b + 6, PM_PAGE_MARKER | PM_PAGE_UFFD_WP, 0, 0, 0, b },
+			{ b + 6, b + 7, gf, 0, 0, 0, b },
 			{ b + 7, b + 8, PM_PAGE_NONSWAP | F_FR, 0, 24, 0x777, b },
 			{ b + 8, b + 16, F_P | F_E | F_FR, 0x3000, 0, 0, b },
 			{ c, c + 2, F_P | F_E | F_FR, 0x3008, 0, 0, c },
