@@ -22,7 +22,7 @@ static const struct out_col columns[] = {
 	[COL_PEER_END] = { "PEER_END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after the other mapping" },
 	[COL_PEER_PERMS] = { "PEER_PERMS", 4, 0, OUT_STR, "permissions of the other mapping" },
 	[COL_PEER_PATH] = { "PEER_PATH", 0.2, SCOLS_FL_NOEXTREMES, OUT_STR, "file or [name] of the other mapping" },
-	[COL_RSS] = { "RSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "resident bytes (distinct frames; not the zero page, not hugetlb)",
+	[COL_RSS] = { "RSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, OUT_RSS_HELP "; each frame once",
 		      OUT_RSS_ALIASES },
 	[COL_SHARED] = { "SHARED", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes also mapped by the peer or another given process (total: by 2+)" },
 	[COL_OTHERS] = { "OTHERS", 6, SCOLS_FL_RIGHT, OUT_SIZE, "of SHARED (pair, pids) or RSS, bytes processes not given map too" },

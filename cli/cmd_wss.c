@@ -20,7 +20,7 @@ static const struct out_col columns[] = {
 	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the mapping" },
 	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after its last byte" },
 	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions, as in maps (rwxp/s)" },
-	[COL_RSS] = { "RSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes resident when the window closed (smaps Rss)",
+	[COL_RSS] = { "RSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, OUT_RSS_HELP ", when the window closed",
 			   OUT_RSS_ALIASES },
 	[COL_ACCESSED] = { "ACCESSED", 5, SCOLS_FL_RIGHT, OUT_SIZE, "of those, bytes accessed during the window" },
 	[COL_PCT] = { "PCT", 5, SCOLS_FL_RIGHT, OUT_NUM, "ACCESSED as a percentage of RSS" },
