@@ -19,8 +19,8 @@ enum { TAIL_OFFSET, TAIL_DEV, TAIL_INODE, TAIL_NODES, TAIL_PATH, NTAIL };
 #define MAX_USAGE	32	/* a flags word's bits */
 
 static const struct out_col head_cols[COL_USAGE] = {
-	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address" },
-	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after the last byte" },
+	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the mapping" },
+	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after its last byte" },
 	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions, as in maps (rwxp/s)" },
 	[COL_SIZE] = { "SIZE", 5, SCOLS_FL_RIGHT, OUT_SIZE, "size of the mapping" },
 	[COL_RSS] = { "RSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, OUT_RSS_HELP, OUT_RSS_ALIASES },
@@ -31,7 +31,7 @@ static const struct out_col tail_cols[NTAIL] = {
 	[TAIL_INODE] = { "INODE", 5, SCOLS_FL_RIGHT, OUT_NUM, "inode" },
 	[TAIL_NODES] = { "NODES", 0.1, 0, OUT_STR,
 			 "bytes in RAM per NUMA node, \"0:1.2M,1:4K\" (see pagemap numa)" },
-	[TAIL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "file or [name]" },
+	[TAIL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]" },
 };
 
 static struct out_col columns[COL_USAGE + MAX_USAGE + NTAIL];

@@ -25,7 +25,7 @@ static const struct out_col columns[] = {
 	[COL_ACCESSED] = { "ACCESSED", 5, SCOLS_FL_RIGHT, OUT_SIZE, "of those, bytes accessed during the window" },
 	[COL_PCT] = { "PCT", 5, SCOLS_FL_RIGHT, OUT_NUM, "ACCESSED as a percentage of RSS" },
 	[COL_UNTRACKED] = { "UNTRACKED", 5, SCOLS_FL_RIGHT, OUT_SIZE,
-			    "idle method: resident bytes the kernel does not track (hugetlb, not on an LRU)" },
+			    "idle method: resident bytes the kernel does not track (not on an LRU: hugetlbfs files)" },
 	[COL_METHOD] = { "METHOD", 6, 0, OUT_STR, "idle or referenced (total row)" },
 	[COL_WINDOW] = { "WINDOW", 6, SCOLS_FL_RIGHT, OUT_NUM, "requested window, seconds (total row)" },
 	[COL_MEASURED] = { "MEASURED", 6, SCOLS_FL_RIGHT, OUT_NUM,

@@ -45,10 +45,10 @@ class Mapping(tuple):
     """One mapping (pagemap maps' columns)."""
     @property
     def start(self) -> int:
-        """first address"""
+        """first address of the mapping"""
     @property
     def end(self) -> int:
-        """address after the last byte"""
+        """address after its last byte"""
     @property
     def offset(self) -> int:
         """file offset"""
@@ -72,7 +72,7 @@ class Mapping(tuple):
         """the path ends with ' (deleted)'"""
     @property
     def path(self) -> str:
-        """file or [name]"""
+        """the mapping's file or [name]"""
 
 class Usage(tuple):
     """Bytes of a mapping by page state (pagemap maps' columns)."""
@@ -126,7 +126,7 @@ class Account(tuple):
         """bytes of pages mapped more than once"""
     @property
     def hugetlb(self) -> int:
-        """hugetlb bytes mapped (in none of the above)"""
+        """hugetlb bytes mapped (in no other column)"""
     @property
     def source(self) -> str:
         """smaps_rollup, or pagemap (with kpagecount: --exact)"""

@@ -22,8 +22,8 @@ static PyStructSequence_Field entry_fields[] = {
  * __init__.pyi: their one home for Python. A field without one is NULL (the stubs show "...").
  */
 static PyStructSequence_Field mapping_fields[] = {
-	{ "start", "first address" },
-	{ "end", "address after the last byte" },
+	{ "start", "first address of the mapping" },
+	{ "end", "address after its last byte" },
 	{ "offset", "file offset" },
 	{ "dev_major", NULL },
 	{ "dev_minor", NULL },
@@ -31,7 +31,7 @@ static PyStructSequence_Field mapping_fields[] = {
 	{ "perms", "permissions, as in maps (rwxp/s)" },
 	{ "kind", "anon, file, heap, stack, vdso, vvar, vsyscall, anon_named, special" },
 	{ "deleted", "the path ends with ' (deleted)'" },
-	{ "path", "file or [name]" },
+	{ "path", "the mapping's file or [name]" },
 	{ NULL, NULL },
 };
 
@@ -58,7 +58,7 @@ static PyStructSequence_Field account_fields[] = {
 	{ "uss", "unique bytes: pages mapped by this process only" },
 	{ "swap", "bytes in swap" },
 	{ "shared", "bytes of pages mapped more than once" },
-	{ "hugetlb", "hugetlb bytes mapped (in none of the above)" },
+	{ "hugetlb", "hugetlb bytes mapped (in no other column)" },
 	{ "source", "smaps_rollup, or pagemap (with kpagecount: --exact)" },
 	{ "exact", NULL },
 	{ "estimate", "USS, SHARED, PSS rest on averaged map counts of large folios" },
