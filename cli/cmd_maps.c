@@ -68,7 +68,8 @@ static void usage_column(const struct pm_flag_sum *s)
 		usage_name[c][j] = (char)toupper((unsigned char)name[j]);
 	usage_name[c][j] = '\0';
 	usage_flag[c] = s->bit;
-	columns[COL_USAGE + c] = (struct out_col){ usage_name[c], 5, SCOLS_FL_RIGHT, OUT_SIZE, s->bytes, NULL };
+	columns[COL_USAGE + c] =
+		(struct out_col){ usage_name[c], 5, SCOLS_FL_RIGHT, OUT_SIZE, s->bytes, NULL };
 	if (c + 1 > nusage)
 		nusage = c + 1;
 }
@@ -125,8 +126,8 @@ static void rss_cell(struct out *out, struct libscols_line *ln, uint64_t rss, ui
 		out_unknown(out, ln, COL_RSS);
 }
 
-static void mapping_row(struct out *out, const struct pm_mapping *m, const struct pm_flag_bytes *b, uint64_t rss,
-			uint32_t known, const struct node_cells *nodes)
+static void mapping_row(struct out *out, const struct pm_mapping *m, const struct pm_flag_bytes *b,
+			uint64_t rss, uint32_t known, const struct node_cells *nodes)
 {
 	struct libscols_line *ln = out_line(out);
 	const char *cell = nodes ? node_cells_get(nodes, m->start) : NULL;
@@ -185,14 +186,16 @@ static void note_unknown(struct pm_ctx *ctx, struct out *out, uint32_t known, co
 	/* RSS first, with the reason of the flag it lacks (PRESENT less ZERO). */
 	for (i = 0; i <= nusage; i++) {
 		size_t col = i ? COL_USAGE + i - 1 : COL_RSS;
-		uint32_t flag = i ? usage_flag[i - 1] : (known & PM_PAGE_ZERO) ? PM_PAGE_PRESENT : PM_PAGE_ZERO;
+		uint32_t flag = i ? usage_flag[i - 1] :
+				    (known & PM_PAGE_ZERO) ? PM_PAGE_PRESENT : PM_PAGE_ZERO;
 
 		if (!out_has(out, col) || (known & flag) || n >= sizeof(line))
 			continue;
 		lack = pm_flag_lack(f, &how, flag);
 		if (!pm_flag_lack_str(flag, lack, &how, why, sizeof(why)))
 			continue;	/* every summed flag is one the library knows */
-		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s (%s%s)", n ? ", " : "", columns[col].name,
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s (%s%s)", n ? ", " : "",
+				      columns[col].name,
 				      i ? "" : flag == PM_PAGE_ZERO ? "needs ZERO: " : "needs PRESENT: ", why);
 	}
 	if (n)
@@ -234,9 +237,11 @@ static int walk_maps(struct pm_ctx *ctx, struct pm_target *t, struct out *out, c
 	while ((rc = pm_mapstat_next(it, &m, &u)) == 0) {
 		/* [vvar] (VM_PFNMAP) and [vsyscall] (above task_size) cannot be read: say so. */
 		bool unreadable = m->kind == PM_MAP_VVAR || m->kind == PM_MAP_VSYSCALL;
-		mapping_row(out, m, pm_mapstat_bytes(it), pm_usage_rss(u, m), unreadable ? 0 : known, nodes);
+		uint64_t map_rss = pm_usage_rss(u, m);
+
+		mapping_row(out, m, pm_mapstat_bytes(it), map_rss, unreadable ? 0 : known, nodes);
 		add_bytes(&total, pm_mapstat_bytes(it));
-		rss += pm_usage_rss(u, m);
+		rss += map_rss;
 		size += m->end - m->start;
 	}
 	pm_mapstat_close(it);

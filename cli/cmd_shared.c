@@ -26,7 +26,8 @@ static const struct out_col columns[] = {
 		      OUT_RSS_ALIASES },
 	[COL_SHARED] = { "SHARED", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes also mapped by the peer or another given process (total: by 2+)" },
 	[COL_OTHERS] = { "OTHERS", 6, SCOLS_FL_RIGHT, OUT_SIZE, "of SHARED (pair, pids) or RSS, bytes processes not given map too" },
-	[COL_SWAP] = { "SWAP", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes in swap (slots held, counted as SHARED counts frames)" },
+	[COL_SWAP] = { "SWAP", 5, SCOLS_FL_RIGHT, OUT_SIZE,
+		       "bytes in swap (slots held, counted as SHARED counts frames)" },
 	[COL_HUGETLB] = { "HUGETLB", 5, SCOLS_FL_RIGHT, OUT_SIZE, "hugetlb bytes mapped (in no other column)" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))

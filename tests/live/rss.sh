@@ -30,7 +30,7 @@ fi
 
 # The child: A read-faulted (zero page), B MADV_HUGEPAGE read-faulted (huge zero page), C written small pages,
 # D MADV_HUGEPAGE written (a huge page of its own). It prints their starts, then sleeps: its pages stay still.
-python3 - "$huge" >"$work/addr" <<'PY' &
+cat >"$work/child.py" <<'PY'
 import ctypes, os, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 libc.mmap.restype = ctypes.c_void_p
@@ -64,14 +64,23 @@ ctypes.memset(d, 1, 4 << 20)
 print("%x %x %x %x" % (a, b, c, d), flush=True)
 time.sleep(120)
 PY
-child=$!
-for _ in $(seq 50); do [ -s "$work/addr" ] && break; sleep 0.2; done
-[ -s "$work/addr" ] || { echo "FAIL rss-setup: the child did not start"; exit 1; }
-# Until it sleeps: the interpreter's own pages must not move between the reads compared.
-for _ in $(seq 50); do
-	case $(cat "/proc/$child/wchan" 2>/dev/null) in *nanosleep*|*hrtimer*) break ;; esac
-	sleep 0.1
-done
+# start_child OUT [PREFIX...]: the child in the background (as PREFIX runs it), its starts in OUT; $! is it.
+start_child() {
+	out=$1
+	shift
+	"$@" "$py" "$work/child.py" "$huge" >"$out" &
+	pid=$!
+	for _ in $(seq 50); do [ -s "$out" ] && break; sleep 0.2; done
+	# Until it sleeps: the interpreter's own pages must not move between the reads compared.
+	for _ in $(seq 50); do
+		case $(cat "/proc/$pid/wchan" 2>/dev/null) in *nanosleep*|*hrtimer*) break ;; esac
+		sleep 0.1
+	done
+	[ -s "$out" ]
+}
+py=python3
+start_child "$work/addr" || { echo "FAIL rss-setup: the child did not start"; exit 1; }
+child=$pid
 
 "$pagemap" maps -J -b -o START,RSS,PRESENT,ZERO,THP "$child" >"$work/maps.json" 2>"$work/err" ||
 	{ echo "FAIL rss-maps: $(cat "$work/err")"; exit 1; }
@@ -156,5 +165,57 @@ for f in fails:
 print("%s rss (%d mappings; region A: PRESENT %s, ZERO %s, RSS %s, smaps Rss %s)" % (
     "FAIL" if fails else "PASS", len(rows), by_start.get(a, {}).get("present"), zero.get(a),
     by_start.get(a, {}).get("rss"), sm.get(a, {}).get("Rss")))
+PY
+
+# Unprivileged (uid 65534, a child of its own): frame numbers are hidden. Where PAGEMAP_SCAN tells the zero
+# page (PAGE_IS_PFNZERO) RSS is still smaps Rss; the pread back end cannot tell it: RSS is null, never PRESENT.
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+	echo "SKIP rss-unprivileged: needs root and setpriv to run as uid 65534"
+	exit 0
+fi
+. "$(dirname "$0")/lib/nobody.sh"
+upm=$(nobody_pagemap "$pagemap" "$work") || { echo "FAIL rss-unprivileged: cannot copy pagemap for uid 65534"; exit 1; }
+chmod o+rx "$work" "$work/child.py"
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+# a python3 that uid 65534 may run (root's may live under /root)
+py=/usr/bin/python3
+as_nobody "$py" -c 'pass' 2>/dev/null || { echo "SKIP rss-unprivileged: uid 65534 cannot run $py"; exit 0; }
+start_child "$work/addr2" setpriv --reuid=65534 --regid=65534 --clear-groups || { echo "FAIL rss-unprivileged-setup: the child did not start"; exit 1; }
+kill "$child" 2>/dev/null
+child=$pid
+for backend in scan pread; do
+	as_nobody "$upm" --backend "$backend" maps -J -b -o START,RSS,PRESENT,ZERO,THP "$child" \
+		>"$work/u-$backend.json" 2>"$work/err" || echo "SKIP rss-unprivileged-$backend: $(tail -1 "$work/err")"
+done
+cp "/proc/$child/smaps" "$work/smaps2" || { echo "FAIL rss-unprivileged: cannot read the child's smaps"; exit 1; }
+python3 - "$work" "$(cat "$work/addr2")" <<'PY'
+import json, os, sys
+work, addrs = sys.argv[1], [int(x, 16) for x in sys.argv[2].split()]
+sm, cur = {}, None
+for line in open(work + "/smaps2"):
+    f = line.split()
+    if "-" in f[0] and not f[0].endswith(":"):
+        cur = sm.setdefault(int(f[0].split("-")[0], 16), {})
+    elif f[0].endswith(":") and len(f) >= 2 and f[1].isdigit():
+        cur[f[0][:-1]] = int(f[1]) * 1024
+for backend in ("scan", "pread"):
+    path = "%s/u-%s.json" % (work, backend)
+    if not os.path.getsize(path):
+        continue
+    rows = {int(r["start"], 16): r for r in json.load(open(path))["maps"]}
+    fails = []
+    for a in addrs:
+        r, k = rows.get(a, {}), sm.get(a, {})
+        if r.get("zero") is None:	# the zero page cannot be told: RSS must say unknown, not PRESENT
+            if r.get("rss") is not None:
+                fails.append("%#x: RSS %s where ZERO is unknown" % (a, r.get("rss")))
+        elif r.get("rss") != k.get("Rss"):
+            fails.append("%#x: RSS %s, smaps Rss %s" % (a, r.get("rss"), k.get("Rss")))
+        if r.get("thp") is not None and r.get("thp") != k.get("AnonHugePages"):
+            fails.append("%#x: THP %s, smaps AnonHugePages %s" % (a, r.get("thp"), k.get("AnonHugePages")))
+    for f in fails:
+        print("  " + f)
+    print("%s rss-unprivileged-%s (RSS of the read-faulted region: %s, ZERO %s)" % (
+        "FAIL" if fails else "PASS", backend, rows.get(addrs[0], {}).get("rss"), rows.get(addrs[0], {}).get("zero")))
 PY
 exit 0

@@ -218,7 +218,8 @@ static int flag_bytes(void)
 static int usage_rss(void)
 {
 	static const char anon_huge[] = "/anon_hugepage (deleted)", file[] = "/usr/lib/libc.so.6";
-	struct pm_mapping m = { .start = 0x200000, .end = 0x800000, .path = anon_huge, .path_len = sizeof(anon_huge) - 1 };
+	struct pm_mapping m = { .start = 0x200000, .end = 0x800000, .path = anon_huge,
+				.path_len = sizeof(anon_huge) - 1 };
 	struct pm_run r = { .start = 0x200000, .end = 0x400000,
 			    .flags = PM_PAGE_PRESENT | PM_PAGE_THP | PM_PAGE_ZERO | PM_PAGE_FILE };
 	struct pm_flag_bytes b;
