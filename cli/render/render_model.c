@@ -7,7 +7,7 @@
 #include "textsafe.h"
 
 const struct rnd_class_info rnd_classes[RC_NCLASS] = {
-	[RC_PRESENT] = { "present", "mapped to pages in RAM, the zero page and hugetlb included" },
+	[RC_PRESENT] = { "present", "mapped to pages in RAM: RSS, the zero page and hugetlb" },
 	[RC_SWAPPED] = { "swapped", "in swap" },
 	[RC_FILE] = { "file", "page cache or shmem (present or swapped)" },
 	[RC_ANON] = { "anon", "anonymous (present or swapped, not file)" },

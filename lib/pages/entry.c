@@ -27,7 +27,7 @@
 #define FLAG_ROWS(X)                                                                           \
 	X(PM_PAGE_PRESENT, "present", 'P', "mapped to a page in RAM, the zero page included",   \
 	  PME_BIT_PRESENT, 0, 0, 0, PAGE_IS_PRESENT,                                           \
-	  0, "bytes mapped to pages in RAM, the zero page and hugetlb included (RSS + ZERO)")  \
+	  0, "bytes mapped to pages in RAM: RSS, ZERO (the zero page) and hugetlb")             \
 	X(PM_PAGE_SWAPPED, "swapped", 'S', "page is in a swap area",                           \
 	  PME_BIT_SWAP, 0, 0, 0, PAGE_IS_SWAPPED,                                              \
 	  1, "bytes in swap (smaps Swap for private memory)")                                  \

@@ -78,7 +78,7 @@ class Usage(tuple):
     """Bytes of a mapping by page state (pagemap maps' columns)."""
     @property
     def present(self) -> int:
-        """bytes mapped to pages in RAM, the zero page and hugetlb included (RSS + ZERO)"""
+        """bytes mapped to pages in RAM: RSS, ZERO (the zero page) and hugetlb"""
     @property
     def swapped(self) -> int:
         """bytes in swap (smaps Swap for private memory)"""

@@ -37,7 +37,7 @@ static PyStructSequence_Field mapping_fields[] = {
 
 /* The words of pagemap maps' columns of the same names (the flag table's sums, and RSS). */
 static PyStructSequence_Field usage_fields[] = {
-	{ "present", "bytes mapped to pages in RAM, the zero page and hugetlb included (RSS + ZERO)" },
+	{ "present", "bytes mapped to pages in RAM: RSS, ZERO (the zero page) and hugetlb" },
 	{ "swapped", "bytes in swap (smaps Swap for private memory)" },
 	{ "file", "bytes of page cache or shared memory" },
 	{ "exclusive", "bytes mapped only by this process" },
