@@ -14,9 +14,9 @@ static const struct out_col columns[] = {
 	[COL_SUBJECT] = { "SUBJECT", 0.15, 0, OUT_STR, "what was examined: a file, a process, a path" },
 	[COL_EVIDENCE] = { "EVIDENCE", 0.5, 0, OUT_STR, "what was read" },
 	[COL_FIX] = { "FIX", 0.2, 0, OUT_STR, "what would close the exposure" },
-	[COL_PID] = { "PID", 5, SCOLS_FL_RIGHT, OUT_NUM, "the process of a cap-sys-admin row" },
+	[COL_PID] = { "PID", 5, SCOLS_FL_RIGHT, OUT_NUM, "process ID (cap-sys-admin rows)" },
 	[COL_UID] = { "UID", 5, SCOLS_FL_RIGHT, OUT_NUM, "its effective user ID" },
-	[COL_COMM] = { "COMM", 0.1, 0, OUT_STR, "its command name" },
+	[COL_COMM] = { "COMM", 0.1, 0, OUT_STR, "command name (comm)" },
 };
 
 #define OPT_SNAPSHOTS 0x2000

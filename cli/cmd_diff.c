@@ -15,7 +15,7 @@ static const struct out_col columns[] = {
 	[COL_MAPPING] = { "MAPPING", 8, 0, OUT_STR,
 			  "same, changed, unmapped (in A only) or mapped (in B only)" },
 	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the mapping" },
-	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after the mapping" },
+	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after its last byte" },
 	[COL_APPEARED] = { "APPEARED", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes neither present nor swapped in A, in B" },
 	[COL_FREED] = { "FREED", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes present or swapped in A, neither in B" },
 	[COL_SWAPOUT] = { "SWAPOUT", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes present in A, swapped in B" },
@@ -26,9 +26,8 @@ static const struct out_col columns[] = {
 	[COL_THP_SPLIT] = { "THP_SPLIT", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes in a huge page in A only" },
 	[COL_MOVED] = { "MOVED", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes on another frame, not written (migration)" },
 	[COL_UFFDWP] = { "UFFD_WP", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes whose uffd-wp bit changed" },
-	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions of the mapping" },
-	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR,
-	               "the mapping's file or [name]; empty: anonymous" },
+	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions, as in maps (rwxp/s)" },
+	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]; empty: anonymous" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 

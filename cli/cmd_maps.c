@@ -9,20 +9,21 @@
 #include "output.h"
 
 /*
- * The columns: four about the mapping, one size column per flag the flag
- * table sums per mapping (pm_flag_sums, in its column order, named as the
- * flag in upper case), then five more about the mapping. Built once, by
- * maps_columns().
+ * The columns: four about the mapping, RSS (the kernel's Rss, derived from
+ * two sums), one size column per flag the flag table sums per mapping
+ * (pm_flag_sums, in its column order, named as the flag in upper case),
+ * then five more about the mapping. Built once, by maps_columns().
  */
-enum { COL_START, COL_END, COL_PERMS, COL_SIZE, COL_USAGE };
+enum { COL_START, COL_END, COL_PERMS, COL_SIZE, COL_RSS, COL_USAGE };
 enum { TAIL_OFFSET, TAIL_DEV, TAIL_INODE, TAIL_NODES, TAIL_PATH, NTAIL };
 #define MAX_USAGE	32	/* a flags word's bits */
 
 static const struct out_col head_cols[COL_USAGE] = {
-	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address" },
-	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after the last byte" },
+	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the mapping" },
+	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after its last byte" },
 	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions, as in maps (rwxp/s)" },
 	[COL_SIZE] = { "SIZE", 5, SCOLS_FL_RIGHT, OUT_SIZE, "size of the mapping" },
+	[COL_RSS] = { "RSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, OUT_RSS_HELP, OUT_RSS_ALIASES },
 };
 static const struct out_col tail_cols[NTAIL] = {
 	[TAIL_OFFSET] = { "OFFSET", 0.1, SCOLS_FL_RIGHT, OUT_HEX, "file offset" },
@@ -30,8 +31,7 @@ static const struct out_col tail_cols[NTAIL] = {
 	[TAIL_INODE] = { "INODE", 5, SCOLS_FL_RIGHT, OUT_NUM, "inode" },
 	[TAIL_NODES] = { "NODES", 0.1, 0, OUT_STR,
 			 "bytes in RAM per NUMA node, \"0:1.2M,1:4K\" (see pagemap numa)" },
-	[TAIL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR,
-	                "file or [name]; empty: anonymous" },
+	[TAIL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]; empty: anonymous" },
 };
 
 static struct out_col columns[COL_USAGE + MAX_USAGE + NTAIL];
@@ -68,11 +68,8 @@ static void usage_column(const struct pm_flag_sum *s)
 		usage_name[c][j] = (char)toupper((unsigned char)name[j]);
 	usage_name[c][j] = '\0';
 	usage_flag[c] = s->bit;
-	/* Resident bytes answer to the names other commands give them. */
-	columns[COL_USAGE + c] = (struct out_col){
-		usage_name[c], 5, SCOLS_FL_RIGHT, OUT_SIZE, s->bytes,
-		s->bit == PM_PAGE_PRESENT ? OUT_RSS_ALIASES : NULL,
-	};
+	columns[COL_USAGE + c] =
+		(struct out_col){ usage_name[c], 5, SCOLS_FL_RIGHT, OUT_SIZE, s->bytes, NULL };
 	if (c + 1 > nusage)
 		nusage = c + 1;
 }
@@ -118,8 +115,19 @@ static void usage_cells(struct out *out, struct libscols_line *ln, const struct 
 	}
 }
 
-static void mapping_row(struct out *out, const struct pm_mapping *m, const struct pm_flag_bytes *b, uint32_t known,
-			const struct node_cells *nodes)
+/* RSS is PRESENT less ZERO: unknown when either is. */
+#define RSS_NEEDS	(PM_PAGE_PRESENT | PM_PAGE_ZERO)
+
+static void rss_cell(struct out *out, struct libscols_line *ln, uint64_t rss, uint32_t known)
+{
+	if ((known & RSS_NEEDS) == RSS_NEEDS)
+		out_u64(out, ln, COL_RSS, rss);
+	else
+		out_unknown(out, ln, COL_RSS);
+}
+
+static void mapping_row(struct out *out, const struct pm_mapping *m, const struct pm_flag_bytes *b,
+			uint64_t rss, uint32_t known, const struct node_cells *nodes)
 {
 	struct libscols_line *ln = out_line(out);
 	const char *cell = nodes ? node_cells_get(nodes, m->start) : NULL;
@@ -129,6 +137,7 @@ static void mapping_row(struct out *out, const struct pm_mapping *m, const struc
 	out_u64(out, ln, COL_END, m->end);
 	out_str(out, ln, COL_PERMS, m->perms);
 	out_u64(out, ln, COL_SIZE, m->end - m->start);
+	rss_cell(out, ln, rss, known);
 	usage_cells(out, ln, b, known);
 	out_u64(out, ln, COL_OFFSET, m->offset);
 	if (out_has(out, COL_DEV)) {	/* snprintf only for cells shown: it cost a tenth of maps at 10k mappings */
@@ -174,14 +183,20 @@ static void note_unknown(struct pm_ctx *ctx, struct out *out, uint32_t known, co
 	pm_target_decode_info(t, &d);
 	how = (struct pm_read_how){ .layout = d.layout, .frames = d.frame_visible,
 				    .scan = pm_walk_backend(w) == PM_BACKEND_SCAN, .entries = entries };
-	for (i = 0; i < nusage; i++) {
-		if (!out_has(out, COL_USAGE + i) || (known & usage_flag[i]) || n >= sizeof(line))
+	/* RSS first, with the reason of the flag it lacks (PRESENT less ZERO). */
+	for (i = 0; i <= nusage; i++) {
+		size_t col = i ? COL_USAGE + i - 1 : COL_RSS;
+		uint32_t flag = i ? usage_flag[i - 1] :
+				    (known & PM_PAGE_ZERO) ? PM_PAGE_PRESENT : PM_PAGE_ZERO;
+
+		if (!out_has(out, col) || (known & flag) || n >= sizeof(line))
 			continue;
-		lack = pm_flag_lack(f, &how, usage_flag[i]);
-		if (!pm_flag_lack_str(usage_flag[i], lack, &how, why, sizeof(why)))
+		lack = pm_flag_lack(f, &how, flag);
+		if (!pm_flag_lack_str(flag, lack, &how, why, sizeof(why)))
 			continue;	/* every summed flag is one the library knows */
-		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s (%s)", n ? ", " : "",
-				      columns[COL_USAGE + i].name, why);
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s (%s%s)", n ? ", " : "",
+				      columns[col].name,
+				      i ? "" : flag == PM_PAGE_ZERO ? "needs ZERO: " : "needs PRESENT: ", why);
 	}
 	if (n)
 		cli_error(0, "note: shown as \"-\": %s", line);
@@ -208,7 +223,7 @@ static int walk_maps(struct pm_ctx *ctx, struct pm_target *t, struct out *out, c
 	const struct pm_mapping *m;
 	const struct pm_usage *u;
 	struct pm_flag_bytes total = { { 0 } };
-	uint64_t size = 0;
+	uint64_t size = 0, rss = 0;
 	uint32_t known;
 	struct libscols_line *ln;
 	int rc;
@@ -222,8 +237,11 @@ static int walk_maps(struct pm_ctx *ctx, struct pm_target *t, struct out *out, c
 	while ((rc = pm_mapstat_next(it, &m, &u)) == 0) {
 		/* [vvar] (VM_PFNMAP) and [vsyscall] (above task_size) cannot be read: say so. */
 		bool unreadable = m->kind == PM_MAP_VVAR || m->kind == PM_MAP_VSYSCALL;
-		mapping_row(out, m, pm_mapstat_bytes(it), unreadable ? 0 : known, nodes);
+		uint64_t map_rss = pm_usage_rss(u, m);
+
+		mapping_row(out, m, pm_mapstat_bytes(it), map_rss, unreadable ? 0 : known, nodes);
 		add_bytes(&total, pm_mapstat_bytes(it));
+		rss += map_rss;
 		size += m->end - m->start;
 	}
 	pm_mapstat_close(it);
@@ -237,6 +255,7 @@ static int walk_maps(struct pm_ctx *ctx, struct pm_target *t, struct out *out, c
 		out_str(out, ln, out_has(out, COL_PATH) ? COL_PATH : out_has(out, COL_PERMS) ? COL_PERMS : COL_START,
 			"total");
 		out_u64(out, ln, COL_SIZE, size);
+		rss_cell(out, ln, rss, known);
 		usage_cells(out, ln, &total, known);
 	}
 	return EXIT_OK;

@@ -16,7 +16,7 @@ enum { COL_PID, COL_COMM, COL_MAPPING, COL_START, COL_END, COL_PERMS, COL_POLICY
 
 static const struct out_col columns[] = {
 	[COL_PID] = { "PID", 6, SCOLS_FL_RIGHT, OUT_NUM, "process ID" },
-	[COL_COMM] = { "COMM", 0.1, 0, OUT_STR, "command name (--all)" },
+	[COL_COMM] = { "COMM", 0.1, 0, OUT_STR, "command name (comm; --all)" },
 	[COL_MAPPING] = { "MAPPING", 0.1, 0, OUT_STR, "\"total\" for the process's sum on a node, else \"map\"" },
 	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the mapping" },
 	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after its last byte" },
@@ -28,7 +28,8 @@ static const struct out_col columns[] = {
 	[COL_FILE] = { "FILE", 5, SCOLS_FL_RIGHT, OUT_SIZE, "page cache of files" },
 	[COL_SHMEM] = { "SHMEM", 5, SCOLS_FL_RIGHT, OUT_SIZE, "shared memory: memfd, tmpfs, SysV, shared anonymous" },
 	[COL_HUGETLB] = { "HUGETLB", 5, SCOLS_FL_RIGHT, OUT_SIZE, "hugetlbfs pages, at their own size" },
-	[COL_THP] = { "THP", 5, SCOLS_FL_RIGHT, OUT_SIZE, "of ANON and SHMEM, bytes in PMD-mapped transparent huge pages" },
+	[COL_THP] = { "THP", 5, SCOLS_FL_RIGHT, OUT_SIZE,
+		      "of ANON and SHMEM, bytes in PMD-mapped huge pages of its own, not the huge zero page" },
 	[COL_REMOTE] = { "REMOTE", 3, 0, OUT_BOOL,
 			 "total rows: the node is none of those the process's threads last ran on" },
 	[COL_PATH] = { "PATH", 0.2, SCOLS_FL_NOEXTREMES, OUT_STR,

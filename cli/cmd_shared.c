@@ -12,24 +12,23 @@ enum { COL_KIND, COL_PID, COL_START, COL_END, COL_PERMS, COL_PATH, COL_PEER, COL
 
 static const struct out_col columns[] = {
 	[COL_KIND] = { "KIND", 7, 0, OUT_STR, "pair, map, pids (two processes), process or total" },
-	[COL_PID] = { "PID", 6, SCOLS_FL_RIGHT, OUT_NUM, "process (pair, map, pids, process rows)" },
+	[COL_PID] = { "PID", 6, SCOLS_FL_RIGHT, OUT_NUM, "process ID (pair, map, pids, process rows)" },
 	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the mapping (pair, map rows)" },
-	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after the mapping" },
-	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions of the mapping (rwxp/s)" },
-	[COL_PATH] = { "PATH", 0.2, SCOLS_FL_NOEXTREMES, OUT_STR,
-		       "file or [name] of the mapping; empty: anonymous" },
+	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after its last byte" },
+	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions, as in maps (rwxp/s)" },
+	[COL_PATH] = { "PATH", 0.2, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]; empty: anonymous" },
 	[COL_PEER] = { "PEER", 6, SCOLS_FL_RIGHT, OUT_NUM, "the other process (pair, pids rows)" },
 	[COL_PEER_START] = { "PEER_START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the other mapping (pair rows)" },
 	[COL_PEER_END] = { "PEER_END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after the other mapping" },
 	[COL_PEER_PERMS] = { "PEER_PERMS", 4, 0, OUT_STR, "permissions of the other mapping" },
-	[COL_PEER_PATH] = { "PEER_PATH", 0.2, SCOLS_FL_NOEXTREMES, OUT_STR,
-			    "file or [name] of the other mapping; empty: anonymous" },
-	[COL_RSS] = { "RSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "resident bytes (distinct frames; not the zero page, not hugetlb)",
+	[COL_PEER_PATH] = { "PEER_PATH", 0.2, SCOLS_FL_NOEXTREMES, OUT_STR, "file or [name] of the other mapping; empty: anonymous" },
+	[COL_RSS] = { "RSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, OUT_RSS_HELP "; each frame once",
 		      OUT_RSS_ALIASES },
 	[COL_SHARED] = { "SHARED", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes also mapped by the peer or another given process (total: by 2+)" },
 	[COL_OTHERS] = { "OTHERS", 6, SCOLS_FL_RIGHT, OUT_SIZE, "of SHARED (pair, pids) or RSS, bytes processes not given map too" },
-	[COL_SWAP] = { "SWAP", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes of swap slots held as SHARED counts frames" },
-	[COL_HUGETLB] = { "HUGETLB", 5, SCOLS_FL_RIGHT, OUT_SIZE, "hugetlb bytes mapped (counted nowhere else)" },
+	[COL_SWAP] = { "SWAP", 5, SCOLS_FL_RIGHT, OUT_SIZE,
+		       "bytes in swap (slots held, counted as SHARED counts frames)" },
+	[COL_HUGETLB] = { "HUGETLB", 5, SCOLS_FL_RIGHT, OUT_SIZE, "hugetlb bytes mapped (in no other column)" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 

@@ -13,12 +13,11 @@ enum { COL_START, COL_END, COL_PERMS, COL_PAGES, COL_WRITTEN, COL_HUGE, COL_PATH
 static const struct out_col columns[] = {
 	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the mapping (or range)" },
 	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after its last byte" },
-	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions, as in maps" },
+	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions, as in maps (rwxp/s)" },
 	[COL_PAGES] = { "PAGES", 6, SCOLS_FL_RIGHT, OUT_NUM, "pages written in the interval" },
 	[COL_WRITTEN] = { "WRITTEN", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes written in the interval" },
 	[COL_HUGE] = { "HUGE", 6, SCOLS_FL_RIGHT, OUT_SIZE, "of those, bytes reported whole with a huge page" },
-	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR,
-	               "file or [name]; empty: anonymous" },
+	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]; empty: anonymous" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 

@@ -14,7 +14,9 @@ import libpagemap as pm  # noqa: E402
 def record(name, rtype, types, doc):
     """The stub of record type RTYPE: each field with its type (TYPES, else int) and its doc in the module."""
     lines = ["class %s(tuple):" % name, '    """%s"""' % doc]
-    for f in rtype.__match_args__:
+    # the tuple's fields, then those read by name only (a struct sequence's member descriptors past them)
+    named = [k for k, v in vars(rtype).items() if type(v).__name__ == "member_descriptor"]
+    for f in list(rtype.__match_args__) + [k for k in named if k not in rtype.__match_args__]:
         lines.append("    @property")
         lines.append("    def %s(self) -> %s:" % (f, types.get(f, "int")))
         h = getattr(rtype, f).__doc__

@@ -333,7 +333,8 @@ static void write_quick(struct mw *w, const struct pm_groups *g)
 #define EACH for (i = 0; i < n; i++)
 #define G(i) pm_groups_at(g, i)
 	mw_family(w, "pagemap_group_rss_bytes", MW_GAUGE, "bytes",
-		  "Resident bytes of the group's processes (not the zero page, not hugetlb), by kind");
+		  "Resident bytes of the group's processes as the kernel counts them (smaps Rss): "
+		  "not the zero page, not hugetlb; by kind");
 	EACH {
 		group_u64(w, G(i)->key, "kind", "anon", G(i)->quick.anon);
 		group_u64(w, G(i)->key, "kind", "file", G(i)->quick.file);
@@ -345,7 +346,8 @@ static void write_quick(struct mw *w, const struct pm_groups *g)
 	mw_family(w, "pagemap_group_swap_bytes", MW_GAUGE, "bytes", "Bytes of the group's processes in swap");
 	EACH group_u64(w, G(i)->key, NULL, NULL, G(i)->quick.swap);
 	mw_family(w, "pagemap_group_huge_bytes", MW_GAUGE, "bytes",
-		  "Bytes in huge pages: PMD-mapped transparent huge pages (thp, also in rss) and hugetlb");
+		  "Bytes in huge pages: PMD-mapped transparent huge pages of its own, not the huge zero page "
+		  "(thp, also in rss), and hugetlb");
 	EACH {
 		group_u64(w, G(i)->key, "kind", "thp", G(i)->quick.thp);
 		group_u64(w, G(i)->key, "kind", "hugetlb", G(i)->quick.hugetlb);

@@ -67,8 +67,13 @@ struct out_col {
 	const char *aliases;	/* other names -o accepts for it, comma separated, or NULL */
 };
 
-/* The names other commands give resident bytes: -o takes any of them for the column so named. */
-#define OUT_RSS_ALIASES "RSS,RESIDENT,PRESENT"
+/*
+ * Resident bytes: the kernel's Rss in every command, under one name and one
+ * definition; -o also takes RESIDENT. PRESENT is another column (maps): what
+ * the page table maps in RAM, the zero page included.
+ */
+#define OUT_RSS_ALIASES "RSS,RESIDENT"
+#define OUT_RSS_HELP "resident bytes as the kernel counts them (smaps Rss, VmRSS): not the zero page, not hugetlb"
 
 struct out_opts {
 	bool json, raw, noheadings, bytes, all;

@@ -7,17 +7,18 @@
 #include "textsafe.h"
 
 const struct rnd_class_info rnd_classes[RC_NCLASS] = {
-	[RC_PRESENT] = { "present", "in RAM" },
+	[RC_PRESENT] = { "present", "mapped to pages in RAM: RSS, the zero page and hugetlb" },
 	[RC_SWAPPED] = { "swapped", "in swap" },
 	[RC_FILE] = { "file", "page cache or shmem (present or swapped)" },
 	[RC_ANON] = { "anon", "anonymous (present or swapped, not file)" },
 	[RC_EXCLUSIVE] = { "exclusive", "mapped only by this process", PM_PAGE_EXCLUSIVE },
-	[RC_HUGE] = { "huge", "in a PMD-mapped huge page", PM_PAGE_THP },
+	[RC_HUGE] = { "huge", "in PMD-mapped huge pages of its own (THP or hugetlb), not the huge zero page",
+		      PM_PAGE_THP },
 	[RC_SOFTDIRTY] = { "softdirty", "soft-dirty (written since the last clear)",
 			   PM_PAGE_SOFTDIRTY },
 	[RC_UFFDWP] = { "uffdwp", "userfaultfd write-protected", PM_PAGE_UFFD_WP },
 	[RC_GUARD] = { "guard", "guard region marker", PM_PAGE_GUARD },
-	[RC_ZERO] = { "zero", "the shared zero page", PM_PAGE_ZERO },
+	[RC_ZERO] = { "zero", "the zero page or huge zero page", PM_PAGE_ZERO },
 };
 
 /* Okabe-Ito colours; "none" is a light grey so that mapped-but-empty still shows the band. */
@@ -262,6 +263,10 @@ static void class_bytes(uint32_t f, uint64_t b, uint64_t *bytes)
 {
 	bool held = f & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED);
 	int k;
+
+	/* The huge zero page is no huge page of the process's (pm_usage_add sums it so, as smaps does). */
+	if (f & PM_PAGE_ZERO)
+		f &= ~PM_PAGE_THP;
 
 	/* The base classes: a page in RAM or swap is file or anon. */
 	bytes[RC_PRESENT] += (f & PM_PAGE_PRESENT) ? b : 0;

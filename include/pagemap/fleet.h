@@ -11,12 +11,12 @@
  * enough for every scrape of an exporter. Bytes.
  */
 struct pm_quick {
-	uint64_t rss;		/* present, not the zero page, not hugetlb */
+	uint64_t rss;		/* smaps Rss: present, not the zero page or huge zero page, not hugetlb */
 	uint64_t anon, file, shmem;	/* rss split: no file bit; file bit in shared memory; other file bit */
 	uint64_t uss;		/* present and mapped only here (exclusive bit 56, 4.2+) */
 	uint64_t swap;		/* swap entries */
-	uint64_t thp;		/* PMD-mapped transparent huge pages (in rss) */
-	uint64_t hugetlb;	/* present in MAP_HUGETLB/SHM_HUGETLB mappings (not in rss) */
+	uint64_t thp;		/* PMD-mapped huge pages of its own memory, not the huge zero page (in rss) */
+	uint64_t hugetlb;	/* present in MAP_HUGETLB mappings, /anon_hugepage (not in rss) */
 	uint64_t entries;	/* pagemap entries read: all of every mapping with the pread back end,
 				   those of present and swapped regions with the scan back end */
 	uint64_t longest_ns;	/* the longest single walk step: a bound on one read's hold on the target */

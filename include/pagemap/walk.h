@@ -60,24 +60,49 @@ PM_API uint32_t pm_walk_known(const struct pm_walk *w);
 /* pm_walk_free - free the walk. NULL is fine. */
 PM_API void pm_walk_free(struct pm_walk *w);
 
-/* Bytes by state, summed over runs (e.g. per mapping, or a whole process). */
+/*
+ * Bytes by state, summed over runs (e.g. per mapping, or a whole process),
+ * one field per summed flag (pm_flag_sums gives each one's words):
+ *   present   mapped to a page in RAM, the zero page and huge zero page
+ *             included (smaps Rss plus zero, plus hugetlb); the kernel's
+ *             Rss is pm_usage_rss()
+ *   thp       in PMD-mapped huge pages of its own memory (THP or hugetlb),
+ *             not the huge zero page (smaps AnonHugePages + ShmemPmdMapped +
+ *             FilePmdMapped, or the hugetlb pages)
+ *   zero      mapped to the zero page or the huge zero page (in present)
+ * Callers allocate it: its layout never changes.
+ */
 struct pm_usage {
 	uint64_t present, swapped, file, exclusive, thp, softdirty, uffdwp, guard, zero;
 };
 
-/* pm_usage_add - add @run's bytes to @u under each flag the run has (pure). */
+/*
+ * pm_usage_add - add @run's bytes to @u under each flag the run has, except
+ * thp for the huge zero page (pure).
+ */
 PM_API void pm_usage_add(struct pm_usage *u, const struct pm_run *run);
 
 /*
+ * pm_usage_rss - the resident bytes the kernel counts (smaps Rss, VmRSS) of
+ * @u summed over mapping @m: present less zero; 0 for a MAP_HUGETLB mapping
+ * (/anon_hugepage), whose pages smaps counts as hugetlb (a hugetlbfs file
+ * is not told from its maps line: its pages count). @m may be NULL (no
+ * mapping to tell hugetlb by). Exact when the walk knows PM_PAGE_ZERO
+ * (pm_walk_known); else an upper bound. Pure.
+ */
+PM_API uint64_t pm_usage_rss(const struct pm_usage *u, const struct pm_mapping *m);
+
+/*
  * Bytes by page flag: by_flag[i] sums the runs that have flag 1u << i
- * (PM_PAGE_*). Room for every bit of the flags word, so a new flag changes
- * no layout; struct pm_usage is the same sums for the first nine flags.
+ * (PM_PAGE_*), THP without the huge zero page as in struct pm_usage. Room
+ * for every bit of the flags word, so a new flag changes no layout; struct
+ * pm_usage is the same sums for the first nine flags.
  */
 struct pm_flag_bytes {
 	uint64_t by_flag[32];
 };
 
-/* pm_flag_bytes_add - add @run's bytes to @b under each flag the run has (pure). */
+/* pm_flag_bytes_add - add @run's bytes to @b under each flag the run has, as pm_usage_add (pure). */
 PM_API void pm_flag_bytes_add(struct pm_flag_bytes *b, const struct pm_run *run);
 
 #endif /* PAGEMAP_WALK_H */

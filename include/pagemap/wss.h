@@ -27,8 +27,10 @@
  *                      count as accesses. Only the head page of a large
  *                      folio (THP) carries the flag: a huge page counts
  *                      whole. Frames the kernel does not track (not on an
- *                      LRU list: hugetlb, the zero page, pages still in a
- *                      per-CPU LRU batch) are counted in "untracked".
+ *                      LRU list: hugetlb pages of a hugetlbfs file, pages
+ *                      still in a per-CPU LRU batch) are counted in
+ *                      "untracked"; the zero page and a MAP_HUGETLB
+ *                      mapping's pages are not resident (smaps Rss).
  *                      Pages that appear at an address during the window
  *                      (faulted in, copied on write, migrated) count as
  *                      accessed.
@@ -73,7 +75,7 @@ struct pm_wss_mapping {
 	char perms[5];			/* "rw-p" */
 	enum pm_map_kind kind;
 	const char *path;		/* NUL-terminated, "" when the mapping has none */
-	uint64_t resident;		/* resident at the end of the window (smaps Rss; no zero pages) */
+	uint64_t resident;		/* resident at the end of the window (smaps Rss: no zero page, no hugetlb) */
 	uint64_t accessed;		/* of those, accessed during the window */
 	uint64_t untracked;		/* IDLE: resident bytes the kernel cannot tell about; else 0 */
 };

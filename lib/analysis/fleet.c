@@ -25,12 +25,6 @@ static bool path_is(const struct pm_mapping *m, const char *prefix)
 	return m->path_len >= n && !memcmp(m->path, prefix, n);
 }
 
-/* hugetlb from the path alone: MAP_HUGETLB and SHM_HUGETLB mappings (a hugetlbfs file is not recognised). */
-static bool map_hugetlb(const struct pm_mapping *m)
-{
-	return path_is(m, "/anon_hugepage");
-}
-
 /* Shared memory: MAP_SHARED|MAP_ANONYMOUS (/dev/zero), memfd, SysV, POSIX (/dev/shm), named anon_shmem. */
 static bool map_shmem(const struct pm_mapping *m)
 {
@@ -48,7 +42,7 @@ void pm_quick_add(struct pm_quick *q, const struct pm_run *run)
 		q->swap += bytes;
 	if (!(run->flags & PM_PAGE_PRESENT) || (run->flags & PM_PAGE_ZERO))
 		return;
-	if (run->map && map_hugetlb(run->map)) {
+	if (run->map && pmi_map_hugetlb(run->map)) {
 		q->hugetlb += bytes;
 		return;
 	}

@@ -25,9 +25,9 @@
  * value in pagemap/entry.h and, for a new category, its PAGE_IS_ in compat.h.
  */
 #define FLAG_ROWS(X)                                                                           \
-	X(PM_PAGE_PRESENT, "present", 'P', "page is in RAM",                                   \
+	X(PM_PAGE_PRESENT, "present", 'P', "mapped to a page in RAM, the zero page included",   \
 	  PME_BIT_PRESENT, 0, 0, 0, PAGE_IS_PRESENT,                                           \
-	  0, "bytes in RAM: smaps Rss plus ZERO")                                              \
+	  0, "bytes mapped to pages in RAM: RSS, ZERO (the zero page) and hugetlb")             \
 	X(PM_PAGE_SWAPPED, "swapped", 'S', "page is in a swap area",                           \
 	  PME_BIT_SWAP, 0, 0, 0, PAGE_IS_SWAPPED,                                              \
 	  1, "bytes in swap (smaps Swap for private memory)")                                  \
@@ -53,12 +53,12 @@
 	X(PM_PAGE_NONSWAP, "migration", 'N', "migration, hwpoison or device entry, not swap",  \
 	  -1, 0, 0, PM_NEED_FRAMES, 0,                                                         \
 	  -1, NULL)                                                                            \
-	X(PM_PAGE_THP, "thp", 'H', "PMD-mapped huge page (THP or hugetlb)",                    \
+	X(PM_PAGE_THP, "thp", 'H', "PMD-mapped huge page (THP, hugetlb or the huge zero page)", \
 	  -1, 0, 0, PM_NEED_FRAMES, PAGE_IS_HUGE,                                              \
-	  4, "bytes in PMD-mapped huge pages")                                                 \
+	  4, "bytes in PMD-mapped huge pages of its own (THP or hugetlb), not the huge zero page") \
 	X(PM_PAGE_ZERO, "zero", 'Z', "the shared zero page or huge zero page",                 \
 	  -1, 0, 0, PM_NEED_FRAMES | PM_NEED_ZERO_PFN, PAGE_IS_PFNZERO,                        \
-	  8, "bytes mapped to the zero page")
+	  8, "bytes mapped to the zero page or huge zero page (in PRESENT, not in RSS)")
 
 #define INFO_ROW(bit, name, letter, meaning, raw, maj, min, needs, cat, col, bytes) \
 	{ bit, name, letter, meaning },

@@ -100,6 +100,16 @@ static bool path_starts(const struct pm_mapping *m, const char *s)
 	return m->path_len >= n && !memcmp(m->path, s, n);
 }
 
+/*
+ * A MAP_HUGETLB mapping (the kernel names its file /anon_hugepage), from the
+ * line alone: a hugetlbfs file or a SysV SHM_HUGETLB segment reads like any
+ * other file, so it is not recognised here.
+ */
+bool pmi_map_hugetlb(const struct pm_mapping *m)
+{
+	return path_starts(m, "/anon_hugepage");
+}
+
 static enum pm_map_kind classify(const struct pm_mapping *m)
 {
 	if (!m->path_len)

@@ -22,6 +22,9 @@ int pmi_walk_sum_mapping(struct pm_walk *w, struct pm_flag_bytes *sums, const st
 /* walk_mapstat.c: add @len bytes to @b under each flag of @flags (pm_flag_bytes_add of a run's parts). */
 void pmi_flag_bytes_add_len(struct pm_flag_bytes *b, uint32_t flags, uint64_t len);
 
+/* maps.c: is @m a MAP_HUGETLB mapping, by its path (a hugetlbfs file or SysV segment is not told)? Pure. */
+bool pmi_map_hugetlb(const struct pm_mapping *m);
+
 /* kpage.c: preads issued so far on a pm_kpage's files (tests check that lookups batch). */
 uint64_t pmi_kpage_nreads(const struct pm_kpage *k);
 /*

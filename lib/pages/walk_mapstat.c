@@ -35,19 +35,43 @@ static bool has_field(const struct pm_flag_sum *s)
 	return s->column >= 0 && (size_t)s->column < USAGE_FIELDS;
 }
 
+/*
+ * The flags a run's bytes are summed under: its own, except THP for the huge
+ * zero page. The huge zero page is PMD-mapped, so its pages say THP (pagemap
+ * pages, runs), but it is no huge page of the process's own memory: smaps
+ * counts it in neither Rss nor AnonHugePages, and the sums follow smaps.
+ */
+static uint32_t summed_flags(uint32_t flags)
+{
+	return (flags & PM_PAGE_ZERO) ? flags & ~PM_PAGE_THP : flags;
+}
+
 void pm_usage_add(struct pm_usage *u, const struct pm_run *run)
 {
 	const struct pm_flag_sum *s;
+	uint32_t flags = summed_flags(run->flags);
 	size_t i, n;
 
 	for (s = pm_flag_sums(&n), i = 0; i < n; i++)
-		if (has_field(&s[i]) && (run->flags & s[i].bit))
+		if (has_field(&s[i]) && (flags & s[i].bit))
 			*usage_field(u, s[i].column) += run->end - run->start;
+}
+
+/*
+ * smaps Rss: what is present, less the zero page and huge zero page (in
+ * present, counted apart in zero), and nothing of a hugetlb mapping (smaps
+ * counts it as *_Hugetlb, not Rss).
+ */
+uint64_t pm_usage_rss(const struct pm_usage *u, const struct pm_mapping *m)
+{
+	if (m && pmi_map_hugetlb(m))
+		return 0;
+	return u->present > u->zero ? u->present - u->zero : 0;
 }
 
 void pmi_flag_bytes_add_len(struct pm_flag_bytes *b, uint32_t flags, uint64_t len)
 {
-	for (; flags; flags &= flags - 1)
+	for (flags = summed_flags(flags); flags; flags &= flags - 1)
 		b->by_flag[__builtin_ctz(flags)] += len;
 }
 

@@ -17,7 +17,7 @@ RUN_FORMAT: str
 class Flag(enum.IntFlag):
     """PM_PAGE_* page flags (pm_flag_table)."""
     PRESENT = 1
-    """page is in RAM (letter P)"""
+    """mapped to a page in RAM, the zero page included (letter P)"""
     SWAPPED = 2
     """page is in a swap area (letter S)"""
     FILE = 4
@@ -35,7 +35,7 @@ class Flag(enum.IntFlag):
     MIGRATION = 256
     """migration, hwpoison or device entry, not swap (letter N)"""
     THP = 512
-    """PMD-mapped huge page (THP or hugetlb) (letter H)"""
+    """PMD-mapped huge page (THP, hugetlb or the huge zero page) (letter H)"""
     ZERO = 1024
     """the shared zero page or huge zero page (letter Z)"""
     FRAME = 2048
@@ -45,10 +45,10 @@ class Mapping(tuple):
     """One mapping (pagemap maps' columns)."""
     @property
     def start(self) -> int:
-        """first address"""
+        """first address of the mapping"""
     @property
     def end(self) -> int:
-        """address after the last byte"""
+        """address after its last byte"""
     @property
     def offset(self) -> int:
         """file offset"""
@@ -72,13 +72,13 @@ class Mapping(tuple):
         """the path ends with ' (deleted)'"""
     @property
     def path(self) -> str:
-        """file or [name]"""
+        """the mapping's file or [name]"""
 
 class Usage(tuple):
     """Bytes of a mapping by page state (pagemap maps' columns)."""
     @property
     def present(self) -> int:
-        """bytes in RAM: smaps Rss plus ZERO"""
+        """bytes mapped to pages in RAM: RSS, ZERO (the zero page) and hugetlb"""
     @property
     def swapped(self) -> int:
         """bytes in swap (smaps Swap for private memory)"""
@@ -90,7 +90,7 @@ class Usage(tuple):
         """bytes mapped only by this process"""
     @property
     def thp(self) -> int:
-        """bytes in PMD-mapped huge pages"""
+        """bytes in PMD-mapped huge pages of its own (THP or hugetlb), not the huge zero page"""
     @property
     def softdirty(self) -> int:
         """soft-dirty bytes (written since clear_refs 4)"""
@@ -102,13 +102,16 @@ class Usage(tuple):
         """bytes of guard regions"""
     @property
     def zero(self) -> int:
-        """bytes mapped to the zero page"""
+        """bytes mapped to the zero page or huge zero page (in PRESENT, not in RSS)"""
+    @property
+    def rss(self) -> int:
+        """resident bytes as the kernel counts them (smaps Rss, VmRSS): not the zero page, not hugetlb"""
 
 class Account(tuple):
     """Memory of one process, bytes (pagemap ps' columns)."""
     @property
     def rss(self) -> int:
-        """resident bytes (smaps Rss: no zero page, no hugetlb)"""
+        """resident bytes as the kernel counts them (smaps Rss, VmRSS): not the zero page, not hugetlb"""
     @property
     def pss(self) -> int:
         """proportional bytes: each page divided by its map count"""
@@ -123,7 +126,7 @@ class Account(tuple):
         """bytes of pages mapped more than once"""
     @property
     def hugetlb(self) -> int:
-        """hugetlb bytes mapped (in none of the above)"""
+        """hugetlb bytes mapped (in no other column)"""
     @property
     def source(self) -> str:
         """smaps_rollup, or pagemap (with kpagecount: --exact)"""

@@ -22,8 +22,8 @@ static PyStructSequence_Field entry_fields[] = {
  * __init__.pyi: their one home for Python. A field without one is NULL (the stubs show "...").
  */
 static PyStructSequence_Field mapping_fields[] = {
-	{ "start", "first address" },
-	{ "end", "address after the last byte" },
+	{ "start", "first address of the mapping" },
+	{ "end", "address after its last byte" },
 	{ "offset", "file offset" },
 	{ "dev_major", NULL },
 	{ "dev_minor", NULL },
@@ -31,30 +31,34 @@ static PyStructSequence_Field mapping_fields[] = {
 	{ "perms", "permissions, as in maps (rwxp/s)" },
 	{ "kind", "anon, file, heap, stack, vdso, vvar, vsyscall, anon_named, special" },
 	{ "deleted", "the path ends with ' (deleted)'" },
-	{ "path", "file or [name]" },
+	{ "path", "the mapping's file or [name]" },
 	{ NULL, NULL },
 };
 
+/* The words of pagemap maps' columns of the same names (the flag table's sums, and RSS). */
 static PyStructSequence_Field usage_fields[] = {
-	{ "present", "bytes in RAM: smaps Rss plus ZERO" },
+	{ "present", "bytes mapped to pages in RAM: RSS, ZERO (the zero page) and hugetlb" },
 	{ "swapped", "bytes in swap (smaps Swap for private memory)" },
 	{ "file", "bytes of page cache or shared memory" },
 	{ "exclusive", "bytes mapped only by this process" },
-	{ "thp", "bytes in PMD-mapped huge pages" },
+	{ "thp", "bytes in PMD-mapped huge pages of its own (THP or hugetlb), not the huge zero page" },
 	{ "softdirty", "soft-dirty bytes (written since clear_refs 4)" },
 	{ "uffdwp", "userfaultfd write-protected bytes" },
 	{ "guard", "bytes of guard regions" },
-	{ "zero", "bytes mapped to the zero page" },
+	{ "zero", "bytes mapped to the zero page or huge zero page (in PRESENT, not in RSS)" },
+	/* by name only: the tuple stays the nine sums it always was */
+	{ "rss", "resident bytes as the kernel counts them (smaps Rss, VmRSS): not the zero page, not hugetlb" },
 	{ NULL, NULL },
 };
+#define USAGE_IN_SEQUENCE 9
 
 static PyStructSequence_Field account_fields[] = {
-	{ "rss", "resident bytes (smaps Rss: no zero page, no hugetlb)" },
+	{ "rss", "resident bytes as the kernel counts them (smaps Rss, VmRSS): not the zero page, not hugetlb" },
 	{ "pss", "proportional bytes: each page divided by its map count" },
 	{ "uss", "unique bytes: pages mapped by this process only" },
 	{ "swap", "bytes in swap" },
 	{ "shared", "bytes of pages mapped more than once" },
-	{ "hugetlb", "hugetlb bytes mapped (in none of the above)" },
+	{ "hugetlb", "hugetlb bytes mapped (in no other column)" },
 	{ "source", "smaps_rollup, or pagemap (with kpagecount: --exact)" },
 	{ "exact", NULL },
 	{ "estimate", "USS, SHARED, PSS rest on averaged map counts of large folios" },
@@ -87,7 +91,9 @@ static PyStructSequence_Field decode_info_fields[] = {
 	{ "swap_active", NULL }, { NULL, NULL },
 };
 
-static PyTypeObject *make(PyObject *m, const char *name, const char *qual, PyStructSequence_Field *f, const char *doc)
+/* A record type whose first @seq fields (all, when 0) are its tuple; the others are read by name only. */
+static PyTypeObject *make_seq(PyObject *m, const char *name, const char *qual, PyStructSequence_Field *f,
+			     const char *doc, int seq)
 {
 	int n = 0;
 	PyStructSequence_Desc d;
@@ -98,18 +104,24 @@ static PyTypeObject *make(PyObject *m, const char *name, const char *qual, PyStr
 	d.name = qual;
 	d.doc = doc;
 	d.fields = f;
-	d.n_in_sequence = n;
+	d.n_in_sequence = seq && seq < n ? seq : n;
 	t = PyStructSequence_NewType(&d);
 	if (t && PyModule_AddObjectRef(m, name, (PyObject *)t) < 0)
 		return NULL;
 	return t;
 }
 
+static PyTypeObject *make(PyObject *m, const char *name, const char *qual, PyStructSequence_Field *f, const char *doc)
+{
+	return make_seq(m, name, qual, f, doc, 0);
+}
+
 int pmpy_records_init(PyObject *m)
 {
 	pmpy_entry_type = make(m, "Entry", "libpagemap.Entry", entry_fields, "One decoded pagemap entry.");
 	pmpy_mapping_type = make(m, "Mapping", "libpagemap.Mapping", mapping_fields, "One line of /proc/PID/maps.");
-	pmpy_usage_type = make(m, "Usage", "libpagemap.Usage", usage_fields, "Bytes of a mapping by page state.");
+	pmpy_usage_type = make_seq(m, "Usage", "libpagemap.Usage", usage_fields, "Bytes of a mapping by page state.",
+				   USAGE_IN_SEQUENCE);
 	pmpy_account_type = make(m, "Account", "libpagemap.Account", account_fields, "Memory of one process.");
 	pmpy_proc_type = make(m, "Proc", "libpagemap.Proc", proc_fields, "One process of ROOT/proc.");
 	pmpy_run_type = make(m, "Run", "libpagemap.Run", run_fields, "Pages with identical state.");
@@ -281,13 +293,13 @@ PyObject *pmpy_mapping_new(const struct pm_mapping *m)
 	return fill(pmpy_mapping_type, v, 10);
 }
 
-PyObject *pmpy_usage_new(const struct pm_usage *u)
+PyObject *pmpy_usage_new(const struct pm_usage *u, const struct pm_mapping *m)
 {
 	PyObject *v[] = { pmpy_u64(u->present), pmpy_u64(u->swapped), pmpy_u64(u->file), pmpy_u64(u->exclusive),
 			  pmpy_u64(u->thp), pmpy_u64(u->softdirty), pmpy_u64(u->uffdwp), pmpy_u64(u->guard),
-			  pmpy_u64(u->zero) };
+			  pmpy_u64(u->zero), pmpy_u64(pm_usage_rss(u, m)) };
 
-	return fill(pmpy_usage_type, v, 9);
+	return fill(pmpy_usage_type, v, 10);
 }
 
 PyObject *pmpy_account_new(const struct pm_account *a)

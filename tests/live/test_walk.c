@@ -588,7 +588,10 @@ static void check_hzero(const struct runs *r, const struct lay_region *g)
 	CHECK_EQ_U64(u.present, n);
 	CHECK_EQ_U64(u.file, 0);
 	CHECK_EQ_U64(u.zero, n);	/* known or not: PM_FILE in private anonymous memory gives it away */
-	CHECK_KNOWN(r, PM_PAGE_THP, u.thp, n);
+	/* PMD-mapped, so its pages say THP; but no huge page of the process's: neither THP nor RSS sums it */
+	CHECK_KNOWN(r, PM_PAGE_THP, runs_bytes(r, g->start, g->end, PM_PAGE_THP | PM_PAGE_ZERO, 0), n);
+	CHECK_EQ_U64(u.thp, 0);
+	CHECK_EQ_U64(pm_usage_rss(&u, NULL), 0);
 	CHECK_KNOWN(r, PM_PAGE_EXCLUSIVE, u.exclusive, 0);
 }
 

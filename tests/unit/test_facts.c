@@ -214,6 +214,40 @@ static int flag_bytes(void)
 	return T_PASS;
 }
 
+/* The kernel's words: the huge zero page is in neither RSS nor THP; a MAP_HUGETLB mapping has no RSS. */
+static int usage_rss(void)
+{
+	static const char anon_huge[] = "/anon_hugepage (deleted)", file[] = "/usr/lib/libc.so.6";
+	struct pm_mapping m = { .start = 0x200000, .end = 0x800000, .path = anon_huge,
+				.path_len = sizeof(anon_huge) - 1 };
+	struct pm_run r = { .start = 0x200000, .end = 0x400000,
+			    .flags = PM_PAGE_PRESENT | PM_PAGE_THP | PM_PAGE_ZERO | PM_PAGE_FILE };
+	struct pm_flag_bytes b;
+	struct pm_usage u;
+
+	memset(&u, 0, sizeof(u));
+	memset(&b, 0, sizeof(b));
+	pm_usage_add(&u, &r);		/* the huge zero page */
+	pm_flag_bytes_add(&b, &r);
+	r = (struct pm_run){ .start = 0x400000, .end = 0x600000, .flags = PM_PAGE_PRESENT | PM_PAGE_THP };
+	pm_usage_add(&u, &r);		/* a huge page of its own */
+	pm_flag_bytes_add(&b, &r);
+	r = (struct pm_run){ .start = 0x600000, .end = 0x603000, .flags = PM_PAGE_PRESENT };
+	pm_usage_add(&u, &r);
+	r = (struct pm_run){ .start = 0x603000, .end = 0x604000, .flags = PM_PAGE_PRESENT | PM_PAGE_ZERO };
+	pm_usage_add(&u, &r);		/* the 4 KiB zero page */
+	CHECK_EQ_U64(u.present, 0x404000);
+	CHECK_EQ_U64(u.zero, 0x201000);
+	CHECK_EQ_U64(u.thp, 0x200000);
+	CHECK_EQ_U64(b.by_flag[__builtin_ctz(PM_PAGE_THP)], 0x200000);
+	CHECK_EQ_U64(pm_usage_rss(&u, NULL), 0x203000);
+	CHECK_EQ_U64(pm_usage_rss(&u, &m), 0);
+	m.path = file;
+	m.path_len = sizeof(file) - 1;
+	CHECK_EQ_U64(pm_usage_rss(&u, &m), 0x203000);
+	return T_PASS;
+}
+
 T_MAIN(T(facts_follow_table), T(sums_follow_table),
        T(kernel_at_least), T(lack_pread), T(lack_frames), T(lack_scan), T(lack_bad_flag),
-       T(flag_bytes))
+       T(flag_bytes), T(usage_rss))

@@ -350,14 +350,13 @@ static size_t mismatch(size_t bad, const struct runs *r, const struct smaps_entr
 	return 1;
 }
 
-/* Sums of the runs of the mapping starting at @start; *@thp_zero gets THP bytes that are the huge zero page. */
-static bool mapping_usage(const struct runs *r, uint64_t start, struct pm_usage *u, uint64_t *thp_zero)
+/* Sums of the runs of the mapping starting at @start. */
+static bool mapping_usage(const struct runs *r, uint64_t start, struct pm_usage *u)
 {
 	bool found = false;
 	size_t i;
 
 	memset(u, 0, sizeof(*u));
-	*thp_zero = 0;
 	for (i = 0; i < r->n; i++) {
 		const struct run_rec *x = &r->v[i];
 		struct pm_run run;
@@ -365,8 +364,6 @@ static bool mapping_usage(const struct runs *r, uint64_t start, struct pm_usage 
 			continue;
 		found = true;
 		pm_usage_add(u, &run);
-		if ((x->flags & PM_PAGE_THP) && (x->flags & PM_PAGE_ZERO))
-			*thp_zero += x->end - x->start;
 	}
 	return found;
 }
@@ -375,14 +372,16 @@ static size_t check_mapping(const struct runs *r, const struct smaps_entry *e, s
 {
 	size_t n = 0;
 	struct pm_usage u;
-	uint64_t thp_zero, hugetlb = e->private_hugetlb + e->shared_hugetlb;
+	uint64_t hugetlb = e->private_hugetlb + e->shared_hugetlb;
 
-	if (!mapping_usage(r, e->start, &u, &thp_zero))
+	if (!mapping_usage(r, e->start, &u))
 		return mismatch(bad, r, e, "mapping missing from the walk", 1, 0);
-	/* smaps counts neither the zero page nor the huge zero page in Rss. */
+	/* smaps counts neither the zero page nor the huge zero page in Rss: pm_usage_rss says the same. */
 	if (r->known & PM_PAGE_ZERO) {
 		if (e->rss + hugetlb != u.present - u.zero)
 			n += mismatch(bad + n, r, e, "Rss vs present-zero", e->rss + hugetlb, u.present - u.zero);
+		if (!hugetlb && e->rss != pm_usage_rss(&u, NULL))
+			n += mismatch(bad + n, r, e, "Rss vs pm_usage_rss", e->rss, pm_usage_rss(&u, NULL));
 	} else if (e->rss + hugetlb > u.present) {
 		n += mismatch(bad + n, r, e, "Rss > present", e->rss + hugetlb, u.present);
 	}
@@ -390,9 +389,9 @@ static size_t check_mapping(const struct runs *r, const struct smaps_entry *e, s
 	if (e->perms[3] != 's' && e->swap != u.swapped)
 		n += mismatch(bad + n, r, e, "Swap vs swapped", e->swap, u.swapped);
 	if ((r->known & PM_PAGE_THP) &&
-	    e->anon_huge + e->shmem_pmd + e->file_pmd + hugetlb != u.thp - thp_zero)
+	    e->anon_huge + e->shmem_pmd + e->file_pmd + hugetlb != u.thp)
 		n += mismatch(bad + n, r, e, "AnonHugePages+ShmemPmdMapped+FilePmdMapped vs thp",
-			      e->anon_huge + e->shmem_pmd + e->file_pmd + hugetlb, u.thp - thp_zero);
+			      e->anon_huge + e->shmem_pmd + e->file_pmd + hugetlb, u.thp);
 	if ((r->known & PM_PAGE_EXCLUSIVE) && owned_memory(e) &&
 	    e->private_clean + e->private_dirty + e->private_hugetlb != u.exclusive)
 		n += mismatch(bad + n, r, e, "Private_Clean+Private_Dirty vs exclusive",
