@@ -109,7 +109,8 @@ int pmpy_watch_init(PyObject *m);
 int pmpy_records_init(PyObject *m);
 PyObject *pmpy_array_new(int kind, Py_ssize_t n, Py_ssize_t itemsize, const char *format);
 PyObject *pmpy_mapping_new(const struct pm_mapping *m);
-PyObject *pmpy_usage_new(const struct pm_usage *u);
+/* A Usage of @u: None for a field whose flag is outside @known (pm_mapstat_known). */
+PyObject *pmpy_usage_new(const struct pm_usage *u, uint32_t known);
 PyObject *pmpy_entry_new(const struct pm_entry *e);
 PyObject *pmpy_account_new(const struct pm_account *a);
 PyObject *pmpy_share_sum_new(const struct pm_share_sum *s);

@@ -281,13 +281,26 @@ PyObject *pmpy_mapping_new(const struct pm_mapping *m)
 	return fill(pmpy_mapping_type, v, 10);
 }
 
-PyObject *pmpy_usage_new(const struct pm_usage *u)
+/*
+ * A Usage: field i is the bytes of the flag in column i of the flag table's sums (pm_flag_sums), as in
+ * struct pm_usage; None where that flag is outside @known, as `pagemap maps` prints "-" there.
+ */
+PyObject *pmpy_usage_new(const struct pm_usage *u, uint32_t known)
 {
-	PyObject *v[] = { pmpy_u64(u->present), pmpy_u64(u->swapped), pmpy_u64(u->file), pmpy_u64(u->exclusive),
-			  pmpy_u64(u->thp), pmpy_u64(u->softdirty), pmpy_u64(u->uffdwp), pmpy_u64(u->guard),
-			  pmpy_u64(u->zero) };
+	const uint64_t val[] = { u->present, u->swapped, u->file, u->exclusive, u->thp, u->softdirty, u->uffdwp,
+				 u->guard, u->zero };
+	enum { N = sizeof(val) / sizeof(val[0]) };
+	const struct pm_flag_sum *s;
+	uint32_t bit[N] = { 0 };
+	PyObject *v[N];
+	size_t i, n;
 
-	return fill(pmpy_usage_type, v, 9);
+	for (s = pm_flag_sums(&n), i = 0; i < n; i++)
+		if (s[i].column >= 0 && s[i].column < N)
+			bit[s[i].column] = s[i].bit;
+	for (i = 0; i < N; i++)
+		v[i] = bit[i] && (known & bit[i]) ? pmpy_u64(val[i]) : Py_NewRef(Py_None);
+	return fill(pmpy_usage_type, v, N);
 }
 
 PyObject *pmpy_account_new(const struct pm_account *a)

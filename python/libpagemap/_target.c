@@ -430,7 +430,7 @@ static PyObject *target_mapstat(TargetObject *t, PyObject *args, PyObject *kw)
 		PMPY_END_ALLOW_THREADS
 		if (r || !list || pmpy_interrupted())
 			break;
-		rec = Py_BuildValue("(NN)", pmpy_mapping_new(m), pmpy_usage_new(u));
+		rec = Py_BuildValue("(NN)", pmpy_mapping_new(m), pmpy_usage_new(u, pm_mapstat_known(it)));
 		if (!rec || PyList_Append(list, rec) < 0)
 			Py_CLEAR(list);
 		Py_XDECREF(rec);

@@ -1,0 +1,81 @@
+"""test_unknown.py - what the kernel, privilege or back end cannot tell reads None, never 0: None exactly where
+pagemap prints "-" (null in its JSON). Real processes: a child of known layout (test_live.Child) and this one."""
+import json
+import subprocess
+
+import pytest
+
+import libpagemap as pm
+from test_live import PAGE, Child
+
+USAGE = pm.Usage.__match_args__
+NEED_ENTRIES = 1 << 1	# PM_NEED_ENTRIES: PAGEMAP_SCAN tells the flag only when entries are read
+FLAG_OF = {row[1]: row for row in pm.FLAGS}
+
+
+@pytest.fixture
+def child():
+    c = Child()
+    yield c
+    c.close()
+
+
+def scan_target(pid):
+    """Target of PID walked by PAGEMAP_SCAN, whose categories tell no exclusive bit without entries."""
+    if not pm.features().scan:
+        pytest.skip("no PAGEMAP_SCAN here: the pread back end reads every entry, so nothing is left unknown")
+    ctx = pm.Context()
+    ctx.set_backend("scan")
+    return ctx.open(pid)
+
+
+def test_mapstat_without_entries_leaves_exclusive_unknown(child):
+    t = scan_target(child.pid)
+    (m, u), = [(m, u) for m, u in t.mapstat() if m.start == child.addr]
+    assert u.exclusive is None and u.uffdwp is None	# was 0: the exclusive bit was never read
+    assert u.present == child.smaps_rss() == child.pages // 2 * PAGE
+    (m, u), = [(m, u) for m, u in t.mapstat(entries=True) if m.start == child.addr]
+    assert u.exclusive == child.smaps_rss() and u.uffdwp == 0	# private, never forked: every page its own
+
+
+def cli_rows(cli, pid, fields):
+    out = subprocess.run([cli, "maps", "-J", "-b", "-o", "START," + ",".join(f.upper() for f in fields), str(pid)],
+                         capture_output=True, text=True, check=True).stdout
+    return {int(r["start"], 16): r for r in json.loads(out)["maps"]}
+
+
+@pytest.mark.parametrize("entries", [False, True])
+def test_mapstat_none_where_maps_prints_a_dash(child, pagemap_cli, entries):
+    # The tool reads entries when a column shown needs them: without those columns it walks as entries=False.
+    fields = [f for f in USAGE if entries or not FLAG_OF[f][6] & NEED_ENTRIES]
+    cli = cli_rows(pagemap_cli, child.pid, fields)
+    rows = pm.open(child.pid).mapstat(entries=entries)
+    assert {m.start for m, u in rows} == set(cli)
+    for m, u in rows:
+        assert [f for f in fields if getattr(u, f) is None] == [f for f in fields if cli[m.start][f] is None], m
+    (m, u), = [(m, u) for m, u in rows if m.start == child.addr]
+    assert u.present == cli[m.start]["present"] == child.smaps_rss()
+
+
+@pytest.mark.parametrize("entries", [False, True])
+def test_vsyscall_and_vvar_are_unknown(entries):
+    unread = [(m, u) for m, u in pm.open(0).mapstat(entries=entries) if m.kind in ("vsyscall", "vvar")]
+    if not unread:
+        pytest.skip("this process has neither [vsyscall] nor [vvar]")
+    for m, u in unread:
+        assert all(getattr(u, f) is None for f in USAGE), (m.path, u)	# were 0: never read
+
+
+@pytest.mark.parametrize("backend", ["pread", "scan"])
+def test_softdirty_unknown_without_config_mem_soft_dirty(child, backend):
+    f = pm.features()
+    if f.soft_dirty != "no":
+        pytest.skip("this kernel tracks soft-dirty (soft_dirty %s)" % f.soft_dirty)
+    if backend == "scan" and not f.scan:
+        pytest.skip("no PAGEMAP_SCAN here")
+    ctx = pm.Context()
+    ctx.set_backend(backend)
+    for entries in (False, True):
+        rows = ctx.open(child.pid).mapstat(entries=entries)
+        assert rows and all(u.softdirty is None for m, u in rows)	# were 0 (the bit never set)
+        assert all(u.present is not None for m, u in rows if m.kind not in ("vsyscall", "vvar"))
