@@ -5,18 +5,20 @@ shows) for the fields of Mapping, Usage and Account, so the stubs say what the m
 Usage: PYTHONPATH=build/python/lib python/gen_stubs.py [OUT]   (make python-stubs)"""
 import os
 import sys
+import textwrap
 
 # The source package beside this script has no built _core: import the built one (PYTHONPATH), not it.
 sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
 import libpagemap as pm  # noqa: E402
 
 
-def record(name, rtype, types, doc):
-    """The stub of record type RTYPE: each field with its type (TYPES, else int) and its doc in the module."""
-    lines = ["class %s(tuple):" % name, '    """%s"""' % doc]
+def record(name, rtype, types, doc, default="int"):
+    """The stub of record type RTYPE: each field with its type (TYPES, else DEFAULT) and its doc in the module."""
+    doc = textwrap.fill(doc, 116, initial_indent='    """', subsequent_indent="    ") + '"""'
+    lines = ["class %s(tuple):" % name, doc]
     for f in rtype.__match_args__:
         lines.append("    @property")
-        lines.append("    def %s(self) -> %s:" % (f, types.get(f, "int")))
+        lines.append("    def %s(self) -> %s:" % (f, types.get(f, default)))
         h = getattr(rtype, f).__doc__
         lines.append('        """%s"""' % h.replace('"', "'") if h else "        ...")
     return "\n".join(lines) + "\n"
@@ -104,6 +106,7 @@ class Array:
     format: str
     maps: Optional[tuple[Mapping, ...]]
     known: int
+    """runs: the Flag bits the walk could tell; a bit outside it reads 0 in flags but is unknown (no None here)."""
     backend: Optional[str]
     start: int
     def __len__(self) -> int: ...
@@ -176,9 +179,11 @@ class Target:
     def decode(self, raw: int) -> Entry: ...
     def read(self, addr: int, npages: int) -> Array: ...
     def read_into(self, addr: int, buffer: Any) -> int: ...
-    def runs(self, start: int = ..., end: int = ..., entries: bool = ..., each: bool = ...) -> Array: ...
+    def runs(self, start: int = ..., end: int = ..., entries: bool = ..., each: bool = ...) -> Array:
+        """A flag outside the Array's known is unknown, not clear (entries=True reads exclusive and uffd-wp)."""
     def maps(self) -> list[Mapping]: ...
-    def mapstat(self, entries: bool = ...) -> list[tuple[Mapping, Usage]]: ...
+    def mapstat(self, entries: bool = ...) -> list[tuple[Mapping, Usage]]:
+        """A Usage field is None where it cannot be told (entries=True reads exclusive and uffd-wp)."""
     def account(self, exact: bool = ...) -> Account: ...
     def v2p(self, addr: int) -> V2P: ...
     def wss(self, seconds: float = ..., method: str = ...) -> dict[str, Any]:
@@ -214,7 +219,8 @@ def shared(pids: Sequence[int], root: Optional[StrPath] = ..., context: Optional
 def watch(pid: int = ..., method: str = ..., nothp: bool = ..., root: Optional[StrPath] = ...,
           context: Optional[Context] = ...) -> Watch: ...
 def run_dtype() -> Any: ...
-def to_dataframe(obj: Any) -> Any: ...
+def to_dataframe(obj: Any) -> Any:
+    """Unknown is NA: flag columns outside the Array's known, and a Usage's None (its columns are UInt64)."""
 '''
 
 
@@ -229,7 +235,7 @@ def main():
     text += '    """the pfn or swap fields are real"""\n\n'
     text += record("Mapping", pm.Mapping, {"perms": "str", "kind": "str", "deleted": "bool", "path": "str"},
                    "One mapping (pagemap maps' columns).") + "\n"
-    text += record("Usage", pm.Usage, {}, "Bytes of a mapping by page state (pagemap maps' columns).") + "\n"
+    text += record("Usage", pm.Usage, {}, pm.Usage.__doc__.replace('"', "'"), "Optional[int]") + "\n"
     text += record("Account", pm.Account, {"source": "str", "exact": "bool", "estimate": "bool"},
                    "Memory of one process, bytes (pagemap ps' columns).")
     text += TAIL

@@ -238,7 +238,8 @@ Target.__exit__ = lambda self, *exc: self.close()
 # ---- numpy and pandas, when present (never dependencies) ----
 
 def run_dtype():
-    """The numpy dtype of a runs Array's records (RUN_FORMAT): start, end, pfn, swap_offset, flags, map, swap_type."""
+    """The numpy dtype of a runs Array's records (RUN_FORMAT): start, end, pfn, swap_offset, flags, map, swap_type.
+    A record holds no None: a flag bit outside the Array's known is unknown, though it reads 0 in flags."""
     import numpy
     return numpy.dtype({"names": ["start", "end", "pfn", "swap_offset", "flags", "map", "swap_type"],
                         "formats": ["=u8", "=u8", "=u8", "=u8", "=u4", "=u4", "u1"],
@@ -247,7 +248,9 @@ def run_dtype():
 
 def to_dataframe(obj):
     """A pandas DataFrame of a runs Array (one row per run, with its mapping's path and flag columns),
-    a mapstat() list, a ps() list, or any list of records. Needs pandas, imported only here."""
+    a mapstat() list, a ps() list, or any list of records. Needs pandas, imported only here.
+    Unknown is NA, never False or 0: a flag column outside the Array's known bits (a nullable boolean), and a
+    Usage column's None (the Usage columns are nullable UInt64)."""
     import pandas
     if isinstance(obj, Array) and obj.kind == "runs":
         import numpy
@@ -257,11 +260,17 @@ def to_dataframe(obj):
         paths = numpy.array([m.path for m in obj.maps] or [""], dtype=object)
         df["path"] = paths[a["map"]] if len(a) else []
         for row in FLAGS:
-            df[row[1]] = (a["flags"] & row[0]) != 0
+            if obj.known & row[0]:
+                df[row[1]] = (a["flags"] & row[0]) != 0
+            else:
+                df[row[1]] = pandas.array([None] * len(a), dtype="boolean")
         return df
     rows = list(obj)
     if rows and type(rows[0]) is tuple and len(rows[0]) == 2:
-        return pandas.DataFrame([dict(_asdict(a), **_asdict(b)) for a, b in rows])
+        df = pandas.DataFrame([dict(_asdict(a), **_asdict(b)) for a, b in rows])
+        for name in Usage.__match_args__ if type(rows[0][1]) is Usage else ():
+            df[name] = df[name].astype("UInt64")
+        return df
     return pandas.DataFrame([_asdict(r) for r in rows])
 
 

@@ -75,33 +75,36 @@ class Mapping(tuple):
         """file or [name]"""
 
 class Usage(tuple):
-    """Bytes of a mapping by page state (pagemap maps' columns)."""
+    """Bytes of a mapping by page state (pagemap maps' columns). A field is None where it cannot be told, as maps
+    prints '-': the kernel, its entry layout, the reader's privilege or the back end lacks the flag (exclusive and
+    uffdwp need mapstat(entries=True) under PAGEMAP_SCAN; softdirty needs CONFIG_MEM_SOFT_DIRTY), and every field of
+    [vvar] and [vsyscall], which are never read."""
     @property
-    def present(self) -> int:
+    def present(self) -> Optional[int]:
         """bytes in RAM: smaps Rss plus ZERO"""
     @property
-    def swapped(self) -> int:
+    def swapped(self) -> Optional[int]:
         """bytes in swap (smaps Swap for private memory)"""
     @property
-    def file(self) -> int:
+    def file(self) -> Optional[int]:
         """bytes of page cache or shared memory"""
     @property
-    def exclusive(self) -> int:
+    def exclusive(self) -> Optional[int]:
         """bytes mapped only by this process"""
     @property
-    def thp(self) -> int:
+    def thp(self) -> Optional[int]:
         """bytes in PMD-mapped huge pages"""
     @property
-    def softdirty(self) -> int:
+    def softdirty(self) -> Optional[int]:
         """soft-dirty bytes (written since clear_refs 4)"""
     @property
-    def uffdwp(self) -> int:
+    def uffdwp(self) -> Optional[int]:
         """userfaultfd write-protected bytes"""
     @property
-    def guard(self) -> int:
+    def guard(self) -> Optional[int]:
         """bytes of guard regions"""
     @property
-    def zero(self) -> int:
+    def zero(self) -> Optional[int]:
         """bytes mapped to the zero page"""
 
 class Account(tuple):
@@ -195,6 +198,7 @@ class Array:
     format: str
     maps: Optional[tuple[Mapping, ...]]
     known: int
+    """runs: the Flag bits the walk could tell; a bit outside it reads 0 in flags but is unknown (no None here)."""
     backend: Optional[str]
     start: int
     def __len__(self) -> int: ...
@@ -267,9 +271,11 @@ class Target:
     def decode(self, raw: int) -> Entry: ...
     def read(self, addr: int, npages: int) -> Array: ...
     def read_into(self, addr: int, buffer: Any) -> int: ...
-    def runs(self, start: int = ..., end: int = ..., entries: bool = ..., each: bool = ...) -> Array: ...
+    def runs(self, start: int = ..., end: int = ..., entries: bool = ..., each: bool = ...) -> Array:
+        """A flag outside the Array's known is unknown, not clear (entries=True reads exclusive and uffd-wp)."""
     def maps(self) -> list[Mapping]: ...
-    def mapstat(self, entries: bool = ...) -> list[tuple[Mapping, Usage]]: ...
+    def mapstat(self, entries: bool = ...) -> list[tuple[Mapping, Usage]]:
+        """A Usage field is None where it cannot be told (entries=True reads exclusive and uffd-wp)."""
     def account(self, exact: bool = ...) -> Account: ...
     def v2p(self, addr: int) -> V2P: ...
     def wss(self, seconds: float = ..., method: str = ...) -> dict[str, Any]:
@@ -305,4 +311,5 @@ def shared(pids: Sequence[int], root: Optional[StrPath] = ..., context: Optional
 def watch(pid: int = ..., method: str = ..., nothp: bool = ..., root: Optional[StrPath] = ...,
           context: Optional[Context] = ...) -> Watch: ...
 def run_dtype() -> Any: ...
-def to_dataframe(obj: Any) -> Any: ...
+def to_dataframe(obj: Any) -> Any:
+    """Unknown is NA: flag columns outside the Array's known, and a Usage's None (its columns are UInt64)."""

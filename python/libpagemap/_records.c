@@ -48,6 +48,13 @@ static PyStructSequence_Field usage_fields[] = {
 	{ NULL, NULL },
 };
 
+/* Where `pagemap maps` prints "-" (null in JSON), Usage says None: unknown is not 0. */
+#define USAGE_DOC \
+	"Bytes of a mapping by page state (pagemap maps' columns). A field is None where it cannot be told, " \
+	"as maps prints \"-\": the kernel, its entry layout, the reader's privilege or the back end lacks the " \
+	"flag (exclusive and uffdwp need mapstat(entries=True) under PAGEMAP_SCAN; softdirty needs " \
+	"CONFIG_MEM_SOFT_DIRTY), and every field of [vvar] and [vsyscall], which are never read."
+
 static PyStructSequence_Field account_fields[] = {
 	{ "rss", "resident bytes (smaps Rss: no zero page, no hugetlb)" },
 	{ "pss", "proportional bytes: each page divided by its map count" },
@@ -109,7 +116,7 @@ int pmpy_records_init(PyObject *m)
 {
 	pmpy_entry_type = make(m, "Entry", "libpagemap.Entry", entry_fields, "One decoded pagemap entry.");
 	pmpy_mapping_type = make(m, "Mapping", "libpagemap.Mapping", mapping_fields, "One line of /proc/PID/maps.");
-	pmpy_usage_type = make(m, "Usage", "libpagemap.Usage", usage_fields, "Bytes of a mapping by page state.");
+	pmpy_usage_type = make(m, "Usage", "libpagemap.Usage", usage_fields, USAGE_DOC);
 	pmpy_account_type = make(m, "Account", "libpagemap.Account", account_fields, "Memory of one process.");
 	pmpy_proc_type = make(m, "Proc", "libpagemap.Proc", proc_fields, "One process of ROOT/proc.");
 	pmpy_run_type = make(m, "Run", "libpagemap.Run", run_fields, "Pages with identical state.");

@@ -405,7 +405,7 @@ static PyObject *target_maps(TargetObject *t, PyObject *unused)
 	return list;
 }
 
-/* Target.mapstat(entries=False) -> [(Mapping, Usage)]: every mapping with its usage from one walk. */
+/* Target.mapstat(entries=False) -> [(Mapping, Usage)]: every mapping with its usage from one walk, None unknown. */
 static PyObject *target_mapstat(TargetObject *t, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "entries", NULL };
@@ -521,10 +521,12 @@ static PyMethodDef target_methods[] = {
 	{ "read_into", (PyCFunction)target_read_into, METH_VARARGS,
 	  "read_into(addr, buffer) -> entries read into a writable buffer of uint64." },
 	{ "runs", (PyCFunction)(void (*)(void))target_runs, METH_VARARGS | METH_KEYWORDS,
-	  "runs(start=0, end=2**64-1, entries=False, each=False) -> Array of runs." },
+	  "runs(start=0, end=2**64-1, entries=False, each=False) -> Array of runs; a flag outside its known is "
+	  "unknown, not clear." },
 	{ "maps", (PyCFunction)target_maps, METH_NOARGS, "The mappings (Mapping records)." },
 	{ "mapstat", (PyCFunction)(void (*)(void))target_mapstat, METH_VARARGS | METH_KEYWORDS,
-	  "mapstat(entries=False) -> [(Mapping, Usage)] from one walk." },
+	  "mapstat(entries=False) -> [(Mapping, Usage)] from one walk; a Usage field is None where it cannot be "
+	  "told (entries=True reads exclusive and uffd-wp under PAGEMAP_SCAN)." },
 	{ "account", (PyCFunction)(void (*)(void))target_account, METH_VARARGS | METH_KEYWORDS,
 	  "account(exact=True) -> Account (RSS, PSS, USS, swap, shared, hugetlb)." },
 	{ "v2p", (PyCFunction)target_v2p, METH_O, "v2p(addr) -> V2P." },

@@ -79,3 +79,17 @@ def test_softdirty_unknown_without_config_mem_soft_dirty(child, backend):
         rows = ctx.open(child.pid).mapstat(entries=entries)
         assert rows and all(u.softdirty is None for m, u in rows)	# were 0 (the bit never set)
         assert all(u.present is not None for m, u in rows if m.kind not in ("vsyscall", "vvar"))
+
+
+def test_to_dataframe_keeps_unknown_apart(child):
+    pandas = pytest.importorskip("pandas", reason="python3-pandas is not installed (optional: to_dataframe only)")
+    t = scan_target(child.pid)
+    runs = t.runs(child.addr, child.addr + child.pages * PAGE)
+    assert not runs.known & int(pm.Flag.EXCLUSIVE)
+    df = pm.to_dataframe(runs)	# a numpy record holds no None: a flag outside runs.known is NA, never False
+    assert df["exclusive"].isna().all() and not df["present"].isna().any()
+    assert int(df["bytes"][df["present"]].sum()) == child.smaps_rss()
+    ms = pm.to_dataframe(t.mapstat())
+    row = ms[ms["start"] == child.addr].iloc[0]
+    assert row["exclusive"] is pandas.NA and row["present"] == child.smaps_rss()
+    assert all(str(ms[f].dtype) == "UInt64" for f in USAGE)	# bytes stay exact integers beside NA
