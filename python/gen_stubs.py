@@ -160,10 +160,12 @@ class Context:
     def proc_state(self, pid: int) -> str: ...
     def shared(self, pids: Sequence[int]) -> dict[str, Any]:
         """A PID given twice counts once."""
-    def numa_nodes(self) -> list[dict[str, Any]]: ...
+    def numa_nodes(self) -> list[dict[str, Any]]:
+        """tier: None where the kernel has no memory tiers (before 6.1)."""
     def kpage_read(self, pfn: int, n: int) -> tuple[Optional[Array], Optional[Array], Optional[Array]]:
         """Frames past the machine's last are left out: the Arrays may be shorter than n."""
-    def cache_stat(self, path: StrPath) -> dict[str, Any]: ...
+    def cache_stat(self, path: StrPath) -> dict[str, Any]:
+        """A count the method cannot measure (mincore: all but cached) is None, as pagemap cache prints '-'."""
     def write_snapshot(self, path: StrPath, pids: Sequence[int], phys: bool = ..., pfn: str = ...) -> None: ...
 
 class Target:
@@ -187,7 +189,7 @@ class Target:
     def account(self, exact: bool = ...) -> Account: ...
     def v2p(self, addr: int) -> V2P: ...
     def wss(self, seconds: float = ..., method: str = ...) -> dict[str, Any]:
-        """seconds: 0 to 86400 * 365 (ValueError otherwise, inf and nan too)."""
+        """seconds: 0 to 86400 * 365 (ValueError otherwise, inf and nan too). untracked: None unless method idle."""
     def numa(self, source: str = ...) -> tuple[str, list[tuple[Mapping, str, dict[Optional[int], tuple[int, int, int, int, int]]]]]: ...
 
 class Watch:

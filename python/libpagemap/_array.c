@@ -172,7 +172,8 @@ static PyMethodDef array_methods[] = {
 
 static PyGetSetDef array_getset[] = {
 	{ "maps", (getter)array_maps, NULL, "runs: the Mappings their map field indexes", NULL },
-	{ "known", (getter)array_known, NULL, "runs: the Flag bits the walk could tell; a bit outside it is unknown, though 0 in flags", NULL },
+	{ "known", (getter)array_known, NULL,
+	  "runs: the Flag bits the walk could tell; a bit outside it is unknown, though 0 in flags", NULL },
 	{ "backend", (getter)array_backend, NULL, "runs: pread or scan", NULL },
 	{ "start", (getter)array_start, NULL, "entries: address of the first entry's page; kpage: the first frame", NULL },
 	{ "format", (getter)array_format, NULL, "the PEP 3118 format of one item", NULL },

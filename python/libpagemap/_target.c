@@ -531,7 +531,8 @@ static PyMethodDef target_methods[] = {
 	  "account(exact=True) -> Account (RSS, PSS, USS, swap, shared, hugetlb)." },
 	{ "v2p", (PyCFunction)target_v2p, METH_O, "v2p(addr) -> V2P." },
 	{ "wss", (PyCFunction)(void (*)(void))pmpy_target_wss, METH_VARARGS | METH_KEYWORDS,
-	  "wss(seconds=1.0, method='auto') -> dict: bytes accessed during the window, total and per mapping." },
+	  "wss(seconds=1.0, method='auto') -> dict: bytes accessed during the window, total and per mapping "
+	  "(untracked: None unless the method is idle)." },
 	{ "numa", (PyCFunction)(void (*)(void))pmpy_target_numa, METH_VARARGS | METH_KEYWORDS,
 	  "numa(source='auto') -> (source, [(Mapping, policy, {node: (anon, file, shmem, hugetlb, thp)})])." },
 	{ NULL, NULL, 0, NULL },

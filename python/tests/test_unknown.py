@@ -1,6 +1,8 @@
 """test_unknown.py - what the kernel, privilege or back end cannot tell reads None, never 0: None exactly where
 pagemap prints "-" (null in its JSON). Real processes: a child of known layout (test_live.Child) and this one."""
 import json
+import os
+import shutil
 import subprocess
 
 import pytest
@@ -11,6 +13,9 @@ from test_live import PAGE, Child
 USAGE = pm.Usage.__match_args__
 NEED_ENTRIES = 1 << 1	# PM_NEED_ENTRIES: PAGEMAP_SCAN tells the flag only when entries are read
 FLAG_OF = {row[1]: row for row in pm.FLAGS}
+# cache_stat()'s counts and the columns pagemap cache prints them in
+CACHE_COLUMNS = {"cached": "cached", "dirty": "dirty", "writeback": "writeback", "evicted": "evicted",
+                 "recently_evicted": "recent"}
 
 
 @pytest.fixture
@@ -93,3 +98,53 @@ def test_to_dataframe_keeps_unknown_apart(child):
     row = ms[ms["start"] == child.addr].iloc[0]
     assert row["exclusive"] is pandas.NA and row["present"] == child.smaps_rss()
     assert all(str(ms[f].dtype) == "UInt64" for f in USAGE)	# bytes stay exact integers beside NA
+
+
+def test_cache_stat_counts_mincore_cannot_tell_are_none(tmp_path, monkeypatch, pagemap_cli):
+    p = tmp_path / "f"
+    p.write_bytes(b"x" * (16 * PAGE))
+    monkeypatch.setenv("PAGEMAP_CACHE", "mincore")	# the method of kernels before cachestat (6.5): cached only
+    s = pm.Context().cache_stat(str(p))
+    assert s["method"] == "mincore" and s["cached"] == 16 * PAGE
+    assert [k for k in CACHE_COLUMNS if s[k] is None] == ["dirty", "writeback", "evicted", "recently_evicted"]
+    row, = json.loads(subprocess.run([pagemap_cli, "cache", "-J", "-b", str(p)], capture_output=True, text=True,
+                                     check=True).stdout)["cache"]
+    assert {k: s[k] for k in CACHE_COLUMNS} == {k: row[c] for k, c in CACHE_COLUMNS.items()}
+    monkeypatch.setenv("PAGEMAP_CACHE", "cachestat")
+    s = pm.Context().cache_stat(str(p))
+    assert s["method"] == "cachestat" and all(s[k] is not None for k in CACHE_COLUMNS)
+
+
+@pytest.mark.parametrize("method", ["referenced", "idle"])
+def test_wss_untracked_is_none_where_the_method_cannot_tell(child, pagemap_cli, method):
+    t = pm.open(child.pid)
+    try:
+        w = t.wss(0.05, method=method)
+    except pm.Unsupported as e:
+        pytest.skip("no %s method here: %s" % (method, e))
+    m, = [m for m in w["mappings"] if m["start"] == child.addr]
+    if method == "referenced":	# clear_refs 1 has no untracked pages: it cannot tell, as wss prints "-"
+        assert w["untracked"] is None and m["untracked"] is None	# were 0
+    else:
+        assert w["untracked"] is not None and m["untracked"] is not None
+    total, = json.loads(subprocess.run([pagemap_cli, "wss", "-J", "-b", "-m", method, "-o", "MAPPING,UNTRACKED",
+                                        str(child.pid), "0.05"], capture_output=True, text=True,
+                                       check=True).stdout)["wss"]
+    assert (total["untracked"] is None) == (w["untracked"] is None)
+
+
+def test_numa_tier_unknown_without_memory_tiering(fixtures_dir, pagemap_cli, tmp_path):
+    src, root = fixtures_dir("numa-2node"), str(tmp_path / "tree")
+    os.mkdir(root)
+    for name in os.listdir(src):	# proc holds pagemap files made whole (gigabytes, sparse): linked, never copied
+        if name != "sys":
+            os.symlink(os.path.join(src, name), os.path.join(root, name))
+    sizes = [os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(os.path.join(src, "sys")) for f in fs]
+    assert sum(sizes) < 1 << 20
+    shutil.copytree(os.path.join(src, "sys"), os.path.join(root, "sys"), symlinks=True)
+    assert [n["tier"] for n in pm.Context(root).numa_nodes()] == [4, 22]
+    shutil.rmtree(os.path.join(root, "sys", "devices", "virtual", "memory_tiering"))	# before Linux 6.1
+    nodes = pm.Context(root).numa_nodes()
+    cli = json.loads(subprocess.run([pagemap_cli, "--root", root, "numa", "-J"], capture_output=True, text=True,
+                                    check=True).stdout)["nodes"]
+    assert [n["tier"] for n in nodes] == [n["tier"] for n in cli] == [None, None]	# were -1
