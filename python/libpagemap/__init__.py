@@ -239,7 +239,9 @@ Target.__exit__ = lambda self, *exc: self.close()
 
 def run_dtype():
     """The numpy dtype of a runs Array's records (RUN_FORMAT): start, end, pfn, swap_offset, flags, map, swap_type.
-    A record holds no None: a flag bit outside the Array's known is unknown, though it reads 0 in flags."""
+    A record holds no None: a flag bit outside the Array's known is unknown, though it reads 0 in flags, and pfn
+    and the swap fields read 0 where a Run's are None (no FRAME flag; pfn without PRESENT; swap without SWAPPED
+    or MIGRATION)."""
     import numpy
     return numpy.dtype({"names": ["start", "end", "pfn", "swap_offset", "flags", "map", "swap_type"],
                         "formats": ["=u8", "=u8", "=u8", "=u8", "=u4", "=u4", "u1"],
@@ -249,13 +251,18 @@ def run_dtype():
 def to_dataframe(obj):
     """A pandas DataFrame of a runs Array (one row per run, with its mapping's path and flag columns),
     a mapstat() list, a ps() list, or any list of records. Needs pandas, imported only here.
-    Unknown is NA, never False or 0: a flag column outside the Array's known bits (a nullable boolean), and a
-    Usage column's None (the Usage columns are nullable UInt64)."""
+    Unknown is NA, never False or 0: a flag column outside the Array's known bits (a nullable boolean), a run's
+    pfn and swap fields where a Run's are None, and a Usage column's None (nullable UInt64 columns)."""
     import pandas
     if isinstance(obj, Array) and obj.kind == "runs":
         import numpy
         a = numpy.asarray(obj)
         df = pandas.DataFrame({k: a[k] for k in ("start", "end", "pfn", "swap_offset", "flags", "swap_type")})
+        frame = (a["flags"] & int(Flag.FRAME)) != 0
+        slot = frame & ((a["flags"] & int(Flag.SWAPPED | Flag.MIGRATION)) != 0)
+        for k, real in (("pfn", frame & ((a["flags"] & int(Flag.PRESENT)) != 0)), ("swap_offset", slot),
+                        ("swap_type", slot)):	# NA where Run's field is None
+            df[k] = pandas.arrays.IntegerArray(numpy.asarray(a[k], dtype="uint64"), ~real)
         df["bytes"] = df["end"] - df["start"]
         paths = numpy.array([m.path for m in obj.maps] or [""], dtype=object)
         df["path"] = paths[a["map"]] if len(a) else []

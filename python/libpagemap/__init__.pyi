@@ -150,18 +150,21 @@ class DamagedInput(PagemapError): ...
 class Entry(tuple):
     raw: int
     flags: int
-    pfn: int
-    swap_type: int
-    swap_offset: int
+    pfn: Optional[int]
+    """with FRAME and PRESENT, else None (hidden from this reader, or not present)"""
+    swap_type: Optional[int]
+    """with FRAME and SWAPPED or MIGRATION, else None (a marker is no swap slot)"""
+    swap_offset: Optional[int]
     page_shift: int
 
 class Run(tuple):
     start: int
     end: int
     flags: int
-    pfn: int
-    swap_type: int
-    swap_offset: int
+    pfn: Optional[int]
+    """the first page's, None as Entry's"""
+    swap_type: Optional[int]
+    swap_offset: Optional[int]
     map: Mapping
 
 class Proc(tuple):
@@ -314,4 +317,5 @@ def watch(pid: int = ..., method: str = ..., nothp: bool = ..., root: Optional[S
           context: Optional[Context] = ...) -> Watch: ...
 def run_dtype() -> Any: ...
 def to_dataframe(obj: Any) -> Any:
-    """Unknown is NA: flag columns outside the Array's known, and a Usage's None (its columns are UInt64)."""
+    """Unknown is NA: flag columns outside the Array's known, a run's pfn and swap fields where a Run's are None,
+    and a Usage's None (nullable UInt64 columns)."""

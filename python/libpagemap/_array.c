@@ -73,9 +73,10 @@ static PyObject *run_item(ArrayObject *a, Py_ssize_t i)
 {
 	const struct pmpy_run *r = (const struct pmpy_run *)a->data + i;
 	PyObject *map = PyTuple_GetItem(a->maps, r->map);
-	PyObject *v[] = { pmpy_u64(r->start), pmpy_u64(r->end), PyLong_FromUnsignedLong(r->flags), pmpy_u64(r->pfn),
-			  PyLong_FromLong(r->swap_type), pmpy_u64(r->swap_offset), map ? Py_NewRef(map) : NULL };
+	PyObject *v[] = { pmpy_u64(r->start), pmpy_u64(r->end), PyLong_FromUnsignedLong(r->flags), NULL, NULL, NULL,
+			  map ? Py_NewRef(map) : NULL };
 
+	pmpy_frame_fields(r->flags, r->pfn, r->swap_type, r->swap_offset, &v[3]);
 	return pmpy_record(pmpy_run_type, v, 7);
 }
 

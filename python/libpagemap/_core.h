@@ -112,6 +112,11 @@ PyObject *pmpy_mapping_new(const struct pm_mapping *m);
 /* A Usage of @u: None for a field whose flag is outside @known (pm_mapstat_known). */
 PyObject *pmpy_usage_new(const struct pm_usage *u, uint32_t known);
 PyObject *pmpy_entry_new(const struct pm_entry *e);
+/*
+ * The pfn, swap type and swap offset of an entry or run with @flags, as three new references into @out: None
+ * where the fields are not real (no FRAME: hidden or absent; pfn without PRESENT; swap without a slot).
+ */
+void pmpy_frame_fields(uint32_t flags, uint64_t pfn, unsigned swap_type, uint64_t swap_offset, PyObject *out[3]);
 PyObject *pmpy_account_new(const struct pm_account *a);
 PyObject *pmpy_share_sum_new(const struct pm_share_sum *s);
 PyObject *pmpy_features_rows(struct pm_ctx *ctx);

@@ -10,9 +10,9 @@ PyTypeObject *pmpy_entry_type, *pmpy_mapping_type, *pmpy_usage_type, *pmpy_accou
 static PyStructSequence_Field entry_fields[] = {
 	{ "raw", "the 64-bit pagemap entry" },
 	{ "flags", "PM_PAGE_* flags (Flag)" },
-	{ "pfn", "frame number, with FRAME and PRESENT, else 0" },
-	{ "swap_type", "swap type, with FRAME and SWAPPED" },
-	{ "swap_offset", "swap offset, with FRAME and SWAPPED" },
+	{ "pfn", "frame number, with FRAME and PRESENT, else None (hidden from this reader, or not present)" },
+	{ "swap_type", "swap type, with FRAME and SWAPPED or MIGRATION, else None (a marker is no swap slot)" },
+	{ "swap_offset", "swap offset, as swap_type" },
 	{ "page_shift", "pshift layout only: bits 55-60" },
 	{ NULL, NULL },
 };
@@ -74,8 +74,9 @@ static PyStructSequence_Field proc_fields[] = {
 };
 
 static PyStructSequence_Field run_fields[] = {
-	{ "start", NULL }, { "end", NULL }, { "flags", "Flag" }, { "pfn", NULL }, { "swap_type", NULL },
-	{ "swap_offset", NULL }, { "map", "the Mapping it lies in" }, { NULL, NULL },
+	{ "start", NULL }, { "end", NULL }, { "flags", "Flag" }, { "pfn", "first page's frame, None as Entry's" },
+	{ "swap_type", "None as Entry's" }, { "swap_offset", "None as Entry's" }, { "map", "the Mapping it lies in" },
+	{ NULL, NULL },
 };
 
 static PyStructSequence_Field v2p_fields[] = {
@@ -261,11 +262,21 @@ fail:
 	return NULL;
 }
 
+void pmpy_frame_fields(uint32_t flags, uint64_t pfn, unsigned swap_type, uint64_t swap_offset, PyObject *out[3])
+{
+	bool frame = flags & PM_PAGE_FRAME, slot = frame && (flags & (PM_PAGE_SWAPPED | PM_PAGE_NONSWAP));
+
+	out[0] = frame && (flags & PM_PAGE_PRESENT) ? pmpy_u64(pfn) : Py_NewRef(Py_None);
+	out[1] = slot ? PyLong_FromUnsignedLong(swap_type) : Py_NewRef(Py_None);
+	out[2] = slot ? pmpy_u64(swap_offset) : Py_NewRef(Py_None);
+}
+
 PyObject *pmpy_entry_new(const struct pm_entry *e)
 {
-	PyObject *v[] = { pmpy_u64(e->raw), PyLong_FromUnsignedLong(e->flags), pmpy_u64(e->pfn),
-			  PyLong_FromLong(e->swap_type), pmpy_u64(e->swap_offset), PyLong_FromLong(e->page_shift) };
+	PyObject *v[] = { pmpy_u64(e->raw), PyLong_FromUnsignedLong(e->flags), NULL, NULL, NULL,
+			  PyLong_FromLong(e->page_shift) };
 
+	pmpy_frame_fields(e->flags, e->pfn, e->swap_type, e->swap_offset, &v[2]);
 	return fill(pmpy_entry_type, v, 6);
 }
 

@@ -4,6 +4,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -94,6 +95,10 @@ def test_to_dataframe_keeps_unknown_apart(child):
     df = pm.to_dataframe(runs)	# a numpy record holds no None: a flag outside runs.known is NA, never False
     assert df["exclusive"].isna().all() and not df["present"].isna().any()
     assert int(df["bytes"][df["present"]].sum()) == child.smaps_rss()
+    assert df["pfn"].isna().all()	# PAGEMAP_SCAN without entries reads no frame
+    df = pm.to_dataframe(t.runs(child.addr, child.addr + child.pages * PAGE, entries=True))
+    if t.pfn_view == "visible":	# a page not present has no frame: NA, not PFN 0
+        assert df["pfn"][~df["present"]].isna().all() and df["pfn"][df["present"]].notna().all()
     ms = pm.to_dataframe(t.mapstat())
     row = ms[ms["start"] == child.addr].iloc[0]
     assert row["exclusive"] is pandas.NA and row["present"] == child.smaps_rss()
@@ -148,3 +153,42 @@ def test_numa_tier_unknown_without_memory_tiering(fixtures_dir, pagemap_cli, tmp
     cli = json.loads(subprocess.run([pagemap_cli, "--root", root, "numa", "-J"], capture_output=True, text=True,
                                     check=True).stdout)["nodes"]
     assert [n["tier"] for n in nodes] == [n["tier"] for n in cli] == [None, None]	# were -1
+
+
+PRESENT, SWAP, GUARD = 1 << 63, 1 << 62, 1 << 58
+
+
+def test_entry_fields_none_without_their_frame():
+    assert pm.decode(PRESENT | 0x1234).pfn == 0x1234
+    hidden = pm.decode(PRESENT | 0x1234, "current", False)	# a reader without CAP_SYS_ADMIN: no frame shown
+    assert hidden.flags & pm.Flag.PRESENT and not hidden.flags & pm.Flag.FRAME
+    assert hidden.pfn is None and hidden.swap_type is None and hidden.swap_offset is None	# pfn was 0
+    swapped = pm.decode(SWAP | 0x10 << 5 | 3)
+    assert (swapped.swap_type, swapped.swap_offset, swapped.pfn) == (3, 0x10, None)
+    empty = pm.decode(0)
+    assert (empty.pfn, empty.swap_type, empty.swap_offset) == (None, None, None)
+    guard = pm.decode(SWAP | GUARD | 4 << 5 | 31)	# a guard marker: no swap slot, though its type field is 31
+    assert guard.flags & pm.Flag.GUARD and (guard.swap_type, guard.swap_offset) == (None, None)
+
+
+UNPRIVILEGED = r"""
+import mmap, ctypes, libpagemap as pm
+m = mmap.mmap(-1, mmap.PAGESIZE)
+m[0] = 1
+addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+t = pm.open(0)
+e, run = t.v2p(addr).entry, t.runs(addr, addr + mmap.PAGESIZE)[0]
+print(t.pfn_view, e.flags & int(pm.Flag.PRESENT) != 0, e.pfn, run.pfn)
+"""
+
+
+def test_hidden_frame_is_none_for_an_unprivileged_reader(tmp_path):
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root and setpriv to read as nobody")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(pm.__file__)))
+    out = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+                          UNPRIVILEGED], capture_output=True, text=True, check=True, env=env, cwd=str(tmp_path))
+    view, present, pfn, run_pfn = out.stdout.split()
+    if view != "hidden":
+        pytest.skip("this kernel shows frames to unprivileged readers (pfn_view %s)" % view)
+    assert (present, pfn, run_pfn) == ("True", "None", "None")	# were 0
