@@ -201,7 +201,7 @@ class Array:
     format: str
     maps: Optional[tuple[Mapping, ...]]
     known: int
-    """runs: the Flag bits the walk could tell; a bit outside it reads 0 in flags but is unknown (no None here)."""
+    """runs, entries and their flags(): the Flag bits they can tell; a bit outside it reads 0 but is unknown."""
     backend: Optional[str]
     start: int
     def __len__(self) -> int: ...

@@ -103,6 +103,20 @@ static PyObject *array_item(ArrayObject *a, Py_ssize_t i)
 	}
 }
 
+unsigned pmpy_entry_known(const struct pm_features *f, const struct pm_decode_info *d)
+{
+	/* every entry read whole, as pread reads them; THP and ZERO come from the walker, never one entry */
+	struct pm_read_how how = { .layout = d->layout, .frames = d->frame_visible, .entries = true };
+	const struct pm_flag_fact *x;
+	unsigned known = 0;
+	size_t i, n;
+
+	for (x = pm_flag_facts(&n), i = 0; f && i < n; i++)
+		if (!(x[i].bit & (PM_PAGE_THP | PM_PAGE_ZERO)) && pm_flag_lack(f, &how, x[i].bit) == PM_LACK_NONE)
+			known |= x[i].bit;
+	return known;
+}
+
 /*
  * Array.flags(): the entries decoded to PM_PAGE_* flags, one uint32 each (ENTRIES of a Target only). The
  * decode info was copied at read(): the Target may be closed since.
@@ -129,6 +143,7 @@ static PyObject *array_flags(ArrayObject *a, PyObject *unused)
 	}
 	Py_END_ALLOW_THREADS
 	out->start = a->start;
+	out->known = a->known;
 	return (PyObject *)out;
 }
 
@@ -174,7 +189,8 @@ static PyMethodDef array_methods[] = {
 static PyGetSetDef array_getset[] = {
 	{ "maps", (getter)array_maps, NULL, "runs: the Mappings their map field indexes", NULL },
 	{ "known", (getter)array_known, NULL,
-	  "runs: the Flag bits the walk could tell; a bit outside it is unknown, though 0 in flags", NULL },
+	  "runs, and entries and their flags(): the Flag bits they can tell; a bit outside it is unknown, though 0 "
+	  "in flags", NULL },
 	{ "backend", (getter)array_backend, NULL, "runs: pread or scan", NULL },
 	{ "start", (getter)array_start, NULL, "entries: address of the first entry's page; kpage: the first frame", NULL },
 	{ "format", (getter)array_format, NULL, "the PEP 3118 format of one item", NULL },

@@ -191,6 +191,7 @@ static PyObject *target_read(TargetObject *t, PyObject *args)
 	a->start = addr / t->page_size * t->page_size;
 	pm_target_decode_info(t->t, &a->decode);
 	a->has_decode = true;
+	a->known = pmpy_entry_known(pm_ctx_features(t->ctx->ctx), &a->decode);
 	pmpy_target_leave(t);
 	return (PyObject *)a;
 }

@@ -192,3 +192,16 @@ def test_hidden_frame_is_none_for_an_unprivileged_reader(tmp_path):
     if view != "hidden":
         pytest.skip("this kernel shows frames to unprivileged readers (pfn_view %s)" % view)
     assert (present, pfn, run_pfn) == ("True", "None", "None")	# were 0
+
+
+def test_entry_flags_array_says_what_it_can_tell(child):
+    t = pm.open(child.pid)
+    flags = t.read(child.addr, child.pages).flags()	# numpy uint32: no None, so its known mask says
+    f = pm.features()
+    want = {pm.Flag.PRESENT, pm.Flag.SWAPPED, pm.Flag.FILE}
+    if f.layout == "current":
+        want.add(pm.Flag.EXCLUSIVE)
+    assert all(flags.known & b for b in want)	# was 0: nothing said
+    assert not flags.known & (pm.Flag.THP | pm.Flag.ZERO)	# only a walk tells them
+    assert bool(flags.known & pm.Flag.SOFTDIRTY) == (f.soft_dirty != "no")
+    assert bool(flags.known & pm.Flag.FRAME) == (t.pfn_view == "visible")
