@@ -8,6 +8,10 @@ copy (numpy.asarray(target.runs()), numpy.frombuffer(target.read(addr, n), numpy
     t = libpagemap.open(1234)               # or libpagemap.open(0) for this process
     for m, u in t.mapstat(): print(m.path, u.present)
 
+Unknown is None, never 0: a Usage field this kernel, reader or back end cannot tell (where `pagemap maps`
+prints "-"), a frame number hidden from this reader, a count cache_stat() cannot measure. Arrays are numpy
+records, which hold no None: their known attribute names the Flag bits they can tell.
+
 Names. Whatever the system names (a process's comm, mapping paths, memfd names, cgroups, a replayed tree's
 files) may be any bytes, chosen by any user: it comes as str decoded as os.fsdecode does (surrogateescape), so
 os.fsencode(name) gives the exact bytes back and a bad byte never raises. Paths and cgroups you give may be str,
