@@ -235,11 +235,10 @@ static int walk_maps(struct pm_ctx *ctx, struct pm_target *t, struct out *out, c
 	known = pm_walk_known(pm_mapstat_walk(it));
 	note_unknown(ctx, out, known, t, pm_mapstat_walk(it), entries);
 	while ((rc = pm_mapstat_next(it, &m, &u)) == 0) {
-		/* [vvar] (VM_PFNMAP) and [vsyscall] (above task_size) cannot be read: say so. */
-		bool unreadable = m->kind == PM_MAP_VVAR || m->kind == PM_MAP_VSYSCALL;
 		uint64_t map_rss = pm_usage_rss(u, m);
 
-		mapping_row(out, m, pm_mapstat_bytes(it), map_rss, unreadable ? 0 : known, nodes);
+		/* [vvar] (VM_PFNMAP) and [vsyscall] (above task_size) are never read: all "-" */
+		mapping_row(out, m, pm_mapstat_bytes(it), map_rss, pm_mapstat_known(it), nodes);
 		add_bytes(&total, pm_mapstat_bytes(it));
 		rss += map_rss;
 		size += m->end - m->start;

@@ -5,20 +5,22 @@ shows) for the fields of Mapping, Usage and Account, so the stubs say what the m
 Usage: PYTHONPATH=build/python/lib python/gen_stubs.py [OUT]   (make python-stubs)"""
 import os
 import sys
+import textwrap
 
 # The source package beside this script has no built _core: import the built one (PYTHONPATH), not it.
 sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
 import libpagemap as pm  # noqa: E402
 
 
-def record(name, rtype, types, doc):
-    """The stub of record type RTYPE: each field with its type (TYPES, else int) and its doc in the module."""
-    lines = ["class %s(tuple):" % name, '    """%s"""' % doc]
+def record(name, rtype, types, doc, default="int"):
+    """The stub of record type RTYPE: each field with its type (TYPES, else DEFAULT) and its doc in the module."""
+    doc = textwrap.fill(doc, 116, initial_indent='    """', subsequent_indent="    ") + '"""'
+    lines = ["class %s(tuple):" % name, doc]
     # the tuple's fields, then those read by name only (a struct sequence's member descriptors past them)
     named = [k for k, v in vars(rtype).items() if type(v).__name__ == "member_descriptor"]
     for f in list(rtype.__match_args__) + [k for k in named if k not in rtype.__match_args__]:
         lines.append("    @property")
-        lines.append("    def %s(self) -> %s:" % (f, types.get(f, "int")))
+        lines.append("    def %s(self) -> %s:" % (f, types.get(f, default)))
         h = getattr(rtype, f).__doc__
         lines.append('        """%s"""' % h.replace('"', "'") if h else "        ...")
     return "\n".join(lines) + "\n"
@@ -58,18 +60,21 @@ class DamagedInput(PagemapError): ...
 class Entry(tuple):
     raw: int
     flags: int
-    pfn: int
-    swap_type: int
-    swap_offset: int
+    pfn: Optional[int]
+    """with FRAME and PRESENT, else None (hidden from this reader, or not present)"""
+    swap_type: Optional[int]
+    """with FRAME and SWAPPED or MIGRATION, else None (a marker is no swap slot)"""
+    swap_offset: Optional[int]
     page_shift: int
 
 class Run(tuple):
     start: int
     end: int
     flags: int
-    pfn: int
-    swap_type: int
-    swap_offset: int
+    pfn: Optional[int]
+    """the first page's, None as Entry's"""
+    swap_type: Optional[int]
+    swap_offset: Optional[int]
     map: Mapping
 
 class Proc(tuple):
@@ -106,6 +111,7 @@ class Array:
     format: str
     maps: Optional[tuple[Mapping, ...]]
     known: int
+    """runs, entries and their flags(): the Flag bits they can tell; a bit outside it reads 0 but is unknown."""
     backend: Optional[str]
     start: int
     def __len__(self) -> int: ...
@@ -159,10 +165,12 @@ class Context:
     def proc_state(self, pid: int) -> str: ...
     def shared(self, pids: Sequence[int]) -> dict[str, Any]:
         """A PID given twice counts once."""
-    def numa_nodes(self) -> list[dict[str, Any]]: ...
+    def numa_nodes(self) -> list[dict[str, Any]]:
+        """tier: None where the kernel has no memory tiers (before 6.1)."""
     def kpage_read(self, pfn: int, n: int) -> tuple[Optional[Array], Optional[Array], Optional[Array]]:
         """Frames past the machine's last are left out: the Arrays may be shorter than n."""
-    def cache_stat(self, path: StrPath) -> dict[str, Any]: ...
+    def cache_stat(self, path: StrPath) -> dict[str, Any]:
+        """A count the method cannot measure (mincore: all but cached) is None, as pagemap cache prints '-'."""
     def write_snapshot(self, path: StrPath, pids: Sequence[int], phys: bool = ..., pfn: str = ...) -> None: ...
 
 class Target:
@@ -178,13 +186,15 @@ class Target:
     def decode(self, raw: int) -> Entry: ...
     def read(self, addr: int, npages: int) -> Array: ...
     def read_into(self, addr: int, buffer: Any) -> int: ...
-    def runs(self, start: int = ..., end: int = ..., entries: bool = ..., each: bool = ...) -> Array: ...
+    def runs(self, start: int = ..., end: int = ..., entries: bool = ..., each: bool = ...) -> Array:
+        """A flag outside the Array's known is unknown, not clear (entries=True reads exclusive and uffd-wp)."""
     def maps(self) -> list[Mapping]: ...
-    def mapstat(self, entries: bool = ...) -> list[tuple[Mapping, Usage]]: ...
+    def mapstat(self, entries: bool = ...) -> list[tuple[Mapping, Usage]]:
+        """A Usage field is None where it cannot be told (entries=True reads exclusive and uffd-wp)."""
     def account(self, exact: bool = ...) -> Account: ...
     def v2p(self, addr: int) -> V2P: ...
     def wss(self, seconds: float = ..., method: str = ...) -> dict[str, Any]:
-        """seconds: 0 to 86400 * 365 (ValueError otherwise, inf and nan too)."""
+        """seconds: 0 to 86400 * 365 (ValueError otherwise, inf and nan too). untracked: None unless method idle."""
     def numa(self, source: str = ...) -> tuple[str, list[tuple[Mapping, str, dict[Optional[int], tuple[int, int, int, int, int]]]]]: ...
 
 class Watch:
@@ -216,7 +226,9 @@ def shared(pids: Sequence[int], root: Optional[StrPath] = ..., context: Optional
 def watch(pid: int = ..., method: str = ..., nothp: bool = ..., root: Optional[StrPath] = ...,
           context: Optional[Context] = ...) -> Watch: ...
 def run_dtype() -> Any: ...
-def to_dataframe(obj: Any) -> Any: ...
+def to_dataframe(obj: Any) -> Any:
+    """Unknown is NA: flag columns outside the Array's known, a run's pfn and swap fields where a Run's are None,
+    and a Usage's None (nullable UInt64 columns)."""
 '''
 
 
@@ -231,7 +243,7 @@ def main():
     text += '    """the pfn or swap fields are real"""\n\n'
     text += record("Mapping", pm.Mapping, {"perms": "str", "kind": "str", "deleted": "bool", "path": "str"},
                    "One mapping (pagemap maps' columns).") + "\n"
-    text += record("Usage", pm.Usage, {}, "Bytes of a mapping by page state (pagemap maps' columns).") + "\n"
+    text += record("Usage", pm.Usage, {}, pm.Usage.__doc__.replace('"', "'"), "Optional[int]") + "\n"
     text += record("Account", pm.Account, {"source": "str", "exact": "bool", "estimate": "bool"},
                    "Memory of one process, bytes (pagemap ps' columns).")
     text += TAIL

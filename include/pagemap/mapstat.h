@@ -32,6 +32,15 @@ PM_API int pm_mapstat_next(struct pm_mapstat *it, const struct pm_mapping **map,
  */
 PM_API const struct pm_flag_bytes *pm_mapstat_bytes(const struct pm_mapstat *it);
 
+/*
+ * pm_mapstat_known - the PM_PAGE_* flags whose bytes the row
+ * pm_mapstat_next() gave last can tell: pm_walk_known() of the walk, or 0
+ * for [vvar] and [vsyscall], which are never read. A field of its struct
+ * pm_usage (or a count of pm_mapstat_bytes()) whose flag is outside it is
+ * unknown, not 0. 0 before the first call and after the last row.
+ */
+PM_API uint32_t pm_mapstat_known(const struct pm_mapstat *it);
+
 /* pm_mapstat_walk - the walk behind the iterator, for pm_walk_known/pm_walk_backend. */
 PM_API const struct pm_walk *pm_mapstat_walk(const struct pm_mapstat *it);
 

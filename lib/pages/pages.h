@@ -19,6 +19,8 @@ struct pm_walk *pmi_walk_open(struct pm_target *t, uint64_t start, uint64_t end,
 /* walk.c, for pm_mapstat: walk the next mapping whole, adding its bytes by flag to *@sums, no run built.
  * Returns 0 with *@map (valid until the next call), 1 at the end, <0 on error. */
 int pmi_walk_sum_mapping(struct pm_walk *w, struct pm_flag_bytes *sums, const struct pm_mapping **map);
+/* walk.c, for pm_mapstat: the flags the mapping pmi_walk_sum_mapping gave last can tell (none: never read). */
+uint32_t pmi_walk_map_known(const struct pm_walk *w);
 /* walk_mapstat.c: add @len bytes to @b under each flag of @flags (pm_flag_bytes_add of a run's parts). */
 void pmi_flag_bytes_add_len(struct pm_flag_bytes *b, uint32_t flags, uint64_t len);
 

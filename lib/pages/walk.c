@@ -582,6 +582,11 @@ int pmi_walk_sum_mapping(struct pm_walk *w, struct pm_flag_bytes *sums, const st
 	return r;
 }
 
+uint32_t pmi_walk_map_known(const struct pm_walk *w)
+{
+	return w->unreadable ? 0 : pm_walk_known(w);
+}
+
 int pm_walk_next(struct pm_walk *w, const struct pm_run **out)
 {
 	int r;

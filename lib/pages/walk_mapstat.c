@@ -13,6 +13,7 @@ struct pm_mapstat {
 	size_t path_cap;
 	struct pm_usage usage;
 	struct pm_flag_bytes bytes;
+	uint32_t known;		/* the flags the row's sums can tell */
 	int err;		/* a walk error met after a finished row: returned by the next call */
 };
 
@@ -140,6 +141,7 @@ int pm_mapstat_next(struct pm_mapstat *it, const struct pm_mapping **map, const 
 		return 1;
 	memset(&it->usage, 0, sizeof(it->usage));
 	memset(&it->bytes, 0, sizeof(it->bytes));
+	it->known = 0;
 	rc = pmi_walk_sum_mapping(it->walk, &it->bytes, &m);
 	if (rc == 1) {
 		it->walk_done = true;
@@ -153,6 +155,7 @@ int pm_mapstat_next(struct pm_mapstat *it, const struct pm_mapping **map, const 
 	if (rc < 0)
 		return rc;
 	usage_from_bytes(&it->usage, &it->bytes);
+	it->known = pmi_walk_map_known(it->walk);
 	*map = &it->map;
 	*usage = &it->usage;
 	return 0;
@@ -161,6 +164,11 @@ int pm_mapstat_next(struct pm_mapstat *it, const struct pm_mapping **map, const 
 const struct pm_flag_bytes *pm_mapstat_bytes(const struct pm_mapstat *it)
 {
 	return &it->bytes;
+}
+
+uint32_t pm_mapstat_known(const struct pm_mapstat *it)
+{
+	return it->known;
 }
 
 const struct pm_walk *pm_mapstat_walk(const struct pm_mapstat *it)

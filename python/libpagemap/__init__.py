@@ -8,6 +8,10 @@ copy (numpy.asarray(target.runs()), numpy.frombuffer(target.read(addr, n), numpy
     t = libpagemap.open(1234)               # or libpagemap.open(0) for this process
     for m, u in t.mapstat(): print(m.path, u.present)
 
+Unknown is None, never 0: a Usage field this kernel, reader or back end cannot tell (where `pagemap maps`
+prints "-"), a frame number hidden from this reader, a count cache_stat() cannot measure. Arrays are numpy
+records, which hold no None: their known attribute names the Flag bits they can tell.
+
 Names. Whatever the system names (a process's comm, mapping paths, memfd names, cgroups, a replayed tree's
 files) may be any bytes, chosen by any user: it comes as str decoded as os.fsdecode does (surrogateescape), so
 os.fsencode(name) gives the exact bytes back and a bad byte never raises. Paths and cgroups you give may be str,
@@ -238,7 +242,10 @@ Target.__exit__ = lambda self, *exc: self.close()
 # ---- numpy and pandas, when present (never dependencies) ----
 
 def run_dtype():
-    """The numpy dtype of a runs Array's records (RUN_FORMAT): start, end, pfn, swap_offset, flags, map, swap_type."""
+    """The numpy dtype of a runs Array's records (RUN_FORMAT): start, end, pfn, swap_offset, flags, map, swap_type.
+    A record holds no None: a flag bit outside the Array's known is unknown, though it reads 0 in flags, and pfn
+    and the swap fields read 0 where a Run's are None (no FRAME flag; pfn without PRESENT; swap without SWAPPED
+    or MIGRATION)."""
     import numpy
     return numpy.dtype({"names": ["start", "end", "pfn", "swap_offset", "flags", "map", "swap_type"],
                         "formats": ["=u8", "=u8", "=u8", "=u8", "=u4", "=u4", "u1"],
@@ -247,21 +254,34 @@ def run_dtype():
 
 def to_dataframe(obj):
     """A pandas DataFrame of a runs Array (one row per run, with its mapping's path and flag columns),
-    a mapstat() list, a ps() list, or any list of records. Needs pandas, imported only here."""
+    a mapstat() list, a ps() list, or any list of records. Needs pandas, imported only here.
+    Unknown is NA, never False or 0: a flag column outside the Array's known bits (a nullable boolean), a run's
+    pfn and swap fields where a Run's are None, and a Usage column's None (nullable UInt64 columns)."""
     import pandas
     if isinstance(obj, Array) and obj.kind == "runs":
         import numpy
         a = numpy.asarray(obj)
         df = pandas.DataFrame({k: a[k] for k in ("start", "end", "pfn", "swap_offset", "flags", "swap_type")})
+        frame = (a["flags"] & int(Flag.FRAME)) != 0
+        slot = frame & ((a["flags"] & int(Flag.SWAPPED | Flag.MIGRATION)) != 0)
+        for k, real in (("pfn", frame & ((a["flags"] & int(Flag.PRESENT)) != 0)), ("swap_offset", slot),
+                        ("swap_type", slot)):	# NA where Run's field is None
+            df[k] = pandas.arrays.IntegerArray(numpy.asarray(a[k], dtype="uint64"), ~real)
         df["bytes"] = df["end"] - df["start"]
         paths = numpy.array([m.path for m in obj.maps] or [""], dtype=object)
         df["path"] = paths[a["map"]] if len(a) else []
         for row in FLAGS:
-            df[row[1]] = (a["flags"] & row[0]) != 0
+            if obj.known & row[0]:
+                df[row[1]] = (a["flags"] & row[0]) != 0
+            else:
+                df[row[1]] = pandas.array([None] * len(a), dtype="boolean")
         return df
     rows = list(obj)
     if rows and type(rows[0]) is tuple and len(rows[0]) == 2:
-        return pandas.DataFrame([dict(_asdict(a), **_asdict(b)) for a, b in rows])
+        df = pandas.DataFrame([dict(_asdict(a), **_asdict(b)) for a, b in rows])
+        for name in Usage.__match_args__ if type(rows[0][1]) is Usage else ():
+            df[name] = df[name].astype("UInt64")
+        return df
     return pandas.DataFrame([_asdict(r) for r in rows])
 
 

@@ -75,36 +75,39 @@ class Mapping(tuple):
         """the mapping's file or [name]"""
 
 class Usage(tuple):
-    """Bytes of a mapping by page state (pagemap maps' columns)."""
+    """Bytes of a mapping by page state (pagemap maps' columns). A field is None where it cannot be told, as maps
+    prints '-': the kernel, its entry layout, the reader's privilege or the back end lacks the flag (exclusive and
+    uffdwp need mapstat(entries=True) under PAGEMAP_SCAN; softdirty needs CONFIG_MEM_SOFT_DIRTY), and every field of
+    [vvar] and [vsyscall], which are never read."""
     @property
-    def present(self) -> int:
+    def present(self) -> Optional[int]:
         """bytes mapped to pages in RAM: RSS, ZERO (the zero page) and hugetlb"""
     @property
-    def swapped(self) -> int:
+    def swapped(self) -> Optional[int]:
         """bytes in swap (smaps Swap for private memory)"""
     @property
-    def file(self) -> int:
+    def file(self) -> Optional[int]:
         """bytes of page cache or shared memory"""
     @property
-    def exclusive(self) -> int:
+    def exclusive(self) -> Optional[int]:
         """bytes mapped only by this process"""
     @property
-    def thp(self) -> int:
+    def thp(self) -> Optional[int]:
         """bytes in PMD-mapped huge pages of its own (THP or hugetlb), not the huge zero page"""
     @property
-    def softdirty(self) -> int:
+    def softdirty(self) -> Optional[int]:
         """soft-dirty bytes (written since clear_refs 4)"""
     @property
-    def uffdwp(self) -> int:
+    def uffdwp(self) -> Optional[int]:
         """userfaultfd write-protected bytes"""
     @property
-    def guard(self) -> int:
+    def guard(self) -> Optional[int]:
         """bytes of guard regions"""
     @property
-    def zero(self) -> int:
+    def zero(self) -> Optional[int]:
         """bytes mapped to the zero page or huge zero page (in PRESENT, not in RSS)"""
     @property
-    def rss(self) -> int:
+    def rss(self) -> Optional[int]:
         """resident bytes as the kernel counts them (smaps Rss, VmRSS): not the zero page, not hugetlb"""
 
 class Account(tuple):
@@ -150,18 +153,21 @@ class DamagedInput(PagemapError): ...
 class Entry(tuple):
     raw: int
     flags: int
-    pfn: int
-    swap_type: int
-    swap_offset: int
+    pfn: Optional[int]
+    """with FRAME and PRESENT, else None (hidden from this reader, or not present)"""
+    swap_type: Optional[int]
+    """with FRAME and SWAPPED or MIGRATION, else None (a marker is no swap slot)"""
+    swap_offset: Optional[int]
     page_shift: int
 
 class Run(tuple):
     start: int
     end: int
     flags: int
-    pfn: int
-    swap_type: int
-    swap_offset: int
+    pfn: Optional[int]
+    """the first page's, None as Entry's"""
+    swap_type: Optional[int]
+    swap_offset: Optional[int]
     map: Mapping
 
 class Proc(tuple):
@@ -198,6 +204,7 @@ class Array:
     format: str
     maps: Optional[tuple[Mapping, ...]]
     known: int
+    """runs, entries and their flags(): the Flag bits they can tell; a bit outside it reads 0 but is unknown."""
     backend: Optional[str]
     start: int
     def __len__(self) -> int: ...
@@ -251,10 +258,12 @@ class Context:
     def proc_state(self, pid: int) -> str: ...
     def shared(self, pids: Sequence[int]) -> dict[str, Any]:
         """A PID given twice counts once."""
-    def numa_nodes(self) -> list[dict[str, Any]]: ...
+    def numa_nodes(self) -> list[dict[str, Any]]:
+        """tier: None where the kernel has no memory tiers (before 6.1)."""
     def kpage_read(self, pfn: int, n: int) -> tuple[Optional[Array], Optional[Array], Optional[Array]]:
         """Frames past the machine's last are left out: the Arrays may be shorter than n."""
-    def cache_stat(self, path: StrPath) -> dict[str, Any]: ...
+    def cache_stat(self, path: StrPath) -> dict[str, Any]:
+        """A count the method cannot measure (mincore: all but cached) is None, as pagemap cache prints '-'."""
     def write_snapshot(self, path: StrPath, pids: Sequence[int], phys: bool = ..., pfn: str = ...) -> None: ...
 
 class Target:
@@ -270,13 +279,15 @@ class Target:
     def decode(self, raw: int) -> Entry: ...
     def read(self, addr: int, npages: int) -> Array: ...
     def read_into(self, addr: int, buffer: Any) -> int: ...
-    def runs(self, start: int = ..., end: int = ..., entries: bool = ..., each: bool = ...) -> Array: ...
+    def runs(self, start: int = ..., end: int = ..., entries: bool = ..., each: bool = ...) -> Array:
+        """A flag outside the Array's known is unknown, not clear (entries=True reads exclusive and uffd-wp)."""
     def maps(self) -> list[Mapping]: ...
-    def mapstat(self, entries: bool = ...) -> list[tuple[Mapping, Usage]]: ...
+    def mapstat(self, entries: bool = ...) -> list[tuple[Mapping, Usage]]:
+        """A Usage field is None where it cannot be told (entries=True reads exclusive and uffd-wp)."""
     def account(self, exact: bool = ...) -> Account: ...
     def v2p(self, addr: int) -> V2P: ...
     def wss(self, seconds: float = ..., method: str = ...) -> dict[str, Any]:
-        """seconds: 0 to 86400 * 365 (ValueError otherwise, inf and nan too)."""
+        """seconds: 0 to 86400 * 365 (ValueError otherwise, inf and nan too). untracked: None unless method idle."""
     def numa(self, source: str = ...) -> tuple[str, list[tuple[Mapping, str, dict[Optional[int], tuple[int, int, int, int, int]]]]]: ...
 
 class Watch:
@@ -308,4 +319,6 @@ def shared(pids: Sequence[int], root: Optional[StrPath] = ..., context: Optional
 def watch(pid: int = ..., method: str = ..., nothp: bool = ..., root: Optional[StrPath] = ...,
           context: Optional[Context] = ...) -> Watch: ...
 def run_dtype() -> Any: ...
-def to_dataframe(obj: Any) -> Any: ...
+def to_dataframe(obj: Any) -> Any:
+    """Unknown is NA: flag columns outside the Array's known, a run's pfn and swap fields where a Run's are None,
+    and a Usage's None (nullable UInt64 columns)."""

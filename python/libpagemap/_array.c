@@ -73,9 +73,10 @@ static PyObject *run_item(ArrayObject *a, Py_ssize_t i)
 {
 	const struct pmpy_run *r = (const struct pmpy_run *)a->data + i;
 	PyObject *map = PyTuple_GetItem(a->maps, r->map);
-	PyObject *v[] = { pmpy_u64(r->start), pmpy_u64(r->end), PyLong_FromUnsignedLong(r->flags), pmpy_u64(r->pfn),
-			  PyLong_FromLong(r->swap_type), pmpy_u64(r->swap_offset), map ? Py_NewRef(map) : NULL };
+	PyObject *v[] = { pmpy_u64(r->start), pmpy_u64(r->end), PyLong_FromUnsignedLong(r->flags), NULL, NULL, NULL,
+			  map ? Py_NewRef(map) : NULL };
 
+	pmpy_frame_fields(r->flags, r->pfn, r->swap_type, r->swap_offset, &v[3]);
 	return pmpy_record(pmpy_run_type, v, 7);
 }
 
@@ -100,6 +101,20 @@ static PyObject *array_item(ArrayObject *a, Py_ssize_t i)
 				     PyBool_FromLong(w->huge));
 	}
 	}
+}
+
+unsigned pmpy_entry_known(const struct pm_features *f, const struct pm_decode_info *d)
+{
+	/* every entry read whole, as pread reads them; THP and ZERO come from the walker, never one entry */
+	struct pm_read_how how = { .layout = d->layout, .frames = d->frame_visible, .entries = true };
+	const struct pm_flag_fact *x;
+	unsigned known = 0;
+	size_t i, n;
+
+	for (x = pm_flag_facts(&n), i = 0; f && i < n; i++)
+		if (!(x[i].bit & (PM_PAGE_THP | PM_PAGE_ZERO)) && pm_flag_lack(f, &how, x[i].bit) == PM_LACK_NONE)
+			known |= x[i].bit;
+	return known;
 }
 
 /*
@@ -128,6 +143,7 @@ static PyObject *array_flags(ArrayObject *a, PyObject *unused)
 	}
 	Py_END_ALLOW_THREADS
 	out->start = a->start;
+	out->known = a->known;
 	return (PyObject *)out;
 }
 
@@ -172,7 +188,9 @@ static PyMethodDef array_methods[] = {
 
 static PyGetSetDef array_getset[] = {
 	{ "maps", (getter)array_maps, NULL, "runs: the Mappings their map field indexes", NULL },
-	{ "known", (getter)array_known, NULL, "runs: the Flag bits the walk could tell (others unknown)", NULL },
+	{ "known", (getter)array_known, NULL,
+	  "runs, and entries and their flags(): the Flag bits they can tell; a bit outside it is unknown, though 0 "
+	  "in flags", NULL },
 	{ "backend", (getter)array_backend, NULL, "runs: pread or scan", NULL },
 	{ "start", (getter)array_start, NULL, "entries: address of the first entry's page; kpage: the first frame", NULL },
 	{ "format", (getter)array_format, NULL, "the PEP 3118 format of one item", NULL },

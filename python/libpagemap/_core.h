@@ -48,7 +48,7 @@ typedef struct {
 	Py_ssize_t shape, stride;
 	int kind;		/* ARRAY_* */
 	PyObject *maps;		/* ARRAY_RUNS: tuple of Mapping, indexed by the run's map field */
-	unsigned known;		/* ARRAY_RUNS: pm_walk_known */
+	unsigned known;		/* ARRAY_RUNS: pm_walk_known; ARRAY_ENTRIES, ARRAY_FLAGS: pmpy_entry_known */
 	int backend;		/* ARRAY_RUNS: pm_walk_backend */
 	uint64_t start;		/* ARRAY_ENTRIES: address of the first entry's page; ARRAY_KPAGE: first PFN */
 	/* ARRAY_ENTRIES of a Target: how they decode, copied, so flags() never needs the Target (it may be closed) */
@@ -108,9 +108,17 @@ int pmpy_array_init(PyObject *m);
 int pmpy_watch_init(PyObject *m);
 int pmpy_records_init(PyObject *m);
 PyObject *pmpy_array_new(int kind, Py_ssize_t n, Py_ssize_t itemsize, const char *format);
+/* The PM_PAGE_* flags that entries decoded as @d say on the kernel of @f (pm_flag_lack); 0 for a NULL @f. */
+unsigned pmpy_entry_known(const struct pm_features *f, const struct pm_decode_info *d);
 PyObject *pmpy_mapping_new(const struct pm_mapping *m);
-PyObject *pmpy_usage_new(const struct pm_usage *u, const struct pm_mapping *m);
+/* A Usage of @u (a row of mapping @m): None for a field whose flag is outside @known (pm_mapstat_known). */
+PyObject *pmpy_usage_new(const struct pm_usage *u, const struct pm_mapping *m, uint32_t known);
 PyObject *pmpy_entry_new(const struct pm_entry *e);
+/*
+ * The pfn, swap type and swap offset of an entry or run with @flags, as three new references into @out: None
+ * where the fields are not real (no FRAME: hidden or absent; pfn without PRESENT; swap without a slot).
+ */
+void pmpy_frame_fields(uint32_t flags, uint64_t pfn, unsigned swap_type, uint64_t swap_offset, PyObject *out[3]);
 PyObject *pmpy_account_new(const struct pm_account *a);
 PyObject *pmpy_share_sum_new(const struct pm_share_sum *s);
 PyObject *pmpy_features_rows(struct pm_ctx *ctx);

@@ -54,16 +54,22 @@ static int sleep_for(double seconds)
 	}
 }
 
-static PyObject *wss_mappings(struct pm_wss *w)
+/* Untracked bytes are a count of idle page tracking only: None for another method, as `pagemap wss` prints "-". */
+static PyObject *wss_untracked(enum pm_wss_method method, uint64_t v)
+{
+	return method == PM_WSS_IDLE ? pmpy_u64(v) : Py_NewRef(Py_None);
+}
+
+static PyObject *wss_mappings(struct pm_wss *w, enum pm_wss_method method)
 {
 	const struct pm_wss_mapping *m;
 	PyObject *list = PyList_New(0), *rec;
 
 	while (list && pm_wss_next(w, &m) == 0) {
-		rec = Py_BuildValue("{s:K,s:K,s:N,s:N,s:K,s:K,s:K}", "start", (unsigned long long)m->start, "end",
+		rec = Py_BuildValue("{s:K,s:K,s:N,s:N,s:K,s:K,s:N}", "start", (unsigned long long)m->start, "end",
 				    (unsigned long long)m->end, "perms", pmpy_str(m->perms), "path", pmpy_str(m->path),
 				    "resident", (unsigned long long)m->resident, "accessed",
-				    (unsigned long long)m->accessed, "untracked", (unsigned long long)m->untracked);
+				    (unsigned long long)m->accessed, "untracked", wss_untracked(method, m->untracked));
 		if (!rec || PyList_Append(list, rec) < 0)
 			Py_CLEAR(list);
 		Py_XDECREF(rec);
@@ -114,11 +120,11 @@ PyObject *pmpy_target_wss(PyObject *self, PyObject *args, PyObject *kw)
 	if (r < 0 || pmpy_interrupted())
 		out = pmpy_raise(r, t->ctx, "cannot measure the working set of process %d", pm_target_pid(t->t));
 	else
-		out = Py_BuildValue("{s:s,s:N,s:K,s:K,s:K,s:K,s:K,s:N}", "method", pm_wss_method_name(s.method), "reason",
+		out = Py_BuildValue("{s:s,s:N,s:K,s:K,s:K,s:K,s:N,s:N}", "method", pm_wss_method_name(s.method), "reason",
 				    pmpy_str(pm_wss_reason(w)), "window_ns", (unsigned long long)s.window_ns, "window_max_ns",
 				    (unsigned long long)s.window_max_ns, "resident", (unsigned long long)s.resident,
 				    "accessed", (unsigned long long)s.accessed, "untracked",
-				    (unsigned long long)s.untracked, "mappings", wss_mappings(w));
+				    wss_untracked(s.method, s.untracked), "mappings", wss_mappings(w, s.method));
 	pm_wss_free(w);
 	pmpy_target_leave(t);
 	return out;
@@ -136,8 +142,10 @@ static PyObject *node_dict(const struct pm_numa *n, size_t i)
 			Py_CLEAR(dist);
 		Py_XDECREF(v);
 	}
-	return Py_BuildValue("{s:i,s:N,s:I,s:N,s:i,s:K,s:K,s:K,s:K,s:N}", "id", d->id, "has_memory",
-			     PyBool_FromLong(d->has_memory), "ncpus", d->ncpus, "cpulist", pmpy_str(d->cpulist), "tier", d->tier,
+	/* tier: None where the kernel has no memory tiers (before 6.1), as `pagemap numa` prints "-" */
+	return Py_BuildValue("{s:i,s:N,s:I,s:N,s:N,s:K,s:K,s:K,s:K,s:N}", "id", d->id, "has_memory",
+			     PyBool_FromLong(d->has_memory), "ncpus", d->ncpus, "cpulist", pmpy_str(d->cpulist), "tier",
+			     d->tier >= 0 ? PyLong_FromLong(d->tier) : Py_NewRef(Py_None),
 			     "mem_total", (unsigned long long)d->mem_total, "mem_free", (unsigned long long)d->mem_free,
 			     "promoted", (unsigned long long)d->promoted, "demoted", (unsigned long long)d->demoted,
 			     "distances", dist);
@@ -242,16 +250,23 @@ out:
 	return list;
 }
 
-static PyObject *cache_stat_dict(const struct pm_cache_stat *s)
+/* A count the method measured, else None: `pagemap cache` prints "-" there, never 0. */
+static PyObject *cache_count(const struct pm_cache_stat *s, uint32_t bit, uint64_t v)
 {
-	return Py_BuildValue("{s:s,s:I,s:i,s:K,s:K,s:K,s:K,s:K,s:K}", "method", pm_cache_method_name(s->method), "known",
-			     s->known, "error", -s->error, "size", (unsigned long long)s->size, "cached",
-			     (unsigned long long)s->cached, "dirty", (unsigned long long)s->dirty, "writeback",
-			     (unsigned long long)s->writeback, "evicted", (unsigned long long)s->evicted,
-			     "recently_evicted", (unsigned long long)s->recently_evicted);
+	return !s->error && (s->known & bit) ? pmpy_u64(v) : Py_NewRef(Py_None);
 }
 
-/* Context.cache_stat(path) -> dict: one file's page cache (cachestat; never a fake mincore answer). */
+static PyObject *cache_stat_dict(const struct pm_cache_stat *s)
+{
+	return Py_BuildValue("{s:s,s:I,s:i,s:K,s:N,s:N,s:N,s:N,s:N}", "method", pm_cache_method_name(s->method), "known",
+			     s->known, "error", -s->error, "size", (unsigned long long)s->size, "cached",
+			     cache_count(s, PM_CACHE_CACHED, s->cached), "dirty", cache_count(s, PM_CACHE_DIRTY, s->dirty),
+			     "writeback", cache_count(s, PM_CACHE_WRITEBACK, s->writeback), "evicted",
+			     cache_count(s, PM_CACHE_EVICTED, s->evicted), "recently_evicted",
+			     cache_count(s, PM_CACHE_RECENT, s->recently_evicted));
+}
+
+/* Context.cache_stat(path) -> dict: one file's page cache (cachestat; never a fake mincore answer), None unknown. */
 PyObject *pmpy_ctx_cache_stat(PyObject *self, PyObject *arg)
 {
 	CtxObject *c = (CtxObject *)self;

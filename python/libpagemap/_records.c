@@ -10,9 +10,9 @@ PyTypeObject *pmpy_entry_type, *pmpy_mapping_type, *pmpy_usage_type, *pmpy_accou
 static PyStructSequence_Field entry_fields[] = {
 	{ "raw", "the 64-bit pagemap entry" },
 	{ "flags", "PM_PAGE_* flags (Flag)" },
-	{ "pfn", "frame number, with FRAME and PRESENT, else 0" },
-	{ "swap_type", "swap type, with FRAME and SWAPPED" },
-	{ "swap_offset", "swap offset, with FRAME and SWAPPED" },
+	{ "pfn", "frame number, with FRAME and PRESENT, else None (hidden from this reader, or not present)" },
+	{ "swap_type", "swap type, with FRAME and SWAPPED or MIGRATION, else None (a marker is no swap slot)" },
+	{ "swap_offset", "swap offset, as swap_type" },
 	{ "page_shift", "pshift layout only: bits 55-60" },
 	{ NULL, NULL },
 };
@@ -52,6 +52,13 @@ static PyStructSequence_Field usage_fields[] = {
 };
 #define USAGE_IN_SEQUENCE 9
 
+/* Where `pagemap maps` prints "-" (null in JSON), Usage says None: unknown is not 0. */
+#define USAGE_DOC \
+	"Bytes of a mapping by page state (pagemap maps' columns). A field is None where it cannot be told, " \
+	"as maps prints \"-\": the kernel, its entry layout, the reader's privilege or the back end lacks the " \
+	"flag (exclusive and uffdwp need mapstat(entries=True) under PAGEMAP_SCAN; softdirty needs " \
+	"CONFIG_MEM_SOFT_DIRTY), and every field of [vvar] and [vsyscall], which are never read."
+
 static PyStructSequence_Field account_fields[] = {
 	{ "rss", "resident bytes as the kernel counts them (smaps Rss, VmRSS): not the zero page, not hugetlb" },
 	{ "pss", "proportional bytes: each page divided by its map count" },
@@ -71,8 +78,9 @@ static PyStructSequence_Field proc_fields[] = {
 };
 
 static PyStructSequence_Field run_fields[] = {
-	{ "start", NULL }, { "end", NULL }, { "flags", "Flag" }, { "pfn", NULL }, { "swap_type", NULL },
-	{ "swap_offset", NULL }, { "map", "the Mapping it lies in" }, { NULL, NULL },
+	{ "start", NULL }, { "end", NULL }, { "flags", "Flag" }, { "pfn", "first page's frame, None as Entry's" },
+	{ "swap_type", "None as Entry's" }, { "swap_offset", "None as Entry's" }, { "map", "the Mapping it lies in" },
+	{ NULL, NULL },
 };
 
 static PyStructSequence_Field v2p_fields[] = {
@@ -120,8 +128,7 @@ int pmpy_records_init(PyObject *m)
 {
 	pmpy_entry_type = make(m, "Entry", "libpagemap.Entry", entry_fields, "One decoded pagemap entry.");
 	pmpy_mapping_type = make(m, "Mapping", "libpagemap.Mapping", mapping_fields, "One line of /proc/PID/maps.");
-	pmpy_usage_type = make_seq(m, "Usage", "libpagemap.Usage", usage_fields, "Bytes of a mapping by page state.",
-				   USAGE_IN_SEQUENCE);
+	pmpy_usage_type = make_seq(m, "Usage", "libpagemap.Usage", usage_fields, USAGE_DOC, USAGE_IN_SEQUENCE);
 	pmpy_account_type = make(m, "Account", "libpagemap.Account", account_fields, "Memory of one process.");
 	pmpy_proc_type = make(m, "Proc", "libpagemap.Proc", proc_fields, "One process of ROOT/proc.");
 	pmpy_run_type = make(m, "Run", "libpagemap.Run", run_fields, "Pages with identical state.");
@@ -266,11 +273,21 @@ fail:
 	return NULL;
 }
 
+void pmpy_frame_fields(uint32_t flags, uint64_t pfn, unsigned swap_type, uint64_t swap_offset, PyObject *out[3])
+{
+	bool frame = flags & PM_PAGE_FRAME, slot = frame && (flags & (PM_PAGE_SWAPPED | PM_PAGE_NONSWAP));
+
+	out[0] = frame && (flags & PM_PAGE_PRESENT) ? pmpy_u64(pfn) : Py_NewRef(Py_None);
+	out[1] = slot ? PyLong_FromUnsignedLong(swap_type) : Py_NewRef(Py_None);
+	out[2] = slot ? pmpy_u64(swap_offset) : Py_NewRef(Py_None);
+}
+
 PyObject *pmpy_entry_new(const struct pm_entry *e)
 {
-	PyObject *v[] = { pmpy_u64(e->raw), PyLong_FromUnsignedLong(e->flags), pmpy_u64(e->pfn),
-			  PyLong_FromLong(e->swap_type), pmpy_u64(e->swap_offset), PyLong_FromLong(e->page_shift) };
+	PyObject *v[] = { pmpy_u64(e->raw), PyLong_FromUnsignedLong(e->flags), NULL, NULL, NULL,
+			  PyLong_FromLong(e->page_shift) };
 
+	pmpy_frame_fields(e->flags, e->pfn, e->swap_type, e->swap_offset, &v[2]);
 	return fill(pmpy_entry_type, v, 6);
 }
 
@@ -293,13 +310,29 @@ PyObject *pmpy_mapping_new(const struct pm_mapping *m)
 	return fill(pmpy_mapping_type, v, 10);
 }
 
-PyObject *pmpy_usage_new(const struct pm_usage *u, const struct pm_mapping *m)
+/*
+ * A Usage: field i is the bytes of the flag in column i of the flag table's sums (pm_flag_sums), as in
+ * struct pm_usage; None where that flag is outside @known, as `pagemap maps` prints "-" there. rss
+ * (by name only) is PRESENT less ZERO: None unless both are known.
+ */
+PyObject *pmpy_usage_new(const struct pm_usage *u, const struct pm_mapping *m, uint32_t known)
 {
-	PyObject *v[] = { pmpy_u64(u->present), pmpy_u64(u->swapped), pmpy_u64(u->file), pmpy_u64(u->exclusive),
-			  pmpy_u64(u->thp), pmpy_u64(u->softdirty), pmpy_u64(u->uffdwp), pmpy_u64(u->guard),
-			  pmpy_u64(u->zero), pmpy_u64(pm_usage_rss(u, m)) };
+	const uint64_t val[] = { u->present, u->swapped, u->file, u->exclusive, u->thp, u->softdirty, u->uffdwp,
+				 u->guard, u->zero };
+	enum { N = sizeof(val) / sizeof(val[0]) };
+	const uint32_t rss_needs = PM_PAGE_PRESENT | PM_PAGE_ZERO;
+	const struct pm_flag_sum *s;
+	uint32_t bit[N] = { 0 };
+	PyObject *v[N + 1];
+	size_t i, n;
 
-	return fill(pmpy_usage_type, v, 10);
+	for (s = pm_flag_sums(&n), i = 0; i < n; i++)
+		if (s[i].column >= 0 && s[i].column < N)
+			bit[s[i].column] = s[i].bit;
+	for (i = 0; i < N; i++)
+		v[i] = bit[i] && (known & bit[i]) ? pmpy_u64(val[i]) : Py_NewRef(Py_None);
+	v[N] = (known & rss_needs) == rss_needs ? pmpy_u64(pm_usage_rss(u, m)) : Py_NewRef(Py_None);
+	return fill(pmpy_usage_type, v, N + 1);
 }
 
 PyObject *pmpy_account_new(const struct pm_account *a)

@@ -191,6 +191,7 @@ static PyObject *target_read(TargetObject *t, PyObject *args)
 	a->start = addr / t->page_size * t->page_size;
 	pm_target_decode_info(t->t, &a->decode);
 	a->has_decode = true;
+	a->known = pmpy_entry_known(pm_ctx_features(t->ctx->ctx), &a->decode);
 	pmpy_target_leave(t);
 	return (PyObject *)a;
 }
@@ -405,7 +406,7 @@ static PyObject *target_maps(TargetObject *t, PyObject *unused)
 	return list;
 }
 
-/* Target.mapstat(entries=False) -> [(Mapping, Usage)]: every mapping with its usage from one walk. */
+/* Target.mapstat(entries=False) -> [(Mapping, Usage)]: every mapping with its usage from one walk, None unknown. */
 static PyObject *target_mapstat(TargetObject *t, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "entries", NULL };
@@ -430,7 +431,7 @@ static PyObject *target_mapstat(TargetObject *t, PyObject *args, PyObject *kw)
 		PMPY_END_ALLOW_THREADS
 		if (r || !list || pmpy_interrupted())
 			break;
-		rec = Py_BuildValue("(NN)", pmpy_mapping_new(m), pmpy_usage_new(u, m));
+		rec = Py_BuildValue("(NN)", pmpy_mapping_new(m), pmpy_usage_new(u, m, pm_mapstat_known(it)));
 		if (!rec || PyList_Append(list, rec) < 0)
 			Py_CLEAR(list);
 		Py_XDECREF(rec);
@@ -521,15 +522,18 @@ static PyMethodDef target_methods[] = {
 	{ "read_into", (PyCFunction)target_read_into, METH_VARARGS,
 	  "read_into(addr, buffer) -> entries read into a writable buffer of uint64." },
 	{ "runs", (PyCFunction)(void (*)(void))target_runs, METH_VARARGS | METH_KEYWORDS,
-	  "runs(start=0, end=2**64-1, entries=False, each=False) -> Array of runs." },
+	  "runs(start=0, end=2**64-1, entries=False, each=False) -> Array of runs; a flag outside its known is "
+	  "unknown, not clear." },
 	{ "maps", (PyCFunction)target_maps, METH_NOARGS, "The mappings (Mapping records)." },
 	{ "mapstat", (PyCFunction)(void (*)(void))target_mapstat, METH_VARARGS | METH_KEYWORDS,
-	  "mapstat(entries=False) -> [(Mapping, Usage)] from one walk." },
+	  "mapstat(entries=False) -> [(Mapping, Usage)] from one walk; a Usage field is None where it cannot be "
+	  "told (entries=True reads exclusive and uffd-wp under PAGEMAP_SCAN)." },
 	{ "account", (PyCFunction)(void (*)(void))target_account, METH_VARARGS | METH_KEYWORDS,
 	  "account(exact=True) -> Account (RSS, PSS, USS, swap, shared, hugetlb)." },
 	{ "v2p", (PyCFunction)target_v2p, METH_O, "v2p(addr) -> V2P." },
 	{ "wss", (PyCFunction)(void (*)(void))pmpy_target_wss, METH_VARARGS | METH_KEYWORDS,
-	  "wss(seconds=1.0, method='auto') -> dict: bytes accessed during the window, total and per mapping." },
+	  "wss(seconds=1.0, method='auto') -> dict: bytes accessed during the window, total and per mapping "
+	  "(untracked: None unless the method is idle)." },
 	{ "numa", (PyCFunction)(void (*)(void))pmpy_target_numa, METH_VARARGS | METH_KEYWORDS,
 	  "numa(source='auto') -> (source, [(Mapping, policy, {node: (anon, file, shmem, hugetlb, thp)})])." },
 	{ NULL, NULL, 0, NULL },

@@ -38,14 +38,15 @@ def test_mapstat_matches_cli_maps(fixtures_dir, pagemap_cli, tree, pid):
         pid = int(next(d for d in os.listdir(os.path.join(root, "proc")) if d.isdigit()))
     ctx = pm.Context(root)
     t = ctx.open(pid)
-    rows = cli_json(pagemap_cli, root, "maps", "-J", "-b", "-o", "START,END,PRESENT,SWAPPED,FILE,EXCLUSIVE,THP", str(pid))
+    fields = pm.Usage.__match_args__
+    rows = cli_json(pagemap_cli, root, "maps", "-J", "-b", "-o",
+                    "START,END," + ",".join(f.upper() for f in fields), str(pid))
     mine = t.mapstat(entries=True)
     assert len(mine) == len(rows)
     for (m, u), r in zip(mine, rows):
         assert (hex(m.start), hex(m.end)) == (r["start"], r["end"])
-        for k in ("present", "swapped", "file", "exclusive", "thp"):
-            if r[k] is not None:
-                assert getattr(u, k) == r[k], (hex(m.start), k)
+        for k in fields:	# None where the tool prints "-" (null): this layout or reader cannot tell
+            assert getattr(u, k) == r[k], (hex(m.start), k)
 
 
 def test_runs_sum_to_mapstat(fixtures_dir):
@@ -54,7 +55,8 @@ def test_runs_sum_to_mapstat(fixtures_dir):
     np = pytest.importorskip("numpy")
     a = np.asarray(runs)
     present = int(((a["end"] - a["start"]) * ((a["flags"] & int(pm.Flag.PRESENT)) != 0)).sum())
-    assert present == sum(u.present for m, u in t.mapstat())
+    # [vvar] and [vsyscall] are never read: their present is None, not 0
+    assert present == sum(u.present for m, u in t.mapstat() if u.present is not None)
     assert t.pfn_view == "visible" and runs.backend == "pread"
 
 

@@ -16,7 +16,7 @@ def test_decode_present_exclusive():
 
 def test_decode_hidden_frames_and_swap():
     hidden = pm.decode((1 << 63) | 0x1234, "current", False)
-    assert hidden.pfn == 0 and not hidden.flags & pm.Flag.FRAME
+    assert hidden.pfn is None and not hidden.flags & pm.Flag.FRAME
     swap = pm.decode((1 << 62) | (5 << 5) | 3)
     assert swap.flags & pm.Flag.SWAPPED and swap.swap_type == 3 and swap.swap_offset == 5
 

@@ -756,6 +756,52 @@ static int walk_bad_maps_line(void)
 	return T_PASS;
 }
 
+/* A row's known flags: the walk's, and none for [vvar] and [vsyscall], which are never read. */
+static int mapstat_known(void)
+{
+	static const enum pm_map_kind want[] = { PM_MAP_ANON, PM_MAP_VVAR, PM_MAP_VSYSCALL };
+	const struct pm_mapping *m;
+	const struct pm_usage *u;
+	struct pm_mapstat *it;
+	struct fixture fx;
+	uint32_t walk_known = 0;
+	int i = 0, r;
+
+	if (fx_root(&fx, 4096, "visible", NULL) < 0)
+		return t_skip("cannot create a replay root");
+	rp_write_str(fx.root, "proc/self/maps",
+		     "00400000-00402000 rw-p 00000000 00:00 0 \n"
+		     "7ffd00000000-7ffd00004000 r--p 00000000 00:00 0                          [vvar]\n"
+		     "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]\n");
+	fx_seq(&fx, 0x400, B_PRESENT | B_EXCL | 0x100, 2);
+	if (fx_open(&fx) < 0) {
+		fx_close(&fx);
+		return t_skip("cannot open the replayed target");
+	}
+	it = pm_mapstat_open(fx.t, PM_WALK_ENTRIES);
+	CHECK(it != NULL);
+	if (!it) {
+		fx_close(&fx);
+		return T_FAIL;
+	}
+	walk_known = pm_walk_known(pm_mapstat_walk(it));
+	CHECK(walk_known & PM_PAGE_EXCLUSIVE);
+	CHECK_EQ_U64(pm_mapstat_known(it), 0);	/* no row yet */
+	while ((r = pm_mapstat_next(it, &m, &u)) == 0 && i < 3) {
+		CHECK_EQ_U64(m->kind, want[i]);
+		CHECK_EQ_U64(pm_mapstat_known(it), (i ? 0 : walk_known));
+		if (!i)
+			CHECK_EQ_U64(u->exclusive, 0x2000);
+		i++;
+	}
+	CHECK_EQ_U64(r, 1);
+	CHECK_EQ_U64(i, 3);
+	CHECK_EQ_U64(pm_mapstat_known(it), 0);	/* after the last row */
+	pm_mapstat_close(it);
+	fx_close(&fx);
+	return T_PASS;
+}
+
 static int usage_add(void)
 {
 	struct pm_usage u;
@@ -806,4 +852,4 @@ static int usage_add(void)
 T_MAIN(T(walk_4k), T(walk_16k), T(walk_64k), T(walk_64k_pmd_file), T(walk_pmd_size_override),
        T(walk_thp_kpageflags), T(walk_hidden), T(walk_known_visible), T(walk_short_pagemap), T(walk_truncated_between),
        T(walk_empty_pagemap),
-       T(walk_sub_range_map_offset), T(walk_bad_maps_line), T(usage_add), T(walk_check_stops))
+       T(walk_sub_range_map_offset), T(walk_bad_maps_line), T(mapstat_known), T(usage_add), T(walk_check_stops))
