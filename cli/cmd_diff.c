@@ -239,6 +239,8 @@ static void total_row(struct diff_run *d)
 
 static int usage_help(void)
 {
+	size_t i;
+
 	printf("Usage: pagemap diff [options] A B\n\n"
 	       "What changed between snapshots A and B (files written by 'pagemap snapshot'):\n"
 	       "for each process in both, one row per mapping that changed (matched by start, end,\n"
@@ -254,8 +256,9 @@ static int usage_help(void)
 	       "                         START END PAGES CHANGE (as render --diff colours them)\n"
 	       "      --tree             A and B are captured /proc trees (as --root takes)\n");
 	out_help(stdout, columns, NCOLS);
-	printf("\nColumns with --pages:\n");
-	out_help(stdout, page_columns, NPCOLS);
+	printf("\nOutput columns with --pages:\n");
+	for (i = 0; i < NPCOLS; i++)
+		printf(" %12s  %s\n", page_columns[i].name, page_columns[i].help);
 	return EXIT_OK;
 }
 
