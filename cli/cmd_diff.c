@@ -8,7 +8,7 @@
 #include "output.h"
 
 enum { COL_PID, COL_MAPPING, COL_START, COL_END, COL_APPEARED, COL_FREED, COL_SWAPOUT, COL_SWAPIN, COL_WRITTEN,
-       COL_THP_FORMED, COL_THP_SPLIT, COL_MOVED, COL_UFFDWP, COL_PERMS, COL_PATH };
+       COL_THP_FORMED, COL_THP_SPLIT, COL_NEW_FRAME, COL_UFFDWP, COL_PERMS, COL_PATH };
 
 static const struct out_col columns[] = {
 	[COL_PID] = { "PID", 7, SCOLS_FL_RIGHT, OUT_NUM, "process ID" },
@@ -21,21 +21,46 @@ static const struct out_col columns[] = {
 	[COL_SWAPOUT] = { "SWAPOUT", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes present in A, swapped in B" },
 	[COL_SWAPIN] = { "SWAPIN", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes swapped in A, present in B" },
 	[COL_WRITTEN] = { "WRITTEN", 6, SCOLS_FL_RIGHT, OUT_SIZE,
-			  "bytes written: zero page replaced, copy-on-write broken, exclusive or soft-dirty gained" },
+			  "bytes written, on evidence: the zero page replaced, copy-on-write broken (a shared page or a "
+			  "page-cache page of a private mapping now on a page of its own), soft-dirty gained" },
 	[COL_THP_FORMED] = { "THP_FORMED", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes in a huge page in B only" },
 	[COL_THP_SPLIT] = { "THP_SPLIT", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes in a huge page in A only" },
-	[COL_MOVED] = { "MOVED", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes on another frame, not written (migration)" },
+	[COL_NEW_FRAME] = { "NEW_FRAME", 6, SCOLS_FL_RIGHT, OUT_SIZE,
+			    "bytes on another frame, with no evidence of a write: migration, or copy-on-write broken by "
+			    "a sharing that began and ended between the snapshots", "MOVED" },
 	[COL_UFFDWP] = { "UFFD_WP", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes whose uffd-wp bit changed" },
 	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions, as in maps (rwxp/s)" },
 	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]; empty: anonymous" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 
+/* diff --pages: one row per run of pages that changed alike (pm_diff_pieces), adjacent pieces merged. */
+enum { PC_PID, PC_START, PC_END, PC_PAGES, PC_CHANGE, PC_PERMS, PC_PATH };
+
+static const struct out_col page_columns[] = {
+	[PC_PID] = { "PID", 7, SCOLS_FL_RIGHT, OUT_NUM, "process ID" },
+	[PC_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the run" },
+	[PC_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after the run" },
+	[PC_PAGES] = { "PAGES", 6, SCOLS_FL_RIGHT, OUT_NUM, "pages in the run" },
+	[PC_CHANGE] = { "CHANGE", 10, 0, OUT_STR,
+			"what changed, the byte columns' names in lower case (written, new_frame, ...), comma separated "
+			"where a page counts in several (render --diff colours the first)" },
+	[PC_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions of the mapping" },
+	[PC_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]" },
+};
+#define NPCOLS (sizeof(page_columns) / sizeof(page_columns[0]))
+
 struct diff_run {
 	struct out *out;
 	pid_t pid;
 	struct pm_diff_bytes total;
-	bool differs;
+	bool differs, all, pages;
+	unsigned page_shift;
+	struct {	/* --pages: the run being merged, within one mapping */
+		bool open;
+		uint64_t start, end;
+		char change[64];
+	} run;
 };
 
 static void bytes_cells(struct out *out, struct libscols_line *ln, const struct pm_diff_bytes *b)
@@ -47,7 +72,7 @@ static void bytes_cells(struct out *out, struct libscols_line *ln, const struct 
 	out_u64(out, ln, COL_WRITTEN, b->written);
 	out_u64(out, ln, COL_THP_FORMED, b->thp_formed);
 	out_u64(out, ln, COL_THP_SPLIT, b->thp_split);
-	out_u64(out, ln, COL_MOVED, b->moved);
+	out_u64(out, ln, COL_NEW_FRAME, b->moved);
 	out_u64(out, ln, COL_UFFDWP, b->uffdwp);
 }
 
@@ -55,20 +80,70 @@ static int row_cb(void *data, const struct pm_diff_row *row)
 {
 	static const char *const status[] = { "same", "unmapped", "mapped" };
 	struct diff_run *d = data;
-	struct libscols_line *ln = out_line(d->out);
+	struct libscols_line *ln;
 	bool changed = row->status == PM_DIFF_MATCHED && pm_diff_bytes_any(&row->bytes);
 
+	if (changed || row->status != PM_DIFF_MATCHED)
+		d->differs = true;
+	if (row->status == PM_DIFF_MATCHED)
+		pm_diff_bytes_add(&d->total, &row->bytes);
+	if (!d->all && row->status == PM_DIFF_MATCHED && !changed)
+		return 0;	/* only what changed, unless --all */
+	ln = out_line(d->out);
 	out_u64(d->out, ln, COL_PID, (uint64_t)d->pid);
 	out_str(d->out, ln, COL_MAPPING, changed ? "changed" : status[row->status]);
 	out_u64(d->out, ln, COL_START, row->map->start);
 	out_u64(d->out, ln, COL_END, row->map->end);
-	if (row->status == PM_DIFF_MATCHED) {
+	if (row->status == PM_DIFF_MATCHED)
 		bytes_cells(d->out, ln, &row->bytes);
-		pm_diff_bytes_add(&d->total, &row->bytes);
-	}
 	out_str(d->out, ln, COL_PERMS, row->map->perms);
 	out_str(d->out, ln, COL_PATH, row->map->path);
-	if (changed || row->status != PM_DIFF_MATCHED)
+	return 0;
+}
+
+/* --pages: print the run being merged, if any; @m is the mapping it lies in. */
+static void run_flush(struct diff_run *d, const struct pm_mapping *m)
+{
+	struct libscols_line *ln;
+
+	if (!d->run.open)
+		return;
+	d->run.open = false;
+	ln = out_line(d->out);
+	out_u64(d->out, ln, PC_PID, (uint64_t)d->pid);
+	out_u64(d->out, ln, PC_START, d->run.start);
+	out_u64(d->out, ln, PC_END, d->run.end);
+	out_u64(d->out, ln, PC_PAGES, (d->run.end - d->run.start) >> d->page_shift);
+	out_str(d->out, ln, PC_CHANGE, d->run.change);
+	out_str(d->out, ln, PC_PERMS, m->perms);
+	out_str(d->out, ln, PC_PATH, m->path);
+}
+
+static int piece_cb(void *data, const struct pm_diff_piece *p)
+{
+	struct diff_run *d = data;
+	char words[sizeof(d->run.change)];
+
+	diff_change_words(&p->bytes, words, sizeof(words));
+	if (d->run.open && d->run.end == p->start && !strcmp(d->run.change, words)) {
+		d->run.end = p->end;	/* pieces are not maximal: the same change goes on */
+		return 0;
+	}
+	run_flush(d, p->map);
+	d->run.open = true;
+	d->run.start = p->start;
+	d->run.end = p->end;
+	memcpy(d->run.change, words, sizeof(words));
+	return 0;
+}
+
+/* --pages: a mapping's row comes after its pieces; its last run is printed there, totals kept. */
+static int pages_row_cb(void *data, const struct pm_diff_row *row)
+{
+	struct diff_run *d = data;
+
+	run_flush(d, row->map);
+	if (row->status != PM_DIFF_MATCHED || pm_diff_bytes_any(&row->bytes))
 		d->differs = true;
 	return 0;
 }
@@ -115,7 +190,11 @@ static int diff_pid(struct pm_ctx *ca, struct pm_ctx *cb, const char *na, const 
 		goto out;
 	}
 	d->pid = pid;
-	rc = pm_diff_process(a, b, row_cb, d);
+	d->page_shift = pm_ctx_features(ca) ? pm_ctx_features(ca)->page_shift : 12;
+	if (d->pages)
+		rc = pm_diff_pieces(a, b, pages_row_cb, piece_cb, d);
+	else
+		rc = pm_diff_process(a, b, row_cb, d);
 	if (rc < 0) {
 		cli_walk_error(pm_ctx_tree_error(ca) ? ca : cb, -rc, arg);
 		code = EXIT_RUNTIME;
@@ -150,7 +229,7 @@ static int diff_all(struct pm_ctx *ca, struct pm_ctx *cb, const char *na, const 
 
 static void total_row(struct diff_run *d)
 {
-	struct libscols_line *ln = out_total_line(d->out);
+	struct libscols_line *ln = d->pages ? NULL : out_total_line(d->out);
 
 	if (!ln)
 		return;
@@ -160,36 +239,48 @@ static void total_row(struct diff_run *d)
 
 static int usage_help(void)
 {
+	size_t i;
+
 	printf("Usage: pagemap diff [options] A B\n\n"
 	       "What changed between snapshots A and B (files written by 'pagemap snapshot'):\n"
-	       "for each process in both, one row per mapping (matched by start, end, offset,\n"
-	       "protection and path) with the bytes of each kind of change, and a total row.\n"
+	       "for each process in both, one row per mapping that changed (matched by start, end,\n"
+	       "offset, protection and path; unmapped and mapped ones too) with the bytes of each\n"
+	       "kind of change, and a total row. A page is WRITTEN only on evidence of a write;\n"
+	       "NEW_FRAME holds pages on another frame with none (see pagemap-diff(1)).\n"
 	       "Exit status: 0 nothing differs, 1 something differs or a snapshot is damaged,\n"
 	       "2 usage error.\n\n"
 	       "Options:\n"
 	       "  -p, --pid PID          only process PID (an error if A or B lacks it)\n"
+	       "  -a, --all              every mapping, the unchanged ones too (MAPPING same)\n"
+	       "      --pages            which pages: one row per run of pages that changed alike,\n"
+	       "                         START END PAGES CHANGE (as render --diff colours them)\n"
 	       "      --tree             A and B are captured /proc trees (as --root takes)\n");
 	out_help_with(stdout, columns, NCOLS, OUT_HELP_TOTAL);
+	printf("\nOutput columns with --pages:\n");
+	for (i = 0; i < NPCOLS; i++)
+		printf(" %12s  %s\n", page_columns[i].name, page_columns[i].help);
 	return EXIT_OK;
 }
 
 #define OPT_TREE 0x2000
-#define DEFAULT_COLS "PID,MAPPING,START,END,APPEARED,FREED,SWAPOUT,SWAPIN,WRITTEN,THP_FORMED,THP_SPLIT,MOVED,PATH"
+#define OPT_PAGES 0x2001
+#define DEFAULT_COLS "PID,MAPPING,START,END,APPEARED,FREED,SWAPOUT,SWAPIN,WRITTEN,THP_FORMED,THP_SPLIT,NEW_FRAME,PATH"
+#define PAGE_COLS_ONE "START,END,PAGES,CHANGE"	/* -p: one process */
+#define PAGE_COLS "PID,START,END,PAGES,CHANGE"
 
-static int run_diff(const char *na, const char *nb, bool tree, bool one, pid_t pid, struct out *out)
+static int run_diff(const char *na, const char *nb, bool tree, bool one, pid_t pid, struct diff_run *d)
 {
-	struct diff_run d = { .out = out };
 	struct pm_ctx *ca, *cb = NULL;
 	int code = EXIT_RUNTIME;
 
 	if (!(ca = open_side(na, tree)) || !(cb = open_side(nb, tree)))
 		goto out;
-	code = one ? diff_pid(ca, cb, na, nb, pid, false, &d) : diff_all(ca, cb, na, nb, &d);
+	code = one ? diff_pid(ca, cb, na, nb, pid, false, d) : diff_all(ca, cb, na, nb, d);
 	if (code == EXIT_OK) {
-		total_row(&d);
-		if (out_print(out) < 0)
+		total_row(d);
+		if (out_print(d->out) < 0)
 			code = EXIT_RUNTIME;
-		else if (d.differs)
+		else if (d->differs)
 			code = EXIT_RUNTIME;	/* like diff(1): 1 means different */
 	}
 out:
@@ -202,23 +293,29 @@ int cmd_diff(struct pm_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = { OUT_LONGOPTS, OUT_TOTAL_LONGOPT,
 						  { "pid", required_argument, NULL, 'p' },
+						  { "all", no_argument, NULL, 'a' },
+						  { "pages", no_argument, NULL, OPT_PAGES },
 						  { "tree", no_argument, NULL, OPT_TREE },
 						  { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	struct diff_run d = { 0 };
 	struct out_opts o = { 0 };
 	bool tree = false, one = false;
-	struct out *out;
 	pid_t pid = 0;
 	int c, code;
 
 	(void)ctx;	/* A and B bring their own contexts */
 	optind = 0;
-	while ((c = getopt_long(argc, argv, OUT_SHORTOPTS "p:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, OUT_SHORTOPTS "p:ah", longopts, NULL)) != -1) {
 		if (out_parse_opt(&o, c, optarg))
 			continue;
 		if (c == 'p') {
 			if (cli_parse_pid(optarg, &pid) < 0 || pid == 0)
 				return cli_usage_error("invalid PID '%s'", optarg);
 			one = true;
+		} else if (c == 'a') {
+			d.all = true;
+		} else if (c == OPT_PAGES) {
+			d.pages = true;
 		} else if (c == OPT_TREE) {
 			tree = true;
 		} else if (c == 'h') {
@@ -229,9 +326,13 @@ int cmd_diff(struct pm_ctx *ctx, int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		return cli_usage_error(argc - optind < 2 ? "give two snapshots, A and B" : "too many arguments");
-	if (!(out = out_new("diff", columns, NCOLS, DEFAULT_COLS, &o)))
+	if (d.pages)
+		d.out = out_new("diff", page_columns, NPCOLS, one ? PAGE_COLS_ONE : PAGE_COLS, &o);
+	else
+		d.out = out_new("diff", columns, NCOLS, DEFAULT_COLS, &o);
+	if (!d.out)
 		return EXIT_USAGE;
-	code = run_diff(argv[optind], argv[optind + 1], tree, one, pid, out);
-	out_free(out);
+	code = run_diff(argv[optind], argv[optind + 1], tree, one, pid, &d);
+	out_free(d.out);
 	return code;
 }

@@ -71,6 +71,14 @@ void cli_note_hidden(struct pm_ctx *ctx, const struct pm_target *t);
 /* page-types' raw-mode pseudo bits (1 << PM_KPF_*) for a page's PM_PAGE_* flags: file, swap, mmap_exclusive, softdirty. */
 uint64_t cli_kpf_entry_bits(uint32_t pmflags);
 
+/* A diff's changes (pm_diff_bytes categories) in `pagemap diff`'s column order, for --pages and render --diff. */
+enum diff_change { DC_APPEARED, DC_FREED, DC_SWAPOUT, DC_SWAPIN, DC_WRITTEN, DC_NEW_FRAME, DC_THP_FORMED,
+		   DC_THP_SPLIT, DC_UFFD_WP, DC_N };
+/* The first change of @b holding bytes (DC_N: none): the one a picture colours. */
+enum diff_change diff_change_first(const struct pm_diff_bytes *b);
+/* @b's changes holding bytes as "written,thp_formed" into @buf of @size (64 holds them all); returns @buf. */
+const char *diff_change_words(const struct pm_diff_bytes *b, char *buf, size_t size);
+
 /* Subcommands: int cmd_NAME(struct pm_ctx *ctx, int argc, char **argv) returning an exit code. */
 int cmd_audit(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_diff(struct pm_ctx *ctx, int argc, char **argv);

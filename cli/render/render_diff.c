@@ -1,7 +1,9 @@
 /* render_diff.c - pagemap render --diff: two views of one process walked in lockstep, each page under its change. */
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include "cli.h"
 #include "render.h"
 
 /* One side's walk and its current run (copied: the walker's is borrowed until its next call). */
@@ -22,40 +24,85 @@ static void advance(struct side *s)
 		s->r = *r;
 }
 
-/* The frame of the page at @addr of run @r (a small zero-page run has one frame for all). */
-static uint64_t frame_at(const struct pm_run *r, uint64_t addr, uint64_t psize)
+/* The changed stretches, as pm_diff_pieces reports them (mappings matched as `pagemap diff` matches them). */
+struct change {
+	uint64_t start, end;
+	unsigned state;
+};
+
+struct changes {
+	struct change *v;
+	size_t n, cap, at;	/* at: the lockstep's cursor */
+	unsigned unmatched;	/* mappings in one view only: their pages count nowhere */
+};
+
+/* The state a picture gives a change: the first of diff --pages' CHANGE words (uffd_wp alone has no colour). */
+static unsigned diff_state(const struct pm_diff_bytes *b)
 {
-	if ((r->flags & PM_PAGE_ZERO) && !(r->flags & PM_PAGE_THP))
-		return r->pfn;
-	return r->pfn + (addr - r->start) / psize;
+	switch (diff_change_first(b)) {
+	case DC_APPEARED: return RD_APPEARED;
+	case DC_FREED: return RD_FREED;
+	case DC_SWAPOUT:
+	case DC_SWAPIN: return RD_SWAPPED;
+	case DC_WRITTEN: return RD_WRITTEN;
+	case DC_NEW_FRAME: return RD_MOVED;
+	case DC_THP_FORMED:
+	case DC_THP_SPLIT: return RD_HUGE;
+	default: return RD_SAME;
+	}
 }
 
-/* The change of a piece, as pm_diff_range counts it: one category per page. */
-static unsigned classify(const struct pm_run *a, const struct pm_run *b, uint64_t addr, uint64_t psize)
+static int on_change(void *data, const struct pm_diff_piece *p)
 {
-	uint32_t fa = a ? a->flags : 0, fb = b ? b->flags : 0;
-	bool ha = fa & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED), hb = fb & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED);
-	bool frames = (fa & fb & PM_PAGE_FRAME) != 0;
+	struct changes *c = data;
+	unsigned st = diff_state(&p->bytes);
+	struct change *more;
 
-	if (!ha && hb)
-		return RD_APPEARED;
-	if (ha && !hb)
-		return RD_FREED;
-	if (!ha)
-		return RD_SAME;
-	if ((fa ^ fb) & PM_PAGE_SWAPPED)
-		return RD_SWAPPED;
-	if (!(fa & PM_PAGE_PRESENT))
-		return RD_SAME;	/* swapped in both */
-	if (((fa & PM_PAGE_ZERO) && !(fb & PM_PAGE_ZERO)) || ((fb & PM_PAGE_EXCLUSIVE) && !(fa & PM_PAGE_EXCLUSIVE)) ||
-	    ((fb & PM_PAGE_SOFTDIRTY) && !(fa & PM_PAGE_SOFTDIRTY) &&
-	     (!frames || frame_at(a, addr, psize) == frame_at(b, addr, psize))))
-		return RD_WRITTEN;
-	if (frames && frame_at(a, addr, psize) != frame_at(b, addr, psize))
-		return RD_MOVED;
-	if ((fa ^ fb) & PM_PAGE_THP)
-		return RD_HUGE;
-	return RD_SAME;
+	if (st == RD_SAME)
+		return 0;
+	if (c->n && c->v[c->n - 1].end == p->start && c->v[c->n - 1].state == st) {
+		c->v[c->n - 1].end = p->end;
+		return 0;
+	}
+	if (c->n == c->cap) {
+		if (!(more = realloc(c->v, (c->cap ? 2 * c->cap : 256) * sizeof(*more))))
+			return -ENOMEM;
+		c->v = more;
+		c->cap = c->cap ? 2 * c->cap : 256;
+	}
+	c->v[c->n++] = (struct change){ p->start, p->end, st };
+	return 0;
+}
+
+static int on_row(void *data, const struct pm_diff_row *row)
+{
+	struct changes *c = data;
+
+	if (row->status != PM_DIFF_MATCHED)
+		c->unmatched++;
+	return 0;
+}
+
+/* Add [@s, @e) drawn with B's @flags, split where the library's changes begin and end. */
+static void add_split(struct rnd_model *m, struct changes *c, uint64_t s, uint64_t e, uint32_t flags)
+{
+	uint64_t upto;
+
+	while (s < e) {
+		while (c->at < c->n && c->v[c->at].end <= s)
+			c->at++;
+		if (c->at == c->n || c->v[c->at].start >= e) {
+			rnd_add_piece(m, s, e, flags, RD_SAME);
+			return;
+		}
+		if (c->v[c->at].start > s) {
+			rnd_add_piece(m, s, c->v[c->at].start, flags, RD_SAME);
+			s = c->v[c->at].start;
+		}
+		upto = c->v[c->at].end < e ? c->v[c->at].end : e;
+		rnd_add_piece(m, s, upto, flags, c->v[c->at].state);
+		s = upto;
+	}
 }
 
 static uint64_t min64(uint64_t a, uint64_t b)
@@ -63,10 +110,10 @@ static uint64_t min64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-/* Both walks in address order: each stretch where neither run changes is one piece. */
-static int lockstep(struct rnd_model *m, struct side *a, struct side *b)
+/* Both walks in address order: each stretch where neither run changes is drawn with B's flags (A's where B has none). */
+static int lockstep(struct rnd_model *m, struct side *a, struct side *b, struct changes *c)
 {
-	uint64_t cur = 0, ps = m->page_size;
+	uint64_t cur = 0;
 
 	advance(a);
 	advance(b);
@@ -78,8 +125,7 @@ static int lockstep(struct rnd_model *m, struct side *a, struct side *b)
 
 		e = ina ? min64(e, a->r.end) : a->have ? min64(e, sa) : e;
 		e = inb ? min64(e, b->r.end) : b->have ? min64(e, sb) : e;
-		/* pages of one piece differ only in their frame numbers, which move in step (or not at all) */
-		rnd_add_piece(m, s, e, inb ? b->r.flags : 0, classify(ina ? &a->r : NULL, inb ? &b->r : NULL, s, ps));
+		add_split(m, c, s, e, inb ? b->r.flags : 0);
 		cur = e;
 		if (ina && e == a->r.end)
 			advance(a);
@@ -157,10 +203,17 @@ int rnd_axis_union(struct rnd_model *m, struct pm_target *const *t, size_t nt)
 	return rc;
 }
 
+/*
+ * The pages' changes are the library's (pm_diff_pieces, as `pagemap diff
+ * --pages` lists them); the walks in lockstep only give each stretch B's
+ * flags for the class bytes. Pages of a mapping in one view only count
+ * nowhere, as in `pagemap diff`: the note says so.
+ */
 int rnd_diff_fill(struct rnd_model *m, struct pm_target *a, struct pm_target *b, const struct rnd_layout *lay)
 {
 	struct side sa = { 0 }, sb = { 0 };
 	struct pm_target *const views[2] = { a, b };
+	struct changes c = { 0 };
 	int rc;
 
 	m->states = rnd_diff_states;
@@ -168,14 +221,20 @@ int rnd_diff_fill(struct rnd_model *m, struct pm_target *a, struct pm_target *b,
 		return rc;
 	if ((rc = rnd_layout(m, lay)) < 0)
 		return rc;
+	if ((rc = pm_diff_pieces(a, b, on_row, on_change, &c)) < 0)
+		goto out;
+	if (c.unmatched)
+		snprintf(m->note, sizeof(m->note), "%u mapping%s in one snapshot only: %s pages count nowhere",
+			 c.unmatched, c.unmatched == 1 ? "" : "s", c.unmatched == 1 ? "its" : "their");
 	if (!(sa.w = pm_walk_new(a, 0, UINT64_MAX, PM_WALK_ENTRIES)) || !(sb.w = pm_walk_new(b, 0, UINT64_MAX, PM_WALK_ENTRIES))) {
 		rc = -errno;
-		pm_walk_free(sa.w);
-		return rc;
+		goto out;
 	}
 	m->known = pm_walk_known(sb.w);
-	rc = lockstep(m, &sa, &sb);
+	rc = lockstep(m, &sa, &sb, &c);
+out:
 	pm_walk_free(sa.w);
 	pm_walk_free(sb.w);
+	free(c.v);
 	return rc;
 }

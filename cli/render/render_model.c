@@ -36,9 +36,9 @@ const struct rnd_state_info rnd_diff_states[RS_NSTATE] = {
 	[RD_SAME] = { "unchanged", "#E4E4E4", "the same in both, or in neither" },
 	[RD_APPEARED] = { "appeared", "#009E73", "in RAM or swap in B only" },
 	[RD_FREED] = { "freed", "#D55E00", "in RAM or swap in A only" },
-	[RD_WRITTEN] = { "written", "#0072B2", "zero page replaced, copy-on-write broken, soft-dirty gained" },
+	[RD_WRITTEN] = { "written", "#0072B2", "written, on evidence (as pagemap diff counts WRITTEN)" },
 	[RD_SWAPPED] = { "swapped", "#E69F00", "swapped out or in" },
-	[RD_MOVED] = { "moved", "#CC79A7", "another frame in B" },
+	[RD_MOVED] = { "new_frame", "#CC79A7", "on another frame in B, no evidence of a write" },
 	[RD_HUGE] = { "thp", "#56B4E9", "a huge page formed or split" },
 };
 

@@ -7,12 +7,12 @@
 #define MAX_RANGES (16u << 20)	/* as a recording: 512 MiB of ranges at most */
 
 const struct series_what_info series_whats[SW_N] = {
-	[SW_WRITTEN] = { "written", "pages written, as 'pagemap diff' counts WRITTEN: the zero page replaced, "
-				    "copy-on-write broken, exclusive or soft-dirty gained" },
+	[SW_WRITTEN] = { "written", "pages written, as 'pagemap diff' counts WRITTEN: only on evidence (the zero "
+				    "page replaced, copy-on-write broken, soft-dirty gained)" },
 	[SW_APPEARED] = { "appeared", "pages neither present nor swapped before, present or swapped after" },
 	[SW_FREED] = { "freed", "pages present or swapped before, neither after" },
 	[SW_SWAPPED] = { "swapped", "pages swapped out or swapped in (SWAPOUT + SWAPIN)" },
-	[SW_CHANGED] = { "changed", "pages with any change 'pagemap diff' counts: the above, moved, huge page formed "
+	[SW_CHANGED] = { "changed", "pages with any change 'pagemap diff' counts: the above, new frame, huge page formed "
 				    "or split, uffd-wp changed (each page once)" },
 };
 

@@ -19,9 +19,15 @@ struct pm_diff_bytes {
 	uint64_t freed;		/* present or swapped in A, neither in B */
 	uint64_t swapout;	/* present in A, swapped in B */
 	uint64_t swapin;	/* swapped in A, present in B */
-	uint64_t written;	/* present in both: the zero page replaced, a new frame with the exclusive bit
-				   gained (copy-on-write broken), or exclusive or soft-dirty gained on the same frame */
-	uint64_t moved;		/* present in both, frames visible in both, another frame otherwise */
+	uint64_t written;	/* present in both, and a write proven: the zero page replaced (not by a huge
+				   page), a page-cache page become anonymous, an anonymous page shared in A
+				   alone on another frame in B (copy-on-write broken), or soft-dirty gained
+				   (not where a huge page formed): pagemap-diff(1). The exclusive bit gained
+				   on the same frame is no write (another mapper left). Before 0.11 that
+				   counted here, and a page-cache page become anonymous in moved. */
+	uint64_t moved;		/* present in both, frames visible in both, on another frame with no write
+				   proven: migration, compaction, or copy-on-write broken by a sharing that
+				   began and ended in between (`pagemap diff`'s NEW_FRAME) */
 	uint64_t thp_formed;	/* present in both, PMD-mapped (THP) in B only */
 	uint64_t thp_split;	/* present in both, PMD-mapped in A only */
 	uint64_t uffdwp;	/* the uffd-wp bit differs */

@@ -36,28 +36,62 @@ static uint64_t frame_at(const struct pm_run *r, uint64_t x, unsigned shift)
 }
 
 /*
+ * A page present in both on another frame: was it written? Only what proves
+ * a write counts (man pagemap-diff(1), "What counts as written"):
+ * - a page-cache page of a private mapping replaced by an anonymous one: a
+ *   private file page gets an anonymous copy only on a write;
+ * - soft-dirty gained (A's page was clean), unless a huge page formed in
+ *   between: khugepaged marks the huge page it makes dirty;
+ * - an anonymous page shared in A (the exclusive bit clear: the kernel saw a
+ *   map count above 1) and alone in B: copy-on-write broken by our write.
+ * A page-cache page on another frame was reclaimed and read again or
+ * migrated; an exclusive page on another frame was migrated, compacted,
+ * swapped out and in, or copied by a write while a sharing began and ended
+ * between the snapshots (a fork whose child exited): frames alone cannot
+ * tell these apart, so they count as moved.
+ */
+static bool new_frame_written(uint32_t fa, uint32_t fb)
+{
+	if (fb & PM_PAGE_FILE)
+		return false;
+	if (fa & PM_PAGE_FILE)
+		return true;
+	if (!(fa & PM_PAGE_SOFTDIRTY) && (fb & PM_PAGE_SOFTDIRTY) && !(~fa & fb & PM_PAGE_THP))
+		return true;
+	return !(fa & PM_PAGE_EXCLUSIVE) && (fb & PM_PAGE_EXCLUSIVE);
+}
+
+/*
  * A page present in both. Frames advance together page by page in both
- * runs, so one comparison at @x holds for the whole segment.
+ * runs, so one comparison at @x holds for the whole segment. The exclusive
+ * bit gained on the same frame proves no write: another process stopped
+ * mapping the page (its map count dropped).
  */
 static void classify_present(const struct pm_run *ra, const struct pm_run *rb, uint64_t x, uint64_t n,
 			     unsigned shift, struct pm_diff_bytes *d)
 {
 	uint32_t fa = ra->flags, fb = rb->flags;
-	bool excl_gained = !(fa & PM_PAGE_EXCLUSIVE) && (fb & PM_PAGE_EXCLUSIVE);
+	bool frames = (fa & fb & PM_PAGE_FRAME) != 0;
 
 	if ((fb & PM_PAGE_THP) && !(fa & PM_PAGE_THP))
 		d->thp_formed += n;
 	if ((fa & PM_PAGE_THP) && !(fb & PM_PAGE_THP))
 		d->thp_split += n;
-	if ((fa & PM_PAGE_ZERO) && !(fb & PM_PAGE_ZERO)) {
-		d->written += n;	/* the zero page replaced by a page of its own: a write fault */
-	} else if ((fa & fb & PM_PAGE_FRAME) && frame_at(ra, x, shift) != frame_at(rb, x, shift)) {
-		if (excl_gained)
-			d->written += n;	/* copy-on-write broken */
+	if (frames && (fa & PM_PAGE_ZERO) && !(fb & PM_PAGE_ZERO)) {
+		/* a write fault replaces the zero page; a huge page in B may be khugepaged's, filled from it */
+		if (fb & PM_PAGE_THP)
+			d->moved += n;
 		else
-			d->moved += n;		/* migration, compaction, or a copy we cannot tell apart */
-	} else if (excl_gained || (!(fa & PM_PAGE_SOFTDIRTY) && (fb & PM_PAGE_SOFTDIRTY))) {
-		d->written += n;
+			d->written += n;
+	} else if (frames && frame_at(ra, x, shift) != frame_at(rb, x, shift)) {
+		if (new_frame_written(fa, fb))
+			d->written += n;
+		else
+			d->moved += n;
+	} else if (!(fa & PM_PAGE_SOFTDIRTY) && (fb & PM_PAGE_SOFTDIRTY) && !(~fa & fb & PM_PAGE_THP)) {
+		d->written += n;	/* the same frame (or frames unseen): written since the bits were cleared */
+	} else if (!frames && (fa & PM_PAGE_FILE) && !(fb & PM_PAGE_FILE)) {
+		d->written += n;	/* frames unseen: a private file page replaced by an anonymous copy */
 	}
 }
 

@@ -93,8 +93,43 @@ tot=$("$pagemap" diff -n --total -b -o MAPPING,PATH "$work/a.snap" "$work/b.snap
 "$pagemap" diff -J "$work/a.snap" "$work/b.snap" >"$work/snap.json"
 check tree 1 "$work/snap.json" "$pagemap" diff -J --tree "$work/a" "$work/b"
 check pid 1 "$work/snap.json" "$pagemap" diff -J -p 4242 "$work/a.snap" "$work/b.snap"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["diff"]; assert sum(r["moved"] or 0 for r in d) == 12288' \
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["diff"]; assert sum(r["new_frame"] or 0 for r in d) == 12288' \
 	"$work/snap.json" && echo "PASS diff-json" || echo "FAIL diff-json"
+
+# Only what changed by default (and what is in one snapshot only); --all every mapping, unchanged ones "same".
+"$pagemap" diff -r -n -o MAPPING "$work/a.snap" "$work/b.snap" | sort | uniq -c | tr -s ' ' >"$work/got"
+printf ' 3 changed\n 1 mapped\n 1 unmapped\n' >"$work/want"
+cmp -s "$work/want" "$work/got" && echo "PASS diff-only-changed" || echo "FAIL diff-only-changed: $(cat "$work/got")"
+n_all=$("$pagemap" diff -r -n --all -o MAPPING "$work/a.snap" "$work/b.snap" | grep -c '^same$')
+n_maps=$(($(wc -l <"$work/a/proc/4242/maps") - 4))	# A's mappings less the 3 changed and the unmapped one
+[ "$n_all" = "$n_maps" ] && [ "$n_all" -gt 0 ] && echo "PASS diff-all ($n_all same rows)" ||
+	echo "FAIL diff-all: $n_all same rows, want $n_maps"
+
+# --pages: which pages, one row per run that changed alike, adjacent pieces merged; a page counted in two
+# columns names both.
+cat >"$work/want" <<'EOF'
+0x55c74c996000 0x55c74c997000 1 freed
+0x55c74c998000 0x55c74c999000 1 appeared
+0x7f05c1974000 0x7f05c1975000 1 swapout
+0x7f05c1975000 0x7f05c1976000 1 new_frame
+0x7f05c1977000 0x7f05c1978000 1 written
+0x7f05c197c000 0x7f05c197d000 1 written
+0x7f05c1c00000 0x7f05c1c01000 1 thp_split
+0x7f05c1c01000 0x7f05c1c02000 1 new_frame,thp_split
+0x7f05c1c02000 0x7f05c1e00000 510 thp_split
+0x7f05c1e00000 0x7f05c1e01000 1 thp_formed
+0x7f05c1e01000 0x7f05c1e02000 1 new_frame,thp_formed
+0x7f05c1e02000 0x7f05c2000000 510 thp_formed
+EOF
+check pages 1 "$work/want" "$pagemap" diff --pages -r -n -p 4242 "$work/a.snap" "$work/b.snap"
+"$pagemap" diff --pages -J "$work/a.snap" "$work/b.snap" >"$work/pages.json"
+python3 - "$work/pages.json" "$work/snap.json" <<'PY' && echo "PASS diff-pages-sum" || echo "FAIL diff-pages-sum"
+import json, sys	# the runs of a kind add up to the rows' bytes of that kind (4096-byte pages)
+runs, rows = json.load(open(sys.argv[1]))["diff"], json.load(open(sys.argv[2]))["diff"]
+for k in ("appeared", "freed", "swapout", "swapin", "written", "new_frame", "thp_formed", "thp_split"):
+    got = sum(r["pages"] * 4096 for r in runs if k in r["change"].split(","))
+    assert got == sum(r[k] or 0 for r in rows), (k, got)
+PY
 
 # Exit status: equal is 0, misuse 2, a missing process 1, a damaged snapshot 1 with one line naming it.
 check same 0 "" "$pagemap" diff "$work/a.snap" "$work/a.snap"

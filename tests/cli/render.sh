@@ -165,7 +165,7 @@ a, b = sys.argv[1:]
 edit(b, 0x55c74c998000, lambda w: P | X | D | 0x200000)			# [heap]: appeared
 edit(b, 0x55c74c996000, lambda w: 0)					# [heap]: freed
 edit(b, 0x7f05c1974000, lambda w: S | D | (0x100 << 5))			# swapped out
-edit(b, 0x7f05c1975000, lambda w: (w & ~((1 << 55) - 1)) | 0x300000)	# moved
+edit(b, 0x7f05c1975000, lambda w: (w & ~((1 << 55) - 1)) | 0x300000)	# new frame
 edit(a, 0x7f05c1977000, lambda w: w & ~X)				# shared in A ...
 edit(b, 0x7f05c1977000, lambda w: (w & ~((1 << 55) - 1)) | 0x300001)	# ... own frame in B: written
 PY
@@ -181,13 +181,16 @@ for c in r["cells"]:
     for k, v in c["states"].items():
         got[k] = got.get(k, 0) + v
 rows = json.load(open(sys.argv[2]))["diff"]
-want = {k: sum(x[k] or 0 for x in rows) for k in ("appeared", "freed", "written", "moved")}
+want = {k: sum(x[k] or 0 for x in rows) for k in ("appeared", "freed", "written", "new_frame")}
 want["swapped"] = sum((x["swapout"] or 0) + (x["swapin"] or 0) for x in rows)
 for k, v in want.items():
     assert got.get(k, 0) == v, "%s: %d, pagemap diff says %d" % (k, got.get(k, 0), v)
 assert all(v == 4096 for v in want.values()), want
 PY
 ) && pass "diff-bytes" || fail "diff-bytes" "$out $(cat "$work/err")"
+	"$pagemap" diff --pages -J "$work/a.snap" "$work/b.snap" >"$work/pages.json"
+	out=$(python3 "$check" diff-pages "$work/diff.json" "$work/pages.json") && pass "diff-pages-equal ($out)" ||
+		fail "diff-pages-equal" "$out"
 	"$pagemap" render --diff "$work/a.snap" "$work/b.snap" -o "$work/diff.svg" && xmllint --noout "$work/diff.svg" 2>/dev/null &&
 		grep -q 'appeared' "$work/diff.svg" && pass "diff-svg" || fail "diff-svg" "no valid SVG with the diff legend"
 	code diff-one-snapshot 2 "$pagemap" render --diff "$work/a.snap"
@@ -251,7 +254,7 @@ if (cd "$work" && for s in sa sb sc; do "$pagemap" snapshot --from-tree "$s" -o 
 import json, sys
 w = sys.argv[1]
 cat = {"written": ["written"], "freed": ["freed"], "swapped": ["swapout", "swapin"],
-       "changed": ["appeared", "freed", "swapout", "swapin", "written", "moved"]}
+       "changed": ["appeared", "freed", "swapout", "swapin", "written", "new_frame"]}
 for what, keys in cat.items():
     h = json.load(open("%s/series-%s.json" % (w, what)))["heatmap"]
     for i, d in enumerate(("d1", "d2")):

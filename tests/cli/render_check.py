@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""render_check.py - checks behind tests/cli/render.sh and tests/live/render.sh: layout bounds, exact heat cells, PNG pixels, node legends (stdlib only)."""
+"""render_check.py - checks behind tests/cli/render.sh and tests/live/render.sh: layout bounds, exact heat cells, PNG pixels, node legends, diff pages (stdlib only)."""
 import json
 import struct
 import sys
@@ -172,10 +172,39 @@ def node_legend(render_json, numa_json):
     print(" ".join("%s=%d" % kv for kv in sorted(want.items())))
 
 
+# render --diff's state for a `diff --pages` CHANGE: its first word (uffd_wp alone has no colour)
+DIFF_STATE = {"appeared": "appeared", "freed": "freed", "swapout": "swapped", "swapin": "swapped",
+              "written": "written", "new_frame": "new_frame", "thp_formed": "thp", "thp_split": "thp"}
+
+
+def diff_pages(render_json, pages_json):
+    """Page for page: every cell of render --diff holds, in each change state, exactly the bytes of the
+    `pagemap diff --pages -J` runs of that change inside the cell; the rest of its pages are unchanged."""
+    r = json.load(open(render_json))["render"]
+    runs = [(int(x["start"], 16), int(x["end"], 16), DIFF_STATE.get(x["change"].split(",")[0]))
+            for x in json.load(open(pages_json))["diff"]]
+    runs = [x for x in runs if x[2]]
+    seen = {}
+    for c in r["cells"]:
+        cs, ce = int(c["start"], 16), int(c["end"], 16)
+        want = {}
+        for s, e, st in runs:
+            n = min(e, ce) - max(s, cs)
+            if n > 0:
+                want[st] = want.get(st, 0) + n
+        got = {k: v for k, v in c["states"].items() if k != "unchanged"}
+        assert got == want, "cell %s-%s: render %s, diff --pages %s" % (c["start"], c["end"], got, want)
+        for k, v in got.items():
+            seen[k] = seen.get(k, 0) + v
+    assert sum(e - s for s, e, _ in runs) == sum(seen.values()), "runs outside every cell"
+    print(" ".join("%s=%d" % kv for kv in sorted(seen.items())))
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     try:
-        {"bounds": bounds, "heat": heat, "series": series, "writer": writer, "pixels": pixels, "node-legend": node_legend}[cmd](*args)
+        {"bounds": bounds, "heat": heat, "series": series, "writer": writer, "pixels": pixels, "node-legend": node_legend,
+         "diff-pages": diff_pages}[cmd](*args)
     except AssertionError as e:
         print("check failed: %s" % e)
         sys.exit(1)

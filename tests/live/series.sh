@@ -119,13 +119,16 @@ pg=$(getconf PAGESIZE)
 want="changed $m $((3 * pg)) $((2 * pg)) 0 $((5 * pg)) 0"
 for series in "$s" "$d"; do
 	name=$(basename "$series" .series)
-	"$pagemap" diff -r -n -b -p "$target" -o MAPPING,START,APPEARED,FREED,SWAPOUT,WRITTEN,MOVED "$series@1" \
-		"$series@2" >"$work/diff.out"
+	"$pagemap" diff -r -n -b --all -p "$target" -o MAPPING,START,APPEARED,FREED,SWAPOUT,WRITTEN,NEW_FRAME \
+		"$series@1" "$series@2" >"$work/diff.out"
 	rc=$?
+	# --pfn drop keeps no frame numbers: the 5 pages shared with the sharer in A and exclusive in B may be
+	# copy-on-write broken or the sharer's pages gone; without frames (or soft-dirty) nothing proves a write
+	[ "$name" = d ] && want="changed $m $((3 * pg)) $((2 * pg)) 0 0 0"
 	got=$(grep " $m " "$work/diff.out")
 	[ $rc = 1 ] && [ "$got" = "$want" ] && echo "PASS series-diff-$name" ||
 		echo "FAIL series-diff-$name: exit $rc, got '$got', want '$want'"
-	if [ "$name" = d ]; then	# with frame numbers kept the kernel's migrations show as MOVED: not idle
+	if [ "$name" = d ]; then	# with frame numbers kept the kernel's migrations show as NEW_FRAME: not idle
 		idle=$(grep " $big " "$work/diff.out")
 		[ "$idle" = "same $big 0 0 0 0 0" ] && echo "PASS series-diff-idle" ||
 			echo "FAIL series-diff-idle: got '$idle'"
