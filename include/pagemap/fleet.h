@@ -127,7 +127,8 @@ PM_API int pm_xshare_finish(struct pm_xshare *x, uint64_t *bytes, size_t ngroups
 
 /* Classes of physical frames: each frame is in exactly one (the first that matches, in this order). */
 enum pm_class {
-	PM_CLASS_BUDDY = 0,	/* the first page of a free block (kpageflags marks no other: the rest are in other) */
+	PM_CLASS_BUDDY = 0,	/* free pages kpageflags flags buddy: every page of a free block, or only its first
+				 * (then the rest are in other): pm_classes_free() moves all free memory apart */
 	PM_CLASS_SLAB,
 	PM_CLASS_PAGETABLE,	/* 4.19+; before, in other */
 	PM_CLASS_ZERO,		/* the zero page and huge zero page */
@@ -160,5 +161,20 @@ PM_API const char *pm_class_name(enum pm_class c);
  * ENOMEM; @out is zeroed on failure.
  */
 PM_API int pm_classes_read(struct pm_ctx *ctx, struct pm_kpage *k, struct pm_classes *out);
+
+/*
+ * pm_classes_free - take the free memory out of @c (as pm_classes_read
+ * filled it) into @free_bytes. kpageflags flags a free block's pages buddy
+ * on some kernels and only its first page on others (the block's order is
+ * not in kpageflags), so the rest of a free block would read as other.
+ * @free_bytes gets ROOT/proc/meminfo's MemFree, the kernel's count of free
+ * pages; PM_CLASS_BUDDY becomes 0 and PM_CLASS_OTHER loses MemFree less the
+ * buddy bytes (at most what it holds: MemFree is read after the walk, and
+ * what was allocated or freed meanwhile is the difference). Pages on the
+ * per-CPU free lists are not in MemFree and stay in other. Returns 0,
+ * -EINVAL, -EBADMSG (no valid MemFree line: pm_ctx_tree_error) or the
+ * error of reading meminfo; @c is unchanged on failure.
+ */
+PM_API int pm_classes_free(struct pm_ctx *ctx, struct pm_classes *c, uint64_t *free_bytes);
 
 #endif /* PAGEMAP_FLEET_H */
