@@ -153,7 +153,8 @@ static int add_proc(struct pm_ctx *ctx, const struct cache_opts *co, struct cach
 	int r;
 
 	snprintf(arg, sizeof(arg), "%d", (int)p->pid);
-	if (p->state != PM_PROC_RUNNING) {	/* named as every command names it: the library's words */
+	/* Named as every command names it: the library's words. */
+	if (p->state != PM_PROC_RUNNING) {
 		if (!co->all)
 			cli_explain_target(ctx, p->pid, arg, ESRCH);
 		return co->all ? 0 : -1;

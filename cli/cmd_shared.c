@@ -179,12 +179,14 @@ static void explain_add(struct pm_ctx *ctx, struct pm_kpage *k, int err, int ker
 }
 
 /*
- * Add the processes to @s. One that cannot be read (gone, a kernel thread, a zombie, refused) or
- * that exits during its walk is named on stderr and left out: the rows answer for the others, as
- * if only they were given, and so->missing counts it. A failure that would hold for every process
- * (frame numbers hidden, kpagecount unreadable) ends it: -1 after the message, also when none is left.
+ * Add the processes to @s. One that cannot be read (gone, a kernel thread, a zombie, refused)
+ * or that exits during its walk is named on stderr and left out: the rows answer for the
+ * others, as if only they were given, and so->missing counts it. A failure that would hold
+ * for every process (frame numbers hidden, kpagecount unreadable) ends it: -1 after the
+ * message, also when none is left.
  */
-static int collect(struct pm_ctx *ctx, struct pm_share *s, struct pm_kpage *k, int kerr, struct shared_opts *so)
+static int collect(struct pm_ctx *ctx, struct pm_share *s, struct pm_kpage *k, int kerr,
+		   struct shared_opts *so)
 {
 	struct pm_target *t;
 	size_t i, kept = 0;
@@ -203,7 +205,8 @@ static int collect(struct pm_ctx *ctx, struct pm_share *s, struct pm_kpage *k, i
 			explain_add(ctx, k, -r, kerr, so->args[i]);
 			return -1;
 		}
-		so->pids[kept] = so->pids[i];	/* the rows index the processes in the order added */
+		/* The rows index the processes in the order added. */
+		so->pids[kept] = so->pids[i];
 		so->args[kept++] = so->args[i];
 	}
 	so->missing = so->n - kept;

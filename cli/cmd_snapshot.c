@@ -55,9 +55,10 @@ static void help(void)
 	       "when each process was read (window.PID). The file is created 0600, whole or\n"
 	       "not at all.\n\n"
 	       "Options:\n"
-	       "  -p, --pid LIST         processes to write (comma-separated PIDs, self); one that\n"
-	       "                         cannot be read (gone, a kernel thread, a zombie) is named,\n"
-	       "                         left out and listed in META refused_pids: exit status 1\n"
+	       "  -p, --pid LIST         processes to write (comma-separated PIDs, self); one\n"
+	       "                         that cannot be read (gone, a kernel thread, a zombie)\n"
+	       "                         is named, left out and listed in META refused_pids:\n"
+	       "                         exit status 1\n"
 	       "      --cgroup PATH      every process of cgroup v2 PATH and the cgroups below it\n"
 	       "                         (PATH as in /proc/PID/cgroup: /system.slice/foo.service)\n"
 	       "      --all              every process it may read (the others are named)\n"
@@ -227,7 +228,7 @@ static int parse(int argc, char **argv, struct snap_opts *o)
 	return check_opts(o, argc, argv);
 }
 
-/* The processes that could not be read: said on stderr and kept in the file's META, never left out silently. */
+/* Processes not read: said on stderr and kept in the file's META, never left out silently. */
 struct refused {
 	char list[512];	/* "1,417,..." */
 	size_t n;
@@ -255,7 +256,8 @@ static char *readable_pids(struct pm_ctx *ctx, const char *list, struct refused 
 	struct pm_target *t;
 	pid_t pid;
 
-	for (tok = copy && keep ? strtok_r(copy, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
+	tok = copy && keep ? strtok_r(copy, ",", &save) : NULL;
+	for (; tok; tok = strtok_r(NULL, ",", &save)) {
 		if (cli_parse_pid(tok, &pid) < 0)
 			continue;	/* parse() refused the list already */
 		pid = pid ? pid : getpid();
@@ -277,9 +279,9 @@ static char *readable_pids(struct pm_ctx *ctx, const char *list, struct refused 
 	return keep;
 }
 
-/* Write the processes of @list; one gone meanwhile or refused is named, added to @rf and left out. */
-static int add_pids(struct pm_snapshot_writer *w, struct pm_ctx *ctx, const char *list, unsigned flags,
-		    struct refused *rf)
+/* Write the processes of @list; one gone meanwhile or refused is named, added to @rf, left out. */
+static int add_pids(struct pm_snapshot_writer *w, struct pm_ctx *ctx, const char *list,
+		    unsigned flags, struct refused *rf)
 {
 	char *copy = strdup(list), *tok, *save = NULL;
 	int r = copy ? 0 : -ENOMEM;
@@ -426,9 +428,9 @@ static int hold_meta(struct pm_snapshot_writer *w, const struct snap_opts *o, co
 }
 
 /*
- * The processes asked for, held still while they are read with --freeze; released whatever happened.
- * With -p, those that cannot be read are left out, named, counted in o->refused and listed in META
- * refused_pids; -ECANCELED (said why) when none can be: nothing is written.
+ * The processes asked for, held still while they are read with --freeze; released whatever
+ * happened. With -p, those that cannot be read are left out, named, counted in o->refused and
+ * listed in META refused_pids; -ECANCELED (said why) when none can be: nothing is written.
  */
 static int add_processes(struct pm_snapshot_writer *w, struct pm_ctx *ctx, struct snap_opts *o,
 			 struct snap_hold *h)

@@ -391,9 +391,10 @@ out:
 }
 
 /*
- * One sample per class. Free memory is its own class, "free" (MemFree), in the place of "buddy",
- * which on kernels that flag only a free block's first page counted those alone and left the
- * rest of free memory in "other"; without MemFree, buddy and other are as kpageflags gave them.
+ * One sample per class. Free memory is its own class, "free" (MemFree), in the place of
+ * "buddy": the kernel's count, and before Linux 4.10 kpageflags flagged only a free block's
+ * first page, leaving the rest of free memory in "other". Without MemFree, buddy and other
+ * as kpageflags gave them.
  */
 static void write_classes(struct mw *w, const struct fleet_exact *ex)
 {
@@ -401,13 +402,14 @@ static void write_classes(struct mw *w, const struct fleet_exact *ex)
 	int i;
 
 	mw_family(w, "pagemap_physical_bytes", MW_GAUGE, "bytes",
-		  "Physical memory by page class from /proc/kpageflags (slow tier, root); class=\"free\" is "
-		  "MemFree of /proc/meminfo, and \"other\" what no class holds (kernel allocations, "
-		  "reserved, per-CPU free lists)");
+		  "Physical memory by page class from /proc/kpageflags (slow tier, root); "
+		  "class=\"free\" is MemFree of /proc/meminfo, and \"other\" what no class "
+		  "holds (kernel allocations, reserved, per-CPU free lists)");
 	for (i = 0; i < PM_CLASS_COUNT; i++) {
 		bool free_class = i == PM_CLASS_BUDDY && ex->have_free;
 
-		l = (struct mw_label){ "class", free_class ? "free" : pm_class_name((enum pm_class)i) };
+		l = (struct mw_label){ "class",
+				       free_class ? "free" : pm_class_name((enum pm_class)i) };
 		mw_sample_u64(w, &l, 1, free_class ? ex->free_bytes : ex->classes.bytes[i]);
 	}
 }

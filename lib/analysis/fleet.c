@@ -195,13 +195,15 @@ int pm_classes_free(struct pm_ctx *ctx, struct pm_classes *c, uint64_t *free_byt
 	if ((r = pmi_meminfo_read(ctx, "MemFree", &mem_free)) < 0)
 		return r;
 	/*
-	 * The free pages kpageflags did not flag buddy (all but each block's first, on kernels that flag
-	 * only the head) were counted as other; the buddy pages it did flag are free too. MemFree is read
-	 * after the walk, so the two may differ by what was allocated or freed meanwhile: other gives up
-	 * at most what it holds.
+	 * The free pages kpageflags did not flag buddy (before Linux 4.10, all but each block's
+	 * first) were counted as other; the buddy pages it did flag are free too. MemFree is read
+	 * after the walk, so the two may differ by what was allocated or freed meanwhile: other
+	 * gives up at most what it holds.
 	 */
 	unflagged = mem_free > c->bytes[PM_CLASS_BUDDY] ? mem_free - c->bytes[PM_CLASS_BUDDY] : 0;
-	c->bytes[PM_CLASS_OTHER] -= unflagged < c->bytes[PM_CLASS_OTHER] ? unflagged : c->bytes[PM_CLASS_OTHER];
+	if (unflagged > c->bytes[PM_CLASS_OTHER])
+		unflagged = c->bytes[PM_CLASS_OTHER];
+	c->bytes[PM_CLASS_OTHER] -= unflagged;
 	c->bytes[PM_CLASS_BUDDY] = 0;
 	*free_bytes = mem_free;
 	return 0;

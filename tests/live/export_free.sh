@@ -1,13 +1,15 @@
 #!/bin/sh
-# export_free.sh - `pagemap export --pss` (root) gives free memory its own class: class="free" is the
-# kernel's MemFree, read within the same scrape, so it lies between MemFree read just before and just
-# after (give or take what the rest of the machine allocated or freed meanwhile: 1% of MemTotal), and
-# "other" holds only what no class does, not the free blocks kpageflags flags only by their first page.
+# export_free.sh - `pagemap export --pss` (root) gives free memory its own class: class="free"
+# is the kernel's MemFree, read within the same scrape, so it lies between MemFree read just
+# before and just after (give or take what the rest of the machine allocated or freed
+# meanwhile: 1% of MemTotal), and "other" holds only what no class does (before Linux 4.10,
+# kpageflags flagged only a free block's first page, and the rest of free memory read as
+# other; since, every free page is flagged buddy, which no longer counts it a second time).
 # Nothing is timed: the bounds come from the two readings around the scrape.
 # Usage: tests/live/export_free.sh   (PAGEMAP_BUILD comes from make; PAGEMAP_BIN: another binary)
 build=${PAGEMAP_BUILD:-$(cd "$(dirname "$0")/../.." && pwd)/build}
 pagemap=${PAGEMAP_BIN:-$build/pagemap}
-[ "$(id -u)" = 0 ] || { echo "SKIP export-free: not root (page classes need /proc/kpageflags)"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "SKIP export-free: not root (needs /proc/kpageflags)"; exit 77; }
 [ -r /proc/kpageflags ] || { echo "SKIP export-free: /proc/kpageflags cannot be read"; exit 77; }
 out=$(mktemp) || exit 1
 trap 'rm -f "$out"' EXIT
@@ -23,7 +25,8 @@ class() { awk -v c="pagemap_physical_bytes{class=\"$1\"}" '$1 == c { print $2 }'
 free=$(class free) other=$(class other) buddy=$(class buddy)
 lo=$((before < after ? before : after)) hi=$((before > after ? before : after))
 slack=$((total / 100))
-echo "  MemFree before $before, after $after; class free ${free:-none}, other ${other:-none}, buddy ${buddy:-none}"
+echo "  MemFree before $before, after $after;" \
+	"class free ${free:-none}, other ${other:-none}, buddy ${buddy:-none}"
 if [ -z "$free" ]; then
 	echo "FAIL export-free-class: no class=\"free\" sample"
 elif [ "$free" -lt $((lo - slack)) ] || [ "$free" -gt $((hi + slack)) ]; then
@@ -31,7 +34,8 @@ elif [ "$free" -lt $((lo - slack)) ] || [ "$free" -gt $((hi + slack)) ]; then
 else
 	echo "PASS export-free-class"
 fi
-[ -z "$buddy" ] && echo "PASS export-free-no-buddy" || echo "FAIL export-free-no-buddy: class=\"buddy\" $buddy counts free pages again"
+[ -z "$buddy" ] && echo "PASS export-free-no-buddy" ||
+	echo "FAIL export-free-no-buddy: class=\"buddy\" $buddy counts free pages again"
 # An idle machine (over a quarter of its memory free): other is far below MemFree.
 if [ "$lo" -lt $((total / 4)) ]; then
 	echo "SKIP export-free-other: not idle (MemFree $lo of $total)"

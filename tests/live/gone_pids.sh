@@ -10,7 +10,7 @@
 build=${PAGEMAP_BUILD:-$(cd "$(dirname "$0")/../.." && pwd)/build}
 pagemap=${PAGEMAP_BIN:-$build/pagemap}
 work=$(mktemp -d) || exit 1
-a= b= helper=
+a='' b='' helper=''
 cleanup() {
 	for p in $a $b $helper; do kill "$p" 2>/dev/null; done
 	rm -rf "$work"
@@ -22,7 +22,8 @@ sleep 100000 & a=$!
 sleep 100000 & b=$!
 sh -c 'exit 0' & gone=$!
 wait "$gone"
-# The zombie: the helper starts a child that exits at once, then becomes a sleep that never reaps it.
+# The zombie: the helper starts a child that exits at once, then becomes a sleep that never
+# reaps it.
 sh -c 'sleep 0 & echo $! >"$1"; exec sleep 100000' sh "$work/zombie" & helper=$!
 i=0
 while [ $i -lt 100 ]; do
@@ -31,7 +32,8 @@ while [ $i -lt 100 ]; do
 	sleep 0.05
 	i=$((i + 1))
 done
-[ "$(awk '{ print $3 }' "/proc/$z/stat" 2>/dev/null)" = Z ] || { echo "FAIL gone-setup: no zombie"; exit 1; }
+[ "$(awk '{ print $3 }' "/proc/$z/stat" 2>/dev/null)" = Z ] ||
+	{ echo "FAIL gone-setup: no zombie"; exit 1; }
 kill -0 "$gone" 2>/dev/null && { echo "SKIP gone-pids: PID $gone was reused at once"; exit 77; }
 kthread=$(awk '$2 == "(kthreadd)" { print 2 }' /proc/2/stat 2>/dev/null)
 sleep 0.2	# the sleeps have exec'd
@@ -40,7 +42,8 @@ gone_line="pagemap: cannot open process $gone: no such process"
 zombie_line="pagemap: cannot open process $z: it is a zombie and has no memory left"
 kthread_line="pagemap: cannot open process 2: it is a kernel thread and has no user memory"
 
-# check NAME RC WANT_RC STDERR_FILE WANT_STDERR...: the exit status, and stderr exactly the lines wanted.
+# check NAME RC WANT_RC STDERR_FILE WANT_STDERR...: the exit status, and stderr exactly the
+# lines wanted.
 check() {
 	name=$1 rc=$2 want=$3 errf=$4
 	shift 4
@@ -74,7 +77,8 @@ if [ "$(id -u)" = 0 ]; then
 	has shared-one-left-process "$work/out" "\$1 == \"process\" && \$2 == $a"
 	"$pagemap" shared "$gone" >"$work/out" 2>"$work/err"
 	check shared-none-left-exit $? 1 "$work/err" "$gone_line"
-	[ -s "$work/out" ] && echo "FAIL shared-none-left-empty: $(cat "$work/out")" || echo "PASS shared-none-left-empty"
+	[ -s "$work/out" ] && echo "FAIL shared-none-left-empty: $(cat "$work/out")" ||
+		echo "PASS shared-none-left-empty"
 else
 	echo "SKIP shared-gone: not root (shared needs frame numbers)"
 fi
@@ -95,7 +99,8 @@ fi
 "$pagemap" snapshot -p "$a,$gone,$b" -o "$work/s1" 2>"$work/err"
 check snapshot-gone-exit $? 1 "$work/err" "$gone_line"
 procs() {	# procs FILE: the PIDs the snapshot holds, sorted
-	"$pagemap" snapshot --list "$1" | sed -n 's|.* proc/\([0-9]*\)/maps$|\1|p' | sort -nu | tr '\n' ' '
+	"$pagemap" snapshot --list "$1" | sed -n 's|.* proc/\([0-9]*\)/maps$|\1|p' |
+		sort -nu | tr '\n' ' '
 }
 want_procs=$(printf '%s\n' "$a" "$b" | sort -n | tr '\n' ' ')
 got=$(procs "$work/s1" 2>/dev/null)
@@ -107,18 +112,21 @@ grep -a -q "refused_pids=$gone\$" "$work/s1" 2>/dev/null && echo "PASS snapshot-
 "$pagemap" snapshot -p "$z" -o "$work/s2" 2>"$work/err"
 check snapshot-zombie-exit $? 1 "$work/err" "$zombie_line" \
 	"pagemap: no process given can be read: $work/s2 is not written"
-[ -e "$work/s2" ] && echo "FAIL snapshot-zombie-nothing: $work/s2 written" || echo "PASS snapshot-zombie-nothing"
+[ -e "$work/s2" ] && echo "FAIL snapshot-zombie-nothing: $work/s2 written" ||
+	echo "PASS snapshot-zombie-nothing"
 if [ -n "$kthread" ]; then
 	"$pagemap" snapshot -p 2 -o "$work/s3" 2>"$work/err"
 	check snapshot-kthread-exit $? 1 "$work/err" "$kthread_line" \
 		"pagemap: no process given can be read: $work/s3 is not written"
-	[ -e "$work/s3" ] && echo "FAIL snapshot-kthread-nothing: $work/s3 written" || echo "PASS snapshot-kthread-nothing"
+	[ -e "$work/s3" ] && echo "FAIL snapshot-kthread-nothing: $work/s3 written" ||
+		echo "PASS snapshot-kthread-nothing"
 	"$pagemap" snapshot -p "2,$a,$z" -o "$work/s4" 2>"$work/err"
 	check snapshot-mixed-exit $? 1 "$work/err" "$kthread_line" "$zombie_line"
 	got=$(procs "$work/s4" 2>/dev/null)
 	[ "$got" = "$a " ] && echo "PASS snapshot-mixed-only-readable" ||
 		echo "FAIL snapshot-mixed-only-readable: the snapshot holds '$got', want '$a '"
-	grep -a -q "refused_pids=2,$z\$" "$work/s4" 2>/dev/null && echo "PASS snapshot-mixed-meta" ||
+	grep -a -q "refused_pids=2,$z\$" "$work/s4" 2>/dev/null &&
+		echo "PASS snapshot-mixed-meta" ||
 		echo "FAIL snapshot-mixed-meta: no META refused_pids=2,$z"
 else
 	echo "SKIP snapshot-kthread: PID 2 is not kthreadd here (a PID namespace?)"

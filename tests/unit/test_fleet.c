@@ -47,7 +47,8 @@ static struct pm_ctx *meminfo_root(char *root, const char *kb)
 	mkdir(path, 0700);
 	snprintf(path, sizeof(path), "%s/proc/meminfo", root);
 	if (kb && (f = fopen(path, "w"))) {
-		fprintf(f, "MemTotal:       16777216 kB\nMemFree:        %s kB\nMemAvailable:   9 kB\n", kb);
+		fprintf(f, "MemTotal:       16777216 kB\nMemFree:        %s kB\n"
+			"MemAvailable:   9 kB\n", kb);
 		fclose(f);
 	}
 	return pm_ctx_new(root);
@@ -66,9 +67,9 @@ static void meminfo_root_free(struct pm_ctx *ctx, const char *root)
 }
 
 /*
- * Free memory is MemFree, apart from buddy and other: a kernel that flags only a free block's first
- * page left the rest in other (16 GiB of "other" on an idle machine), one that flags every page had
- * it all in buddy; neither keeps it in other now, and other never goes below 0.
+ * Free memory is MemFree, apart from buddy and other: a kernel before 4.10, which flags only a
+ * free block's first page, left the rest in other (16 GiB of "other" on an idle machine); one
+ * that flags every page had it all in buddy. Neither keeps it in other now; other stays >= 0.
  */
 static int classes_free(void)
 {
@@ -91,23 +92,25 @@ static int classes_free(void)
 	CHECK_EQ_U64(c.bytes[PM_CLASS_OTHER], GiB + 8 * MiB);
 	CHECK_EQ_U64(c.bytes[PM_CLASS_FILE], GiB);
 	memset(&c, 0, sizeof(c));
-	c.bytes[PM_CLASS_BUDDY] = 15 * GiB + 4 * MiB;	/* every page flagged, and a little freed meanwhile */
+	/* Every page flagged, and a little freed meanwhile. */
+	c.bytes[PM_CLASS_BUDDY] = 15 * GiB + 4 * MiB;
 	c.bytes[PM_CLASS_OTHER] = GiB;
 	CHECK_EQ_U64(pm_classes_free(ctx, &c, &free_bytes), 0);
 	CHECK_EQ_U64(c.bytes[PM_CLASS_OTHER], GiB);
 	memset(&c, 0, sizeof(c));
-	c.bytes[PM_CLASS_OTHER] = 2 * GiB;	/* allocated meanwhile: other gives what it holds, no more */
+	c.bytes[PM_CLASS_OTHER] = 2 * GiB;	/* allocated meanwhile: other gives what it holds */
 	CHECK_EQ_U64(pm_classes_free(ctx, &c, &free_bytes), 0);
 	CHECK_EQ_U64(c.bytes[PM_CLASS_OTHER], 0);
 	/* The exporter writes it as class "free", where "buddy" was. */
 	{
-		struct fleet_exact ex = { .have_classes = true, .have_free = true, .free_bytes = 15 * GiB };
+		struct fleet_exact ex = { .have_classes = true, .have_free = true,
+					  .free_bytes = 15 * GiB };
 
 		ex.classes = c;
 		mw_init(&w, MW_PROMETHEUS);
 		write_classes(&w, &ex);
 		mw_finish(&w);
-		CHECK(strstr(w.buf, "pagemap_physical_bytes{class=\"free\"} 16106127360\n") != NULL);
+		CHECK(strstr(w.buf, "pagemap_physical_bytes{class=\"free\"} 16106127360\n"));
 		CHECK(strstr(w.buf, "class=\"buddy\"") == NULL);
 		CHECK(strstr(w.buf, "pagemap_physical_bytes{class=\"other\"} 0\n") != NULL);
 		mw_free(&w);
