@@ -149,12 +149,14 @@ static bool wanted(const struct cache_opts *co, pid_t pid, bool *seen)
 static int add_proc(struct pm_ctx *ctx, const struct cache_opts *co, struct cache_run *cr, const struct pm_proc *p)
 {
 	struct proc_row *row;
+	char arg[16];
 	int r;
 
+	snprintf(arg, sizeof(arg), "%d", (int)p->pid);
+	/* Named as every command names it: the library's words. */
 	if (p->state != PM_PROC_RUNNING) {
 		if (!co->all)
-			cli_error(0, "process %d has no memory (%s)", (int)p->pid,
-				  p->state == PM_PROC_KTHREAD ? "a kernel thread" : p->state == PM_PROC_ZOMBIE ? "a zombie" : "exited");
+			cli_explain_target(ctx, p->pid, arg, ESRCH);
 		return co->all ? 0 : -1;
 	}
 	r = pm_cache_add_process(cr->c, p->pid);
@@ -164,10 +166,8 @@ static int add_proc(struct pm_ctx *ctx, const struct cache_opts *co, struct cach
 	}
 	if (r < 0) {
 		if (!co->all) {
-			char arg[24];
-			snprintf(arg, sizeof(arg), "%d", (int)p->pid);
-			if (r == -ENOENT)
-				cli_error(0, "no process %s", arg);
+			if (r == -ENOENT || r == -ESRCH)
+				cli_explain_target(ctx, p->pid, arg, -r);
 			else
 				cli_walk_error(ctx, -r, arg);
 			return -1;
@@ -213,7 +213,10 @@ int cache_add_procs(struct pm_ctx *ctx, const struct cache_opts *co, struct cach
 	pm_procs_close(it);
 	for (i = 0; i < co->npids; i++)
 		if (!seen[i]) {
-			cli_error(0, "no process %d", (int)co->pids[i]);
+			char arg[16];
+
+			snprintf(arg, sizeof(arg), "%d", (int)co->pids[i]);
+			cli_explain_target(ctx, co->pids[i], arg, ENOENT);
 			fail = 1;
 		}
 	free(seen);

@@ -88,7 +88,8 @@ static int usage_help(void)
 	       "Without a PID: the machine's NUMA nodes. With PIDs: each mapping's bytes on each node,\n"
 	       "split anonymous/file/shared memory/hugetlb, and per process a total row per node,\n"
 	       "REMOTE where its threads last ran on other nodes. --all: one total row per process\n"
-	       "and node.\n\n"
+	       "and node. A PID that cannot be read (gone, a kernel thread, a zombie) is named on\n"
+	       "stderr and the others are answered for: exit status 1.\n\n"
 	       "The node of each page comes from its frame number (root: exact, about the cost of\n"
 	       "the pagemap walk), else from move_pages(2) (same user: exact, about 30-50 ms per GiB\n"
 	       "in RAM), else from numa_maps (totals per mapping; classes by the mapping's kind).\n\n"
@@ -388,32 +389,24 @@ static int all_processes(struct pm_ctx *ctx, struct pm_numa *n, const struct num
 	return r < 0 ? EXIT_RUNTIME : EXIT_OK;
 }
 
-static int processes(struct pm_ctx *ctx, struct pm_numa *n, const struct numa_opts *no, int argc, char **argv)
+/*
+ * The PIDs given: all parsed before any is read (a usage error prints nothing). A process that
+ * cannot be read is named and the others are answered for; EXIT_RUNTIME then, after the table.
+ */
+static int given_processes(struct pm_ctx *ctx, struct pm_numa *n, const struct numa_opts *no,
+			   struct out *out, struct proc_sum *s, int argc, char **argv)
 {
-	const char *defaults = no->all ? "PID,COMM,NODE,TOTAL,ANON,FILE,SHMEM,HUGETLB,THP,REMOTE" :
-					 "PID,MAPPING,START,END,PERMS,POLICY,NODE,TOTAL,ANON,FILE,SHMEM,HUGETLB,THP,REMOTE,PATH";
-	struct out *out = out_new("numa", columns, NCOLS, defaults, &no->o);
-	struct proc_sum s;
 	int code = EXIT_OK, i, r;
+	pid_t pid;
 
-	if (!out)
-		return EXIT_USAGE;
-	if (proc_sum_alloc(&s, pm_numa_count(n)) < 0) {
-		cli_error(ENOMEM, "numa");
-		code = EXIT_RUNTIME;
-	} else if (no->all) {
-		code = all_processes(ctx, n, no, out, &s);
-	}
-	for (i = 0; code == EXIT_OK && !no->all && i < argc; i++) {
-		pid_t pid;
-
-		if (cli_parse_pid(argv[i], &pid) < 0) {
-			code = cli_usage_error("invalid PID '%s'", argv[i]);
-			break;
-		}
-		r = sum_process(ctx, n, no, out, pid, argv[i], "", &s);
+	for (i = 0; i < argc; i++)
+		if (cli_parse_pid(argv[i], &pid) < 0)
+			return cli_usage_error("invalid PID '%s'", argv[i]);
+	for (i = 0; i < argc; i++) {
+		cli_parse_pid(argv[i], &pid);
+		r = sum_process(ctx, n, no, out, pid, argv[i], "", s);
 		if (r == -ECANCELED) {
-			code = EXIT_RUNTIME;
+			code = EXIT_RUNTIME;	/* cli_open_target said why */
 		} else if (refused(no->source, r)) {
 			cli_error(0, "%s: %s", argv[i], refused(no->source, r));
 			code = EXIT_RUNTIME;
@@ -422,10 +415,35 @@ static int processes(struct pm_ctx *ctx, struct pm_numa *n, const struct numa_op
 			code = EXIT_RUNTIME;
 		}
 	}
-	if (code == EXIT_OK && no->sort != NO_SORT)
-		print_kept(out, n, no->sort, &s.kept);
-	if (code == EXIT_OK && out_print(out) < 0)
+	return code;
+}
+
+static int processes(struct pm_ctx *ctx, struct pm_numa *n, const struct numa_opts *no, int argc, char **argv)
+{
+	const char *defaults = no->all ? "PID,COMM,NODE,TOTAL,ANON,FILE,SHMEM,HUGETLB,THP,REMOTE" :
+					 "PID,MAPPING,START,END,PERMS,POLICY,NODE,TOTAL,ANON,FILE,SHMEM,HUGETLB,THP,REMOTE,PATH";
+	struct out *out = out_new("numa", columns, NCOLS, defaults, &no->o);
+	struct proc_sum s;
+	int code;
+
+	if (!out)
+		return EXIT_USAGE;
+	if (proc_sum_alloc(&s, pm_numa_count(n)) < 0) {
+		cli_error(ENOMEM, "numa");
 		code = EXIT_RUNTIME;
+		goto out;
+	}
+	if (no->all)
+		code = all_processes(ctx, n, no, out, &s);
+	else
+		code = given_processes(ctx, n, no, out, &s, argc, argv);
+	if (code == EXIT_USAGE || (no->all && code != EXIT_OK))
+		goto out;
+	if (no->sort != NO_SORT)
+		print_kept(out, n, no->sort, &s.kept);
+	if (out_print(out) < 0)
+		code = EXIT_RUNTIME;
+out:
 	proc_sum_free(&s);
 	out_free(out);
 	return code;

@@ -458,12 +458,13 @@ static int parse_opt(struct ps_opts *po, int c, char **argv)
 }
 
 /*
- * Every -p PID without a row, as maps says it; the error lines come after
- * the table. Returns true if there was one.
+ * Every -p PID without a row, in the words every command uses (the library's); the error lines
+ * come after the table. Returns true if there was one.
  */
-static bool report_pids(const struct ps_opts *po)
+static bool report_pids(struct pm_ctx *ctx, const struct ps_opts *po)
 {
 	bool any = false;
+	char arg[16];
 	size_t i;
 
 	fflush(stdout);
@@ -471,19 +472,13 @@ static bool report_pids(const struct ps_opts *po)
 		int why = po->why[i];
 
 		any |= why != 0;
-		if (why == ENOENT)
-			cli_error(0, "cannot account process %d: no such process", (int)po->pids[i]);
-		else if (why == WHY_KTHREAD)
-			cli_error(0, "cannot account process %d: it is a kernel thread and has no user memory",
-				  (int)po->pids[i]);
-		else if (why == ESRCH)
-			cli_error(0, "cannot account process %d: it exited or has no memory", (int)po->pids[i]);
+		snprintf(arg, sizeof(arg), "%d", (int)po->pids[i]);
+		if (why == ENOENT || why == ESRCH || why == EACCES || why == EPERM)
+			cli_explain_target(ctx, po->pids[i], arg, why);
+		else if (why == WHY_KTHREAD)	/* the library asks the process's state again */
+			cli_explain_target(ctx, po->pids[i], arg, ESRCH);
 		else if (why)
 			cli_error(why, "cannot account process %d", (int)po->pids[i]);
-		if ((why == EACCES || why == EPERM) && geteuid() == 0)
-			cli_hint("refused to root: a security module (LSM) or a restricted ptrace scope forbids it");
-		else if (why == EACCES || why == EPERM)
-			cli_hint("reading another user's, or a non-dumpable, process needs root (or CAP_SYS_PTRACE)");
 	}
 	return any;
 }
@@ -536,7 +531,7 @@ static int run(struct pm_ctx *ctx, struct ps_opts *po)
 	total_row(out, &st);
 	if (out_print(out) < 0 || st.failed)
 		code = EXIT_RUNTIME;
-	if (report_pids(po))
+	if (report_pids(ctx, po))
 		code = EXIT_RUNTIME;
 	report_skipped(po, &st);
 out:

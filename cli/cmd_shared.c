@@ -37,7 +37,8 @@ struct shared_opts {
 	bool all;		/* a map row for every mapping */
 	pid_t *pids;
 	char **args;		/* the PIDs as given, for messages */
-	size_t n;
+	size_t n;		/* after collect(): the processes read, first in pids and args */
+	size_t missing;		/* given but not read: named on stderr, exit 1 */
 };
 
 /* ---- rows ---- */
@@ -181,22 +182,41 @@ static void explain_add(struct pm_ctx *ctx, struct pm_kpage *k, int err, int ker
 		cli_walk_error(ctx, err, arg);
 }
 
-static int collect(struct pm_ctx *ctx, struct pm_share *s, struct pm_kpage *k, int kerr, const struct shared_opts *so)
+/*
+ * Add the processes to @s. One that cannot be read (gone, a kernel thread, a zombie, refused)
+ * or that exits during its walk is named on stderr and left out: the rows answer for the
+ * others, as if only they were given, and so->missing counts it. A failure that would hold
+ * for every process (frame numbers hidden, kpagecount unreadable) ends it: -1 after the
+ * message, also when none is left.
+ */
+static int collect(struct pm_ctx *ctx, struct pm_share *s, struct pm_kpage *k, int kerr,
+		   struct shared_opts *so)
 {
 	struct pm_target *t;
-	size_t i;
+	size_t i, kept = 0;
 	int r;
 
 	for (i = 0; i < so->n; i++) {
 		if (!(t = cli_open_target(ctx, so->pids[i], so->args[i])))
-			return -1;
-		r = pm_share_add(s, t);
+			continue;
+		r = pm_share_add(s, t);	/* a failed add keeps nothing of the process */
 		pm_target_close(t);
+		if (r == -ESRCH) {
+			cli_walk_error(ctx, ESRCH, so->args[i]);
+			continue;
+		}
 		if (r < 0) {
 			explain_add(ctx, k, -r, kerr, so->args[i]);
 			return -1;
 		}
+		/* The rows index the processes in the order added. */
+		so->pids[kept] = so->pids[i];
+		so->args[kept++] = so->args[i];
 	}
+	so->missing = so->n - kept;
+	so->n = kept;
+	if (!kept)
+		return -1;
 	if ((r = pm_share_finish(s)) < 0) {
 		cli_error(-r, "cannot read %s/proc/kpagecount", strcmp(pm_ctx_root(ctx), "/") ? pm_ctx_root(ctx) : "");
 		return -1;
@@ -204,7 +224,7 @@ static int collect(struct pm_ctx *ctx, struct pm_share *s, struct pm_kpage *k, i
 	return 0;
 }
 
-static int run(struct pm_ctx *ctx, const struct shared_opts *so)
+static int run(struct pm_ctx *ctx, struct shared_opts *so)
 {
 	struct out *out = out_new("shared", columns, NCOLS, "KIND,PID,START,PERMS,PATH,PEER,PEER_START,PEER_PATH,RSS,SHARED,OTHERS,SWAP",
 				  &so->o);
@@ -224,7 +244,7 @@ static int run(struct pm_ctx *ctx, const struct shared_opts *so)
 		goto out;
 	if (pair_rows(out, s) < 0 || map_rows(out, s, so->all) < 0 || summary_rows(out, s, so) < 0)
 		goto out;
-	code = out_print(out) < 0 ? EXIT_RUNTIME : EXIT_OK;
+	code = out_print(out) < 0 || so->missing ? EXIT_RUNTIME : EXIT_OK;
 out:
 	pm_share_free(s);
 	pm_kpage_close(k);
@@ -247,7 +267,9 @@ static int usage_help(void)
 	       "  total    all of them: bytes mapped by two or more, and shared outside\n"
 	       "A frame counts once per row however often it is mapped. Needs root: physical\n"
 	       "frame numbers and /proc/kpagecount. The zero page is not counted, hugetlb\n"
-	       "pages only in HUGETLB; swap slots held by two given processes in SWAP.\n\n"
+	       "pages only in HUGETLB; swap slots held by two given processes in SWAP.\n"
+	       "A process that cannot be read (gone, a kernel thread, a zombie) is named on\n"
+	       "stderr and left out: the rows answer for the others, exit status 1.\n\n"
 	       "Options:\n"
 	       " -a, --all              a map row for every mapping, also those sharing nothing\n");
 	out_help_with(stdout, columns, NCOLS, OUT_HELP_TOTAL);

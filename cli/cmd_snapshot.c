@@ -32,6 +32,7 @@ struct snap_opts {
 	bool all, phys, list, unscramble, one_thread, freeze;
 	int pfn;		/* enum pm_snapshot_pfn */
 	bool append;		/* --append: out is a series */
+	size_t refused;		/* -p: processes given and not written (named on stderr): exit 1 */
 	unsigned char keybuf[PM_SNAPSHOT_KEY_SIZE];
 };
 
@@ -54,7 +55,10 @@ static void help(void)
 	       "when each process was read (window.PID). The file is created 0600, whole or\n"
 	       "not at all.\n\n"
 	       "Options:\n"
-	       "  -p, --pid LIST         processes to write (comma-separated PIDs, self)\n"
+	       "  -p, --pid LIST         processes to write (comma-separated PIDs, self); one\n"
+	       "                         that cannot be read (gone, a kernel thread, a zombie)\n"
+	       "                         is named, left out and listed in META refused_pids:\n"
+	       "                         exit status 1\n"
 	       "      --cgroup PATH      every process of cgroup v2 PATH and the cgroups below it\n"
 	       "                         (PATH as in /proc/PID/cgroup: /system.slice/foo.service)\n"
 	       "      --all              every process it may read (the others are named)\n"
@@ -224,33 +228,7 @@ static int parse(int argc, char **argv, struct snap_opts *o)
 	return check_opts(o, argc, argv);
 }
 
-static int add_pid(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, unsigned flags)
-{
-	int r = pm_snapshot_add_process(w, ctx, pid, flags);
-
-	if (r == -ENOENT || r == -ESRCH || r == -EACCES || r == -EPERM)
-		cli_error(-r, "cannot read process %d", (int)pid);
-	else if (r)
-		cli_error(-r, "cannot write process %d", (int)pid);
-	return r;
-}
-
-static int add_pids(struct pm_snapshot_writer *w, struct pm_ctx *ctx, const char *list, unsigned flags)
-{
-	char *copy = strdup(list), *tok, *save = NULL;
-	int r = copy ? 0 : -ENOMEM;
-	pid_t pid;
-
-	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && !r; tok = strtok_r(NULL, ",", &save)) {
-		if (cli_parse_pid(tok, &pid) < 0)
-			continue;	/* parse() refused the list already */
-		r = add_pid(w, ctx, pid ? pid : getpid(), flags);
-	}
-	free(copy);
-	return r;
-}
-
-/* The processes --all could not read: said on stderr and kept in the file's META, never left out silently. */
+/* Processes not read: said on stderr and kept in the file's META, never left out silently. */
 struct refused {
 	char list[512];	/* "1,417,..." */
 	size_t n;
@@ -265,6 +243,65 @@ static void refused_add(struct refused *rf, pid_t pid)
 	else if (!strstr(rf->list, ",..."))
 		strcat(rf->list, ",...");
 	rf->n++;
+}
+
+/*
+ * -p: each process must open as every other command opens it (pm_target_open: not a kernel thread,
+ * not a zombie, readable). One that does not is named in the library's words and added to @rf; the
+ * list of the others (malloc'd, possibly empty) is what is held and written. NULL: out of memory.
+ */
+static char *readable_pids(struct pm_ctx *ctx, const char *list, struct refused *rf)
+{
+	char *copy = strdup(list), *keep = calloc(1, strlen(list) + 1), *tok, *save = NULL;
+	struct pm_target *t;
+	pid_t pid;
+
+	tok = copy && keep ? strtok_r(copy, ",", &save) : NULL;
+	for (; tok; tok = strtok_r(NULL, ",", &save)) {
+		if (cli_parse_pid(tok, &pid) < 0)
+			continue;	/* parse() refused the list already */
+		pid = pid ? pid : getpid();
+		if (!(t = pm_target_open(ctx, pid))) {
+			cli_explain_target(ctx, pid, tok, errno);
+			refused_add(rf, pid);
+			continue;
+		}
+		pm_target_close(t);
+		if (*keep)
+			strcat(keep, ",");
+		strcat(keep, tok);
+	}
+	if (!copy || !keep) {
+		free(keep);
+		keep = NULL;
+	}
+	free(copy);
+	return keep;
+}
+
+/* Write the processes of @list; one gone meanwhile or refused is named, added to @rf, left out. */
+static int add_pids(struct pm_snapshot_writer *w, struct pm_ctx *ctx, const char *list,
+		    unsigned flags, struct refused *rf)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	int r = copy ? 0 : -ENOMEM;
+	pid_t pid;
+
+	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && !r; tok = strtok_r(NULL, ",", &save)) {
+		if (cli_parse_pid(tok, &pid) < 0)
+			continue;
+		pid = pid ? pid : getpid();
+		r = pm_snapshot_add_process(w, ctx, pid, flags);
+		if (r == -ENOENT || r == -ESRCH || r == -EACCES || r == -EPERM) {
+			cli_explain_target(ctx, pid, tok, -r);
+			refused_add(rf, pid);
+			r = 0;
+		} else if (r) {
+			cli_error(-r, "cannot write process %d", (int)pid);
+		}
+	}
+	free(copy);
+	return r;
 }
 
 /* Every process, or with @cgroup every process of that cgroup v2 and those below it (as `ps --cgroup` picks them). */
@@ -390,20 +427,41 @@ static int hold_meta(struct pm_snapshot_writer *w, const struct snap_opts *o, co
 	return r;
 }
 
-/* The processes asked for, held still while they are read with --freeze; released whatever happened. */
-static int add_processes(struct pm_snapshot_writer *w, struct pm_ctx *ctx, const struct snap_opts *o,
+/*
+ * The processes asked for, held still while they are read with --freeze; released whatever
+ * happened. With -p, those that cannot be read are left out, named, counted in o->refused and
+ * listed in META refused_pids; -ECANCELED (said why) when none can be: nothing is written.
+ */
+static int add_processes(struct pm_snapshot_writer *w, struct pm_ctx *ctx, struct snap_opts *o,
 			 struct snap_hold *h)
 {
 	unsigned flags = (o->phys ? 0 : PM_SNAPSHOT_FRAMES) | (o->one_thread ? PM_SNAPSHOT_ONE_THREAD : 0);
+	struct refused rf = { "", 0 };
+	char *list = NULL;
 	int r;
 
-	if (o->freeze && (o->cgroup ? hold_cgroup(h, o->cgroup) : hold_pids(h, o->pids)))
+	if (o->pids && !(list = readable_pids(ctx, o->pids, &rf))) {
+		cli_error(ENOMEM, "cannot write the processes");
+		return -ENOMEM;
+	}
+	if (list && !*list) {
+		cli_error(0, "no process given can be read: %s is not written", o->out);
+		free(list);
+		return -ECANCELED;
+	}
+	if (o->freeze && (o->cgroup ? hold_cgroup(h, o->cgroup) : hold_pids(h, list))) {
+		free(list);
 		return -ECANCELED;	/* said why */
+	}
 	if (o->all || o->cgroup)
 		r = add_all(w, ctx, flags, o->cgroup);
 	else
-		r = add_pids(w, ctx, o->pids, flags);
+		r = add_pids(w, ctx, list, flags, &rf);
 	hold_release(h);
+	free(list);
+	if (!r && rf.n)
+		r = pm_snapshot_add_meta(w, "refused_pids", rf.list);
+	o->refused = rf.n;
 	return r ? r : hold_meta(w, o, h);
 }
 
@@ -452,7 +510,7 @@ static int write_once(struct pm_ctx *ctx, struct snap_opts *o, bool to_stdout)
 		cli_outfile_error(-r, "write", o->out);
 	}
 	pm_snapshot_writer_free(w);
-	return r ? EXIT_RUNTIME : EXIT_OK;
+	return r || o->refused ? EXIT_RUNTIME : EXIT_OK;
 }
 
 /* Appends to a new series race to create it (nothing to lock yet): the losers append again, to the series now there. */

@@ -63,6 +63,12 @@ extern const char *cli_root, *cli_snapshot;
  */
 struct pm_ctx *cli_ctx_new(void);
 struct pm_target *cli_open_target(struct pm_ctx *ctx, pid_t pid, const char *arg);
+/*
+ * Why process @arg (@pid) cannot be read, after pm_target_open() failed with @err: the library's
+ * words (pm_target_explain: gone, a kernel thread, a zombie, refused) and its hint, on stderr.
+ * Every command names a process it cannot read this way, alone or one of several.
+ */
+void cli_explain_target(struct pm_ctx *ctx, pid_t pid, const char *arg, int err);
 /* Explain an error that came from walking @arg's memory. */
 void cli_walk_error(struct pm_ctx *ctx, int err, const char *arg);
 /* One stderr line when PFNs are hidden from this reader. */

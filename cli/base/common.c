@@ -135,8 +135,7 @@ int cli_parse_pid(const char *s, pid_t *pid)
 	return 0;
 }
 
-/* The reason a target cannot be read, and a hint for the causes the library knows. */
-static void explain_open(struct pm_ctx *ctx, pid_t pid, const char *arg, int err)
+void cli_explain_target(struct pm_ctx *ctx, pid_t pid, const char *arg, int err)
 {
 	char msg[PATH_MAX + 256];
 	const char *hint;
@@ -184,7 +183,7 @@ struct pm_target *cli_open_target(struct pm_ctx *ctx, pid_t pid, const char *arg
 	struct pm_target *t = pm_target_open(ctx, pid);
 
 	if (!t)
-		explain_open(ctx, pid, arg, errno);
+		cli_explain_target(ctx, pid, arg, errno);
 	return t;
 }
 

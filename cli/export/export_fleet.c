@@ -302,6 +302,8 @@ int fleet_exact_pass(struct pm_ctx *ctx, const struct fleet_opts *o, struct flee
 		xshare_finish(xs, out->groups, &out->have_xshared);
 	if (r == 0 && k && pm_kpage_status(k, PM_KPAGE_FLAGS) == 0)
 		out->have_classes = pm_classes_read(ctx, k, &out->classes) == 0;
+	if (out->have_classes)	/* without MemFree, buddy and other stay as kpageflags gave them */
+		out->have_free = pm_classes_free(ctx, &out->classes, &out->free_bytes) == 0;
 out:
 	pm_xshare_free(xs);
 	pm_kpage_close(k);
@@ -390,16 +392,27 @@ out:
 #undef G
 }
 
-static void write_classes(struct mw *w, const struct pm_classes *c)
+/*
+ * One sample per class. Free memory is its own class, "free" (MemFree), in the place of
+ * "buddy": the kernel's count, and before Linux 4.10 kpageflags flagged only a free block's
+ * first page, leaving the rest of free memory in "other". Without MemFree, buddy and other
+ * as kpageflags gave them.
+ */
+static void write_classes(struct mw *w, const struct fleet_exact *ex)
 {
 	struct mw_label l;
 	int i;
 
 	mw_family(w, "pagemap_physical_bytes", MW_GAUGE, "bytes",
-		  "Physical memory by page class from /proc/kpageflags (slow tier, root)");
+		  "Physical memory by page class from /proc/kpageflags (slow tier, root); "
+		  "class=\"free\" is MemFree of /proc/meminfo, and \"other\" what no class "
+		  "holds (kernel allocations, reserved, per-CPU free lists)");
 	for (i = 0; i < PM_CLASS_COUNT; i++) {
-		l = (struct mw_label){ "class", pm_class_name((enum pm_class)i) };
-		mw_sample_u64(w, &l, 1, c->bytes[i]);
+		bool free_class = i == PM_CLASS_BUDDY && ex->have_free;
+
+		l = (struct mw_label){ "class",
+				       free_class ? "free" : pm_class_name((enum pm_class)i) };
+		mw_sample_u64(w, &l, 1, free_class ? ex->free_bytes : ex->classes.bytes[i]);
 	}
 }
 
@@ -488,7 +501,7 @@ int fleet_scrape_n(struct pm_ctx *ctx, const struct fleet_opts *o, struct fleet_
 			if (exact)
 				write_exact(&w[i], g, ex->have_xshared);
 			if (exact && ex->have_classes)
-				write_classes(&w[i], &ex->classes);
+				write_classes(&w[i], ex);
 			write_self(&w[i], st, &t, pm_groups_count(g), ex, duration);
 			mw_finish(&w[i]);
 			if (w[i].oom)

@@ -32,6 +32,8 @@ struct fleet_exact {
 	bool have_classes;
 	bool have_xshared;		/* groups' xshared filled (root: frame numbers visible) */
 	struct pm_classes classes;
+	bool have_free;			/* free_bytes read, free pages out of buddy and other */
+	uint64_t free_bytes;		/* MemFree (pm_classes_free) */
 	double taken;			/* CLOCK_MONOTONIC seconds at its end */
 	double duration;		/* seconds it took */
 	uint64_t skipped_gone, skipped_perm;

@@ -127,7 +127,11 @@ PM_API int pm_xshare_finish(struct pm_xshare *x, uint64_t *bytes, size_t ngroups
 
 /* Classes of physical frames: each frame is in exactly one (the first that matches, in this order). */
 enum pm_class {
-	PM_CLASS_BUDDY = 0,	/* the first page of a free block (kpageflags marks no other: the rest are in other) */
+	/*
+	 * Free pages kpageflags flags buddy: every page of a free block since Linux 4.10, only
+	 * its first before (the rest then in other); pm_classes_free() takes all free memory apart.
+	 */
+	PM_CLASS_BUDDY = 0,
 	PM_CLASS_SLAB,
 	PM_CLASS_PAGETABLE,	/* 4.19+; before, in other */
 	PM_CLASS_ZERO,		/* the zero page and huge zero page */
@@ -160,5 +164,21 @@ PM_API const char *pm_class_name(enum pm_class c);
  * ENOMEM; @out is zeroed on failure.
  */
 PM_API int pm_classes_read(struct pm_ctx *ctx, struct pm_kpage *k, struct pm_classes *out);
+
+/*
+ * pm_classes_free - take the free memory out of @c (as pm_classes_read
+ * filled it) into @free_bytes. kpageflags flags every page of a free block
+ * buddy since Linux 4.10 and only its first page before (the block's order
+ * is not in kpageflags), so there the rest of a free block reads as other;
+ * and pages on the per-CPU free lists are flagged nothing on any kernel.
+ * @free_bytes gets ROOT/proc/meminfo's MemFree, the kernel's count of free
+ * pages; PM_CLASS_BUDDY becomes 0 and PM_CLASS_OTHER loses MemFree less the
+ * buddy bytes (at most what it holds: MemFree is read after the walk, and
+ * what was allocated or freed meanwhile is the difference). The per-CPU
+ * lists are not in MemFree either and stay in other. Returns 0,
+ * -EINVAL, -EBADMSG (no valid MemFree line: pm_ctx_tree_error) or the
+ * error of reading meminfo; @c is unchanged on failure.
+ */
+PM_API int pm_classes_free(struct pm_ctx *ctx, struct pm_classes *c, uint64_t *free_bytes);
 
 #endif /* PAGEMAP_FLEET_H */

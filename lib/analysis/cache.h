@@ -14,6 +14,8 @@ int pmi_cache_measure_at(struct pm_ctx *ctx, int dirfd, const char *name, const 
 			struct pm_cache_stat *out);
 /* The value of "@name:" in meminfo-style @text, in bytes (the text says kB). Pure. 0, -ENOENT or -EINVAL. */
 int pmi_meminfo_field(const char *text, const char *name, uint64_t *bytes);
+/* "@name:" of ROOT/proc/meminfo in bytes: 0, -EBADMSG (no valid line: tree error), -errno. */
+int pmi_meminfo_read(struct pm_ctx *ctx, const char *name, uint64_t *bytes);
 /* "START-END" of a map_files name for a mapping (lower-case hex, no 0x), into @buf. Pure. 0 or -ENAMETOOLONG. */
 int pmi_map_files_name(uint64_t start, uint64_t end, char *buf, size_t size);
 

@@ -243,7 +243,7 @@ int pmi_meminfo_field(const char *text, const char *name, uint64_t *bytes)
 	return -ENOENT;
 }
 
-int pm_cache_meminfo(struct pm_ctx *ctx, uint64_t *cached)
+int pmi_meminfo_read(struct pm_ctx *ctx, const char *name, uint64_t *bytes)
 {
 	char path[4096], buf[16384];
 	int r = pmi_path(ctx, path, sizeof(path), "/proc/meminfo");
@@ -253,8 +253,13 @@ int pm_cache_meminfo(struct pm_ctx *ctx, uint64_t *cached)
 	r = pmi_read_small_file(ctx, path, buf, sizeof(buf));
 	if (r < 0)
 		return r;
-	r = pmi_meminfo_field(buf, "Cached", cached);
+	r = pmi_meminfo_field(buf, name, bytes);
 	if (r == -ENOENT || r == -EINVAL)
-		return pmi_tree_error(ctx, "%s: no valid \"Cached:\" line", path);
+		return pmi_tree_error(ctx, "%s: no valid \"%s:\" line", path, name);
 	return r;
+}
+
+int pm_cache_meminfo(struct pm_ctx *ctx, uint64_t *cached)
+{
+	return pmi_meminfo_read(ctx, "Cached", cached);
 }

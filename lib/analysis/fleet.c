@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "cache.h"
 #include "pages.h"
 
 /* kpageflags bits the public header does not name (include/uapi/linux/kernel-page-flags.h). */
@@ -176,4 +177,28 @@ int pm_classes_read(struct pm_ctx *ctx, struct pm_kpage *k, struct pm_classes *o
 	if (r < 0)
 		memset(out, 0, sizeof(*out));
 	return r;
+}
+
+int pm_classes_free(struct pm_ctx *ctx, struct pm_classes *c, uint64_t *free_bytes)
+{
+	uint64_t mem_free, unflagged;
+	int r;
+
+	if (!ctx || !c || !free_bytes)
+		return -EINVAL;
+	if ((r = pmi_meminfo_read(ctx, "MemFree", &mem_free)) < 0)
+		return r;
+	/*
+	 * The free pages kpageflags did not flag buddy (before Linux 4.10, all but each block's
+	 * first) were counted as other; the buddy pages it did flag are free too. MemFree is read
+	 * after the walk, so the two may differ by what was allocated or freed meanwhile: other
+	 * gives up at most what it holds.
+	 */
+	unflagged = mem_free > c->bytes[PM_CLASS_BUDDY] ? mem_free - c->bytes[PM_CLASS_BUDDY] : 0;
+	if (unflagged > c->bytes[PM_CLASS_OTHER])
+		unflagged = c->bytes[PM_CLASS_OTHER];
+	c->bytes[PM_CLASS_OTHER] -= unflagged;
+	c->bytes[PM_CLASS_BUDDY] = 0;
+	*free_bytes = mem_free;
+	return 0;
 }
