@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "cli.h"
 #include "output.h"
@@ -179,19 +180,34 @@ static int watch_writable(struct track *tr, unsigned flags)
 
 /* ---- the loop ---- */
 
-/* Collect, print, and set sp->next: the interval to wait now (widened past the asked one by --max-overhead). */
+/* CPU time of track itself (all its threads), seconds. */
+static double own_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Collect, print, and set sp->next: the interval to wait now (widened past the asked one by --max-overhead).
+ * A command held at its exit is collected without a reset: nothing is armed again in memory about to go.
+ */
 static int one_interval(struct track *tr, struct span *sp)
 {
 	const struct pm_written *r;
+	double cpu0 = own_cpu();
 	size_t n;
 	int err;
 
 	/* Mappings that appeared during the interval: watched from now, their content counted as written now. */
 	err = watch_writable(tr, PM_WATCH_POPULATED);
 	if (err == 0)
-		err = pm_watch_collect(tr->w, PM_WATCH_RESET, &r, &n);
+		err = pm_watch_collect(tr->w, tr->at_exit ? 0 : PM_WATCH_RESET, &r, &n);
+	tr->collect_cpu = own_cpu() - cpu0;
 	if (err < 0)
 		return err;
+	sp->partial = tr->at_exit;
 	sp->next = pm_watch_next_interval(tr->w, sp->asked, tr->max_overhead);
 	return track_print(tr, sp, r, n);
 }
@@ -228,6 +244,7 @@ static int restart_after_exec(struct track *tr)
 	enum pm_watch_method m;
 	unsigned flags = tr->flags;
 	struct pm_target *probe;
+	bool held;
 	int code;
 
 	/* A restart that failed (the process was exiting, not exec'ing) left no watch: it is gone. */
@@ -239,6 +256,8 @@ static int restart_after_exec(struct track *tr)
 	pm_target_close(probe);
 	m = pm_watch_method(tr->w);
 	fprintf(stderr, "pagemap: track: process %d exec'd: watching its new program\n", (int)tr->pid);
+	held = tr->held;
+	track_hold_release(tr);	/* the new watch may stop it by ptrace: one tracer */
 	pm_watch_free(tr->w);
 	pm_target_close(tr->t);
 	tr->w = NULL;
@@ -246,14 +265,40 @@ static int restart_after_exec(struct track *tr)
 	code = start_watch(tr, m, flags, true);
 	if (code != EXIT_OK)
 		return -ESRCH;
+	if (held)
+		track_hold_start(tr);
 	return watch_writable(tr, PM_WATCH_POPULATED);
+}
+
+/* The process ended during the interval @sp and its memory went uncollected: a record that says so. */
+static int print_lost(struct track *tr, struct span *sp)
+{
+	sp->partial = true;
+	sp->lost = tr->unheld ? tr->unheld : "the process exited before this interval's collect";
+	tr->collect_cpu = 0;
+	return track_print(tr, sp, NULL, 0);
+}
+
+/* The interval that starts now: how long the last one ran, and what it was to be. */
+static void begin_span(struct track *tr, struct span *sp, double now, double t0, double last)
+{
+	struct pm_watch_cost c;
+
+	sp->t = now - t0;
+	sp->interval = now - last;
+	sp->planned = sp->next;
+	sp->widened = sp->planned > sp->asked + 1e-9;
+	sp->partial = false;
+	sp->lost = NULL;
+	tr->prev_collect = tr->w && pm_watch_cost(tr->w, &c) == 0 ? c.scan_time : 0;
 }
 
 /*
  * Every interval as asked, or wider when --max-overhead says so. When the
  * next collect is due is pm_watch_next_wait's: never before the process has
  * had 90 % of the next interval since this one ended (a slow collect does
- * not eat into the next interval).
+ * not eat into the next interval, it stretches this one: the record says
+ * so). A command is held at its exit, and its last interval collected there.
  */
 static int track_loop(struct track *tr, double asked, unsigned long count)
 {
@@ -264,6 +309,7 @@ static int track_loop(struct track *tr, double asked, unsigned long count)
 
 	/* Priced now, the target armed and tracked meanwhile: a short-lived command is not missed for it. */
 	calibrate(tr, false);
+	track_hold_start(tr);
 	if (!getenv("PAGEMAP_TRACK_SLICES"))	/* the slices forced: tests cover both */
 		tr->pidfd = track_open_pidfd(tr->pid);
 	for (i = 1; !count || i <= count; i++) {
@@ -273,18 +319,21 @@ static int track_loop(struct track *tr, double asked, unsigned long count)
 		if (track_stop_signal)
 			break;
 		now = track_now();
-		sp.t = now - t0;
-		sp.interval = now - last;
-		sp.widened = sp.next > asked + 1e-9;
+		begin_span(tr, &sp, now, t0, last);
 		err = one_interval(tr, &sp);
-		for (tries = 0; err == -ESRCH && tries < 10; tries++)
+		for (tries = 0; err == -ESRCH && !tr->at_exit && tries < 10; tries++)
 			if ((err = restart_after_exec(tr)) == 0)
 				err = one_interval(tr, &sp);
+		if (err == -ESRCH && print_lost(tr, &sp) < 0)
+			err = -EIO;
 		last = now;
+		if (tr->at_exit)	/* collected at its exit: it may go on */
+			err = -ESRCH;
 		if (err < 0)
 			break;
 		due = track_now() + pm_watch_next_wait(tr->w, sp.next);
 	}
+	track_hold_release(tr);
 	if (tr->pidfd >= 0)
 		close(tr->pidfd);
 	tr->pidfd = -1;
@@ -465,9 +514,12 @@ static int finish(struct track *tr, int code)
 	if (tr->w && pm_watch_cost(tr->w, &c) == 0)
 		fprintf(stderr, "pagemap: track: the longest single scan held process %d's page tables %.1f ms\n",
 			(int)tr->pid, 1e3 * c.max_hold_ever);
+	track_hold_release(tr);	/* before a command is stopped and reaped: traced, it would wait for us */
 	pm_watch_free(tr->w);	/* unregisters and closes: the target is left as found */
 	pm_target_close(tr->t);
 	out_free(tr->out);
+	if (tr->sigfd >= 0)
+		close(tr->sigfd);
 	if (!tr->command || tr->pid <= 0)
 		return code;
 	return track_reap(tr, code);
@@ -475,7 +527,8 @@ static int finish(struct track *tr, int code)
 
 int cmd_track(struct pm_ctx *ctx, int argc, char **argv)
 {
-	struct track tr = { .ctx = ctx, .max_overhead = DEFAULT_MAX_OVERHEAD / 100, .pidfd = -1 };
+	struct track tr = { .ctx = ctx, .max_overhead = DEFAULT_MAX_OVERHEAD / 100, .pidfd = -1,
+			   .sigfd = -1 };
 	struct track_args a = { .method = PM_WATCH_AUTO, .interval = 1.0 };
 	struct sigaction sa;
 	bool ended = false;
