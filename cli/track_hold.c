@@ -73,10 +73,14 @@ static void serve_stop(struct track *tr, int status)
 		tr->at_exit = true;
 		return;
 	}
-	if (event == PTRACE_EVENT_STOP) {	/* SIGSTOP and its kind: stays stopped, SIGCONT still wakes it */
-		ptrace(PTRACE_LISTEN, tr->pid, 0L, 0L);
+	/*
+	 * A group stop (SIGSTOP and its kind) stays stopped, SIGCONT still waking it; the trap that
+	 * tells its end (SIGTRAP, after a SIGCONT) is not one, and goes on.
+	 */
+	if (event == PTRACE_EVENT_STOP && (sig == SIGTRAP || ptrace(PTRACE_LISTEN, tr->pid, 0L, 0L) < 0))
+		ptrace(PTRACE_CONT, tr->pid, 0L, 0L);
+	if (event == PTRACE_EVENT_STOP)
 		return;
-	}
 	ptrace(PTRACE_CONT, tr->pid, 0L, (long)sig);	/* a signal for it, delivered now */
 }
 
