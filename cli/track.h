@@ -21,6 +21,7 @@ struct track {
 	unsigned skipped;		/* writable mappings the back end refused */
 	unsigned flags;			/* PM_WATCH_* for pm_watch_new */
 	bool ranges, command;
+	bool no_hold;			/* --no-hold: a command is not traced to be held at its exit */
 	struct out_opts oo;
 	struct out *out;		/* one record per interval */
 	uint64_t psize;

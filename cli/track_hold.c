@@ -35,6 +35,11 @@ void track_hold_start(struct track *tr)
 		tr->unheld = why_by_pid;
 		return;
 	}
+	if (tr->no_hold) {
+		tr->unheld = "the process exited before this interval's collect, and its memory with it "
+			     "(--no-hold: track did not hold it at its exit)";
+		return;
+	}
 	if (pm_watch_method_flags(pm_watch_method(tr->w)) & PM_WATCH_METHOD_TRACES) {
 		snprintf(tr->unheld_buf, sizeof(tr->unheld_buf), "%s stops the command by ptrace at each interval, "
 			 "and a process has one tracer: track could not also hold it at its exit",
