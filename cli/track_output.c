@@ -175,6 +175,21 @@ static void cost_words(const struct track *tr, const struct pm_watch_cost *c, co
 		 1e3 * c->scan_time, 1e3 * tr->collect_cpu, track_cpu_share(tr, sp), next);
 }
 
+/* Why the interval @sp ran past its plan: the start's measurement, the collect before it, or a late wake-up. */
+static int stretch_cause(const struct track *tr, const struct span *sp, char *buf, size_t size)
+{
+	if (sp->t <= sp->interval + 1e-9)	/* the first: pm_watch_calibrate ran in it */
+		return snprintf(buf, size, "the measurement of a tracking fault's price at start took its time");
+	double by_collect = tr->prev_collect - 0.1 * sp->planned, late = sp->interval - sp->planned - by_collect;
+
+	if (by_collect <= 0)
+		return snprintf(buf, size, "track woke late (a busy machine)");
+	/* pm_watch_next_wait's rule: a collect over a tenth of the interval pushes the next one back */
+	return snprintf(buf, size, "the collect before it took %.1f ms, and the process gets 90%% of an interval "
+			"after a collect%s", 1e3 * tr->prev_collect,
+			late > 0.05 * sp->planned && late > 0.010 ? "; track also woke late (a busy machine)" : "");
+}
+
 /* The words in the heading's parentheses after "asked": widened, stretched, the last. */
 static void span_words(const struct track *tr, const struct span *sp, char *buf, size_t size)
 {
@@ -182,11 +197,11 @@ static void span_words(const struct track *tr, const struct span *sp, char *buf,
 
 	if (n >= 0 && (size_t)n < size && sp->widened)
 		n += snprintf(buf + n, size - (size_t)n, ", widened to %.3fs by --max-overhead", sp->planned);
-	if (n >= 0 && (size_t)n < size && stretched(sp))
-		n += snprintf(buf + n, size - (size_t)n, "; %.3fs longer than planned: %s", sp->interval - sp->planned,
-			      tr->prev_collect >= 0.1 * sp->planned
-			      ? "the collect before it took its time, and the process gets 90% of an interval after one"
-			      : "track woke late (a busy machine)");
+	if (n >= 0 && (size_t)n < size && stretched(sp)) {
+		n += snprintf(buf + n, size - (size_t)n, "; %.3fs longer than planned: ", sp->interval - sp->planned);
+		if (n >= 0 && (size_t)n < size)
+			n += stretch_cause(tr, sp, buf + n, size - (size_t)n);
+	}
 	if (n >= 0 && (size_t)n < size && sp->partial)
 		snprintf(buf + n, size - (size_t)n, "; the last, partial: the process exited");
 }
