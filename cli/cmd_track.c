@@ -324,9 +324,9 @@ static int track_loop(struct track *tr, double asked, unsigned long count)
 	unsigned long i;
 	int err = 0, tries;
 
-	/* Priced now, the target armed and tracked meanwhile: a short-lived command is not missed for it. */
-	calibrate(tr, false);
+	/* Held and priced now, the target armed and tracked meanwhile: a short-lived command is not missed for it. */
 	track_hold_start(tr);
+	calibrate(tr, false);
 	if (!getenv("PAGEMAP_TRACK_SLICES"))	/* the slices forced: tests cover both */
 		tr->pidfd = track_open_pidfd(tr->pid);
 	for (i = 1; !count || i <= count; i++) {

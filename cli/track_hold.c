@@ -26,6 +26,18 @@ static const char why_gone[] =
 	"its memory was gone before track could stop it at its exit (killed by SIGKILL, "
 	"or exit_group from a thread other than its first)";
 
+static const char why_early[] =
+	"it exited before track could hold it at its exit (while tracking was being set up)";
+
+/* Has our child @pid ended (not reaped: its status is track_reap's)? */
+static bool ended(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
 void track_hold_start(struct track *tr)
 {
 	sigset_t chld;
@@ -56,15 +68,19 @@ void track_hold_start(struct track *tr)
 	}
 	if (tr->sigfd < 0 || ptrace(PTRACE_SEIZE, tr->pid, 0L, (long)PTRACE_O_TRACEEXIT) < 0) {
 		err = errno;
-		snprintf(tr->unheld_buf, sizeof(tr->unheld_buf), "track could not hold it at its exit: %s: %s",
-			 tr->sigfd < 0 ? "signalfd" : "ptrace", strerror(err));
-		tr->unheld = tr->unheld_buf;
+		if (tr->sigfd >= 0 && ended(tr->pid))
+			tr->unheld = why_early;
+		else
+			snprintf(tr->unheld_buf, sizeof(tr->unheld_buf), "track could not hold it at its exit: %s: %s",
+				 tr->sigfd < 0 ? "signalfd" : "ptrace", strerror(err));
+		if (tr->unheld != why_early)
+			tr->unheld = tr->unheld_buf;
 		return;
 	}
 	if (!tr->held_once)
 		fprintf(stderr, "pagemap: track: process %d is traced (ptrace) until it exits, to be held there while "
 			"its last interval is collected; meanwhile each signal it is sent waits for track to pass it "
-			"on (at once, or after a collect that is running)\n", (int)tr->pid);
+			"on (at once, or after a collect or the start's measurement that is running)\n", (int)tr->pid);
 	tr->held = tr->held_once = true;
 	tr->unheld = why_gone;	/* held, yet gone without the exit stop */
 }

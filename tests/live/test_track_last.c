@@ -223,6 +223,22 @@ static int t_last_snapshot(void)
 	return last_by(PM_WATCH_SNAPSHOT, false);
 }
 
+/* Which methods ptrace the process at each reset (so that track cannot hold it): fork-snapshot only. */
+static int t_method_traces(void)
+{
+	size_t i;
+
+	for (i = 0; i < pm_watch_method_count(); i++) {
+		enum pm_watch_method m = pm_watch_method_at(i);
+
+		printf("  %s: %s\n", pm_watch_method_name(m),
+		       pm_watch_method_flags(m) & PM_WATCH_METHOD_TRACES ? "traces at each reset" : "does not");
+		CHECK(!!(pm_watch_method_flags(m) & PM_WATCH_METHOD_TRACES) == (m == PM_WATCH_SNAPSHOT));
+	}
+	CHECK(pm_watch_method_flags(PM_WATCH_AUTO) == 0);
+	return t_failed_checks ? T_FAIL : T_PASS;
+}
+
 /* --no-hold: the command is not traced, and the last record says why it was not collected. */
 static int t_last_nohold(void)
 {
@@ -333,6 +349,7 @@ static int t_thp_heap(void)
 int main(int argc, char **argv)
 {
 	static const struct t_case cases[] = {
+		{ "method_traces", t_method_traces },
 		{ "last_uffd", t_last_uffd },
 		{ "last_softdirty", t_last_softdirty },
 		{ "last_snapshot", t_last_snapshot },
