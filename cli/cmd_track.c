@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "cli.h"
 #include "output.h"
@@ -26,7 +27,11 @@ static const char help_head[] =
 	"       pagemap track [options] [INTERVAL] -- COMMAND [ARG...]\n"
 	"\nThe pages a process writes, per interval (default 1 second), per mapping and in total.\n"
 	"Every writable mapping is watched, and mappings that appear later from the interval they\n"
-	"appear in (their pages with content count as written then).\n"
+	"appear in (their pages with content count as written then). When the process exits, a\n"
+	"last record says so, with its real length (\"partial\"): a COMMAND is held at its exit\n"
+	"(ptrace, PTRACE_O_TRACEEXIT: its signals wait for track meanwhile) and that interval is\n"
+	"collected there; a PID track did not start, or fork-snapshot, cannot be held (its memory\n"
+	"goes as it exits): that record says \"not collected\" and why.\n"
 	"\nHow the target is disturbed, by method (stated on stderr when tracking starts):\n";
 
 static const char help_cost[] =
@@ -34,22 +39,28 @@ static const char help_cost[] =
 	"interval took one tracking fault, priced by a measurement at start (first writes to 1024\n"
 	"protected pages against plain writes, in a throwaway child; stated on stderr), against\n"
 	"the target's CPU time (at least a tenth of a CPU); plus the time of the collect's scans\n"
-	"against the interval. Measured here (Linux 6.18, paravirtualized guest): 15-30 us per\n"
-	"fault by uffd with the host busy, 1.0-1.3 us on a quiet day. At 25 us a process writing\n"
-	"26,000 different pages per second (10 % of 1 GiB) loses about 65 % of a CPU at a 1 s\n"
-	"interval and all of it at 0.1 s (at 1 us, 2.6 % and 26 %); rewriting a page within an\n"
-	"interval costs nothing more. With --max-overhead (default 10 %) the next interval is\n"
-	"widened in proportion when the estimate passes it (never narrower than asked; the record\n"
-	"says so); it stays while the estimate is within the budget, and narrows back when it\n"
-	"falls under a quarter of it (the target went quiet). Such a writer then reached 4-6 s\n"
-	"intervals in 3-4 collects and, in the steady state, kept 0.90-0.93 of its untracked\n"
-	"write rate (0.88-1.04 over all rows measured: pagemap-track(1), bench/README.md).\n"
+	"against the interval. Beside it, track's own collect: its wall time and track's CPU for\n"
+	"it (a share of one CPU over the interval), work done for the target, not in the estimate.\n"
+	"Measured here (Linux 6.18, paravirtualized guest): 15-30 us per fault by uffd with the\n"
+	"host busy, 1.0-1.3 us on a quiet day. At 25 us a process writing 26,000 different pages\n"
+	"per second (10 % of 1 GiB) loses about 65 % of a CPU at a 1 s interval and all of it at\n"
+	"0.1 s (at 1 us, 2.6 % and 26 %); rewriting a page within an interval costs nothing more.\n"
+	"With --max-overhead (default 10 %) the next interval is widened in proportion when the\n"
+	"estimate passes it (never narrower than asked); it stays while the estimate is within\n"
+	"the budget, and narrows back when it falls under a quarter of it (the target went\n"
+	"quiet); the record says which, with the estimate. An interval that ran past its plan\n"
+	"says so and why (a collect over a tenth of it: the process gets 90 % of an interval\n"
+	"after a collect). Such a writer then reached 4-6 s intervals in 3-4 collects and, in\n"
+	"the steady state, kept 0.90-0.93 of its untracked write rate (0.88-1.04 over all rows\n"
+	"measured: pagemap-track(1), bench/README.md).\n"
 	"\nOptions:\n";
 
 static const char help_options[] =
 	"      --ranges         list the written address ranges, not the mappings\n"
 	"      --no-thp         split the target's huge pages so writes are counted per 4 KiB\n"
 	"                       page (uffd); without it tracking leaves them whole\n"
+	"      --no-hold        do not trace COMMAND to hold it at its exit: its last interval goes\n"
+	"                       uncollected (for a program that minds a tracer: LeakSanitizer)\n"
 	"      --max-overhead PERCENT\n"
 	"                       keep the estimated cost to the process under PERCENT of its\n"
 	"                       time (default 10; 0: never widen) by widening the interval\n"
@@ -59,11 +70,18 @@ static const char help_options[] =
 	"      --total          the total row also with -n\n"
 	"  -h, --help           this help\n"
 	"\nJSON: {\"t\":SECONDS,\"interval\":SECONDS,\"method\":\"uffd\",\"written\":BYTES,\"pages\":N,\n"
-	"       \"asked\":SECONDS,\"widened\":BOOL,\"faults\":N,\"fault_us\":US,\"overhead\":PERCENT,\n"
-	"       \"collect_ms\":MS,\"max_hold_ms\":MS,\"next_interval\":SECONDS,\n"
+	"       \"asked\":SECONDS,\"planned\":SECONDS,\"widened\":BOOL,\"stretched\":BOOL,\n"
+	"       \"partial\":BOOL,\"collected\":BOOL,\"why_not\":WORDS,\"faults\":N,\"fault_us\":US,\n"
+	"       \"overhead\":PERCENT,\"collect_ms\":MS,\"collect_cpu_ms\":MS,\"track_cpu\":PERCENT,\n"
+	"       \"max_hold_ms\":MS,\"next_interval\":SECONDS,\n"
 	"       \"maps\":[{\"start\":\"0x..\",\"end\":\"0x..\",\"path\":\"..\",\"pages\":N,\"written\":BYTES,\n"
 	"                \"huge\":BYTES},...]}   (path null without a file or name; -o picks the keys)\n"
 	"      (with --ranges, \"ranges\":[{\"start\":..,\"end\":..,\"huge\":false},...] instead of \"maps\").\n"
+	"      interval: measured, from the previous collect's start; planned: asked, or widened by\n"
+	"      --max-overhead; stretched: it ran more than 5 % and 10 ms past its plan; partial: the\n"
+	"      last, cut short by the process's end; collected false: why_not says why, and written,\n"
+	"      pages and the cost keys are null; collect_cpu_ms: track's CPU for the interval's\n"
+	"      listing and collect; track_cpu: that, in percent of one CPU over the interval.\n"
 	"\nExit status: 0 when tracking ended (COUNT reached, the process exited, or SIGINT/SIGTERM),\n"
 	"1 when tracking could not start or failed, 2 for a usage error. With -- COMMAND, as time(1):\n"
 	"COMMAND's exit status (128+N if signal N ended it; SIGINT, SIGTERM and SIGHUP are passed\n"
@@ -180,19 +198,34 @@ static int watch_writable(struct track *tr, unsigned flags)
 
 /* ---- the loop ---- */
 
-/* Collect, print, and set sp->next: the interval to wait now (widened past the asked one by --max-overhead). */
+/* CPU time of track itself (all its threads), seconds. */
+static double own_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Collect, print, and set sp->next: the interval to wait now (widened past the asked one by --max-overhead).
+ * A command held at its exit is collected without a reset: nothing is armed again in memory about to go.
+ */
 static int one_interval(struct track *tr, struct span *sp)
 {
 	const struct pm_written *r;
+	double cpu0 = own_cpu();
 	size_t n;
 	int err;
 
 	/* Mappings that appeared during the interval: watched from now, their content counted as written now. */
 	err = watch_writable(tr, PM_WATCH_POPULATED);
 	if (err == 0)
-		err = pm_watch_collect(tr->w, PM_WATCH_RESET, &r, &n);
+		err = pm_watch_collect(tr->w, tr->at_exit ? 0 : PM_WATCH_RESET, &r, &n);
+	tr->collect_cpu = own_cpu() - cpu0;
 	if (err < 0)
 		return err;
+	sp->partial = tr->at_exit;
 	sp->next = pm_watch_next_interval(tr->w, sp->asked, tr->max_overhead);
 	return track_print(tr, sp, r, n);
 }
@@ -229,6 +262,7 @@ static int restart_after_exec(struct track *tr)
 	enum pm_watch_method m;
 	unsigned flags = tr->flags;
 	struct pm_target *probe;
+	bool held;
 	int code;
 
 	/* A restart that failed (the process was exiting, not exec'ing) left no watch: it is gone. */
@@ -240,6 +274,8 @@ static int restart_after_exec(struct track *tr)
 	pm_target_close(probe);
 	m = pm_watch_method(tr->w);
 	fprintf(stderr, "pagemap: track: process %d exec'd: watching its new program\n", (int)tr->pid);
+	held = tr->held;
+	track_hold_release(tr);	/* the new watch may stop it by ptrace: one tracer */
 	pm_watch_free(tr->w);
 	pm_target_close(tr->t);
 	tr->w = NULL;
@@ -247,14 +283,40 @@ static int restart_after_exec(struct track *tr)
 	code = start_watch(tr, m, flags, true);
 	if (code != EXIT_OK)
 		return -ESRCH;
+	if (held)
+		track_hold_start(tr);
 	return watch_writable(tr, PM_WATCH_POPULATED);
+}
+
+/* The process ended during the interval @sp and its memory went uncollected: a record that says so. */
+static int print_lost(struct track *tr, struct span *sp)
+{
+	sp->partial = true;
+	sp->lost = tr->unheld ? tr->unheld : "the process exited before this interval's collect";
+	tr->collect_cpu = 0;
+	return track_print(tr, sp, NULL, 0);
+}
+
+/* The interval that starts now: how long the last one ran, and what it was to be. */
+static void begin_span(struct track *tr, struct span *sp, double now, double t0, double last)
+{
+	struct pm_watch_cost c;
+
+	sp->t = now - t0;
+	sp->interval = now - last;
+	sp->planned = sp->next;
+	sp->widened = sp->planned > sp->asked + 1e-9;
+	sp->partial = false;
+	sp->lost = NULL;
+	tr->prev_collect = tr->w && pm_watch_cost(tr->w, &c) == 0 ? c.scan_time : 0;
 }
 
 /*
  * Every interval as asked, or wider when --max-overhead says so. When the
  * next collect is due is pm_watch_next_wait's: never before the process has
  * had 90 % of the next interval since this one ended (a slow collect does
- * not eat into the next interval).
+ * not eat into the next interval, it stretches this one: the record says
+ * so). A command is held at its exit, and its last interval collected there.
  */
 static int track_loop(struct track *tr, double asked, unsigned long count)
 {
@@ -263,7 +325,8 @@ static int track_loop(struct track *tr, double asked, unsigned long count)
 	unsigned long i;
 	int err = 0, tries;
 
-	/* Priced now, the target armed and tracked meanwhile: a short-lived command is not missed for it. */
+	/* Held and priced now, the target armed and tracked meanwhile: a short-lived command is not missed for it. */
+	track_hold_start(tr);
 	calibrate(tr, false);
 	if (!getenv("PAGEMAP_TRACK_SLICES"))	/* the slices forced: tests cover both */
 		tr->pidfd = track_open_pidfd(tr->pid);
@@ -274,18 +337,21 @@ static int track_loop(struct track *tr, double asked, unsigned long count)
 		if (track_stop_signal)
 			break;
 		now = track_now();
-		sp.t = now - t0;
-		sp.interval = now - last;
-		sp.widened = sp.next > asked + 1e-9;
+		begin_span(tr, &sp, now, t0, last);
 		err = one_interval(tr, &sp);
-		for (tries = 0; err == -ESRCH && tries < 10; tries++)
+		for (tries = 0; err == -ESRCH && !tr->at_exit && tries < 10; tries++)
 			if ((err = restart_after_exec(tr)) == 0)
 				err = one_interval(tr, &sp);
+		if (err == -ESRCH && print_lost(tr, &sp) < 0)
+			err = -EIO;
 		last = now;
+		if (tr->at_exit)	/* collected at its exit: it may go on */
+			err = -ESRCH;
 		if (err < 0)
 			break;
 		due = track_now() + pm_watch_next_wait(tr->w, sp.next);
 	}
+	track_hold_release(tr);
 	if (tr->pidfd >= 0)
 		close(tr->pidfd);
 	tr->pidfd = -1;
@@ -362,11 +428,11 @@ struct track_args {
 /* The options before "--"; returns -1 to go on, or an exit code. */
 static int parse_options(struct track *tr, struct track_args *a, int argc, char **argv)
 {
-	enum { OPT_RANGES = 0x2000, OPT_NOTHP, OPT_MAXOVER };
+	enum { OPT_RANGES = 0x2000, OPT_NOTHP, OPT_MAXOVER, OPT_NOHOLD };
 	static const struct option longopts[] = {
 		{ "method", required_argument, NULL, 'm' }, { "ranges", no_argument, NULL, OPT_RANGES },
 		{ "no-thp", no_argument, NULL, OPT_NOTHP }, { "help", no_argument, NULL, 'h' },
-		{ "max-overhead", required_argument, NULL, OPT_MAXOVER },
+		{ "max-overhead", required_argument, NULL, OPT_MAXOVER }, { "no-hold", no_argument, NULL, OPT_NOHOLD },
 		OUT_LONGOPTS, OUT_TOTAL_LONGOPT, { NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -391,6 +457,8 @@ static int parse_options(struct track *tr, struct track_args *a, int argc, char 
 			tr->ranges = true;
 		else if (c == OPT_NOTHP)
 			a->flags |= PM_WATCH_NOTHP;
+		else if (c == OPT_NOHOLD)
+			tr->no_hold = true;
 		else if (c == OPT_MAXOVER && parse_percent(optarg, &tr->max_overhead) < 0)
 			return cli_usage_error("invalid --max-overhead '%s' (a percentage, 0 to 100)", optarg);
 		else if (c == 'h')
@@ -466,9 +534,12 @@ static int finish(struct track *tr, int code)
 	if (tr->w && pm_watch_cost(tr->w, &c) == 0)
 		fprintf(stderr, "pagemap: track: the longest single scan held process %d's page tables %.1f ms\n",
 			(int)tr->pid, 1e3 * c.max_hold_ever);
+	track_hold_release(tr);	/* before a command is stopped and reaped: traced, it would wait for us */
 	pm_watch_free(tr->w);	/* unregisters and closes: the target is left as found */
 	pm_target_close(tr->t);
 	out_free(tr->out);
+	if (tr->sigfd >= 0)
+		close(tr->sigfd);
 	if (!tr->command || tr->pid <= 0)
 		return code;
 	return track_reap(tr, code);
@@ -476,7 +547,8 @@ static int finish(struct track *tr, int code)
 
 int cmd_track(struct pm_ctx *ctx, int argc, char **argv)
 {
-	struct track tr = { .ctx = ctx, .max_overhead = DEFAULT_MAX_OVERHEAD / 100, .pidfd = -1 };
+	struct track tr = { .ctx = ctx, .max_overhead = DEFAULT_MAX_OVERHEAD / 100, .pidfd = -1,
+			   .sigfd = -1 };
 	struct track_args a = { .method = PM_WATCH_AUTO, .interval = 1.0 };
 	struct sigaction sa;
 	bool ended = false;

@@ -123,44 +123,122 @@ static int fill_rows(struct track *tr, const struct pm_written *r, size_t n, uin
 	return err;
 }
 
-/* The cost line under the heading: what the estimate says, and why the next interval is what it is. */
+/* track's CPU in the last collect as a percentage of one CPU over the interval. */
+static double track_cpu_share(const struct track *tr, const struct span *sp)
+{
+	return sp->interval > 0 ? 100 * tr->collect_cpu / sp->interval : 0;
+}
+
+/* Did the interval run past its plan (by more than 5 % and 10 ms: not a wake-up's jitter)? */
+static bool stretched(const struct span *sp)
+{
+	return !sp->partial && sp->interval > sp->planned * 1.05 && sp->interval > sp->planned + 0.010;
+}
+
+/* Why the next interval is what it is, after the estimate @c; "" when as asked and nothing changed. */
+static void next_words(const struct track *tr, const struct pm_watch_cost *c, const struct span *sp, char *buf,
+		       size_t size)
+{
+	double limit = 100 * tr->max_overhead, est = 100 * c->overhead;
+
+	buf[0] = '\0';
+	if (sp->partial || !(tr->max_overhead > 0))
+		return;
+	if (c->overhead > tr->max_overhead && sp->next > sp->planned + 1e-9)
+		snprintf(buf, size, "; %.1f%% is over --max-overhead %g%%: next interval widened to %.3fs", est, limit,
+			 sp->next);
+	else if (c->overhead > tr->max_overhead)
+		snprintf(buf, size, "; %.1f%% is over --max-overhead %g%%: next interval stays at %.3fs, the widest "
+			 "allowed", est, limit, sp->next);
+	else if (sp->next < sp->planned - 1e-9)
+		snprintf(buf, size, "; %.1f%% is under a quarter of --max-overhead %g%%: next interval narrowed to %.3fs",
+			 est, limit, sp->next);
+	else if (sp->next > sp->asked + 1e-9)
+		snprintf(buf, size, "; %.1f%% is within --max-overhead %g%%: next interval stays widened at %.3fs", est,
+			 limit, sp->next);
+}
+
+/* The cost line under the heading: the estimate for the process, track's own collect, and the next interval. */
 static void cost_words(const struct track *tr, const struct pm_watch_cost *c, const struct span *sp, char *buf,
 		       size_t size)
 {
-	int n = snprintf(buf, size, "#   estimated cost to it: %.1f%% (%" PRIu64 " faults x %.1f us, collect %.1f ms, "
-			 "longest hold %.1f ms)", 100 * c->overhead, c->faults, 1e6 * c->fault_cost, 1e3 * c->scan_time,
-			 1e3 * c->max_hold);
+	char next[200];
 
-	if (n < 0 || (size_t)n >= size)
+	if (sp->lost) {
+		buf[0] = '\0';
 		return;
-	if (sp->next > sp->asked + 1e-9)
-		snprintf(buf + n, size - (size_t)n, "; over --max-overhead %g%%: next interval widened to %.3fs\n",
-			 100 * tr->max_overhead, sp->next);
-	else
-		snprintf(buf + n, size - (size_t)n, "\n");
+	}
+	next_words(tr, c, sp, next, sizeof(next));
+	snprintf(buf, size, "#   estimated cost to it: %.1f%% (%" PRIu64 " faults x %.1f us, scans holding its page "
+		     "tables up to %.1f ms at once); track's own collect: %.1f ms, %.1f ms of its CPU (%.1f%% of a CPU "
+		     "over the interval)%s\n", 100 * c->overhead, c->faults, 1e6 * c->fault_cost, 1e3 * c->max_hold,
+		 1e3 * c->scan_time, 1e3 * tr->collect_cpu, track_cpu_share(tr, sp), next);
 }
+
+/* Why the interval @sp ran past its plan: the start's measurement, the collect before it, or a late wake-up. */
+static int stretch_cause(const struct track *tr, const struct span *sp, char *buf, size_t size)
+{
+	if (sp->t <= sp->interval + 1e-9)	/* the first: pm_watch_calibrate ran in it */
+		return snprintf(buf, size, "the measurement of a tracking fault's price at start took its time");
+	double by_collect = tr->prev_collect - 0.1 * sp->planned, late = sp->interval - sp->planned - by_collect;
+
+	if (by_collect <= 0)
+		return snprintf(buf, size, "track woke late (a busy machine)");
+	/* pm_watch_next_wait's rule: a collect over a tenth of the interval pushes the next one back */
+	return snprintf(buf, size, "the collect before it took %.1f ms, and the process gets 90%% of an interval "
+			"after a collect%s", 1e3 * tr->prev_collect,
+			late > 0.05 * sp->planned && late > 0.010 ? "; track also woke late (a busy machine)" : "");
+}
+
+/* The words in the heading's parentheses after "asked": widened, stretched, the last. */
+static void span_words(const struct track *tr, const struct span *sp, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "asked %gs", sp->asked);
+
+	if (n >= 0 && (size_t)n < size && sp->widened)
+		n += snprintf(buf + n, size - (size_t)n, ", widened to %.3fs by --max-overhead", sp->planned);
+	if (n >= 0 && (size_t)n < size && stretched(sp)) {
+		n += snprintf(buf + n, size - (size_t)n, "; %.3fs longer than planned: ", sp->interval - sp->planned);
+		if (n >= 0 && (size_t)n < size)
+			n += stretch_cause(tr, sp, buf + n, size - (size_t)n);
+	}
+	if (n >= 0 && (size_t)n < size && sp->partial)
+		snprintf(buf + n, size - (size_t)n, "; the last, partial: the process exited");
+}
+
+/* A number of the record, or null where the interval was not collected. */
+#define REC_NUM(k, v) { k, sp->lost ? OUT_STR : OUT_NUM, (v), 0, NULL }
+#define REC_SECS(k, v) { k, sp->lost ? OUT_STR : OUT_SECS, 0, (v), NULL }
 
 /* The interval's head: comment lines over the table, or the first keys of its JSON line. */
 static int print_interval(struct track *tr, const struct span *sp, uint64_t total)
 {
 	const char *method = pm_watch_method_name(pm_watch_method(tr->w));
 	struct pm_watch_cost c = { .interval = sp->interval };
-	char heading[768], hs[32], cost[400];
+	char heading[1024], hs[32], cost[600], span[300], what[400];
 
-	pm_watch_cost(tr->w, &c);	/* set by the collect just made */
+	if (!sp->lost)
+		pm_watch_cost(tr->w, &c);	/* set by the collect just made */
 	cost_words(tr, &c, sp, cost, sizeof(cost));
-	snprintf(heading, sizeof(heading), "%s# t=%.3fs interval %.3fs (asked %gs%s), %s: %" PRIu64 " pages written (%s)\n%s",
-		 sp->t > sp->interval + 1e-9 ? "\n" : "", sp->t, sp->interval, sp->asked,
-		 sp->widened ? ", widened by --max-overhead" : "", method, total / tr->psize,
-		 out_human_size(total, hs, sizeof(hs)), cost);
+	span_words(tr, sp, span, sizeof(span));
+	if (sp->lost)
+		snprintf(what, sizeof(what), "not collected: %s", sp->lost);
+	else
+		snprintf(what, sizeof(what), "%" PRIu64 " pages written (%s)", total / tr->psize,
+			 out_human_size(total, hs, sizeof(hs)));
+	snprintf(heading, sizeof(heading), "%s# t=%.3fs interval %.3fs (%s), %s: %s\n%s",
+		 sp->t > sp->interval + 1e-9 ? "\n" : "", sp->t, sp->interval, span, method, what, cost);
 
 	const struct out_field head[] = {
 		{ "t", OUT_SECS, 0, sp->t, NULL }, { "interval", OUT_SECS, 0, sp->interval, NULL },
-		{ "method", OUT_STR, 0, 0, method }, { "written", OUT_NUM, total, 0, NULL },
-		{ "pages", OUT_NUM, total / tr->psize, 0, NULL }, { "asked", OUT_SECS, 0, sp->asked, NULL },
-		{ "widened", OUT_BOOL, sp->widened, 0, NULL }, { "faults", OUT_NUM, c.faults, 0, NULL },
-		{ "fault_us", OUT_SECS, 0, 1e6 * c.fault_cost, NULL }, { "overhead", OUT_SECS, 0, 100 * c.overhead, NULL },
-		{ "collect_ms", OUT_SECS, 0, 1e3 * c.scan_time, NULL }, { "max_hold_ms", OUT_SECS, 0, 1e3 * c.max_hold, NULL },
+		{ "method", OUT_STR, 0, 0, method }, REC_NUM("written", total), REC_NUM("pages", total / tr->psize),
+		{ "asked", OUT_SECS, 0, sp->asked, NULL }, { "planned", OUT_SECS, 0, sp->planned, NULL },
+		{ "widened", OUT_BOOL, sp->widened, 0, NULL }, { "stretched", OUT_BOOL, stretched(sp), 0, NULL },
+		{ "partial", OUT_BOOL, sp->partial, 0, NULL }, { "collected", OUT_BOOL, !sp->lost, 0, NULL },
+		{ "why_not", OUT_STR, 0, 0, sp->lost }, REC_NUM("faults", c.faults),
+		REC_SECS("fault_us", 1e6 * c.fault_cost), REC_SECS("overhead", 100 * c.overhead),
+		REC_SECS("collect_ms", 1e3 * c.scan_time), REC_SECS("collect_cpu_ms", 1e3 * tr->collect_cpu),
+		REC_SECS("track_cpu", track_cpu_share(tr, sp)), REC_SECS("max_hold_ms", 1e3 * c.max_hold),
 		{ "next_interval", OUT_SECS, 0, sp->next, NULL },
 	};
 
@@ -178,6 +256,7 @@ int track_print(struct track *tr, const struct span *sp, const struct pm_written
 		if (r[i].huge)
 			huge += r[i].end - r[i].start;
 	}
-	err = fill_rows(tr, r, n, total, huge);
+	/* Not collected: no rows (its maps are gone with it), and no total, which would read as 0. */
+	err = sp->lost ? 0 : fill_rows(tr, r, n, total, huge);
 	return err < 0 ? err : print_interval(tr, sp, total);
 }

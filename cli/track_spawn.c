@@ -40,39 +40,39 @@ int track_open_pidfd(pid_t pid)
 
 /*
  * Until @when, or a stop signal, or the process ended (its last interval is
- * collected at once, not after an interval --max-overhead made long). With
- * a pidfd, one sleep that its end cuts short: no wake-up between collects
- * (the slices woke us 4 times a second, each a context switch on a CPU the
- * target may share; PAGEMAP_TRACK_SLICES=1 forces them, for the tests).
+ * collected at once, not after an interval --max-overhead made long), or a
+ * held command stopped at its exit (tr->at_exit). With a pidfd, one sleep
+ * that its end cuts short: no wake-up between collects (the slices woke us
+ * 4 times a second, each a context switch on a CPU the target may share;
+ * PAGEMAP_TRACK_SLICES=1 forces them, for the tests). A held command's
+ * stops (its signals) wake us too: they are served at once.
  */
 void track_sleep_until(struct track *tr, double when)
 {
 	struct timespec ts;
 
 	for (;;) {
-		double until = when, now = track_now();
+		struct pollfd p[2] = { { .fd = tr->pidfd, .events = POLLIN }, { .fd = tr->sigfd, .events = POLLIN } };
+		double now = track_now(), d = when - now;
 
 		if (now >= when || track_stop_signal)
 			return;
-		if (tr->pidfd >= 0) {
-			struct pollfd p = { .fd = tr->pidfd, .events = POLLIN };
-			double d = when - now;
-
-			ts.tv_sec = (time_t)d;
-			ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
-			if (ppoll(&p, 1, &ts, NULL) > 0) {	/* it ended; EINTR: a stop signal, checked above */
+		if (tr->pidfd < 0 && d > SLICE)
+			d = SLICE;
+		ts.tv_sec = (time_t)d;
+		ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
+		/* EINTR: a stop signal, checked above */
+		if (ppoll(p, 2, &ts, NULL) > 0) {
+			if ((p[1].revents & POLLIN) && track_hold_serve(tr))
+				return;
+			if (p[0].revents & POLLIN) {	/* it ended */
 				close(tr->pidfd);
 				tr->pidfd = -1;		/* the slices from now on: no spinning on a readable pidfd */
 				return;
 			}
 			continue;
 		}
-		if (when - now > SLICE)
-			until = now + SLICE;
-		ts.tv_sec = (time_t)until;
-		ts.tv_nsec = (long)((until - (double)ts.tv_sec) * 1e9);
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);	/* EINTR: a stop signal */
-		if (until < when && pm_proc_state(tr->ctx, tr->pid) != PM_PROC_RUNNING)
+		if (tr->pidfd < 0 && track_now() < when && pm_proc_state(tr->ctx, tr->pid) != PM_PROC_RUNNING)
 			return;
 	}
 }

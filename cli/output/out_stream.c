@@ -330,6 +330,8 @@ static int json_field(const struct out_field *f)
 	case OUT_BOOL:
 		return fputs(f->u ? "true" : "false", stdout);
 	case OUT_STR:
+		if (!f->s)	/* not known: null, never a fake 0 */
+			return fputs("null", stdout);
 		putchar('"');
 		ts_fputs(TS_JSON, f->s, stdout);
 		return putchar('"');

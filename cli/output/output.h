@@ -162,7 +162,7 @@ struct out_field {
 	enum out_kind kind;
 	uint64_t u;		/* OUT_NUM, OUT_SIZE, OUT_HEX, OUT_BOOL */
 	double secs;		/* OUT_SECS */
-	const char *s;		/* OUT_STR */
+	const char *s;		/* OUT_STR; NULL: null in JSON (a record field not known) */
 };
 
 /*

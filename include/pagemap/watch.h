@@ -292,6 +292,12 @@ PM_API enum pm_watch_method pm_watch_method_at(size_t i);
 PM_API int pm_watch_method_from_name(const char *name);
 
 #define PM_WATCH_METHOD_CALLER_ONLY	(1u << 0)	/* watches the caller only (pid 0) */
+/*
+ * Stops another process by ptrace at each reset and each add, not only in
+ * pm_watch_new: the process may have no other tracer while it is watched
+ * (a process has one), so a caller cannot hold it at its exit (fork-snapshot).
+ */
+#define PM_WATCH_METHOD_TRACES		(1u << 1)
 
 /* pm_watch_method_flags - PM_WATCH_METHOD_* of @method; 0 for AUTO or an unknown method. */
 PM_API unsigned pm_watch_method_flags(enum pm_watch_method method);

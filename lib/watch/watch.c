@@ -79,7 +79,9 @@ unsigned pm_watch_method_flags(enum pm_watch_method method)
 {
 	const struct pmi_watch_ops *o = ops_of(method);
 
-	return o && o->caller_only ? PM_WATCH_METHOD_CALLER_ONLY : 0;
+	if (!o)
+		return 0;
+	return (o->caller_only ? PM_WATCH_METHOD_CALLER_ONLY : 0) | (o->traces_often ? PM_WATCH_METHOD_TRACES : 0);
 }
 
 const char *pm_watch_method_perturbs(enum pm_watch_method method)

@@ -35,6 +35,7 @@ struct pmi_watch_ops {
 	bool auto_pick;		/* PM_WATCH_AUTO may choose it (in the table's order) */
 	bool takes_over;	/* may replace a chosen back end that failed to start */
 	bool caller_only;	/* watches the caller only (PM_WATCH_METHOD_CALLER_ONLY) */
+	bool traces_often;	/* ptraces another process at each reset (PM_WATCH_METHOD_TRACES) */
 	const char *perturbs;	/* pm_watch_method_perturbs(): one sentence */
 	const char *details;	/* pm_watch_method_details(): lines of at most 86 columns */
 	/* Can it watch @pid (0: the caller) here? 0 or -errno, with words (starting "NAME: ") in @buf. */

@@ -451,6 +451,7 @@ static void snap_cal_end(int state)
 const struct pmi_watch_ops pmi_watch_snapshot_ops = {
 	.method = PM_WATCH_SNAPSHOT,
 	.name = "fork-snapshot",
+	.traces_often = true,
 	.perturbs = "a stopped copy-on-write child is created inside it (ptrace), so its first "
 		    "write to each page per interval copies the page; it is stopped briefly every "
 		    "interval to replace that child",

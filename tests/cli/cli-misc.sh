@@ -57,6 +57,21 @@ if "$pagemap" track 0.05 -- true >/dev/null 2>&1; then
 		wait "$pid"
 	done
 	if [ $ok = 1 ]; then echo "PASS track-exit-not-exec"; else echo "FAIL track-exit-not-exec"; tail -n 5 "$tmp/exit.err" | sed 's/^/  /'; fi
+	# A command held for its last interval (traced) still stops on SIGSTOP and goes on at SIGCONT.
+	timeout 30 "$pagemap" track 0.05 -- sh -c 'kill -STOP $$; exit 5' >/dev/null 2>&1 &
+	pid=$!
+	n=0
+	while ! grep -qs '^State:.*[tT] ' /proc/$(pgrep -P "$(pgrep -P $pid | head -n 1)" 2>/dev/null | head -n 1)/status \
+	      && [ $n -lt 200 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	child=$(pgrep -P "$(pgrep -P $pid | head -n 1)" | head -n 1)
+	sleep 0.3
+	[ -n "$child" ] && kill -CONT "$child"
+	wait $pid
+	rc=$?
+	if [ $rc = 5 ]; then echo "PASS track-held-stop-cont"; else echo "FAIL track-held-stop-cont: exit $rc, want 5"; fi
 	rm -rf "$tmp"
 else
 	echo "SKIP track-status: pagemap track cannot track a command on this machine"

@@ -19,6 +19,18 @@
 
 static struct pm_ctx *ctx;
 
+/*
+ * The helper modes run under pagemap track -- COMMAND, which traces its command to hold it at its
+ * exit; LeakSanitizer (a SANITIZE=1 build) cannot run under ptrace and would fail the helper's exit.
+ */
+static int as_helper;
+int __lsan_is_turned_off(void);
+int __lsan_is_turned_off(void)
+{
+	return as_helper;
+}
+
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -70,8 +82,8 @@ static int heavy_main(const char *file)
 	return 0;
 }
 
-/* Run `pagemap track -J --max-overhead MAXOVER 0.05 -- us heavy FILE`; NULL (skipped or failed) or its output. */
-static FILE *start_heavy(const char *maxover, char *file, size_t size)
+/* Run `pagemap track OPTS --max-overhead MAXOVER 0.05 -- us heavy FILE`; NULL (skipped or failed) or its output. */
+static FILE *start_heavy(const char *opts, const char *maxover, char *file, size_t size)
 {
 	const char *build = getenv("PAGEMAP_BUILD");
 	char self[4096], cmd[16384];
@@ -84,8 +96,8 @@ static FILE *start_heavy(const char *maxover, char *file, size_t size)
 		return NULL;
 	close(fd);
 	self[n] = '\0';
-	snprintf(cmd, sizeof(cmd), "%s/pagemap track -J --max-overhead %s 0.05 -- %s heavy %s 2>/dev/null", build,
-		 maxover, self, file);
+	snprintf(cmd, sizeof(cmd), "%s/pagemap track %s --max-overhead %s 0.05 -- %s heavy %s 2>/dev/null", build,
+		 opts, maxover, self, file);
 	return popen(cmd, "r");
 }
 
@@ -247,7 +259,7 @@ static int t_cli_widen(void)
 	    (pm_watch_explain(ctx, 1, PM_WATCH_UFFD, why, sizeof(why)) < 0 &&
 	     pm_watch_explain(ctx, 1, PM_WATCH_SOFTDIRTY, why, sizeof(why)) < 0))
 		return t_skip("no method can track another process here: %s", why);
-	f = start_heavy("1", file, sizeof(file));
+	f = start_heavy("-J", "1", file, sizeof(file));
 	CHECK(f != NULL);
 	while (f && fgets(line, sizeof(line), f)) {
 		double interval = json_num(line, "interval"), next = json_num(line, "next_interval");
@@ -258,7 +270,8 @@ static int t_cli_widen(void)
 		CHECK(next >= 0.05);
 		if (fus > 0 && json_num(line, "faults") > 0 && over > 0)
 			estimated++;
-		if (strstr(line, "\"widened\":true")) {
+		/* The last record, cut short by the writer's end, is shorter than planned: no check of its length. */
+		if (strstr(line, "\"widened\":true") && !strstr(line, "\"partial\":true")) {
 			widened++;
 			CHECK(interval > 0.05);
 		}
@@ -294,7 +307,7 @@ static int t_cli_no_widen(void)
 		return t_skip("PAGEMAP_BUILD is not set (make check sets it)");
 	if (pm_watch_explain(ctx, 1, PM_WATCH_AUTO, why, sizeof(why)) < 0)
 		return t_skip("no method can track another process here: %s", why);
-	f = start_heavy("0", file, sizeof(file));
+	f = start_heavy("-J", "0", file, sizeof(file));
 	CHECK(f != NULL);
 	while (f && fgets(line, sizeof(line), f)) {
 		lines++;
@@ -310,6 +323,58 @@ static int t_cli_no_widen(void)
 	return t_failed_checks ? T_FAIL : T_PASS;
 }
 
+/*
+ * The notice under each table record says why the next interval is what it is, and its words match the
+ * estimate it states: "over --max-overhead 5%" only when the estimate is over 5 %, "within" when it is not,
+ * "narrowed" when it fell under a quarter of it. The same writer at 5 %: its estimate starts over the budget
+ * and, the interval widened, falls within it while the interval stays widened.
+ */
+static int t_cli_notice(void)
+{
+	char file[4096], line[65536], why[256];
+	unsigned heads = 0, told = 0, bad = 0;
+	FILE *f;
+	int st;
+
+	if (!getenv("PAGEMAP_BUILD"))
+		return t_skip("PAGEMAP_BUILD is not set (make check sets it)");
+	if (pm_watch_explain(ctx, 1, PM_WATCH_AUTO, why, sizeof(why)) < 0)
+		return t_skip("no method can track another process here: %s", why);
+	f = start_heavy("", "5", file, sizeof(file));
+	CHECK(f != NULL);
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *e = strstr(line, "estimated cost to it: ");
+		double est;
+
+		if (!e)
+			continue;
+		est = strtod(e + strlen("estimated cost to it: "), NULL);
+		heads++;
+		if (strstr(line, "max-overhead")) {
+			bool ok = strstr(line, "over --max-overhead 5%") ? est > 5 :
+				  strstr(line, "within --max-overhead 5%") ? est <= 5 :
+				  strstr(line, "under a quarter of --max-overhead 5%") ? est < 1.25 : false;
+
+			told++;
+			if (!ok) {
+				bad++;
+				printf("  words against the figure: %s", strstr(line, "estimated"));
+			} else if (told <= 4) {
+				printf("  %s", strstr(line, "estimated"));
+			}
+		}
+		if (heads >= 6)
+			stop_heavy(file);
+	}
+	st = f ? pclose(f) : -1;
+	unlink(file);
+	printf("  %u records, %u with a notice, %u of them against the estimate they state\n", heads, told, bad);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(told >= 1);
+	CHECK(bad == 0);
+	return t_failed_checks ? T_FAIL : T_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct t_case cases[] = {
@@ -317,9 +382,11 @@ int main(int argc, char **argv)
 		{ "first_write_faults", t_first_write_faults },
 		{ "cli_widen", t_cli_widen },
 		{ "cli_no_widen", t_cli_no_widen },
+		{ "cli_notice", t_cli_notice },
 	};
 
-	if (argc == 3 && !strcmp(argv[1], "heavy"))
+	as_helper = argc == 3 && !strcmp(argv[1], "heavy");
+	if (as_helper)
 		return heavy_main(argv[2]);
 	ctx = pm_ctx_new(NULL);
 	if (!ctx) {
