@@ -22,7 +22,7 @@ static int rows(void)
 		CHECK(m != PM_WATCH_AUTO);
 		CHECK(strcmp(name, "unknown") && strcmp(name, "auto"));
 		CHECK(pm_watch_method_from_name(name) == (int)m);
-		CHECK((pm_watch_method_flags(m) & ~PM_WATCH_METHOD_CALLER_ONLY) == 0);
+		CHECK((pm_watch_method_flags(m) & ~(PM_WATCH_METHOD_CALLER_ONLY | PM_WATCH_METHOD_TRACES)) == 0);
 		for (j = 0; j < i; j++) {
 			CHECK(pm_watch_method_at(j) != m);
 			CHECK(strcmp(pm_watch_method_name(pm_watch_method_at(j)), name));
@@ -97,7 +97,7 @@ static int names_kept(void)
 	CHECK(pm_watch_method_from_name("fork-snapshot") == PM_WATCH_SNAPSHOT);
 	CHECK(pm_watch_method_flags(PM_WATCH_MPROTECT) == PM_WATCH_METHOD_CALLER_ONLY);
 	CHECK(pm_watch_method_flags(PM_WATCH_UFFD) == 0);
-	CHECK(pm_watch_method_flags(PM_WATCH_SNAPSHOT) == 0);
+	CHECK(pm_watch_method_flags(PM_WATCH_SNAPSHOT) == PM_WATCH_METHOD_TRACES);	/* it attaches by ptrace */
 	/* AUTO's order of preference, which pm_watch_method_at lists. */
 	CHECK(pm_watch_method_at(0) == PM_WATCH_UFFD);
 	CHECK(pm_watch_method_at(1) == PM_WATCH_SOFTDIRTY);
