@@ -54,12 +54,12 @@ struct diff_run {
 	struct out *out;
 	pid_t pid;
 	struct pm_diff_bytes total;
-	bool differs, all, pages;
+	bool differs, all, pages, noted_frames;
 	unsigned page_shift;
 	struct {	/* --pages: the run being merged, within one mapping */
 		bool open;
 		uint64_t start, end;
-		char change[64];
+		char change[96];	/* every change's name, comma-joined */
 	} run;
 };
 
@@ -171,6 +171,24 @@ static struct pm_ctx *open_side(const char *path, bool tree)
 	return ctx;
 }
 
+/*
+ * Without frame numbers (a snapshot taken without CAP_SYS_ADMIN, or --pfn drop), a private page
+ * that became exclusive may have been written (copy-on-write) or left by a sharer: it counts in
+ * no column, and the user is told so once.
+ */
+static void note_frames(const struct pm_target *a, const struct pm_target *b, struct diff_run *d)
+{
+	struct pm_decode_info ia, ib;
+
+	pm_target_decode_info(a, &ia);
+	pm_target_decode_info(b, &ib);
+	if (d->noted_frames || (ia.frame_visible && ib.frame_visible))
+		return;
+	d->noted_frames = true;
+	cli_error(0, "note: no frame numbers in %s: a page that became exclusive may have been written "
+		  "(copy-on-write) or left by a sharer, and counts in no column", ia.frame_visible ? "B" : "A");
+}
+
 /* Diff process @pid of A and B. A process missing from B (or A) is skipped when @quiet (no -p). */
 static int diff_pid(struct pm_ctx *ca, struct pm_ctx *cb, const char *na, const char *nb, pid_t pid, bool quiet,
 		    struct diff_run *d)
@@ -191,6 +209,7 @@ static int diff_pid(struct pm_ctx *ca, struct pm_ctx *cb, const char *na, const 
 	}
 	d->pid = pid;
 	d->page_shift = pm_ctx_features(ca) ? pm_ctx_features(ca)->page_shift : 12;
+	note_frames(a, b, d);
 	if (d->pages)
 		rc = pm_diff_pieces(a, b, pages_row_cb, piece_cb, d);
 	else
@@ -253,7 +272,8 @@ static int usage_help(void)
 	       "  -p, --pid PID          only process PID (an error if A or B lacks it)\n"
 	       "  -a, --all              every mapping, the unchanged ones too (MAPPING same)\n"
 	       "      --pages            which pages: one row per run of pages that changed alike,\n"
-	       "                         START END PAGES CHANGE (as render --diff colours them)\n"
+	       "                         START END PAGES CHANGE (as render --diff colours them); only\n"
+	       "                         mappings in both: one mapped or unmapped is a row without it\n"
 	       "      --tree             A and B are captured /proc trees (as --root takes)\n");
 	out_help_with(stdout, columns, NCOLS, OUT_HELP_TOTAL);
 	printf("\nOutput columns with --pages:\n");

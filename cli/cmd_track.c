@@ -60,7 +60,8 @@ static const char help_options[] =
 	"      --no-thp         split the target's huge pages so writes are counted per 4 KiB\n"
 	"                       page (uffd); without it tracking leaves them whole\n"
 	"      --no-hold        do not trace COMMAND to hold it at its exit: its last interval goes\n"
-	"                       uncollected (for a program that minds a tracer: LeakSanitizer)\n"
+	"                       uncollected (for a program that minds a tracer: LeakSanitizer,\n"
+	"                       or one that runs a setuid program, which runs unprivileged traced)\n"
 	"      --max-overhead PERCENT\n"
 	"                       keep the estimated cost to the process under PERCENT of its\n"
 	"                       time (default 10; 0: never widen) by widening the interval\n"
@@ -282,7 +283,7 @@ static int restart_after_exec(struct track *tr)
 	tr->t = NULL;
 	code = start_watch(tr, m, flags, true);
 	if (code != EXIT_OK)
-		return -ESRCH;
+		return -ECANCELED;	/* its new program cannot be watched: start_watch said why */
 	if (held)
 		track_hold_start(tr);
 	return watch_writable(tr, PM_WATCH_POPULATED);
@@ -359,6 +360,8 @@ static int track_loop(struct track *tr, double asked, unsigned long count)
 		fprintf(stderr, "pagemap: track: process %d exited\n", (int)tr->pid);
 		return EXIT_OK;
 	}
+	if (err == -ECANCELED)	/* no watch of its new program: nothing more to record */
+		return EXIT_RUNTIME;
 	if (err < 0) {
 		cli_error(-err, "track: process %d", (int)tr->pid);
 		return EXIT_RUNTIME;

@@ -7,9 +7,11 @@
  * until track passes the signal on: track waits for SIGCHLD (a signalfd) beside
  * its timer and serves those stops at once, between collects.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
@@ -25,6 +27,10 @@ static const char why_by_pid[] =
 static const char why_gone[] =
 	"its memory was gone before track could stop it at its exit (killed by SIGKILL, "
 	"or exit_group from a thread other than its first)";
+
+static const char why_first_alone[] =
+	"its first thread, the one track holds at its exit, ended alone (pthread_exit) while others ran "
+	"on: track could hold it no more";
 
 static const char why_early[] =
 	"it exited before track could hold it at its exit (while tracking was being set up)";
@@ -85,11 +91,49 @@ void track_hold_start(struct track *tr)
 	tr->unheld = why_gone;	/* held, yet gone without the exit stop */
 }
 
+/*
+ * Is the exit stop of @pid's first thread the whole process's (exit_group, or its last thread)? In
+ * exit_group the kernel sends SIGKILL to every other thread before the first one stops: a thread
+ * that lives on without it pending means the first thread ends alone.
+ */
+static bool whole_process_exits(pid_t pid)
+{
+	char path[64], buf[2048], *p;
+	struct dirent *e;
+	bool whole = true;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return true;
+	while (whole && (e = readdir(d))) {
+		long tid = strtol(e->d_name, NULL, 10);
+
+		if (tid <= 0 || tid == pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%ld/status", (int)pid, tid);
+		if (cli_read_small(path, buf, sizeof(buf)) <= 0)
+			continue;	/* gone meanwhile */
+		if ((p = strstr(buf, "\nState:\t")) && (p[8] == 'Z' || p[8] == 'X'))
+			continue;
+		p = strstr(buf, "\nSigPnd:\t");
+		whole = p && (strtoull(p + 9, NULL, 16) & (1ULL << (SIGKILL - 1)));
+	}
+	closedir(d);
+	return whole;
+}
+
 /* One stop of the command: pass a signal on, leave a group stop stopped, note the exit. */
 static void serve_stop(struct track *tr, int status)
 {
 	int sig = status & 0xff, event = status >> 8;
 
+	if (event == PTRACE_EVENT_EXIT && !whole_process_exits(tr->pid)) {
+		ptrace(PTRACE_DETACH, tr->pid, 0L, 0L);	/* the others run on: tracked, not held */
+		tr->held = false;
+		tr->unheld = why_first_alone;
+		return;
+	}
 	if (event == PTRACE_EVENT_EXIT) {
 		tr->at_exit = true;
 		return;

@@ -132,8 +132,10 @@ int track_reap(struct track *tr, int code)
 {
 	int st;
 
-	if (code != EXIT_OK || track_stop_signal)
+	if (code != EXIT_OK || track_stop_signal) {
 		kill(tr->pid, track_stop_signal ? track_stop_signal : SIGTERM);
+		kill(tr->pid, SIGCONT);	/* a stopped command takes the signal only when it runs */
+	}
 	while (waitpid(tr->pid, &st, 0) < 0 && errno == EINTR)
 		;
 	if (code == EXIT_OK)

@@ -82,7 +82,7 @@ enum diff_change { DC_APPEARED, DC_FREED, DC_SWAPOUT, DC_SWAPIN, DC_WRITTEN, DC_
 		   DC_THP_SPLIT, DC_UFFD_WP, DC_N };
 /* The first change of @b holding bytes (DC_N: none): the one a picture colours. */
 enum diff_change diff_change_first(const struct pm_diff_bytes *b);
-/* @b's changes holding bytes as "written,thp_formed" into @buf of @size (64 holds them all); returns @buf. */
+/* @b's changes holding bytes as "written,thp_formed" into @buf of @size (96 holds them all); returns @buf. */
 const char *diff_change_words(const struct pm_diff_bytes *b, char *buf, size_t size);
 
 /* Subcommands: int cmd_NAME(struct pm_ctx *ctx, int argc, char **argv) returning an exit code. */

@@ -78,8 +78,12 @@ static void classify_present(const struct pm_run *ra, const struct pm_run *rb, u
 	if ((fa & PM_PAGE_THP) && !(fb & PM_PAGE_THP))
 		d->thp_split += n;
 	if (frames && (fa & PM_PAGE_ZERO) && !(fb & PM_PAGE_ZERO)) {
-		/* a write fault replaces the zero page; a huge page in B may be khugepaged's, filled from it */
-		if (fb & PM_PAGE_THP)
+		/*
+		 * A write fault replaces the zero page; a huge page in B may be khugepaged's, filled
+		 * from the 4 KiB zero page. khugepaged never collapses the huge zero page: replaced
+		 * by a huge page, it was written.
+		 */
+		if ((fb & PM_PAGE_THP) && !(fa & PM_PAGE_THP))
 			d->moved += n;
 		else
 			d->written += n;

@@ -279,11 +279,17 @@ def to_dataframe(obj):
     rows = list(obj)
     if rows and type(rows[0]) is tuple and len(rows[0]) == 2:
         df = pandas.DataFrame([dict(_asdict(a), **_asdict(b)) for a, b in rows])
-        for name in Usage.__match_args__ if type(rows[0][1]) is Usage else ():
+        for name in _fields(Usage) if type(rows[0][1]) is Usage else ():
             df[name] = df[name].astype("UInt64")
         return df
     return pandas.DataFrame([_asdict(r) for r in rows])
 
 
+def _fields(rtype):
+    """The record type's fields: the tuple's, then those read by name only (Usage.rss)."""
+    named = [k for k, v in vars(rtype).items() if type(v).__name__ == "member_descriptor"]
+    return list(rtype.__match_args__) + [k for k in named if k not in rtype.__match_args__]
+
+
 def _asdict(rec):
-    return {name: getattr(rec, name) for name in type(rec).__match_args__}
+    return {name: getattr(rec, name) for name in _fields(type(rec))}

@@ -6,6 +6,7 @@
  * huge-page heap whose collect takes time shows that time in the record's cost.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -66,6 +67,32 @@ static int last_main(void)
 	memset(p, 1, len);
 	sleep_until(&t0, 1.6);
 	return 0;
+}
+
+/* `test_track_last alone`'s worker: 1 MiB written every 0.3 s for 2.4 s, then the process ends. */
+static void *alone_worker(void *arg)
+{
+	size_t len = 1u << 20;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int i;
+
+	for (i = 0; p != MAP_FAILED && i < 8; i++) {
+		memset(p, i + 1, len);
+		usleep(300000);
+	}
+	exit(0);
+	return arg;
+}
+
+/* `test_track_last alone`: the first thread ends alone at 0.5 s (pthread_exit); a worker runs on. */
+static int alone_main(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, alone_worker, NULL))
+		return 1;
+	usleep(500000);
+	pthread_exit(NULL);
 }
 
 /* `test_track_last thp`: a THP_MIB MiB MADV_HUGEPAGE heap, rewritten (a byte per 4 KiB) for 4 s. */
@@ -264,6 +291,29 @@ static int t_last_nohold(void)
 	return t_failed_checks ? T_FAIL : T_PASS;
 }
 
+/*
+ * The first thread, the one track holds, ends alone while a worker runs on: track lets it go and
+ * goes on tracking (it stopped at that thread's exit stop, as if the process had ended).
+ */
+static int t_first_alone(void)
+{
+	char *lines[32], why[512];
+	const char *no = cannot(PM_WATCH_UFFD, why, sizeof(why));
+	int n;
+
+	if (!getenv("PAGEMAP_BUILD"))
+		return t_skip("PAGEMAP_BUILD is not set (make check sets it)");
+	if (no)
+		return t_skip("%s", no);
+	n = run_track("-J -m uffd 0.5", "alone", lines, 32);
+	printf("  %d records; the last: %.120s\n", n, n ? lines[n - 1] : "");
+	CHECK(n >= 4);	/* 0.5 s, 1 s, ... until the worker's exit at 2.4 s: not only up to 0.5 s */
+	if (n >= 1)
+		CHECK(strstr(lines[n - 1], "ended alone") != NULL);
+	free_lines(lines, n);
+	return t_failed_checks ? T_FAIL : T_PASS;
+}
+
 /* The table's words for the last record: partial, and the pages. */
 static int t_last_table(void)
 {
@@ -355,10 +405,13 @@ int main(int argc, char **argv)
 		{ "last_snapshot", t_last_snapshot },
 		{ "last_nohold", t_last_nohold },
 		{ "last_table", t_last_table },
+		{ "first_alone", t_first_alone },
 		{ "thp_heap", t_thp_heap },
 	};
 
-	as_helper = argc == 2 && (!strcmp(argv[1], "last") || !strcmp(argv[1], "thp"));
+	as_helper = argc == 2 && (!strcmp(argv[1], "last") || !strcmp(argv[1], "thp") || !strcmp(argv[1], "alone"));
+	if (argc == 2 && !strcmp(argv[1], "alone"))
+		return alone_main();
 	if (argc == 2 && !strcmp(argv[1], "last"))
 		return last_main();
 	if (argc == 2 && !strcmp(argv[1], "thp"))
