@@ -3,7 +3,7 @@
 # make check      every test; ends with "N passed, N failed, N skipped"
 # make demo       a demo process with a known layout, shown by features, maps, pages
 # make python     the Python package (python/) into $(BUILD)/python/lib; make install-python
-# make install    PREFIX=/usr/local DESTDIR=
+# make install    PREFIX=/usr/local DESTDIR=  (make uninstall with the same removes it)
 # SANITIZE=1      build with ASan+UBSan (into build-asan unless BUILD is set)
 
 VERSION    := 0.1.0
@@ -15,8 +15,11 @@ INCLUDEDIR ?= $(PREFIX)/include
 BINDIR     ?= $(PREFIX)/bin
 MANDIR     ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
-# bash-completion's own directory when its pkg-config file is there, else Debian's.
-BASHCOMPDIR ?= $(or $(shell pkg-config --variable=completionsdir bash-completion 2>/dev/null),/usr/share/bash-completion/completions)
+# Under PREFIX, as every other directory: bash-completion (2.2 and later) loads a command's completion on
+# first use from .../share/bash-completion/completions under each of $$XDG_DATA_DIRS (/usr/local/share and
+# /usr/share by default) and under $$XDG_DATA_HOME (~/.local/share), so PREFIX=/usr, /usr/local and ~/.local
+# are all found, and a user's install never writes outside its PREFIX.
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 
 ifeq ($(SANITIZE),1)
 BUILD      ?= build-asan
@@ -64,7 +67,7 @@ SHLIB      := $(BUILD)/libpagemap.so.$(VERSION)
 STLIB      := $(BUILD)/libpagemap.a
 CLI        := $(BUILD)/pagemap
 
-.PHONY: all deps test-deps check demo install clean fuzz bench
+.PHONY: all deps test-deps check demo install uninstall clean fuzz bench
 all: $(SHLIB) $(STLIB) $(CLI) $(BUILD)/pagemap.pc
 
 $(BUILD)/lib/%.pic.o: lib/%.c
@@ -130,6 +133,23 @@ deps:
 test-deps:
 	@tools/install-deps $(DEBS) $(TEST_DEBS)
 
+# What install writes, by name, so that uninstall removes exactly it (same PREFIX, DESTDIR and *DIR).
+# An alias page is a symbolic link in man/ (pagemap-serve.1 -> pagemap-export.1), so that man -l reads it
+# from the clone; installed, it is a ".so man1/pagemap-export.1" line, as man-db resolves it under MANDIR.
+MAN_PAGES  := $(wildcard man/*.1 man/*.3 man/*.5)
+INST_FILES := $(INCLUDEDIR)/pagemap.h $(addprefix $(INCLUDEDIR)/pagemap/,$(notdir $(wildcard include/pagemap/*.h))) \
+	$(addprefix $(LIBDIR)/,libpagemap.so.$(VERSION) $(SONAME) libpagemap.so libpagemap.a) \
+	$(PKGCONFIGDIR)/pagemap.pc $(BINDIR)/pagemap $(BASHCOMPDIR)/pagemap \
+	$(foreach f,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(f)))/$(notdir $(f)))
+# The loader finds a new libpagemap.so.0 in a directory it searches only once ldconfig has seen it: root's
+# install into the system (DESTDIR empty) runs it. A LIBDIR the loader does not search (PREFIX=~/.local)
+# is said in one line: such programs need LD_LIBRARY_PATH or an rpath (libpagemap(3), EXAMPLES).
+LDCONFIG   ?= $(firstword $(wildcard /sbin/ldconfig /usr/sbin/ldconfig) ldconfig)
+define ld_cache
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v $(LDCONFIG) >/dev/null; then \
+		echo "$(LDCONFIG)"; $(LDCONFIG); fi
+endef
+
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
 	install -d $(DESTDIR)$(INCLUDEDIR)/pagemap
@@ -141,11 +161,21 @@ install: all
 	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
 	$(PC_SED) pagemap.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/pagemap.pc
 	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/
-	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
-	install -m 644 man/*.3 $(DESTDIR)$(MANDIR)/man3/
-	install -m 644 man/*.5 $(DESTDIR)$(MANDIR)/man5/
+	@for f in $(MAN_PAGES); do s=$${f##*.}; d=$(DESTDIR)$(MANDIR)/man$$s/$${f##*/}; \
+		if [ -L "$$f" ]; then echo ".so man$$s/$$(readlink "$$f") > $$d"; rm -f "$$d"; \
+			echo ".so man$$s/$$(readlink "$$f")" > "$$d" && chmod 644 "$$d" || exit 1; \
+		else echo "install -m 644 $$f $$d"; install -m 644 "$$f" "$$d" || exit 1; fi; done
 	install -d $(DESTDIR)$(BASHCOMPDIR)
 	install -m 644 completion/pagemap.bash $(DESTDIR)$(BASHCOMPDIR)/pagemap
+	$(ld_cache)
+	@[ -n "$(DESTDIR)" ] || $(LDCONFIG) -p 2>/dev/null | grep -q -F '=> $(LIBDIR)/$(SONAME)' || \
+		echo "note: the loader does not search $(LIBDIR): run programs linked with libpagemap with" \
+		"LD_LIBRARY_PATH=$(LIBDIR), or link them with -Wl,-rpath,$(LIBDIR)"
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INST_FILES))
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/pagemap
+	$(ld_cache)
 
 clean:
 	rm -rf build build-asan build-fuzz
