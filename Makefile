@@ -162,7 +162,7 @@ install: all
 	$(PC_SED) pagemap.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/pagemap.pc
 	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/
 	@for f in $(MAN_PAGES); do s=$${f##*.}; d=$(DESTDIR)$(MANDIR)/man$$s/$${f##*/}; \
-		if [ -L "$$f" ]; then echo ".so man$$s/$$(readlink "$$f") > $$d"; rm -f "$$d"; \
+		if [ -L "$$f" ]; then echo "echo .so man$$s/$$(readlink "$$f") > $$d"; rm -f "$$d"; \
 			echo ".so man$$s/$$(readlink "$$f")" > "$$d" && chmod 644 "$$d" || exit 1; \
 		else echo "install -m 644 $$f $$d"; install -m 644 "$$f" "$$d" || exit 1; fi; done
 	install -d $(DESTDIR)$(BASHCOMPDIR)
@@ -174,7 +174,7 @@ install: all
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INST_FILES))
-	-rmdir $(DESTDIR)$(INCLUDEDIR)/pagemap
+	rmdir $(DESTDIR)$(INCLUDEDIR)/pagemap 2>/dev/null || true
 	$(ld_cache)
 
 clean:

@@ -64,6 +64,8 @@ export PAGEMAP_SRC = $(abspath .)
 
 # The golden CLI tests check JSON output with python3.
 TEST_DEBS += python3
+# tests/cli/man-pages.sh renders every page with man -l and groff (man-db brings groff-base).
+TEST_DEBS += man-db
 
 check: test-deps
 	$(MAKE) test-programs fuzz-replay-programs
