@@ -2,8 +2,9 @@
 # man-pages.sh - every command of the tool (cli/main.c's table) has its page man/pagemap-NAME.1, which names it
 # in NAME and which pagemap(1) lists in SEE ALSO; every page in man/ renders from the clone as a user reads it
 # there, `man -l man/PAGE` from the top of the source (an alias page too: a symbolic link in man/, installed
-# as .so), and groff -ww finds nothing to warn about.
-# Usage: tests/cli/man-pages.sh   (PAGEMAP_SRC from make)
+# as .so), and groff -ww finds nothing to warn about; each long option of a command's --help is in its page
+# or in pagemap(1).
+# Usage: tests/cli/man-pages.sh   (PAGEMAP_SRC and PAGEMAP_BUILD from make)
 src=${PAGEMAP_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$src" || exit 1
 command -v man >/dev/null && command -v groff >/dev/null ||
@@ -27,6 +28,22 @@ n=$(printf '%s\n' "$cmds" | wc -w)
 [ -z "$missing" ] && echo "PASS man-every-command ($n commands)" || { echo "FAIL man-every-command: no man/pagemap-NAME.1 for:$missing"; fail=1; }
 [ -z "$unnamed" ] && echo "PASS man-names-its-command" || { echo "FAIL man-names-its-command: NAME lacks pagemap-NAME:$unnamed"; fail=1; }
 [ -z "$unlisted" ] && echo "PASS man-pagemap-see-also" || { echo "FAIL man-pagemap-see-also: pagemap(1) SEE ALSO lacks:$unlisted"; fail=1; }
+
+# Every long option a command's --help lists is in its page, or in pagemap(1) (the global and output options).
+build=${PAGEMAP_BUILD:-$src/build}
+if [ -x "$build/pagemap" ]; then
+	undoc=
+	for c in $cmds; do
+		[ -e "man/pagemap-$c.1" ] || continue
+		for o in $("$build/pagemap" "$c" --help 2>/dev/null | grep -o -e '--[a-z][a-z0-9-]*' | sort -u); do
+			cat "man/pagemap-$c.1" man/pagemap.1 | grep -q -F -e "${o//-/\\-}" || undoc="$undoc $c:$o"
+		done
+	done
+	[ -z "$undoc" ] && echo "PASS man-options-of-help" ||
+		{ echo "FAIL man-options-of-help: not in the command's page nor pagemap(1):$undoc"; fail=1; }
+else
+	echo "SKIP man-options-of-help: no $build/pagemap (make all)"
+fi
 
 # Every page renders from the clone: man -l prints nothing on stderr, groff -ww warns of nothing.
 bad=() pages=0
