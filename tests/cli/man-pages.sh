@@ -13,7 +13,7 @@ fail=0
 # The command names of the table: lines like { "maps", cmd_maps, "..." }.
 cmds=$(sed -n 's/^[[:space:]]*{ "\([a-z0-9-]*\)", cmd_[a-z0-9_]*,.*/\1/p' cli/main.c)
 [ "$(printf '%s\n' "$cmds" | wc -l)" -gt 10 ] || { echo "FAIL man-commands: no command table in cli/main.c"; exit 1; }
-missing= unnamed= unlisted=
+missing='' unnamed='' unlisted=''
 seealso=$(sed -n '/^\.SH SEE ALSO/,/^\.SH/p' man/pagemap.1)
 for c in $cmds; do
 	f=man/pagemap-$c.1
