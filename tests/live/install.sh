@@ -64,6 +64,17 @@ else
 	else
 		bad user-install-tool-runs
 	fi
+	# libpagemap(3)'s way for a PREFIX the loader does not search: PKG_CONFIG_PATH, and an rpath from pagemap.pc.
+	# shellcheck disable=SC2016
+	if user env PKG_CONFIG_PATH="$home/.local/lib/pkgconfig" bash -c 'cc "$@" -o "$HOME/present" \
+		"$HOME/../present.c" $(pkg-config --cflags --libs pagemap) \
+		-Wl,-rpath,"$(pkg-config --variable=libdir pagemap)" && env -u LD_LIBRARY_PATH "$HOME/present"' \
+		sh "${ccflags[@]}" >"$tmp/run" 2>&1 && grep -q ' bytes present (' "$tmp/run"; then
+		pass "user-install-rpath-program: $(cat "$tmp/run")"
+	else
+		bad user-install-rpath-program "$(head -n 3 "$tmp/run")"
+	fi
+	rm -f "$home/present"
 	# Every installed page renders through man, found by name under the prefix (an alias's .so resolved).
 	pages=0 broken=''
 	for f in "$home"/.local/share/man/man?/*; do
