@@ -16,8 +16,8 @@ BINDIR     ?= $(PREFIX)/bin
 MANDIR     ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 # Under PREFIX, as every other directory: bash-completion (2.2 and later) loads a command's completion on
-# first use from .../share/bash-completion/completions under each of $$XDG_DATA_DIRS (/usr/local/share and
-# /usr/share by default) and under $$XDG_DATA_HOME (~/.local/share), so PREFIX=/usr, /usr/local and ~/.local
+# first use from .../share/bash-completion/completions under each of $XDG_DATA_DIRS (/usr/local/share and
+# /usr/share by default) and under $XDG_DATA_HOME (~/.local/share), so PREFIX=/usr, /usr/local and ~/.local
 # are all found, and a user's install never writes outside its PREFIX.
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 
