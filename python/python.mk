@@ -15,6 +15,8 @@ PYTHON     ?= $(if $(VIRTUAL_ENV),$(VIRTUAL_ENV)/bin/python,$(PY_BUILD))
 PY_LIB     := $(abspath $(BUILD))/python/lib
 PY_SKIP    := $(abspath $(BUILD))/python/skip
 PY_DIST    := $(abspath $(BUILD))/python/dist
+# The plain build, whose objects Python loads when this one is sanitized (SANITIZE=1).
+PY_PLAIN   ?= build
 PY_HAVE_DEV = $(shell $(PY_BUILD) -c 'import os, sysconfig, setuptools; \
 	print("yes" if os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")) else "")' 2>/dev/null)
 PY_DEBS    := python3-dev python3-setuptools python3-wheel
@@ -33,6 +35,11 @@ PY_SYSTEM_HINT := install-python: no venv is active: into Debian's python3 only 
 # The wheel comes from Debian's setuptools and wheel, so PYTHON's pip only unpacks it: no build of its own (which
 # needs wheel there: "invalid command 'bdist_wheel'"), no index reached (--no-index; the package needs nothing).
 # The version stays 0.1.0 from one build to the next, hence --force-reinstall.
+ifneq ($(SANFLAGS),)
+# An ASan/UBSan library cannot be loaded into python (see python-for-check): the plain objects go in.
+install-python:
+	$(MAKE) --no-print-directory SANITIZE= BUILD=$(PY_PLAIN) install-python
+else
 install-python: $(LIB_PIC)
 	@tools/install-deps $(PY_DEBS) $(if $(filter $(PY_BUILD),$(PYTHON)),python3-pip)
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -42,11 +49,11 @@ install-python: $(LIB_PIC)
 	@echo "install-python: into $$($(PYTHON) -c 'import sys; print(sys.prefix)') ($(PYTHON))"
 	$(PYTHON) -m pip install --no-deps --no-index --force-reinstall $(PIP_FLAGS) $(PY_DIST)/libpagemap-*.whl || \
 		{ $(if $(and $(filter $(PY_BUILD),$(PYTHON)),$(if $(findstring break-system,$(PIP_FLAGS)),,no)),echo "$(PY_SYSTEM_HINT)" >&2;) exit 1; }
+endif
 
 # For make check: build where it can, else leave the reason for run-tests to print as a SKIP line.
 # An ASan/UBSan library cannot be loaded into python3 (its runtime must come first): under SANITIZE the
 # package is built from the plain objects (in $(PY_PLAIN)) and tested against the sanitized CLI.
-PY_PLAIN   ?= build
 python-for-check:
 	@mkdir -p $(BUILD)/python
 	@rm -f $(PY_SKIP)
