@@ -2,7 +2,7 @@
 # make            library (shared + static) and CLI in $(BUILD)
 # make check      every test; ends with "N passed, N failed, N skipped"
 # make demo       a demo process with a known layout, shown by features, maps, pages
-# make python     the Python package (python/) into $(BUILD)/python/lib; make install-python
+# make python     the Python package (python/) into $(BUILD)/python/lib; make install-python: into the active venv
 # make install    PREFIX=/usr/local DESTDIR=  (make uninstall with the same removes it)
 # SANITIZE=1      build with ASan+UBSan (into build-asan unless BUILD is set)
 

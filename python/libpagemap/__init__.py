@@ -15,7 +15,7 @@ records, which hold no None: their known attribute names the Flag bits they can 
 Names. Whatever the system names (a process's comm, mapping paths, memfd names, cgroups, a replayed tree's
 files) may be any bytes, chosen by any user: it comes as str decoded as os.fsdecode does (surrogateescape), so
 os.fsencode(name) gives the exact bytes back and a bad byte never raises. Paths and cgroups you give may be str,
-bytes or os.PathLike (ps(cgroup=b"/a\xff") and ps(cgroup="/a\udcff") are the same cgroup).
+bytes or os.PathLike (ps(cgroup=b"/a\\xff") and ps(cgroup="/a\\udcff") are the same cgroup).
 
 Misuse raises, never crashes. PIDs are ints from 0 (this process) to 2**31 - 1: OverflowError past it,
 ValueError below 0, TypeError for anything not an int (ps(pids=["a"])); duplicate PIDs count once. A closed
