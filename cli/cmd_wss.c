@@ -104,7 +104,7 @@ static void sleep_seconds(double s)
 {
 	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
 
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !wss_stop_signal)
+	while (!wss_stop_signal && nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 }
 
@@ -232,8 +232,11 @@ static int one_window(struct pm_wss *w, struct out *out, const struct wss_opts *
 		      const char *arg)
 {
 	struct pm_wss_summary s;
-	int r = pm_wss_start(w);
+	int r;
 
+	if (wss_stop_signal)	/* came while the last window was read or printed */
+		return 1;
+	r = pm_wss_start(w);
 	if (r < 0) {
 		explain_wss_error(-r, arg, "start the window of");
 		return -1;

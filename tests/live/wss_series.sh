@@ -69,6 +69,31 @@ for method in referenced idle; do
 	fi
 done
 
+# Unprivileged for real: the owner measures its own process (referenced: clear_refs and smaps).
+nob="setpriv --reuid=65534 --regid=65534 --clear-groups"
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+	echo "SKIP wss_series_unprivileged: needs root and setpriv to run as nobody"
+elif ! $nob /usr/bin/python3 -c '' 2>/dev/null; then
+	echo "SKIP wss_series_unprivileged: nobody cannot run /usr/bin/python3"
+else
+	. "$(dirname "$0")/lib/nobody.sh"
+	chmod 755 "$dir"
+	upm=$(nobody_pagemap "$pm" "$dir")
+	$nob /usr/bin/python3 -c 'import time; b = bytearray(8 << 20); exec("while True:\n for i in range(0, len(b), 4096): b[i] ^= 1\n time.sleep(0.01)")' &
+	uchild=$!
+	i=0
+	while [ $i -lt 100 ] && [ "$(awk '/^VmRSS/ { print $2 }' /proc/$uchild/status 2>/dev/null || echo 0)" -lt 8192 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	$nob "$upm" wss -J "$uchild" 0.2 2 >"$dir/u" 2>"$dir/err"; rc=$?
+	kill $uchild
+	if [ $rc -eq 0 ] && err=$(check_lines referenced "$dir/u" 2 2>&1); then
+		ok unprivileged
+	else
+		bad unprivileged "rc $rc: $err $(tail -1 "$dir/err")"
+	fi
+fi
+
 # render --wss reads a series as wss (each line's "t" comes before its "wss"), one row per window.
 if "$pm" render --wss "$dir/j" -f json >"$dir/heat" 2>"$dir/err" && grep -q '"kind":"wss"' "$dir/heat"; then
 	ok render
@@ -103,7 +128,9 @@ done
 [ -n "$bc" ] && ok bad_count
 
 # SIGINT between windows: exit 0, the windows printed whole, stderr says so (the first line awaited, no timing).
-"$pm" wss -J "$child" 0.5 1000 >"$dir/s" 2>"$dir/serr" &
+# (The file exists before the command starts: the loop below must never read a missing file as "done".)
+: >"$dir/s"
+"$pm" wss -J "$child" 0.5 1000 >>"$dir/s" 2>"$dir/serr" &
 wss=$!
 i=0
 while [ $i -lt 200 ] && [ "$(wc -l <"$dir/s")" -lt 1 ]; do sleep 0.05; i=$((i + 1)); done
