@@ -228,7 +228,7 @@ static int window_record(struct out *out, const struct pm_wss_summary *s, const 
  * One window: open, wait, close, print. Returns 0, 1 when a stop signal came during it (nothing
  * printed), or -1 after saying why it failed.
  */
-static int one_window(struct pm_wss *w, struct out *out, const struct wss_opts *wo, unsigned long i, double t0,
+static int one_window(struct pm_wss *w, struct out *out, const struct wss_opts *wo, unsigned long i, double *t0,
 		      const char *arg)
 {
 	struct pm_wss_summary s;
@@ -236,6 +236,8 @@ static int one_window(struct pm_wss *w, struct out *out, const struct wss_opts *
 
 	if (wss_stop_signal)	/* came while the last window was read or printed */
 		return 1;
+	if (i == 1)	/* t counts from the opening of the first window */
+		*t0 = now_seconds();
 	r = pm_wss_start(w);
 	if (r < 0) {
 		explain_wss_error(-r, arg, "start the window of");
@@ -251,8 +253,9 @@ static int one_window(struct pm_wss *w, struct out *out, const struct wss_opts *
 		explain_wss_error(-r, arg, "read the accessed pages of");
 		return -1;
 	}
-	if ((series(wo) ? window_record(out, &s, wo, i, now_seconds() - t0) : out_print(out)) < 0) {
-		cli_error(EIO, "cannot write the output");
+	r = series(wo) ? window_record(out, &s, wo, i, now_seconds() - *t0) : out_print(out);
+	if (r < 0) {
+		cli_error(-r, "cannot write the output");
 		return -1;
 	}
 	return 0;
@@ -262,7 +265,7 @@ static int measure(struct pm_target *t, struct out *out, const struct wss_opts *
 {
 	char why[512];
 	struct pm_wss *w = pm_wss_new(t, wo->method);
-	double t0 = now_seconds();
+	double t0 = 0;
 	unsigned long i;
 	int r = 0;
 
@@ -277,7 +280,7 @@ static int measure(struct pm_target *t, struct out *out, const struct wss_opts *
 	cli_error(0, "wss: clearing the accessed bits of process %s (%s)", arg, perturbs(pm_wss_method(w)));
 	cli_error(0, "note: method %s: %s", pm_wss_method_name(pm_wss_method(w)), pm_wss_reason(w));
 	for (i = 1; i <= wo->count && r == 0; i++)
-		r = one_window(w, out, wo, i, t0, arg);
+		r = one_window(w, out, wo, i, &t0, arg);
 	pm_wss_free(w);
 	if (r == 1)	/* the windows printed are the answer: a clean end, as track's */
 		cli_error(0, "wss: stopped by signal %d: %lu of %lu windows reported", (int)wss_stop_signal, i - 2,
