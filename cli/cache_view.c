@@ -114,6 +114,52 @@ static int unattributed_rows(struct pm_ctx *ctx, struct out *out, uint64_t found
 	return EXIT_OK;
 }
 
+/*
+ * The files' total, as vmtouch's: a table line (none with -n or -r unless --total, none in JSON,
+ * whose rows are what it sums, as maps' and ps's). Files not measured (an error) add their size
+ * only and the label counts them; a count a measured file's method cannot give (mincore: cached
+ * only) leaves its total unknown, never short.
+ */
+static void files_total(struct out *out, const struct pm_cache *c)
+{
+	static const struct { size_t col; uint32_t bit; } counts[] = {
+		{ COL_CACHED, PM_CACHE_CACHED }, { COL_DIRTY, PM_CACHE_DIRTY }, { COL_WRITEBACK, PM_CACHE_WRITEBACK },
+		{ COL_EVICTED, PM_CACHE_EVICTED }, { COL_RECENT, PM_CACHE_RECENT },
+	};
+	struct libscols_line *ln = out_total_line(out);
+	size_t n = pm_cache_nfiles(c), i, k, unmeasured = 0;
+	uint64_t sum[5] = { 0 }, size = 0;
+	uint32_t known = ~0u;
+	char label[96];
+
+	if (!ln)
+		return;
+	for (i = 0; i < n; i++) {
+		const struct pm_cache_stat *s = &pm_cache_file_at(c, i)->stat;
+		const uint64_t v[5] = { s->cached, s->dirty, s->writeback, s->evicted, s->recently_evicted };
+
+		size += s->size;
+		if (s->error) {
+			unmeasured++;
+			continue;
+		}
+		known &= s->known;
+		for (k = 0; k < 5; k++)
+			sum[k] += v[k];
+	}
+	for (k = 0; k < 5; k++)
+		if (unmeasured < n && (known & counts[k].bit))
+			out_u64(out, ln, counts[k].col, sum[k]);
+		else
+			out_unknown(out, ln, counts[k].col);
+	out_u64(out, ln, COL_SIZE, size);
+	if (unmeasured)
+		snprintf(label, sizeof(label), "[total: %zu file%s, %zu not measured]", n, n == 1 ? "" : "s", unmeasured);
+	else
+		snprintf(label, sizeof(label), "[total: %zu file%s]", n, n == 1 ? "" : "s");
+	out_str(out, ln, COL_PATH, label);
+}
+
 int cache_files_view(struct pm_ctx *ctx, const struct cache_opts *co, struct cache_run *cr,
 		     struct out *out)
 {
@@ -143,7 +189,10 @@ int cache_files_view(struct pm_ctx *ctx, const struct cache_opts *co, struct cac
 		snprintf(label, sizeof(label), "[%zu other files]", n - shown);
 		summary_row(out, label, rest, false);
 	}
-	return co->all ? unattributed_rows(ctx, out, found) : EXIT_OK;
+	if (co->all)	/* its total is the system's, meminfo Cached */
+		return unattributed_rows(ctx, out, found);
+	files_total(out, cr->c);
+	return EXIT_OK;
 }
 
 static struct proc_row *proc_of(struct cache_run *cr, pid_t pid, size_t *hint)

@@ -13,7 +13,7 @@
  *   -J and -r, whole or streamed         out_rows.c    libsmartcols measures every cell's
  *                                                      width even where none is used: that
  *                                                      was most of the many-row commands' time
- *   a record's JSON line (track -J)      out_rows.c    libsmartcols has no one-line JSON
+ *   a record's JSON line (track, wss -J) out_rows.c    libsmartcols has no one-line JSON
  *   aligned, to no terminal, every       out_rows.c    a plain cell's width is its length
  *     cell plain (printable ASCII, no '\')
  *   aligned, to no terminal, a cell      libsmartcols  it encodes (\xHH) and measures
@@ -166,7 +166,7 @@ struct out_field {
 };
 
 /*
- * A record stream: the table is one record of a series (track's intervals).
+ * A record stream: the table is one record of a series (track's intervals, wss's windows).
  * In JSON, one object per line: the @n head fields, then the rows under the
  * table's name, {"k":v,...,"NAME":[{row},...]}, flushed at once. Otherwise
  * the @heading line (if not NULL) and the table. The lines are dropped

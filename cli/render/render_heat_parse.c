@@ -12,7 +12,7 @@
 
 /* The keys of one object the reader cares about. */
 struct frame {
-	bool has_start, has_end, has_bytes, has_t;
+	bool has_start, has_end, has_bytes, has_t, has_wss;
 	uint64_t start, end, bytes;
 	double t;
 	char name[4096];
@@ -250,11 +250,11 @@ static int parse_object(struct parser *ps, int depth)
 		if (ps->p >= ps->end || *ps->p++ != ':')
 			return fail(ps, "expected ':'");
 		skip_ws(ps);
-		if (!depth && !fr.has_t && (!strcmp(key, "t") || !strcmp(key, "wss"))) {
-			if ((rc = set_kind(ps, key[0] == 't' ? "track" : "wss")) < 0)
-				return rc;
+		/* the kind is known at the record's end: a wss series' line has a "t" before its "wss" */
+		if (!depth && !strcmp(key, "t"))
 			fr.has_t = true;
-		}
+		if (!depth && !strcmp(key, "wss"))
+			fr.has_wss = true;
 		if ((rc = parse_value(ps, depth + 1, &fr, key)) < 0)
 			return rc;
 		skip_ws(ps);
@@ -268,8 +268,10 @@ static int parse_object(struct parser *ps, int depth)
 		}
 		return fail(ps, "expected ',' or '}'");
 	}
-	if (!depth && !fr.has_t)
+	if (!depth && !fr.has_t && !fr.has_wss)
 		return fail(ps, "neither a track record (\"t\") nor a wss record (\"wss\")");
+	if (!depth && (rc = set_kind(ps, fr.has_wss ? "wss" : "track")) < 0)
+		return rc;
 	if (!depth && fr.t == fr.t && ps->rec->kind[0] == 't')
 		ps->rec->iv[ps->rec->n - 1].t = fr.t;
 	if (depth && fr.has_start && fr.has_end)

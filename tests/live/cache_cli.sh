@@ -48,6 +48,31 @@ else
 	bad tree "rc $rc, $n rows: $(tr '\n' ' ' <"$dir/out") $(cat "$dir/err")"
 fi
 
+# A directory's total row, as vmtouch's: files, cached bytes and size summed over the rows (known
+# files read into the cache); a table-only line as maps' and ps's: rows only with -n or -r unless
+# --total, and none in JSON, whose rows are what it sums.
+mkdir -p "$dir/sum/d" && dd if=/dev/urandom of="$dir/sum/a" bs=4096 count=5 status=none &&
+	dd if=/dev/urandom of="$dir/sum/d/b" bs=4096 count=3 status=none && printf 'x' >"$dir/sum/c" &&
+	sync && cat "$dir/sum/a" "$dir/sum/d/b" "$dir/sum/c" >/dev/null
+"$pm" cache -b -o CACHED,DIRTY,SIZE,PATH "$dir/sum" >"$dir/out" 2>"$dir/err"; rc=$?
+if grep -q ENOSYS "$dir/err" 2>/dev/null; then
+	echo "SKIP cache_cli_total: no cachestat"
+elif [ $rc -eq 0 ] && awk -v want="[total: 3 files]" '
+	NR == 1 { next }
+	{ path = $4; for (i = 5; i <= NF; i++) path = path " " $i }
+	path == want { total++; tc = $1; td = $2; ts = $3; next }
+	{ rows++; c += $1; d += $2; s += $3 }
+	END { exit !(total == 1 && rows == 3 && tc == c && td == d && ts == s && ts == 8 * 4096 + 1 && tc >= 8 * 4096) }
+' "$dir/out"; then
+	ok total
+else
+	bad total "rc $rc: $(cat "$dir/out" "$dir/err")"
+fi
+n=$("$pm" cache -r -o PATH "$dir/sum" 2>/dev/null | grep -c 'total')
+t=$("$pm" cache -n --total -o PATH "$dir/sum" 2>/dev/null | grep -c '^\[total: 3 files\]$')
+j=$("$pm" cache -J -o PATH "$dir/sum" 2>/dev/null | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["cache"]))')
+[ "$n" = 0 ] && [ "$t" = 1 ] && [ "$j" = 3 ] && ok total_rules || bad total_rules "-r: $n totals, -n --total: $t, JSON: $j rows"
+
 # A directory the caller may not read is said, with exit 1, not skipped in silence (root: run as nobody).
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	mkdir -p "$dir/u/no" && chmod 755 "$dir" "$dir/u" && cp "$dir/f" "$dir/u/a" && chmod 644 "$dir/u/a" && chmod 000 "$dir/u/no"

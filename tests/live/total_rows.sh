@@ -1,5 +1,5 @@
 #!/bin/sh
-# total_rows.sh - -n and -r print rows only: shared's KIND total, cache --all's [meminfo Cached],
+# total_rows.sh - -n and -r print rows only: shared's KIND total, cache --all's [meminfo Cached] and cache DIR's total,
 # wss's and track's total rows are left out there, --total brings them back, JSON keeps what it has
 # (pagemap(1), Output). Two sleep children of this test are the processes shared compares and
 # the process track and wss watch.
@@ -38,6 +38,11 @@ want cache-table 1 'meminfo Cached' cache --all -t 1 -o CACHED,PATH
 want cache-r 0 'meminfo' cache --all -r -t 1 -o CACHED,PATH
 want cache-n-total 1 'meminfo Cached' cache --all -n --total -t 1 -o CACHED,PATH
 want cache-json 1 '"\[meminfo Cached\]"' cache --all -J -t 1 -o CACHED,PATH
+# cache FILE|DIR: a table-only total line (its JSON rows are the files it sums).
+want cache-dir-table 1 '\[total: ' cache -o CACHED,PATH "$src/man"
+want cache-dir-r 0 'total' cache -r -o CACHED,PATH "$src/man"
+want cache-dir-n-total 1 '\[total: ' cache -n --total -o CACHED,PATH "$src/man"
+want cache-dir-json 0 'total' cache -J -o CACHED,PATH "$src/man"
 # wss: its total row, the tree's root (the mappings stand alone without it).
 want wss-table 1 '^total ' wss -o MAPPING,RSS "$a" 0.1
 want wss-n 0 '^total' wss -n -o MAPPING,RSS "$a" 0.1

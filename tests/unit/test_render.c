@@ -188,6 +188,28 @@ static int recording_wss(void)
 	return T_PASS;
 }
 
+/* A `wss PID INTERVAL COUNT -J` series: one line per window, its "t" before its "wss": still wss. */
+static int recording_wss_series(void)
+{
+	struct heat_rec rec;
+	char err[256];
+	const char *lines = "{\"index\":1,\"t\":0.200,\"method\":\"referenced\",\"rss\":8192,\"accessed\":4096,"
+			    "\"wss\":[{\"mapping\":\"/bin/x\",\"start\":\"0x1000\",\"end\":\"0x3000\",\"rss\":8192,"
+			    "\"accessed\":4096,\"pct\":50.0}]}\n"
+			    "{\"index\":2,\"t\":0.400,\"method\":\"referenced\",\"rss\":8192,\"accessed\":8192,"
+			    "\"wss\":[{\"mapping\":\"/bin/x\",\"start\":\"0x1000\",\"end\":\"0x3000\",\"rss\":8192,"
+			    "\"accessed\":8192,\"pct\":100.0}]}\n";
+
+	CHECK(parse(lines, &rec, err) == 0);
+	CHECK_STR(rec.kind, "wss");
+	CHECK_EQ_U64(rec.n, 2);
+	CHECK_EQ_U64(rec.iv[1].n, 1);
+	CHECK_EQ_U64(rec.iv[1].r[0].bytes, 8192);
+	CHECK(rec.per_mapping);
+	heat_free(&rec);
+	return T_PASS;
+}
+
 /* Hostile recordings: one reason each, never a crash, nothing kept. */
 static int recording_hostile(void)
 {
@@ -252,5 +274,5 @@ static int sizes_and_escapes(void)
 }
 
 T_MAIN(T(layout_huge_gaps), T(cells_exact), T(layout_grouped), T(recording_track),
-       T(recording_names_round_trip), T(recording_wss),
+       T(recording_names_round_trip), T(recording_wss), T(recording_wss_series),
        T(recording_hostile), T(sizes_and_escapes))
