@@ -48,6 +48,14 @@ struct fleet_state {
 /* Parse a --group-by value. Returns 0 or -EINVAL. */
 int fleet_parse_by(const char *s, enum fleet_by *by);
 /*
+ * The group of @p by @o->by, into @key: its memory cgroup, its user's name (a UID
+ * number in a replayed tree, which came from another machine's passwd), its
+ * command name, its PID or its --rules group; "unknown" when the figure is
+ * not known. The one place a process's group is told, for export and ps.
+ */
+void fleet_group_key(struct pm_ctx *ctx, const struct fleet_opts *o, const struct pm_proc *p, char *key,
+		     size_t size);
+/*
  * Parse a rules file: "GROUP PATTERN" per line, '#' comments and blank
  * lines ignored; GROUP is printable without spaces (1..127 bytes), PATTERN a
  * glob on the command name. Returns 0, or -errno with a message in @err.
