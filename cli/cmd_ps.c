@@ -55,6 +55,7 @@ struct ps_state {
 	unsigned exited, denied, kthreads, estimates;
 	bool failed;
 	bool cgroup_seen;		/* some process is in --cgroup or below it */
+	struct pm_groups *groups;	/* --group-by: the groups (mapping: filled per process) */
 };
 
 #define WHY_KTHREAD (-1)
@@ -270,12 +271,14 @@ static int add_proc(struct pm_ctx *ctx, struct pm_kpage *k, const struct ps_opts
 	r = &st->rows[st->n];
 	*r = (struct ps_row){ p->pid, p->uid_known, p->uid, "", cg, NULL, { 0 } };
 	snprintf(r->comm, sizeof(r->comm), "%s", p->comm);
-	if (po->group && !(r->group = group_of(ctx, po, p))) {
+	if (po->group && po->by != BY_MAPPING && !(r->group = group_of(ctx, po, p))) {
 		free(cg);
 		return -ENOMEM;
 	}
 	t = pm_target_open(ctx, p->pid);
 	e = t ? account(t, k, po->exact, &r->acct) : errno;
+	if (e == 0 && po->group && po->by == BY_MAPPING)
+		e = -ps_group_mappings(st->groups, t);
 	pm_target_close(t);
 	if (e == 0) {
 		st->n++;
@@ -446,8 +449,10 @@ static int usage_help(void)
 	       "                        (as in /proc/PID/cgroup); adds the CGROUP column\n"
 	       "     --exact            every row from the frames, exact to the byte (root)\n"
 	       " -g, --group-by KEY     one row per user, comm (command name) or cgroup (memory\n"
-	       "                        cgroup), its processes' rows summed (smem -u, ps_mem);\n"
-	       "                        -p, -u and --cgroup choose the processes first\n");
+	       "                        cgroup), its processes' rows summed (smem -u, ps_mem),\n"
+	       "                        or per mapping: a path's smaps figures summed over its\n"
+	       "                        mappings in every process (smem -m); -p, -u and\n"
+	       "                        --cgroup choose the processes first\n");
 	out_help_with(stdout, columns, NCOLS, OUT_HELP_TOTAL);
 	ps_group_help();
 	return EXIT_OK;
@@ -463,7 +468,7 @@ static int parse_opt(struct ps_opts *po, int c, char **argv)
 	case OPT_GROUP_BY:
 		po->group = true;
 		return ps_group_parse(optarg, &po->by) < 0 ?
-			cli_usage_error("unknown --group-by '%s': user, comm or cgroup", optarg) : -1;
+			cli_usage_error("unknown --group-by '%s': user, comm, cgroup or mapping", optarg) : -1;
 	case 'p':
 		return parse_pids(po, optarg) < 0 ? cli_usage_error("invalid PID list '%s'", optarg) : -1;
 	case 'u':
@@ -535,6 +540,11 @@ static int run(struct pm_ctx *ctx, struct ps_opts *po)
 	if (!out)
 		return EXIT_USAGE;
 	po->want_cgroup = po->cgroup || (!po->group && out_has(out, COL_CGROUP));
+	if (po->group && !(st.groups = pm_groups_new())) {
+		out_free(out);
+		cli_error(ENOMEM, "cannot group processes");
+		return EXIT_RUNTIME;
+	}
 	if (collect(ctx, po, &st) < 0) {
 		code = EXIT_RUNTIME;
 		goto out;
@@ -547,7 +557,8 @@ static int run(struct pm_ctx *ctx, struct ps_opts *po)
 		goto out;
 	}
 	sort_col = po->sort;
-	if (po->group && ps_group_fill(out, st.rows, st.n, po->by, po->sort_name) < 0) {
+	if (po->group && ((po->by != BY_MAPPING && ps_group_rows(st.groups, st.rows, st.n) < 0) ||
+			  ps_group_fill(out, st.groups, po->by, po->sort_name, st.n) < 0)) {
 		cli_error(ENOMEM, "cannot group processes");
 		code = EXIT_RUNTIME;
 		goto out;
@@ -569,6 +580,7 @@ out:
 		free(st.rows[i].group);
 	}
 	free(st.rows);
+	pm_groups_free(st.groups);
 	out_free(out);
 	return code;
 }
@@ -590,6 +602,8 @@ int cmd_ps(struct pm_ctx *ctx, int argc, char **argv)
 		r = parse_opt(&po, c, argv);
 	if (r < 0 && optind < argc)
 		r = cli_usage_error("unexpected argument '%s'", argv[optind]);
+	if (r < 0 && po.exact && po.group && po.by == BY_MAPPING)
+		r = cli_usage_error("--group-by mapping reads each mapping's figures from smaps: --exact does not apply");
 	if (r < 0 && po.sort_name && parse_sort(&po, po.sort_name) < 0)
 		r = cli_usage_error("unknown sort column '%s'", po.sort_name);
 	if (r < 0)

@@ -23,7 +23,7 @@ struct ps_row {
 	struct pm_account acct;
 };
 
-/* ps_group_parse - a --group-by value: user, comm or cgroup (export's keys). 0 or -EINVAL. */
+/* ps_group_parse - a --group-by value: user, comm, cgroup (export's keys) or mapping. 0 or -EINVAL. */
 int ps_group_parse(const char *arg, enum fleet_by *by);
 
 /* ps_group_help - the --group-by view's columns, for --help. */
@@ -35,11 +35,20 @@ bool ps_group_sort_known(const char *sort);
 /* ps_group_out - the groups' table (JSON key "groups") with @oo's columns; NULL after a message. */
 struct out *ps_group_out(enum fleet_by by, const struct out_opts *oo);
 
+/* ps_group_rows - the processes' @rows into @g, each under its row's group. 0 or -ENOMEM. */
+int ps_group_rows(struct pm_groups *g, const struct ps_row *rows, size_t n);
+
 /*
- * ps_group_fill - the processes' @rows summed into one line of @out per group
- * (the library's pm_groups, keyed by each row's group), sorted by the column
- * named @sort (NULL: PSS), and the total line. 0 or -ENOMEM.
+ * ps_group_mappings - @t's mappings (the library's per-mapping accounts, from
+ * smaps) into @g, one group per path, summed over its mappings of that path
+ * and counted as one process; nothing is added on an error. 0 or -errno.
  */
-int ps_group_fill(struct out *out, const struct ps_row *rows, size_t n, enum fleet_by by, const char *sort);
+int ps_group_mappings(struct pm_groups *g, struct pm_target *t);
+
+/*
+ * ps_group_fill - a line of @out per group of @g, sorted by column @sort (NULL: PSS), and the total line
+ * (@procs: the processes accounted). 0 or -ENOMEM.
+ */
+int ps_group_fill(struct out *out, const struct pm_groups *g, enum fleet_by by, const char *sort, size_t procs);
 
 #endif

@@ -1,4 +1,4 @@
-/* ps_group.c - `pagemap ps --group-by`: the processes' rows summed per user, command or memory cgroup (smem -u, ps_mem). */
+/* ps_group.c - `pagemap ps --group-by`: memory summed per user, command, memory cgroup or mapping (smem -u/-m, ps_mem). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include "ps.h"
 
 enum {
-	GCOL_USER, GCOL_COMMAND, GCOL_CGROUP, GCOL_PROCESSES, GCOL_RSS, GCOL_PSS, GCOL_USS, GCOL_SWAP, GCOL_HUGETLB,
+	GCOL_USER, GCOL_COMMAND, GCOL_CGROUP, GCOL_MAPPING, GCOL_PROCESSES, GCOL_RSS, GCOL_PSS, GCOL_USS, GCOL_SWAP, GCOL_HUGETLB,
 	GCOL_SOURCE, GCOL_ESTIMATE
 };
 
@@ -20,24 +20,26 @@ static const struct out_col gcols[] = {
 	[GCOL_USER] = { "USER", 8, 0, OUT_STR, "--group-by user: the user (real UID) by name" },
 	[GCOL_COMMAND] = { "COMMAND", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "--group-by comm: the command name (comm)" },
 	[GCOL_CGROUP] = { "CGROUP", 0.3, SCOLS_FL_TRUNC, OUT_STR, "--group-by cgroup: the memory cgroup" },
-	[GCOL_PROCESSES] = { "PROCESSES", 4, SCOLS_FL_RIGHT, OUT_NUM, "processes in the group" },
+	[GCOL_MAPPING] = { "MAPPING", 0.3, SCOLS_FL_TRUNC, OUT_STR, "--group-by mapping: the mapped path, or [anon]" },
+	[GCOL_PROCESSES] = { "PROCESSES", 4, SCOLS_FL_RIGHT, OUT_NUM, "processes in the group (mapping it)" },
 	[GCOL_RSS] = { "RSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "RSS of its processes, summed", OUT_RSS_ALIASES },
 	[GCOL_PSS] = { "PSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "PSS of its processes, summed: its share of memory" },
 	[GCOL_USS] = { "USS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "USS of its processes, summed" },
 	[GCOL_SWAP] = { "SWAP", 5, SCOLS_FL_RIGHT, OUT_SIZE, "swapped bytes of its processes, summed" },
 	[GCOL_HUGETLB] = { "HUGETLB", 5, SCOLS_FL_RIGHT, OUT_SIZE, "hugetlb bytes of its processes, summed" },
-	[GCOL_SOURCE] = { "SOURCE", 12, 0, OUT_STR, "smaps_rollup if any of its rows came from it, else pagemap" },
+	[GCOL_SOURCE] = { "SOURCE", 12, 0, OUT_STR, "smaps (mapping), smaps_rollup if any row came from it, pagemap" },
 	[GCOL_ESTIMATE] = { "ESTIMATE", 3, 0, OUT_BOOL, "some of its rows are estimates (see ps's ESTIMATE)" },
 };
 #define NGCOLS (sizeof(gcols) / sizeof(gcols[0]))
 
-/* --group-by's words, in export's order; pid and rules are export's alone (a PID is ps's own row). */
+/* --group-by's words, in export's order; pid and rules are export's alone (a PID is ps's own row); mapping ps's. */
 static const struct {
 	const char *name;
 	enum fleet_by by;
 	size_t col;
 } keys[] = {
 	{ "cgroup", BY_CGROUP, GCOL_CGROUP }, { "user", BY_USER, GCOL_USER }, { "comm", BY_COMM, GCOL_COMMAND },
+	{ "mapping", BY_MAPPING, GCOL_MAPPING },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -99,7 +101,7 @@ static int group_cmp(const void *a, const void *b)
 		c = (int)x->exact.source - (int)y->exact.source;
 	else if (gsort_col == GCOL_ESTIMATE)
 		c = (int)x->exact.estimate - (int)y->exact.estimate;
-	else if (gsort_col <= GCOL_CGROUP)
+	else if (gsort_col <= GCOL_MAPPING)
 		c = 0;	/* the key: below */
 	else if ((u = group_num(x, gsort_col)) != (v = group_num(y, gsort_col)))
 		c = u > v ? -1 : 1;
@@ -113,7 +115,7 @@ static void fill_group(struct out *out, const struct pm_group *g, size_t kcol)
 	struct libscols_line *ln = out_line(out);
 	size_t c;
 
-	for (c = GCOL_USER; c <= GCOL_CGROUP; c++)
+	for (c = GCOL_USER; c <= GCOL_MAPPING; c++)
 		if (c == kcol)
 			out_str(out, ln, c, g->key);
 		else
@@ -128,18 +130,19 @@ static void fill_group(struct out *out, const struct pm_group *g, size_t kcol)
 	out_u64(out, ln, GCOL_ESTIMATE, g->exact.estimate);
 }
 
-/* The groups part the processes: their sums are the sums of every process's row. */
-static void total_group(struct out *out, const struct pm_group *const *v, size_t n, size_t kcol)
+/*
+ * The groups part the processes' memory: their sums are the sums of every process's row (of its
+ * mappings with --group-by mapping, where a process is in several groups: @procs is their number).
+ */
+static void total_group(struct out *out, const struct pm_group *const *v, size_t n, size_t kcol, size_t procs)
 {
 	struct libscols_line *ln = out_total_line(out);
 	struct pm_account sum = { 0 };
-	uint64_t procs = 0;
 	size_t i;
 
 	if (!ln)
 		return;
 	for (i = 0; i < n; i++) {
-		procs += v[i]->exact_procs;
 		sum.rss += v[i]->exact.rss;
 		sum.pss += v[i]->exact.pss;
 		sum.uss += v[i]->exact.uss;
@@ -179,31 +182,57 @@ struct out *ps_group_out(enum fleet_by by, const struct out_opts *oo)
 	return out_new("groups", gcols, NGCOLS, defaults, oo);
 }
 
-int ps_group_fill(struct out *out, const struct ps_row *rows, size_t n, enum fleet_by by, const char *sort)
+int ps_group_rows(struct pm_groups *g, const struct ps_row *rows, size_t n)
 {
-	size_t kcol = key_col(by), i, ng = 0;
-	struct pm_groups *g = pm_groups_new();
-	const struct pm_group **v = NULL;
-	int r = -ENOMEM;
+	size_t i;
 
-	gsort_col = find_sort(sort);
-	if (gsort_col <= GCOL_CGROUP)	/* by the key, whichever key column was named */
-		gsort_col = kcol;
-	for (i = 0; g && i < n; i++)
+	for (i = 0; i < n; i++)
 		if (pm_groups_add_exact(g, rows[i].group, &rows[i].acct) < 0)
-			goto out;
-	ng = g ? pm_groups_count(g) : 0;
-	if (!g || !(v = calloc(ng ? ng : 1, sizeof(*v))))
-		goto out;
+			return -ENOMEM;
+	return 0;
+}
+
+/* One mapping into the process's own groups: a path mapped several times is one group of one process. */
+static int add_mapping(void *data, const struct pm_mapping *m, const struct pm_account *a)
+{
+	char key[4096];
+
+	if (m->path_len)
+		snprintf(key, sizeof(key), "%.*s", (int)m->path_len, m->path);
+	else
+		snprintf(key, sizeof(key), "[anon]");
+	return pm_groups_add_exact(data, key, a);
+}
+
+int ps_group_mappings(struct pm_groups *g, struct pm_target *t)
+{
+	struct pm_groups *mine = pm_groups_new();
+	const struct pm_group *p;
+	size_t i;
+	int r = mine ? pm_account_mappings(t, add_mapping, mine) : -ENOMEM;
+
+	for (i = 0; r == 0 && (p = pm_groups_at(mine, i)); i++)
+		r = pm_groups_add_exact(g, p->key, &p->exact);
+	pm_groups_free(mine);
+	return r;
+}
+
+int ps_group_fill(struct out *out, const struct pm_groups *g, enum fleet_by by, const char *sort, size_t procs)
+{
+	size_t kcol = key_col(by), i, ng = pm_groups_count(g);
+	const struct pm_group **v = calloc(ng ? ng : 1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	gsort_col = find_sort(sort);
+	if (gsort_col <= GCOL_MAPPING)	/* by the key, whichever key column was named */
+		gsort_col = kcol;
 	for (i = 0; i < ng; i++)
 		v[i] = pm_groups_at(g, i);
 	qsort(v, ng, sizeof(*v), group_cmp);
 	for (i = 0; i < ng; i++)
 		fill_group(out, v[i], kcol);
-	total_group(out, v, ng, kcol);
-	r = 0;
-out:
+	total_group(out, v, ng, kcol, procs);
 	free(v);
-	pm_groups_free(g);
-	return r;
+	return 0;
 }

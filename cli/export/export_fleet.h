@@ -6,7 +6,8 @@
 #include <stdbool.h>
 #include "metrics.h"
 
-enum fleet_by { BY_CGROUP = 0, BY_USER, BY_COMM, BY_PID, BY_RULES };
+/* BY_MAPPING is ps's alone: a mapping is no process's group (fleet_group_key does not take it). */
+enum fleet_by { BY_CGROUP = 0, BY_USER, BY_COMM, BY_PID, BY_RULES, BY_MAPPING };
 
 #define FLEET_MAX_SERIES 1000
 #define FLEET_MAX_RULES 256

@@ -2,7 +2,7 @@
 # ps_group.sh - `ps --group-by` sums the rows `ps -p` prints: five sleepers of this test, under a command
 # name of their own, three of them run as nobody (setpriv); the comm group's row equals the sum of their
 # five `ps -p` rows, the user groups of `-p THEM --group-by user` the sums of their rows by user, in the
-# table and in JSON, and with --exact (frames) as from smaps_rollup.
+# table and in JSON, and with --exact (frames) as from smaps_rollup; `--group-by mapping` sums smaps.
 # The sleepers are a static program of their own, so no page they map is mapped by another process of the
 # machine (a shared library's map counts, and so PSS, change whenever any process starts or ends): their
 # figures hold still between two reads. Without a static C library they are a copy of sleep, and --exact
@@ -119,6 +119,58 @@ if [ $static = 1 ]; then
 	compare user-exact user --exact
 else
 	echo "SKIP ps-group-exact: no static C library (cc -static): the sleepers share libc, whose PSS moves"
+fi
+
+# --group-by mapping: each path's figures are the kernel's smaps records of that path summed over the
+# sleepers (Rss, Pss, Private_* as USS, Swap), and PROCESSES the sleepers that map it; the sleepers'
+# own program is mapped by all five.
+i=0
+while [ $i -lt 10 ]; do
+	"$pagemap" ps -J -p "$list" --group-by mapping >"$tmp/maps" 2>"$tmp/err" ||
+		{ echo "FAIL ps-group-mapping: pagemap failed: $(cat "$tmp/err")"; fail=1; break; }
+	if python3 - "$tmp/maps" "$tmp/$comm" $pids >"$tmp/why" <<'PY'
+import json, sys
+groups = json.load(open(sys.argv[1]))["groups"]
+prog = sys.argv[2]
+want = {}
+for pid in sys.argv[3:]:
+    mine = {}
+    for line in open("/proc/%s/smaps" % pid):
+        f = line.split()
+        if "-" in f[0] and not f[0].endswith(":"):
+            path = line.split(None, 5)[5].strip() if len(f) > 5 else "[anon]"
+            m = mine.setdefault(path, {"rss": 0, "pss": 0, "uss": 0, "swap": 0})
+        elif f[0] in ("Rss:", "Pss:", "Swap:"):
+            m[f[0][:-1].lower()] += int(f[1]) * 1024
+        elif f[0] in ("Private_Clean:", "Private_Dirty:"):
+            m["uss"] += int(f[1]) * 1024
+    for path, m in mine.items():
+        w = want.setdefault(path, {"processes": 0, "rss": 0, "pss": 0, "uss": 0, "swap": 0})
+        w["processes"] += 1
+        for k in m:
+            w[k] += m[k]
+got = {g["mapping"]: {k: g[k] for k in ("processes", "rss", "pss", "uss", "swap")} for g in groups}
+if got != want:
+    print("groups %s, smaps' sums %s" % (got, want))
+    sys.exit(1)
+if got.get(prog, {}).get("processes") != 5 or any(g["source"] != "smaps" for g in groups):
+    print("%s in %s processes, sources %s" % (prog, got.get(prog, {}).get("processes"),
+                                               sorted({g["source"] for g in groups})))
+    sys.exit(1)
+print("%d paths; %s: %s" % (len(got), prog, got[prog]))
+PY
+	then
+		echo "PASS ps-group-mapping: $(cat "$tmp/why")"
+		break
+	fi
+	i=$((i + 1))
+done
+[ $i = 10 ] && { echo "FAIL ps-group-mapping: $(cat "$tmp/why")"; fail=1; }
+if "$pagemap" ps --exact --group-by mapping -p "$list" >/dev/null 2>&1; then
+	echo "FAIL ps-group-mapping-exact: --exact --group-by mapping did not refuse"
+	fail=1
+else
+	echo "PASS ps-group-mapping-exact"
 fi
 
 # The table: the comm group's row and its process count; the total row sums the group rows.
