@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "output.h"
+#include "ps.h"
 
 enum {
 	COL_PID, COL_USER, COL_COMMAND, COL_RSS, COL_PSS, COL_USS, COL_SWAP, COL_SHARED, COL_HUGETLB, COL_SOURCE,
@@ -30,18 +31,12 @@ static const struct out_col columns[] = {
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 
-struct ps_row {
-	pid_t pid;
-	bool uid_known;
-	uid_t uid;
-	char comm[64];
-	char *cgroup;			/* NULL when not wanted or unknown */
-	struct pm_account acct;
-};
-
 struct ps_opts {
 	struct out_opts o;
 	size_t sort;			/* column index */
+	const char *sort_name;		/* -s as given: a column of the table shown (ps's or the groups') */
+	bool group;			/* --group-by: one row per group, keyed by @by */
+	enum fleet_by by;
 	pid_t *pids;
 	bool *seen;			/* per -p PID: listed in ROOT/proc */
 	int *why;			/* per -p PID: why it has no row (errno, WHY_KTHREAD), 0 */
@@ -60,6 +55,7 @@ struct ps_state {
 	unsigned exited, denied, kthreads, estimates;
 	bool failed;
 	bool cgroup_seen;		/* some process is in --cgroup or below it */
+	struct pm_groups *groups;	/* --group-by: the groups (mapping: filled per process) */
 };
 
 #define WHY_KTHREAD (-1)
@@ -231,6 +227,16 @@ static int account(struct pm_target *t, struct pm_kpage *k, bool exact, struct p
 	return -r;
 }
 
+/* The key of @p's group (export's words, one home), allocated; NULL without memory. */
+static char *group_of(struct pm_ctx *ctx, const struct ps_opts *po, const struct pm_proc *p)
+{
+	struct fleet_opts fo = { .by = po->by };
+	char key[4096];
+
+	fleet_group_key(ctx, &fo, p, key, sizeof(key));
+	return strdup(key);
+}
+
 static int add_proc(struct pm_ctx *ctx, struct pm_kpage *k, const struct ps_opts *po, struct ps_state *st,
 		    const struct pm_proc *p)
 {
@@ -263,10 +269,16 @@ static int add_proc(struct pm_ctx *ctx, struct pm_kpage *k, const struct ps_opts
 		st->cap = st->cap ? 2 * st->cap : 256;
 	}
 	r = &st->rows[st->n];
-	*r = (struct ps_row){ p->pid, p->uid_known, p->uid, "", cg, { 0 } };
+	*r = (struct ps_row){ p->pid, p->uid_known, p->uid, "", cg, NULL, { 0 } };
 	snprintf(r->comm, sizeof(r->comm), "%s", p->comm);
+	if (po->group && po->by != BY_MAPPING && !(r->group = group_of(ctx, po, p))) {
+		free(cg);
+		return -ENOMEM;
+	}
 	t = pm_target_open(ctx, p->pid);
 	e = t ? account(t, k, po->exact, &r->acct) : errno;
+	if (e == 0 && po->group && po->by == BY_MAPPING)
+		e = -ps_group_mappings(st->groups, t);
 	pm_target_close(t);
 	if (e == 0) {
 		st->n++;
@@ -274,6 +286,7 @@ static int add_proc(struct pm_ctx *ctx, struct pm_kpage *k, const struct ps_opts
 		return 0;
 	}
 	free(cg);
+	free(r->group);
 	if (e == EBADMSG && pm_ctx_tree_error(ctx)) {	/* a damaged replayed tree */
 		cli_error(0, "%s", pm_ctx_tree_error(ctx));
 		st->failed = true;
@@ -331,6 +344,7 @@ static int collect(struct pm_ctx *ctx, const struct ps_opts *po, struct ps_state
 
 #define OPT_CGROUP 0x2000
 #define OPT_EXACT 0x2001
+#define OPT_GROUP_BY 'g'
 
 static int parse_pids(struct ps_opts *po, const char *arg)
 {
@@ -388,10 +402,13 @@ static int parse_user(struct ps_opts *po, const char *arg)
 	return 0;
 }
 
+/* -s names a column of the table shown, so it is checked once --group-by is known. */
 static int parse_sort(struct ps_opts *po, const char *arg)
 {
 	size_t i;
 
+	if (po->group)
+		return ps_group_sort_known(arg) ? 0 : -EINVAL;
 	for (i = 0; i < NCOLS; i++)
 		if (!strcasecmp(arg, columns[i].name)) {
 			po->sort = i;
@@ -430,8 +447,14 @@ static int usage_help(void)
 	       " -u, --user USER        only processes of USER (a name or a UID)\n"
 	       "     --cgroup PATH      only processes in memory cgroup PATH or below it\n"
 	       "                        (as in /proc/PID/cgroup); adds the CGROUP column\n"
-	       "     --exact            every row from the frames, exact to the byte (root)\n");
+	       "     --exact            every row from the frames, exact to the byte (root)\n"
+	       " -g, --group-by KEY     one row per user, comm (command name) or cgroup (memory\n"
+	       "                        cgroup), its processes' rows summed (smem -u, ps_mem),\n"
+	       "                        or per mapping: a path's smaps figures summed over its\n"
+	       "                        mappings in every process (smem -m); -p, -u and\n"
+	       "                        --cgroup choose the processes first\n");
 	out_help_with(stdout, columns, NCOLS, OUT_HELP_TOTAL);
+	ps_group_help();
 	return EXIT_OK;
 }
 
@@ -440,7 +463,12 @@ static int parse_opt(struct ps_opts *po, int c, char **argv)
 {
 	switch (c) {
 	case 's':
-		return parse_sort(po, optarg) < 0 ? cli_usage_error("unknown sort column '%s'", optarg) : -1;
+		po->sort_name = optarg;
+		return -1;
+	case OPT_GROUP_BY:
+		po->group = true;
+		return ps_group_parse(optarg, &po->by) < 0 ?
+			cli_usage_error("unknown --group-by '%s': user, comm, cgroup or mapping", optarg) : -1;
 	case 'p':
 		return parse_pids(po, optarg) < 0 ? cli_usage_error("invalid PID list '%s'", optarg) : -1;
 	case 'u':
@@ -508,10 +536,15 @@ static int run(struct pm_ctx *ctx, struct ps_opts *po)
 
 	snprintf(defaults, sizeof(defaults), "PID,USER,COMMAND,RSS,PSS,USS,SWAP,SHARED,HUGETLB,SOURCE%s%s",
 		 po->o.json ? ",ESTIMATE" : "", po->cgroup ? ",CGROUP" : "");
-	out = out_new("processes", columns, NCOLS, defaults, &po->o);
+	out = po->group ? ps_group_out(po->by, &po->o) : out_new("processes", columns, NCOLS, defaults, &po->o);
 	if (!out)
 		return EXIT_USAGE;
-	po->want_cgroup = po->cgroup || out_has(out, COL_CGROUP);
+	po->want_cgroup = po->cgroup || (!po->group && out_has(out, COL_CGROUP));
+	if (po->group && !(st.groups = pm_groups_new())) {
+		out_free(out);
+		cli_error(ENOMEM, "cannot group processes");
+		return EXIT_RUNTIME;
+	}
 	if (collect(ctx, po, &st) < 0) {
 		code = EXIT_RUNTIME;
 		goto out;
@@ -524,20 +557,30 @@ static int run(struct pm_ctx *ctx, struct ps_opts *po)
 		goto out;
 	}
 	sort_col = po->sort;
-	if (st.n)
+	if (po->group && ((po->by != BY_MAPPING && ps_group_rows(st.groups, st.rows, st.n) < 0) ||
+			  ps_group_fill(out, st.groups, po->by, po->sort_name, st.n) < 0)) {
+		cli_error(ENOMEM, "cannot group processes");
+		code = EXIT_RUNTIME;
+		goto out;
+	}
+	if (!po->group && st.n)
 		qsort(st.rows, st.n, sizeof(*st.rows), row_cmp);
-	for (i = 0; i < st.n; i++)
+	for (i = 0; !po->group && i < st.n; i++)
 		fill_row(out, &st.rows[i], !strcmp(pm_ctx_root(ctx), "/"));
-	total_row(out, &st);
+	if (!po->group)
+		total_row(out, &st);
 	if (out_print(out) < 0 || st.failed)
 		code = EXIT_RUNTIME;
 	if (report_pids(ctx, po))
 		code = EXIT_RUNTIME;
 	report_skipped(po, &st);
 out:
-	for (i = 0; i < st.n; i++)
+	for (i = 0; i < st.n; i++) {
 		free(st.rows[i].cgroup);
+		free(st.rows[i].group);
+	}
 	free(st.rows);
+	pm_groups_free(st.groups);
 	out_free(out);
 	return code;
 }
@@ -548,17 +591,21 @@ int cmd_ps(struct pm_ctx *ctx, int argc, char **argv)
 		OUT_LONGOPTS, OUT_TOTAL_LONGOPT,
 		{ "sort", required_argument, NULL, 's' }, { "pid", required_argument, NULL, 'p' },
 		{ "user", required_argument, NULL, 'u' }, { "cgroup", required_argument, NULL, OPT_CGROUP },
-		{ "exact", no_argument, NULL, OPT_EXACT },
+		{ "exact", no_argument, NULL, OPT_EXACT }, { "group-by", required_argument, NULL, OPT_GROUP_BY },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct ps_opts po = { .sort = COL_PSS };
 	int c, r = -1;
 
 	optind = 0;
-	while (r < 0 && (c = getopt_long(argc, argv, OUT_SHORTOPTS "s:p:u:h", longopts, NULL)) != -1)
+	while (r < 0 && (c = getopt_long(argc, argv, OUT_SHORTOPTS "s:p:u:g:h", longopts, NULL)) != -1)
 		r = parse_opt(&po, c, argv);
 	if (r < 0 && optind < argc)
 		r = cli_usage_error("unexpected argument '%s'", argv[optind]);
+	if (r < 0 && po.exact && po.group && po.by == BY_MAPPING)
+		r = cli_usage_error("--group-by mapping reads each mapping's figures from smaps: --exact does not apply");
+	if (r < 0 && po.sort_name && parse_sort(&po, po.sort_name) < 0)
+		r = cli_usage_error("unknown sort column '%s'", po.sort_name);
 	if (r < 0)
 		r = run(ctx, &po);
 	free(po.pids);

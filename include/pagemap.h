@@ -50,7 +50,7 @@
  *   Account   pm_account_*  [account.h] RSS, PSS, USS, swap, shared bytes of a
  *                           process, hugetlb bytes apart: pagemap + kpagecount
  *                           when readable (exact), else the kernel's
- *                           smaps_rollup.
+ *                           smaps_rollup; per mapping from smaps.
  *   Fleet     pm_quick_*, pm_groups_*, pm_xshare_*, pm_class* [fleet.h]
  *                           for exporters: cheap per-process figures from
  *                           pagemap bits alone, named groups summed and

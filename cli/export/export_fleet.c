@@ -41,8 +41,8 @@ int fleet_parse_by(const char *s, enum fleet_by *by)
 
 /* ---- the group of a process ---- */
 
-static void group_key(struct pm_ctx *ctx, const struct fleet_opts *o, const struct pm_proc *p, char *key,
-		      size_t size)
+void fleet_group_key(struct pm_ctx *ctx, const struct fleet_opts *o, const struct pm_proc *p, char *key,
+		     size_t size)
 {
 	struct passwd *pw;
 	size_t i;
@@ -216,7 +216,7 @@ static int collect_quick(struct pm_ctx *ctx, const struct fleet_opts *o, struct 
 			skip(t, e);
 			continue;
 		}
-		group_key(ctx, o, p, key, sizeof(key));
+		fleet_group_key(ctx, o, p, key, sizeof(key));
 		if ((r = pm_groups_add(g, key, &q)) < 0)
 			break;
 		t->accounted++;
@@ -241,7 +241,7 @@ static int exact_one(struct pm_ctx *ctx, const struct fleet_opts *o, const struc
 	int e = tg ? -pm_account_process(tg, k, &a) : errno, gi, xe;
 
 	if (e == 0) {
-		group_key(ctx, o, p, key, sizeof(key));
+		fleet_group_key(ctx, o, p, key, sizeof(key));
 		e = pm_groups_add_exact(out->groups, key, &a);
 		gi = e == 0 ? pm_groups_find(out->groups, key) : -ENOENT;
 		/*

@@ -6,7 +6,8 @@
 #include <stdbool.h>
 #include "metrics.h"
 
-enum fleet_by { BY_CGROUP = 0, BY_USER, BY_COMM, BY_PID, BY_RULES };
+/* BY_MAPPING is ps's alone: a mapping is no process's group (fleet_group_key does not take it). */
+enum fleet_by { BY_CGROUP = 0, BY_USER, BY_COMM, BY_PID, BY_RULES, BY_MAPPING };
 
 #define FLEET_MAX_SERIES 1000
 #define FLEET_MAX_RULES 256
@@ -47,6 +48,14 @@ struct fleet_state {
 
 /* Parse a --group-by value. Returns 0 or -EINVAL. */
 int fleet_parse_by(const char *s, enum fleet_by *by);
+/*
+ * The group of @p by @o->by, into @key: its memory cgroup, its user's name (a UID
+ * number in a replayed tree, which came from another machine's passwd), its
+ * command name, its PID or its --rules group; "unknown" when the figure is
+ * not known. The one place a process's group is told, for export and ps.
+ */
+void fleet_group_key(struct pm_ctx *ctx, const struct fleet_opts *o, const struct pm_proc *p, char *key,
+		     size_t size);
 /*
  * Parse a rules file: "GROUP PATTERN" per line, '#' comments and blank
  * lines ignored; GROUP is printable without spaces (1..127 bytes), PATTERN a

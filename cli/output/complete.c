@@ -69,18 +69,48 @@ int __wrap_getopt_long(int argc, char *const *argv, const char *shortopts, const
 	return -1;
 }
 
+/* The tables a command reported so far: a column in two of them (ps's rows and its groups) is one word. */
+static const struct out_col *told[4];
+static size_t ntold[4], ntables;
+
+static bool same_word(const char *a, size_t alen, const char *b, size_t blen)
+{
+	return alen == blen && !strncmp(a, b, alen);
+}
+
+static bool col_told(const char *name, size_t len)
+{
+	size_t t, i, n;
+	const char *a;
+
+	for (t = 0; t < ntables; t++)
+		for (i = 0; i < ntold[t]; i++) {
+			if (same_word(told[t][i].name, strlen(told[t][i].name), name, len))
+				return true;
+			for (a = told[t][i].aliases; a && *a; a += n + (a[n] == ','))
+				if (same_word(a, n = strcspn(a, ","), name, len))
+					return true;
+		}
+	return false;
+}
+
 void complete_columns(const struct out_col *cols, size_t n)
 {
 	size_t i, len;
 	const char *a;
 
 	for (i = 0; words && i < n; i++) {
-		fprintf(words, "col %s\n", cols[i].name);
+		if (!col_told(cols[i].name, strlen(cols[i].name)))
+			fprintf(words, "col %s\n", cols[i].name);
 		for (a = cols[i].aliases; a && *a; a += len + (a[len] == ',')) {
 			len = strcspn(a, ",");
-			if (len != strlen(cols[i].name) || strncmp(a, cols[i].name, len))
+			if ((len != strlen(cols[i].name) || strncmp(a, cols[i].name, len)) && !col_told(a, len))
 				fprintf(words, "col %.*s\n", (int)len, a);
 		}
+	}
+	if (words && ntables < sizeof(told) / sizeof(told[0])) {
+		told[ntables] = cols;
+		ntold[ntables++] = n;
 	}
 }
 
@@ -116,6 +146,7 @@ out:
 	if (words)
 		fclose(words);
 	words = NULL;
+	ntables = 0;
 	if (saved >= 0)
 		close(saved);
 	if (help)

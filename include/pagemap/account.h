@@ -11,6 +11,7 @@ enum pm_account_source {
 	PM_ACCOUNT_NONE = 0,
 	PM_ACCOUNT_PAGEMAP,		/* a walk of pagemap joined with kpagecount (and kpageflags) */
 	PM_ACCOUNT_SMAPS_ROLLUP,	/* the kernel's /proc/PID/smaps_rollup (kB granularity) */
+	PM_ACCOUNT_SMAPS,		/* one mapping's record of /proc/PID/smaps (kB granularity) */
 };
 
 /* Memory of one process, in bytes. */
@@ -66,7 +67,22 @@ struct pm_account {
  */
 PM_API int pm_account_process(struct pm_target *t, struct pm_kpage *k, struct pm_account *out);
 
-/* pm_account_source_name - "pagemap", "smaps_rollup" or "none". Static string. */
+/* Called by pm_account_mappings once per mapping; @map and its path are borrowed until it returns. */
+typedef int (*pm_account_map_fn)(void *data, const struct pm_mapping *map, const struct pm_account *acct);
+
+/*
+ * pm_account_mappings - RSS, PSS, USS, swap, shared and hugetlb bytes of
+ * each mapping of @t, from the kernel's ROOT/proc/PID/smaps (the fields
+ * pm_account_process reads from smaps_rollup, per mapping: kB, Pss
+ * truncated per mapping, so a process's mappings may sum a few KiB below
+ * its rollup), in address order; source = PM_ACCOUNT_SMAPS, estimate as
+ * for smaps_rollup. @fn's nonzero return stops the read and is returned.
+ * Returns 0, or -errno: ESRCH (gone, or no mm), EACCES, EINVAL (a record
+ * without Rss, Pss, Shared_* or Private_* lines), ENOMEM, or @fn's.
+ */
+PM_API int pm_account_mappings(struct pm_target *t, pm_account_map_fn fn, void *data);
+
+/* pm_account_source_name - "pagemap", "smaps_rollup", "smaps" or "none". Static string. */
 PM_API const char *pm_account_source_name(enum pm_account_source source);
 
 #endif /* PAGEMAP_ACCOUNT_H */

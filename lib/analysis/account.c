@@ -28,6 +28,8 @@ const char *pm_account_source_name(enum pm_account_source source)
 		return "pagemap";
 	case PM_ACCOUNT_SMAPS_ROLLUP:
 		return "smaps_rollup";
+	case PM_ACCOUNT_SMAPS:
+		return "smaps";
 	default:
 		return "none";
 	}
@@ -191,9 +193,21 @@ static int rollup_add(void *arg, const struct pmi_smaps_rec *rec)
 	return 0;
 }
 
-#define NEED	(PMI_SMAPS_HAVE(PMI_SMAPS_RSS) | PMI_SMAPS_HAVE(PMI_SMAPS_PSS) | \
-		 PMI_SMAPS_HAVE(PMI_SMAPS_PRIVATE_CLEAN) | PMI_SMAPS_HAVE(PMI_SMAPS_PRIVATE_DIRTY) | \
-		 PMI_SMAPS_HAVE(PMI_SMAPS_SHARED_CLEAN) | PMI_SMAPS_HAVE(PMI_SMAPS_SHARED_DIRTY))
+int pmi_account_from_smaps(struct pm_target *t, const struct pmi_smaps_rec *rec, struct pm_account *out)
+{
+	if ((rec->have & PMI_ACCOUNT_NEED) != PMI_ACCOUNT_NEED)
+		return -EINVAL;
+	/* Swap is absent without CONFIG_SWAP, the *_Hugetlb lines without CONFIG_HUGETLB_PAGE: 0 then */
+	out->rss = rec->val[PMI_SMAPS_RSS];
+	out->pss = rec->val[PMI_SMAPS_PSS];
+	out->swap = rec->val[PMI_SMAPS_SWAP];
+	out->uss = rec->val[PMI_SMAPS_PRIVATE_CLEAN] + rec->val[PMI_SMAPS_PRIVATE_DIRTY];
+	out->shared = rec->val[PMI_SMAPS_SHARED_CLEAN] + rec->val[PMI_SMAPS_SHARED_DIRTY];
+	out->hugetlb = rec->val[PMI_SMAPS_PRIVATE_HUGETLB] + rec->val[PMI_SMAPS_SHARED_HUGETLB];
+	/* smaps averages large folios' map counts too, and its text cannot say whether there are any */
+	out->estimate = pm_ctx_probe(t->ctx, PM_PROBE_MAPCOUNT)->page_mapcount == PM_NO;
+	return 0;
+}
 
 static int account_rollup(struct pm_target *t, struct pm_account *out)
 {
@@ -210,18 +224,9 @@ static int account_rollup(struct pm_target *t, struct pm_account *out)
 	r = pmi_smaps_parse_buf(buf, (size_t)r, rollup_add, &all);
 	if (r < 0)
 		return r;
-	if ((all.have & NEED) != NEED)
-		return -EINVAL;
-	/* Swap is absent without CONFIG_SWAP, the *_Hugetlb lines without CONFIG_HUGETLB_PAGE: 0 then */
-	out->rss = all.val[PMI_SMAPS_RSS];
-	out->pss = all.val[PMI_SMAPS_PSS];
-	out->swap = all.val[PMI_SMAPS_SWAP];
-	out->uss = all.val[PMI_SMAPS_PRIVATE_CLEAN] + all.val[PMI_SMAPS_PRIVATE_DIRTY];
-	out->shared = all.val[PMI_SMAPS_SHARED_CLEAN] + all.val[PMI_SMAPS_SHARED_DIRTY];
-	out->hugetlb = all.val[PMI_SMAPS_PRIVATE_HUGETLB] + all.val[PMI_SMAPS_SHARED_HUGETLB];
+	if ((r = pmi_account_from_smaps(t, &all, out)) < 0)
+		return r;
 	out->source = PM_ACCOUNT_SMAPS_ROLLUP;
-	/* smaps averages large folios' map counts too, and the rollup cannot say whether there are any */
-	out->estimate = pm_ctx_probe(t->ctx, PM_PROBE_MAPCOUNT)->page_mapcount == PM_NO;
 	return 0;
 }
 

@@ -3,6 +3,19 @@
 #define PMI_ACCOUNT_H
 
 #include "base.h"
+#include "smaps.h"
+
+/* The smaps fields an account needs: a record without one of them is malformed. */
+#define PMI_ACCOUNT_NEED (PMI_SMAPS_HAVE(PMI_SMAPS_RSS) | PMI_SMAPS_HAVE(PMI_SMAPS_PSS) | \
+			  PMI_SMAPS_HAVE(PMI_SMAPS_PRIVATE_CLEAN) | PMI_SMAPS_HAVE(PMI_SMAPS_PRIVATE_DIRTY) | \
+			  PMI_SMAPS_HAVE(PMI_SMAPS_SHARED_CLEAN) | PMI_SMAPS_HAVE(PMI_SMAPS_SHARED_DIRTY))
+
+/*
+ * pmi_account_from_smaps - @out's figures from one smaps or smaps_rollup
+ * record of @t (source left to the caller). 0, or -EINVAL without a field
+ * of PMI_ACCOUNT_NEED.
+ */
+int pmi_account_from_smaps(struct pm_target *t, const struct pmi_smaps_rec *rec, struct pm_account *out);
 
 /* account.c: PSS in fixed point, summed without per-page truncation and rounded once (unit tests check it). */
 #define PMI_PSS_SHIFT 32
