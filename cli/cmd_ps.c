@@ -426,7 +426,8 @@ static int usage_help(void)
 	       "large folios (CONFIG_NO_PAGE_MAPCOUNT), affected rows are estimates (ESTIMATE).\n\n"
 	       "Options:\n"
 	       " -s, --sort COL         sort by COL, sizes largest first (default PSS)\n"
-	       " -p, --pid PID,...      only these processes\n"
+	       " -p, --pid PID,...      only these processes (one without a row is named\n"
+	       "                        on stderr; none with a row: no table)\n"
 	       " -u, --user USER        only processes of USER (a name or a UID)\n"
 	       "     --cgroup PATH      only processes in memory cgroup PATH or below it\n"
 	       "                        (as in /proc/PID/cgroup); adds the CGROUP column\n"
@@ -529,7 +530,8 @@ static int run(struct pm_ctx *ctx, struct ps_opts *po)
 	for (i = 0; i < st.n; i++)
 		fill_row(out, &st.rows[i], !strcmp(pm_ctx_root(ctx), "/"));
 	total_row(out, &st);
-	if (out_print(out) < 0 || st.failed)
+	/* -p PID of which none has a row: only the lines saying why, as every command that takes one PID. */
+	if (((po->npids == 0 || st.n > 0) && out_print(out) < 0) || st.failed)
 		code = EXIT_RUNTIME;
 	if (report_pids(ctx, po))
 		code = EXIT_RUNTIME;

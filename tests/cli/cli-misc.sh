@@ -100,6 +100,11 @@ done
 # ps -p: a kernel thread, a PID that does not exist, and " 1" (strict decimal).
 if [ "$(cat /proc/2/comm 2>/dev/null)" = kthreadd ]; then
 	check ps-pid-kthread 1 "$pagemap" ps -p 2
+	# Only the error line: no empty table before it (a command that has no row to show shows none).
+	out=$("$pagemap" ps -p 2 2>"$fx/kthread.err")
+	want="pagemap: cannot open process 2: it is a kernel thread and has no user memory"
+	if [ -z "$out" ] && [ "$(cat "$fx/kthread.err")" = "$want" ]; then echo "PASS ps-pid-kthread-words"
+	else echo "FAIL ps-pid-kthread-words: stdout '$out', stderr '$(cat "$fx/kthread.err")'"; fi
 else
 	echo "SKIP ps-pid-kthread: PID 2 is not kthreadd here"
 fi
