@@ -38,6 +38,17 @@ int cli_version(void);
  */
 int cli_bad_option(char **argv);
 
+/*
+ * getopt_long through @real, except that a word that reads as a negative number ("-1", "-0.5") in an
+ * operand's place is an operand (no command has a digit for an option): the command's own check
+ * then names it ("invalid interval '-1'"). Operands keep the order given. Every command's getopt_long
+ * comes here (the link wraps it, cli/output/complete.c).
+ */
+struct option;
+typedef int (*cli_getopt_fn)(int, char *const *, const char *, const struct option *, int *);
+int cli_getopt_numbers(int argc, char *const *argv, const char *shortopts, const struct option *longopts,
+		       int *index, cli_getopt_fn real);
+
 /* Parse a PID argument ("self" = 0). Returns 0 or -EINVAL. */
 int cli_parse_pid(const char *s, pid_t *pid);
 /* Read small file @path (a /proc or cgroup file) into @buf of @size, NUL-terminated: its length, or -errno. */

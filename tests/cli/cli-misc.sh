@@ -13,7 +13,24 @@ check() {	# check NAME WANT_STATUS CMD...: the command exits WANT_STATUS
 	if [ "$rc" = "$want" ]; then echo "PASS $name"; else echo "FAIL $name: exit $rc, want $want"; printf '%s\n' "$err" | tail -n 5 | sed 's/^/  /'; fi
 }
 
+says() {	# says NAME WANT_STATUS WANT_FIRST_STDERR_LINE CMD...: the status and the message
+	name=$1 want=$2 line=$3
+	shift 3
+	err=$("$@" 2>&1 >/dev/null </dev/null)
+	rc=$?
+	if [ "$rc" = "$want" ] && [ "$(printf '%s\n' "$err" | head -n 1)" = "$line" ]; then echo "PASS $name"
+	else echo "FAIL $name: exit $rc, want $want; stderr '$err', want '$line'"; fi
+}
+
 check root-empty 2 "$pagemap" --root "" features
+# A negative number is an operand (no command has a digit for an option): the command names it.
+says wss-negative-interval 2 "pagemap: invalid interval '-1' (seconds, such as 1 or 0.5)" "$pagemap" wss self -1
+says wss-negative-first 2 "pagemap: invalid PID '-1'" "$pagemap" wss -1 self
+says track-negative-count 2 "pagemap: invalid count '-5'" "$pagemap" track 1 1 -5
+says track-negative-interval 2 "pagemap: invalid interval '-0.5' (seconds, at least 0.01)" "$pagemap" track -0.5 -- true
+says maps-negative-pid 2 "pagemap: invalid PID '-3'" "$pagemap" maps -J -3
+says wss-method-arg 2 "pagemap: unknown method '-1' (auto, idle or referenced)" "$pagemap" wss -m -1 self
+says wss-after-dashdash 2 "pagemap: invalid interval '-2' (seconds, such as 1 or 0.5)" "$pagemap" wss self -- -2
 check root-empty-eq 2 "$pagemap" --root= features
 
 # track -- CMD exits with CMD's status, as time(1); needs a method that works here.
