@@ -5,10 +5,16 @@
 #include <pagemap.h>
 #include <stdint.h>
 
-/* Exit codes (pagemap(1) documents them). */
+/*
+ * Exit codes: pagemap(1)'s EXIT STATUS has the table, per command. 1 is also an answer where a
+ * command is a test (as diff(1)'s): diff found a difference, audit found an exposure.
+ */
 #define EXIT_OK		0
 #define EXIT_RUNTIME	1
 #define EXIT_USAGE	2
+#define EXIT_DIFFERENT	1	/* diff: the two views differ */
+#define EXIT_EXPOSED	1	/* audit: at least one finding is exposed */
+#define EXIT_BADINPUT	3	/* render: a snapshot or recording that cannot be read or parsed */
 
 #define PAGEMAP_VERSION "0.1.0"
 
