@@ -40,6 +40,7 @@ if "$pagemap" track 0.05 -- true >/dev/null 2>&1; then
 	check track-status-early 3 "$pagemap" track 0.05 -- sh -c 'exit 3'
 	check track-status-signal 143 "$pagemap" track 0.05 -- sh -c 'sleep 0.2; kill -TERM $$'
 	check track-status-notfound 127 "$pagemap" track 0.05 -- /nonexistent/command
+	check track-status-notexec 126 "$pagemap" track 0.05 -- /
 	# Ctrl-C: SIGINT to pagemap is passed on to the command, whose status (130) is the answer.
 	"$pagemap" track 0.05 -- sleep 10 >/dev/null 2>&1 &
 	pid=$!
