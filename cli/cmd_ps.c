@@ -16,7 +16,7 @@ enum {
 
 static const struct out_col columns[] = {
 	[COL_PID] = { "PID", 6, SCOLS_FL_RIGHT, OUT_NUM, "process ID" },
-	[COL_USER] = { "USER", 8, 0, OUT_STR, "owner (real UID) by name" },
+	[COL_USER] = { "USER", 8, 0, OUT_STR, "owner (real UID) by name: a snapshot's as it recorded them; a --root tree's as numbers" },
 	[COL_COMMAND] = { "COMMAND", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "command name (comm)" },
 	[COL_RSS] = { "RSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, OUT_RSS_HELP, OUT_RSS_ALIASES },
 	[COL_PSS] = { "PSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "proportional bytes: each page divided by its map count" },
@@ -104,16 +104,16 @@ static int row_cmp(const void *a, const void *b)
 
 /* ---- rows ---- */
 
-/* @names: this machine's passwd names the UIDs; a tree replayed by --root came from another one: numbers. */
-static void fill_row(struct out *out, const struct ps_row *r, bool names)
+/* USER: the name the processes' machine gave the UID (cli_user_name), else the number. */
+static void fill_row(struct pm_ctx *ctx, struct out *out, const struct ps_row *r)
 {
 	struct libscols_line *ln = out_line(out);
-	struct passwd *pw = r->uid_known && names ? getpwuid(r->uid) : NULL;
-	char buf[32];
+	char buf[64];
+	const char *name = r->uid_known ? cli_user_name(ctx, r->uid, buf, sizeof(buf)) : NULL;
 
 	out_u64(out, ln, COL_PID, (uint64_t)r->pid);
-	if (pw) {
-		out_str(out, ln, COL_USER, pw->pw_name);
+	if (name) {
+		out_str(out, ln, COL_USER, name);
 	} else if (r->uid_known) {
 		snprintf(buf, sizeof(buf), "%u", (unsigned)r->uid);
 		out_str(out, ln, COL_USER, buf);
@@ -528,7 +528,7 @@ static int run(struct pm_ctx *ctx, struct ps_opts *po)
 	if (st.n)
 		qsort(st.rows, st.n, sizeof(*st.rows), row_cmp);
 	for (i = 0; i < st.n; i++)
-		fill_row(out, &st.rows[i], !strcmp(pm_ctx_root(ctx), "/"));
+		fill_row(ctx, out, &st.rows[i]);
 	total_row(out, &st);
 	/* -p PID of which none has a row: only the lines saying why, as every command that takes one PID. */
 	if (((po->npids == 0 || st.n > 0) && out_print(out) < 0) || st.failed)

@@ -79,6 +79,11 @@ extern const char *cli_root, *cli_snapshot;
  * one-line message.
  */
 struct pm_ctx *cli_ctx_new(void);
+/*
+ * The name of user @uid as the processes' machine knew it: live, this machine's passwd; a replayed
+ * snapshot, its META users (the capture's); a --root tree, none. NULL: show the number.
+ */
+const char *cli_user_name(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size);
 struct pm_target *cli_open_target(struct pm_ctx *ctx, pid_t pid, const char *arg);
 /*
  * Why process @arg (@pid) cannot be read, after pm_target_open() failed with @err: the library's
