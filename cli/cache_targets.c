@@ -221,6 +221,7 @@ int cache_add_procs(struct pm_ctx *ctx, const struct cache_opts *co, struct cach
 		}
 	free(seen);
 	if (cr->skipped)
-		cli_error(0, "note: %zu processes not examined (last reason: %s)", cr->skipped, strerror(cr->skip_err));
+		cli_error(0, "note: %zu process%s not examined (last reason: %s)", cr->skipped,
+			  cr->skipped == 1 ? "" : "es", strerror(cr->skip_err));
 	return r == -2 || r < -2 ? EXIT_RUNTIME : fail ? EXIT_RUNTIME : EXIT_OK;
 }

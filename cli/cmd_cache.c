@@ -62,7 +62,7 @@ static void note_unknown(const struct pm_cache *c)
 		other += e && j == (sizeof(reasons) / sizeof(reasons[0]));
 	}
 	if (other)
-		cli_error(0, "note: %zu more files not measured (other errors)", other);
+		cli_error(0, "note: %zu more file%s not measured (other errors)", other, other == 1 ? "" : "s");
 }
 
 static int usage_help(void)

@@ -301,7 +301,7 @@ static int run_diff(const char *na, const char *nb, bool tree, bool one, pid_t p
 		if (out_print(d->out) < 0)
 			code = EXIT_RUNTIME;
 		else if (d->differs)
-			code = EXIT_RUNTIME;	/* like diff(1): 1 means different */
+			code = EXIT_DIFFERENT;	/* like diff(1) */
 	}
 out:
 	pm_ctx_free(ca);

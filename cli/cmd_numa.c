@@ -384,8 +384,8 @@ static int all_processes(struct pm_ctx *ctx, struct pm_numa *n, const struct num
 	}
 	pm_procs_close(it);
 	if (skipped)
-		fprintf(stderr, "pagemap: %u processes skipped (exited meanwhile, or not readable by this user)\n",
-			skipped);
+		fprintf(stderr, "pagemap: %u process%s skipped (exited meanwhile, or not readable by this user)\n",
+			skipped, skipped == 1 ? "" : "es");
 	return r < 0 ? EXIT_RUNTIME : EXIT_OK;
 }
 

@@ -218,7 +218,30 @@ static int walk_range(struct pm_ctx *ctx, struct pm_target *t, struct out *out, 
 	return EXIT_OK;
 }
 
-/* Walk every mapping whose path is @name ("[heap]", a file path). */
+/*
+ * A name given as a file's last component ("libc.so.6") or without its brackets ("heap"): the mapping
+ * the user likely meant, said as a hint (the name is matched whole, as maps prints it).
+ */
+static void hint_name(struct pm_target *t, const char *name)
+{
+	struct pm_maps *it = pm_maps_open(t);
+	const struct pm_mapping *m;
+	size_t len = strlen(name);
+	const char *base;
+
+	while (it && pm_maps_next(it, &m) == 0) {
+		base = memrchr(m->path, '/', m->path_len);
+		base = base ? base + 1 : m->path;
+		if ((m->path[0] == '/' && (size_t)(m->path + m->path_len - base) == len && !memcmp(base, name, len)) ||
+		    (m->path[0] == '[' && m->path_len == len + 2 && !memcmp(m->path + 1, name, len))) {
+			cli_hint("did you mean %.*s? (a mapping's name as maps shows it)", (int)m->path_len, m->path);
+			break;
+		}
+	}
+	pm_maps_close(it);
+}
+
+/* Walk every mapping whose path is @name ("[heap]", a file path, any name that is not an address). */
 static int walk_named(struct pm_ctx *ctx, struct pm_target *t, struct out *out, struct pages_opts *po,
 		      const char *name, const char *arg)
 {
@@ -259,7 +282,8 @@ static int walk_named(struct pm_ctx *ctx, struct pm_target *t, struct out *out, 
 	}
 	if (!n) {
 		free(ranges);
-		cli_error(0, "process %s has no mapping named %s", arg, name);
+		cli_error(0, "no mapping named %s in process %s", name, arg);
+		hint_name(t, name);
 		return EXIT_RUNTIME;
 	}
 	for (i = 0; i < n && code == EXIT_OK; i++)
@@ -276,7 +300,8 @@ static int usage_help(void)
 	printf("Usage: pagemap pages [options] PID [RANGE]\n\n"
 	       "Runs of consecutive pages of process PID (or \"self\") with identical state.\n"
 	       "RANGE is 0xSTART-0xEND, one address (its page), or a mapping name such as\n"
-	       "[heap] or a file path; the default is every mapping.\n\n"
+	       "[heap] or a file path, as maps shows it (anything that does not begin with a\n"
+	       "digit or a sign); the default is every mapping.\n\n"
 	       "Options:\n"
 	       "     --each             one row per page\n"
 	       "     --only LETTERS     only rows with these flags set; ^L: flag L clear\n"
@@ -303,6 +328,7 @@ int cmd_pages(struct pm_ctx *ctx, int argc, char **argv)
 	uint64_t start = 0, end = UINT64_MAX;
 	struct out *out;
 	const char *range;
+	bool named;
 	pid_t pid;
 	int c, code;
 
@@ -327,8 +353,12 @@ int cmd_pages(struct pm_ctx *ctx, int argc, char **argv)
 	if (cli_parse_pid(argv[optind], &pid) < 0)
 		return cli_usage_error("invalid PID '%s'", argv[optind]);
 	range = optind + 1 < argc ? argv[optind + 1] : NULL;
-	if (range && range[0] != '[' && range[0] != '/' &&
-	    cli_parse_range(range, pm_ctx_features(ctx)->page_size, &start, &end) < 0)
+	/*
+	 * An address begins with a digit (a sign is a mistyped one); anything else names a mapping, and a
+	 * name the process does not map is the process's fact, not a usage error.
+	 */
+	named = range && !strchr("0123456789+-", range[0]);
+	if (range && !named && cli_parse_range(range, pm_ctx_features(ctx)->page_size, &start, &end) < 0)
 		return cli_usage_error("invalid range '%s' (0xSTART-0xEND, an address, or a mapping name)", range);
 	out = out_new("pages", columns, NCOLS, "START,END,PAGES,FLAGS,PFN,SWAPTYPE,SWAPOFF,PATH", &o);
 	if (!out)
@@ -342,7 +372,7 @@ int cmd_pages(struct pm_ctx *ctx, int argc, char **argv)
 	cli_note_hidden(ctx, t);
 	if (out_has(out, COL_NODE) && !po.hidden && !(po.numa = pm_numa_open(ctx)))
 		cli_error(errno, "NODE: cannot read the NUMA nodes");	/* the column shows "-" */
-	if (range && (range[0] == '[' || range[0] == '/'))
+	if (named)
 		code = walk_named(ctx, t, out, &po, range, argv[optind]);
 	else
 		code = walk_range(ctx, t, out, &po, start, end, argv[optind]);

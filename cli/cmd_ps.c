@@ -17,7 +17,7 @@ enum {
 
 static const struct out_col columns[] = {
 	[COL_PID] = { "PID", 6, SCOLS_FL_RIGHT, OUT_NUM, "process ID" },
-	[COL_USER] = { "USER", 8, 0, OUT_STR, "owner (real UID) by name" },
+	[COL_USER] = { "USER", 8, 0, OUT_STR, "owner (real UID) by name: a snapshot's as it recorded them; a --root tree's as numbers" },
 	[COL_COMMAND] = { "COMMAND", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "command name (comm)" },
 	[COL_RSS] = { "RSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, OUT_RSS_HELP, OUT_RSS_ALIASES },
 	[COL_PSS] = { "PSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "proportional bytes: each page divided by its map count" },
@@ -100,16 +100,16 @@ static int row_cmp(const void *a, const void *b)
 
 /* ---- rows ---- */
 
-/* @names: this machine's passwd names the UIDs; a tree replayed by --root came from another one: numbers. */
-static void fill_row(struct out *out, const struct ps_row *r, bool names)
+/* USER: the name the processes' machine gave the UID (cli_user_name), else the number. */
+static void fill_row(struct pm_ctx *ctx, struct out *out, const struct ps_row *r)
 {
 	struct libscols_line *ln = out_line(out);
-	struct passwd *pw = r->uid_known && names ? getpwuid(r->uid) : NULL;
-	char buf[32];
+	char buf[64];
+	const char *name = r->uid_known ? cli_user_name(ctx, r->uid, buf, sizeof(buf)) : NULL;
 
 	out_u64(out, ln, COL_PID, (uint64_t)r->pid);
-	if (pw) {
-		out_str(out, ln, COL_USER, pw->pw_name);
+	if (name) {
+		out_str(out, ln, COL_USER, name);
 	} else if (r->uid_known) {
 		snprintf(buf, sizeof(buf), "%u", (unsigned)r->uid);
 		out_str(out, ln, COL_USER, buf);
@@ -443,7 +443,8 @@ static int usage_help(void)
 	       "large folios (CONFIG_NO_PAGE_MAPCOUNT), affected rows are estimates (ESTIMATE).\n\n"
 	       "Options:\n"
 	       " -s, --sort COL         sort by COL, sizes largest first (default PSS)\n"
-	       " -p, --pid PID,...      only these processes\n"
+	       " -p, --pid PID,...      only these processes (one without a row is named\n"
+	       "                        on stderr; none with a row: no table)\n"
 	       " -u, --user USER        only processes of USER (a name or a UID)\n"
 	       "     --cgroup PATH      only processes in memory cgroup PATH or below it\n"
 	       "                        (as in /proc/PID/cgroup); adds the CGROUP column\n"
@@ -517,8 +518,8 @@ static void report_skipped(const struct ps_opts *po, const struct ps_state *st)
 
 	fflush(stdout);	/* the notes come after the table */
 	if (n && !po->npids)	/* -p names each one */
-		fprintf(stderr, "pagemap: skipped %u process%s: %u exited, %u not permitted, %u kernel threads\n", n,
-			n == 1 ? "" : "es", st->exited, st->denied, st->kthreads);
+		fprintf(stderr, "pagemap: skipped %u process%s: %u exited, %u not permitted, %u kernel thread%s\n", n,
+			n == 1 ? "" : "es", st->exited, st->denied, st->kthreads, st->kthreads == 1 ? "" : "s");
 	if (st->estimates)
 		fprintf(stderr, "pagemap: note: USS, SHARED and PSS of %u process%s are estimates: this kernel "
 			"averages the map counts of large folios (CONFIG_NO_PAGE_MAPCOUNT)\n", st->estimates,
@@ -566,10 +567,11 @@ static int run(struct pm_ctx *ctx, struct ps_opts *po)
 	if (!po->group && st.n)
 		qsort(st.rows, st.n, sizeof(*st.rows), row_cmp);
 	for (i = 0; !po->group && i < st.n; i++)
-		fill_row(out, &st.rows[i], !strcmp(pm_ctx_root(ctx), "/"));
+		fill_row(ctx, out, &st.rows[i]);
 	if (!po->group)
 		total_row(out, &st);
-	if (out_print(out) < 0 || st.failed)
+	/* -p PID of which none has a row: only the lines saying why, as every command that takes one PID. */
+	if (((po->npids == 0 || st.n > 0) && out_print(out) < 0) || st.failed)
 		code = EXIT_RUNTIME;
 	if (report_pids(ctx, po))
 		code = EXIT_RUNTIME;

@@ -13,7 +13,6 @@
 #include "cli.h"
 #include "render.h"
 
-#define EXIT_BADINPUT 3	/* a snapshot or recording that cannot be read or parsed */
 #define SVG_MAX (1u << 20)
 #define HTML_MAX (2u << 20)
 #define MAX_CELLS 250000u

@@ -5,10 +5,16 @@
 #include <pagemap.h>
 #include <stdint.h>
 
-/* Exit codes (pagemap(1) documents them). */
+/*
+ * Exit codes: pagemap(1)'s EXIT STATUS has the table, per command. 1 is also an answer where a
+ * command is a test (as diff(1)'s): diff found a difference, audit found an exposure.
+ */
 #define EXIT_OK		0
 #define EXIT_RUNTIME	1
 #define EXIT_USAGE	2
+#define EXIT_DIFFERENT	1	/* diff: the two views differ */
+#define EXIT_EXPOSED	1	/* audit: at least one finding is exposed */
+#define EXIT_BADINPUT	3	/* render: a snapshot or recording that cannot be read or parsed */
 
 #define PAGEMAP_VERSION "0.1.0"
 
@@ -38,6 +44,17 @@ int cli_version(void);
  */
 int cli_bad_option(char **argv);
 
+/*
+ * getopt_long through @real, except that a word that reads as a negative number ("-1", "-0.5") in an
+ * operand's place is an operand (no command has a digit for an option): the command's own check
+ * then names it ("invalid interval '-1'"). Operands keep the order given. Every command's getopt_long
+ * comes here (the link wraps it, cli/output/complete.c).
+ */
+struct option;
+typedef int (*cli_getopt_fn)(int, char *const *, const char *, const struct option *, int *);
+int cli_getopt_numbers(int argc, char *const *argv, const char *shortopts, const struct option *longopts,
+		       int *index, cli_getopt_fn real);
+
 /* Parse a PID argument ("self" = 0). Returns 0 or -EINVAL. */
 int cli_parse_pid(const char *s, pid_t *pid);
 /* Read small file @path (a /proc or cgroup file) into @buf of @size, NUL-terminated: its length, or -errno. */
@@ -62,6 +79,11 @@ extern const char *cli_root, *cli_snapshot;
  * one-line message.
  */
 struct pm_ctx *cli_ctx_new(void);
+/*
+ * The name of user @uid as the processes' machine knew it: live, this machine's passwd; a replayed
+ * snapshot, its META users (the capture's); a --root tree, none. NULL: show the number.
+ */
+const char *cli_user_name(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size);
 struct pm_target *cli_open_target(struct pm_ctx *ctx, pid_t pid, const char *arg);
 /*
  * Why process @arg (@pid) cannot be read, after pm_target_open() failed with @err: the library's

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +151,26 @@ void cli_explain_target(struct pm_ctx *ctx, pid_t pid, const char *arg, int err)
 }
 
 const char *cli_root, *cli_snapshot;
+static char *snapshot_users;	/* the replayed snapshot's META users, uid=name,... */
+
+const char *cli_user_name(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size)
+{
+	struct passwd *pw;
+	char key[16];
+	const char *s;
+	size_t len;
+
+	if (!strcmp(pm_ctx_root(ctx), "/"))
+		return (pw = getpwuid(uid)) ? pw->pw_name : NULL;
+	len = (size_t)snprintf(key, sizeof(key), "%u=", (unsigned)uid);
+	for (s = cli_snapshot ? snapshot_users : NULL; s && *s; s += strcspn(s, ","), s += *s == ',') {
+		if (strncmp(s, key, len))
+			continue;
+		snprintf(buf, size, "%.*s", (int)strcspn(s + len, ","), s + len);
+		return buf;
+	}
+	return NULL;	/* a tree replayed by --root came from another machine: its passwd is not ours */
+}
 
 /* The context of --snapshot FILE: the snapshot checked whole, then replayed as its tree. */
 static struct pm_ctx *snapshot_ctx(const char *file)
@@ -162,6 +183,8 @@ static struct pm_ctx *snapshot_ctx(const char *file)
 		cli_error(0, "cannot read snapshot %s: %s", file, err);
 		return NULL;
 	}
+	if (pm_snapshot_meta(s, "users") && !snapshot_users)
+		snapshot_users = strdup(pm_snapshot_meta(s, "users"));
 	if (!(ctx = pm_ctx_new_snapshot(s)))
 		cli_error(0, "cannot replay snapshot %s: %s", file,
 			  errno == EBADMSG && pm_snapshot_error(s) ? pm_snapshot_error(s) : strerror(errno));

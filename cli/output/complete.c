@@ -61,7 +61,7 @@ int __wrap_getopt_long(int argc, char *const *argv, const char *shortopts, const
 	const struct option *o;
 
 	if (!words)
-		return __real_getopt_long(argc, argv, shortopts, longopts, index);
+		return cli_getopt_numbers(argc, argv, shortopts, longopts, index, __real_getopt_long);
 	complete_options(words, shortopts, longopts);
 	for (o = longopts; o && o->name; o++)
 		if (!strcmp(o->name, "help") && !o->flag)

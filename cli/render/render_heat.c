@@ -216,7 +216,8 @@ int heat_write_svg(FILE *f, const struct rnd_model *m, const struct heat_rec *re
 		total += grid[i];
 	fputs("<text x=\"8\" y=\"16\" font-weight=\"bold\">", f);
 	rnd_xml_escape(f, m->source);
-	fprintf(f, ": %zu intervals, %" PRIu64 " pages %s%s</text>\n", rec->n, total, heat_what(rec),
+	fprintf(f, ": %zu interval%s, %" PRIu64 " page%s %s%s</text>\n", rec->n, rec->n == 1 ? "" : "s", total,
+		total == 1 ? "" : "s", heat_what(rec),
 		rec->off_axis ? "" : " (all on the axis)");
 	fprintf(f, "<text x=\"8\" y=\"32\">time down, address across (bands follow the mappings, gaps collapsed); "
 		   "%s%s</text>\n", rec->per_mapping ? "counts per mapping, spread evenly over its band" :
@@ -318,7 +319,7 @@ int heat_write_ansi(FILE *f, const struct rnd_model *m, const struct heat_rec *r
 	uint32_t c;
 
 	rnd_term_str(f, m->source);	/* snapshot file names: as rnd_write_ansi() writes them */
-	fprintf(f, ": %zu intervals, time down, address across\n%8s ", rec->n, "");
+	fprintf(f, ": %zu interval%s, time down, address across\n%8s ", rec->n, rec->n == 1 ? "" : "s", "");
 	for (c = 0; c < m->ncells; c++) {
 		long si = rnd_seg_of_cell(m, c);
 

@@ -180,9 +180,9 @@ int rnd_write_html(FILE *f, const struct rnd_model *m)
 	rnd_xml_escape(f, m->source);
 	fprintf(f, "</title>\n<style>%s</style></head><body>\n<header><b>", css);
 	rnd_xml_escape(f, m->source);
-	fprintf(f, "</b>: %zu mappings, %s mapped, %s present. <input id=\"search\" placeholder=\"search an address (hex)\"> "
+	fprintf(f, "</b>: %zu mapping%s, %s mapped, %s present. <input id=\"search\" placeholder=\"search an address (hex)\"> "
 		   "<button id=\"reset\">reset zoom</button> <span id=\"info\"></span><br>wheel: zoom, drag: pan, "
-		   "hover: a cell and its run, click: a mapping's runs", m->nmaps, rnd_size(m->mapped, a, sizeof(a)),
+		   "hover: a cell and its run, click: a mapping's runs", m->nmaps, m->nmaps == 1 ? "" : "s", rnd_size(m->mapped, a, sizeof(a)),
 		rnd_size(m->total[RC_PRESENT], b, sizeof(b)));
 	if (m->group > 1)
 		fprintf(f, "; aggregated: bands of %u mappings, runs left out", m->group);

@@ -178,7 +178,7 @@ static void heading(FILE *f, const struct rnd_model *m, uint32_t nsegs_map)
 
 	fprintf(f, "<text x=\"%d\" y=\"16\" class=\"h\">", X0);
 	rnd_xml_escape(f, m->source);
-	fprintf(f, ": %zu mappings, %s mapped, %s present, %s swapped</text>\n", m->nmaps,
+	fprintf(f, ": %zu mapping%s, %s mapped, %s present, %s swapped</text>\n", m->nmaps, m->nmaps == 1 ? "" : "s",
 		rnd_size(m->mapped, a, sizeof(a)), rnd_size(m->total[RC_PRESENT], b, sizeof(b)),
 		rnd_size(m->total[RC_SWAPPED], c, sizeof(c)));
 	fprintf(f, "<text x=\"%d\" y=\"32\">one cell per %s or more; band widths grow with the square root of their "
@@ -443,7 +443,7 @@ int rnd_write_ansi(FILE *f, const struct rnd_model *m)
 	const char *sep = "";
 
 	rnd_term_str(f, m->source);
-	fprintf(f, ": %zu mappings, %s mapped%s\n", m->nmaps, rnd_size(m->mapped, a, sizeof(a)),
+	fprintf(f, ": %zu mapping%s, %s mapped%s\n", m->nmaps, m->nmaps == 1 ? "" : "s", rnd_size(m->mapped, a, sizeof(a)),
 		m->group > 1 ? " (aggregated: bands of several mappings)" : "");
 	for (r = 0; r < m->rows && r * m->width < m->ncells; r++) {
 		for (c = 0; c < m->width && r * m->width + c < m->ncells; c++) {

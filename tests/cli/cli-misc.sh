@@ -13,7 +13,24 @@ check() {	# check NAME WANT_STATUS CMD...: the command exits WANT_STATUS
 	if [ "$rc" = "$want" ]; then echo "PASS $name"; else echo "FAIL $name: exit $rc, want $want"; printf '%s\n' "$err" | tail -n 5 | sed 's/^/  /'; fi
 }
 
+says() {	# says NAME WANT_STATUS WANT_FIRST_STDERR_LINE CMD...: the status and the message
+	name=$1 want=$2 line=$3
+	shift 3
+	err=$("$@" 2>&1 >/dev/null </dev/null)
+	rc=$?
+	if [ "$rc" = "$want" ] && [ "$(printf '%s\n' "$err" | head -n 1)" = "$line" ]; then echo "PASS $name"
+	else echo "FAIL $name: exit $rc, want $want; stderr '$err', want '$line'"; fi
+}
+
 check root-empty 2 "$pagemap" --root "" features
+# A negative number is an operand (no command has a digit for an option): the command names it.
+says wss-negative-interval 2 "pagemap: invalid interval '-1' (seconds, such as 1 or 0.5)" "$pagemap" wss self -1
+says wss-negative-first 2 "pagemap: invalid PID '-1'" "$pagemap" wss -1 self
+says track-negative-count 2 "pagemap: invalid count '-5'" "$pagemap" track 1 1 -5
+says track-negative-interval 2 "pagemap: invalid interval '-0.5' (seconds, at least 0.01)" "$pagemap" track -0.5 -- true
+says maps-negative-pid 2 "pagemap: invalid PID '-3'" "$pagemap" maps -J -3
+says wss-method-arg 2 "pagemap: unknown method '-1' (auto, idle or referenced)" "$pagemap" wss -m -1 self
+says wss-after-dashdash 2 "pagemap: invalid interval '-2' (seconds, such as 1 or 0.5)" "$pagemap" wss self -- -2
 check root-empty-eq 2 "$pagemap" --root= features
 
 # track -- CMD exits with CMD's status, as time(1); needs a method that works here.
@@ -23,6 +40,7 @@ if "$pagemap" track 0.05 -- true >/dev/null 2>&1; then
 	check track-status-early 3 "$pagemap" track 0.05 -- sh -c 'exit 3'
 	check track-status-signal 143 "$pagemap" track 0.05 -- sh -c 'sleep 0.2; kill -TERM $$'
 	check track-status-notfound 127 "$pagemap" track 0.05 -- /nonexistent/command
+	check track-status-notexec 126 "$pagemap" track 0.05 -- /
 	# Ctrl-C: SIGINT to pagemap is passed on to the command, whose status (130) is the answer.
 	"$pagemap" track 0.05 -- sleep 10 >/dev/null 2>&1 &
 	pid=$!
@@ -100,10 +118,30 @@ done
 # ps -p: a kernel thread, a PID that does not exist, and " 1" (strict decimal).
 if [ "$(cat /proc/2/comm 2>/dev/null)" = kthreadd ]; then
 	check ps-pid-kthread 1 "$pagemap" ps -p 2
+	# Only the error line: no empty table before it (a command that has no row to show shows none).
+	out=$("$pagemap" ps -p 2 2>"$fx/kthread.err")
+	want="pagemap: cannot open process 2: it is a kernel thread and has no user memory"
+	if [ -z "$out" ] && [ "$(cat "$fx/kthread.err")" = "$want" ]; then echo "PASS ps-pid-kthread-words"
+	else echo "FAIL ps-pid-kthread-words: stdout '$out', stderr '$(cat "$fx/kthread.err")'"; fi
 else
 	echo "SKIP ps-pid-kthread: PID 2 is not kthreadd here"
 fi
 check ps-pid-space 2 "$pagemap" ps -p " 1"
+
+# One process counted: "1 process", not "1 processes". In a PID namespace of its own, an
+# unprivileged reader sees one process it may not read: the root shell that started it.
+if [ "$(id -u)" = 0 ] && unshare -pf --mount-proc true 2>/dev/null; then
+	for cmd in "cache -n -A" "numa --all"; do
+		err=$(unshare -pf --mount-proc sh -c 'setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$1" $2 >/dev/null; true' sh "$pagemap" "$cmd" 2>&1 | grep -E '[0-9]+ process')
+		case $err in
+		*" 1 process not examined "* | *" 1 process skipped "*) echo "PASS one-process-said ${cmd%% *}" ;;
+		*) echo "FAIL one-process-said ${cmd%% *}: '$err'" ;;
+		esac
+	done
+else
+	echo "SKIP one-process-said: needs root and unshare -p"
+fi
 check maps-pid-space 2 "$pagemap" maps " 1"
 check ps-cgroup-missing 1 "$pagemap" ps --cgroup /no/such/cgroup/here
 

@@ -136,6 +136,10 @@ fi
 "$pagemap" ps -n -o PID -p "$a,$gone,$z" >"$work/out" 2>"$work/err"
 check ps-gone-exit $? 1 "$work/err" "$gone_line" "$zombie_line"
 has ps-gone-row "$work/out" "\$1 == $a"
+# -p of a zombie alone: its line in the same words, and no empty table before it.
+"$pagemap" ps -p "$z" >"$work/out" 2>"$work/err"
+check ps-zombie-exit $? 1 "$work/err" "$zombie_line"
+[ -s "$work/out" ] && echo "FAIL ps-zombie-no-table: $(cat "$work/out")" || echo "PASS ps-zombie-no-table"
 "$pagemap" cache -n -o PID -p "$a" -p "$gone" >"$work/out" 2>"$work/err"
 check cache-gone-exit $? 1 "$work/err" "$gone_line"
 has cache-gone-row "$work/out" "\$1 == $a"

@@ -1,0 +1,37 @@
+#!/bin/sh
+# snapshot_users.sh - a replayed snapshot shows USER by the name the capture's machine gave the UID
+# (its META users), not as a number; a --root tree, which records no names, still shows numbers.
+# The process is our own: a sleep run as uid 65534.
+# Usage: tests/live/snapshot_users.sh   (PAGEMAP_BUILD comes from make; PAGEMAP_BIN: another binary)
+build=${PAGEMAP_BUILD:-$(cd "$(dirname "$0")/../.." && pwd)/build}
+pagemap=${PAGEMAP_BIN:-$build/pagemap}
+work=$(mktemp -d) || exit 1
+s=''
+cleanup() {
+	[ -n "$s" ] && kill "$s" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+[ "$(id -u)" = 0 ] || { echo "SKIP snapshot-users: needs root (a process of another user)"; exit 77; }
+name=$(getent passwd 65534 | cut -d: -f1)
+[ -n "$name" ] || { echo "SKIP snapshot-users: no user name for uid 65534 here"; exit 77; }
+setpriv --reuid=65534 --regid=65534 --clear-groups sleep 100000 & s=$!
+i=0
+while [ "$(cat "/proc/$s/comm" 2>/dev/null)" != sleep ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+
+"$pagemap" snapshot -p "$s,self" -o "$work/s.pms" 2>"$work/err" ||
+	{ echo "FAIL snapshot-users-write: $(cat "$work/err")"; exit 1; }
+"$pagemap" --snapshot "$work/s.pms" ps -n -r -o PID,USER -p "$s" >"$work/out" 2>"$work/err"
+got=$(awk '{ print $2 }' "$work/out")
+if [ "$got" = "$name" ]; then echo "PASS snapshot-users-name"
+else echo "FAIL snapshot-users-name: USER '$got', want '$name' (the capture's); stderr: $(cat "$work/err")"; fi
+# Both users are said: the sleep's and the writer's own (self).
+me=$(id -un)
+if tr -c "[:print:]" "\n" <"$work/s.pms" | grep -q "users=.*\b0=$me" && tr -c "[:print:]" "\n" <"$work/s.pms" | grep -q "users=.*65534=$name"; then
+	echo "PASS snapshot-users-meta"
+else
+	echo "FAIL snapshot-users-meta: no META users line with 0=$me and 65534=$name"
+fi
+exit 0
