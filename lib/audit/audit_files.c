@@ -329,15 +329,17 @@ void pmi_audit_snapshots(struct pm_audit *a, const char *path)
 	struct snap_tally t = { 0 };
 	size_t at = a->n;
 	enum pm_verdict v;
-	char err[384] = "";
+	char err[384] = "", readable[64] = "";
 
 	snap_walk(a, path, 0, &t);
 	if (t.errors)
 		snprintf(err, sizeof(err), "; %u could not be read (%s: %s)", t.errors, t.err_path, pmi_strerror(t.first_err));
+	if (t.frames)
+		snprintf(readable, sizeof(readable), " (%u readable by users other than root)", t.readable);
 	v = t.readable ? PM_VERDICT_EXPOSED : t.unknown || t.errors ? PM_VERDICT_UNKNOWN :
 	    t.frames ? PM_VERDICT_CONTEXT : PM_VERDICT_OK;
 	pmi_audit_add(a, "snapshots", path, v, t.frames ? "rewrite the files below without frame numbers, or delete them" : NULL,
-		     "%u files searched: %u snapshots with frame numbers (%u readable by users other than root), "
-		     "%u without, %u of an unknown format%s", t.files, t.frames, t.readable, t.noframes, t.unknown, err);
+		     "%u files searched: %u snapshots with frame numbers%s, %u without, %u of an unknown format%s",
+		     t.files, t.frames, readable, t.noframes, t.unknown, err);
 	pmi_audit_move_last(a, at);
 }

@@ -405,6 +405,54 @@ static int others_read(void)
 	return T_PASS;
 }
 
+/*
+ * A snapshot with frame numbers (the fixture's kept.pms) is exposed when users other than root may
+ * read it, context when only root may: as root 0644 and 0600; as another user, 0600 is still
+ * its owner's, who is not root.
+ */
+static int snapshot_modes(void)
+{
+	const char *src = getenv("PAGEMAP_SRC");
+	char *root = bare_tree(), from[PATH_MAX], to[PATH_MAX], buf[65536];
+	static const unsigned modes[] = { 0644, 0600 };
+	const struct pm_finding *f;
+	struct pm_ctx *ctx;
+	struct pm_audit *a;
+	FILE *in, *out;
+	size_t n, i;
+
+	snprintf(from, sizeof(from), "%s/tests/fixtures/audit-snapshots/sub/kept.pms", src ? src : ".");
+	if (!root || !(in = fopen(from, "rb")))
+		return t_skip("no %s (run from the source tree, or through make check)", from);
+	snprintf(to, sizeof(to), "%s/kept.pms", root);
+	out = fopen(to, "wb");
+	CHECK(out != NULL);
+	while (out && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		CHECK_EQ_U64(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	if (!out || fclose(out) != 0)
+		return T_FAIL;
+	for (i = 0; i < 2; i++) {
+		bool others = modes[i] & 0004 || geteuid() != 0;
+
+		CHECK(chmod(to, modes[i]) == 0);
+		ctx = pm_ctx_new(root);
+		a = ctx ? pm_audit_new(ctx) : NULL;
+		CHECK(a && pm_audit_add_path(a, to) == 0 && pm_audit_run(a, 0) == 0);
+		f = a ? find(a, "snapshots", to) : NULL;
+		CHECK(f && f->verdict == (others ? PM_VERDICT_EXPOSED : PM_VERDICT_CONTEXT));
+		CHECK(f && strstr(f->evidence, others ? "(1 readable by users other than root)" :
+							"(0 readable by users other than root)"));
+		f = a ? find(a, "snapshot", to) : NULL;
+		CHECK(f && f->verdict == (others ? PM_VERDICT_EXPOSED : PM_VERDICT_CONTEXT) && f->fix);
+		CHECK(a && pm_audit_count(a, PM_VERDICT_EXPOSED) == (others ? 2u : 0u));
+		pm_audit_free(a);
+		pm_ctx_free(ctx);
+	}
+	rp_free_root(root);
+	return T_PASS;
+}
+
 T_MAIN(T(parse_mode), T(parse_status), T(namespaces), T(parse_thp), T(parse_count), T(sniff), T(sniff_path),
        T(replay_bare), T(replay_hostile), T(snapshots_dir),
-       T(grades), T(others_read))
+       T(grades), T(others_read), T(snapshot_modes))
