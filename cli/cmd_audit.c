@@ -49,8 +49,8 @@ static void help(void)
 	       "     --snapshots PATH   also search PATH (a file or a directory) for pagemap\n"
 	       "                        snapshots holding frame numbers; arguments after it\n"
 	       "                        are more paths\n"
-	       "\nExit status: 0 nothing exposed, 1 something exposed (with --strict: or a\n"
-	       "context or unknown finding; or a runtime failure, said on stderr), 2 usage\n"
+	       "\nExit status: 0 nothing exposed; 1 something exposed (with --strict, also a\n"
+	       "context or unknown finding), or a runtime failure said on stderr; 2 usage\n"
 	       "error.\n");
 	out_help(stdout, columns, NCOLS);
 }
