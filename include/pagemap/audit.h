@@ -6,11 +6,17 @@
 #error "include <pagemap.h>: it includes <pagemap/audit.h> with what it needs"
 #endif
 
-/* What a finding says about exposure. */
+/*
+ * What a finding says about exposure. Only EXPOSED is something an
+ * unprivileged user can use now; CONTEXT raises or lowers the risk of one
+ * (huge pages give physical contiguity, KSM page sharing) but learns no
+ * physical address by itself.
+ */
 enum pm_verdict {
 	PM_VERDICT_OK = 0,	/* nothing learnt here by an unprivileged process */
-	PM_VERDICT_EXPOSED,	/* physical addresses, contiguity or sharing are learnt */
+	PM_VERDICT_EXPOSED,	/* frame numbers (or the frame files) reach users other than root */
 	PM_VERDICT_UNKNOWN,	/* the evidence could not be read */
+	PM_VERDICT_CONTEXT,	/* a fact that weighs on the risk, no exposure by itself */
 };
 
 /* One finding of an audit. Strings are borrowed from the handle. */
@@ -70,16 +76,20 @@ PM_API int pm_audit_add_path(struct pm_audit *a, const char *path);
  *                      threads and zombies left out). Root's are expected
  *                      (ok); a holder with another effective UID is exposed.
  *   thp, hugetlb       can an unprivileged process get 2 MiB (or larger) of
- *                      known physical contiguity: transparent_hugepage/enabled
+ *                      physical contiguity: transparent_hugepage/enabled
  *                      (always, madvise; on 6.1+ MADV_COLLAPSE ignores
  *                      "never"), and huge page pools (nr_hugepages,
  *                      nr_overcommit_hugepages) that MAP_HUGETLB takes from
- *                      without privilege.
+ *                      without privilege. Context: contiguity is no address.
  *   exclusive-bit      with KSM running (/sys/kernel/mm/ksm/run = 1), bit 56
  *                      (4.2+, shown to every reader) tells a process that a
- *                      page of its own was merged with another's.
+ *                      page of its own was merged with another's. Context.
  *   snapshots          per path added: the snapshot files found, one row
- *                      each ("snapshot"), exposed when they hold frame numbers.
+ *                      each ("snapshot"): exposed when one holds frame
+ *                      numbers and users other than root may read it (a
+ *                      non-root owner, a non-root group with g+r, or o+r;
+ *                      the directories above it are not judged), context
+ *                      when only root may read it.
  * Replayed, a file the tree does not hold gives unknown, never ok: only a
  * recorded FILE.errno of ENOENT says that the kernel has no such file.
  * @flags: PM_AUDIT_*. Returns 0, or -errno: -ENOMEM, -EBADMSG (a replayed
@@ -103,7 +113,7 @@ PM_API unsigned pm_audit_count(const struct pm_audit *a, enum pm_verdict v);
 /* pm_audit_free - free the handle and its findings. NULL is fine. */
 PM_API void pm_audit_free(struct pm_audit *a);
 
-/* pm_verdict_name - "ok", "exposed" or "unknown". Static string. */
+/* pm_verdict_name - "ok", "exposed", "unknown" or "context". Static string. */
 PM_API const char *pm_verdict_name(enum pm_verdict v);
 
 #endif /* PAGEMAP_AUDIT_H */

@@ -28,6 +28,8 @@ const char *pm_verdict_name(enum pm_verdict v)
 		return "ok";
 	case PM_VERDICT_EXPOSED:
 		return "exposed";
+	case PM_VERDICT_CONTEXT:
+		return "context";
 	case PM_VERDICT_UNKNOWN:
 	default:
 		return "unknown";
@@ -135,7 +137,7 @@ int pm_audit_next(struct pm_audit *a, const struct pm_finding **out)
 
 unsigned pm_audit_count(const struct pm_audit *a, enum pm_verdict v)
 {
-	return (unsigned)v < 3 ? a->counts[v] : 0;
+	return (unsigned)v < PMI_VERDICTS ? a->counts[v] : 0;
 }
 
 /* ---- pure parsers ---- */
@@ -519,13 +521,13 @@ static void check_thp(struct pm_audit *a, const struct pm_features *f)
 	else if (r < 0)
 		pmi_audit_add(a, "thp", file, PM_VERDICT_UNKNOWN, NULL, "cannot read: %s", read_error(a, r));
 	else if (pmi_audit_parse_thp(buf) == PMI_THP_ALWAYS)
-		pmi_audit_add(a, "thp", file, PM_VERDICT_EXPOSED, fix, "\"%s\": every 2 MiB-aligned anonymous range a process "
+		pmi_audit_add(a, "thp", file, PM_VERDICT_CONTEXT, fix, "\"%s\": every 2 MiB-aligned anonymous range a process "
 			     "touches may be one physically contiguous huge page", buf);
 	else if (pmi_audit_parse_thp(buf) == PMI_THP_MADVISE)
-		pmi_audit_add(a, "thp", file, PM_VERDICT_EXPOSED, fix, "\"%s\": any process gets physically contiguous 2 MiB "
+		pmi_audit_add(a, "thp", file, PM_VERDICT_CONTEXT, fix, "\"%s\": any process gets physically contiguous 2 MiB "
 			     "huge pages with madvise(MADV_HUGEPAGE)", buf);
 	else if (pmi_audit_parse_thp(buf) == PMI_THP_NEVER && collapse)
-		pmi_audit_add(a, "thp", file, PM_VERDICT_EXPOSED, collapse_fix, "\"%s\", but on Linux 6.1+ madvise(MADV_COLLAPSE) makes a huge page whatever this says", buf);
+		pmi_audit_add(a, "thp", file, PM_VERDICT_CONTEXT, collapse_fix, "\"%s\", but on Linux 6.1+ madvise(MADV_COLLAPSE) makes a huge page whatever this says", buf);
 	else if (pmi_audit_parse_thp(buf) == PMI_THP_NEVER)
 		pmi_audit_add(a, "thp", file, PM_VERDICT_OK, NULL, "\"%s\": no transparent huge pages%s", buf,
 			     f->kernel_major ? "" : " (kernel release unknown: 6.1+ would have MADV_COLLAPSE)");
@@ -564,7 +566,7 @@ static void check_hugetlb(struct pm_audit *a)
 		pmi_audit_add(a, "hugetlb", "/proc/sys/vm/nr_hugepages", PM_VERDICT_UNKNOWN, NULL, "cannot read: %s",
 			     read_error(a, r));
 	else if (pages || over)
-		pmi_audit_add(a, "hugetlb", "/proc/sys/vm/nr_hugepages", PM_VERDICT_EXPOSED,
+		pmi_audit_add(a, "hugetlb", "/proc/sys/vm/nr_hugepages", PM_VERDICT_CONTEXT,
 			     "echo 0 > /proc/sys/vm/nr_hugepages and nr_overcommit_hugepages where no service needs them",
 			     "nr_hugepages %llu, nr_overcommit_hugepages %llu: any process may mmap(MAP_HUGETLB) a "
 			     "physically contiguous huge page of the default size", (unsigned long long)pages,
@@ -599,7 +601,7 @@ static void check_ksm(struct pm_audit *a, const struct pm_features *f, const str
 		pmi_audit_add(a, "exclusive-bit", file, PM_VERDICT_UNKNOWN, NULL,
 			     "run 1: KSM merges pages; kernel release unknown%s", seen);
 	else if (pm_kernel_at_least(f, 4, 2))
-		pmi_audit_add(a, "exclusive-bit", file, PM_VERDICT_EXPOSED, fix,
+		pmi_audit_add(a, "exclusive-bit", file, PM_VERDICT_CONTEXT, fix,
 			     "run 1: KSM merges pages, and bit 56 (4.2+, shown to every reader) clears when a page of a "
 			     "process was merged with another's identical page%s", seen);
 	else if (pm_kernel_at_least(f, 4, 0))
@@ -607,7 +609,7 @@ static void check_ksm(struct pm_audit *a, const struct pm_features *f, const str
 			     "run 1, but Linux %s refuses pagemap to unprivileged readers and has no bit 56",
 			     f->kernel_release);
 	else
-		pmi_audit_add(a, "exclusive-bit", file, PM_VERDICT_EXPOSED, fix,
+		pmi_audit_add(a, "exclusive-bit", file, PM_VERDICT_CONTEXT, fix,
 			     "run 1: no bit 56 before 4.2, but Linux %s shows frame numbers to every reader: merged "
 			     "pages share one", f->kernel_release);
 }

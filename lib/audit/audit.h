@@ -6,13 +6,15 @@
 #include <stdint.h>
 #include "pages.h"
 
+#define PMI_VERDICTS (PM_VERDICT_CONTEXT + 1)
+
 struct pm_audit {
 	struct pm_ctx *ctx;
 	char **paths;			/* pm_audit_add_path, in order */
 	size_t npaths;
 	struct pm_finding *f;		/* strings owned (strdup) */
 	size_t n, cap, next;
-	unsigned counts[3];		/* by verdict */
+	unsigned counts[PMI_VERDICTS];	/* by verdict */
 	bool ran;
 	int err;			/* the first ENOMEM while adding (negative) */
 };
@@ -33,6 +35,8 @@ void pmi_audit_move_last(struct pm_audit *a, size_t at);
  */
 bool pmi_audit_absent(struct pm_audit *a, const char *name, int r);
 void pmi_audit_modes(struct pm_audit *a);
+/* May a user other than root read a file of this mode and owner (a non-root owner or group counts)? */
+bool pmi_audit_others_read(unsigned mode, uint32_t uid, uint32_t gid);
 void pmi_audit_snapshots(struct pm_audit *a, const char *path);
 
 /* Pure parsers (no I/O). Hostile input gives -EINVAL, never a wrong answer. */

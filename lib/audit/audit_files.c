@@ -102,6 +102,11 @@ static void file_mode(struct pm_audit *a, const char *name, struct fmode *m)
 	}
 }
 
+bool pmi_audit_others_read(unsigned mode, uint32_t uid, uint32_t gid)
+{
+	return (uid && (mode & 0400)) || (gid && (mode & 0040)) || (mode & 0004);
+}
+
 /* May anyone but root read or write it? */
 static bool open_to_others(const struct fmode *m)
 {
@@ -223,7 +228,7 @@ int pmi_audit_sniff_path(const char *path)
 }
 
 struct snap_tally {
-	unsigned files, frames, noframes, unknown, errors;
+	unsigned files, frames, readable, noframes, unknown, errors;
 	int first_err;
 	char err_path[256];
 };
@@ -241,10 +246,15 @@ static void snap_file(struct pm_audit *a, const char *path, const struct stat *s
 		return;
 	}
 	if (k == PMI_SNAP_FRAMES) {
+		bool others = pmi_audit_others_read(st->st_mode, st->st_uid, st->st_gid);
+
 		t->frames++;
-		pmi_audit_add(a, "snapshot", path, PM_VERDICT_EXPOSED, "rewrite it with --pfn drop or --pfn keyed, "
-			     "or delete it", "a pagemap snapshot with unscrambled frame numbers, mode %04o, owner %u",
-			     (unsigned)st->st_mode & 07777, (unsigned)st->st_uid);
+		t->readable += others;
+		pmi_audit_add(a, "snapshot", path, others ? PM_VERDICT_EXPOSED : PM_VERDICT_CONTEXT,
+			     "rewrite it with --pfn drop or --pfn keyed, or delete it",
+			     "a pagemap snapshot with unscrambled frame numbers, mode %04o, owner %u:%u: %s",
+			     (unsigned)st->st_mode & 07777, (unsigned)st->st_uid, (unsigned)st->st_gid,
+			     others ? "users other than root may read it" : "only root may read it");
 	} else if (k == PMI_SNAP_NO_FRAMES) {
 		t->noframes++;
 		pmi_audit_add(a, "snapshot", path, PM_VERDICT_OK, NULL, "a pagemap snapshot without frame numbers "
@@ -319,14 +329,17 @@ void pmi_audit_snapshots(struct pm_audit *a, const char *path)
 	struct snap_tally t = { 0 };
 	size_t at = a->n;
 	enum pm_verdict v;
-	char err[384] = "";
+	char err[384] = "", readable[64] = "";
 
 	snap_walk(a, path, 0, &t);
 	if (t.errors)
 		snprintf(err, sizeof(err), "; %u could not be read (%s: %s)", t.errors, t.err_path, pmi_strerror(t.first_err));
-	v = t.frames ? PM_VERDICT_EXPOSED : t.unknown || t.errors ? PM_VERDICT_UNKNOWN : PM_VERDICT_OK;
+	if (t.frames)
+		snprintf(readable, sizeof(readable), " (%u readable by users other than root)", t.readable);
+	v = t.readable ? PM_VERDICT_EXPOSED : t.unknown || t.errors ? PM_VERDICT_UNKNOWN :
+	    t.frames ? PM_VERDICT_CONTEXT : PM_VERDICT_OK;
 	pmi_audit_add(a, "snapshots", path, v, t.frames ? "rewrite the files below without frame numbers, or delete them" : NULL,
-		     "%u files searched: %u snapshots with frame numbers, %u without, %u of an unknown format%s",
-		     t.files, t.frames, t.noframes, t.unknown, err);
+		     "%u files searched: %u snapshots with frame numbers%s, %u without, %u of an unknown format%s",
+		     t.files, t.frames, readable, t.noframes, t.unknown, err);
 	pmi_audit_move_last(a, at);
 }

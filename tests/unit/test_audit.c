@@ -329,5 +329,130 @@ static int snapshots_dir(void)
 	return T_PASS;
 }
 
+/*
+ * The grading: huge pages and KSM are context (contiguity and sharing, no
+ * address), only frame numbers and the frame files reaching users other than
+ * root are exposed. An ordinary 6.18 machine (THP madvise, a hugetlb pool,
+ * KSM on, every frame file root's) has nothing exposed; one world-readable
+ * kpagecount is.
+ */
+static int grades(void)
+{
+	static const char *const frame_files[] = { "proc/kpageflags.mode", "proc/kpagecount.mode",
+						   "proc/kpagecgroup.mode", "proc/self/pagemap.mode" };
+	char *root = bare_tree(), p[PATH_MAX];
+	struct pm_ctx *ctx = NULL;
+	struct pm_audit *a = NULL;
+	const struct pm_finding *f;
+	size_t i;
+	int pass;
+
+	if (!root)
+		return t_skip("cannot create a temporary directory");
+	for (i = 0; i < sizeof(frame_files) / sizeof(frame_files[0]); i++)
+		rp_write_str(root, frame_files[i], "0400 0 0\n");
+	rp_write_str(root, "sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
+	rp_write_str(root, "proc/sys/vm/nr_hugepages", "512\n");
+	rp_write_str(root, "proc/sys/vm/nr_overcommit_hugepages", "0\n");
+	rp_write_str(root, "sys/kernel/mm/ksm/run", "1\n");
+	snprintf(p, sizeof(p), "%s/sys/kernel/mm/ksm/run.errno", root);
+	CHECK(unlink(p) == 0);
+	for (pass = 0; pass < 2; pass++) {
+		if (pass == 1)
+			rp_write_str(root, "proc/kpagecount.mode", "0444 0 0\n");
+		ctx = pm_ctx_new(root);
+		a = ctx ? pm_audit_new(ctx) : NULL;
+		if (!a)
+			break;
+		CHECK_EQ_U64(pm_audit_run(a, 0), 0);
+		f = find(a, "thp", NULL);
+		CHECK(f && f->verdict == PM_VERDICT_CONTEXT && f->fix);
+		f = find(a, "hugetlb", NULL);
+		CHECK(f && f->verdict == PM_VERDICT_CONTEXT);
+		f = find(a, "exclusive-bit", NULL);
+		CHECK(f && f->verdict == PM_VERDICT_CONTEXT);
+		CHECK_EQ_U64(pm_audit_count(a, PM_VERDICT_CONTEXT), 3);
+		CHECK_EQ_U64(pm_audit_count(a, PM_VERDICT_EXPOSED), pass);
+		CHECK_EQ_U64(pm_audit_count(a, PM_VERDICT_UNKNOWN), 0);
+		pm_audit_free(a);
+		pm_ctx_free(ctx);
+		a = NULL;
+		ctx = NULL;
+	}
+	pm_audit_free(a);
+	pm_ctx_free(ctx);
+	rp_free_root(root);
+	CHECK_EQ_U64(pass, 2);
+	CHECK_STR(pm_verdict_name(PM_VERDICT_CONTEXT), "context");
+	CHECK_EQ_U64(PM_VERDICT_OK, 0);	/* the ABI: values never renumbered */
+	CHECK_EQ_U64(PM_VERDICT_EXPOSED, 1);
+	CHECK_EQ_U64(PM_VERDICT_UNKNOWN, 2);
+	CHECK_EQ_U64(PM_VERDICT_CONTEXT, 3);
+	return T_PASS;
+}
+
+/* Who may read a snapshot that holds frame numbers: a non-root owner, a non-root group with g+r, or o+r. */
+static int others_read(void)
+{
+	CHECK(!pmi_audit_others_read(0600, 0, 0));
+	CHECK(!pmi_audit_others_read(0640, 0, 0));	/* group root: root's */
+	CHECK(pmi_audit_others_read(0640, 0, 4));	/* adm may read it */
+	CHECK(!pmi_audit_others_read(0600 & 0200, 0, 4));
+	CHECK(pmi_audit_others_read(0644, 0, 0));
+	CHECK(pmi_audit_others_read(0400, 1000, 1000));	/* its owner is not root */
+	CHECK(!pmi_audit_others_read(0000, 1000, 1000));
+	CHECK(!pmi_audit_others_read(0200, 1000, 0));
+	return T_PASS;
+}
+
+/*
+ * A snapshot with frame numbers (the fixture's kept.pms) is exposed when users other than root may
+ * read it, context when only root may: as root 0644 and 0600; as another user, 0600 is still
+ * its owner's, who is not root.
+ */
+static int snapshot_modes(void)
+{
+	const char *src = getenv("PAGEMAP_SRC");
+	char *root = bare_tree(), from[PATH_MAX], to[PATH_MAX], buf[65536];
+	static const unsigned modes[] = { 0644, 0600 };
+	const struct pm_finding *f;
+	struct pm_ctx *ctx;
+	struct pm_audit *a;
+	FILE *in, *out;
+	size_t n, i;
+
+	snprintf(from, sizeof(from), "%s/tests/fixtures/audit-snapshots/sub/kept.pms", src ? src : ".");
+	if (!root || !(in = fopen(from, "rb")))
+		return t_skip("no %s (run from the source tree, or through make check)", from);
+	snprintf(to, sizeof(to), "%s/kept.pms", root);
+	out = fopen(to, "wb");
+	CHECK(out != NULL);
+	while (out && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		CHECK_EQ_U64(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	if (!out || fclose(out) != 0)
+		return T_FAIL;
+	for (i = 0; i < 2; i++) {
+		bool others = modes[i] & 0004 || geteuid() != 0;
+
+		CHECK(chmod(to, modes[i]) == 0);
+		ctx = pm_ctx_new(root);
+		a = ctx ? pm_audit_new(ctx) : NULL;
+		CHECK(a && pm_audit_add_path(a, to) == 0 && pm_audit_run(a, 0) == 0);
+		f = a ? find(a, "snapshots", to) : NULL;
+		CHECK(f && f->verdict == (others ? PM_VERDICT_EXPOSED : PM_VERDICT_CONTEXT));
+		CHECK(f && strstr(f->evidence, others ? "(1 readable by users other than root)" :
+							"(0 readable by users other than root)"));
+		f = a ? find(a, "snapshot", to) : NULL;
+		CHECK(f && f->verdict == (others ? PM_VERDICT_EXPOSED : PM_VERDICT_CONTEXT) && f->fix);
+		CHECK(a && pm_audit_count(a, PM_VERDICT_EXPOSED) == (others ? 2u : 0u));
+		pm_audit_free(a);
+		pm_ctx_free(ctx);
+	}
+	rp_free_root(root);
+	return T_PASS;
+}
+
 T_MAIN(T(parse_mode), T(parse_status), T(namespaces), T(parse_thp), T(parse_count), T(sniff), T(sniff_path),
-       T(replay_bare), T(replay_hostile), T(snapshots_dir))
+       T(replay_bare), T(replay_hostile), T(snapshots_dir),
+       T(grades), T(others_read), T(snapshot_modes))
