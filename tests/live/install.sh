@@ -18,6 +18,8 @@ build=${PAGEMAP_BUILD:-$src/build}
 	{ echo "SKIP install: no build in $build (make all)"; exit 77; }
 command -v pkg-config >/dev/null && command -v cc >/dev/null ||
 	{ echo "SKIP install: no pkg-config or cc"; exit 77; }
+command -v make >/dev/null && [ -f "$src/Makefile" ] ||
+	{ echo "SKIP install: no make or no source tree at $src (a guest runs the built tests only)"; exit 77; }
 # make install of another build directory: the variables make would be given. Under ASan (make SANITIZE=1
 # check) the example links the sanitizers as the library does, and cannot be linked statically.
 mkvars=() ccflags=() asan=

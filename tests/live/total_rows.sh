@@ -9,7 +9,8 @@ build=${PAGEMAP_BUILD:-$src/build}
 pagemap=$build/pagemap
 [ "$(id -u)" = 0 ] || { echo "SKIP total-rows: needs root (shared reads frame numbers)"; exit 77; }
 a= b=
-trap 'kill $a $b 2>/dev/null' EXIT
+files=$(mktemp -d)
+trap 'kill $a $b 2>/dev/null; rm -rf "$files"' EXIT
 sleep 600 &
 a=$!
 sleep 600 &
@@ -38,11 +39,13 @@ want cache-table 1 'meminfo Cached' cache --all -t 1 -o CACHED,PATH
 want cache-r 0 'meminfo' cache --all -r -t 1 -o CACHED,PATH
 want cache-n-total 1 'meminfo Cached' cache --all -n --total -t 1 -o CACHED,PATH
 want cache-json 1 '"\[meminfo Cached\]"' cache --all -J -t 1 -o CACHED,PATH
-# cache FILE|DIR: a table-only total line (its JSON rows are the files it sums).
-want cache-dir-table 1 '\[total: ' cache -o CACHED,PATH "$src/man"
-want cache-dir-r 0 'total' cache -r -o CACHED,PATH "$src/man"
-want cache-dir-n-total 1 '\[total: ' cache -n --total -o CACHED,PATH "$src/man"
-want cache-dir-json 0 'total' cache -J -o CACHED,PATH "$src/man"
+# cache FILE|DIR: a table-only total line (its JSON rows are the files it sums). Files of our own, read
+# into the cache: the guests have no source tree.
+printf 'one\n' > "$files/a" && printf 'two\n' > "$files/b" && cat "$files/a" "$files/b" > /dev/null
+want cache-dir-table 1 '\[total: ' cache -o CACHED,PATH "$files"
+want cache-dir-r 0 'total' cache -r -o CACHED,PATH "$files"
+want cache-dir-n-total 1 '\[total: ' cache -n --total -o CACHED,PATH "$files"
+want cache-dir-json 0 'total' cache -J -o CACHED,PATH "$files"
 # wss: its total row, the tree's root (the mappings stand alone without it).
 want wss-table 1 '^total ' wss -o MAPPING,RSS "$a" 0.1
 want wss-n 0 '^total' wss -n -o MAPPING,RSS "$a" 0.1
