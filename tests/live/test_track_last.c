@@ -175,6 +175,11 @@ static const char *cannot(enum pm_watch_method m, char *why, size_t size)
 	return pm_watch_explain(ctx, 1, m, why, size) < 0 ? why : NULL;
 }
 
+static bool near(double x, double y)
+{
+	return x > y - 0.002 && x < y + 0.002;
+}
+
 /*
  * Every record's interval is its t less the one before (both printed with 3 decimals), and the
  * words of its flags hold: stretched only when it ran more than 5 % and 10 ms past its plan.
@@ -190,8 +195,14 @@ static void check_spans(char **lines, int n)
 
 		CHECK(t > 0 && iv > 0 && planned > 0);
 		CHECK(iv > t - prev - 0.0015 && iv < t - prev + 0.0015);
-		CHECK(json_true(lines[i], "stretched") ==
-		      (!json_true(lines[i], "partial") && iv > planned * 1.05 && iv > planned + 0.010));
+		/*
+		 * The rule is track's on the exact times; the record prints 3 decimals, so an interval
+		 * within 2 ms of a threshold is not judged here (a 15 ms collect at a 50 ms interval puts
+		 * it right on planned + 10 ms).
+		 */
+		if (!near(iv, planned * 1.05) && !near(iv, planned + 0.010))
+			CHECK(json_true(lines[i], "stretched") ==
+			      (!json_true(lines[i], "partial") && iv > planned * 1.05 && iv > planned + 0.010));
 		prev = t;
 	}
 }
