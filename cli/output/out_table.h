@@ -29,6 +29,7 @@ struct out {
 	bool stream_off;			/* JSON by libsmartcols: held to out_print */
 	bool slow;				/* PAGEMAP_OUT_SLOW: every batch through libsmartcols (tests) */
 	bool tty;				/* stdout is a terminal: libsmartcols fits the columns to it */
+	bool term_view;				/* the terminal's default columns are shown (out_new_fit) */
 	bool tree;				/* out_tree: libsmartcols lines throughout, never own rows */
 	struct obuf ob;				/* a batch formatted by out_rows.c */
 	struct obuf text;			/* a JSON cell's text made valid UTF-8 for libsmartcols (out_scols_cell) */

@@ -168,6 +168,12 @@ static int select_columns(struct out *out, const char *defaults)
 struct out *out_new(const char *name, const struct out_col *cols, size_t n, const char *defaults,
 		    const struct out_opts *o)
 {
+	return out_new_fit(name, cols, n, defaults, NULL, o);
+}
+
+struct out *out_new_fit(const char *name, const struct out_col *cols, size_t n, const char *defaults,
+			const char *term_defaults, const struct out_opts *o)
+{
 	struct out *out = calloc(1, sizeof(*out));
 
 	if (!out || n > OUT_MAX_COLS) {
@@ -185,6 +191,11 @@ struct out *out_new(const char *name, const struct out_col *cols, size_t n, cons
 	out->slow = getenv("PAGEMAP_OUT_SLOW") && *getenv("PAGEMAP_OUT_SLOW") == '1';
 	out->tty = isatty(STDOUT_FILENO);
 	out->own = out_own_wanted(out);
+	if (term_defaults && out->tty && !o->json && !o->raw && !o->all &&
+	    (!o->list || *o->list == '+')) {
+		defaults = term_defaults;
+		out->term_view = true;
+	}
 	if (select_columns(out, defaults) < 0) {
 		out_free(out);
 		return NULL;
@@ -203,6 +214,11 @@ void out_free(struct out *out)
 	obuf_free(&out->cells);
 	free(out->off);
 	free(out);
+}
+
+bool out_term_view(const struct out *out)
+{
+	return out->term_view;
 }
 
 bool out_has(const struct out *out, size_t id)

@@ -114,6 +114,17 @@ void out_help_with(FILE *f, const struct out_col *cols, size_t n, unsigned flags
  */
 struct out *out_new(const char *name, const struct out_col *cols, size_t n, const char *defaults,
 		    const struct out_opts *o);
+/*
+ * The same, with @term_defaults the columns shown instead of @defaults when the table is aligned
+ * for a terminal (stdout a tty, neither -J nor -r): a set that fits 80 columns, as lsblk's and
+ * ps's defaults do; pipes, -r and -J keep @defaults, so scripts see the same columns on every
+ * terminal. "+LIST" adds to the set in use; -o LIST and --output-all are the same everywhere.
+ * @term_defaults NULL: @defaults everywhere.
+ */
+struct out *out_new_fit(const char *name, const struct out_col *cols, size_t n, const char *defaults,
+			const char *term_defaults, const struct out_opts *o);
+/* Does the table show the terminal's defaults (out_new_fit)? For a footnote naming the others. */
+bool out_term_view(const struct out *out);
 void out_free(struct out *out);
 
 /* Is column @id (index into the table) shown? Lets commands skip work. */
