@@ -32,12 +32,13 @@ failed=0
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; failed=1; }
 
-# Two writers mapping one file whose path is 200 bytes long; each rewrites a byte of every page of 1 MiB of its
-# own every 50 ms until stdin closes (what diff, track and wss see change).
+# Two writers mapping one file whose path is 200 bytes long, shared and privately; each rewrites a byte of every
+# page of 1 MiB of its own every 50 ms until stdin closes, and writes one more page of the private file mapping
+# each time (what diff, track and wss see change: diff shows that mapping's path).
 dir="$tmp/$(printf 'd%.0s' $(seq 90))"
 mkdir "$dir" || exit 1
 file="$dir/$(printf 'f%.0s' $(seq $((199 - ${#dir}))))"
-head -c 65536 /dev/zero >"$file"
+head -c 262144 /dev/zero >"$file"
 [ ${#file} = 200 ] || { fail cols80-setup "the file's path is ${#file} bytes, not 200"; exit 1; }
 cat >"$tmp/writer.py" <<'PY'
 import ctypes, mmap, os, select, sys
@@ -47,6 +48,9 @@ libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ul
 with open(sys.argv[1], "r+b") as f:
     fm = mmap.mmap(f.fileno(), 65536)
 fm[:] = b"x" * 65536
+with open(sys.argv[1], "rb") as f:
+    priv = mmap.mmap(f.fileno(), 262144, access=mmap.ACCESS_COPY)
+n = 0
 buf = mmap.mmap(-1, 1 << 20)
 buf[:] = b"\1" * (1 << 20)
 if os.fork():
@@ -57,6 +61,8 @@ os.write(1, b"%d\n" % os.getpid())
 while not select.select([0], [], [], 0.05)[0]:
     for i in range(0, 1 << 20, 4096):
         buf[i] = (buf[i] + 1) & 255
+    priv[n % 262144] = 1	# copy-on-write: a page of its own
+    n += 4096
 os._exit(0)
 PY
 mkfifo "$tmp/hold"
