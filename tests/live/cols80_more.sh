@@ -194,6 +194,9 @@ piped diff "PID MAPPING START END APPEARED FREED SWAPOUT SWAPIN WRITTEN THP_FORM
 # audit's figures are the machine's (processes holding CAP_SYS_ADMIN come and go)
 check audit no audit --snapshots "$tmp"
 piped audit "NAME VERDICT SUBJECT EVIDENCE FIX"
+# --strict: exit 1 on this machine's context findings, and the hint naming the fixes' view, which fits too
+check audit-strict no audit --strict
+check audit-fixes no audit -o NAME,VERDICT,FIX
 check shared yes shared "$w1" "$w2"
 piped shared "KIND PID START PERMS PATH PEER PEER_START PEER_PATH RSS SHARED OTHERS SWAP"
 check track no track "$w1" 0.2 2
