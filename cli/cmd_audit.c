@@ -12,15 +12,19 @@ enum { COL_NAME, COL_VERDICT, COL_SUBJECT, COL_EVIDENCE, COL_FIX, COL_PID, COL_U
 static const struct out_col columns[] = {
 	[COL_NAME] = { "NAME", 0.1, 0, OUT_STR, "the check" },
 	[COL_VERDICT] = { "VERDICT", 0.05, 0, OUT_STR, "exposed, context, unknown or ok" },
-	[COL_SUBJECT] = { "SUBJECT", 0.15, 0, OUT_STR, "what was examined: a file, a process, a path" },
-	[COL_EVIDENCE] = { "EVIDENCE", 0.5, 0, OUT_STR, "what was read" },
-	[COL_FIX] = { "FIX", 0.2, 0, OUT_STR, "what would close the exposure" },
+	[COL_SUBJECT] = { "SUBJECT", 0.25, SCOLS_FL_TRUNC, OUT_STR, "what was examined: a file, a process, a path" },
+	[COL_EVIDENCE] = { "EVIDENCE", 0.5, SCOLS_FL_WRAP, OUT_STR, "what was read" },
+	[COL_FIX] = { "FIX", 0.2, SCOLS_FL_WRAP, OUT_STR, "what would close the exposure" },
 	[COL_PID] = { "PID", 5, SCOLS_FL_RIGHT, OUT_NUM, "process ID (cap-sys-admin rows)" },
 	[COL_UID] = { "UID", 5, SCOLS_FL_RIGHT, OUT_NUM, "its effective user ID" },
 	[COL_COMM] = { "COMM", 0.1, 0, OUT_STR, "command name (comm)" },
 	[COL_COUNT] = { "COUNT", 5, SCOLS_FL_RIGHT, OUT_NUM, "processes this row stands for (a folded row: more than 1)" },
 	[COL_PIDS] = { "PIDS", 0.1, 0, OUT_STR, "their process IDs, comma separated" },
 };
+
+#define DEFAULT_COLS "NAME,VERDICT,SUBJECT,EVIDENCE,FIX"
+/* On a terminal, what fits 80 columns: the subject cut, the evidence wrapped; a hint names the fixes' view */
+#define TERM_COLS "NAME,VERDICT,SUBJECT,EVIDENCE"
 
 #define OPT_SNAPSHOTS 0x2000
 #define OPT_EACH 0x2001
@@ -48,7 +52,11 @@ static void help(void)
 	       "     --strict           exit 1 also for context and unknown findings\n"
 	       "     --snapshots PATH   also search PATH (a file or a directory) for pagemap\n"
 	       "                        snapshots holding frame numbers; arguments after it\n"
-	       "                        are more paths\n"
+	       "                        are more paths\n\n"
+	       "Default columns on a terminal, to fit its width: NAME VERDICT SUBJECT (cut)\n"
+	       "EVIDENCE (wrapped); the fixes: -o NAME,VERDICT,FIX (a hint says so when\n"
+	       "something is exposed). Piped, with -r or -J: NAME VERDICT SUBJECT EVIDENCE\n"
+	       "FIX. -o and --output-all choose the same everywhere.\n"
 	       "\nExit status: 0 nothing exposed; 1 something exposed (with --strict, also a\n"
 	       "context or unknown finding), or a runtime failure said on stderr; 2 usage\n"
 	       "error.\n");
@@ -238,7 +246,7 @@ int cmd_audit(struct pm_ctx *ctx, int argc, char **argv)
 	if (!go_on)
 		goto out;
 	code = EXIT_USAGE;
-	out = out_new("audit", columns, NCOLS, "NAME,VERDICT,SUBJECT,EVIDENCE,FIX", &o.out);
+	out = out_new_fit("audit", columns, NCOLS, DEFAULT_COLS, TERM_COLS, &o.out);
 	if (!out)
 		goto out;
 	code = EXIT_RUNTIME;
@@ -254,6 +262,8 @@ int cmd_audit(struct pm_ctx *ctx, int argc, char **argv)
 	if (out_print(out) < 0)
 		goto out;
 	code = verdict_code(a, o.strict);
+	if (code != EXIT_OK && out_term_view(out))	/* the terminal's columns leave the fixes out */
+		cli_hint("what would close each finding: pagemap audit -o NAME,VERDICT,FIX");
 out:
 	out_free(out);
 	pm_audit_free(a);

@@ -12,7 +12,7 @@
 
 static const struct out_col columns[] = {
 	[COL_PID] = { "PID", 6, SCOLS_FL_RIGHT, OUT_NUM, "process ID" },
-	[COL_COMMAND] = { "COMMAND", 0.1, 0, OUT_STR, "command name (comm)" },
+	[COL_COMMAND] = { "COMMAND", 0.1, SCOLS_FL_TRUNC, OUT_STR, "command name (comm)" },
 	[COL_CACHED] = { "CACHED", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes of the file in the page cache" },
 	[COL_DIRTY] = { "DIRTY", 5, SCOLS_FL_RIGHT, OUT_SIZE, "of those, dirty" },
 	[COL_WRITEBACK] = { "WRITEBACK", 5, SCOLS_FL_RIGHT, OUT_SIZE, "of those, under writeback" },
@@ -32,7 +32,7 @@ static const struct out_col columns[] = {
 	[COL_OWNCG] = { "OWNCG", 5, SCOLS_FL_RIGHT, OUT_SIZE, "of MAPPED, bytes charged to the process's memory cgroup" },
 	[COL_OTHERCG] = { "OTHERCG", 5, SCOLS_FL_RIGHT, OUT_SIZE, "of MAPPED, bytes charged to another memory cgroup" },
 	[COL_PAYER] = { "PAYER", 0.1, 0, OUT_STR, "the other memory cgroup charged for most of OTHERCG" },
-	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "file name (first seen)" },
+	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES | SCOLS_FL_TRUNC, OUT_STR, "file name (first seen)" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 
@@ -84,7 +84,12 @@ static int usage_help(void)
 	       "  -p, --pid PID     the files of process PID (repeatable)\n"
 	       "  -A, --all         every process; the file view ends with [unattributed]:\n"
 	       "                    meminfo Cached minus every file found\n"
-	       "  -t, --top N       the N rows with most cached bytes ([N other files] sums the rest)\n");
+	       "  -t, --top N       the N rows with most cached bytes ([N other files] sums the rest)\n"
+	       "\nDefault columns on a terminal, to fit its width (the path cut): files CACHED\n"
+	       "DIRTY EVICTED SIZE PATH (with -p or --all CACHED DIRTY SIZE PROCS PATH), pairs\n"
+	       "PID COMMAND CACHED MAPPED VIA PATH; piped, with -r or -J also WRITEBACK, RECENT\n"
+	       "(with -p or --all EVICTED, VIA; pairs MAPONLY, SHARED). -o and --output-all\n"
+	       "choose the same everywhere.\n");
 	out_help_with(stdout, columns, NCOLS, OUT_HELP_TOTAL);
 	return EXIT_OK;
 }
@@ -169,6 +174,18 @@ static const char *default_cols(const struct cache_opts *co)
 	return "CACHED,DIRTY,WRITEBACK,EVICTED,RECENT,SIZE,PATH";
 }
 
+/* On a terminal, what fits 80 columns (vmtouch's question first: how much of how big), the path cut to the rest. */
+static const char *term_cols(const struct cache_opts *co)
+{
+	if (co->view == VIEW_PROCS)
+		return "PID,COMMAND,FILES,CACHED,MAPPED,MAPONLY";
+	if (co->view == VIEW_PAIRS)
+		return "PID,COMMAND,CACHED,MAPPED,VIA,PATH";
+	if (co->all || co->npids)
+		return "CACHED,DIRTY,SIZE,PROCS,PATH";
+	return "CACHED,DIRTY,EVICTED,SIZE,PATH";
+}
+
 static int collect(struct pm_ctx *ctx, const struct cache_opts *co, struct cache_run *cr, int argc, char **argv)
 {
 	int i;
@@ -194,7 +211,7 @@ int cmd_cache(struct pm_ctx *ctx, int argc, char **argv)
 
 	if (code != EXIT_OK)
 		goto out;
-	out = out_new("cache", columns, NCOLS, default_cols(&co), &co.o);
+	out = out_new_fit("cache", columns, NCOLS, default_cols(&co), term_cols(&co), &co.o);
 	cr.c = pm_cache_new(ctx);
 	if (!out || !cr.c) {
 		code = out ? EXIT_RUNTIME : EXIT_USAGE;

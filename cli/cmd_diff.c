@@ -30,7 +30,8 @@ static const struct out_col columns[] = {
 			    "a sharing that began and ended between the snapshots", "MOVED" },
 	[COL_UFFDWP] = { "UFFD_WP", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes whose uffd-wp bit changed" },
 	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions, as in maps (rwxp/s)" },
-	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]; empty: anonymous" },
+	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES | SCOLS_FL_TRUNC, OUT_STR,
+		       "the mapping's file or [name]; empty: anonymous" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 
@@ -46,7 +47,7 @@ static const struct out_col page_columns[] = {
 			"what changed, the byte columns' names in lower case (written, new_frame, ...), comma separated "
 			"where a page counts in several (render --diff colours the first)" },
 	[PC_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions of the mapping" },
-	[PC_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]" },
+	[PC_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES | SCOLS_FL_TRUNC, OUT_STR, "the mapping's file or [name]" },
 };
 #define NPCOLS (sizeof(page_columns) / sizeof(page_columns[0]))
 
@@ -274,7 +275,10 @@ static int usage_help(void)
 	       "      --pages            which pages: one row per run of pages that changed alike,\n"
 	       "                         START END PAGES CHANGE (as render --diff colours them); only\n"
 	       "                         mappings in both: one mapped or unmapped is a row without it\n"
-	       "      --tree             A and B are captured /proc trees (as --root takes)\n");
+	       "      --tree             A and B are captured /proc trees (as --root takes)\n\n"
+	       "Default columns on a terminal, to fit its width (the path cut): PID MAPPING\n"
+	       "START APPEARED FREED SWAPOUT WRITTEN PATH; piped, with -r or -J: all but\n"
+	       "UFFD_WP and PERMS. -o and --output-all choose the same everywhere.\n");
 	out_help_with(stdout, columns, NCOLS, OUT_HELP_TOTAL);
 	printf("\nOutput columns with --pages:\n");
 	for (i = 0; i < NPCOLS; i++)
@@ -285,6 +289,8 @@ static int usage_help(void)
 #define OPT_TREE 0x2000
 #define OPT_PAGES 0x2001
 #define DEFAULT_COLS "PID,MAPPING,START,END,APPEARED,FREED,SWAPOUT,SWAPIN,WRITTEN,THP_FORMED,THP_SPLIT,NEW_FRAME,PATH"
+/* On a terminal, what fits 80 columns (the path cut to the rest): where, what grew, shrank, went to swap, was written */
+#define TERM_COLS "PID,MAPPING,START,APPEARED,FREED,SWAPOUT,WRITTEN,PATH"
 #define PAGE_COLS_ONE "START,END,PAGES,CHANGE"	/* -p: one process */
 #define PAGE_COLS "PID,START,END,PAGES,CHANGE"
 
@@ -349,7 +355,7 @@ int cmd_diff(struct pm_ctx *ctx, int argc, char **argv)
 	if (d.pages)
 		d.out = out_new("diff", page_columns, NPCOLS, one ? PAGE_COLS_ONE : PAGE_COLS, &o);
 	else
-		d.out = out_new("diff", columns, NCOLS, DEFAULT_COLS, &o);
+		d.out = out_new_fit("diff", columns, NCOLS, DEFAULT_COLS, TERM_COLS, &o);
 	if (!d.out)
 		return EXIT_USAGE;
 	code = run_diff(argv[optind], argv[optind + 1], tree, one, pid, &d);

@@ -518,12 +518,11 @@ static void report_skipped(const struct ps_opts *po, const struct ps_state *st)
 
 	fflush(stdout);	/* the notes come after the table */
 	if (n && !po->npids)	/* -p names each one */
-		fprintf(stderr, "pagemap: skipped %u process%s: %u exited, %u not permitted, %u kernel thread%s\n", n,
-			n == 1 ? "" : "es", st->exited, st->denied, st->kthreads, st->kthreads == 1 ? "" : "s");
+		cli_note("skipped %u process%s: %u exited, %u not permitted, %u kernel thread%s", n,
+			 n == 1 ? "" : "es", st->exited, st->denied, st->kthreads, st->kthreads == 1 ? "" : "s");
 	if (st->estimates)
-		fprintf(stderr, "pagemap: note: USS, SHARED and PSS of %u process%s are estimates: this kernel "
-			"averages the map counts of large folios (CONFIG_NO_PAGE_MAPCOUNT)\n", st->estimates,
-			st->estimates == 1 ? "" : "es");
+		cli_note("note: USS, SHARED and PSS of %u process%s are estimates: this kernel averages the map "
+			 "counts of large folios (CONFIG_NO_PAGE_MAPCOUNT)", st->estimates, st->estimates == 1 ? "" : "es");
 }
 
 /* JSON always says whether a row is an estimate; --cgroup shows where each process is. */

@@ -16,12 +16,12 @@ static const struct out_col columns[] = {
 	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the mapping (pair, map rows)" },
 	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after its last byte" },
 	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions, as in maps (rwxp/s)" },
-	[COL_PATH] = { "PATH", 0.2, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]; empty: anonymous" },
+	[COL_PATH] = { "PATH", 0.2, SCOLS_FL_NOEXTREMES | SCOLS_FL_TRUNC, OUT_STR, "the mapping's file or [name]; empty: anonymous" },
 	[COL_PEER] = { "PEER", 6, SCOLS_FL_RIGHT, OUT_NUM, "the other process (pair, pids rows)" },
 	[COL_PEER_START] = { "PEER_START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the other mapping (pair rows)" },
 	[COL_PEER_END] = { "PEER_END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after the other mapping" },
 	[COL_PEER_PERMS] = { "PEER_PERMS", 4, 0, OUT_STR, "permissions of the other mapping" },
-	[COL_PEER_PATH] = { "PEER_PATH", 0.2, SCOLS_FL_NOEXTREMES, OUT_STR, "file or [name] of the other mapping; empty: anonymous" },
+	[COL_PEER_PATH] = { "PEER_PATH", 0.2, SCOLS_FL_NOEXTREMES | SCOLS_FL_TRUNC, OUT_STR, "file or [name] of the other mapping; empty: anonymous" },
 	[COL_RSS] = { "RSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, OUT_RSS_HELP "; each frame once",
 		      OUT_RSS_ALIASES },
 	[COL_SHARED] = { "SHARED", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes also mapped by the peer or another given process (total: by 2+)" },
@@ -31,6 +31,9 @@ static const struct out_col columns[] = {
 	[COL_HUGETLB] = { "HUGETLB", 5, SCOLS_FL_RIGHT, OUT_SIZE, "hugetlb bytes mapped (in no other column)" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
+#define DEFAULT_COLS "KIND,PID,START,PERMS,PATH,PEER,PEER_START,PEER_PATH,RSS,SHARED,OTHERS,SWAP"
+/* On a terminal, what fits 80 columns: who shares how much with whom, the path last and cut to the rest */
+#define TERM_COLS "KIND,PID,START,PEER,RSS,SHARED,OTHERS,PATH"
 
 struct shared_opts {
 	struct out_opts o;
@@ -226,8 +229,7 @@ static int collect(struct pm_ctx *ctx, struct pm_share *s, struct pm_kpage *k, i
 
 static int run(struct pm_ctx *ctx, struct shared_opts *so)
 {
-	struct out *out = out_new("shared", columns, NCOLS, "KIND,PID,START,PERMS,PATH,PEER,PEER_START,PEER_PATH,RSS,SHARED,OTHERS,SWAP",
-				  &so->o);
+	struct out *out = out_new_fit("shared", columns, NCOLS, DEFAULT_COLS, TERM_COLS, &so->o);
 	struct pm_kpage *k;
 	struct pm_share *s = NULL;
 	int kerr, code = EXIT_RUNTIME;
@@ -271,7 +273,11 @@ static int usage_help(void)
 	       "A process that cannot be read (gone, a kernel thread, a zombie) is named on\n"
 	       "stderr and left out: the rows answer for the others, exit status 1.\n\n"
 	       "Options:\n"
-	       " -a, --all              a map row for every mapping, also those sharing nothing\n");
+	       " -a, --all              a map row for every mapping, also those sharing nothing\n\n"
+	       "Default columns on a terminal, to fit its width (the path cut): KIND PID START\n"
+	       "PEER RSS SHARED OTHERS PATH; piped, with -r or -J: KIND PID START PERMS PATH\n"
+	       "PEER PEER_START PEER_PATH RSS SHARED OTHERS SWAP. -o and --output-all choose\n"
+	       "the same everywhere.\n");
 	out_help_with(stdout, columns, NCOLS, OUT_HELP_TOTAL);
 	return EXIT_OK;
 }

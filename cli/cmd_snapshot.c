@@ -569,9 +569,26 @@ static void list_members(const struct pm_snapshot *s)
 	}
 }
 
+/* A --list row. On a terminal (@width) a long path goes on under itself; piped, a row is one line. */
+static void list_section(const struct pm_snapshot_section *sec, unsigned width)
+{
+	char *line = NULL;
+	size_t len;
+	FILE *m = width ? open_memstream(&line, &len) : NULL, *f = m ? m : stdout;
+
+	fprintf(f, "%10llu %-6s %8llu ", (unsigned long long)sec->offset, type_name(sec->type),
+		(unsigned long long)(sec->type == PM_SNAPSHOT_FILE ? sec->size : sec->length));
+	ts_fputs(TS_TERM, sec->path, f);	/* a path whoever wrote the file chose */
+	if (m && fclose(m) == 0)
+		cli_fputs_wrapped(stdout, line, width, "                           ");	/* under the path */
+	free(line);
+	putchar('\n');
+}
+
 static int read_snapshot(const struct snap_opts *o, const char *file)
 {
 	struct pm_snapshot_section sec;
+	unsigned width = cli_term_width(STDOUT_FILENO);
 	char err[256];
 	struct pm_snapshot *s = pm_snapshot_open(file, err, sizeof(err));
 	int r = 0;
@@ -585,12 +602,8 @@ static int read_snapshot(const struct snap_opts *o, const char *file)
 	else if (o->list) {
 		/* A FILE row: the file's length. The files of one FILES section share its offset and
 		 * payload, whose length would repeat on every row and say nothing of any one file. */
-		while (pm_snapshot_next(s, &sec) == 0) {
-			printf("%10llu %-6s %8llu ", (unsigned long long)sec.offset, type_name(sec.type),
-			       (unsigned long long)(sec.type == PM_SNAPSHOT_FILE ? sec.size : sec.length));
-			ts_fputs(TS_TERM, sec.path, stdout);	/* a path whoever wrote the file chose */
-			putchar('\n');
-		}
+		while (pm_snapshot_next(s, &sec) == 0)
+			list_section(&sec, width);
 	} else if (mkdir(o->to_tree, 0700) < 0) {
 		cli_error(errno, "cannot create %s", o->to_tree);
 		r = EXIT_RUNTIME;

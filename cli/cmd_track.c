@@ -70,6 +70,10 @@ static const char help_options[] =
 	"  -n, --noheadings     no table headings, and no total row\n"
 	"      --total          the total row also with -n\n"
 	"  -h, --help           this help\n"
+	"\nOn a terminal the table's default columns are START PERMS PAGES WRITTEN HUGE\n"
+	"PATH (the path cut to its width), and headings and notes are broken to its\n"
+	"width; piped, with -r or -J: START END PERMS PAGES WRITTEN HUGE PATH, and each\n"
+	"heading is one line.\n"
 	"\nJSON: {\"t\":SECONDS,\"interval\":SECONDS,\"method\":\"uffd\",\"written\":BYTES,\"pages\":N,\n"
 	"       \"asked\":SECONDS,\"planned\":SECONDS,\"widened\":BOOL,\"stretched\":BOOL,\n"
 	"       \"partial\":BOOL,\"collected\":BOOL,\"why_not\":WORDS,\"faults\":N,\"fault_us\":US,\n"
@@ -235,6 +239,7 @@ static int one_interval(struct track *tr, struct span *sp)
 static void calibrate(struct track *tr, bool quiet)
 {
 	int err = pm_watch_calibrate(tr->w, &tr->fault_cost);
+	char then[128];
 
 	if (quiet)
 		return;
@@ -242,13 +247,13 @@ static void calibrate(struct track *tr, bool quiet)
 		cli_error(-err, "track: cannot measure what a tracking fault costs here; faults are counted, not priced");
 		return;
 	}
-	fprintf(stderr, "pagemap: track: one tracking fault costs it about %.1f us here (measured now: first writes to "
-		"1024 protected pages against plain writes, in a throwaway child); ", 1e6 * tr->fault_cost);
 	if (tr->max_overhead > 0)
-		fprintf(stderr, "the interval widens when the estimated cost passes %g%% of its time (--max-overhead)\n",
-			100 * tr->max_overhead);
+		snprintf(then, sizeof(then), "the interval widens when the estimated cost passes %g%% of its time "
+			 "(--max-overhead)", 100 * tr->max_overhead);
 	else
-		fprintf(stderr, "the interval stays as asked whatever the cost (--max-overhead 0)\n");
+		snprintf(then, sizeof(then), "the interval stays as asked whatever the cost (--max-overhead 0)");
+	cli_note("track: one tracking fault costs it about %.1f us here (measured now: first writes to 1024 protected "
+		 "pages against plain writes, in a throwaway child); %s", 1e6 * tr->fault_cost, then);
 }
 
 static int start_watch(struct track *tr, enum pm_watch_method method, unsigned flags, bool quiet);
@@ -274,7 +279,7 @@ static int restart_after_exec(struct track *tr)
 		return -ESRCH;
 	pm_target_close(probe);
 	m = pm_watch_method(tr->w);
-	fprintf(stderr, "pagemap: track: process %d exec'd: watching its new program\n", (int)tr->pid);
+	cli_note("track: process %d exec'd: watching its new program", (int)tr->pid);
 	held = tr->held;
 	track_hold_release(tr);	/* the new watch may stop it by ptrace: one tracer */
 	pm_watch_free(tr->w);
@@ -357,7 +362,7 @@ static int track_loop(struct track *tr, double asked, unsigned long count)
 		close(tr->pidfd);
 	tr->pidfd = -1;
 	if (err == -ESRCH) {
-		fprintf(stderr, "pagemap: track: process %d exited\n", (int)tr->pid);
+		cli_note("track: process %d exited", (int)tr->pid);
 		return EXIT_OK;
 	}
 	if (err == -ECANCELED)	/* no watch of its new program: nothing more to record */
@@ -410,9 +415,9 @@ static int start_watch(struct track *tr, enum pm_watch_method method, unsigned f
 		return EXIT_RUNTIME;
 	}
 	if (!quiet)
-		fprintf(stderr, "pagemap: track: process %d by %s (%s); this perturbs it: %s\n", (int)tr->pid,
-		pm_watch_method_name(pm_watch_method(tr->w)), pm_watch_reason(tr->w),
-		pm_watch_method_perturbs(pm_watch_method(tr->w)));
+		cli_note("track: process %d by %s (%s); this perturbs it: %s", (int)tr->pid,
+			 pm_watch_method_name(pm_watch_method(tr->w)), pm_watch_reason(tr->w),
+			 pm_watch_method_perturbs(pm_watch_method(tr->w)));
 	if (quiet)	/* after an exec; the first start calibrates once the target is armed (track_loop) */
 		calibrate(tr, true);
 	return EXIT_OK;
@@ -520,7 +525,7 @@ static int start(struct track *tr, const struct track_args *a, bool *ended)
 		code = EXIT_RUNTIME;
 	if (code != EXIT_OK && tr->command && track_command_ended(tr->pid)) {
 		/* A command that ended before it was watched: not a failure, its status is the answer. */
-		fprintf(stderr, "pagemap: track: process %d exited\n", (int)tr->pid);
+		cli_note("track: process %d exited", (int)tr->pid);
 		*ended = true;
 		return EXIT_OK;
 	}
@@ -535,8 +540,8 @@ static int finish(struct track *tr, int code)
 	struct pm_watch_cost c;
 
 	if (tr->w && pm_watch_cost(tr->w, &c) == 0)
-		fprintf(stderr, "pagemap: track: the longest single scan held process %d's page tables %.1f ms\n",
-			(int)tr->pid, 1e3 * c.max_hold_ever);
+		cli_note("track: the longest single scan held process %d's page tables %.1f ms", (int)tr->pid,
+			 1e3 * c.max_hold_ever);
 	track_hold_release(tr);	/* before a command is stopped and reaped: traced, it would wait for us */
 	pm_watch_free(tr->w);	/* unregisters and closes: the target is left as found */
 	pm_target_close(tr->t);

@@ -16,7 +16,7 @@ enum { COL_MAPPING, COL_START, COL_END, COL_PERMS, COL_RSS, COL_ACCESSED, COL_PC
        COL_METHOD, COL_WINDOW, COL_MEASURED, COL_MAXIMUM };
 
 static const struct out_col columns[] = {
-	[COL_MAPPING] = { "MAPPING", 0.3, SCOLS_FL_TREE | SCOLS_FL_NOEXTREMES, OUT_STR,
+	[COL_MAPPING] = { "MAPPING", 0.3, SCOLS_FL_TREE | SCOLS_FL_NOEXTREMES | SCOLS_FL_TRUNC, OUT_STR,
 			  "\"total\", and under it each mapping's path (empty: anonymous)" },
 	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the mapping" },
 	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after its last byte" },
@@ -35,6 +35,8 @@ static const struct out_col columns[] = {
 			  "longest a page's window may have been: reset begun to read done, seconds (total row)" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
+/* On a terminal, what fits 80 columns: the path cut to the rest; the method is said on stderr */
+#define TERM_COLS "MAPPING,START,RSS,ACCESSED,PCT,MEASURED"
 
 struct wss_opts {
 	struct out_opts o;
@@ -309,7 +311,10 @@ static int usage_help(void)
 	       " -m, --method NAME      auto (default: idle where the kernel has it and PFNs are\n"
 	       "                        visible, else referenced), idle or referenced\n"
 	       " -a, --all              also mappings with nothing resident\n"
-	       " -h, --help             this help\n");
+	       " -h, --help             this help\n\n"
+	       "Default columns on a terminal, to fit its width (the path cut): MAPPING START\n"
+	       "RSS ACCESSED PCT MEASURED; piped, with -r or -J: MAPPING START END RSS ACCESSED\n"
+	       "PCT METHOD WINDOW MEASURED. -o and --output-all choose the same everywhere.\n");
 	out_help_with(stdout, columns, NCOLS, OUT_HELP_TOTAL);
 	return EXIT_OK;
 }
@@ -365,8 +370,8 @@ int cmd_wss(struct pm_ctx *ctx, int argc, char **argv)
 	if (code)
 		return code;
 	/* A series' JSON line has the total and the window in its head, its rows the mappings alone. */
-	out = out_new("wss", columns, NCOLS, series(&wo) && wo.o.json ? "MAPPING,START,END,RSS,ACCESSED,PCT" :
-		      "MAPPING,START,END,RSS,ACCESSED,PCT,METHOD,WINDOW,MEASURED", &wo.o);
+	out = out_new_fit("wss", columns, NCOLS, series(&wo) && wo.o.json ? "MAPPING,START,END,RSS,ACCESSED,PCT" :
+			  "MAPPING,START,END,RSS,ACCESSED,PCT,METHOD,WINDOW,MEASURED", TERM_COLS, &wo.o);
 	if (!out)
 		return EXIT_USAGE;
 	if (!series(&wo) || !wo.o.json)

@@ -84,9 +84,9 @@ void track_hold_start(struct track *tr)
 		return;
 	}
 	if (!tr->held_once)
-		fprintf(stderr, "pagemap: track: process %d is traced (ptrace) until it exits, to be held there while "
-			"its last interval is collected; meanwhile each signal it is sent waits for track to pass it "
-			"on (at once, or after a collect or the start's measurement that is running)\n", (int)tr->pid);
+		cli_note("track: process %d is traced (ptrace) until it exits, to be held there while its last "
+			 "interval is collected; meanwhile each signal it is sent waits for track to pass it on (at "
+			 "once, or after a collect or the start's measurement that is running)", (int)tr->pid);
 	tr->held = tr->held_once = true;
 	tr->unheld = why_gone;	/* held, yet gone without the exit stop */
 }

@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include "cli.h"
 #include "track.h"
 
@@ -17,7 +19,8 @@ static const struct out_col columns[] = {
 	[COL_PAGES] = { "PAGES", 6, SCOLS_FL_RIGHT, OUT_NUM, "pages written in the interval" },
 	[COL_WRITTEN] = { "WRITTEN", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes written in the interval" },
 	[COL_HUGE] = { "HUGE", 6, SCOLS_FL_RIGHT, OUT_SIZE, "of those, bytes reported whole with a huge page" },
-	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]; empty: anonymous" },
+	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES | SCOLS_FL_TRUNC, OUT_STR,
+		       "the mapping's file or [name]; empty: anonymous" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 
@@ -76,8 +79,10 @@ struct out *track_new_table(const struct track *tr)
 	if (tr->ranges)
 		return out_new("ranges", range_columns, NCOLS,
 			       tr->oo.json ? "START,END,HUGE" : "START,END,PAGES,WRITTEN,HUGE", &tr->oo);
-	return out_new("maps", columns, NCOLS,
-		       tr->oo.json ? "START,END,PATH,PAGES,WRITTEN,HUGE" : "START,END,PERMS,PAGES,WRITTEN,HUGE,PATH", &tr->oo);
+	/* a terminal's: what fits 80 columns, the path cut to the rest (pmap shows no end either) */
+	return out_new_fit("maps", columns, NCOLS,
+			   tr->oo.json ? "START,END,PATH,PAGES,WRITTEN,HUGE" : "START,END,PERMS,PAGES,WRITTEN,HUGE,PATH",
+			   "START,PERMS,PAGES,WRITTEN,HUGE,PATH", &tr->oo);
 }
 
 /* One row per written mapping: the maps are read again each interval (they change). */
@@ -206,6 +211,28 @@ static void span_words(const struct track *tr, const struct span *sp, char *buf,
 		snprintf(buf + n, size - (size_t)n, "; the last, partial: the process exited");
 }
 
+/*
+ * On a terminal, @heading broken at spaces to its width (continuation lines stay comments): *@buf
+ * holds it, to be freed. Piped, -r and -J: @heading as it is, one line per fact for grep.
+ */
+static const char *fit_heading(const struct track *tr, const char *heading, char **buf)
+{
+	unsigned width = tr->oo.json || tr->oo.raw ? 0 : cli_term_width(STDOUT_FILENO);
+	size_t len;
+	FILE *m;
+
+	*buf = NULL;
+	if (!width || !(m = open_memstream(buf, &len)))
+		return heading;
+	cli_fputs_wrapped(m, heading, width, "#     ");
+	if (fclose(m) != 0) {
+		free(*buf);
+		*buf = NULL;
+		return heading;
+	}
+	return *buf;
+}
+
 /* A number of the record, or null where the interval was not collected. */
 #define REC_NUM(k, v) { k, sp->lost ? OUT_STR : OUT_NUM, (v), 0, NULL }
 #define REC_SECS(k, v) { k, sp->lost ? OUT_STR : OUT_SECS, 0, (v), NULL }
@@ -215,7 +242,8 @@ static int print_interval(struct track *tr, const struct span *sp, uint64_t tota
 {
 	const char *method = pm_watch_method_name(pm_watch_method(tr->w));
 	struct pm_watch_cost c = { .interval = sp->interval };
-	char heading[1024], hs[32], cost[600], span[300], what[400];
+	char heading[1024], hs[32], cost[600], span[300], what[400], *fitted;
+	int r;
 
 	if (!sp->lost)
 		pm_watch_cost(tr->w, &c);	/* set by the collect just made */
@@ -242,7 +270,9 @@ static int print_interval(struct track *tr, const struct span *sp, uint64_t tota
 		{ "next_interval", OUT_SECS, 0, sp->next, NULL },
 	};
 
-	return out_print_record(tr->out, heading, head, sizeof(head) / sizeof(head[0]));
+	r = out_print_record(tr->out, fit_heading(tr, heading, &fitted), head, sizeof(head) / sizeof(head[0]));
+	free(fitted);
+	return r;
 }
 
 int track_print(struct track *tr, const struct span *sp, const struct pm_written *r, size_t n)

@@ -31,6 +31,8 @@ $(BUILD)/tests/unit/test_render: cli/render/render_model.c cli/render/render_hea
 # test_fleet includes the CLI's exporter (cli/export/metrics.c, cli/export/export_fleet.c); test_textsafe the one output sanitizer.
 $(BUILD)/tests/unit/test_fleet: cli/export/metrics.c cli/export/export_fleet.c cli/base/textsafe.c cli/base/textsafe.h
 $(BUILD)/tests/unit/test_textsafe: cli/base/textsafe.c cli/base/textsafe.h
+# test_termwrap includes the CLI's text wrapper for terminals (notes, track's headings, snapshot --list).
+$(BUILD)/tests/unit/test_termwrap: cli/base/termwrap.c cli/base/cli.h
 # test_out_rows includes the CLI's row formatter and checks it against libsmartcols' own output.
 $(BUILD)/tests/unit/test_out_rows: tests/unit/test_out_rows.c tests/harness.h cli/output/out_rows.c cli/output/out_rows.h cli/base/textsafe.c cli/base/textsafe.h
 	@mkdir -p $(@D)

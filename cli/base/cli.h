@@ -4,6 +4,7 @@
 
 #include <pagemap.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /*
  * Exit codes: pagemap(1)'s EXIT STATUS has the table, per command. 1 is also an answer where a
@@ -26,6 +27,13 @@ void cli_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A hint line under an error or a notice: "pagemap: hint: ...". */
 void cli_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The width of the terminal @fd is, or 0 where it is none (a pipe, a file: lines stay whole there). */
+unsigned cli_term_width(int fd);
+/*
+ * @text to @f with each of its lines broken at spaces into lines of at most @width columns (a word
+ * wider than that cut), the continuation lines starting with @indent; @width 0: @text as it is.
+ */
+void cli_fputs_wrapped(FILE *f, const char *text, unsigned width, const char *indent);
 /*
  * Write @len bytes to @path ("-" or NULL: standard output) by pm_outfile_write() with @flags (PM_OUTFILE_*);
  * 0, or -1 after the message (cli_outfile_error()).

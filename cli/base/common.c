@@ -16,19 +16,28 @@ const char *cli_cmd;
 
 /*
  * @fmt and @ap to standard error through cli/base/textsafe.c's terminal rendering: messages name paths,
- * processes and cgroups that others chose, and none of their bytes may act on the terminal.
+ * processes and cgroups that others chose, and none of their bytes may act on the terminal. On a
+ * terminal the message is broken at spaces to its width (continuation lines indented); to a pipe or a
+ * log it stays one line.
  */
 static void say(const char *prefix, const char *fmt, va_list ap, int err)
 {
-	char *msg = NULL;
+	char *msg = NULL, *line = NULL;
+	size_t len = 0;
+	unsigned width = cli_term_width(STDERR_FILENO);
+	FILE *m = width ? open_memstream(&line, &len) : NULL;
+	FILE *f = m ? m : stderr;
 
-	fputs(prefix, stderr);
+	fputs(prefix, f);
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
-	ts_fputs(TS_TERM, msg ? msg : "(message lost: out of memory)", stderr);
+	ts_fputs(TS_TERM, msg ? msg : "(message lost: out of memory)", f);
 	free(msg);
 	if (err)
-		fprintf(stderr, ": %s", strerror(err));
+		fprintf(f, ": %s", strerror(err));
+	if (m && fclose(m) == 0)
+		cli_fputs_wrapped(stderr, line, width, "  ");
+	free(line);
 	fputc('\n', stderr);
 }
 
