@@ -49,7 +49,7 @@ if [ -n "$clone" ]; then
 	# apt-get, demo/run's shell tools), linked one by one into a directory that is the whole PATH.
 	mkdir "$work/bin"
 	for t in sh make cc gcc cpp as ld ld.bfd ar pkg-config x86_64-linux-gnu-pkg-config dpkg-query apt-get \
-		id od sed awk mawk grep mkdir rm ln cat head tail tr wc sleep kill mktemp mkfifo printf env; do
+		id od sed awk mawk grep mkdir rm ln mv cp cat head tail tr wc sleep kill mktemp mkfifo printf env; do
 		p=$(command -v "$t") && ln -s "$p" "$work/bin/$t"
 	done
 	for t in clang chromium strace xmllint pytest python3; do
@@ -60,7 +60,7 @@ if [ -n "$clone" ]; then
 	bad=0 i=0
 	while [ "$i" -lt "$runs" ]; do
 		i=$((i + 1))
-		(cd "$work/clone" && env -i PATH="$work/bin" HOME="$work" timeout 900 make demo) >"$work/out" 2>&1
+		(cd "$work/clone" && timeout 900 env -i PATH="$work/bin" HOME="$work" make demo) >"$work/out" 2>&1
 		rc=$?
 		[ "$i" -eq 1 ] && first=$(($(date +%s) - t0))
 		good "$rc" "$work/out" ||
