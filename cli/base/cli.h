@@ -7,12 +7,14 @@
 
 /*
  * Exit codes: pagemap(1)'s EXIT STATUS has the table, per command. 1 is also an answer where a
- * command is a test (as diff(1)'s): diff found a difference, audit found an exposure.
+ * command is a test (as diff(1)'s): diff found a difference, audit found an exposure; diff's failures
+ * are then 2, as diff(1)'s trouble is.
  */
 #define EXIT_OK		0
 #define EXIT_RUNTIME	1
 #define EXIT_USAGE	2
 #define EXIT_DIFFERENT	1	/* diff: the two views differ */
+#define EXIT_TROUBLE	2	/* diff: could not compare (as diff(1)), so that 1 means "different" alone */
 #define EXIT_EXPOSED	1	/* audit: at least one finding is exposed */
 #define EXIT_BADINPUT	3	/* render: a snapshot or recording that cannot be read or parsed */
 
