@@ -86,6 +86,11 @@ struct pm_ctx *cli_ctx_new(void);
  * snapshot, its META users (the capture's); a --root tree, none. NULL: show the number.
  */
 const char *cli_user_name(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size);
+/*
+ * The UID of user @name, the other way: a replayed snapshot's META users first (the capture's names, which
+ * this machine may give other UIDs), else this machine's passwd. -ENOENT when neither names it.
+ */
+int cli_user_uid(const char *name, uid_t *uid);
 struct pm_target *cli_open_target(struct pm_ctx *ctx, pid_t pid, const char *arg);
 /*
  * Why process @arg (@pid) cannot be read, after pm_target_open() failed with @err: the library's
