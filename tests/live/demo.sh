@@ -9,9 +9,9 @@
 # of this tree's HEAD (the first run builds it), beside a busy loop per CPU, with a PATH of links to only the
 # tools building and running the demo needs (none of the test-only packages: clang, chromium, strace, xmllint,
 # pytest, python3), as root so that make deps would install a missing build package; prints N/RUNS and the
-# wall time. Measured 2026-12-07 on the 2-CPU host, loaded by other builds as well (load ~10): 200/200 in
-# 162 s, the first (the build) 61 s of it. make check runs the first form: 20 runs cost ~2 s here (200 would
-# too, but under ASan each run costs ~5x more).
+# wall time. Measured 2026-12-07 on the 2-CPU host, beside the busy loops and other helpers' builds (load
+# 15-17): 200/200 in 698 s, the first run (the build) 295 s of it. make check runs the first form 20 times
+# (~2 s): 200 runs took 107 s at that load (200/200), past what make check should spend on it.
 # Usage: tests/live/demo.sh [RUNS] | tests/live/demo.sh --clone [RUNS]   (PAGEMAP_BUILD, PAGEMAP_SRC from make)
 src=${PAGEMAP_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${PAGEMAP_BUILD:-$src/build}
