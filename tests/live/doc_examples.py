@@ -3,7 +3,7 @@
 whose lines are commands) runs, and its exit status and the shape of its output are checked.
 
 The examples are found mechanically (a new one is picked up without editing this file): README.md's indented
-code blocks; in man/*.[135], the .EX/.EE and .nf/.fi blocks and the .B lines of EXAMPLES, and the blocks of other
+code blocks and the pagemap commands its prose writes inline with options and no placeholder; in man/*.[135], the .EX/.EE and .nf/.fi blocks and the .B lines of EXAMPLES, and the blocks of other
 sections whose lines begin with a command. Each line is a command ("$ " prompts: the lines after one are its
 output, checked with every number free). Placeholders are replaced by what the test starts or makes (SUBS):
 PIDs by demo processes (build/pagemap-demo), addresses by the demo's regions, a user, cgroup and directories
@@ -105,6 +105,11 @@ def readme_examples():
                 blocks.append(cur)
             cur = None
         prev_blank = not l.strip()
+    # Commands written inline in the prose: a pagemap command with an option and no placeholder (PID, FILE,
+    # [..], a|b, ...), which the text offers to be typed as it is.
+    for span in re.findall(r"`((?:sudo )?pagemap [^`]*-[^`]*)`", "\n".join(lines)):
+        if not re.search(r"\b[A-Z]{2,}\b|\[|\||\.\.\.", span):
+            yield ("README.md", "sh", span, [])
     for b in blocks:
         while b and not b[-1]:
             b.pop()
@@ -313,7 +318,7 @@ def check_shape(args, out, cwd):
             walk(d)
         miss = [n for n in names if n.lower() not in keys]
         return f"JSON lacks the keys {miss}" if miss else ""
-    if {"-n", "--noheadings", "-r", "--raw"} & set(rest) or cmd in ("render", "track", "export") or \
+    if {"-n", "--noheadings", "-r", "--raw"} & set(rest) or cmd in (None, "render", "track", "export") or \
             "--describe" in rest or "--export" in rest:
         return ""	# rows only, or not a table
     head = out.splitlines()[0].split()
