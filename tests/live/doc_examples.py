@@ -440,7 +440,8 @@ def main():
         for d in demos:
             d.stop()
         shutil.rmtree(work, ignore_errors=True)
-    print(f"{len(examples)} examples: {results['PASS']} passed, {results['FAIL']} failed, {results['SKIP']} skipped")
+    print(f"{len(examples)} examples ({sum(results.values())} commands, a line's ';' apart): {results['PASS']} passed, "
+          f"{results['FAIL']} failed, {results['SKIP']} skipped")
     return 1 if results["FAIL"] else 0
 
 
