@@ -19,7 +19,7 @@ static const struct out_col columns[] = {
 	[COL_UID] = { "UID", 5, SCOLS_FL_RIGHT, OUT_NUM, "its effective user ID" },
 	[COL_COMM] = { "COMM", 0.1, 0, OUT_STR, "command name (comm)" },
 	[COL_COUNT] = { "COUNT", 5, SCOLS_FL_RIGHT, OUT_NUM, "processes this row stands for (a folded row: more than 1)" },
-	[COL_PIDS] = { "PIDS", 0.1, 0, OUT_STR, "their process IDs, comma separated" },
+	[COL_PIDS] = { "PIDS", 0.1, 0, OUT_NUMS, "their process IDs, comma separated (JSON: an array)" },
 };
 
 #define DEFAULT_COLS "NAME,VERDICT,SUBJECT,EVIDENCE,FIX"

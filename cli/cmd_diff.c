@@ -203,7 +203,7 @@ static int diff_pid(struct pm_ctx *ca, struct pm_ctx *cb, const char *na, const 
 	if (a)
 		b = quiet ? pm_target_open(cb, pid) : cli_open_target(cb, pid, arg);
 	if (!a || !b) {
-		code = quiet && (errno == ENOENT || errno == ESRCH) ? EXIT_OK : EXIT_RUNTIME;
+		code = quiet && (errno == ENOENT || errno == ESRCH) ? EXIT_OK : EXIT_TROUBLE;
 		if (code && quiet)
 			cli_error(errno, "cannot open process %s in %s", arg, a ? nb : na);
 		goto out;
@@ -217,7 +217,7 @@ static int diff_pid(struct pm_ctx *ca, struct pm_ctx *cb, const char *na, const 
 		rc = pm_diff_process(a, b, row_cb, d);
 	if (rc < 0) {
 		cli_walk_error(pm_ctx_tree_error(ca) ? ca : cb, -rc, arg);
-		code = EXIT_RUNTIME;
+		code = EXIT_TROUBLE;
 	}
 out:
 	pm_target_close(a);
@@ -234,7 +234,7 @@ static int diff_all(struct pm_ctx *ca, struct pm_ctx *cb, const char *na, const 
 
 	if (!it) {
 		cli_error(errno, "cannot list the processes of %s", na);
-		return EXIT_RUNTIME;
+		return EXIT_TROUBLE;
 	}
 	while (code == EXIT_OK && (rc = pm_procs_next(it, &p)) == 0)
 		if (p->state == PM_PROC_RUNNING)
@@ -242,7 +242,7 @@ static int diff_all(struct pm_ctx *ca, struct pm_ctx *cb, const char *na, const 
 	pm_procs_close(it);
 	if (code == EXIT_OK && rc < 0) {
 		cli_error(-rc, "cannot list the processes of %s", na);
-		code = EXIT_RUNTIME;
+		code = EXIT_TROUBLE;
 	}
 	return code;
 }
@@ -267,8 +267,8 @@ static int usage_help(void)
 	       "offset, protection and path; unmapped and mapped ones too) with the bytes of each\n"
 	       "kind of change, and a total row. A page is WRITTEN only on evidence of a write;\n"
 	       "NEW_FRAME holds pages on another frame with none (see pagemap-diff(1)).\n"
-	       "Exit status: 0 nothing differs, 1 something differs or a snapshot is damaged,\n"
-	       "2 usage error.\n\n"
+	       "Exit status (as diff(1)): 0 nothing differs, 1 something differs, 2 trouble (a usage\n"
+	       "error, a missing or damaged snapshot, a process not in both).\n\n"
 	       "Options:\n"
 	       "  -p, --pid PID          only process PID (an error if A or B lacks it)\n"
 	       "  -a, --all              every mapping, the unchanged ones too (MAPPING same)\n"
@@ -297,7 +297,7 @@ static int usage_help(void)
 static int run_diff(const char *na, const char *nb, bool tree, bool one, pid_t pid, struct diff_run *d)
 {
 	struct pm_ctx *ca, *cb = NULL;
-	int code = EXIT_RUNTIME;
+	int code = EXIT_TROUBLE;
 
 	if (!(ca = open_side(na, tree)) || !(cb = open_side(nb, tree)))
 		goto out;
@@ -305,7 +305,7 @@ static int run_diff(const char *na, const char *nb, bool tree, bool one, pid_t p
 	if (code == EXIT_OK) {
 		total_row(d);
 		if (out_print(d->out) < 0)
-			code = EXIT_RUNTIME;
+			code = EXIT_TROUBLE;
 		else if (d->differs)
 			code = EXIT_DIFFERENT;	/* like diff(1) */
 	}

@@ -1,7 +1,6 @@
 /* cmd_ps.c - `pagemap ps`: one row per process with RSS, PSS, USS, swap, shared and hugetlb bytes, by user, PID or memory cgroup. */
 #include <errno.h>
 #include <getopt.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,17 +382,15 @@ static int parse_pids(struct ps_opts *po, const char *arg)
 	return po->npids ? 0 : -EINVAL;
 }
 
+/* USER: a name as the processes' machine gave it (cli_user_uid: a snapshot's META users first), or a UID. */
 static int parse_user(struct ps_opts *po, const char *arg)
 {
-	struct passwd *pw = getpwnam(arg);
 	char *e;
 	unsigned long v;
 
 	po->by_user = true;
-	if (pw) {
-		po->user = pw->pw_uid;
+	if (cli_user_uid(arg, &po->user) == 0)
 		return 0;
-	}
 	errno = 0;
 	v = strtoul(arg, &e, 10);
 	if (errno || e == arg || *e || arg[0] < '0' || arg[0] > '9')
@@ -445,7 +442,8 @@ static int usage_help(void)
 	       " -s, --sort COL         sort by COL, sizes largest first (default PSS)\n"
 	       " -p, --pid PID,...      only these processes (one without a row is named\n"
 	       "                        on stderr; none with a row: no table)\n"
-	       " -u, --user USER        only processes of USER (a name or a UID)\n"
+	       " -u, --user USER        only processes of USER (a name, the capture's under\n"
+	       "                        --snapshot, or a UID)\n"
 	       "     --cgroup PATH      only processes in memory cgroup PATH or below it\n"
 	       "                        (as in /proc/PID/cgroup); adds the CGROUP column\n"
 	       "     --exact            every row from the frames, exact to the byte (root)\n"

@@ -63,13 +63,19 @@ static void usage(FILE *f)
 	      "Run 'pagemap COMMAND --help' for a command's options.\n", f);
 }
 
+/* A failure's code: 1, but 2 for diff, whose 1 answers "different" (as diff(1)'s). */
+static int failure_code(void)
+{
+	return cli_cmd && !strcmp(cli_cmd, "diff") ? EXIT_TROUBLE : EXIT_RUNTIME;
+}
+
 /* stdout must reach its destination: a failed write is an error (util-linux close_stdout). */
 static int close_stdout(int code)
 {
 	if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
 		if (errno != EPIPE) {
 			cli_error(errno, "write error");
-			return EXIT_RUNTIME;
+			return failure_code();
 		}
 	}
 	return code;
@@ -98,14 +104,14 @@ static int run_command(const struct command *cmd, const char *root, const char *
 	cli_snapshot = snap;
 	ctx = cli_ctx_new();
 	if (!ctx)
-		return EXIT_RUNTIME;
+		return failure_code();
 	if (b != PM_BACKEND_AUTO)
 		pm_ctx_set_backend(ctx, b);
 	code = cmd->fn(ctx, argc, argv);
 	/* A replayed tree's problem the library went on without (an unreadable stat, features file) still fails. */
 	if (code == EXIT_OK && pm_ctx_tree_error(ctx)) {
 		cli_error(0, "%s", pm_ctx_tree_error(ctx));
-		code = EXIT_RUNTIME;
+		code = failure_code();
 	}
 	pm_ctx_free(ctx);
 	return code;

@@ -68,6 +68,8 @@ export PAGEMAP_SRC = $(abspath .)
 TEST_DEBS += python3
 # tests/cli/man-pages.sh renders every page with man -l and groff (man-db brings groff-base).
 TEST_DEBS += man-db
+# tests/live/doc_examples.sh runs the man pages' examples, some of which pipe JSON into jq.
+TEST_DEBS += jq
 
 check: test-deps
 	$(MAKE) test-programs fuzz-replay-programs

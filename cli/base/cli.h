@@ -8,12 +8,14 @@
 
 /*
  * Exit codes: pagemap(1)'s EXIT STATUS has the table, per command. 1 is also an answer where a
- * command is a test (as diff(1)'s): diff found a difference, audit found an exposure.
+ * command is a test (as diff(1)'s): diff found a difference, audit found an exposure; diff's failures
+ * are then 2, as diff(1)'s trouble is.
  */
 #define EXIT_OK		0
 #define EXIT_RUNTIME	1
 #define EXIT_USAGE	2
 #define EXIT_DIFFERENT	1	/* diff: the two views differ */
+#define EXIT_TROUBLE	2	/* diff: could not compare (as diff(1)), so that 1 means "different" alone */
 #define EXIT_EXPOSED	1	/* audit: at least one finding is exposed */
 #define EXIT_BADINPUT	3	/* render: a snapshot or recording that cannot be read or parsed */
 
@@ -92,6 +94,11 @@ struct pm_ctx *cli_ctx_new(void);
  * snapshot, its META users (the capture's); a --root tree, none. NULL: show the number.
  */
 const char *cli_user_name(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size);
+/*
+ * The UID of user @name, the other way: a replayed snapshot's META users first (the capture's names, which
+ * this machine may give other UIDs), else this machine's passwd. -ENOENT when neither names it.
+ */
+int cli_user_uid(const char *name, uid_t *uid);
 struct pm_target *cli_open_target(struct pm_ctx *ctx, pid_t pid, const char *arg);
 /*
  * Why process @arg (@pid) cannot be read, after pm_target_open() failed with @err: the library's

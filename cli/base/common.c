@@ -181,6 +181,25 @@ const char *cli_user_name(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size)
 	return NULL;	/* a tree replayed by --root came from another machine: its passwd is not ours */
 }
 
+int cli_user_uid(const char *name, uid_t *uid)
+{
+	struct passwd *pw;
+	const char *s, *eq;
+	size_t len = strlen(name);
+
+	for (s = cli_snapshot ? snapshot_users : NULL; s && *s; s += strcspn(s, ","), s += *s == ',') {
+		eq = s + strcspn(s, "=,");
+		if (*eq == '=' && strcspn(eq + 1, ",") == len && !strncmp(eq + 1, name, len)) {
+			*uid = (uid_t)strtoul(s, NULL, 10);
+			return 0;
+		}
+	}
+	if (!(pw = getpwnam(name)))
+		return -ENOENT;
+	*uid = pw->pw_uid;
+	return 0;
+}
+
 /* The context of --snapshot FILE: the snapshot checked whole, then replayed as its tree. */
 static struct pm_ctx *snapshot_ctx(const char *file)
 {

@@ -99,6 +99,23 @@ void obuf_json_number(struct obuf *b, const char *s)
 	obuf_str(b, s && *s ? s : "null");
 }
 
+void obuf_json_numbers(struct obuf *b, const char *s, bool compact)
+{
+	const char *p;
+
+	if (!s || !*s) {
+		obuf_add(b, "null", 4);
+		return;
+	}
+	obuf_add(b, "[", 1);
+	for (p = s; *p; p++)
+		if (*p == ',')
+			obuf_str(b, compact ? "," : ", ");
+		else
+			obuf_add(b, p, 1);
+	obuf_add(b, "]", 1);
+}
+
 void obuf_json_bool(struct obuf *b, const char *s)
 {
 	bool f = !s || !*s || *s == '0' || *s == 'n' || *s == 'N';

@@ -27,6 +27,8 @@ void obuf_raw_cell(struct obuf *b, const char *s);
 void obuf_json_string(struct obuf *b, const char *s);
 /* A JSON number cell: the text as it is; NULL or "" is null. */
 void obuf_json_number(struct obuf *b, const char *s);
+/* A list "1,640,700" as the JSON array [1, 640, 700] ([1,640,700] when @compact); "" or NULL: null. */
+void obuf_json_numbers(struct obuf *b, const char *s, bool compact);
 /* A JSON boolean cell: false for NULL, "", and text starting with '0', 'n' or 'N'; true otherwise. */
 void obuf_json_bool(struct obuf *b, const char *s);
 /* A JSON key, lower-cased and quoted (as libsmartcols names a column's values). */

@@ -54,6 +54,8 @@ static void json_row(struct out *out, const char *const *cell, bool first, bool 
 			obuf_json_bool(&out->ob, d);
 		else if (c->kind == OUT_STR || c->kind == OUT_HEX)
 			obuf_json_string(&out->ob, d);
+		else if (c->kind == OUT_NUMS)
+			obuf_json_numbers(&out->ob, d, compact);
 		else
 			obuf_json_number(&out->ob, d);
 	}

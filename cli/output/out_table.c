@@ -15,7 +15,9 @@ static int make_column(struct out *out, size_t id)
 	const struct out_col *c = &out->cols[id];
 	static const int json_type[] = { [OUT_STR] = SCOLS_JSON_STRING, [OUT_SIZE] = SCOLS_JSON_NUMBER,
 					 [OUT_NUM] = SCOLS_JSON_NUMBER, [OUT_HEX] = SCOLS_JSON_STRING,
-					 [OUT_BOOL] = SCOLS_JSON_BOOLEAN, [OUT_SECS] = SCOLS_JSON_NUMBER };
+					 [OUT_BOOL] = SCOLS_JSON_BOOLEAN, [OUT_SECS] = SCOLS_JSON_NUMBER,
+					 /* JSON comes from out_rows.c but for trees, and no tree has such a column */
+					 [OUT_NUMS] = SCOLS_JSON_STRING };
 	struct libscols_column *sc = sym_scols_table_new_column(out->tb, c->name, c->whint, c->flags);
 
 	if (!sc)

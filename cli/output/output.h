@@ -55,6 +55,7 @@ enum out_kind {
 	OUT_HEX,	/* address or PFN: "0x..." everywhere (a string in JSON) */
 	OUT_BOOL,	/* yes/no, true/false in JSON */
 	OUT_SECS,	/* seconds with 3 decimals, a number in JSON (record fields) */
+	OUT_NUMS,	/* integers, comma separated ("1,640,700"): an array of numbers in JSON */
 };
 
 /* One row of a subcommand's column table: drives --output, help and JSON types. */

@@ -33,6 +33,26 @@ says wss-method-arg 2 "pagemap: unknown method '-1' (auto, idle or referenced)" 
 says wss-after-dashdash 2 "pagemap: invalid interval '-2' (seconds, such as 1 or 0.5)" "$pagemap" wss self -- -2
 check root-empty-eq 2 "$pagemap" --root= features
 
+# audit's folded rows: PIDS is a list of numbers in JSON (a script reads it without splitting text), and the
+# table's comma-separated text.
+if command -v python3 >/dev/null && [ -d "$src/tests/fixtures/audit-6.18-plain/proc" ]; then
+	aud="$pagemap --root $src/tests/fixtures/audit-6.18-plain audit"
+	if $aud -J -o NAME,COUNT,PIDS 2>/dev/null | python3 -c '
+import json, sys
+rows = json.load(sys.stdin)["audit"]
+for r in rows:
+    p = r["pids"]
+    assert p is None or (isinstance(p, list) and len(p) == r["count"] and all(type(x) is int for x in p)), r
+assert [1, 640, 700] in [r["pids"] for r in rows], rows' &&
+	   $aud -r -o NAME,PIDS 2>/dev/null | grep -qx 'cap-sys-admin 1,640,700'; then
+		echo "PASS audit-pids-json-array"
+	else
+		echo "FAIL audit-pids-json-array: $($aud -J -o NAME,PIDS 2>&1 | grep -m1 '"pids": [^n]')"
+	fi
+else
+	echo "SKIP audit-pids-json-array: no python3 or no fixture tree"
+fi
+
 # track -- CMD exits with CMD's status, as time(1); needs a method that works here.
 if "$pagemap" track 0.05 -- true >/dev/null 2>&1; then
 	check track-status-0 0 "$pagemap" track 0.05 -- true

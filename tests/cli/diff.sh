@@ -131,14 +131,17 @@ for k in ("appeared", "freed", "swapout", "swapin", "written", "new_frame", "thp
     assert got == sum(r[k] or 0 for r in rows), (k, got)
 PY
 
-# Exit status: equal is 0, misuse 2, a missing process 1, a damaged snapshot 1 with one line naming it.
+# Exit status as diff(1)'s: 0 the same, 1 different, 2 trouble (misuse; a missing process or file; a damaged
+# snapshot, with one line naming it), so that a script tells "different" from "could not compare".
 check same 0 "" "$pagemap" diff "$work/a.snap" "$work/a.snap"
 check usage 2 "" "$pagemap" diff "$work/a.snap"
 check bad-pid 2 "" "$pagemap" diff -p x "$work/a.snap" "$work/b.snap"
-check no-pid 1 "" "$pagemap" diff -p 4243 "$work/a.snap" "$work/b.snap"
+check no-pid 2 "" "$pagemap" diff -p 4243 "$work/a.snap" "$work/b.snap"
+check no-file 2 "" "$pagemap" diff "$work/a.snap" "$work/none.snap"
+check no-tree 2 "" "$pagemap" diff --tree "$work/a" "$work/none"
 size=$(stat -c %s "$work/b.snap")
 head -c $((size - 100)) "$work/b.snap" >"$work/cut.snap"
-check damaged 1 "" "$pagemap" diff "$work/a.snap" "$work/cut.snap"
+check damaged 2 "" "$pagemap" diff "$work/a.snap" "$work/cut.snap"
 if [ "$(wc -l <"$work/err")" = 1 ] && grep -q "cut.snap" "$work/err"; then
 	echo "PASS diff-damaged-message"
 else

@@ -34,4 +34,24 @@ if tr -c "[:print:]" "\n" <"$work/s.pms" | grep -q "users=.*\b0=$me" && tr -c "[
 else
 	echo "FAIL snapshot-users-meta: no META users line with 0=$me and 65534=$name"
 fi
+
+# ps -u NAME of a replayed snapshot is the capture's NAME: a snapshot written where uid 65534 is called
+# "daemon" (a passwd of ours bound over /etc/passwd in a private mount namespace), replayed here where
+# "daemon" is another UID, selects the sleep by the capture's name; a name the capture did not know is
+# still looked up here.
+if command -v unshare >/dev/null && [ "$(id -u daemon 2>/dev/null)" != 65534 ] && [ -n "$(id -u daemon 2>/dev/null)" ]; then
+	{ grep -v '^daemon:' /etc/passwd | grep -v ':x:65534:'; echo 'daemon:x:65534:65534:capture:/:/bin/false'; } >"$work/passwd"
+	unshare -m sh -c 'mount --bind "$1" /etc/passwd && exec "$2" snapshot -p "$3" -o "$4"' sh \
+		"$work/passwd" "$pagemap" "$s" "$work/d.pms" 2>"$work/err" ||
+		{ echo "FAIL snapshot-users-select-write: $(cat "$work/err")"; exit 1; }
+	got=$("$pagemap" --snapshot "$work/d.pms" ps -n -r -o PID,USER -u daemon 2>"$work/err")
+	if [ "$got" = "$s daemon" ]; then echo "PASS snapshot-users-select"
+	else echo "FAIL snapshot-users-select: ps -u daemon printed '$got', want '$s daemon' (uid 65534 in the capture); stderr: $(cat "$work/err")"; fi
+	got=$("$pagemap" --snapshot "$work/d.pms" ps -n -r -o PID -u 65534 2>&1)
+	[ "$got" = "$s" ] && echo "PASS snapshot-users-select-uid" || echo "FAIL snapshot-users-select-uid: '$got'"
+	got=$("$pagemap" --snapshot "$work/d.pms" ps -n -r -o PID -u root 2>&1)
+	[ -z "$got" ] && echo "PASS snapshot-users-select-here" || echo "FAIL snapshot-users-select-here: '$got'"
+else
+	echo "SKIP snapshot-users-select: no unshare, or no user daemon with a UID other than 65534 here"
+fi
 exit 0
