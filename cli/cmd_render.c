@@ -192,7 +192,7 @@ static int render_map(struct pm_ctx *ctx, struct pm_target *before, struct pm_ta
 			cli_walk_error(ctx, -rc, arg);
 			return EXIT_RUNTIME;
 		}
-		if (!(f = open_memstream(buf, len)))
+		if (!(f = rnd_buf_open(buf, len)))
 			return EXIT_RUNTIME;
 		rc = fmt == F_SVG ? rnd_write_svg(f, m) : fmt == F_HTML ? rnd_write_html(f, m) :
 		     fmt == F_JSON ? rnd_write_json(f, m) : rnd_write_ansi(f, m);
@@ -612,7 +612,7 @@ int cmd_render(struct pm_ctx *ctx, int argc, char **argv)
 	if (code != EXIT_OK)
 		goto out;
 	m.page_size = pm_ctx_features(use)->page_size;
-	m.max_runs = 20000;
+	m.max_runs = fmt == F_HTML ? 20000 : 0;	/* only the page shows runs (hover, click); the rest sum bytes */
 	if (ro.track || ro.wss)
 		code = render_heat(t, &ro, fmt, &m, &buf, &len);
 	else

@@ -100,7 +100,12 @@ struct rnd_model {
 	uint64_t mapped;		/* bytes in mappings */
 	struct rnd_run *runs;
 	size_t nruns, cap_runs, max_runs;
-	uint64_t runs_left_out;		/* runs beyond max_runs (the cells still count them) */
+	/*
+	 * Runs beyond max_runs (the cells still count them). Past the cap the
+	 * walk ignores frames, so these are runs of alike pages, fewer than
+	 * the runs of following frames a full walk would give.
+	 */
+	uint64_t runs_left_out;
 	const struct rnd_state_info *states;	/* rnd_states, or rnd_diff_states (what state[] counts) */
 	unsigned nstates;		/* slots of states[] in use: 0 means RS_NSTATE */
 	uint32_t optional;		/* slots (bits) the legends leave out when they hold no bytes */
@@ -144,6 +149,13 @@ int rnd_model_walk(struct rnd_model *m, struct pm_target *t, const struct rnd_la
 void rnd_model_free(struct rnd_model *m);
 /* Forget the layout and counts, keep the mappings (to lay out again with more grouping). */
 void rnd_model_reset(struct rnd_model *m);
+
+/*
+ * A stream into memory, as open_memstream(@buf, @len) (the text is the
+ * caller's to free from fclose on), but grown without copies: for pictures
+ * of a megabyte or more. Returns NULL with errno.
+ */
+FILE *rnd_buf_open(char **buf, size_t *len);
 
 /* The state a cell is drawn in and its opacity level 1..4 (share populated); RS_NONE with level 0. */
 enum rnd_state rnd_cell_state(const struct rnd_cell *c, unsigned *level);

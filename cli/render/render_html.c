@@ -27,9 +27,56 @@ static const char css[] =
  */
 #include "render_html_js.h"
 
+/*
+ * The data's numbers, written into a line that is then written whole: the
+ * page holds tens of thousands of runs, and printf parsing its format for
+ * every number was most of the time the page took beyond the walk.
+ */
+static char *put_u(char *p, uint64_t v)
+{
+	char d[20];
+	int n = 0;
+
+	do
+		d[n++] = (char)('0' + v % 10);
+	while (v /= 10);
+	while (n)
+		*p++ = d[--n];
+	return p;
+}
+
+/* "0x" and @v in lower-case hex, as PRIx64 writes it; @q: in quotes (the page reads addresses as BigInt strings) */
+static char *put_x(char *p, uint64_t v, bool q)
+{
+	char d[16];
+	int n = 0;
+
+	do
+		d[n++] = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	if (q)
+		*p++ = '"';
+	*p++ = '0';
+	*p++ = 'x';
+	while (n)
+		*p++ = d[--n];
+	if (q)
+		*p++ = '"';
+	return p;
+}
+
+static char *put_s(char *p, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(p, s, n);
+	return p + n;
+}
+
 /* A band: [gap, start, end, cell, cells, name index, pages, perms, mapping index or -1]. */
 static void html_segs(FILE *f, const struct rnd_model *m)
 {
+	char line[160], *p;
 	size_t i;
 
 	fputs(",\"segs\":[", f);
@@ -37,12 +84,64 @@ static void html_segs(FILE *f, const struct rnd_model *m)
 		const struct rnd_seg *s = &m->segs[i];
 		bool one = !s->gap && s->nmaps == 1 && m->group == 1;
 
-		fprintf(f, "%s[%d,\"0x%" PRIx64 "\",\"0x%" PRIx64 "\",%u,%u,%zu,\"%" PRIu64 "\",", i ? "," : "", s->gap,
-			s->start, s->end, s->cell, s->ncells, m->group > 1 ? i : s->gap ? 0 : (size_t)s->first_map, s->pages);
+		p = put_s(line, i ? ",[" : "[");
+		*p++ = s->gap ? '1' : '0';
+		*p++ = ',';
+		p = put_x(p, s->start, true);
+		*p++ = ',';
+		p = put_x(p, s->end, true);
+		*p++ = ',';
+		p = put_u(p, s->cell);
+		*p++ = ',';
+		p = put_u(p, s->ncells);
+		*p++ = ',';
+		p = put_u(p, m->group > 1 ? i : s->gap ? 0 : (size_t)s->first_map);
+		p = put_s(p, ",\"");
+		p = put_u(p, s->pages);
+		p = put_s(p, "\",");
+		fwrite(line, 1, (size_t)(p - line), f);
 		rnd_json_str(f, one ? m->maps[s->first_map].perms : "");
-		fprintf(f, ",%ld]", one ? (long)s->first_map : -1L);
+		p = put_s(line, one ? "," : ",-1]");
+		if (one) {
+			p = put_u(p, s->first_map);
+			*p++ = ']';
+		}
+		fwrite(line, 1, (size_t)(p - line), f);
 	}
 	fputc(']', f);
+}
+
+/* A run: [mapping index, start, end, flags, frame ("hidden", "" none), swap ("T:0xOFF", "hidden", ""), slot]. */
+static void html_run(FILE *f, const struct rnd_run *r, bool first)
+{
+	char line[160], *p = put_s(line, first ? "[" : ",[");
+
+	p = put_u(p, r->map);
+	*p++ = ',';
+	p = put_x(p, r->start, true);
+	*p++ = ',';
+	p = put_x(p, r->end, true);
+	*p++ = ',';
+	p = put_u(p, r->flags);
+	*p++ = ',';
+	if ((r->flags & PM_PAGE_PRESENT) && (r->flags & PM_PAGE_FRAME))
+		p = put_x(p, r->pfn, true);
+	else
+		p = put_s(p, (r->flags & PM_PAGE_PRESENT) ? "\"hidden\"" : "\"\"");
+	*p++ = ',';
+	if ((r->flags & PM_PAGE_SWAPPED) && (r->flags & PM_PAGE_FRAME)) {
+		*p++ = '"';
+		p = put_u(p, r->swap_type);
+		*p++ = ':';
+		p = put_x(p, r->swap_offset, false);
+		*p++ = '"';
+	} else {
+		p = put_s(p, (r->flags & PM_PAGE_SWAPPED) ? "\"hidden\"" : "\"\"");
+	}
+	*p++ = ',';
+	p = put_u(p, r->slot);
+	*p++ = ']';
+	fwrite(line, 1, (size_t)(p - line), f);
 }
 
 /* Names, one per mapping (grouped: one per band, "N mappings"); mappings with their bytes by class; runs. */
@@ -61,31 +160,24 @@ static void html_maps(FILE *f, const struct rnd_model *m)
 	fputs("],\"maps\":[", f);
 	for (i = 0; m->group == 1 && i < m->nmaps; i++) {
 		const struct rnd_map *mp = &m->maps[i];
+		char line[320], *p = put_s(line, i ? ",[" : "[");
 
+		p = put_x(p, mp->start, true);
+		*p++ = ',';
+		p = put_x(p, mp->end, true);
+		*p++ = ',';
+		fwrite(line, 1, (size_t)(p - line), f);
 		/* perms are [rwxsp-] (the maps parser checks): escaped all the same */
-		fprintf(f, "%s[\"0x%" PRIx64 "\",\"0x%" PRIx64 "\",", i ? "," : "",
-			mp->start, mp->end);
 		rnd_json_str(f, mp->perms);
-		fprintf(f, ",%zu,[", i);
+		p = put_u(put_s(line, ","), i);
 		for (k = 0; k < RC_NCLASS; k++)
-			fprintf(f, "%s%" PRIu64, k ? "," : "", mp->bytes[k]);
-		fputs("]]", f);
+			p = put_u(put_s(p, k ? "," : ",["), mp->bytes[k]);
+		p = put_s(p, "]]");
+		fwrite(line, 1, (size_t)(p - line), f);
 	}
 	fputs("],\"runs\":[", f);
-	for (i = 0; m->group == 1 && i < m->nruns; i++) {
-		const struct rnd_run *r = &m->runs[i];
-
-		fprintf(f, "%s[%u,\"0x%" PRIx64 "\",\"0x%" PRIx64 "\",%u,", i ? "," : "", r->map, r->start, r->end, r->flags);
-		if ((r->flags & PM_PAGE_PRESENT) && (r->flags & PM_PAGE_FRAME))
-			fprintf(f, "\"0x%" PRIx64 "\",", r->pfn);
-		else
-			fputs((r->flags & PM_PAGE_PRESENT) ? "\"hidden\"," : "\"\",", f);
-		if ((r->flags & PM_PAGE_SWAPPED) && (r->flags & PM_PAGE_FRAME))
-			fprintf(f, "\"%u:0x%" PRIx64 "\"", r->swap_type, r->swap_offset);
-		else
-			fputs((r->flags & PM_PAGE_SWAPPED) ? "\"hidden\"" : "\"\"", f);
-		fprintf(f, ",%u]", r->slot);
-	}
+	for (i = 0; m->group == 1 && i < m->nruns; i++)
+		html_run(f, &m->runs[i], !i);
 	fprintf(f, "],\"runs_left_out\":%" PRIu64, m->group == 1 ? m->runs_left_out : (uint64_t)m->nruns + m->runs_left_out);
 }
 

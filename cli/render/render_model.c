@@ -259,9 +259,11 @@ int rnd_layout(struct rnd_model *m, const struct rnd_layout *lay)
 	return 0;
 }
 
-static void class_bytes(uint32_t f, uint64_t b, uint64_t *bytes)
+/* The classes (bits 1 << RC_*) pages with flags @f count under. */
+static uint32_t class_mask(uint32_t f)
 {
 	bool held = f & (PM_PAGE_PRESENT | PM_PAGE_SWAPPED);
+	uint32_t mask = 0;
 	int k;
 
 	/* The huge zero page is no huge page of the process's (pm_usage_add sums it so, as smaps does). */
@@ -269,12 +271,20 @@ static void class_bytes(uint32_t f, uint64_t b, uint64_t *bytes)
 		f &= ~PM_PAGE_THP;
 
 	/* The base classes: a page in RAM or swap is file or anon. */
-	bytes[RC_PRESENT] += (f & PM_PAGE_PRESENT) ? b : 0;
-	bytes[RC_SWAPPED] += (f & PM_PAGE_SWAPPED) ? b : 0;
-	bytes[RC_FILE] += held && (f & PM_PAGE_FILE) ? b : 0;
-	bytes[RC_ANON] += held && !(f & PM_PAGE_FILE) ? b : 0;
+	mask |= (f & PM_PAGE_PRESENT) ? 1u << RC_PRESENT : 0;
+	mask |= (f & PM_PAGE_SWAPPED) ? 1u << RC_SWAPPED : 0;
+	mask |= held && (f & PM_PAGE_FILE) ? 1u << RC_FILE : 0;
+	mask |= held && !(f & PM_PAGE_FILE) ? 1u << RC_ANON : 0;
 	for (k = 0; k < RC_NCLASS; k++)
-		bytes[k] += (f & rnd_classes[k].flag) ? b : 0;
+		mask |= (f & rnd_classes[k].flag) ? 1u << k : 0;
+	return mask;
+}
+
+/* @b bytes into each class of @mask: a run's classes are found once, not once per cell it covers. */
+static void class_bytes(uint32_t mask, uint64_t b, uint64_t *bytes)
+{
+	for (; mask; mask &= mask - 1)
+		bytes[__builtin_ctz(mask)] += b;
 }
 
 static enum rnd_state run_state(uint32_t f)
@@ -314,8 +324,8 @@ static long find_map(const struct rnd_model *m, uint64_t addr, size_t *hint)
 	return -1;
 }
 
-/* Pages [o0, o1) of segment @s with flags @f: into every cell they cover, under state slot @st. */
-static void add_to_cells(struct rnd_model *m, const struct rnd_seg *s, uint64_t o0, uint64_t o1, uint32_t f, unsigned st)
+/* Pages [o0, o1) of segment @s in classes @cls: into every cell they cover, under state slot @st. */
+static void add_to_cells(struct rnd_model *m, const struct rnd_seg *s, uint64_t o0, uint64_t o1, uint32_t cls, unsigned st)
 {
 	uint64_t i = (uint64_t)(((unsigned __int128)(o0 + 1) * s->ncells + s->pages - 1) / s->pages) - 1;
 
@@ -324,7 +334,7 @@ static void add_to_cells(struct rnd_model *m, const struct rnd_seg *s, uint64_t 
 		struct rnd_cell *c = &m->cells[s->cell + i];
 		uint64_t b = (upto - o0) * m->page_size;
 
-		class_bytes(f, b, c->bytes);
+		class_bytes(cls, b, c->bytes);
 		c->state[st] += b;
 		o0 = upto;
 		i++;
@@ -340,10 +350,13 @@ static void keep_run(struct rnd_model *m, const struct pm_run *r, uint64_t s, ui
 		return;
 	}
 	if (m->nruns == m->cap_runs) {
-		size_t cap = m->cap_runs ? 2 * m->cap_runs : 1024;
+		/*
+		 * Room for every run at once: a large block is mmap'd and only the
+		 * pages of the runs kept are touched, where growing it copied the
+		 * runs at each step.
+		 */
+		size_t cap = m->max_runs;
 
-		if (cap > m->max_runs)
-			cap = m->max_runs;
 		k = realloc(m->runs, cap * sizeof(*k));
 		if (!k) {	/* hover detail is optional: the cells still count the run */
 			m->runs_left_out++;
@@ -361,6 +374,7 @@ static void add_span(struct rnd_model *m, uint64_t start, uint64_t end, uint32_t
 		     const struct pm_run *keep)
 {
 	uint64_t s = start;
+	uint32_t cls = class_mask(flags);
 
 	while (s < end) {
 		long mi = find_map(m, s, &m->hint);
@@ -372,9 +386,9 @@ static void add_span(struct rnd_model *m, uint64_t start, uint64_t end, uint32_t
 		mp = &m->maps[mi];
 		e = end < mp->end ? end : mp->end;
 		add_to_cells(m, &m->segs[mp->seg], mp->seg_page + (s - mp->start) / m->page_size,
-			     mp->seg_page + (e - mp->start) / m->page_size, flags, state);
-		class_bytes(flags, e - s, m->maps[mi].bytes);
-		class_bytes(flags, e - s, m->total);
+			     mp->seg_page + (e - mp->start) / m->page_size, cls, state);
+		class_bytes(cls, e - s, m->maps[mi].bytes);
+		class_bytes(cls, e - s, m->total);
 		if (keep)
 			keep_run(m, keep, s, e, mi, state);
 		s = e;
@@ -439,6 +453,7 @@ int rnd_model_walk(struct rnd_model *m, struct pm_target *t, const struct rnd_la
 {
 	struct pm_walk *w;
 	const struct pm_run *r;
+	bool frames_off = false;
 	int rc;
 
 	if (!m->nmaps && (rc = read_maps(m, t)) < 0)
@@ -451,6 +466,16 @@ int rnd_model_walk(struct rnd_model *m, struct pm_target *t, const struct rnd_la
 		return -errno;
 	m->known = pm_walk_known(w);
 	while ((rc = pm_walk_next(w, &r)) == 0) {
+		/*
+		 * Once no more runs are kept for the detail, frames no longer
+		 * matter to the state colouring (a colouring by value reads
+		 * them): runs of alike pages, not of following frames, so that
+		 * a THP-off heap costs one run, not one per few pages.
+		 */
+		if (!each && !frames_off && m->nruns >= m->max_runs) {
+			pm_walk_ignore_frames(w);
+			frames_off = true;
+		}
 		if (!each)
 			rnd_add_run(m, r);
 		else if ((rc = each(data, r)) < 0)

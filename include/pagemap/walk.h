@@ -57,6 +57,18 @@ PM_API enum pm_backend pm_walk_backend(const struct pm_walk *w);
  */
 PM_API uint32_t pm_walk_known(const struct pm_walk *w);
 
+/*
+ * pm_walk_ignore_frames - from the next run on, runs are no longer cut where
+ * the frames stop following on (PFN + 1, swap offset + 1 per page): a run is
+ * then every consecutive page of alike flags, and its pfn, swap type and
+ * offset are its first page's only. For a caller that needs the frames of
+ * some runs only, or none: a picture keeps the first thousands of runs for
+ * its detail and then only sums bytes. The flags stay exact (the zero page
+ * is still told by its frame); without it, a THP-off heap comes as one run
+ * per few pages, with it as one per mapping.
+ */
+PM_API void pm_walk_ignore_frames(struct pm_walk *w);
+
 /* pm_walk_free - free the walk. NULL is fine. */
 PM_API void pm_walk_free(struct pm_walk *w);
 

@@ -148,6 +148,12 @@ uint32_t pm_walk_known(const struct pm_walk *w)
 	return w->known;
 }
 
+/* As pm_mapstat's walk from its start: compatible() and same_run() then look at the flags alone. */
+void pm_walk_ignore_frames(struct pm_walk *w)
+{
+	w->iflags |= PMI_IWALK_NOFRAMES;
+}
+
 /*
  * The end of the maps file is the end of the walk only if the target still
  * has its memory. A maps file whose process exited or exec'd reads empty

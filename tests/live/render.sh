@@ -10,9 +10,10 @@ build=${PAGEMAP_BUILD:-$src/build}
 pagemap="$build/pagemap"
 command -v python3 >/dev/null || { echo "SKIP render-live: no python3"; exit 77; }
 work=$(mktemp -d) || exit 1
-writer= quiet=
+writer= quiet= heap=
 cleanup() {
 	[ -n "$writer" ] && kill "$writer" 2>/dev/null
+	[ -n "$heap" ] && kill "$heap" 2>/dev/null
 	[ -n "$quiet" ] && kill "$quiet" 2>/dev/null
 	rm -rf "$work"
 }
@@ -66,6 +67,58 @@ elif "$pagemap" render -f svg -o "$work/map.svg" "$writer" && xmllint --noout "$
 	echo "PASS render-live-svg"
 else
 	echo "FAIL render-live-svg"
+fi
+# --- the page's runs past its 20000: a heap whose every page has a frame of its own (pages written even ones
+# first, then odd ones), more runs than the page keeps; the walk stops following frames there, and the
+# mapping's bytes are still every page, as smaps counts them ---
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP render-live-html-runs: not root (frames hidden: runs are not cut by frames)"
+else
+	python3 - >"$work/heap" <<'PY' &
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.mprotect.argtypes = libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+PG, N = os.sysconf("SC_PAGE_SIZE"), 24576
+base = libc.mmap(None, (N + 2) * PG, 3, 0x22, -1, 0)
+libc.mprotect(base, PG, 0)
+libc.mprotect(base + (N + 1) * PG, PG, 0)
+libc.madvise(base + PG, N * PG, 15)	# MADV_NOHUGEPAGE: 4 KiB pages, each its own frame run
+buf = (ctypes.c_char * (N * PG)).from_address(base + PG)
+for start in (0, 1):
+    for p in range(start, N, 2):
+        buf[p * PG] = b"x"
+print("%x %d" % (base + PG, N * PG), flush=True)
+time.sleep(60)
+PY
+	heap=$!
+	for _ in $(seq 50); do [ -s "$work/heap" ] && break; sleep 0.2; done
+	if ! [ -s "$work/heap" ]; then
+		echo "FAIL render-live-html-runs: the heap writer did not start"
+	else
+		"$pagemap" render -f html -o "$work/heap.html" "$heap" 2>"$work/err" &&
+			out=$(python3 - "$work/heap.html" "/proc/$heap/smaps" $(cat "$work/heap") <<'PY'
+import json, re, sys
+page = open(sys.argv[1]).read()
+d = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>', page, re.S).group(1))
+addr, size = int(sys.argv[3], 16), int(sys.argv[4])
+rss = None
+for block in re.split(r"\n(?=[0-9a-f]+-[0-9a-f]+ )", open(sys.argv[2]).read()):
+    if int(block.split("-")[0], 16) == addr:
+        rss = int(re.search(r"^Rss:\s+(\d+) kB", block, re.M).group(1)) * 1024
+mp = [m for m in d["maps"] if int(m[0], 16) == addr]
+assert len(mp) == 1, "the heap is not one mapping of the page"
+by = dict(zip(d["classes"], mp[0][4]))
+assert len(d["runs"]) == 20000 and d["runs_left_out"] > 0, (len(d["runs"]), d["runs_left_out"])
+assert by["present"] == by["anon"] == rss == size, (by, rss, size)
+starts = [int(r[1], 16) for r in d["runs"]]
+assert starts == sorted(starts) and all(r[4].startswith("0x") for r in d["runs"] if r[3] & 1 and r[3] & 1 << 11), "runs"
+print("%d bytes present, smaps Rss %d; %d runs kept, %d left out" % (by["present"], rss, len(d["runs"]), d["runs_left_out"]))
+PY
+) && echo "PASS render-live-html-runs ($out)" || echo "FAIL render-live-html-runs: $out $(cat "$work/err")"
+	fi
+	kill "$heap" 2>/dev/null
 fi
 # --- colourings by value on a quiet process (sleep: its pages do not change between two reads) ---
 sleep 60 &
