@@ -175,12 +175,20 @@ static int frames_unseen(struct snap_frames *fr, struct frun *run, size_t nrun, 
 		/*
 		 * Touched all over by scattered frames: huge-page backed from 256 KiB
 		 * (8 GiB of RAM) on, where pmi_snap_big_alloc would malloc up to 1 MiB
-		 * (24 GiB of RAM: 819 KiB, 200 page faults in the memset).
+		 * (24 GiB of RAM: 819 KiB, 200 page faults in the memset). Runs touch
+		 * one page of it each at most: fewer runs than its pages (a small
+		 * process) take calloc's pages, cleared where touched, rather than
+		 * huge pages cleared whole and a memset of them all.
 		 */
 		size_t len = (fr->end + 63) / 64 * 8;
-		if (!(fr->seen = pmi_snap_big_alloc(len >= (256u << 10) && len < (1u << 20) ? 1u << 20 : len)))
-			return -ENOMEM;
-		memset(fr->seen, 0, len);
+		if (nrun < len / 4096) {
+			if (!(fr->seen = calloc(1, len)))
+				return -ENOMEM;
+		} else {
+			if (!(fr->seen = pmi_snap_big_alloc(len >= (256u << 10) && len < (1u << 20) ? 1u << 20 : len)))
+				return -ENOMEM;
+			memset(fr->seen, 0, len);
+		}
 	}
 	if (nrun < 1024) {
 		qsort(run, nrun, sizeof(*run), cmp_frun);

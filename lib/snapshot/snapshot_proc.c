@@ -150,6 +150,27 @@ struct proc_pass {
 	unsigned page_size;
 };
 
+/*
+ * The kpage words of the frames gathered. Their read buffer (a column per
+ * PMI_BATCH words, pmi_snap_frames_flush) is made on first use: huge-page
+ * backed for a batch of frames that reads most of it, else malloc'd and
+ * touched page by page where read (a huge page's clearing cost a small
+ * process's snapshot more than its frames' reads).
+ */
+#define KBUF_HUGE	(PMI_BATCH / 4)
+
+static int flush_frames(struct proc_pass *p)
+{
+	size_t n = 3 * PMI_BATCH * 8;
+	int r;
+
+	if (!p->kbuf && !(p->kbuf = p->nframes >= KBUF_HUGE ? pmi_snap_big_alloc(n) : malloc(n)))
+		return -ENOMEM;
+	r = pmi_snap_frames_flush(p->w, p->run, p->nrun, p->kbuf, p->mv);
+	p->nrun = p->nframes = 0;
+	return r;
+}
+
 /* Read the pagemap words of pages [@vpn, @last) into the stream, gathering present frames for the join. */
 static int pass_words(struct proc_pass *p, int fd, uint64_t vpn, uint64_t last)
 {
@@ -169,9 +190,8 @@ static int pass_words(struct proc_pass *p, int fd, uint64_t vpn, uint64_t last)
 			if (!(p->buf[i] >> 63) || !pfn)
 				continue;
 			if (p->nframes == FRAME_BATCH) {
-				if ((r = pmi_snap_frames_flush(p->w, p->run, p->nrun, p->kbuf, p->mv)))
+				if ((r = flush_frames(p)))
 					return r;
-				p->nrun = p->nframes = 0;
 				prev = NULL;
 			}
 			p->nframes++;
@@ -333,8 +353,52 @@ static int pass_pagemap(struct proc_pass *p, int fd, const char *maps, const cha
 		line = nl ? nl + 1 : NULL;
 	}
 	if (!r && p->nrun)
-		r = pmi_snap_frames_flush(p->w, p->run, p->nrun, p->kbuf, p->mv);
+		r = flush_frames(p);
 	return pmi_snap_ws_close(p->ws) ?: r;
+}
+
+/* Pages of the largest mapping of @maps and of them all: what a read and a batch of frames need at most. */
+static void maps_pages(const char *maps, unsigned ps, uint64_t *largest, uint64_t *total)
+{
+	struct pm_mapping m;
+	const char *line = maps;
+
+	*largest = *total = 0;
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		if (!pm_maps_parse_line(line, n, &m) && m.end > m.start) {
+			*total += (m.end - m.start) / ps;
+			*largest = (m.end - m.start) / ps > *largest ? (m.end - m.start) / ps : *largest;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+}
+
+/*
+ * The pass's buffers, sized by the process (its maps): a read takes at most
+ * its largest mapping's words, a batch of frames at most its pages. At the
+ * limits (PMI_BATCH words, FRAME_BATCH runs) they were huge pages cleared
+ * for a process of a few hundred pages; a large process's are as before,
+ * huge-page backed from a MiB (pmi_snap_big_alloc). Keyed modes move each
+ * frame of a batch (mv): at most as many as its pages too.
+ */
+static int pass_alloc(struct proc_pass *p, const char *maps)
+{
+	uint64_t largest, total;
+	size_t words, runs;
+
+	maps_pages(maps, p->page_size, &largest, &total);
+	words = largest < PMI_BATCH ? (size_t)largest : PMI_BATCH;
+	runs = total < FRAME_BATCH ? (size_t)total : FRAME_BATCH;
+	if (!(p->buf = pmi_snap_big_alloc((words ? words : 1) * 8)))
+		return -ENOMEM;
+	if (p->frames && !(p->run = pmi_snap_big_alloc((runs ? runs : 1) * sizeof(*p->run))))
+		return -ENOMEM;
+	if (p->frames && p->fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED &&
+	    !(p->mv = pmi_snap_big_alloc((runs ? runs : 1) * sizeof(*p->mv))))
+		return -ENOMEM;
+	return 0;
 }
 
 static int add_pagemap(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, const char *maps, bool frames)
@@ -351,15 +415,11 @@ static int add_pagemap(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t p
 	p.frames = frames && f && f->pfn_view == PM_PFN_VISIBLE && p.fr->pfn_mode != PM_SNAPSHOT_PFN_DROP;
 	if (p.frames && (r = frames_declare(w, ctx)))
 		goto out;
-	p.buf = pmi_snap_big_alloc(4 * PMI_BATCH * 8);	/* 2 MiB, a huge page: 512 page faults as malloc's */
-	p.kbuf = p.buf ? p.buf + PMI_BATCH : NULL;
 	if (f && f->scan && ctx->live && ctx->backend != PM_BACKEND_PREAD)	/* else every word is read */
 		p.regions = malloc(SCAN_REGIONS * sizeof(*p.regions));
-	p.run = p.frames ? pmi_snap_big_alloc(FRAME_BATCH * sizeof(*p.run)) : NULL;	/* touched as runs come */
-	p.mv = p.frames && p.fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED ? pmi_snap_big_alloc(FRAME_BATCH * sizeof(*p.mv)) : NULL;
-	r = !p.buf || !p.kbuf || (p.frames && !p.run) || (p.frames && p.fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED && !p.mv)
-		    ? -ENOMEM : pass_pagemap(&p, fd, maps, path);
-	free(p.buf);	/* and kbuf, in the same block */
+	r = pass_alloc(&p, maps) ?: pass_pagemap(&p, fd, maps, path);
+	free(p.buf);
+	free(p.kbuf);
 	free(p.regions);
 	free(p.run);
 	free(p.mv);
