@@ -175,13 +175,14 @@ static int frames_unseen(struct snap_frames *fr, struct frun *run, size_t nrun, 
 		/*
 		 * Touched all over by scattered frames: huge-page backed from 256 KiB
 		 * (8 GiB of RAM) on, where pmi_snap_big_alloc would malloc up to 1 MiB
-		 * (24 GiB of RAM: 819 KiB, 200 page faults in the memset). Runs touch
-		 * one page of it each at most: fewer runs than its pages (a small
-		 * process) take calloc's pages, cleared where touched, rather than
-		 * huge pages cleared whole and a memset of them all.
+		 * (24 GiB of RAM: 819 KiB, 200 page faults in the memset). A run
+		 * touches a page of it or two: a process of fewer runs than a 64th of
+		 * its bytes (a small one: 12,288 runs with 24 GiB) takes calloc's
+		 * pages, cleared where touched, rather than huge pages cleared whole
+		 * and a memset of them all; at worst its few runs fault every page.
 		 */
 		size_t len = (fr->end + 63) / 64 * 8;
-		if (nrun < len / 4096) {
+		if (nrun < len / 64) {
 			if (!(fr->seen = calloc(1, len)))
 				return -ENOMEM;
 		} else {
