@@ -389,7 +389,8 @@ static int pass_alloc(struct proc_pass *p, const char *maps)
 	maps_pages(maps, p->page_size, &largest, &total);
 	words = largest < PMI_BATCH ? (size_t)largest : PMI_BATCH;
 	runs = total < FRAME_BATCH ? (size_t)total : FRAME_BATCH;
-	if (!(p->buf = pmi_snap_big_alloc((words ? words : 1) * 8)))
+	/* from 256 KiB, a huge page as before: its small pages' faults cost more than clearing it */
+	if (!(p->buf = pmi_snap_big_alloc(words * 8 >= (256u << 10) ? (1u << 20) : (words ? words : 1) * 8)))
 		return -ENOMEM;
 	if (p->frames && !(p->run = pmi_snap_big_alloc((runs ? runs : 1) * sizeof(*p->run))))
 		return -ENOMEM;

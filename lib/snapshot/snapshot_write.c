@@ -443,6 +443,7 @@ void pm_snapshot_writer_free(struct pm_snapshot_writer *w)
 			close(w->frames.fd[i]);
 	}
 	free(w->frames.seen);
+	free(w->frames.first);
 	free(w->frames.todo);
 	free(w->frames.sorted);
 	if (w->z)

@@ -41,9 +41,10 @@ struct snap_ws *pmi_snap_ws_new_cols(struct pm_snapshot_writer *w, const uint32_
  * The columns hold @need words at least (need <= SNAP_MAX_WORDS), their
  * pending words kept. Sized by what comes: at the limit a stream's block
  * took 2 MiB a column, cleared as a huge page on first touch, for the few
- * hundred words of a small process. It doubles, so a large process's
- * stream moves its words about as many times as a chunk holds a 4096th of
- * the limit; blocks of a MiB or more are huge-page backed as before.
+ * hundred words of a small process. It grows eightfold, 4096 words to
+ * 32,768 to the limit: a large process's stream moves its words twice, and
+ * faults in 72 small pages a column before its huge ones (blocks of a MiB
+ * or more are huge-page backed as before).
  */
 static int ws_room(struct snap_ws *ws, size_t need)
 {
@@ -54,7 +55,7 @@ static int ws_room(struct snap_ws *ws, size_t need)
 	if (need <= ws->room)
 		return 0;
 	while (room < need)
-		room *= 2;
+		room *= 8;
 	room = room < SNAP_MAX_WORDS ? room : SNAP_MAX_WORDS;
 	if (!(b = pmi_snap_big_alloc(ws->ncol * room * 8)))
 		return ws->error = -ENOMEM;
