@@ -97,6 +97,11 @@ bench-cache: all bench-programs
 bench-tiny: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-tiny.sh
 
+# Not part of `make bench` (the fixed cost of a snapshot): snapshot -p of a sleep against maps of it.
+.PHONY: bench-snap-tiny
+bench-snap-tiny: all bench-programs
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-snap-tiny.sh
+
 # Not part of `make bench` (on request): render time against maps, output sizes.
 .PHONY: bench-render
 bench-render: all bench-programs

@@ -259,6 +259,9 @@ struct snap_frames {
 	struct pmi_perm perm[2];	/* keyed modes: frames (lifted past their domain), swap offsets */
 	struct pmi_scramble sc;		/* what pagemap words become (drop: no permutations) */
 	uint64_t *seen;			/* a bit per frame whose kpage words are written (NULL: none yet) */
+	struct frun *first;		/* or the first batch's runs, merged, not marked in seen yet */
+	size_t nfirst;
+	bool flushed;			/* a batch was written: the next one needs seen */
 	struct frun *todo;		/* a batch's frames to read, as disjoint ascending pieces */
 	size_t todo_cap;
 	struct frun *sorted;		/* a batch's runs: the radix sort's other half */

@@ -158,30 +158,54 @@ static int todo_push(struct frun **todo, size_t *len, size_t *cap, uint64_t star
 }
 
 /*
+ * The bitmap of frames written (fr->seen), with the first batch's frames
+ * marked. Touched all over by scattered frames: huge-page backed from 256
+ * KiB (8 GiB of RAM) on, where pmi_snap_big_alloc would malloc up to 1 MiB
+ * (24 GiB of RAM: 819 KiB, 200 page faults in the memset).
+ */
+static int seen_alloc(struct snap_frames *fr)
+{
+	size_t len = (fr->end + 63) / 64 * 8, i;
+
+	if (!(fr->seen = pmi_snap_big_alloc(len >= (256u << 10) && len < (1u << 20) ? 1u << 20 : len)))
+		return -ENOMEM;
+	memset(fr->seen, 0, len);
+	for (i = 0; i < fr->nfirst; i++)
+		if (fr->first[i].start < fr->end)
+			set_bits(fr->seen, fr->first[i].start,
+				 fr->first[i].start + fr->first[i].n < fr->end ? fr->first[i].start + fr->first[i].n : fr->end);
+	free(fr->first);
+	fr->first = NULL;
+	fr->nfirst = 0;
+	return 0;
+}
+
+/*
  * The frames of @run (sorted here) whose kpage words are not written yet,
  * as disjoint ascending pieces in fr->todo; they are marked written. Each
  * frame's words once per file: a frame met again (a process sharing it with
  * one written earlier) keeps the words read first. Read twice, a count or
  * flag may have changed meanwhile, and two words at one index would replay
- * one way and unscramble the other.
+ * one way and unscramble the other. The first batch has met nothing yet:
+ * its runs are kept, in fewer bytes than the bitmap, and marked when a
+ * second batch comes (seen_alloc). A snapshot of one small process makes
+ * no bitmap: its clearing, a huge page and a memset of all RAM's bits, cost
+ * more than the process's frames.
  */
 static int frames_unseen(struct snap_frames *fr, struct frun *run, size_t nrun, size_t *ntodo)
 {
+	size_t len = (fr->end + 63) / 64 * 8, i, j;
+	bool keep = false;
 	uint64_t a, b, e;
-	size_t i, j;
 	int r;
 
 	if (!fr->seen && fr->end && fr->end <= (1ULL << 40)) {
-		/*
-		 * Touched all over by scattered frames: huge-page backed from 256 KiB
-		 * (8 GiB of RAM) on, where pmi_snap_big_alloc would malloc up to 1 MiB
-		 * (24 GiB of RAM: 819 KiB, 200 page faults in the memset).
-		 */
-		size_t len = (fr->end + 63) / 64 * 8;
-		if (!(fr->seen = pmi_snap_big_alloc(len >= (256u << 10) && len < (1u << 20) ? 1u << 20 : len)))
-			return -ENOMEM;
-		memset(fr->seen, 0, len);
+		if (!fr->flushed && nrun * sizeof(*run) < len)
+			keep = true;
+		else if ((r = seen_alloc(fr)))
+			return r;
 	}
+	fr->flushed = true;
 	if (nrun < 1024) {
 		qsort(run, nrun, sizeof(*run), cmp_frun);
 	} else {	/* the list's room too: a piece a run, most often */
@@ -199,6 +223,12 @@ static int frames_unseen(struct snap_frames *fr, struct frun *run, size_t nrun, 
 		}
 	}
 	nrun = nrun ? j + 1 : 0;
+	if (keep && nrun) {
+		if (!(fr->first = malloc(nrun * sizeof(*run))))
+			return -ENOMEM;
+		memcpy(fr->first, run, nrun * sizeof(*run));
+		fr->nfirst = nrun;
+	}
 	*ntodo = 0;
 	for (i = 0; i < nrun; i++) {
 		a = run[i].start;
@@ -293,6 +323,9 @@ int pmi_snap_frames_put_unseen(struct snap_frames *fr, int f, uint64_t pfn, cons
 {
 	size_t i = 0, j;
 	int r = 0;
+
+	if (fr->first && (r = seen_alloc(fr)))	/* the processes' first batch, marked */
+		return r;
 
 	while (i < n && !r) {
 		for (; i < n && seen(fr, pfn + i); i++)

@@ -1,9 +1,6 @@
 /* snapshot_proc.c - write a live process and the system files into a snapshot, as tests/fixtures/capture would. */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +8,7 @@
 #include "base.h"
 #include "scan.h"
 #include "snapshot.h"
+#include "snapshot_ahead.h"
 
 #define PMI_BATCH	SNAP_READ_WORDS
 #define FRAME_BATCH	(1u << 20)	/* PFNs gathered before their kpage words are read: the more, the fewer passes
@@ -150,6 +148,27 @@ struct proc_pass {
 	unsigned page_size;
 };
 
+/*
+ * The kpage words of the frames gathered. Their read buffer (a column per
+ * PMI_BATCH words, pmi_snap_frames_flush) is made on first use: huge-page
+ * backed for a batch of frames that reads most of it, else malloc'd and
+ * touched page by page where read (a huge page's clearing cost a small
+ * process's snapshot more than its frames' reads).
+ */
+#define KBUF_HUGE	(PMI_BATCH / 4)
+
+static int flush_frames(struct proc_pass *p)
+{
+	size_t n = 3 * PMI_BATCH * 8;
+	int r;
+
+	if (!p->kbuf && !(p->kbuf = p->nframes >= KBUF_HUGE ? pmi_snap_big_alloc(n) : malloc(n)))
+		return -ENOMEM;
+	r = pmi_snap_frames_flush(p->w, p->run, p->nrun, p->kbuf, p->mv);
+	p->nrun = p->nframes = 0;
+	return r;
+}
+
 /* Read the pagemap words of pages [@vpn, @last) into the stream, gathering present frames for the join. */
 static int pass_words(struct proc_pass *p, int fd, uint64_t vpn, uint64_t last)
 {
@@ -169,9 +188,8 @@ static int pass_words(struct proc_pass *p, int fd, uint64_t vpn, uint64_t last)
 			if (!(p->buf[i] >> 63) || !pfn)
 				continue;
 			if (p->nframes == FRAME_BATCH) {
-				if ((r = pmi_snap_frames_flush(p->w, p->run, p->nrun, p->kbuf, p->mv)))
+				if ((r = flush_frames(p)))
 					return r;
-				p->nrun = p->nframes = 0;
 				prev = NULL;
 			}
 			p->nframes++;
@@ -333,8 +351,53 @@ static int pass_pagemap(struct proc_pass *p, int fd, const char *maps, const cha
 		line = nl ? nl + 1 : NULL;
 	}
 	if (!r && p->nrun)
-		r = pmi_snap_frames_flush(p->w, p->run, p->nrun, p->kbuf, p->mv);
+		r = flush_frames(p);
 	return pmi_snap_ws_close(p->ws) ?: r;
+}
+
+/* Pages of the largest mapping of @maps and of them all: what a read and a batch of frames need at most. */
+static void maps_pages(const char *maps, unsigned ps, uint64_t *largest, uint64_t *total)
+{
+	struct pm_mapping m;
+	const char *line = maps;
+
+	*largest = *total = 0;
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		if (!pm_maps_parse_line(line, n, &m) && m.end > m.start) {
+			*total += (m.end - m.start) / ps;
+			*largest = (m.end - m.start) / ps > *largest ? (m.end - m.start) / ps : *largest;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+}
+
+/*
+ * The pass's buffers, sized by the process (its maps): a read takes at most
+ * its largest mapping's words, a batch of frames at most its pages. At the
+ * limits (PMI_BATCH words, FRAME_BATCH runs) they were huge pages cleared
+ * for a process of a few hundred pages; a large process's are as before,
+ * huge-page backed from a MiB (pmi_snap_big_alloc). Keyed modes move each
+ * frame of a batch (mv): at most as many as its pages too.
+ */
+static int pass_alloc(struct proc_pass *p, const char *maps)
+{
+	uint64_t largest, total;
+	size_t words, runs;
+
+	maps_pages(maps, p->page_size, &largest, &total);
+	words = largest < PMI_BATCH ? (size_t)largest : PMI_BATCH;
+	runs = total < FRAME_BATCH ? (size_t)total : FRAME_BATCH;
+	/* from 256 KiB, a huge page as before: its small pages' faults cost more than clearing it */
+	if (!(p->buf = pmi_snap_big_alloc(words * 8 >= (256u << 10) ? (1u << 20) : (words ? words : 1) * 8)))
+		return -ENOMEM;
+	if (p->frames && !(p->run = pmi_snap_big_alloc((runs ? runs : 1) * sizeof(*p->run))))
+		return -ENOMEM;
+	if (p->frames && p->fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED &&
+	    !(p->mv = pmi_snap_big_alloc((runs ? runs : 1) * sizeof(*p->mv))))
+		return -ENOMEM;
+	return 0;
 }
 
 static int add_pagemap(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, const char *maps, bool frames)
@@ -351,15 +414,11 @@ static int add_pagemap(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t p
 	p.frames = frames && f && f->pfn_view == PM_PFN_VISIBLE && p.fr->pfn_mode != PM_SNAPSHOT_PFN_DROP;
 	if (p.frames && (r = frames_declare(w, ctx)))
 		goto out;
-	p.buf = pmi_snap_big_alloc(4 * PMI_BATCH * 8);	/* 2 MiB, a huge page: 512 page faults as malloc's */
-	p.kbuf = p.buf ? p.buf + PMI_BATCH : NULL;
 	if (f && f->scan && ctx->live && ctx->backend != PM_BACKEND_PREAD)	/* else every word is read */
 		p.regions = malloc(SCAN_REGIONS * sizeof(*p.regions));
-	p.run = p.frames ? pmi_snap_big_alloc(FRAME_BATCH * sizeof(*p.run)) : NULL;	/* touched as runs come */
-	p.mv = p.frames && p.fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED ? pmi_snap_big_alloc(FRAME_BATCH * sizeof(*p.mv)) : NULL;
-	r = !p.buf || !p.kbuf || (p.frames && !p.run) || (p.frames && p.fr->pfn_mode >= PM_SNAPSHOT_PFN_KEYED && !p.mv)
-		    ? -ENOMEM : pass_pagemap(&p, fd, maps, path);
-	free(p.buf);	/* and kbuf, in the same block */
+	r = pass_alloc(&p, maps) ?: pass_pagemap(&p, fd, maps, path);
+	free(p.buf);
+	free(p.kbuf);
 	free(p.regions);
 	free(p.run);
 	free(p.mv);
@@ -368,107 +427,12 @@ out:
 	return r;
 }
 
-/*
- * smaps, smaps_rollup and numa_maps each walk the process's page tables in
- * the kernel, visiting every page: together about a third of a snapshot of
- * a large process with THP off (bench/README.md, "The snapshot's own work
- * with THP off"). Where a second CPU is free a thread reads them ahead,
- * while the caller reads maps' pagemap and the frames' words; they are
- * written afterwards, in their usual place, so the file is the same. The
- * wall time shrinks, the CPU time does not.
- */
-static const char *const ahead_file[] = { "smaps", "smaps_rollup", "numa_maps" };
-#define AHEAD_FILES	PMI_ARRAY_SIZE(ahead_file)
-
-struct text_ahead {
-	const struct pm_ctx *ctx;
-	pid_t pid;
-	pthread_t thread;
-	bool started, joined;
-	int fd[AHEAD_FILES];	/* or the open's -errno */
-	int r[AHEAD_FILES];	/* the read's 0 or -errno */
-	struct snap_text t[AHEAD_FILES];
-};
-
-static void *ahead_run(void *arg)
-{
-	struct text_ahead *a = arg;
-	char live[256];
-	size_t i;
-
-	for (i = 0; i < AHEAD_FILES; i++) {
-		pmi_pid_path(a->ctx, live, sizeof(live), a->pid, ahead_file[i]);
-		a->fd[i] = pmi_open(a->ctx, live, O_RDONLY);
-		a->r[i] = a->fd[i] < 0 ? 0 : pmi_snap_text_read(&a->t[i], a->fd[i]);
-	}
-	return NULL;
-}
-
-/* More than one CPU to run on: sched_getaffinity, as a cgroup's cpuset or taskset leaves them. */
-static bool second_cpu(void)
-{
-	cpu_set_t set;
-
-	return sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 1;
-}
-
-/* Start the thread if it pays (live, a second CPU, not PM_SNAPSHOT_ONE_THREAD); else the files are read in place. */
-static void ahead_start(struct text_ahead *a, const struct pm_ctx *ctx, pid_t pid, unsigned flags)
-{
-	sigset_t all, old;
-
-	memset(a, 0, sizeof(*a));
-	if ((flags & PM_SNAPSHOT_ONE_THREAD) || !ctx->live || !second_cpu())
-		return;
-	a->ctx = ctx;
-	a->pid = pid;
-	sigfillset(&all);	/* the caller's signals stay the caller's: the thread starts with all blocked */
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	a->started = pthread_create(&a->thread, NULL, ahead_run, a) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
-/* The index of @name among the files read ahead, or -1 (none read ahead, or not one of them). */
-static int ahead_index(const struct text_ahead *a, const char *name)
-{
-	size_t i;
-
-	for (i = 0; a->started && i < AHEAD_FILES; i++)
-		if (!strcmp(ahead_file[i], name))
-			return (int)i;
-	return -1;
-}
-
 /* Write file @i read ahead as @path, as copy_file would have. */
-static int ahead_write(struct pm_snapshot_writer *w, struct text_ahead *a, int i, const char *path)
+static int ahead_write(struct pm_snapshot_writer *w, struct snap_ahead *a, int i, const char *path)
 {
 	if (a->fd[i] < 0)
 		return put_errno(w, path, -a->fd[i]);
 	return a->r[i] ? a->r[i] : pmi_snap_text_write(w, path, &a->t[i], a->fd[i]);
-}
-
-/* Wait for the thread: its files are read. */
-static void ahead_wait(struct text_ahead *a)
-{
-	if (a->started && !a->joined)
-		pthread_join(a->thread, NULL);
-	a->joined = true;
-}
-
-/* Wait (the thread must end before the caller returns, whatever happened) and free what it read. */
-static void ahead_free(struct text_ahead *a)
-{
-	size_t i;
-
-	if (!a->started)
-		return;
-	ahead_wait(a);
-	a->started = false;
-	for (i = 0; i < AHEAD_FILES; i++) {
-		if (a->fd[i] >= 0)
-			close(a->fd[i]);
-		free(a->t[i].buf);
-	}
 }
 
 int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t pid, unsigned flags)
@@ -477,7 +441,7 @@ int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pi
 	/* The window: wall-clock start, its end by the monotonic clock (a clock step meanwhile cannot skew it). */
 	uint64_t start = pmi_clock_ns(CLOCK_REALTIME), mono = pmi_clock_ns(CLOCK_MONOTONIC);
 	char live[256], path[64], *maps = NULL;
-	struct text_ahead ahead;
+	struct snap_ahead ahead;
 	size_t len = 0, i;
 	int fd, id, r, k;
 
@@ -489,15 +453,15 @@ int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pi
 	if (r)
 		return r;
 	snprintf(path, sizeof(path), "proc/%d/maps", (int)pid);
-	ahead_start(&ahead, ctx, pid, flags);
+	pmi_snap_ahead_start(&ahead, ctx, pid, flags);
 	if ((id = pmi_snap_w_file(w, path, PM_SNAPSHOT_BYTES, len)) < 0 ||
 	    (r = pmi_snap_w_bytes(w, (uint32_t)id, 0, maps, len)) ||
 	    (r = add_pagemap(w, ctx, pid, maps, flags & PM_SNAPSHOT_FRAMES)))
 		goto out;
-	ahead_wait(&ahead);
+	pmi_snap_ahead_wait(&ahead);
 	for (i = 0; i < PMI_ARRAY_SIZE(text) && !r; i++) {
 		snprintf(path, sizeof(path), "proc/%d/%s", (int)pid, text[i]);
-		if ((k = ahead_index(&ahead, text[i])) >= 0) {
+		if ((k = pmi_snap_ahead_index(&ahead, text[i])) >= 0) {
 			r = ahead_write(w, &ahead, k, path);
 			continue;
 		}
@@ -507,7 +471,7 @@ int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pi
 	if (!r && ctx->live)
 		r = pmi_snap_w_window(w, pid, start, start + (pmi_clock_ns(CLOCK_MONOTONIC) - mono));
 out:
-	ahead_free(&ahead);
+	pmi_snap_ahead_free(&ahead);
 	free(maps);
 	return id < 0 ? id : r;
 }

@@ -193,6 +193,8 @@ int pmi_snap_w_bytes(struct pm_snapshot_writer *w, uint32_t id, uint64_t off, co
 			memcpy(w->held + w->held_len + SNAP_CHUNK_FIXED + 4, buf, n);
 			w->held_len += SNAP_CHUNK_FIXED + 4 + n;
 		} else {
+			if ((r = pmi_snap_w_raw_room(w, n, 1)))
+				return r;
 			memcpy(w->raw, buf, n);
 			if ((r = put_chunk(w, PM_SNAPSHOT_BYTES, fixed, n)))
 				return r;
@@ -205,21 +207,58 @@ int pmi_snap_w_bytes(struct pm_snapshot_writer *w, uint32_t id, uint64_t off, co
 }
 
 /*
- * The compression context in one buffer of its own, huge-page backed (pmi_snap_big_alloc): zstd's
- * tables for level 3 take 1.3 MB, which ZSTD_createCCtx gets from malloc and the first chunks touch
- * page by page, about 240 page faults of the 800 of a THP process's snapshot (14 us each in a VM).
- * Else (a libzstd without the static calls) a context as zstd makes it.
+ * The chunk buffer, sized by what is written: at its limits (three columns
+ * of a 262,144-word chunk, 13 MiB, huge-page backed) it cost a snapshot of
+ * a small process more page clearing than all else it did. It grows to
+ * twice what it held at least, so a large process's snapshot moves it a
+ * few times only.
  */
+int pmi_snap_w_raw_room(struct pm_snapshot_writer *w, size_t slice, unsigned nslice)
+{
+	size_t s = w->raw_slice;
+	unsigned char *p;
+
+	if (slice <= s && (size_t)nslice * s <= w->raw_cap)
+		return 0;
+	if (slice > s)
+		s = slice > 2 * s ? slice : 2 * s;
+	if (s < 4096)
+		s = 4096;
+	if (!(p = pmi_snap_big_alloc((size_t)nslice * s)))
+		return -ENOMEM;
+	free(w->raw);
+	w->raw = p;
+	w->raw_cap = (size_t)nslice * s;
+	w->raw_slice = s;
+	return 0;
+}
+
+/*
+ * The compression context's memory: blocks of a MiB or more huge-page
+ * backed (pmi_snap_big_alloc). zstd sizes its tables by the input: a small
+ * process's chunks of a few KiB take a context of tens of KiB, malloc'd;
+ * the first chunk near SNAP_MAX_RAW grows it to the 1.3 MB of level 3,
+ * whose pages the first chunks touched one by one as ZSTD_createCCtx got
+ * it from malloc (240 page faults of a THP process's snapshot, 14 us each
+ * in a VM).
+ */
+static void *cctx_alloc(void *opaque, size_t n)
+{
+	(void)opaque;
+	return pmi_snap_big_alloc(n);
+}
+
+static void cctx_free(void *opaque, void *p)
+{
+	(void)opaque;
+	free(p);
+}
+
 static ZSTD_CCtx *new_cctx(struct pm_snapshot_writer *w)
 {
-	size_t need = w->z->estimate_cctx_size ? w->z->estimate_cctx_size(SNAP_LEVEL) : 0;
-	ZSTD_CCtx *c = NULL;
+	ZSTD_customMem mem = { cctx_alloc, cctx_free, NULL };
 
-	if (need && (w->cctx_mem = pmi_snap_big_alloc(need)) && !(c = w->z->init_static_cctx(w->cctx_mem, need))) {
-		free(w->cctx_mem);
-		w->cctx_mem = NULL;
-	}
-	return c ? c : w->z->create_cctx();
+	return w->z->create_cctx_advanced ? w->z->create_cctx_advanced(mem) : w->z->create_cctx();
 }
 
 struct pm_snapshot_writer *pmi_snap_w_create(const char *path, int fd, uint32_t version,
@@ -239,10 +278,9 @@ struct pm_snapshot_writer *pmi_snap_w_create(const char *path, int fd, uint32_t 
 	}
 	w->cctx = new_cctx(w);
 	w->pay = malloc(SNAP_CHUNK_FIXED + ZSTD_COMPRESSBOUND(SNAP_MAX_RAW));
-	w->raw = pmi_snap_big_alloc(3 * SNAP_RAW_SLICE);	/* a chunk's columns encoded before any is written */
 	w->files = malloc(SNAP_FILES_RAW);
 	w->held = malloc(SNAP_HELD_RAW);
-	if (!w->cctx || !w->pay || !w->raw || !w->files || !w->held)
+	if (!w->cctx || !w->pay || !w->files || !w->held)
 		goto fail;
 	w->out = path ? pm_outfile_open(path, PM_OUTFILE_PRIVATE | flags) : pmi_outfile_on_fd(fd);	/* 0600 */
 	if (!w->out) {
@@ -405,11 +443,11 @@ void pm_snapshot_writer_free(struct pm_snapshot_writer *w)
 			close(w->frames.fd[i]);
 	}
 	free(w->frames.seen);
+	free(w->frames.first);
 	free(w->frames.todo);
 	free(w->frames.sorted);
-	if (w->z && !w->cctx_mem)
+	if (w->z)
 		w->z->free_cctx(w->cctx);
-	free(w->cctx_mem);
 	free(w->windows);
 	free(w->idx);
 	free(w->pay);

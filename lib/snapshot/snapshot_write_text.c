@@ -7,6 +7,7 @@
 #include "snapshot_writer.h"
 
 #define SNAP_STREAM_HELD	(8u << 20)	/* a /proc text file up to this is read once and held */
+#define SNAP_STREAM_FIRST	(16u << 10)	/* the first read's buffer, doubled as the file turns out longer */
 
 /* Read @fd from @off into @buf of @cap bytes until it is full or the file ends: the bytes read, or -errno. */
 static ssize_t read_upto(int fd, char *buf, size_t cap, uint64_t off)
@@ -32,7 +33,10 @@ static ssize_t read_upto(int fd, char *buf, size_t cap, uint64_t off)
  * SNAP_STREAM_HELD is read once and held (smaps, numa_maps and
  * smaps_rollup walk the page tables: a second read costs a second walk);
  * a longer one is read twice, keeping memory at that size, the second
- * pass stopping at the first's length. This is the first read.
+ * pass stopping at the first's length. This is the first read. It starts
+ * at SNAP_STREAM_FIRST: most files are a few KiB, and a buffer of
+ * SNAP_TEXT_CHUNK cost an mmap and munmap each, and a sysctl file a
+ * zeroed kernel buffer of that size (proc_sys_call_handler).
  */
 int pmi_snap_text_read(struct snap_text *t, int fd)
 {
@@ -40,7 +44,7 @@ int pmi_snap_text_read(struct snap_text *t, int fd)
 
 	memset(t, 0, sizeof(*t));
 	while (!t->whole && t->held * 2 <= SNAP_STREAM_HELD) {	/* grown as the file turns out longer */
-		size_t want = t->held ? t->held * 2 : SNAP_TEXT_CHUNK;
+		size_t want = t->held ? t->held * 2 : SNAP_STREAM_FIRST;
 		char *nb = realloc(t->buf, want);
 		if (!nb && !t->held)
 			return -ENOMEM;
@@ -58,7 +62,7 @@ int pmi_snap_text_read(struct snap_text *t, int fd)
 
 int pmi_snap_text_write(struct pm_snapshot_writer *w, const char *path, struct snap_text *t, int fd)
 {
-	static const size_t step = SNAP_TEXT_CHUNK;
+	const size_t step = t->held < SNAP_TEXT_CHUNK ? t->held : SNAP_TEXT_CHUNK;	/* held short: out of memory */
 	uint64_t off = t->len;
 	ssize_t n = (ssize_t)step;
 	int id, r = 0;

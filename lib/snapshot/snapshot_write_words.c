@@ -13,8 +13,9 @@ struct snap_ws {
 	uint32_t id[3];			/* the files, one column each; the first chunk of a flush holds the extents */
 	unsigned ncol;
 	struct snap_extent ext[SNAP_MAX_EXTENTS];
-	uint64_t *col[3];		/* SNAP_MAX_WORDS words each */
+	uint64_t *col[3];		/* room words each, in one block */
 	uint64_t *any;			/* ncol > 1: the OR of the columns of what is being added (zero runs) */
+	size_t room, any_room;		/* words a column holds, and the OR buffer: grown as words come */
 	size_t next, nwords;
 	size_t cap;			/* words a chunk takes before it is written: lowered when one encodes past SNAP_MAX_RAW */
 	size_t enc[3];			/* the encoded length of each column of the chunk being written */
@@ -31,18 +32,41 @@ struct snap_ws *pmi_snap_ws_new_cols(struct pm_snapshot_writer *w, const uint32_
 	ws->w = w;
 	ws->ncol = ncol;
 	ws->cap = SNAP_MAX_WORDS;
-	/* one huge-page backed block: the OR buffer alone, a malloc, cost 128 page faults */
-	if (!(ws->col[0] = pmi_snap_big_alloc((ncol * SNAP_MAX_WORDS + (ncol > 1 ? SNAP_READ_WORDS : 0)) * 8))) {
-		free(ws);
-		errno = ENOMEM;
-		return NULL;
-	}
-	for (c = 0; c < ncol; c++) {
+	for (c = 0; c < ncol; c++)
 		ws->id[c] = id[c];
-		ws->col[c] = ws->col[0] + c * SNAP_MAX_WORDS;
-	}
-	ws->any = ncol > 1 ? ws->col[0] + ncol * SNAP_MAX_WORDS : NULL;
 	return ws;
+}
+
+/*
+ * The columns hold @need words at least (need <= SNAP_MAX_WORDS), their
+ * pending words kept. Sized by what comes: at the limit a stream's block
+ * took 2 MiB a column, cleared as a huge page on first touch, for the few
+ * hundred words of a small process. It grows eightfold, 4096 words to
+ * 32,768 to the limit: a large process's stream moves its words twice, and
+ * faults in 72 small pages a column before its huge ones (blocks of a MiB
+ * or more are huge-page backed as before).
+ */
+static int ws_room(struct snap_ws *ws, size_t need)
+{
+	size_t room = ws->room ? ws->room : 4096;
+	uint64_t *b;
+	unsigned c;
+
+	if (need <= ws->room)
+		return 0;
+	while (room < need)
+		room *= 8;
+	room = room < SNAP_MAX_WORDS ? room : SNAP_MAX_WORDS;
+	if (!(b = pmi_snap_big_alloc(ws->ncol * room * 8)))
+		return ws->error = -ENOMEM;
+	for (c = 0; c < ws->ncol; c++)
+		if (ws->nwords)
+			memcpy(b + c * room, ws->col[c], ws->nwords * 8);
+	free(ws->col[0]);	/* the block of every column */
+	for (c = 0; c < ws->ncol; c++)
+		ws->col[c] = b + c * room;
+	ws->room = room;
+	return 0;
 }
 
 struct snap_ws *pmi_snap_ws_new(struct pm_snapshot_writer *w, uint32_t id)
@@ -58,7 +82,7 @@ struct snap_ws *pmi_snap_ws_new(struct pm_snapshot_writer *w, uint32_t id)
 static size_t ws_encode(struct snap_ws *ws, size_t k)
 {
 	unsigned char *out = ws->w->raw;
-	size_t ne = 0, done = 0, longest = 0;
+	size_t ne = 0, done = 0, longest = 0, slice = ws->w->raw_slice;
 	uint32_t whole;
 	unsigned c;
 
@@ -69,7 +93,7 @@ static size_t ws_encode(struct snap_ws *ws, size_t k)
 	ws->enc[0] = pmi_snap_encode(ws->ext, ne + 1, ws->col[0], out, PM_SNAPSHOT_VERSION);
 	ws->ext[ne].count = whole;
 	for (c = 1; c < ws->ncol; c++)
-		ws->enc[c] = pmi_snap_encode_columns(ws->col[c], k, out + c * SNAP_RAW_SLICE, PM_SNAPSHOT_VERSION);
+		ws->enc[c] = pmi_snap_encode_columns(ws->col[c], k, out + c * slice, PM_SNAPSHOT_VERSION);
 	for (c = 0; c < ws->ncol; c++)
 		longest = ws->enc[c] > longest ? ws->enc[c] : longest;
 	return longest;
@@ -112,6 +136,9 @@ static int ws_flush(struct snap_ws *ws)
 	unsigned c;
 	size_t k, len;
 
+	/* room for the longest encoding of what is pending: the pieces written after are shorter */
+	if (ws->nwords && !ws->error)
+		ws->error = pmi_snap_w_raw_room(ws->w, pmi_snap_encode_bound(ws->nwords, ws->next), ws->ncol);
 	while (ws->nwords && !ws->error) {
 		k = ws->nwords;
 		while ((len = ws_encode(ws, k)) > SNAP_MAX_RAW && k > 1) {	/* 9/10 of the share that fits */
@@ -131,7 +158,7 @@ static int ws_flush(struct snap_ws *ws)
 				break;
 			ws->w->shared_extents = ws->ncol > 1;
 			ws->error = pmi_snap_w_chunk_now(ws->w, PM_SNAPSHOT_WORDS, fixed,
-							 ws->w->raw + c * SNAP_RAW_SLICE,
+							 ws->w->raw + c * ws->w->raw_slice,
 							 ws->enc[c]);
 			ws->w->shared_extents = false;
 			if (!ws->error && c == 0)
@@ -172,6 +199,8 @@ static int ws_put(struct snap_ws *ws, uint64_t index, const uint64_t *const *col
 		k = n - done < ws->cap - ws->nwords ? n - done : ws->cap - ws->nwords;
 		if (ws->w->series && ws->ncol == 1 && k > SNAP_SLOT_WORDS - index % SNAP_SLOT_WORDS)
 			k = SNAP_SLOT_WORDS - index % SNAP_SLOT_WORDS;
+		if (ws_room(ws, ws->nwords + k))
+			return ws->error;
 		for (c = 0; c < ws->ncol; c++)
 			memcpy(ws->col[c] + ws->nwords, cols[c] + done, k * 8);
 		e->count += (uint32_t)k;
@@ -246,8 +275,16 @@ int pmi_snap_ws_add_cols(struct snap_ws *ws, uint64_t index, const uint64_t *con
 
 	if (ws->ncol == 1)
 		return ws_add_nonzero(ws, index, cols, cols[0], n);
+	if (ws->any_room < n && ws->any_room < SNAP_READ_WORDS) {	/* as long as the longest added, up to a read's */
+		free(ws->any);
+		ws->any_room = n < SNAP_READ_WORDS ? n : SNAP_READ_WORDS;
+		if (!(ws->any = malloc(ws->any_room * 8))) {
+			ws->any_room = 0;
+			return ws->error = -ENOMEM;
+		}
+	}
 	for (done = 0; done < n; done += k) {	/* in pieces of the OR buffer's length */
-		k = n - done < SNAP_READ_WORDS ? n - done : SNAP_READ_WORDS;
+		k = n - done < ws->any_room ? n - done : ws->any_room;
 		for (i = 0; i < k; i++)
 			ws->any[i] = cols[0][done + i] | cols[1][done + i] | (ws->ncol > 2 ? cols[2][done + i] : 0);
 		for (c = 0; c < ws->ncol; c++)
@@ -265,7 +302,8 @@ int pmi_snap_ws_close(struct snap_ws *ws)
 	if (!ws)
 		return 0;
 	r = ws_flush(ws);
-	free(ws->col[0]);	/* the block of every column and the OR buffer */
+	free(ws->col[0]);	/* the block of every column */
+	free(ws->any);
 	free(ws);
 	return r;
 }

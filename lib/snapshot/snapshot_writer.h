@@ -56,9 +56,10 @@ struct pm_snapshot_writer {
 	uint32_t nfiles;
 	const struct pmi_zstd *z;
 	ZSTD_CCtx *cctx;
-	void *cctx_mem;		/* the context's workspace when it is static (then no free_cctx) */
 	unsigned char *pay;	/* one section's payload */
-	unsigned char *raw;	/* one chunk before compression */
+	unsigned char *raw;	/* one chunk before compression: raw_cap bytes, grown as chunks need */
+	size_t raw_cap;
+	size_t raw_slice;	/* a WORDS chunk's columns are encoded this far apart in raw (pmi_snap_w_raw_room) */
 	struct snap_frames frames;
 	unsigned char *files;	/* FILE records not written yet: one FILES section for them all */
 	size_t files_len;
@@ -75,7 +76,7 @@ struct pm_snapshot_writer {
 	bool shared_extents;	/* a multi-column flush: its first chunk is referred to, never a REUSE itself */
 };
 
-/* Bytes of w->raw a column of a WORDS chunk may take while encoded (w->raw holds three). */
+/* Bytes a column of a WORDS chunk may take while encoded, at most (w->raw holds up to three). */
 #define SNAP_RAW_SLICE	pmi_snap_encode_bound(SNAP_MAX_WORDS, SNAP_MAX_EXTENTS)
 
 
@@ -87,6 +88,8 @@ int pmi_snap_w_section(struct pm_snapshot_writer *w, uint32_t type, const void *
 		       size_t len);
 /* The files declared since the last section as one FILES section, then the chunks held back. */
 int pmi_snap_w_flush_files(struct pm_snapshot_writer *w);
+/* w->raw holds @nslice slices of @slice bytes at least, w->raw_slice apart; its bytes are not kept. 0 or -ENOMEM. */
+int pmi_snap_w_raw_room(struct pm_snapshot_writer *w, size_t slice, unsigned nslice);
 /* A chunk: @fixed (16 bytes) then @rawlen bytes of @raw, compressed, written now. */
 int pmi_snap_w_chunk_now(struct pm_snapshot_writer *w, uint32_t type, const unsigned char *fixed,
 			 const unsigned char *raw, size_t rawlen);

@@ -10,7 +10,6 @@
  * the shared library's objects with PMI_ZSTD_DLOPEN; the static archive (tests, fuzzers, the guests'
  * static binaries, where dlopen is not available) keeps the direct calls.
  */
-#define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_estimateCCtxSize, ZSTD_initStaticCCtx */
 #include <stdio.h>
 #include "zstd_load.h"
 
@@ -58,10 +57,7 @@ static void load(void)
 		dlclose(lib);
 		return;
 	}
-	*(void **)&api.estimate_cctx_size = dlsym(lib, "ZSTD_estimateCCtxSize");	/* optional */
-	*(void **)&api.init_static_cctx = dlsym(lib, "ZSTD_initStaticCCtx");
-	if (!api.estimate_cctx_size || !api.init_static_cctx)
-		api.estimate_cctx_size = NULL;
+	*(void **)&api.create_cctx_advanced = dlsym(lib, "ZSTD_createCCtx_advanced");	/* optional */
 	loaded = &api;	/* kept open until exit: contexts made by it may live as long as the process */
 }
 
@@ -83,8 +79,7 @@ static const struct pmi_zstd api = {
 	.create_cctx = ZSTD_createCCtx,
 	.free_cctx = ZSTD_freeCCtx,
 	.compress_cctx = ZSTD_compressCCtx,
-	.estimate_cctx_size = ZSTD_estimateCCtxSize,
-	.init_static_cctx = ZSTD_initStaticCCtx,
+	.create_cctx_advanced = ZSTD_createCCtx_advanced,
 };
 
 const struct pmi_zstd *pmi_zstd(char *why, size_t size)

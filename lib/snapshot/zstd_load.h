@@ -6,6 +6,7 @@
 #define PAGEMAP_ZSTD_LOAD_H
 
 #include <stddef.h>
+#define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_customMem, ZSTD_createCCtx_advanced */
 #include <zstd.h>
 
 struct pmi_zstd {
@@ -16,9 +17,9 @@ struct pmi_zstd {
 	ZSTD_CCtx *(*create_cctx)(void);
 	size_t (*free_cctx)(ZSTD_CCtx *cctx);
 	size_t (*compress_cctx)(ZSTD_CCtx *cctx, void *dst, size_t cap, const void *src, size_t len, int level);
-	/* zstd's static-allocation calls (exported since 1.3): NULL when the library lacks them */
-	size_t (*estimate_cctx_size)(int level);
-	ZSTD_CCtx *(*init_static_cctx)(void *workspace, size_t size);
+	/* a context whose memory comes from the caller's allocator (exported since 1.0, static API): NULL
+	   when the library lacks it */
+	ZSTD_CCtx *(*create_cctx_advanced)(ZSTD_customMem mem);
 };
 
 /*
