@@ -78,6 +78,38 @@ void out_help_with(FILE *f, const struct out_col *cols, size_t n, unsigned flags
 	}
 }
 
+/* @list (comma separated) after @label, wrapped at commas to fit 80 columns, each line indented. */
+static void help_list(FILE *f, const char *label, const char *list)
+{
+	size_t col = 2;
+
+	fprintf(f, "%s\n  ", label);
+	while (*list) {
+		size_t len = strcspn(list, ",");
+		bool more = list[len] == ',';
+
+		if (col > 2 && col + len + more > 79) {
+			fputs("\n  ", f);
+			col = 2;
+		}
+		fprintf(f, "%.*s%s", (int)len, list, more ? "," : "");
+		col += len + more;
+		list += len + more;
+	}
+	fputc('\n', f);
+}
+
+void out_help_defaults(FILE *f, const char *defaults, const char *term_defaults)
+{
+	fputc('\n', f);
+	if (!term_defaults) {
+		help_list(f, "Default columns:", defaults);
+		return;
+	}
+	help_list(f, "Default columns on a terminal (a set that fits 80 columns):", term_defaults);
+	help_list(f, "Default columns in a pipe or file, with -r and with -J:", defaults);
+}
+
 void out_help(FILE *f, const struct out_col *cols, size_t n)
 {
 	out_help_with(f, cols, n, 0);
