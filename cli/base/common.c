@@ -9,26 +9,70 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include "cli.h"
 #include "textsafe.h"
 
 const char *cli_cmd;
 
+/* The width of the terminal standard error is, or 0 when it is none (a pipe, a file: lines as they are). */
+static size_t stderr_cols(void)
+{
+	struct winsize ws;
+
+	if (!isatty(STDERR_FILENO))
+		return 0;
+	return ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col ? ws.ws_col : 80;
+}
+
+/*
+ * @line (ASCII: TS_TERM renders every other byte as \xHH in the C locale) to standard error, folded at
+ * spaces into lines of at most @cols columns, the next lines indented under the text after "pagemap: ",
+ * as a table on that terminal is fitted to it; a word wider than a line is cut.
+ */
+static void put_folded(const char *line, size_t cols)
+{
+	const size_t indent = sizeof("pagemap: ") - 1;
+	size_t room = cols, cut, i;
+
+	while (strlen(line) > room) {
+		for (cut = 0, i = 1; i <= room; i++)
+			if (line[i] == ' ')
+				cut = i;
+		if (!cut)
+			cut = room;
+		fprintf(stderr, "%.*s\n%*s", (int)cut, line, (int)indent, "");
+		line += cut;
+		line += strspn(line, " ");
+		room = cols - indent;
+	}
+	fputs(line, stderr);
+}
+
 /*
  * @fmt and @ap to standard error through cli/base/textsafe.c's terminal rendering: messages name paths,
- * processes and cgroups that others chose, and none of their bytes may act on the terminal.
+ * processes and cgroups that others chose, and none of their bytes may act on the terminal. On a
+ * terminal, the line is folded to its width.
  */
 static void say(const char *prefix, const char *fmt, va_list ap, int err)
 {
-	char *msg = NULL;
+	size_t cols = stderr_cols(), size = 0;
+	char *msg = NULL, *line = NULL;
+	FILE *f;
 
-	fputs(prefix, stderr);
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
-	ts_fputs(TS_TERM, msg ? msg : "(message lost: out of memory)", stderr);
+	f = cols > 40 ? open_memstream(&line, &size) : NULL;	/* narrower: no room to indent */
+	if (!f)
+		f = stderr;
+	fputs(prefix, f);
+	ts_fputs(TS_TERM, msg ? msg : "(message lost: out of memory)", f);
 	free(msg);
 	if (err)
-		fprintf(stderr, ": %s", strerror(err));
+		fprintf(f, ": %s", strerror(err));
+	if (f != stderr && fclose(f) == 0)
+		put_folded(line, cols);
+	free(line);
 	fputc('\n', stderr);
 }
 
