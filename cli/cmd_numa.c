@@ -100,18 +100,20 @@ static int usage_help(void)
 {
 	printf("Usage: pagemap numa [options] [PID...]\n"
 	       "       pagemap numa --all\n\n"
-	       "Without a PID: the machine's NUMA nodes. With PIDs: each mapping's bytes on each node,\n"
-	       "split anonymous/file/shared memory/hugetlb, and per process a total row per node,\n"
-	       "REMOTE where its threads last ran on other nodes. --all: one total row per process\n"
-	       "and node. A PID that cannot be read (gone, a kernel thread, a zombie) is named on\n"
-	       "stderr and the others are answered for: exit status 1.\n\n"
-	       "The node of each page comes from its frame number (root: exact, about the cost of\n"
-	       "the pagemap walk), else from move_pages(2) (same user: exact, about 30-50 ms per GiB\n"
-	       "in RAM), else from numa_maps (totals per mapping; classes by the mapping's kind).\n\n"
+	       "Without a PID: the machine's NUMA nodes. With PIDs: each mapping's bytes on each\n"
+	       "node, split anonymous/file/shared memory/hugetlb, and per process a total row\n"
+	       "per node, REMOTE where its threads last ran on other nodes. --all: one total\n"
+	       "row per process and node. A PID that cannot be read (gone, a kernel thread, a\n"
+	       "zombie) is named on stderr and the others are answered for: exit status 1.\n\n"
+	       "The node of each page comes from its frame number (root: exact, about the cost\n"
+	       "of the pagemap walk), else from move_pages(2) (same user: exact, about 30-50 ms\n"
+	       "per GiB in RAM), else from numa_maps (totals per mapping; classes by the\n"
+	       "mapping's kind).\n\n"
 	       "Options:\n"
 	       "     --source S         auto, frames, move_pages or numa_maps\n"
 	       "     --all              every process, one row per process and node\n"
-	       " -s, --sort COL         --all: sort by COL (PID, COMM, NODE, or a size: largest first)\n");
+	       " -s, --sort COL         --all: sort by COL (PID, COMM, NODE, or a size: largest\n"
+	       "                        first)\n");
 	out_help(stdout, columns, NCOLS);
 	out_help_defaults(stdout, NUMA_DEFAULTS, NUMA_TERM_DEFAULTS);
 	help_all_defaults();
