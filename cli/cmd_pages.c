@@ -378,7 +378,9 @@ int cmd_pages(struct pm_ctx *ctx, int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	po.hidden = pm_target_pfn_view(t) != PM_PFN_VISIBLE;
-	cli_note_hidden(ctx, t);
+	/* The note is about the columns of frames and swap slots: none shown, no note. */
+	if (out_has(out, COL_PFN) || out_has(out, COL_NODE) || out_has(out, COL_SWAPTYPE) || out_has(out, COL_SWAPOFF))
+		cli_note_hidden(ctx, t);
 	if (out_has(out, COL_NODE) && !po.hidden && !(po.numa = pm_numa_open(ctx)))
 		cli_error(errno, "NODE: cannot read the NUMA nodes");	/* the column shows "-" */
 	if (named)

@@ -266,6 +266,16 @@ for p in "sleep:$nsleeper" ${npython:+"hostile:$hnob"}; do
 	view "cols80-nobody-pages-$n" nobody - pages "$pid"
 	view "cols80-nobody-numa-$n" nobody PID,START,NODE,TOTAL,ANON,FILE,SHMEM,REMOTE numa "$pid"
 done
+# pages's note on hidden frame numbers: with the columns it is about, and only with them.
+pty_run 80 "$tmp/n1" setpriv --reuid=65534 --regid=65534 --clear-groups "$npagemap" pages "$nsleeper"
+pty_run 80 "$tmp/n2" setpriv --reuid=65534 --regid=65534 --clear-groups "$npagemap" pages "$nsleeper" -o START,PAGES,FLAGS
+if ! grep -q "numbers are hidden" "$tmp/n1"; then
+	fail cols80-nobody-pages-note "no note on hidden frame numbers with PFN shown: $(head -2 "$tmp/n1")"
+elif grep -q "numbers are hidden" "$tmp/n2"; then
+	fail cols80-nobody-pages-note "a note on hidden frame numbers without PFN, NODE or the swap columns"
+else
+	pass cols80-nobody-pages-note
+fi
 view cols80-nobody-numa-nodes nobody - numa
 view cols80-nobody-numa-all nobody - numa --all
 view cols80-nobody-features nobody - features
