@@ -229,6 +229,28 @@ view cols80-pages-demo-guard root START,PAGES,FLAGS,PFN pages "$demo" "$(range d
 view cols80-numa-pids root PID,START,NODE,TOTAL,ANON,FILE,SHMEM,REMOTE numa "$demo" "$hroot"
 view cols80-phys-s root - phys -s -p "$demo"
 view cols80-v2p root ADDR,STATE,PFN,COUNT v2p "$demo" "$anon" "$thp" "$guard" 0x1000
+# v2p's flag names wrap at a comma, never inside a name: rejoined, each row's are the pipe's.
+pty_run 80 "$tmp/v80" "$pagemap" v2p "$demo" "$anon" "$thp" "$guard"
+"$pagemap" v2p "$demo" "$anon" "$thp" "$guard" -r -o FLAGS -n >"$tmp/vpipe" 2>/dev/null
+python3 - "$tmp/v80" "$tmp/vpipe" <<'PY'
+import sys
+lines = [l.rstrip("\n") for l in open(sys.argv[1]) if not l.startswith("pagemap: ")]
+at = lines[0].index("FLAGS")
+rows = []
+for l in lines[1:]:
+    cell = l[at:].strip() if len(l) > at else ""
+    if l[:at].strip():
+        rows.append(cell)
+    elif cell:
+        rows[-1] += "," + cell
+want = [l.strip() for l in open(sys.argv[2])]
+if rows == want and any("," in r for r in rows) and max(map(len, lines)) <= 80:
+    print("PASS cols80-v2p-flags")
+else:
+    print("FAIL cols80-v2p-flags: terminal %s, pipe %s" % (rows, want))
+    sys.exit(1)
+PY
+[ $? -eq 0 ] || failed=1
 view cols80-phys root - phys
 view cols80-phys-l root - phys -l -b zero_page	# all frames: a million rows, of fixed width
 view cols80-numa-nodes root - numa
