@@ -275,7 +275,7 @@ fi
 heads cols80-maps START,END,PERMS,SIZE,PRESENT,SWAPPED,FILE,EXCLUSIVE,THP,SOFTDIRTY,UFFDWP,GUARD,PATH maps "$demo"
 heads cols80-pages START,END,PAGES,FLAGS,PFN,SWAPTYPE,SWAPOFF,PATH pages "$demo"
 heads cols80-phys-p START,END,PAGES,PFN,FLAGS,COUNT,CGROUP,PATH phys -p "$demo"
-heads cols80-phys FLAGS,PAGES,SIZE,SYMBOLIC,NAMES phys
+heads cols80-phys FLAGS,PAGES,SIZE,SYMBOLIC,NAMES phys -b zero_page	# one row: the headings are those of all
 heads cols80-numa PID,MAPPING,START,END,PERMS,POLICY,NODE,TOTAL,ANON,FILE,SHMEM,HUGETLB,THP,REMOTE,PATH numa "$demo"
 heads cols80-v2p ADDR,STATE,PFN,PHYS,FLAGS,COUNT v2p "$demo" "$anon"
 
