@@ -11,7 +11,7 @@ enum { COL_FEATURE, COL_STATUS, COL_DETAIL };
 static const struct out_col columns[] = {
 	[COL_FEATURE] = { "FEATURE", 0.2, 0, OUT_STR, "what is probed" },
 	[COL_STATUS] = { "STATUS", 0.1, 0, OUT_STR, "yes, no, unknown, or the value" },
-	[COL_DETAIL] = { "DETAIL", 0.7, 0, OUT_STR, "why, and what would enable it" },
+	[COL_DETAIL] = { "DETAIL", 0.7, SCOLS_FL_WRAP, OUT_STR, "why, and what would enable it" },
 };
 
 /* The library's rows of the features in words (pm_features_row), one table line each. */

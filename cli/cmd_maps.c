@@ -31,8 +31,17 @@ static const struct out_col tail_cols[NTAIL] = {
 	[TAIL_INODE] = { "INODE", 5, SCOLS_FL_RIGHT, OUT_NUM, "inode" },
 	[TAIL_NODES] = { "NODES", 0.1, 0, OUT_STR,
 			 "bytes in RAM per NUMA node, \"0:1.2M,1:4K\" (see pagemap numa)" },
-	[TAIL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]; empty: anonymous" },
+	[TAIL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES | SCOLS_FL_TRUNC, OUT_STR,
+			"the mapping's file or [name]; empty: anonymous" },
 };
+
+/*
+ * Pipes, -r and -J: every figure the flag table sums, as scripts have always had them. A terminal:
+ * what pmap -x shows (address, size, RSS, mode, mapping) with what is private and what is in swap,
+ * the path truncated, so that a row fits 80 columns.
+ */
+#define MAPS_DEFAULTS "START,END,PERMS,SIZE,PRESENT,SWAPPED,FILE,EXCLUSIVE,THP,SOFTDIRTY,UFFDWP,GUARD,PATH"
+#define MAPS_TERM_DEFAULTS "START,SIZE,RSS,EXCLUSIVE,SWAPPED,PERMS,PATH"
 
 static struct out_col columns[COL_USAGE + MAX_USAGE + NTAIL];
 static char usage_name[MAX_USAGE][16];
@@ -268,6 +277,7 @@ static int usage_help(void)
 	       "A dash (null in JSON) means this kernel or privilege level cannot tell.\n");
 	maps_columns();
 	out_help_with(stdout, columns, ncols, OUT_HELP_TOTAL);
+	out_help_defaults(stdout, MAPS_DEFAULTS, MAPS_TERM_DEFAULTS);
 	return EXIT_OK;
 }
 
@@ -295,8 +305,7 @@ int cmd_maps(struct pm_ctx *ctx, int argc, char **argv)
 	if (cli_parse_pid(argv[optind], &pid) < 0)
 		return cli_usage_error("invalid PID '%s'", argv[optind]);
 	maps_columns();
-	out = out_new("maps", columns, ncols,
-		      "START,END,PERMS,SIZE,PRESENT,SWAPPED,FILE,EXCLUSIVE,THP,SOFTDIRTY,UFFDWP,GUARD,PATH", &o);
+	out = out_new_fit("maps", columns, ncols, MAPS_DEFAULTS, MAPS_TERM_DEFAULTS, &o);
 	if (!out)
 		return EXIT_USAGE;
 	t = cli_open_target(ctx, pid, argv[optind]);

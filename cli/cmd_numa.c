@@ -16,7 +16,7 @@ enum { COL_PID, COL_COMM, COL_MAPPING, COL_START, COL_END, COL_PERMS, COL_POLICY
 
 static const struct out_col columns[] = {
 	[COL_PID] = { "PID", 6, SCOLS_FL_RIGHT, OUT_NUM, "process ID" },
-	[COL_COMM] = { "COMM", 0.1, 0, OUT_STR, "command name (comm; --all)" },
+	[COL_COMM] = { "COMM", 0.1, SCOLS_FL_TRUNC, OUT_STR, "command name (comm; --all)" },
 	[COL_MAPPING] = { "MAPPING", 0.1, 0, OUT_STR, "\"total\" for the process's sum on a node, else \"map\"" },
 	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the mapping" },
 	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after its last byte" },
@@ -32,10 +32,20 @@ static const struct out_col columns[] = {
 		      "of ANON and SHMEM, bytes in PMD-mapped huge pages of its own, not the huge zero page" },
 	[COL_REMOTE] = { "REMOTE", 3, 0, OUT_BOOL,
 			 "total rows: the node is none of those the process's threads last ran on" },
-	[COL_PATH] = { "PATH", 0.2, SCOLS_FL_NOEXTREMES, OUT_STR,
+	[COL_PATH] = { "PATH", 0.2, SCOLS_FL_NOEXTREMES | SCOLS_FL_TRUNC, OUT_STR,
 	               "the mapping's file or [name]; empty: anonymous" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
+
+/*
+ * With PIDs, a terminal gets where each mapping's bytes are and of what kind, and REMOTE, the path
+ * truncated (a row fits 80 columns); a total row says "total" in PATH, as maps's does, when MAPPING
+ * is not shown. --all already fits (COMM is truncated).
+ */
+#define NUMA_DEFAULTS "PID,MAPPING,START,END,PERMS,POLICY,NODE,TOTAL,ANON,FILE,SHMEM,HUGETLB,THP,REMOTE,PATH"
+#define NUMA_TERM_DEFAULTS "PID,START,NODE,TOTAL,ANON,FILE,SHMEM,REMOTE,PATH"
+#define NODE_DEFAULTS "NODE,CPUS,MEMORY,FREE,TIER,DISTANCES,PROMOTED,DEMOTED"
+#define NUMA_ALL_DEFAULTS "PID,COMM,NODE,TOTAL,ANON,FILE,SHMEM,HUGETLB,THP,REMOTE"
 
 enum { NCOL_NODE, NCOL_CPUS, NCOL_MEMORY, NCOL_FREE, NCOL_TIER, NCOL_DISTANCES, NCOL_PROMOTED, NCOL_DEMOTED };
 
@@ -45,7 +55,7 @@ static const struct out_col node_columns[] = {
 	[NCOL_MEMORY] = { "MEMORY", 5, SCOLS_FL_RIGHT, OUT_SIZE, "its memory (nodeN/meminfo MemTotal)" },
 	[NCOL_FREE] = { "FREE", 5, SCOLS_FL_RIGHT, OUT_SIZE, "free memory (MemFree)" },
 	[NCOL_TIER] = { "TIER", 4, SCOLS_FL_RIGHT, OUT_NUM, "memory tier (lower is faster; 6.1+)" },
-	[NCOL_DISTANCES] = { "DISTANCES", 0.1, 0, OUT_STR, "distance to each node in order (10: local)" },
+	[NCOL_DISTANCES] = { "DISTANCES", 0.1, SCOLS_FL_WRAP, OUT_STR, "distance to each node in order (10: local)" },
 	[NCOL_PROMOTED] = { "PROMOTED", 6, SCOLS_FL_RIGHT, OUT_NUM, "pages promoted to it by tiering (pgpromote_success)" },
 	[NCOL_DEMOTED] = { "DEMOTED", 6, SCOLS_FL_RIGHT, OUT_NUM, "pages demoted from it (pgdemote_*)" },
 };
@@ -81,25 +91,35 @@ struct proc_sum {
 	struct total_rows kept;		/* --sort */
 };
 
+static void help_all_defaults(void)
+{
+	printf("With --all, everywhere:\n  %s\n", NUMA_ALL_DEFAULTS);
+}
+
 static int usage_help(void)
 {
 	printf("Usage: pagemap numa [options] [PID...]\n"
 	       "       pagemap numa --all\n\n"
-	       "Without a PID: the machine's NUMA nodes. With PIDs: each mapping's bytes on each node,\n"
-	       "split anonymous/file/shared memory/hugetlb, and per process a total row per node,\n"
-	       "REMOTE where its threads last ran on other nodes. --all: one total row per process\n"
-	       "and node. A PID that cannot be read (gone, a kernel thread, a zombie) is named on\n"
-	       "stderr and the others are answered for: exit status 1.\n\n"
-	       "The node of each page comes from its frame number (root: exact, about the cost of\n"
-	       "the pagemap walk), else from move_pages(2) (same user: exact, about 30-50 ms per GiB\n"
-	       "in RAM), else from numa_maps (totals per mapping; classes by the mapping's kind).\n\n"
+	       "Without a PID: the machine's NUMA nodes. With PIDs: each mapping's bytes on each\n"
+	       "node, split anonymous/file/shared memory/hugetlb, and per process a total row\n"
+	       "per node, REMOTE where its threads last ran on other nodes. --all: one total\n"
+	       "row per process and node. A PID that cannot be read (gone, a kernel thread, a\n"
+	       "zombie) is named on stderr and the others are answered for: exit status 1.\n\n"
+	       "The node of each page comes from its frame number (root: exact, about the cost\n"
+	       "of the pagemap walk), else from move_pages(2) (same user: exact, about 30-50 ms\n"
+	       "per GiB in RAM), else from numa_maps (totals per mapping; classes by the\n"
+	       "mapping's kind).\n\n"
 	       "Options:\n"
 	       "     --source S         auto, frames, move_pages or numa_maps\n"
 	       "     --all              every process, one row per process and node\n"
-	       " -s, --sort COL         --all: sort by COL (PID, COMM, NODE, or a size: largest first)\n");
+	       " -s, --sort COL         --all: sort by COL (PID, COMM, NODE, or a size: largest\n"
+	       "                        first)\n");
 	out_help(stdout, columns, NCOLS);
+	out_help_defaults(stdout, NUMA_DEFAULTS, NUMA_TERM_DEFAULTS);
+	help_all_defaults();
 	printf("\nColumns of the node table (no PID):\n");
 	out_help(stdout, node_columns, NNODE_COLS);
+	out_help_defaults(stdout, NODE_DEFAULTS, NULL);
 	return EXIT_OK;
 }
 
@@ -177,6 +197,8 @@ static void total_line(struct out *out, const struct pm_numa *n, const struct to
 	out_u64(out, ln, COL_PID, (uint64_t)t->pid);
 	out_str(out, ln, COL_COMM, t->comm);
 	out_str(out, ln, COL_MAPPING, "total");
+	if (!out_has(out, COL_MAPPING) && out_term_view(out))
+		out_str(out, ln, COL_PATH, "total");
 	out_str(out, ln, COL_NODE, node);
 	fill_classes(out, ln, t->b, t->thp);
 	if (t->remote >= 0)
@@ -282,11 +304,11 @@ static void print_kept(struct out *out, const struct pm_numa *n, size_t col, str
 static void note_source(const char *arg, enum pm_numa_source s, bool chosen)
 {
 	if (s == PM_NUMA_MOVE_PAGES)
-		fprintf(stderr, "pagemap: %s: node of each page from move_pages(2)%s: exact, about 30-50 ms per GiB "
-				"in RAM\n", arg, chosen ? "" : " (frame numbers hidden from this reader)");
+		cli_note("%s: node of each page from move_pages(2)%s: exact, about 30-50 ms per GiB in RAM", arg,
+			 chosen ? "" : " (frame numbers hidden from this reader)");
 	else if (s == PM_NUMA_MAPS)
-		fprintf(stderr, "pagemap: %s: nodes from numa_maps totals%s: classes follow each mapping's kind, THP "
-				"not told apart\n", arg, chosen ? "" : " (neither frame numbers nor move_pages(2) allowed)");
+		cli_note("%s: nodes from numa_maps totals%s: classes follow each mapping's kind, THP not told apart",
+			 arg, chosen ? "" : " (neither frame numbers nor move_pages(2) allowed)");
 }
 
 /* Why a source the user asked for cannot be used; NULL for other errors. */
@@ -384,8 +406,8 @@ static int all_processes(struct pm_ctx *ctx, struct pm_numa *n, const struct num
 	}
 	pm_procs_close(it);
 	if (skipped)
-		fprintf(stderr, "pagemap: %u process%s skipped (exited meanwhile, or not readable by this user)\n",
-			skipped, skipped == 1 ? "" : "es");
+		cli_note("%u process%s skipped (exited meanwhile, or not readable by this user)", skipped,
+			 skipped == 1 ? "" : "es");
 	return r < 0 ? EXIT_RUNTIME : EXIT_OK;
 }
 
@@ -420,9 +442,8 @@ static int given_processes(struct pm_ctx *ctx, struct pm_numa *n, const struct n
 
 static int processes(struct pm_ctx *ctx, struct pm_numa *n, const struct numa_opts *no, int argc, char **argv)
 {
-	const char *defaults = no->all ? "PID,COMM,NODE,TOTAL,ANON,FILE,SHMEM,HUGETLB,THP,REMOTE" :
-					 "PID,MAPPING,START,END,PERMS,POLICY,NODE,TOTAL,ANON,FILE,SHMEM,HUGETLB,THP,REMOTE,PATH";
-	struct out *out = out_new("numa", columns, NCOLS, defaults, &no->o);
+	struct out *out = out_new_fit("numa", columns, NCOLS, no->all ? NUMA_ALL_DEFAULTS : NUMA_DEFAULTS,
+				      no->all ? NULL : NUMA_TERM_DEFAULTS, &no->o);
 	struct proc_sum s;
 	int code;
 
@@ -452,7 +473,7 @@ out:
 static int node_table(struct pm_numa *n, const struct out_opts *o)
 {
 	struct out *out = out_new("nodes", node_columns, NNODE_COLS,
-				  "NODE,CPUS,MEMORY,FREE,TIER,DISTANCES,PROMOTED,DEMOTED", o);
+				  NODE_DEFAULTS, o);
 	size_t i, j, count = pm_numa_count(n);
 	int code = EXIT_OK;
 

@@ -24,9 +24,17 @@ static const struct out_col columns[] = {
 	[COL_SWAPTYPE] = { "SWAPTYPE", 3, SCOLS_FL_RIGHT, OUT_STR, "swap area (type), or \"hidden\"" },
 	[COL_SWAPOFF] = { "SWAPOFF", 0.1, SCOLS_FL_RIGHT, OUT_STR, "first swap slot offset, or \"hidden\"" },
 	[COL_PERMS] = { "PERMS", 4, 0, OUT_STR, "permissions, as in maps (rwxp/s)" },
-	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "the mapping's file or [name]; empty: anonymous" },
+	[COL_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES | SCOLS_FL_TRUNC, OUT_STR,
+		       "the mapping's file or [name]; empty: anonymous" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
+
+/*
+ * A terminal gets a run's start and length, its flags and frames, and the path truncated: a row fits
+ * 80 columns (PFN is a range, up to 17 characters); END and the swap slot stay with -o.
+ */
+#define PAGES_DEFAULTS "START,END,PAGES,FLAGS,PFN,SWAPTYPE,SWAPOFF,PATH"
+#define PAGES_TERM_DEFAULTS "START,PAGES,FLAGS,PFN,PATH"
 
 struct pages_opts {
 	unsigned walk_flags;
@@ -311,6 +319,7 @@ static int usage_help(void)
 	for (i = 0; i < n; i++)
 		printf("  %c  %-10s %s\n", tab[i].letter, tab[i].name, tab[i].meaning);
 	out_help(stdout, columns, NCOLS);
+	out_help_defaults(stdout, PAGES_DEFAULTS, PAGES_TERM_DEFAULTS);
 	return EXIT_OK;
 }
 
@@ -360,7 +369,7 @@ int cmd_pages(struct pm_ctx *ctx, int argc, char **argv)
 	named = range && !strchr("0123456789+-", range[0]);
 	if (range && !named && cli_parse_range(range, pm_ctx_features(ctx)->page_size, &start, &end) < 0)
 		return cli_usage_error("invalid range '%s' (0xSTART-0xEND, an address, or a mapping name)", range);
-	out = out_new("pages", columns, NCOLS, "START,END,PAGES,FLAGS,PFN,SWAPTYPE,SWAPOFF,PATH", &o);
+	out = out_new_fit("pages", columns, NCOLS, PAGES_DEFAULTS, PAGES_TERM_DEFAULTS, &o);
 	if (!out)
 		return EXIT_USAGE;
 	t = cli_open_target(ctx, pid, argv[optind]);
@@ -369,7 +378,9 @@ int cmd_pages(struct pm_ctx *ctx, int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	po.hidden = pm_target_pfn_view(t) != PM_PFN_VISIBLE;
-	cli_note_hidden(ctx, t);
+	/* The note is about the columns of frames and swap slots: none shown, no note. */
+	if (out_has(out, COL_PFN) || out_has(out, COL_NODE) || out_has(out, COL_SWAPTYPE) || out_has(out, COL_SWAPOFF))
+		cli_note_hidden(ctx, t);
 	if (out_has(out, COL_NODE) && !po.hidden && !(po.numa = pm_numa_open(ctx)))
 		cli_error(errno, "NODE: cannot read the NUMA nodes");	/* the column shows "-" */
 	if (named)

@@ -17,7 +17,7 @@ const struct out_col phys_sum_cols[S_NCOLS] = {
 	[S_PAGES] = { "PAGES", 8, SCOLS_FL_RIGHT, OUT_NUM, "frames with these flags" },
 	[S_SIZE] = { "SIZE", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes of those frames" },
 	[S_SYMBOLIC] = { "SYMBOLIC", 27, 0, OUT_STR, "one letter per flag, '_' clear (see --help)" },
-	[S_NAMES] = { "NAMES", 0.3, 0, OUT_STR, "the flags by name" },
+	[S_NAMES] = { "NAMES", 0.3, SCOLS_FL_WRAP, OUT_STR, "the flags by name" },
 };
 
 /* -l: runs of frames. */
@@ -27,7 +27,7 @@ static const struct out_col list_cols[] = {
 	[L_PAGES] = { "PAGES", 8, SCOLS_FL_RIGHT, OUT_NUM, "frames in the run" },
 	[L_FLAGS] = { "FLAGS", 18, 0, OUT_HEX, "the page flags word" },
 	[L_SYMBOLIC] = { "SYMBOLIC", 27, 0, OUT_STR, "one letter per flag, '_' clear" },
-	[L_NAMES] = { "NAMES", 0.3, 0, OUT_STR, "the flags by name" },
+	[L_NAMES] = { "NAMES", 0.3, SCOLS_FL_WRAP, OUT_STR, "the flags by name" },
 };
 
 /* -p PID: a process's pages joined with their frames. */
@@ -38,10 +38,10 @@ const struct out_col phys_proc_cols[P_NCOLS] = {
 	[P_PFN] = { "PFN", 10, SCOLS_FL_RIGHT, OUT_HEX, "frame of the first page" },
 	[P_FLAGS] = { "FLAGS", 27, 0, OUT_STR, "the frames' flags, one letter each, '_' clear" },
 	[P_KPF] = { "KPF", 18, 0, OUT_HEX, "the frames' flags word" },
-	[P_NAMES] = { "NAMES", 0.3, 0, OUT_STR, "the frames' flags by name" },
+	[P_NAMES] = { "NAMES", 0.3, SCOLS_FL_WRAP, OUT_STR, "the frames' flags by name" },
 	[P_COUNT] = { "COUNT", 5, SCOLS_FL_RIGHT, OUT_NUM, "mappings of each frame (kpagecount)" },
 	[P_CGROUP] = { "CGROUP", 6, SCOLS_FL_RIGHT, OUT_NUM, "inode of the memory cgroup charged (kpagecgroup)" },
-	[P_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR,
+	[P_PATH] = { "PATH", 0.3, SCOLS_FL_NOEXTREMES | SCOLS_FL_TRUNC, OUT_STR,
 	             "the mapping's file or [name]; empty: anonymous" },
 };
 
@@ -239,17 +239,19 @@ static int usage_help(void)
 	       "(\"self\") joined with their frames' flags, map count and memory cgroup;\n"
 	       "RANGE is 0xSTART-0xEND or one address.\n\n"
 	       "Options:\n"
-	       " -b, --bits EXPR        only frames whose flags match, as page-types -b: a,b (any),\n"
-	       "                        a,~b, =a,b (exact), a,b=a (under a mask); names, prefixes\n"
-	       "                        (the first name in bit order: u is uptodate, a active),\n"
-	       "                        numbers (0x1000); repeat to narrow. A letter below that is\n"
-	       "                        no prefix of a name (L, x, ...) means its flag\n"
+	       " -b, --bits EXPR        only frames whose flags match, as page-types -b: a,b\n"
+	       "                        (any), a,~b, =a,b (exact), a,b=a (under a mask); names,\n"
+	       "                        prefixes (the first name in bit order: u is uptodate, a\n"
+	       "                        active), numbers (0x1000); repeat to narrow. A letter\n"
+	       "                        below that is no prefix of a name (L, x, ...) means its\n"
+	       "                        flag\n"
 	       " -l, --list             runs of frames with equal flags instead of the summary\n"
 	       " -p, --pid PID          a process's pages and their frames\n"
 	       " -s, --summary          with -p: the summary by flags over the process's pages\n"
-	       "     --raw-flags        page-types' raw mode: kernel-internal and pseudo bits too\n"
-	       "     --describe FLAGS   the flags of a value (0x5868) or a list of names, without\n"
-	       "                        reading the kernel\n"
+	       "     --raw-flags        page-types' raw mode: kernel-internal and pseudo bits\n"
+	       "                        too\n"
+	       "     --describe FLAGS   the flags of a value (0x5868) or a list of names,\n"
+	       "                        without reading the kernel\n"
 	       "\nFlags (raw-only ones marked *):\n");
 	tab = pm_kpf_table(&n);
 	for (i = 0; i < n; i++)
@@ -257,12 +259,15 @@ static int usage_help(void)
 		       tab[i].meaning);
 	out_help_with(stdout, phys_sum_cols, NELEM(phys_sum_cols),
 		      OUT_HELP_LONG_BYTES | OUT_HELP_TOTAL);
+	out_help_defaults(stdout, PHYS_SUM_DEFAULTS, PHYS_SUM_TERM_DEFAULTS);
 	printf("\nColumns with -l:\n");
 	for (i = 0; i < NELEM(list_cols); i++)
 		printf(" %12s  %s\n", list_cols[i].name, list_cols[i].help);
+	out_help_defaults(stdout, "PFN,PAGES,FLAGS,SYMBOLIC", NULL);
 	printf("\nColumns with -p:\n");
 	for (i = 0; i < NELEM(phys_proc_cols); i++)
 		printf(" %12s  %s\n", phys_proc_cols[i].name, phys_proc_cols[i].help);
+	out_help_defaults(stdout, PHYS_PROC_DEFAULTS, PHYS_PROC_TERM_DEFAULTS);
 	return EXIT_OK;
 }
 

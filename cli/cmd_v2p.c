@@ -15,14 +15,18 @@ static const struct out_col columns[] = {
 	[COL_STATE] = { "STATE", 11, 0, OUT_STR, "present, swapped, not present, or not mapped" },
 	[COL_PFN] = { "PFN", 10, SCOLS_FL_RIGHT, OUT_HEX, "the page's frame" },
 	[COL_PHYS] = { "PHYS", 14, SCOLS_FL_RIGHT, OUT_HEX, "the physical address: PFN * page size + offset" },
-	[COL_FLAGS] = { "FLAGS", 0.3, 0, OUT_STR, "the frame's flags by name (kpageflags)" },
+	[COL_FLAGS] = { "FLAGS", 0.3, SCOLS_FL_WRAP, OUT_STR, "the frame's flags by name (kpageflags)" },
 	[COL_SYMBOLIC] = { "SYMBOLIC", 27, 0, OUT_STR, "the frame's flags, one letter each, '_' clear" },
 	[COL_COUNT] = { "COUNT", 5, SCOLS_FL_RIGHT, OUT_NUM, "mappings of the frame (kpagecount)" },
 	[COL_CGROUP] = { "CGROUP", 6, SCOLS_FL_RIGHT, OUT_NUM, "inode of the memory cgroup charged (kpagecgroup)" },
-	[COL_PATH] = { "PATH", 0.2, SCOLS_FL_NOEXTREMES, OUT_STR,
+	[COL_PATH] = { "PATH", 0.2, SCOLS_FL_NOEXTREMES | SCOLS_FL_TRUNC, OUT_STR,
 	               "the mapping's file or [name]; empty: anonymous" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
+
+/* A terminal: the frame and its map count, then its flags wrapped, without PHYS (PFN tells it): 80 columns. */
+#define V2P_DEFAULTS "ADDR,STATE,PFN,PHYS,FLAGS,COUNT"
+#define V2P_TERM_DEFAULTS "ADDR,STATE,PFN,COUNT,FLAGS"
 
 /* One address and what its pagemap entry says. */
 struct v2p {
@@ -253,6 +257,7 @@ static int usage_help(void)
 	       "Options:\n"
 	       "     --raw-flags        kernel-internal and pseudo flags too\n");
 	out_help(stdout, columns, NCOLS);
+	out_help_defaults(stdout, V2P_DEFAULTS, V2P_TERM_DEFAULTS);
 	return EXIT_OK;
 }
 
@@ -324,7 +329,7 @@ int cmd_v2p(struct pm_ctx *ctx, int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	code = parse_addrs(argv + optind + 1, n, a);
-	out = code ? NULL : out_new("v2p", columns, NCOLS, "ADDR,STATE,PFN,PHYS,FLAGS,COUNT", &o);
+	out = code ? NULL : out_new_fit("v2p", columns, NCOLS, V2P_DEFAULTS, V2P_TERM_DEFAULTS, &o);
 	if (!code && !out)
 		code = EXIT_USAGE;
 	vc.arg = argv[optind];

@@ -14,12 +14,18 @@
 /* Summary and --describe: one row per flag combination. */
 enum { S_FLAGS, S_PAGES, S_SIZE, S_SYMBOLIC, S_NAMES, S_NCOLS };
 extern const struct out_col phys_sum_cols[S_NCOLS];
+/* A terminal: the frames' size and flags, letters and names, without the flags word (a row fits 80 columns). */
+#define PHYS_SUM_DEFAULTS "FLAGS,PAGES,SIZE,SYMBOLIC,NAMES"
+#define PHYS_SUM_TERM_DEFAULTS "PAGES,SIZE,SYMBOLIC,NAMES"
 
 /* -p PID: a process's pages joined with their frames. */
 enum {
 	P_START, P_END, P_PAGES, P_PFN, P_FLAGS, P_KPF, P_NAMES, P_COUNT, P_CGROUP, P_PATH, P_NCOLS
 };
 extern const struct out_col phys_proc_cols[P_NCOLS];
+/* A terminal: the run's start and length, frame, flags and map count, the path truncated (80 columns). */
+#define PHYS_PROC_DEFAULTS "START,END,PAGES,PFN,FLAGS,COUNT,CGROUP,PATH"
+#define PHYS_PROC_TERM_DEFAULTS "START,PAGES,PFN,FLAGS,COUNT,PATH"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -91,8 +91,8 @@ void phys_sum_row(struct out *out, const struct hslot *s, const struct phys_opts
 /* The rows of @h in flag order, then a total in the table view. */
 int phys_print_hist(struct hist *h, const struct phys_opts *po, const char *name)
 {
-	struct out *out = out_new(name, phys_sum_cols, NELEM(phys_sum_cols),
-				  "FLAGS,PAGES,SIZE,SYMBOLIC,NAMES", &po->o);
+	struct out *out = out_new_fit(name, phys_sum_cols, NELEM(phys_sum_cols), PHYS_SUM_DEFAULTS,
+				      PHYS_SUM_TERM_DEFAULTS, &po->o);
 	struct libscols_line *ln;
 	uint64_t total = 0;
 	size_t i, k = 0;
@@ -110,7 +110,8 @@ int phys_print_hist(struct hist *h, const struct phys_opts *po, const char *name
 		total += h->slot[i].pages;
 	}
 	if ((ln = out_total_line(out))) {
-		out_str(out, ln, S_FLAGS, "total");
+		/* The label in the first text column shown (a terminal's set has no FLAGS). */
+		out_str(out, ln, out_has(out, S_FLAGS) || !out_has(out, S_SYMBOLIC) ? S_FLAGS : S_SYMBOLIC, "total");
 		out_u64(out, ln, S_PAGES, total);
 		out_u64(out, ln, S_SIZE, total * po->page_size);
 	}

@@ -261,8 +261,8 @@ int phys_proc(struct pm_ctx *ctx, struct phys_opts *po)
 		return cli_usage_error("invalid PID '%s'", po->pid);
 	if (po->range && cli_parse_range(po->range, po->page_size, &start, &end) < 0)
 		return cli_usage_error("invalid range '%s' (0xSTART-0xEND or an address)", po->range);
-	if (!po->summary && !(b.out = out_new("pages", phys_proc_cols, NELEM(phys_proc_cols),
-					      "START,END,PAGES,PFN,FLAGS,COUNT,CGROUP,PATH", &po->o)))
+	if (!po->summary && !(b.out = out_new_fit("pages", phys_proc_cols, NELEM(phys_proc_cols), PHYS_PROC_DEFAULTS,
+						  PHYS_PROC_TERM_DEFAULTS, &po->o)))
 		return EXIT_USAGE;
 	t = open_visible(ctx, po->pid, pid);
 	b.k = t ? phys_open_kpage(ctx) : NULL;

@@ -9,6 +9,44 @@
 #include "out_table.h"
 #include "textsafe.h"
 
+/*
+ * A wrapped cell (SCOLS_FL_WRAP) breaks at a space, else at a comma (a list of names), the
+ * separator giving way to the line break; libsmartcols's own wrap cuts inside a word.
+ * The longest word: the narrowest the column can be.
+ */
+static size_t word_chunksize(const struct libscols_column *cl, const char *data, void *unused)
+{
+	size_t best = 0;
+
+	(void)cl;
+	(void)unused;
+	while (data && *data) {
+		size_t n = strcspn(data, ", ");
+
+		if (n > best)
+			best = n;
+		data += n + (data[n] != '\0');
+	}
+	return best;
+}
+
+/* End the first line of @data that fits the column's width; the rest, or NULL when all fits. */
+static char *word_nextchunk(const struct libscols_column *cl, char *data, void *unused)
+{
+	size_t width = sym_scols_column_get_width(cl), len = data ? strlen(data) : 0, cut = 0, i;
+
+	(void)unused;
+	if (!width || len <= width)
+		return NULL;
+	for (i = 1; i <= width; i++)	/* at the last space, else the last comma (a list of names) */
+		if (data[i] == ' ' || (data[i] == ',' && (!cut || data[cut] != ' ')))
+			cut = i;
+	if (!cut)
+		return NULL;	/* a word wider than the column: libsmartcols prints it as it is */
+	data[cut] = '\0';
+	return data + cut + 1;
+}
+
 /* The libsmartcols column of shown column @id; 0 or -ENOMEM. */
 static int make_column(struct out *out, size_t id)
 {
@@ -18,10 +56,15 @@ static int make_column(struct out *out, size_t id)
 					 [OUT_BOOL] = SCOLS_JSON_BOOLEAN, [OUT_SECS] = SCOLS_JSON_NUMBER,
 					 /* JSON comes from out_rows.c but for trees, and no tree has such a column */
 					 [OUT_NUMS] = SCOLS_JSON_STRING };
-	struct libscols_column *sc = sym_scols_table_new_column(out->tb, c->name, c->whint, c->flags);
+	/* Cells are wrapped only for a terminal, where libsmartcols narrows columns to fit it. */
+	bool wrap = (c->flags & SCOLS_FL_WRAP) && out->tty && !out->o.json && !out->o.raw;
+	struct libscols_column *sc = sym_scols_table_new_column(out->tb, c->name, c->whint,
+							       wrap ? c->flags : c->flags & ~SCOLS_FL_WRAP);
 
 	if (!sc)
 		return -ENOMEM;
+	if (wrap)
+		sym_scols_column_set_wrapfunc(sc, word_chunksize, word_nextchunk, NULL);
 	/* libsmartcols lower-cases the heading for the JSON key. */
 	sym_scols_column_set_json_type(sc, json_type[c->kind]);
 	out->sc[id] = sc;

@@ -41,6 +41,46 @@ bool out_parse_opt(struct out_opts *o, int c, const char *arg)
 	}
 }
 
+/* @text after a column's name in --help, folded at spaces to 80 columns under its first line's text. */
+static void help_text(FILE *f, const char *text)
+{
+	const size_t indent = 15, room = 79 - indent;	/* " %12s  " */
+	size_t cut, i;
+
+	while (strlen(text) > room) {
+		for (cut = 0, i = 1; i <= room; i++)
+			if (text[i] == ' ')
+				cut = i;
+		if (!cut)
+			break;
+		fprintf(f, "%.*s\n%*s", (int)cut, text, (int)indent, "");
+		text += cut + 1;
+	}
+	fprintf(f, "%s\n", text);
+}
+
+/* Column @c's line of --help: its name, its help and the other names -o takes for it. */
+static void help_column(FILE *f, const struct out_col *c)
+{
+	char text[512];
+	size_t n = (size_t)snprintf(text, sizeof(text), "%s", c->help);
+	const char *a = c->aliases, *sep = " (-o also takes ";
+
+	while (a && *a && n < sizeof(text)) {	/* the other names, without its own */
+		size_t len = strcspn(a, ",");
+
+		if (strlen(c->name) != len || strncasecmp(a, c->name, len)) {
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%.*s", sep, (int)len, a);
+			sep = ", ";
+		}
+		a += len + (a[len] == ',');
+	}
+	if (c->aliases && n < sizeof(text))
+		snprintf(text + n, sizeof(text) - n, ")");
+	fprintf(f, " %12s  ", c->name);
+	help_text(f, text);
+}
+
 void out_help_with(FILE *f, const struct out_col *cols, size_t n, unsigned flags)
 {
 	size_t i;
@@ -48,7 +88,8 @@ void out_help_with(FILE *f, const struct out_col *cols, size_t n, unsigned flags
 	complete_columns(cols, n);	/* when completing; nothing otherwise */
 	fputs("\nOutput:\n"
 	      " -J, --json             JSON (sizes in bytes, addresses as \"0x...\" strings;\n"
-	      "                        bytes of names that are not UTF-8 as \\xHH, see pagemap(1))\n"
+	      "                        bytes of names that are not UTF-8 as \\xHH, see\n"
+	      "                        pagemap(1))\n"
 	      " -r, --raw              raw output, no alignment\n"
 	      " -n, --noheadings       no column headings\n"
 	      " -o, --output LIST      columns to show; +LIST adds to the default\n"
@@ -58,24 +99,40 @@ void out_help_with(FILE *f, const struct out_col *cols, size_t n, unsigned flags
 	if (flags & OUT_HELP_TOTAL)
 		fputs("     --total            the total row also with -n or -r (rows only)\n", f);
 	fputs("\nAvailable output columns:\n", f);
-	for (i = 0; i < n; i++) {
-		fprintf(f, " %12s  %s", cols[i].name, cols[i].help);
-		if (cols[i].aliases) {	/* the other names, without its own */
-			const char *a = cols[i].aliases, *sep = " (-o also takes ";
+	for (i = 0; i < n; i++)
+		help_column(f, &cols[i]);
+}
 
-			while (*a) {
-				size_t len = strcspn(a, ",");
+/* @list (comma separated) after @label, wrapped at commas to fit 80 columns, each line indented. */
+static void help_list(FILE *f, const char *label, const char *list)
+{
+	size_t col = 2;
 
-				if (strlen(cols[i].name) != len || strncasecmp(a, cols[i].name, len)) {
-					fprintf(f, "%s%.*s", sep, (int)len, a);
-					sep = ", ";
-				}
-				a += len + (a[len] == ',');
-			}
-			fputs(")", f);
+	fprintf(f, "%s\n  ", label);
+	while (*list) {
+		size_t len = strcspn(list, ",");
+		bool more = list[len] == ',';
+
+		if (col > 2 && col + len + more > 79) {
+			fputs("\n  ", f);
+			col = 2;
 		}
-		fputc('\n', f);
+		fprintf(f, "%.*s%s", (int)len, list, more ? "," : "");
+		col += len + more;
+		list += len + more;
 	}
+	fputc('\n', f);
+}
+
+void out_help_defaults(FILE *f, const char *defaults, const char *term_defaults)
+{
+	fputc('\n', f);
+	if (!term_defaults) {
+		help_list(f, "Default columns:", defaults);
+		return;
+	}
+	help_list(f, "Default columns on a terminal (a set that fits 80 columns):", term_defaults);
+	help_list(f, "Default columns in a pipe or file, with -r and with -J:", defaults);
 }
 
 void out_help(FILE *f, const struct out_col *cols, size_t n)

@@ -109,6 +109,12 @@ void out_help(FILE *f, const struct out_col *cols, size_t n);
 void out_help_with(FILE *f, const struct out_col *cols, size_t n, unsigned flags);
 
 /*
+ * The default columns for --help, after the column list: @defaults, and @term_defaults (NULL: none)
+ * those out_new_fit shows on a terminal instead.
+ */
+void out_help_defaults(FILE *f, const char *defaults, const char *term_defaults);
+
+/*
  * Make a table named @name (the JSON key) with the columns selected by
  * @o (or @defaults, comma separated). Returns NULL after printing a usage
  * error for an unknown column.

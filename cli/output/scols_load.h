@@ -15,7 +15,7 @@
 	X(scols_column_get_flags) X(scols_column_get_width) X(scols_table_new_line) X(scols_line_add_child)   \
 	X(scols_line_set_data) X(scols_line_get_cell) X(scols_cell_get_data) X(scols_table_next_line)         \
 	X(scols_new_iter) X(scols_free_iter) X(scols_print_table)                                            \
-	X(scols_table_print_range) X(scols_table_remove_lines)
+	X(scols_table_print_range) X(scols_table_remove_lines) X(scols_column_set_wrapfunc)
 
 #define SCOLS_DECLARE(f) extern __typeof__(f) *sym_##f;
 SCOLS_CALLS(SCOLS_DECLARE)
