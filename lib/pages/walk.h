@@ -78,6 +78,7 @@ struct pm_walk {
 	uint64_t sample_pages;		/* pages the sample spans */
 	uint64_t sample_reads;		/* entries the scan's way reads there (regions needing them, gaps read through) */
 	uint64_t scan_ns, scan_pages;	/* the last scan call: its time and the pages it walked */
+	uint64_t scan_call_ns;		/* what any scan call costs, + 1 (0: not timed yet) */
 	uint64_t pread_ns, pread_pages;	/* hybrid: the time and entries of the walk's whole-stretch preads */
 	bool seg_pread;			/* the segment is a mapping's rest read by pread: huge blocks told by frames */
 	uint64_t free_end;		/* hybrid: scans below here are not bounded (a mapping that keeps the scan) */

@@ -151,6 +151,22 @@ static int sums(struct pm_target *t, enum pm_backend b, unsigned wflags, struct 
 	return rc < 0 ? rc : found == NR ? 0 : -ENOENT;
 }
 
+/* Has this process a mapping of RUNS_HUGE_MAPPING or more (a sanitizer's reservations)? */
+static bool huge_reservations(void)
+{
+	unsigned long long a, b;
+	bool huge = false;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx", &a, &b) == 2 && b - a >= RUNS_HUGE_MAPPING)
+			huge = true;
+	if (f)
+		fclose(f);
+	return huge;
+}
+
 /* Are @a and @b's bytes the same under every flag of @mask? Prints the first difference. */
 static bool same_bytes(const struct pm_flag_bytes *a, const struct pm_flag_bytes *b, uint32_t mask, const char *what)
 {
@@ -179,6 +195,7 @@ static int sums_agree(void)
 	struct pm_target *t;
 	struct log log = { .n = 0 };
 	char what[64];
+	bool huge;
 	int rc, i, f;
 
 	if (ready() < 0)
@@ -191,6 +208,10 @@ static int sums_agree(void)
 	CHECK(t != NULL);
 	if (!t)
 		return T_FAIL;
+	/* A whole-process walk by pread reads every entry of them: minutes (runs_agree compares pread on the region). */
+	if ((huge = huge_reservations()))
+		printf("  mappings of %llu GiB or more (a sanitizer's): the pread back end's sums are not taken\n",
+		       RUNS_HUGE_MAPPING >> 30);
 	if (!zero_pages)
 		printf("  no zero page here (read faults allocate): the region holds no zero-page entries\n");
 	if (!guards)
@@ -204,13 +225,14 @@ static int sums_agree(void)
 		pm_ctx_set_log(ctx, NULL, NULL);
 		CHECK_EQ_U64(-rc, 0);
 		CHECK_EQ_U64(-sums(t, PM_BACKEND_SCAN, wf[f], s, ks), 0);
-		CHECK_EQ_U64(-sums(t, PM_BACKEND_PREAD, wf[f], p, kp), 0);
+		if (!huge)
+			CHECK_EQ_U64(-sums(t, PM_BACKEND_PREAD, wf[f], p, kp), 0);
 		for (i = 0; i < NR; i++) {
 			snprintf(what, sizeof(what), "region %d, %s, auto/scan", i, wf[f] ? "entries" : "no entries");
 			CHECK_EQ_U64(ka[i], ks[i]);
 			CHECK(same_bytes(&a[i], &s[i], ks[i], what));
 			snprintf(what, sizeof(what), "region %d, %s, auto/pread", i, wf[f] ? "entries" : "no entries");
-			CHECK(same_bytes(&a[i], &p[i], ka[i] & kp[i], what));
+			CHECK(huge || same_bytes(&a[i], &p[i], ka[i] & kp[i], what));
 		}
 		CHECK_EQ_U64(a[R_S16].by_flag[__builtin_ctz(PM_PAGE_PRESENT)],
 			     region_len[R_S16] / 16 + (zero_pages ? (4 << 20) / 16 : 0));
