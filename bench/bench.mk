@@ -112,6 +112,12 @@ bench-render: all bench-programs
 bench-paint: all
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-paint.sh
 
+# Not part of `make bench`: the 16 GiB one-in-16 target (maps against raw pread and raw PAGEMAP_SCAN,
+# pages against page-types -p -l), every reader's output compared first.
+.PHONY: bench-sparse
+bench-sparse: all bench-programs
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-sparse.sh
+
 # Not part of `make bench` (many rows): pages --each, phys -l and the phys -p list against page-types
 # (built from the kernel's source: KERNEL_SRC, or Debian's linux-source package), wall, CPU, peak RSS, cost per row.
 .PHONY: bench-rows

@@ -74,7 +74,7 @@ wait_for_memory() {
 tgt_pids=()
 start_target() {
 	local n=${#tgt_pids[@]} out pid waited=0
-	wait_for_memory "$2"
+	wait_for_memory "${tgt_resident_gib:-$2}"	# a sparse target's resident GiB, where the caller says
 	if [ -z "${tgt_hold:-}" ]; then
 		mkfifo "$tmp/hold" && exec {tgt_hold}<>"$tmp/hold" || exit 1
 	fi
@@ -140,4 +140,33 @@ medians() {
 	max_wall=$(cut -d' ' -f1 "$tmp/$1.times" | maximum)
 	med_cpu=$(cut -d' ' -f3 "$tmp/$1.times" | median)
 	max_rss=$(cut -d' ' -f2 "$tmp/$1.times" | maximum)
+}
+
+# page-types from the kernel's source (BENCH_BUILD/bench/page-types, built once from KERNEL_SRC or Debian's
+# linux-source tarball, installed with apt-get when missing, as root), built with a stub for the one libapi call it makes (debugfs, only
+# for its hwpoison options, which are not used here).
+bench_page_types() {
+	local out=$build/bench/page-types src=${KERNEL_SRC:-} w f
+	[ -x "$out" ] && { echo "$out"; return 0; }
+	w=$(mktemp -d) || return 1
+	if [ -z "$src" ]; then
+		f=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | tail -n 1)
+		# Reproducible on a fresh machine: Debian's linux-source package holds the kernel's tools/.
+		if [ -z "$f" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+			echo "$(basename "$0"): installing linux-source (apt-get) to build page-types" >&2
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-source; } >&2
+			f=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | tail -n 1)
+		fi
+		[ -n "$f" ] || { rm -rf "$w"; return 1; }
+		tar -xJf "$f" -C "$w" --wildcards '*/tools/vm/page-types.c' '*/tools/mm/page-types.c' \
+			'*/include/uapi/linux/magic.h' '*/include/uapi/linux/kernel-page-flags.h' 2>/dev/null
+		src=$(ls -d "$w"/linux-source-* | head -n 1)
+	fi
+	f=$(ls "$src"/tools/mm/page-types.c "$src"/tools/vm/page-types.c 2>/dev/null | head -n 1)
+	mkdir -p "$w/shim/api/fs" "$(dirname "$out")"
+	echo 'const char *debugfs__mount(void);' >"$w/shim/api/fs/fs.h"
+	echo 'const char *debugfs__mount(void) { return 0; }' >"$w/shim/stub.c"
+	[ -n "$f" ] && cc -O2 -I"$w/shim" -o "$out" "$f" "$w/shim/stub.c" >&2
+	rm -rf "$w"
+	[ -x "$out" ] && echo "$out"
 }

@@ -29,36 +29,8 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 
-# page-types from the kernel's source, built with a stub for the one libapi call it makes (debugfs, only
-# for its hwpoison options, which are not used here).
-build_page_types() {
-	local out=$build/bench/page-types src=${KERNEL_SRC:-} w f
-	[ -x "$out" ] && { echo "$out"; return 0; }
-	w=$(mktemp -d) || return 1
-	if [ -z "$src" ]; then
-		f=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | tail -n 1)
-		# Reproducible on a fresh machine: Debian's linux-source package holds the kernel's tools/.
-		if [ -z "$f" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-			echo "run-rows.sh: installing linux-source (apt-get) to build page-types" >&2
-			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-source; } >&2
-			f=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | tail -n 1)
-		fi
-		[ -n "$f" ] || { rm -rf "$w"; return 1; }
-		tar -xJf "$f" -C "$w" --wildcards '*/tools/vm/page-types.c' '*/tools/mm/page-types.c' \
-			'*/include/uapi/linux/magic.h' '*/include/uapi/linux/kernel-page-flags.h' 2>/dev/null
-		src=$(ls -d "$w"/linux-source-* | head -n 1)
-	fi
-	f=$(ls "$src"/tools/mm/page-types.c "$src"/tools/vm/page-types.c 2>/dev/null | head -n 1)
-	mkdir -p "$w/shim/api/fs" "$(dirname "$out")"
-	echo 'const char *debugfs__mount(void);' >"$w/shim/api/fs/fs.h"
-	echo 'const char *debugfs__mount(void) { return 0; }' >"$w/shim/stub.c"
-	[ -n "$f" ] && cc -O2 -I"$w/shim" -o "$out" "$f" "$w/shim/stub.c" >&2
-	rm -rf "$w"
-	[ -x "$out" ] && echo "$out"
-}
-
 pt=${PAGE_TYPES:-}
-[ -n "$pt" ] || pt=$(build_page_types)
+[ -n "$pt" ] || pt=$(bench_page_types)
 if [ -z "$pt" ] || [ ! -x "$pt" ]; then
 	echo "run-rows.sh: no page-types: set PAGE_TYPES, or KERNEL_SRC to a kernel tree, or apt-get install linux-source" >&2
 	exit 1

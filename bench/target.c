@@ -17,7 +17,7 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "Usage: target on|off [GIB [share[N]|half|sparse|jvm|mapsN]]\n"
+	fprintf(stderr, "Usage: target on|off [GIB [share[N]|half|sparse[N]|jvm|mapsN]]\n"
 			"Map and write GIB GiB (default 4) of private anonymous memory with THP on\n"
 			"(MADV_HUGEPAGE on a 2 MiB-aligned region) or off (MADV_NOHUGEPAGE), print the\n"
 			"pid and \"ready\", then wait until killed, or until stdin closes when it is a pipe.\n"
@@ -25,7 +25,8 @@ static int usage(void)
 			"count 2) and dies with its parent; shareN forks N such children (map count N+1),\n"
 			"and prints their pids on a third line, after \"ready\". With half, write only a random half of the\n"
 			"pages (in address order, fixed seed). With sparse, write every other page\n"
-			"(THP off) or every other 2 MiB block (THP on): the most regions a walk can meet.\n"
+			"(THP off) or every other 2 MiB block (THP on): the most regions a walk can meet;\n"
+			"sparseN writes one unit in N (sparse16: one 4 KiB page in 16, each its own run).\n"
 			"SIGUSR1 makes it write every 16th page\n"
 			"again (breaking copy-on-write with share) and print \"written\"; SIGUSR2\n"
 			"writes 64 pages in the middle of the region only (a small change: a series\n"
@@ -82,6 +83,20 @@ static int make_mappings(long n, long page)
 			return -1;
 		}
 	return 0;
+}
+
+/* "sparse" writes one unit in 2, "sparseN" one in N (2..65536); anything else 0 (-1: a bad N). */
+static long sparse_stride(const char *w)
+{
+	char *end;
+	long n;
+
+	if (strncmp(w, "sparse", 6))
+		return 0;
+	if (!w[6])
+		return 2;
+	n = strtol(w + 6, &end, 10);
+	return *end || n < 2 || n > 65536 ? -1 : n;
 }
 
 #define MAX_SHARERS 4096
@@ -168,14 +183,15 @@ int main(int argc, char **argv)
 	size_t len, i;
 	long sharers = argc == 4 ? share_count(argv[3]) : 0, nmaps = argc == 4 ? maps_count(argv[3]) : 0;
 	bool thp, share = sharers > 0, half = argc == 4 && !strcmp(argv[3], "half");
-	bool sparse = argc == 4 && !strcmp(argv[3], "sparse"), jvm = argc == 4 && !strcmp(argv[3], "jvm");
+	long stride = argc == 4 ? sparse_stride(argv[3]) : 0;
+	bool sparse = stride > 0, jvm = argc == 4 && !strcmp(argv[3], "jvm");
 	size_t skip;	/* sparse: a written unit, then one left alone */
 	struct sigaction sa = { .sa_handler = on_usr1 };	/* no SA_RESTART: the wait's read returns EINTR */
 	char *p, *end;
 	pid_t parent = getpid();
 
 	if (argc < 2 || argc > 4 || (strcmp(argv[1], "on") && strcmp(argv[1], "off")) || sharers < 0 ||
-	    nmaps < 0 || (argc == 4 && !share && !half && !sparse && !jvm && !nmaps))
+	    nmaps < 0 || stride < 0 || (argc == 4 && !share && !half && !sparse && !jvm && !nmaps))
 		return usage();
 	thp = !strcmp(argv[1], "on");
 	if (argc >= 3) {
@@ -196,7 +212,7 @@ int main(int argc, char **argv)
 	srand(42);
 	skip = thp ? PMD : (size_t)page;
 	for (i = 0; i < len; i += (size_t)page)
-		if (sparse ? !((i / skip) & 1) : !half || (rand() & 1))
+		if (sparse ? !((i / skip) % (size_t)stride) : !half || (rand() & 1))
 			p[i] = 1;
 	if (jvm)
 		split_mappings(p, len);

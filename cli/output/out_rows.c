@@ -21,7 +21,7 @@
 #include "out_rows.h"
 #include "textsafe.h"
 
-void obuf_add(struct obuf *b, const char *s, size_t n)
+void obuf_grow_add(struct obuf *b, const char *s, size_t n)
 {
 	if (!n)		/* nothing to copy, and memcpy takes no NULL buffer even then */
 		return;
@@ -52,6 +52,11 @@ void obuf_pad(struct obuf *b, size_t n)
 {
 	static const char spaces[] = "                                ";
 
+	if (b->len + n <= b->cap) {	/* the usual case: the buffer has room */
+		memset(b->p + b->len, ' ', n);
+		b->len += n;
+		return;
+	}
 	while (n) {
 		size_t k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
 

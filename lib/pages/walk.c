@@ -11,15 +11,14 @@
 
 #define SCAN_VEC	1024u	/* regions per PAGEMAP_SCAN call (24 KiB) */
 #define SCAN_FAR	0x7ffffffff000ULL	/* x86-64 4-level task size; a smaller one refuses it (EFAULT): then no scan ahead */
-#define PROBE_PAGES	8192u	/* hybrid: pages one bounded scan walks (32 MiB of 4 KiB pages), the sample a mapping is decided on */
 
-/* The flags this walk can tell: each one the flag facts say this kernel, reader and back end can. */
-static uint32_t known_flags(const struct pm_walk *w)
+/* The flags a walk by the scan (@scan) or by pread can tell: each one the flag facts say this kernel and reader can. */
+uint32_t pmi_walk_known_how(const struct pm_walk *w, bool scan)
 {
 	const struct pm_read_how how = {
 		.layout = w->t->decode.layout,
 		.frames = w->t->decode.frame_visible,
-		.scan = w->backend == PM_BACKEND_SCAN,
+		.scan = scan,
 		.entries = w->flags & PM_WALK_ENTRIES,
 	};
 	const struct pm_flag_fact *x;
@@ -68,10 +67,8 @@ static int choose_backend(struct pm_walk *w)
 	if (b == PM_BACKEND_SCAN)	/* the walk's end, page-aligned, never past SCAN_FAR */
 		w->scan_far = w->end < SCAN_FAR ? (w->end + w->psize - 1) & ~(w->psize - 1) : SCAN_FAR;
 	scan_categories(w);
-	/* Frames shown: the pread back end tells huge pages as the scan does, so either may read a mapping. */
-	w->hybrid = b == PM_BACKEND_SCAN && w->t->ctx->backend == PM_BACKEND_AUTO && (w->flags & PM_WALK_ENTRIES) &&
-		    w->t->decode.frame_visible;
-	w->known = known_flags(w);
+	w->hybrid = b == PM_BACKEND_SCAN && w->t->ctx->backend == PM_BACKEND_AUTO && pmi_walk_hybrid_ok(w);
+	w->known = pmi_walk_known_how(w, b == PM_BACKEND_SCAN);
 	return 0;
 }
 
@@ -246,14 +243,14 @@ static int next_mapping(struct pm_walk *w)
 		}
 		w->seg_cur = w->seg.end = w->map_start;
 		w->map_swap = -1;
-		w->decided = false;
+		w->decided = w->sampled = w->explored = false;
 		w->have_map = true;
 		return 0;
 	}
 }
 
 /* The flags a region's categories give (scan_categories). */
-static uint32_t flags_from_categories(const struct pm_walk *w, uint64_t c)
+uint32_t pmi_walk_cat_flags(const struct pm_walk *w, uint64_t c)
 {
 	uint32_t f = 0;
 	unsigned i;
@@ -268,7 +265,7 @@ static uint32_t flags_from_categories(const struct pm_walk *w, uint64_t c)
 }
 
 /* Must the entries of a region with these flags be read? PAGE_IS_SWAPPED also covers uffd-wp markers and migration entries. */
-static bool needs_entries(const struct pm_walk *w, uint32_t fl)
+bool pmi_walk_needs_entries(const struct pm_walk *w, uint32_t fl)
 {
 	return (fl & PM_PAGE_SWAPPED) || ((w->flags & PM_WALK_ENTRIES) && (fl & (PM_PAGE_PRESENT | PM_PAGE_MARKER)));
 }
@@ -281,8 +278,6 @@ static bool needs_entries(const struct pm_walk *w, uint32_t fl)
  * PAGEMAP_SCAN alone. Gaps of up to READAHEAD_GAP pages are read through:
  * 4 KiB of unused entries costs less than a system call.
  */
-#define READAHEAD_GAP	512u
-
 uint64_t pmi_scan_readahead(const struct pm_walk *w, uint64_t lim_vpn, uint64_t cap_vpn)
 {
 	size_t i;
@@ -295,7 +290,7 @@ uint64_t pmi_scan_readahead(const struct pm_walk *w, uint64_t lim_vpn, uint64_t 
 
 		if (s > lim_vpn + READAHEAD_GAP)
 			break;
-		if (needs_entries(w, flags_from_categories(w, w->vec[i].categories)) && e > lim_vpn)
+		if (pmi_walk_needs_entries(w, pmi_walk_cat_flags(w, w->vec[i].categories)) && e > lim_vpn)
 			lim_vpn = e < cap_vpn ? e : cap_vpn;
 	}
 	return lim_vpn;
@@ -308,8 +303,9 @@ uint64_t pmi_scan_readahead(const struct pm_walk *w, uint64_t lim_vpn, uint64_t 
  * The regions past this mapping stay in vec for the next ones (next_mapping).
  */
 
-static int scan_refill(struct pm_walk *w)
+int pmi_walk_scan_refill(struct pm_walk *w)
 {
+	uint64_t t0 = w->hybrid ? pmi_walk_now() : 0;
 	struct pm_scan_arg arg = { .start = w->scan_next, .return_mask = w->scan_mask };
 	uint64_t end = w->scan_far > w->map_end ? w->scan_far : w->map_end;
 	int n = w->t->ctx->check ? w->t->ctx->check(w->t->ctx->check_data) : 0;
@@ -334,73 +330,21 @@ static int scan_refill(struct pm_walk *w)
 	w->vec_n = (size_t)n;
 	w->vec_pos = 0;
 	w->scan_next = arg.start;
+	/* What this call cost per page it reported (mappings' pages; the space between them costs nothing): walk_cost.c. */
+	if (w->hybrid) {
+		w->scan_ns = pmi_walk_now() - t0;
+		for (w->scan_pages = 0; n > 0; n--)
+			w->scan_pages += (w->vec[n - 1].end - w->vec[n - 1].start) >> w->shift;
+	}
 	return 0;
 }
 
-static void set_seg(struct pm_walk *w, uint64_t start, uint64_t end, uint32_t flags, bool entries)
+void pmi_walk_set_seg(struct pm_walk *w, uint64_t start, uint64_t end, uint32_t flags, bool entries)
 {
 	w->seg = (struct segment){ .start = start, .end = end, .flags = flags, .entries = entries };
 	w->seg_cur = start;
 	w->map_cur = end;
 	w->seg_pread = false;
-}
-
-/*
- * Hybrid: choose how the rest of the current mapping is read, from what a
- * bounded scan saw of it (at least PROBE_PAGES / 2 pages, or all of it).
- * Where at least a quarter of it is 4 KiB pages whose entries must be read
- * anyway, scanning on would walk the page tables twice (scan, then pread):
- * with 4 KiB pages the scan costs about what the entries do, so the default
- * `maps` was 1.17x raw pread dense and 1.61x sparse (bench/README.md). The
- * rest of the mapping is then read by pread alone, huge blocks told by their
- * frames as on the pread back end. Huge pages, or mostly empty space (a
- * sanitizer's terabytes of shadow), keep the scan, unbounded to the
- * mapping's end. Returns 1 when the segment is that pread rest, 0 to scan on,
- * <0 on a scan error.
- */
-static int decide_mapping(struct pm_walk *w)
-{
-	uint64_t seen, span, need = 0, want = (uint64_t)(PROBE_PAGES / 2) << w->shift;
-	size_t i;
-	int r;
-
-	w->decided = true;
-	w->free_end = w->map_end;
-	seen = w->scan_next < w->map_end ? w->scan_next : w->map_end;
-	if (seen >= w->map_end)	/* scanned whole already: nothing left to save */
-		return 0;
-	if (seen - w->map_cur < want) {	/* a scan ahead saw too little of it: sample it afresh */
-		w->scan_next = w->map_cur;
-		w->free_end = 0;
-		r = scan_refill(w);
-		if (r < 0)
-			return r;
-		w->free_end = w->map_end;
-		seen = w->scan_next < w->map_end ? w->scan_next : w->map_end;
-		if (seen >= w->map_end)
-			return 0;
-	}
-	span = (seen - w->map_cur) >> w->shift;
-	for (i = w->vec_pos; i < w->vec_n && w->vec[i].start < seen; i++) {
-		uint64_t s = w->vec[i].start > w->map_cur ? w->vec[i].start : w->map_cur;
-		uint64_t e = w->vec[i].end < seen ? w->vec[i].end : seen;
-		uint32_t fl = flags_from_categories(w, w->vec[i].categories);
-
-		if (e <= s || !needs_entries(w, fl))
-			continue;
-		if (fl & PM_PAGE_THP)
-			return 0;
-		need += (e - s) >> w->shift;
-	}
-	if (need * 4 < span)
-		return 0;
-	pmi_dbg(w->t->ctx, "walk: %#llx-%#llx: %llu of %llu pages sampled are 4 KiB pages to read: rest by pread",
-		(unsigned long long)w->map.start, (unsigned long long)w->map.end, (unsigned long long)need,
-		(unsigned long long)span);
-	w->free_end = 0;
-	set_seg(w, w->map_cur, w->map_end, 0, true);
-	w->seg_pread = true;
-	return 1;
 }
 
 /* Scan back end: the next region, or the gap before it (VM_PFNMAP parts are not reported). */
@@ -413,14 +357,19 @@ static int scan_segment(struct pm_walk *w)
 
 	if (w->map_cur >= w->map_end)
 		return 1;
+	if (w->hybrid && !w->decided && w->explored) {	/* its sample read by pread: choose before scanning on */
+		r = pmi_walk_decide(w);
+		if (r)
+			return r < 0 ? r : 0;
+	}
 	while (w->vec_pos == w->vec_n) {
 		if (w->scan_next >= w->map_end) {
 			if (w->map_cur >= w->map_end)
 				return 1;
-			set_seg(w, w->map_cur, w->map_end, 0, false);
+			pmi_walk_set_seg(w, w->map_cur, w->map_end, 0, false);
 			return 0;
 		}
-		r = scan_refill(w);
+		r = pmi_walk_scan_refill(w);
 		if (r < 0)
 			return r;
 	}
@@ -430,7 +379,7 @@ static int scan_segment(struct pm_walk *w)
 		return scan_segment(w);
 	}
 	if (w->hybrid && !w->decided) {
-		r = decide_mapping(w);
+		r = pmi_walk_decide(w);
 		if (r)
 			return r < 0 ? r : 0;
 		if (w->vec_pos == w->vec_n)	/* sampled afresh: nothing of it left */
@@ -442,16 +391,16 @@ static int scan_segment(struct pm_walk *w)
 		}
 	}
 	if (reg->start > w->map_cur) {
-		set_seg(w, w->map_cur, reg->start, 0, false);
+		pmi_walk_set_seg(w, w->map_cur, reg->start, 0, false);
 		return 0;
 	}
 	if (reg->end <= w->map_end)	/* one running on into the next mapping serves it too */
 		w->vec_pos++;
-	fl = flags_from_categories(w, reg->categories);
-	entries = needs_entries(w, fl);
+	fl = pmi_walk_cat_flags(w, reg->categories);
+	entries = pmi_walk_needs_entries(w, fl);
 	if (entries)
 		fl &= PM_PAGE_THP | PM_PAGE_ZERO;
-	set_seg(w, w->map_cur, reg->end < w->map_end ? reg->end : w->map_end, fl, entries);
+	pmi_walk_set_seg(w, w->map_cur, reg->end < w->map_end ? reg->end : w->map_end, fl, entries);
 	return 0;
 }
 
@@ -460,14 +409,14 @@ static int next_segment(struct pm_walk *w)
 	if (w->unreadable) {
 		if (w->map_cur >= w->map_end)
 			return 1;
-		set_seg(w, w->map_cur, w->map_end, 0, false);
+		pmi_walk_set_seg(w, w->map_cur, w->map_end, 0, false);
 		return 0;
 	}
 	if (w->backend == PM_BACKEND_SCAN)
 		return scan_segment(w);
 	if (w->map_cur >= w->map_end)
 		return 1;
-	set_seg(w, w->map_cur, w->map_end, 0, true);
+	pmi_walk_set_seg(w, w->map_cur, w->map_end, 0, true);
 	return 0;
 }
 
@@ -540,6 +489,11 @@ static int consume(struct pm_walk *w)
 			r = pmi_walk_refill(w, vpn);
 			if (r)
 				return r < 0 ? r : 0;
+		}
+		n = pmi_walk_sum_plain(w, addr);
+		if (n) {
+			w->seg_cur += n << w->shift;
+			continue;
 		}
 		n = pmi_walk_entry_piece(w, addr);
 		w->seg_cur += n << w->shift;

@@ -2,6 +2,7 @@
 #ifndef PMI_WALK_H
 #define PMI_WALK_H
 
+#include <time.h>
 #include "compat.h"
 #include "pages.h"
 #include "smaps.h"
@@ -18,6 +19,8 @@
 #ifndef BUF_FIRST
 #define BUF_FIRST	4096u
 #endif
+
+#define PMI_KINDS	512u	/* values of an entry's bits 55-63 */
 
 /* A stretch of one mapping: either its state is known from scan categories, or entries must be read. */
 struct segment {
@@ -67,14 +70,25 @@ struct pm_walk {
 	} cat[PM_PAGE_NFLAGS];
 	unsigned ncat;
 	uint64_t scan_far;		/* one call may scan ahead to here, past the mapping (0: never; see scan_refill) */
-	bool hybrid;			/* auto back end, entries wanted, frames shown: 4 KiB mappings go by pread (decide_mapping) */
+	bool hybrid;			/* auto back end, frames shown: each mapping goes by the cheaper reader (walk_cost.c) */
 	bool decided;			/* hybrid: the current mapping's way is chosen */
+	bool sampled;			/* hybrid: the current mapping's sample is measured (sample_*) */
+	bool explored;			/* hybrid: its sample was read by pread to measure pread */
+	bool sample_huge;		/* the sample holds a huge page whose entries are wanted */
+	uint64_t sample_pages;		/* pages the sample spans */
+	uint64_t sample_reads;		/* entries the scan's way reads there (regions needing them, gaps read through) */
+	uint64_t scan_ns, scan_pages;	/* the last scan call: its time and the pages it walked */
+	uint64_t scan_call_ns;		/* what any scan call costs, + 1 (0: not timed yet) */
+	uint64_t pread_ns, pread_pages;	/* hybrid: the time and entries of the walk's whole-stretch preads */
 	bool seg_pread;			/* the segment is a mapping's rest read by pread: huge blocks told by frames */
 	uint64_t free_end;		/* hybrid: scans below here are not bounded (a mapping that keeps the scan) */
 
 	struct pm_run pending, out;
 	bool has_pending;
 	struct pm_flag_bytes *sums;	/* pmi_walk_sum_mapping: pages are summed here by flag, no run is built */
+
+	/* pmi_walk_sum_plain: entries counted by bits 55-63 (zero between calls), and the first of each. */
+	uint32_t kind_cnt[PMI_KINDS], kind_at[PMI_KINDS];
 
 	/* The last empty [0] and present [1] entries decoded: their flags depend on bits 55-63 alone. */
 	uint64_t memo_key[2];		/* (raw >> 55) + 1; 0: none yet */
@@ -87,6 +101,41 @@ struct pm_walk {
 	int map_swap;			/* the current mapping has swap: -1 not asked yet, 0, 1 */
 };
 
+/*
+ * The cost model's clock: this thread's CPU time, which a preemption on a
+ * busy machine does not inflate (a wall-clock stall in a 100 us sample
+ * could send terabytes of empty shadow to pread). Hybrid walks only.
+ */
+static inline uint64_t pmi_walk_now(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Hybrid: pages one bounded scan walks (32 MiB of 4 KiB pages), the sample a mapping is decided on. */
+#define PROBE_PAGES	8192u
+
+/* Gaps of up to this many pages between regions whose entries are read are read through (pmi_scan_readahead). */
+#define READAHEAD_GAP	512u
+
+/* walk.c: the flags a region's scan categories give. */
+uint32_t pmi_walk_cat_flags(const struct pm_walk *w, uint64_t categories);
+/* walk.c: must the entries of a region with these flags be read? */
+bool pmi_walk_needs_entries(const struct pm_walk *w, uint32_t fl);
+/* walk.c: the next PAGEMAP_SCAN call of the scan back end into w->vec (timed into scan_ns, scan_pages). */
+int pmi_walk_scan_refill(struct pm_walk *w);
+/* walk.c: make [start, end) of the mapping the current segment. */
+void pmi_walk_set_seg(struct pm_walk *w, uint64_t start, uint64_t end, uint32_t flags, bool entries);
+/* walk.c: the flags a walk by the scan (@scan) or by pread can tell. */
+uint32_t pmi_walk_known_how(const struct pm_walk *w, bool scan);
+/* walk_cost.c: may this walk read some mappings by pread and others by the scan, answering alike? */
+bool pmi_walk_hybrid_ok(const struct pm_walk *w);
+/* walk_cost.c: choose the current mapping's reader. 1: the segment is a stretch by pread, 0: scan on, <0: error. */
+int pmi_walk_decide(struct pm_walk *w);
+
 /* walk.c: extend the pending run by @len bytes or start a new one. Returns 1 when a finished run is in w->out. */
 int pmi_walk_add_pages(struct pm_walk *w, uint64_t addr, uint64_t len, uint32_t flags, const struct pm_entry *e);
 
@@ -96,6 +145,8 @@ uint64_t pmi_scan_readahead(const struct pm_walk *w, uint64_t lim_vpn, uint64_t 
 int pmi_walk_refill(struct pm_walk *w, uint64_t vpn);
 /* walk_entries.c: pages from @addr (in the buffer) to add as one piece. */
 uint64_t pmi_walk_entry_piece(struct pm_walk *w, uint64_t addr);
+/* walk_entries.c: sums only, the plain entries from @addr counted by kind; the pages done, 0: take a piece. */
+uint64_t pmi_walk_sum_plain(struct pm_walk *w, uint64_t addr);
 /* walk_entries.c: decode the @n pages at @addr (in the buffer, all alike) and add them. */
 int pmi_walk_add_entries(struct pm_walk *w, uint64_t addr, uint64_t n);
 

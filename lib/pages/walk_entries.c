@@ -56,7 +56,15 @@ int pmi_walk_refill(struct pm_walk *w, uint64_t vpn)
 	/* the caller's check before every read of the walk, one entry or many (pm_target_read asks only for more) */
 	if (w->t->ctx->check && (n = w->t->ctx->check(w->t->ctx->check_data)) < 0)
 		return (int)n;
-	n = pmi_target_read_nocheck(w->t, vpn, w->buf, (size_t)(lim - vpn));
+	if (w->hybrid && w->seg_pread) {	/* the cost model's pread side (walk_cost.c) */
+		uint64_t t0 = pmi_walk_now();
+
+		n = pmi_target_read_nocheck(w->t, vpn, w->buf, (size_t)(lim - vpn));
+		w->pread_ns += pmi_walk_now() - t0;
+		w->pread_pages += n > 0 ? (uint64_t)n : 0;
+	} else {
+		n = pmi_target_read_nocheck(w->t, vpn, w->buf, (size_t)(lim - vpn));
+	}
 	if (n < 0)
 		return (int)n;
 	/* Live, a short read is task_size or a vanished mm; a replayed file holds every mapping whole. */
@@ -202,6 +210,9 @@ int pmi_walk_add_entries(struct pm_walk *w, uint64_t addr, uint64_t n)
 		fl &= ~PM_PAGE_ZERO;
 	if (fl & PM_PAGE_ZERO)
 		fl &= ~PM_PAGE_FILE;
+	/* Read by pread in a scan walk without entries: what the scan says, no more (it reads swap-format entries too). */
+	if (w->seg_pread && !(w->flags & PM_WALK_ENTRIES) && !(raw & PME_SWAP))
+		fl &= w->known | PM_PAGE_MARKER;
 	return pmi_walk_add_pages(w, addr, n << w->shift, fl, &e);
 }
 
@@ -253,4 +264,81 @@ uint64_t pmi_walk_entry_piece(struct pm_walk *w, uint64_t addr)
 	if (w->flags & PM_WALK_EACH)
 		return 1;
 	return same_run(w, i, lim);
+}
+
+/* Count the entries of [i, end) by their bits 55-63 and add each kind at its first. */
+static void sum_kinds(struct pm_walk *w, uint64_t addr, size_t i, size_t end)
+{
+	uint32_t *cnt = w->kind_cnt, *at = w->kind_at;
+	uint16_t seen[PMI_KINDS];
+	unsigned nk = 0, k;
+	size_t j;
+
+	for (j = i; j < end; j++) {
+		k = (unsigned)(w->buf[j] >> PME_HIGH_SHIFT);
+		if (!cnt[k]++) {
+			at[k] = (uint32_t)(j - i);
+			seen[nk++] = (uint16_t)k;
+		}
+	}
+	while (nk--) {
+		k = seen[nk];
+		pmi_walk_add_entries(w, addr + ((uint64_t)at[k] << w->shift), cnt[k]);
+		cnt[k] = 0;
+	}
+}
+
+/*
+ * Sums only (mapstat): the plain entries from @addr, which is not a PMD
+ * block's first (entry_piece tells huge blocks there), to the end of the
+ * buffer, segment or block, counted by their bits 55-63 and added once per
+ * kind. A sparse heap is a piece per page: decoding each as a piece was a
+ * third of `maps`' time where pread reads it. Most blocks hold one or two
+ * kinds (empty, present): one pass without branches counts the first kind
+ * and bounds the others (a branch per change of kind, or a count in memory
+ * per entry, cost twice as much). Plain: not swap-format (the swap type
+ * counts), not the zero page's frame. Stops before any other entry;
+ * returns the pages done (0: take a piece).
+ */
+uint64_t pmi_walk_sum_plain(struct pm_walk *w, uint64_t addr)
+{
+	const uint64_t *b = w->buf;
+	size_t i = (size_t)((addr >> w->shift) - w->buf_vpn), lim = w->buf_n, end, j, c0 = 0, other = 0, odd = 0;
+	uint64_t seg_lim = (w->seg.end >> w->shift) - w->buf_vpn, pmd_lim, k0, lo = UINT64_MAX, hi = 0;
+	/* an impossible value where the zero page's frame is not known */
+	uint64_t zero = w->t->decode.frame_visible && w->f->zero_pfn ? PME_PRESENT | w->f->zero_pfn : UINT64_MAX;
+
+	if (!w->sums || (w->flags & PM_WALK_EACH) || addr < w->thp_end || !(addr & (w->pmd_size - 1)) ||
+	    addr == w->map_start)
+		return 0;
+	pmd_lim = i + ((w->pmd_size - (addr & (w->pmd_size - 1))) >> w->shift);
+	lim = seg_lim < lim ? (size_t)seg_lim : lim;
+	lim = pmd_lim < lim ? (size_t)pmd_lim : lim;
+	k0 = b[i] >> PME_HIGH_SHIFT;
+	for (j = i; j < lim; j++) {
+		uint64_t raw = b[j], kind = raw >> PME_HIGH_SHIFT;
+		bool same = kind == k0;
+
+		odd += ((raw & PME_SWAP) != 0) | ((raw & (PME_PRESENT | PME_PFRAME_MASK)) == zero);
+		c0 += same;
+		lo = !same && kind < lo ? kind : lo;
+		hi = !same && kind > hi ? kind : hi;
+		other = same ? other : j;
+	}
+	end = lim;
+	if (odd) {	/* up to the first entry that is not plain: kinds counted by the slower way */
+		for (end = i; end < lim && !(b[end] & PME_SWAP) && (b[end] & (PME_PRESENT | PME_PFRAME_MASK)) != zero; end++)
+			;
+		if (end > i)
+			sum_kinds(w, addr, i, end);
+		return end - i;
+	}
+	if (c0 < end - i && lo != hi) {	/* three kinds or more */
+		sum_kinds(w, addr, i, end);
+		return end - i;
+	}
+	pmi_walk_add_entries(w, addr, c0);
+	if (c0 < end - i)	/* one kind more: added at one of its entries */
+		pmi_walk_add_entries(w, addr + ((uint64_t)(other - i) << w->shift), end - i - c0);
+	return end - i;
 }

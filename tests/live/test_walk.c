@@ -1224,7 +1224,8 @@ static int no_false_zero(void)
 /*
  * The auto back end with entries (what `maps` asks) samples each mapping
  * by a bounded scan: 4 KiB pages to read go by pread alone, huge pages and
- * mostly empty space keep the scan (lib/pages/walk.c decide_mapping). Regions of
+ * mostly empty space keep the scan (lib/pages/walk_cost.c, by the costs
+ * the walk measures: a scan's way that reads every entry too costs more). Regions of
  * this process, apart (PROT_NONE between them, so no two merge): dense and
  * sparse 4 KiB ones past the 32 MiB sample, THP, and 1 GiB with 3 pages.
  * Every back end must give the same sums; the log says which way each went.
