@@ -36,7 +36,7 @@ static void say(const char *prefix, const char *fmt, va_list ap, int err)
 	if (err)
 		fprintf(f, ": %s", strerror(err));
 	if (m && fclose(m) == 0)
-		cli_fputs_wrapped(stderr, line, width, "  ");
+		cli_fputs_wrapped(stderr, line, width, "         ");	/* under the text after "pagemap: " */
 	free(line);
 	fputc('\n', stderr);
 }
