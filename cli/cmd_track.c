@@ -194,6 +194,11 @@ static int watch_writable(struct track *tr, unsigned flags)
 		cli_error(b.error, "track: cannot watch %#" PRIx64 "-%#" PRIx64 "; such mappings are left out",
 			  b.failed_start, b.failed_end);
 	tr->skipped += (unsigned)b.failed;
+	/* What the mappings just watched change in the cost or the sight of a collect (huge pages left whole). */
+	if (pm_watch_notice(tr->w) && !tr->noticed) {
+		fprintf(stderr, "pagemap: track: %s\n", pm_watch_notice(tr->w));
+		tr->noticed = true;
+	}
 	return err;
 }
 
