@@ -144,9 +144,10 @@
  * a huge page is left whole. One that appears in a sparse piece counts
  * as written. MPROTECT stays exact
  * on huge pages: the kernel splits the PMD mapping at the protection
- * change. PM_WATCH_NOTHP splits huge pages when a range is added (UFFD,
- * then exact per page) and keeps new ones from forming there
- * (MADV_NOHUGEPAGE, the caller only).
+ * change. PM_WATCH_NOTHP write-protects huge pages whole like the rest
+ * (UFFD): the kernel splits each at its first write, so reports are exact
+ * per page and only the huge pages written are split; it keeps new ones
+ * from forming there (MADV_NOHUGEPAGE, the caller only).
  * Pages merely read, or never touched, are not reported. A watched range
  * that is unmapped reports nothing; one moved by mremap leaves the watch.
  * After fork() the child is not watched (UFFD, SOFTDIRTY) or inherits
@@ -160,7 +161,7 @@ enum pm_watch_method {
 	PM_WATCH_SNAPSHOT,	/* = 4, "fork-snapshot"; never chosen by AUTO */
 };
 
-#define PM_WATCH_NOTHP	(1u << 0)	/* split huge pages in watched ranges, MADV_NOHUGEPAGE them (caller only) */
+#define PM_WATCH_NOTHP	(1u << 0)	/* per page in huge pages too (each split at its first write); MADV_NOHUGEPAGE (caller only) */
 
 /* One range of written pages, [start, end). */
 struct pm_written {

@@ -181,16 +181,26 @@ static bool piece_hugetlb(struct pm_watch *w, struct piece *p)
  * The huge pages of piece @p now: in a sparse piece (empty parts not armed,
  * where a new one can form) by a scan of it all, elsewhere by checking the
  * known ones (armed page tables keep new ones from forming: no huge fault
- * over them, and khugepaged skips uffd-wp entries). At add (@discover) the
- * whole piece is scanned.
+ * over them, and khugepaged skips uffd-wp entries), one call each, or by one
+ * scan of the piece where that costs less. At add (@discover) the whole
+ * piece is scanned.
  */
 static int huge_now(struct pm_watch *w, struct piece *p, bool discover, struct found *f)
 {
 	struct uffd_state *s = w->priv;
-	size_t i;
+	size_t i = pmi_uffd_hb_lower(s, p->start), j = i;
+	uint64_t pmd = w->ctx->features.pmd_size;
 	int err = 0;
 
-	if (discover || p->sparse) {
+	while (j < s->nhb && s->hb[j].start < p->end)
+		j++;
+	/*
+	 * A call's fixed cost (the syscall, the walk's setup: 1-2 us) is about what
+	 * the kernel takes to walk one PMD's 512 PTEs, and a huge PMD walks at once:
+	 * one scan of the piece costs less than a call per known huge page once
+	 * they are at least half of its PMDs (a 730 MiB heap: 365 calls against one).
+	 */
+	if (discover || p->sparse || 2 * (j - i) >= (p->end - p->start) / pmd) {
 		struct pm_scan_arg arg = {
 			.start = p->start, .end = p->end, .vec_len = 1,
 			.category_mask = PAGE_IS_HUGE | PAGE_IS_PRESENT,
@@ -202,7 +212,7 @@ static int huge_now(struct pm_watch *w, struct piece *p, bool discover, struct f
 			f->n = 0;
 		return err;
 	}
-	for (i = pmi_uffd_hb_lower(s, p->start); i < s->nhb && s->hb[i].start < p->end && !err; i++) {
+	for (; i < j && !err; i++) {
 		bool huge = false, dirty = false;
 
 		err = still_huge(w, s->hb[i].start, &huge, &dirty);
