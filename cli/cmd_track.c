@@ -58,7 +58,7 @@ static const char help_cost[] =
 static const char help_options[] =
 	"      --ranges         list the written address ranges, not the mappings\n"
 	"      --no-thp         count per 4 KiB in huge pages too, splitting those written\n"
-	"                       page (uffd); without it tracking leaves them whole\n"
+	"                       (uffd); without it tracking leaves them whole\n"
 	"      --no-hold        do not trace COMMAND to hold it at its exit: its last interval goes\n"
 	"                       uncollected (for a program that minds a tracer: LeakSanitizer,\n"
 	"                       or one that runs a setuid program, which runs unprivileged traced)\n"
