@@ -61,6 +61,17 @@ $(BUILD)/bench/watch: bench/watch.c $(STLIB) include/pagemap.h $(wildcard includ
 bench-watch: all $(BUILD)/bench/watch
 	$(BUILD)/bench/watch $(BENCH_WATCH_ARGS)
 
+# bench/track_thp.c: the watch's collect on another process's 730 MB MADV_HUGEPAGE heap (a Java heap's
+# shape) against a raw PAGEMAP_SCAN collect-and-reset of a heap of the same shape, same run (about a minute).
+# BENCH_TRACK_THP_ARGS passes options (e.g. "-n" to time --no-thp too, "-w clustered").
+$(BUILD)/bench/track_thp: bench/track_thp.c $(STLIB) include/pagemap.h $(wildcard include/pagemap/*.h) lib/base/compat.h
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(STLIB) $(LIB_LIBS) -lm
+
+.PHONY: bench-track-thp
+bench-track-thp: all $(BUILD)/bench/track_thp
+	$(BUILD)/bench/track_thp $(BENCH_TRACK_THP_ARGS)
+
 # `make bench-fleet`: the exporter's cost; not part of `make bench` (it starts 2000 processes).
 .PHONY: bench-fleet
 bench-fleet: all $(BUILD)/bench/touch

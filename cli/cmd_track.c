@@ -57,8 +57,8 @@ static const char help_cost[] =
 
 static const char help_options[] =
 	"      --ranges         list the written address ranges, not the mappings\n"
-	"      --no-thp         split the target's huge pages so writes are counted per 4 KiB\n"
-	"                       page (uffd); without it tracking leaves them whole\n"
+	"      --no-thp         count per 4 KiB in huge pages too, splitting those written\n"
+	"                       (uffd); without it tracking leaves them whole\n"
 	"      --no-hold        do not trace COMMAND to hold it at its exit: its last interval goes\n"
 	"                       uncollected (for a program that minds a tracer: LeakSanitizer,\n"
 	"                       or one that runs a setuid program, which runs unprivileged traced)\n"
@@ -198,6 +198,11 @@ static int watch_writable(struct track *tr, unsigned flags)
 		cli_error(b.error, "track: cannot watch %#" PRIx64 "-%#" PRIx64 "; such mappings are left out",
 			  b.failed_start, b.failed_end);
 	tr->skipped += (unsigned)b.failed;
+	/* What the mappings just watched change in the cost or the sight of a collect (huge pages left whole). */
+	if (pm_watch_notice(tr->w) && !tr->noticed) {
+		fprintf(stderr, "pagemap: track: %s\n", pm_watch_notice(tr->w));
+		tr->noticed = true;
+	}
 	return err;
 }
 

@@ -31,6 +31,7 @@ struct track {
 	int sigfd;			/* SIGCHLD, while a command is held (-1: none) */
 	bool held;			/* the command is traced, to stop at its exit (track_hold.c) */
 	bool held_once;			/* ... and it was said on stderr */
+	bool noticed;			/* pm_watch_notice() was said on stderr (once a run) */
 	bool at_exit;			/* ... and it is stopped there: its memory is still whole */
 	const char *unheld;		/* why a last interval could not be collected */
 	char unheld_buf[192];

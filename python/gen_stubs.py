@@ -200,6 +200,7 @@ class Target:
 class Watch:
     method: str
     reason: str
+    notice: Optional[str]
     atomic: bool
     stats: dict[str, int]
     def __init__(self, context: Context, pid: int = ..., method: str = ..., nothp: bool = ...) -> None: ...

@@ -132,14 +132,22 @@
  * of a PMD-mapped huge page, reported whole (counted in huge_pages).
  * UFFD leaves PMD-mapped transparent huge pages whole: a write-protect
  * fault on one would split it (async uffd-wp, 6.7-6.18), so they are not
- * armed; each collect reads their contents (process_vm_readv), compares a
- * hash with the last one and reports a changed one whole (huge_pages;
- * stats hashed_bytes). A write of the same bytes is not seen there; one
- * that appears in a sparse piece counts as written. MPROTECT stays exact
+ * armed. Where the kernel keeps soft-dirty bits (pm_features soft_dirty),
+ * a huge page's own bit tells that it was written, reported whole
+ * (huge_pages); the bits are cleared for the whole process at each reset
+ * (clear_refs 4), and a first write to a huge page between reading and
+ * clearing them is missed (pm_watch_atomic() false). Elsewhere each
+ * collect reads their contents (process_vm_readv), compares a hash with
+ * the last one and reports a changed one whole (huge_pages; stats
+ * hashed_bytes): a collect then costs a read of them all, and a write of
+ * the same bytes is not seen. pm_watch_notice() says which, in words, once
+ * a huge page is left whole. One that appears in a sparse piece counts
+ * as written. MPROTECT stays exact
  * on huge pages: the kernel splits the PMD mapping at the protection
- * change. PM_WATCH_NOTHP splits huge pages when a range is added (UFFD,
- * then exact per page) and keeps new ones from forming there
- * (MADV_NOHUGEPAGE, the caller only).
+ * change. PM_WATCH_NOTHP write-protects huge pages whole like the rest
+ * (UFFD): the kernel splits each at its first write, so reports are exact
+ * per page and only the huge pages written are split; it keeps new ones
+ * from forming there (MADV_NOHUGEPAGE, the caller only).
  * Pages merely read, or never touched, are not reported. A watched range
  * that is unmapped reports nothing; one moved by mremap leaves the watch.
  * After fork() the child is not watched (UFFD, SOFTDIRTY) or inherits
@@ -153,7 +161,7 @@ enum pm_watch_method {
 	PM_WATCH_SNAPSHOT,	/* = 4, "fork-snapshot"; never chosen by AUTO */
 };
 
-#define PM_WATCH_NOTHP	(1u << 0)	/* split huge pages in watched ranges, MADV_NOHUGEPAGE them (caller only) */
+#define PM_WATCH_NOTHP	(1u << 0)	/* per page in huge pages too (each split at its first write); MADV_NOHUGEPAGE (caller only) */
 
 /* One range of written pages, [start, end). */
 struct pm_written {
@@ -267,6 +275,15 @@ PM_API enum pm_watch_method pm_watch_method(const struct pm_watch *w);
 
 /* pm_watch_reason - one line: why this back end was chosen. Borrowed. */
 PM_API const char *pm_watch_reason(const struct pm_watch *w);
+
+/*
+ * pm_watch_notice - one line on what the back end found in the watched
+ * ranges that changes what a collect costs or sees (UFFD: huge pages left
+ * whole, and how their writes are told), or NULL while there is nothing to
+ * say. It appears at the pm_watch_add() that finds the first such page and
+ * does not change after. Borrowed.
+ */
+PM_API const char *pm_watch_notice(const struct pm_watch *w);
 
 /* pm_watch_atomic - does a collect with PM_WATCH_RESET never lose a concurrent write? */
 PM_API bool pm_watch_atomic(const struct pm_watch *w);

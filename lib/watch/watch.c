@@ -614,6 +614,11 @@ const char *pm_watch_reason(const struct pm_watch *w)
 	return w->reason;
 }
 
+const char *pm_watch_notice(const struct pm_watch *w)
+{
+	return w->notice[0] ? w->notice : NULL;
+}
+
 bool pm_watch_atomic(const struct pm_watch *w)
 {
 	return w->ops->atomic_now ? w->ops->atomic_now(w) : w->ops->atomic;

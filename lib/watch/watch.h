@@ -100,6 +100,7 @@ struct pm_watch {
 	unsigned flags;
 	uint64_t psize;
 	char reason[512];
+	char notice[400];		/* pm_watch_notice(): set by the back end once it knows (empty: none) */
 
 	struct pmi_watch_range *ranges;
 	size_t nranges, cap_ranges;

@@ -238,38 +238,6 @@ static int register_range(struct pm_watch *w, const struct pmi_watch_range *r)
 	return c.any ? 0 : -EINVAL;
 }
 
-/* Arm the first page of each PMD-sized step of these huge regions alone: the kernel splits the PMD (docs/kernel-interface.md §6.4). */
-static int arm_first_pages(struct pm_watch *w, const struct page_region *v, int n, void *data)
-{
-	int i;
-
-	(void)data;
-	for (i = 0; i < n; i++) {
-		uint64_t a, step = w->ctx->features.pmd_size ? w->ctx->features.pmd_size : v[i].end;
-
-		for (a = v[i].start; a < v[i].end; a += step) {
-			/* No output vector: the regions being walked stay as they are. */
-			int err = pmi_uffd_scan_written(w, a, a + w->psize, false, true, false);
-
-			if (err < 0)
-				return err;
-		}
-	}
-	return 0;
-}
-
-static int split_huge(struct pm_watch *w, const struct pmi_watch_range *r)
-{
-	struct pm_scan_arg arg = {
-		.start = r->start, .end = r->end, .vec_len = 1,
-		.category_mask = PAGE_IS_HUGE | PAGE_IS_PRESENT, .return_mask = PAGE_IS_HUGE,
-	};
-
-	if (w->pid == 0)
-		madvise((void *)(uintptr_t)r->start, r->end - r->start, MADV_NOHUGEPAGE);
-	return pmi_uffd_scan_each(w, arg, arm_first_pages, NULL);
-}
-
 /*
  * Shared memory of a forked process has no page tables where it never
  * touched it (fork copies none for shared mappings). PAGEMAP_SCAN's arming
@@ -304,6 +272,14 @@ static void protect_holes(struct pm_watch *w, const struct pmi_watch_range *r)
 	}
 }
 
+/* Does @r hold a huge block left whole? */
+static bool has_huge(const struct uffd_state *s, const struct pmi_watch_range *r)
+{
+	size_t i = pmi_uffd_hb_lower(s, r->start);
+
+	return i < s->nhb && s->hb[i].start < r->end;
+}
+
 static int uffd_add(struct pm_watch *w, const struct pmi_watch_range *r)
 {
 	struct uffd_state *s = w->priv;
@@ -314,13 +290,17 @@ static int uffd_add(struct pm_watch *w, const struct pmi_watch_range *r)
 	err = register_range(w, r);
 	if (err < 0)
 		return err;
-	if (w->flags & PM_WATCH_NOTHP) {
-		err = split_huge(w, r);
-		if (err < 0)
-			return err;
-	}
+	/*
+	 * PM_WATCH_NOTHP: huge pages are armed like the rest, whole (a write-protect over a whole PMD keeps it
+	 * whole); async uffd-wp splits one at its first write (wp_huge_pmd), so only written ones are split,
+	 * each then exact per page. Ours (the caller) do not form again there.
+	 */
+	if ((w->flags & PM_WATCH_NOTHP) && w->pid == 0)
+		madvise((void *)(uintptr_t)r->start, r->end - r->start, MADV_NOHUGEPAGE);
 	/* Arm: from now on only pages written after this point read WRITTEN. */
 	err = pmi_uffd_scan_range(w, r, false, true, true, true);
+	if (err == 0 && s->sd && has_huge(s, r))	/* their soft-dirty bits: from now on */
+		err = pmi_uffd_sd_clear(w, true, r);
 	if (err == 0) {
 		/*
 		 * Arm again through the reporting path, and drop what it reports: 6.12 kernels
@@ -365,17 +345,43 @@ static int uffd_start(struct pm_watch *w, char *why, size_t size)
 	}
 	s->fd = fd;
 	w->priv = s;
+	pmi_uffd_sd_start(w);
 	return 0;
+}
+
+/*
+ * Huge blocks told by their soft-dirty bits: read every range's first, then
+ * clear them at once (the whole process), so that a write racing with the
+ * clear has a moment, not the whole collect. -EPERM (a replaced mapping) is
+ * left to the pass that follows, which registers it again.
+ */
+static int sd_collect(struct pm_watch *w, bool reset)
+{
+	struct uffd_state *s = w->priv;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < w->nranges && !err; i++) {
+		err = pmi_uffd_huge_range(w, &w->ranges[i], true, reset);
+		if (err == -EPERM)
+			err = 0;
+	}
+	if (!err && reset && s->nhb)
+		err = pmi_uffd_sd_clear(w, false, NULL);
+	return err;
 }
 
 static int uffd_collect(struct pm_watch *w, bool reset)
 {
+	struct uffd_state *s = w->priv;
 	size_t i;
+	int err = s->sd ? sd_collect(w, reset) : 0;
 
-	for (i = 0; i < w->nranges; i++) {
+	for (i = 0; i < w->nranges && !err; i++) {
 		const struct pmi_watch_range *r = &w->ranges[i];
 		size_t mark = w->nout;
-		int err = pmi_uffd_scan_range(w, r, true, reset, true, false);
+
+		err = pmi_uffd_scan_range(w, r, true, reset, !s->sd, false);
 
 		/*
 		 * EPERM: a mapping in the range is not registered any more: it was
@@ -386,15 +392,15 @@ static int uffd_collect(struct pm_watch *w, bool reset)
 			w->nout = mark;
 			w->stats.rearms++;
 			err = register_range(w, r);
-			if (err == -EINVAL)	/* nothing mapped there any more */
+			if (err == -EINVAL) {	/* nothing mapped there any more */
+				err = 0;
 				continue;
+			}
 			if (!err)
 				err = pmi_uffd_scan_range(w, r, true, reset, true, true);
 		}
-		if (err < 0)
-			return err;
 	}
-	return 0;
+	return err < 0 ? err : 0;
 }
 
 static void uffd_fini(struct pm_watch *w)
@@ -412,11 +418,21 @@ static void uffd_fini(struct pm_watch *w)
 		ioctl(s->fd, UFFDIO_UNREGISTER, &range);
 	}
 	close(s->fd);
+	if (s->refs_fd >= 0)
+		close(s->refs_fd);
 	free(s->pieces);
 	free(s->hb);
 	free(s->hbuf);
 	free(s);
 	w->priv = NULL;
+}
+
+/* Atomic, unless huge blocks are told by soft-dirty bits: a first write racing with their clearing is lost. */
+static bool uffd_atomic_now(const struct pm_watch *w)
+{
+	const struct uffd_state *s = w->priv;
+
+	return !(s && s->sd && s->nhb);
 }
 
 /* Calibration: @p registered with a userfaultfd of our own (*@state) once, then protected. */
@@ -447,11 +463,14 @@ const struct pmi_watch_ops pmi_watch_uffd_ops = {
 		   "created inside it: it is stopped once by ptrace for a few injected\n"
 		   "syscalls; the first write to each page per interval takes a minor fault.\n"
 		   "Its huge pages are left whole and unprotected (a write-protect fault\n"
-		   "would split them): their contents are read and compared every interval,\n"
-		   "and a changed one counts whole (column HUGE).\n"
+		   "would split them), and a written one counts whole (column HUGE): told by\n"
+		   "its soft-dirty bit where the kernel keeps them (cleared every interval,\n"
+		   "the whole process; a write racing with the clear can be missed), else by\n"
+		   "reading and comparing all of them every interval.\n"
 		   "It keeps no descriptor; the protection goes when tracking ends.",
 	.usable = uffd_usable,
 	.atomic = true,
+	.atomic_now = uffd_atomic_now,
 	.start = uffd_start,
 	.add = uffd_add,
 	.collect = uffd_collect,

@@ -42,8 +42,11 @@ struct piece {
  * first write to a write-protected huge PMD splits it (wp_huge_pmd, 6.7-6.18:
  * seen here, AnonHugePages 4096 -> 2048 kB after one byte), and tracking must
  * leave the target's huge pages as it found them. So unless PM_WATCH_NOTHP,
- * huge pages are not armed: each collect compares their contents (read with
- * process_vm_readv, hashed) and reports a changed one whole, marked huge.
+ * huge pages are not armed. Where the kernel keeps soft-dirty bits, a huge
+ * PMD's bit says whether it was written (clear_refs 4 write-protects the PMD
+ * and the write fault keeps it whole: do_huge_pmd_wp_page reuses the page);
+ * elsewhere each collect compares their contents (read with
+ * process_vm_readv, hashed). A written one is reported whole, marked huge.
  */
 struct hblock {
 	uint64_t start;
@@ -57,6 +60,8 @@ struct uffd_state {
 	struct hblock *hb;		/* sorted by start */
 	size_t nhb, caphb;
 	void *hbuf;			/* one PMD of contents */
+	bool sd;			/* huge blocks told written by their soft-dirty bits (watch_uffd_huge.c) */
+	int refs_fd;			/* with sd: the target's clear_refs; else -1 */
 	uint64_t chunk;			/* bytes of the next re-arming call (SCAN_CHUNK_MIN..SCAN_CHUNK_MAX); 0 before the first */
 	struct page_region vec[VEC_LEN];
 };
@@ -74,6 +79,12 @@ uint64_t pmi_uffd_next_chunk(uint64_t chunk, double hold);
 int pmi_uffd_scan_range(struct pm_watch *w, const struct pmi_watch_range *r, bool report, bool rearm, bool huge,
 		       bool discover);
 size_t pmi_uffd_piece_lower(const struct uffd_state *s, uint64_t a);
+
+/* watch_uffd_huge.c */
 size_t pmi_uffd_hb_lower(const struct uffd_state *s, uint64_t a);
+int pmi_uffd_huge_pass(struct pm_watch *w, struct piece *p, bool report, bool reset, bool discover);
+int pmi_uffd_huge_range(struct pm_watch *w, const struct pmi_watch_range *r, bool report, bool reset);
+void pmi_uffd_sd_start(struct pm_watch *w);
+int pmi_uffd_sd_clear(struct pm_watch *w, bool keep, const struct pmi_watch_range *fresh);
 
 #endif

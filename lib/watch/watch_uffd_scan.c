@@ -1,14 +1,10 @@
-/* watch_uffd_scan.c - the uffd write watch's PAGEMAP_SCAN passes: written pages reported and re-armed, huge pages left whole compared by contents. */
+/* watch_uffd_scan.c - the uffd write watch's PAGEMAP_SCAN passes: written pages reported and re-armed around the huge pages left whole. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/uio.h>
 #include <unistd.h>
-#define XXH_INLINE_ALL	/* header-only: no link dependency */
-#include <xxhash.h>
 #include "scan.h"
-#include "smaps.h"
 #include "watch_uffd.h"
 
 struct scan_call {
@@ -71,7 +67,7 @@ uint64_t pmi_uffd_next_chunk(uint64_t chunk, double hold)
 int pmi_uffd_scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool report, bool rearm, bool sparse)
 {
 	struct uffd_state *s = w->priv;
-	uint64_t a, b;
+	uint64_t a, b, pmd = w->ctx->features.pmd_size;
 	int err = 0;
 
 	if (!s->chunk)
@@ -82,7 +78,10 @@ int pmi_uffd_scan_written(struct pm_watch *w, uint64_t start, uint64_t end, bool
 
 		/* A sparse piece (1 GiB+, mostly empty: a sanitizer's shadow) is walked whole: mostly holes, skipped fast. */
 		b = !sparse && end - a > s->chunk ? a + s->chunk : end;
-		whole = b - a == s->chunk;
+		/* A call that ends inside a huge PMD would split it to arm half of it: end calls on PMD bounds. */
+		if (b < end && pmd && (b & ~(pmd - 1)) > a)
+			b &= ~(pmd - 1);
+		whole = b < end || b - a == s->chunk;	/* a call the chunk cut (maybe to a PMD bound) */
 		err = scan_written_chunk(w, a, b, report, rearm, sparse);
 		held = pmi_now() - t0;
 		pmi_watch_hold(w, held);
@@ -134,200 +133,6 @@ size_t pmi_uffd_piece_lower(const struct uffd_state *s, uint64_t a)
 	return lo;
 }
 
-/* Index of the first huge block at or after @a. */
-size_t pmi_uffd_hb_lower(const struct uffd_state *s, uint64_t a)
-{
-	size_t lo = 0, hi = s->nhb;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->hb[mid].start < a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static int hb_insert(struct uffd_state *s, size_t at, uint64_t start, uint64_t hash)
-{
-	if (s->nhb == s->caphb) {
-		size_t cap = s->caphb ? 2 * s->caphb : 16;
-		struct hblock *p = realloc(s->hb, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		s->hb = p;
-		s->caphb = cap;
-	}
-	memmove(&s->hb[at + 1], &s->hb[at], (s->nhb - at) * sizeof(*s->hb));
-	s->hb[at] = (struct hblock){ start, hash };
-	s->nhb++;
-	return 0;
-}
-
-/* The contents of the huge page at @a, hashed; read from the target (process_vm_readv: never a fault here). */
-static int hb_hash(struct pm_watch *w, uint64_t a, uint64_t *hash)
-{
-	struct uffd_state *s = w->priv;
-	size_t len = (size_t)w->ctx->features.pmd_size;
-	struct iovec local, remote = { (void *)(uintptr_t)a, len };
-	ssize_t n;
-
-	if (!s->hbuf && !(s->hbuf = malloc(len)))
-		return -ENOMEM;
-	local = (struct iovec){ s->hbuf, len };
-	n = process_vm_readv(w->pid ? w->pid : getpid(), &local, 1, &remote, 1, 0);
-	if (n != (ssize_t)len)
-		return n < 0 ? -errno : -EIO;
-	*hash = XXH3_64bits(s->hbuf, len);
-	w->stats.hashed_bytes += len;
-	return 0;
-}
-
-/* Is the PMD block at @a still one PMD-mapped huge page? */
-static int still_huge(struct pm_watch *w, uint64_t a, bool *huge)
-{
-	struct uffd_state *s = w->priv;
-	uint64_t pmd = w->ctx->features.pmd_size;
-	struct pm_scan_arg arg = {
-		.size = sizeof(arg), .start = a, .end = a + pmd, .vec = (uintptr_t)s->vec, .vec_len = 1,
-		.category_mask = PAGE_IS_HUGE | PAGE_IS_PRESENT, .return_mask = PAGE_IS_HUGE,
-	};
-	int n = ioctl(w->t->pagemap_fd, PAGEMAP_SCAN, &arg);
-
-	if (n < 0)
-		return -errno;
-	*huge = n == 1 && s->vec[0].start == a && s->vec[0].end == a + pmd;
-	return 0;
-}
-
-struct found {
-	uint64_t *v;
-	size_t n, cap;
-};
-
-static int collect_huge(struct pm_watch *w, const struct page_region *v, int n, void *data)
-{
-	uint64_t pmd = w->ctx->features.pmd_size, a;
-	struct found *f = data;
-	int i;
-
-	for (i = 0; i < n; i++)
-		for (a = (v[i].start + pmd - 1) & ~(pmd - 1); a + pmd <= v[i].end; a += pmd) {
-			if (f->n == f->cap) {
-				size_t cap = f->cap ? 2 * f->cap : 16;
-				uint64_t *p = realloc(f->v, cap * sizeof(*p));
-
-				if (!p)
-					return -ENOMEM;
-				f->v = p;
-				f->cap = cap;
-			}
-			f->v[f->n++] = a;
-		}
-	return 0;
-}
-
-/* Is piece @p a hugetlb mapping (armed as it is: a hugetlb page never splits)? Asked once, of smaps. */
-static bool piece_hugetlb(struct pm_watch *w, struct piece *p)
-{
-	struct pmi_smaps_swap *v;
-	const struct pmi_smaps_swap *e;
-	size_t n;
-
-	if (p->hugetlb < 0) {
-		p->hugetlb = 0;
-		if (pmi_smaps_swap_read(w->t, &v, &n) == 0) {
-			e = pmi_smaps_find(v, n, p->map_start);
-			p->hugetlb = e && e->kernel_page > w->psize;
-			free(v);
-		}
-	}
-	return p->hugetlb;
-}
-
-/*
- * The huge pages of piece @p now: in a sparse piece (empty parts not armed,
- * where a new one can form) by a scan of it all, elsewhere by checking the
- * known ones (armed page tables keep new ones from forming: no huge fault
- * over them, and khugepaged skips uffd-wp entries). At add (@discover) the
- * whole piece is scanned.
- */
-static int huge_now(struct pm_watch *w, struct piece *p, bool discover, struct found *f)
-{
-	struct uffd_state *s = w->priv;
-	size_t i;
-	int err = 0;
-
-	if (discover || p->sparse) {
-		struct pm_scan_arg arg = {
-			.start = p->start, .end = p->end, .vec_len = 1,
-			.category_mask = PAGE_IS_HUGE | PAGE_IS_PRESENT, .return_mask = PAGE_IS_HUGE,
-		};
-
-		err = pmi_uffd_scan_each(w, arg, collect_huge, f);
-		if (!err && f->n && piece_hugetlb(w, p))
-			f->n = 0;
-		return err;
-	}
-	for (i = pmi_uffd_hb_lower(s, p->start); i < s->nhb && s->hb[i].start < p->end && !err; i++) {
-		bool huge = false;
-
-		err = still_huge(w, s->hb[i].start, &huge);
-		if (!err && huge)
-			err = collect_huge(w, &(struct page_region){ .start = s->hb[i].start,
-					   .end = s->hb[i].start + w->ctx->features.pmd_size }, 1, f);
-	}
-	return err;
-}
-
-/*
- * Compare the known huge blocks of @p with those there now (@f, sorted):
- * still huge, its contents decide; split or gone, contents decide and (with
- * @reset) it is armed like any other memory from now on; new, it appeared
- * since the last look, so it was written (or read in: either way new
- * contents), and it is kept whole from now on (with @reset).
- */
-static int huge_merge(struct pm_watch *w, const struct piece *p, const struct found *f, bool report, bool reset)
-{
-	struct uffd_state *s = w->priv;
-	uint64_t pmd = w->ctx->features.pmd_size, hash = 0;
-	size_t i = pmi_uffd_hb_lower(s, p->start), j = 0;
-	int err = 0;
-
-	while (!err && (j < f->n || (i < s->nhb && s->hb[i].start < p->end))) {
-		bool known = i < s->nhb && s->hb[i].start < p->end;
-		uint64_t a = known && (j >= f->n || s->hb[i].start <= f->v[j]) ? s->hb[i].start : f->v[j];
-		bool now = j < f->n && f->v[j] == a;
-		int herr;
-
-		known = known && s->hb[i].start == a;
-		herr = hb_hash(w, a, &hash);
-		if (report && (!known || herr || hash != s->hb[i].hash))
-			pmi_watch_emit(w, a, a + pmd, true);
-		if (known && now) {
-			if (reset && !herr)
-				s->hb[i].hash = hash;
-			i++;
-		} else if (known) {	/* split or unmapped since: arm it, forget it */
-			if (reset) {
-				err = pmi_uffd_scan_written(w, a, a + pmd, false, true, p->sparse);
-				memmove(&s->hb[i], &s->hb[i + 1], (--s->nhb - i) * sizeof(*s->hb));
-			} else {
-				i++;
-			}
-		} else if (reset && !herr) {	/* new */
-			err = hb_insert(s, i, a, hash);
-			i++;
-		}
-		if (now)
-			j++;
-	}
-	return err;
-}
-
 /* Scan (report and/or re-arm) [@a, @b) of @p around the huge blocks left whole. */
 static int scan_gaps(struct pm_watch *w, const struct piece *p, bool report, bool rearm)
 {
@@ -353,17 +158,13 @@ static int scan_gaps(struct pm_watch *w, const struct piece *p, bool report, boo
 static int scan_piece(struct pm_watch *w, struct piece *p, bool report, bool rearm, bool huge, bool discover)
 {
 	bool keep = !(w->flags & PM_WATCH_NOTHP) && w->ctx->features.pmd_size;
-	struct found f = { 0 };
 	int err;
 
 	if (!keep)
 		return pmi_uffd_scan_written(w, p->start, p->end, report, rearm, p->sparse);
 	if (!huge)
 		return scan_gaps(w, p, report, rearm);
-	err = huge_now(w, p, discover, &f);
-	if (!err)
-		err = huge_merge(w, p, &f, report, rearm);
-	free(f.v);
+	err = pmi_uffd_huge_pass(w, p, report, rearm, discover);
 	return err ? err : scan_gaps(w, p, report, rearm);
 }
 

@@ -274,6 +274,18 @@ static PyObject *watch_reason(WatchObject *w, void *closure)
 	return pmpy_str(pm_watch_reason(w->w));
 }
 
+static PyObject *watch_notice(WatchObject *w, void *closure)
+{
+	const char *n;
+
+	if (check_open(w))
+		return NULL;
+	n = pm_watch_notice(w->w);
+	if (!n)
+		Py_RETURN_NONE;
+	return pmpy_str(n);
+}
+
 static PyObject *watch_atomic(WatchObject *w, void *closure)
 {
 	if (check_open(w))
@@ -308,6 +320,8 @@ static PyMethodDef watch_methods[] = {
 static PyGetSetDef watch_getset[] = {
 	{ "method", (getter)watch_method, NULL, NULL, NULL },	/* its doc: pmpy_watch_init */
 	{ "reason", (getter)watch_reason, NULL, "why this back end was chosen", NULL },
+	{ "notice", (getter)watch_notice, NULL, "None, or what the watched ranges change in a collect's cost or sight "
+	  "(uffd: huge pages left whole, and how their writes are told); set by the add that finds one", NULL },
 	{ "atomic", (getter)watch_atomic, NULL, "does a reset never lose a concurrent write?", NULL },
 	{ "stats", (getter)watch_stats, NULL, "running counts", NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
