@@ -71,6 +71,28 @@ PM_API const struct pm_live_row *pm_live_at(const struct pm_live *l, size_t i);
 /* pm_live_stats - what the last refresh read and kept. */
 PM_API void pm_live_stats(const struct pm_live *l, struct pm_live_stats *out);
 
+/* The machine's memory from ROOT/proc/meminfo, in bytes; PM_LIVE_UNKNOWN where the kernel has no such line. */
+#define PM_LIVE_UNKNOWN UINT64_MAX
+struct pm_live_memory {
+	uint64_t total;			/* MemTotal */
+	uint64_t free;			/* MemFree */
+	uint64_t available;		/* MemAvailable (3.14+) */
+	uint64_t anon;			/* AnonPages: anonymous memory mapped by processes */
+	uint64_t file;			/* Active(file) + Inactive(file): the page cache on the LRU */
+	uint64_t shmem;			/* Shmem: tmpfs, shared anonymous and memfd memory */
+	uint64_t anon_thp;		/* AnonHugePages: of anon, in transparent huge pages */
+	uint64_t hugetlb;		/* Hugetlb (4.16+): every hugetlb pool page, used or not */
+	uint64_t swap_total;		/* SwapTotal */
+	uint64_t swap_free;		/* SwapFree */
+};
+
+/*
+ * pm_live_memory - read @out from ROOT/proc/meminfo (one read).
+ * Returns 0, or -errno: a read error, or EBADMSG from a replayed tree whose
+ * meminfo lacks MemTotal.
+ */
+PM_API int pm_live_memory(struct pm_ctx *ctx, struct pm_live_memory *out);
+
 /* pm_live_free - free the table. NULL is fine. */
 PM_API void pm_live_free(struct pm_live *l);
 
