@@ -126,7 +126,7 @@ $(BUILD):
 # and the demo needs (make deps, make demo); TEST_DEBS: what the tests need beside it (make test-deps, make check):
 # clang for the fuzz targets, strace, xmllint to validate render's SVGs, headless Chromium to open its HTML, and
 # what tests/tests.mk and python/python.mk add.
-DEBS := pkg-config libsmartcols-dev libxxhash-dev libzstd-dev libmicrohttpd-dev
+DEBS := pkg-config libsmartcols-dev libxxhash-dev libzstd-dev libmicrohttpd-dev libncurses-dev
 TEST_DEBS := clang strace libxml2-utils chromium
 deps:
 	@tools/install-deps $(DEBS)
