@@ -36,8 +36,7 @@ static void put_obuf(void *ctx, const char *s, size_t n)
 	}
 }
 
-/* @s as a terminal may show it (control bytes and invalid UTF-8 encoded as \xHH) into @buf. */
-static const char *safe(const char *s, char *buf, size_t size)
+const char *draw_safe(const char *s, char *buf, size_t size)
 {
 	struct { char *p; size_t len, size; } b = { buf, 0, size };
 
@@ -88,16 +87,12 @@ static int text_cols(const char *s)
 	return used;
 }
 
-/* Text at row @y, column @x, at most @cols columns wide. */
 void draw_text(int y, int x, const char *s, int cols)
 {
-	char buf[1024];
-
 	if (cols <= 0)
 		return;
-	safe(s, buf, sizeof(buf));
 	sym_wmove(stdscr_win(), y, x);
-	sym_waddnstr(stdscr_win(), buf, fit_bytes(buf, cols));
+	sym_waddnstr(stdscr_win(), s, fit_bytes(s, cols));
 }
 
 static void size_cell(char *buf, size_t size, uint64_t v, bool unknown)
@@ -170,7 +165,7 @@ void draw_row(const struct top_view *v, const struct top_row *r, int y, int w, b
 	bool unknown = r->err && r->procs == 1;
 	enum top_fig rate_fig = v->to->sort_by == SORT_FIG ? v->to->sort : FIG_PSS;
 
-	safe(r->key, key, sizeof(key));
+	draw_safe(r->key, key, sizeof(key));
 	snprintf(name, sizeof(name), "%.*s", fit_bytes(key, nw), key);
 	if (v->to->group == GROUP_NONE) {
 		top_user(v, r, user, sizeof(user));
@@ -189,6 +184,7 @@ void draw_row(const struct top_view *v, const struct top_row *r, int y, int w, b
 	rate_cell(cell, sizeof(cell), r->rate[rate_fig], unknown);
 	if (!selected && v->colour && !unknown && (r->rate[rate_fig] > 0.5 || r->rate[rate_fig] < -0.5))
 		sym_wattr_on(stdscr_win(), COLOR_PAIR(r->rate[rate_fig] > 0 ? PAIR_RISE : PAIR_FALL), NULL);
+	off = text_cols(line);	/* columns, not bytes: a name may hold wide characters */
 	snprintf(line, sizeof(line), " %8s", cell);
 	draw_text(y, off < w ? off : w, line, w - off);
 	sym_wattr_off(stdscr_win(), A_COLOR | A_REVERSE, NULL);

@@ -122,10 +122,10 @@ static void draw(struct top_view *v)
 	top_header(v->ctx, &v->frame, v->to, header_line, &at);
 	y = at.y;
 	if (v->message[0] || v->paused || v->search[0]) {
-		char line[300];
+		char line[600], search[300];
 
 		snprintf(line, sizeof(line), "%s%s%s%s%s", v->paused ? "[paused] " : "", v->search[0] ? "search: " : "",
-			 v->search, v->search[0] ? "  " : "", v->message);
+			 draw_safe(v->search, search, sizeof(search)), v->search[0] ? "  " : "", v->message);
 		draw_text(y, 0, line, w);
 	}
 	draw_heading(v, ++y, w);

@@ -29,7 +29,10 @@ struct _win_st *stdscr_win(void);
 
 /* top_draw.c */
 void draw_colours(bool on);
+/* Text at row @y, column @x, at most @cols columns wide: our own words, or a name made safe first. */
 void draw_text(int y, int x, const char *s, int cols);
+/* @s as a terminal may show it (control bytes and invalid UTF-8 encoded as \xHH) into @buf. */
+const char *draw_safe(const char *s, char *buf, size_t size);
 void draw_heading(const struct top_view *v, int y, int w);
 void draw_row(const struct top_view *v, const struct top_row *r, int y, int w, bool selected);
 int name_width(const struct top_view *v, int w);
