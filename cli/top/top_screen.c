@@ -52,6 +52,8 @@ static const char *const help_lines[] = {
 	"pagemap top: keys",
 	"",
 	"  q          quit",
+	"  Enter      a process's mappings; on a mapping, its pages as a map",
+	"  Esc        back a level (also Backspace, Left)",
 	"  Up, Down   select a row (also k, j); PgUp, PgDn, Home, End",
 	"  P M U S    sort by PSS, RSS, USS or SWAP; N by PID, C by command",
 	"  < >        sort by the figure left or right of the current one",
@@ -107,6 +109,12 @@ static void note_selection(struct top_view *v)
 	}
 }
 
+static const char *const key_lines[] = {
+	"q quit  h help  Enter process  / search  < > sort  g group  space pause",
+	"q quit  h help  Enter mapping  Esc back  space pause",
+	"q quit  h help  Esc back  space pause",
+};
+
 static void draw(struct top_view *v)
 {
 	int w = sym_getmaxx(win), h = sym_getmaxy(win), y, rows;
@@ -114,8 +122,15 @@ static void draw(struct top_view *v)
 	size_t i;
 
 	sym_werase(win);
-	if (v->help) {
-		draw_help(w);
+	if (v->help || v->level) {
+		if (v->help)
+			draw_help(w);
+		else if (v->level == 1)
+			draw_proc(v, 0, w, h);
+		else
+			draw_pagemap(v, 0, w, h);
+		if (!v->help)
+			draw_text(h - 1, 0, key_lines[v->level], w);
 		sym_wrefresh(win);
 		return;
 	}
@@ -138,7 +153,7 @@ static void draw(struct top_view *v)
 		v->first = v->sel - (size_t)rows + 1;
 	for (i = v->first; i < v->frame.n && (int)(i - v->first) < rows; i++)
 		draw_row(v, &v->frame.rows[i], y + 1 + (int)(i - v->first), w, i == v->sel);
-	draw_text(h - 1, 0, "q quit  h help  / search  < > sort  g group  space pause", w);
+	draw_text(h - 1, 0, key_lines[0], w);
 	sym_wrefresh(win);
 }
 
@@ -185,6 +200,88 @@ static void move_sel(struct top_view *v, long by)
 	note_selection(v);
 }
 
+/* The cells the mapping level has room for: the lines under its heading and legend, less the address. */
+static size_t map_cells(void)
+{
+	int w = sym_getmaxx(win) - 15, h = sym_getmaxy(win) - 6;
+
+	return (size_t)(w > 8 ? w : 8) * (size_t)(h > 1 ? h : 1);
+}
+
+/* The level's figures read again (the machine's through the live table, by the caller). */
+static void read_level(struct top_view *v)
+{
+	if (v->level == 1) {
+		v->proc.err = top_proc_read(v->ctx, &v->proc);
+	} else if (v->level == 2) {
+		char path[sizeof(v->map.path)];
+
+		snprintf(path, sizeof(path), "%s", v->map.path);
+		v->map.err = top_pagemap_read(v->ctx, v->proc.pid, v->map.start, v->map.end, map_cells(), &v->map);
+		snprintf(v->map.path, sizeof(v->map.path), "%s", path);
+	}
+}
+
+static bool is_enter(int c)
+{
+	return c == '\n' || c == '\r' || c == KEY_ENTER;
+}
+
+static bool is_back(int c)
+{
+	return c == 27 || c == KEY_BACKSPACE || c == 127 || c == '\b' || c == KEY_LEFT;
+}
+
+/* Enter on the machine's table opens the process selected; on the process's, the mapping selected. */
+static void go_in(struct top_view *v)
+{
+	if (v->level == 0 && v->sel < v->frame.n && v->to->group == GROUP_NONE) {
+		top_proc_free(&v->proc);
+		memset(&v->proc, 0, sizeof(v->proc));
+		v->proc.pid = v->frame.rows[v->sel].pid;
+		snprintf(v->proc.comm, sizeof(v->proc.comm), "%.*s", (int)sizeof(v->proc.comm) - 1, v->frame.rows[v->sel].key);
+		v->level = 1;
+	} else if (v->level == 1 && v->proc.sel < v->proc.n) {
+		const struct top_mapping *m = &v->proc.v[v->proc.sel];
+
+		top_pagemap_free(&v->map);
+		v->map.start = m->start, v->map.end = m->end;
+		snprintf(v->map.path, sizeof(v->map.path), "%s", m->path);
+		v->level = 2;
+	} else {
+		snprintf(v->message, sizeof(v->message), "Enter opens a process (not a group: g ungroups)");
+		return;
+	}
+	read_level(v);
+}
+
+static void move_level_sel(struct top_view *v, int c, int page)
+{
+	long n = (long)v->proc.n, s = (long)v->proc.sel;
+
+	s += c == KEY_UP || c == 'k' ? -1 : c == KEY_DOWN || c == 'j' ? 1 : c == KEY_PPAGE ? -page :
+		c == KEY_NPAGE ? page : c == KEY_HOME ? -n : c == KEY_END ? n : 0;
+	v->proc.sel = (size_t)(s < 0 || !n ? 0 : s >= n ? n - 1 : s);
+}
+
+/* A key at the process or mapping level; returns false to quit. */
+static bool on_level_key(struct top_view *v, int c, int page)
+{
+	if (c == 'q' || c == 'Q')
+		return false;
+	if (is_back(c))
+		v->level--;
+	else if (is_enter(c) && v->level == 1)
+		go_in(v);
+	else if (v->level == 1)
+		move_level_sel(v, c, page);
+	if (c == ' ')
+		v->paused = !v->paused;
+	else if (c == 'h' || c == '?')
+		v->help = true;
+	return true;
+}
+
 /* A key; returns false to quit. @changed: the rows must be made again (sort, group, search). */
 static bool on_key(struct top_view *v, int c, bool *changed)
 {
@@ -194,6 +291,12 @@ static bool on_key(struct top_view *v, int c, bool *changed)
 	if (v->help && c != ERR && c != KEY_RESIZE) {
 		v->help = false;
 		return c != 'q' && c != 'Q';
+	}
+	if (v->level && c != ERR && c != KEY_RESIZE)
+		return on_level_key(v, c, page);
+	if (is_enter(c)) {
+		go_in(v);
+		return true;
 	}
 	switch (c) {
 	case 'q': case 'Q':
@@ -242,9 +345,12 @@ static int screen_open(struct top_view *v)
 	sym_cbreak();
 	sym_noecho();
 	sym_keypad(win, TRUE);
+	sym_set_escdelay(25);	/* Esc goes back a level at once, not after ncurses' default second */
 	sym_curs_set(0);
 	v->colour = !(no_colour && *no_colour);
 	draw_colours(v->colour);
+	if (v->colour)
+		draw_cell_colours();
 	return 0;
 }
 
@@ -266,7 +372,9 @@ int top_screen(struct pm_ctx *ctx, struct pm_live *l, struct top_opts *to, volat
 		int c;
 
 		if (!v.paused && now >= next) {
-			if (top_refresh(ctx, l, &v.frame, to, cg, t0) < 0) {
+			if (v.level)
+				read_level(&v);
+			else if (top_refresh(ctx, l, &v.frame, to, cg, t0) < 0) {
 				code = EXIT_RUNTIME;
 				break;
 			}
@@ -282,6 +390,8 @@ int top_screen(struct pm_ctx *ctx, struct pm_live *l, struct top_opts *to, volat
 	}
 	restore();
 	win = NULL;
+	top_proc_free(&v.proc);
+	top_pagemap_free(&v.map);
 	top_frame_free(&v.frame);
 	top_cgroups_free(cg);
 	return code;
