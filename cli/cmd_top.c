@@ -176,42 +176,16 @@ static int parse_args(int argc, char **argv, struct top_opts *to)
 	return -1;
 }
 
-static double mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Sleep until @until (monotonic seconds), cut short by a stop signal. */
 static void sleep_until(double until)
 {
 	double left;
 
-	while (!stop_signal && (left = until - mono_now()) > 0) {
+	while (!stop_signal && (left = until - top_now()) > 0) {
 		struct timespec ts = { .tv_sec = (time_t)left, .tv_nsec = (long)((left - (double)(time_t)left) * 1e9) };
 
 		nanosleep(&ts, NULL);
 	}
-}
-
-int top_refresh(struct pm_ctx *ctx, struct pm_live *l, struct top_frame *f, const struct top_opts *to,
-		struct top_cgroups *cg, double t0)
-{
-	int r = pm_live_refresh(l, to->delay);
-
-	if (r < 0) {
-		cli_error(-r, "cannot list %s/proc", strcmp(pm_ctx_root(ctx), "/") ? pm_ctx_root(ctx) : "");
-		return r;
-	}
-	f->mem_prev = f->mem;
-	f->mem_prev_known = f->mem_known;
-	f->mem_known = pm_live_memory(ctx, &f->mem) == 0;
-	f->t = mono_now() - t0;
-	if ((r = top_frame_fill(f, ctx, l, to, cg)) < 0)
-		cli_error(-r, "cannot make a frame");
-	return r;
 }
 
 static int batch(struct pm_ctx *ctx, struct pm_live *l, const struct top_opts *to)
@@ -219,7 +193,7 @@ static int batch(struct pm_ctx *ctx, struct pm_live *l, const struct top_opts *t
 	struct top_cgroups *cg = top_cgroups_new();
 	struct out *out = top_batch_out(to);
 	struct top_frame f = { 0 };
-	double t0 = mono_now(), next = t0;
+	double t0 = top_now(), next = t0;
 	unsigned long i;
 	int code = EXIT_OK, r;
 

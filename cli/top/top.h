@@ -72,7 +72,9 @@ void top_cgroups_free(struct top_cgroups *cg);
 int top_parse_sort(const char *arg, struct top_opts *to);
 int top_parse_group(const char *arg, enum top_group *g);
 
-/* cmd_top.c: the next frame into @f (the live table refreshed, meminfo, the rows); 0 or -errno after a message. */
+/* Monotonic seconds. */
+double top_now(void);
+/* top_rows.c: the next frame into @f (the live table refreshed, meminfo, the rows); 0 or -errno after a message. */
 int top_refresh(struct pm_ctx *ctx, struct pm_live *l, struct top_frame *f, const struct top_opts *to,
 		struct top_cgroups *cg, double t0);
 

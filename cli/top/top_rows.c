@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include "cli.h"
 #include "top.h"
 
@@ -296,4 +297,30 @@ int top_parse_group(const char *arg, enum top_group *g)
 			return 0;
 		}
 	return -EINVAL;
+}
+
+double top_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int top_refresh(struct pm_ctx *ctx, struct pm_live *l, struct top_frame *f, const struct top_opts *to,
+		struct top_cgroups *cg, double t0)
+{
+	int r = pm_live_refresh(l, to->delay);
+
+	if (r < 0) {
+		cli_error(-r, "cannot list %s/proc", strcmp(pm_ctx_root(ctx), "/") ? pm_ctx_root(ctx) : "");
+		return r;
+	}
+	f->mem_prev = f->mem;
+	f->mem_prev_known = f->mem_known;
+	f->mem_known = pm_live_memory(ctx, &f->mem) == 0;
+	f->t = top_now() - t0;
+	if ((r = top_frame_fill(f, ctx, l, to, cg)) < 0)
+		cli_error(-r, "cannot make a frame");
+	return r;
 }

@@ -27,14 +27,6 @@ static void restore(void)
 		sym_endwin();
 }
 
-static double mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void top_user(const struct top_view *v, const struct top_row *r, char *buf, size_t size)
 {
 	char name[256];
@@ -358,7 +350,7 @@ int top_screen(struct pm_ctx *ctx, struct pm_live *l, struct top_opts *to, volat
 {
 	struct top_view v = { .ctx = ctx, .to = to };
 	struct top_cgroups *cg = top_cgroups_new();
-	double t0 = mono_now(), next = t0;
+	double t0 = top_now(), next = t0;
 	bool run = true;
 	int code = EXIT_OK;
 
@@ -368,7 +360,7 @@ int top_screen(struct pm_ctx *ctx, struct pm_live *l, struct top_opts *to, volat
 	}
 	while (run && !*stop) {
 		bool changed = false;
-		double now = mono_now();
+		double now = top_now();
 		int c;
 
 		if (!v.paused && now >= next) {
@@ -382,7 +374,7 @@ int top_screen(struct pm_ctx *ctx, struct pm_live *l, struct top_opts *to, volat
 			next = now - next > to->delay ? now + to->delay : next + to->delay;
 		}
 		draw(&v);
-		sym_wtimeout(win, v.paused ? 1000 : (int)((next - mono_now()) * 1000) + 1);
+		sym_wtimeout(win, v.paused ? 1000 : (int)((next - top_now()) * 1000) + 1);
 		c = sym_wgetch(win);
 		run = on_key(&v, c, &changed);
 		if (changed && top_frame_fill(&v.frame, ctx, l, to, cg) == 0)	/* the same figures, made again */
