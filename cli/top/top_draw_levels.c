@@ -3,6 +3,7 @@
  * makes, with RSS's change since the frame before) and a mapping's pages as a map of cells with
  * a legend of exact counts, as pagemon draws a process's pages.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -99,11 +100,15 @@ void draw_proc(struct top_view *v, int y, int w, int h)
 	int rows = h - y - 4;
 	size_t i;
 
-	if (p->err) {
-		char line[300];
+	if (p->err) {	/* gone, or not ours to read: the library's words, as every command says them */
+		char line[PATH_MAX + 256], safe[2 * PATH_MAX];
+		const char *hint = NULL;
 
-		snprintf(line, sizeof(line), "Process %d: %s (Esc or Backspace: back)", (int)p->pid, strerror(-p->err));
-		draw_text(y, 0, line, w);
+		pm_target_explain(v->ctx, p->pid, NULL, -p->err, line, sizeof(line), &hint);
+		draw_text(y, 0, draw_safe(line, safe, sizeof(safe)), w);
+		if (hint)
+			draw_text(y + 1, 0, hint, w);
+		draw_text(y + 3, 0, "Esc goes back to the processes.", w);
 		return;
 	}
 	proc_heading(v, y, w);
