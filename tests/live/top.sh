@@ -129,7 +129,7 @@ for size in 100x30 80x24; do
 	keys "$name" Escape
 	wait_for "$name" "Enter process" || failed "back-$size" "$(screen "$name" | tail -n 2)"
 	keys "$name" q
-	if wait_for "$name" "rc=0" && screen "$name" | grep -q "^icanon echo"; then
+	if wait_for "$name" "rc=0" && wait_for "$name" "^icanon echo"; then
 		pass "quit-$size"
 	else
 		failed "quit-$size" "$(screen "$name" | tail -n 3)"
@@ -141,7 +141,7 @@ start term 100 30 "$pagemap" top -d 0.3
 wait_for term "pagemap top -" || failed sigterm "no view"
 pid=$(pgrep -n -f "^$pagemap top -d 0.3\$")
 [ -n "$pid" ] && kill -TERM "$pid"
-if wait_for term "rc=0" && screen term | grep -q "^icanon echo"; then pass sigterm; else failed sigterm "pid '$pid': $(screen term | grep -v '^$' | tail -n 3)"; fi
+if wait_for term "rc=0" && wait_for term "^icanon echo"; then pass sigterm; else failed sigterm "pid '$pid': $(screen term | grep -v '^$' | tail -n 3)"; fi
 
 # A process that ends under the process level, and a resize.
 sleep 600 &
