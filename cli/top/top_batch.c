@@ -57,7 +57,6 @@ struct out *top_batch_out(const struct top_opts *to)
 static void fill_row(struct pm_ctx *ctx, struct out *out, const struct top_row *r, const struct top_opts *to)
 {
 	struct libscols_line *ln = out_line(out);
-	char name[256];
 	int i;
 
 	if (to->group == GROUP_NONE) {
@@ -68,7 +67,7 @@ static void fill_row(struct pm_ctx *ctx, struct out *out, const struct top_row *
 		out_u64(out, ln, COL_PROCS, r->procs);
 	}
 	if (r->uid_known && to->group != GROUP_CGROUP && to->group != GROUP_COMM) {
-		const char *u = cli_user_name(ctx, r->uid, name, sizeof(name));
+		const char *u = top_user_name(ctx, r->uid);
 
 		if (u)
 			out_str(out, ln, COL_USER, u);

@@ -129,7 +129,6 @@ static void row_of(struct top_row *r, const struct pm_live_row *lr, double inter
 static void group_key(struct pm_ctx *ctx, const struct top_opts *to, const struct top_row *r, const char *cg,
 		      char *key, size_t size)
 {
-	char name[256];
 
 	switch (to->group) {
 	case GROUP_USER:
@@ -137,7 +136,7 @@ static void group_key(struct pm_ctx *ctx, const struct top_opts *to, const struc
 			snprintf(key, size, "?");
 		else
 			{
-			const char *u = cli_user_name(ctx, r->uid, name, sizeof(name));
+			const char *u = top_user_name(ctx, r->uid);
 
 			snprintf(key, size, "%s", u ? u : "?");
 		}
@@ -323,4 +322,35 @@ int top_refresh(struct pm_ctx *ctx, struct pm_live *l, struct top_frame *f, cons
 	if ((r = top_frame_fill(f, ctx, l, to, cg)) < 0)
 		cli_error(-r, "cannot make a frame");
 	return r;
+}
+
+/*
+ * The name of @uid, cached for the run: getpwuid reads the passwd database every call, which was
+ * most of a frame's system calls on a machine of a few hundred processes. A user renamed while
+ * top runs keeps its old name until the next start, as procps top does.
+ */
+const char *top_user_name(struct pm_ctx *ctx, uid_t uid)
+{
+	static struct {
+		uid_t uid;
+		bool known;
+		char name[64];
+	} cache[128];
+	static size_t used;
+	char buf[256];
+	const char *name;
+	size_t i;
+
+	for (i = 0; i < used; i++)
+		if (cache[i].uid == uid)
+			return cache[i].known ? cache[i].name : NULL;
+	name = cli_user_name(ctx, uid, buf, sizeof(buf));
+	if (used < sizeof(cache) / sizeof(cache[0]) && (!name || strlen(name) < sizeof(cache[0].name))) {
+		cache[used].uid = uid;
+		cache[used].known = name != NULL;
+		if (name)
+			snprintf(cache[used].name, sizeof(cache[used].name), "%s", name);
+		return cache[used++].known ? cache[used - 1].name : NULL;
+	}
+	return name;	/* past the cache (or a name too long for it): looked up each time */
 }

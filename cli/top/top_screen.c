@@ -29,8 +29,7 @@ static void restore(void)
 
 void top_user(const struct top_view *v, const struct top_row *r, char *buf, size_t size)
 {
-	char name[256];
-	const char *u = r->uid_known ? cli_user_name(v->ctx, r->uid, name, sizeof(name)) : NULL;
+	const char *u = r->uid_known ? top_user_name(v->ctx, r->uid) : NULL;
 
 	if (u)
 		snprintf(buf, size, "%s", u);
