@@ -227,6 +227,7 @@ int cmd_top(struct pm_ctx *ctx, int argc, char **argv)
 {
 	struct top_opts to = { .delay = 1, .max_age = 10, .sort_by = SORT_FIG, .sort = FIG_PSS };
 	struct sigaction sa = { .sa_handler = on_stop };
+	struct top_filter filter;
 	struct pm_live *l;
 	int code = parse_args(argc, argv, &to);
 
@@ -239,6 +240,10 @@ int cmd_top(struct pm_ctx *ctx, int argc, char **argv)
 		free(to.pids);
 		return EXIT_RUNTIME;
 	}
+	filter.ctx = ctx;
+	filter.to = &to;
+	if (to.npids || to.by_user || to.cgroup)
+		pm_live_set_filter(l, top_live_filter, &filter);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);

@@ -62,6 +62,13 @@ struct top_frame {
 
 struct top_cgroups;
 
+/* The processes -p, -u and --cgroup ask for, judged by the live table before it reads a rollup. */
+struct top_filter {
+	struct pm_ctx *ctx;
+	const struct top_opts *to;
+};
+bool top_live_filter(void *data, const struct pm_live_row *row);
+
 /* top_rows.c */
 extern const char *const top_fig_names[NFIGS];
 int top_frame_fill(struct top_frame *f, struct pm_ctx *ctx, const struct pm_live *l, const struct top_opts *to,

@@ -55,8 +55,8 @@ static void proc_heading(const struct top_view *v, int y, int w)
 	snprintf(line, sizeof(line), "Process %d (%s): %zu mappings, RSS %s, swapped %s", (int)p->pid,
 		 draw_safe(p->comm, comm, sizeof(comm)), p->n, a, b);
 	draw_text(y, 0, line, w);
-	snprintf(line, sizeof(line), "%-14s %6s %6s %6s %6s %6s %7s %-4s %s", "START", "SIZE", "RSS", "EXCL", "SWAP",
-		 "THP", "CHANGE", "PERM", "PATH");
+	snprintf(line, sizeof(line), "%-14s %6s %6s %9s %6s %6s %7s %-5s %s", "START", "SIZE", "RSS", "EXCLUSIVE",
+		 "SWAP", "THP", "CHANGE", "PERMS", "PATH");
 	sym_wattr_on(stdscr_win(), A_REVERSE, NULL);
 	draw_text(y + 2, 0, line, w);
 	sym_wclrtoeol(stdscr_win());
@@ -83,7 +83,7 @@ static void proc_row(const struct top_mapping *m, int y, int w, bool selected)
 	} else {
 		snprintf(change, sizeof(change), "0");
 	}
-	snprintf(line, sizeof(line), "%#14llx %6s %6s %6s %6s %6s %7s %-4s %s", (unsigned long long)m->start, size, rss,
+	snprintf(line, sizeof(line), "%#14llx %6s %6s %9s %6s %6s %7s %-5s %s", (unsigned long long)m->start, size, rss,
 		 excl, swap, thp, change, m->perms, draw_safe(m->path, path, sizeof(path)));
 	if (selected)
 		sym_wattr_on(stdscr_win(), A_REVERSE, NULL);

@@ -198,18 +198,23 @@ static int by_opts(const void *a, const void *b, void *to)
 	return cmp_sort(to, a, b);
 }
 
-/* Is @lr one of the processes asked for? @cg is filled when the cgroup is needed. */
+/* Does @lr's command name hold the search text? (-p, -u and --cgroup chose the rows already: top_live_filter.) */
 static bool chosen(struct pm_ctx *ctx, const struct top_opts *to, const struct pm_live_row *lr,
 		   struct top_cgroups *cg, size_t *at, const char **cgp)
 {
-	*cgp = NULL;
-	if (!pid_wanted(to, lr->pid) || (to->by_user && (!lr->uid_known || lr->uid != to->user)))
-		return false;
-	if (to->cgroup || to->group == GROUP_CGROUP)
-		*cgp = cg_of(cg, ctx, lr, at);
-	if (to->cgroup && !cg_within(*cgp, to->cgroup))
-		return false;
+	*cgp = to->group == GROUP_CGROUP ? cg_of(cg, ctx, lr, at) : NULL;
 	return !to->filter || !*to->filter || strcasestr(lr->comm, to->filter);
+}
+
+bool top_live_filter(void *data, const struct pm_live_row *row)
+{
+	const struct top_filter *f = data;
+	char cg[4096];
+
+	if (!pid_wanted(f->to, row->pid) || (f->to->by_user && (!row->uid_known || row->uid != f->to->user)))
+		return false;
+	/* Read each frame: a process may move to another cgroup, and only those of --cgroup are read at all. */
+	return !f->to->cgroup || (pm_memcg_of(f->ctx, row->pid, cg, sizeof(cg)) == 0 && cg_within(cg, f->to->cgroup));
 }
 
 int top_frame_fill(struct top_frame *f, struct pm_ctx *ctx, const struct pm_live *l, const struct top_opts *to,

@@ -34,7 +34,7 @@ struct pm_live_row {
 
 /* What the last refresh did. */
 struct pm_live_stats {
-	size_t rows;			/* processes listed */
+	size_t rows;			/* processes listed (those the filter keeps) */
 	size_t read;			/* rollups read */
 	size_t read_moved;		/* of them: the stat line moved, or a new process */
 	size_t read_aged;		/* of them: round-robin, oldest first */
@@ -63,6 +63,15 @@ PM_API struct pm_live *pm_live_new(struct pm_ctx *ctx, double max_age);
  * Rows are in PID order. Returns 0, or -errno from listing ROOT/proc.
  */
 PM_API int pm_live_refresh(struct pm_live *l, double next);
+
+/*
+ * pm_live_set_filter - list only the processes @fn returns true for (NULL:
+ * every one). @fn sees a process's row before its rollup is read (PID, UID,
+ * state, comm; acct not yet), so a table of a few processes reads only
+ * theirs. Takes effect at the next refresh.
+ */
+typedef bool (*pm_live_filter_fn)(void *data, const struct pm_live_row *row);
+PM_API void pm_live_set_filter(struct pm_live *l, pm_live_filter_fn fn, void *data);
 
 /* pm_live_count, pm_live_at - the rows of the last refresh; a row is borrowed until the next. */
 PM_API size_t pm_live_count(const struct pm_live *l);

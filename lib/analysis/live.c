@@ -26,6 +26,8 @@ struct pm_live {
 	struct pm_live_stats st;
 	size_t *cand;			/* scratch: indices of unmoved rows, oldest first */
 	double *ages;
+	pm_live_filter_fn filter;
+	void *filter_data;
 };
 
 static double now_s(void)
@@ -61,6 +63,12 @@ void pm_live_free(struct pm_live *l)
 	free(l->cand);
 	free(l->ages);
 	free(l);
+}
+
+void pm_live_set_filter(struct pm_live *l, pm_live_filter_fn fn, void *data)
+{
+	l->filter = fn;
+	l->filter_data = data;
 }
 
 size_t pm_live_count(const struct pm_live *l)
@@ -158,6 +166,8 @@ static int add_row(struct pm_live *l, pid_t pid, size_t *matched)
 	memcpy(e->row.comm, comm, sizeof(comm));
 	e->row.read_now = false;
 	e->row.prev = e->row.acct;
+	if (l->filter && !l->filter(l->filter_data, &e->row))
+		l->n--;	/* not asked for: no row, and its rollup is never read (a live one is not gone) */
 	return 0;
 }
 

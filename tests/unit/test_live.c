@@ -257,6 +257,46 @@ out:
 	return ok;
 }
 
+static bool even_pids(void *data, const struct pm_live_row *row)
+{
+	(*(int *)data)++;
+	return row->pid % 2 == 0 && row->comm[0] == 'w' && row->uid_known;
+}
+
+/* A filter sees each row with its PID, UID and name before any rollup is read; rows it refuses are never read. */
+static int filtered(void)
+{
+	char *root = rp_new_root();
+	struct pm_ctx *ctx = NULL;
+	struct pm_live *l = NULL;
+	struct pm_live_stats st;
+	int pid, calls = 0, ok = T_FAIL;
+
+	if (!root)
+		return T_FAIL;
+	for (pid = 100; pid < 110; pid++)
+		if (put_proc(root, pid, 10, 500 + pid, 8) < 0)
+			goto out;
+	if (!(ctx = pm_ctx_new(root)) || !(l = pm_live_new(ctx, 100)))
+		goto out;
+	pm_live_set_filter(l, even_pids, &calls);
+	if (pm_live_refresh(l, 1) < 0)
+		goto out;
+	pm_live_stats(l, &st);
+	if (calls != 10 || st.rows != 5 || st.read != 5 || pm_live_at(l, 0)->pid != 100 || pm_live_at(l, 4)->pid != 108)
+		goto out;
+	pm_live_set_filter(l, NULL, NULL);
+	if (pm_live_refresh(l, 1) < 0)
+		goto out;
+	pm_live_stats(l, &st);
+	ok = st.rows == 10 && st.read_moved == 5 && st.gone == 0 ? T_PASS : T_FAIL;
+out:
+	pm_live_free(l);
+	pm_ctx_free(ctx);
+	rp_free_root(root);
+	return ok;
+}
+
 /* The table on this machine: a child of ours is a row, with smaps_rollup's figures; its end is a gone row. */
 static int live_table(void)
 {
@@ -303,5 +343,5 @@ out:
 	return ok;
 }
 
-T_MAIN(T(real_line), T(hostile_names), T(malformed), T(moved), T(quota), T(round_robin_bound), T(bookkeeping),
+T_MAIN(T(real_line), T(hostile_names), T(malformed), T(moved), T(quota), T(round_robin_bound), T(bookkeeping), T(filtered),
        T(live_table))
