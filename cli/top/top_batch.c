@@ -125,8 +125,9 @@ void top_header(struct pm_ctx *ctx, const struct top_frame *f, const struct top_
 
 	(void)ctx;
 	localtime_r(&now, &tm);
-	snprintf(text, sizeof(text), "pagemap top - %02d:%02d:%02d, %zu processes: %zu read (%zu moved, %zu by age)",
-		 tm.tm_hour, tm.tm_min, tm.tm_sec, f->live.rows, f->live.read, f->live.read_moved, f->live.read_aged);
+	snprintf(text, sizeof(text), "pagemap top - %02d:%02d:%02d, %zu %s: %zu read (%zu moved, %zu by age)",
+		 tm.tm_hour, tm.tm_min, tm.tm_sec, f->live.rows, f->live.rows == 1 ? "process" : "processes",
+		 f->live.read, f->live.read_moved, f->live.read_aged);
 	line(data, text);
 	snprintf(text, sizeof(text), "Rows at most %.1f s old (oldest %.1f s), a frame every %.1f s", f->live.max_age,
 		 f->live.oldest, to->delay);

@@ -25,6 +25,7 @@ static const struct {
 	[CELL_ZERO] = { '0', "zero page", COLOR_WHITE },
 	[CELL_SWAP] = { 'S', "swapped", COLOR_RED },
 	[CELL_GUARD] = { 'g', "guard", COLOR_YELLOW },
+	[CELL_WRITTEN] = { 'W', "written this frame", COLOR_RED },
 };
 #define PAIR_CELL 16	/* pairs PAIR_CELL + state */
 
@@ -56,14 +57,14 @@ static void proc_heading(const struct top_view *v, int y, int w)
 		 draw_safe(p->comm, comm, sizeof(comm)), p->n, a, b);
 	draw_text(y, 0, line, w);
 	snprintf(line, sizeof(line), "%-14s %6s %6s %9s %6s %6s %7s %-5s %s", "START", "SIZE", "RSS", "EXCLUSIVE",
-		 "SWAP", "THP", "CHANGE", "PERMS", "PATH");
+		 "SWAP", "THP", v->watch ? "WRITTEN" : "CHANGE", "PERMS", "PATH");
 	sym_wattr_on(stdscr_win(), A_REVERSE, NULL);
 	draw_text(y + 2, 0, line, w);
 	sym_wclrtoeol(stdscr_win());
 	sym_wattr_off(stdscr_win(), A_REVERSE, NULL);
 }
 
-static void proc_row(const struct top_mapping *m, int y, int w, bool selected)
+static void proc_row(const struct top_view *v, const struct top_mapping *m, int y, int w, bool selected)
 {
 	char line[700], size[32], rss[32], excl[32], swap[32], thp[32], change[40], path[600];
 
@@ -75,7 +76,9 @@ static void proc_row(const struct top_mapping *m, int y, int w, bool selected)
 		snprintf(excl, sizeof(excl), "-");
 	human(m->u.swapped, swap, sizeof(swap));
 	human(m->u.thp, thp, sizeof(thp));
-	if (m->rss_change) {
+	if (v->watch) {
+		human(m->written, change, sizeof(change));
+	} else if (m->rss_change) {
 		char h[32];
 
 		human((uint64_t)(m->rss_change < 0 ? -m->rss_change : m->rss_change), h, sizeof(h));
@@ -121,7 +124,7 @@ void draw_proc(struct top_view *v, int y, int w, int h)
 	if (p->sel >= p->first + (size_t)rows)
 		p->first = p->sel - (size_t)rows + 1;
 	for (i = p->first; i < p->n && (int)(i - p->first) < rows; i++)
-		proc_row(&p->v[i], y + 3 + (int)(i - p->first), w, i == p->sel);
+		proc_row(v, &p->v[i], y + 3 + (int)(i - p->first), w, i == p->sel);
 }
 
 /* The legend: each state's letter, name and exact page count, as many per line as fit. */

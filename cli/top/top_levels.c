@@ -148,8 +148,28 @@ static void settle_cells(struct top_pagemap *pm, const uint64_t *tally)
 	}
 }
 
+/* The written pages over the cells: a cell with one shows W; the count is exact, beside the states'. */
+static void overlay_written(struct top_pagemap *pm, const struct pm_written *wr, size_t n, uint64_t page)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t s = wr[i].start > pm->start ? wr[i].start : pm->start;
+		uint64_t e = wr[i].end < pm->end ? wr[i].end : pm->end;
+		uint64_t p;
+
+		if (e <= s)
+			continue;
+		pm->count[CELL_WRITTEN] += (e - s) / page;
+		for (p = (s - pm->start) / page; p < (e - pm->start) / page; p = (p / pm->pages_per_cell + 1) *
+									      pm->pages_per_cell)
+			if (p / pm->pages_per_cell < pm->ncells)
+				pm->cell[p / pm->pages_per_cell] = CELL_WRITTEN;
+	}
+}
+
 int top_pagemap_read(struct pm_ctx *ctx, pid_t pid, uint64_t start, uint64_t end, size_t cells,
-		     struct top_pagemap *pm)
+		     const struct pm_written *written, size_t nwritten, struct top_pagemap *pm)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), npages = (end - start) / page, *tally;
 	struct pm_target *t = pm_target_open(ctx, pid);
@@ -177,6 +197,7 @@ int top_pagemap_read(struct pm_ctx *ctx, pid_t pid, uint64_t start, uint64_t end
 	if (r == 1) {
 		r = 0;
 		settle_cells(pm, tally);
+		overlay_written(pm, written, nwritten, page);
 	}
 	pm_walk_free(w);
 out:

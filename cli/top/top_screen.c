@@ -45,6 +45,8 @@ static const char *const help_lines[] = {
 	"  q          quit",
 	"  Enter      a process's mappings; on a mapping, its pages as a map",
 	"  Esc        back a level (also Backspace, Left)",
+	"  w          (a process or mapping) the pages it writes per frame: the first w",
+	"             says what watching does to it, the second starts, a third stops",
 	"  Up, Down   select a row (also k, j); PgUp, PgDn, Home, End",
 	"  P M U S    sort by PSS, RSS, USS or SWAP; N by PID, C by command",
 	"  < >        sort by the figure left or right of the current one",
@@ -100,10 +102,35 @@ static void note_selection(struct top_view *v)
 	}
 }
 
+/* @s from row @y over at most @rows lines of @w columns, broken at spaces (our own words: ASCII). */
+static void draw_wrapped(int y, const char *s, int w, int rows)
+{
+	char line[512];
+
+	while (*s && rows-- > 0 && w > 1) {
+		size_t n = strlen(s);
+
+		if (n > (size_t)w) {
+			n = (size_t)w;
+			while (n > 1 && s[n] != ' ')
+				n--;
+			if (n == 1)
+				n = (size_t)w;
+		}
+		snprintf(line, sizeof(line), "%.*s", (int)n, s);
+		sym_wmove(win, y, 0);
+		sym_wclrtoeol(win);
+		draw_text(y++, 0, line, w);
+		s += n;
+		while (*s == ' ')
+			s++;
+	}
+}
+
 static const char *const key_lines[] = {
 	"q quit  h help  Enter process  / search  < > sort  g group  space pause",
-	"q quit  h help  Enter mapping  Esc back  space pause",
-	"q quit  h help  Esc back  space pause",
+	"q quit  h help  Enter mapping  Esc back  w writes  space pause",
+	"q quit  h help  Esc back  w writes  space pause",
 };
 
 static void draw(struct top_view *v)
@@ -120,8 +147,10 @@ static void draw(struct top_view *v)
 			draw_proc(v, 0, w, h);
 		else
 			draw_pagemap(v, 0, w, h);
-		if (!v->help)
+		if (!v->help) {
+			draw_wrapped(h - 4, v->message, w, 3);	/* a notice may run over a line: it is all said */
 			draw_text(h - 1, 0, key_lines[v->level], w);
+		}
 		sym_wrefresh(win);
 		return;
 	}
@@ -204,11 +233,14 @@ static void read_level(struct top_view *v)
 {
 	if (v->level == 1) {
 		v->proc.err = top_proc_read(v->ctx, &v->proc);
+		top_watch_collect(v);
 	} else if (v->level == 2) {
 		char path[sizeof(v->map.path)];
 
+		top_watch_collect(v);
 		snprintf(path, sizeof(path), "%s", v->map.path);
-		v->map.err = top_pagemap_read(v->ctx, v->proc.pid, v->map.start, v->map.end, map_cells(), &v->map);
+		v->map.err = top_pagemap_read(v->ctx, v->proc.pid, v->map.start, v->map.end, map_cells(), v->written,
+					      v->nwritten, &v->map);
 		snprintf(v->map.path, sizeof(v->map.path), "%s", path);
 	}
 }
@@ -260,9 +292,14 @@ static bool on_level_key(struct top_view *v, int c, int page)
 {
 	if (c == 'q' || c == 'Q')
 		return false;
-	if (is_back(c))
-		v->level--;
-	else if (is_enter(c) && v->level == 1)
+	if (c == 'w') {
+		top_watch_key(v);
+		return true;
+	}
+	if (is_back(c)) {
+		if (--v->level == 0)
+			top_watch_stop(v);	/* leaving the process: it is not watched any longer */
+	} else if (is_enter(c) && v->level == 1)
 		go_in(v);
 	else if (v->level == 1)
 		move_level_sel(v, c, page);
@@ -278,7 +315,8 @@ static bool on_key(struct top_view *v, int c, bool *changed)
 {
 	int page = sym_getmaxy(win) - 10 > 1 ? sym_getmaxy(win) - 10 : 1;
 
-	v->message[0] = '\0';
+	if (c != ERR && c != KEY_RESIZE)
+		v->message[0] = '\0';	/* said until the next key, through the frames between */
 	if (v->help && c != ERR && c != KEY_RESIZE) {
 		v->help = false;
 		return c != 'q' && c != 'Q';
@@ -381,6 +419,7 @@ int top_screen(struct pm_ctx *ctx, struct pm_live *l, struct top_opts *to, volat
 	}
 	restore();
 	win = NULL;
+	top_watch_stop(&v);
 	top_proc_free(&v.proc);
 	top_pagemap_free(&v.map);
 	top_frame_free(&v.frame);

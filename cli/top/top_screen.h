@@ -16,6 +16,7 @@ struct top_mapping {
 	struct pm_usage u;
 	uint64_t rss;			/* smaps Rss: present less the zero page */
 	int64_t rss_change;
+	uint64_t written;		/* bytes written this frame (w: the write watch), 0 */
 	uint32_t known;			/* PM_PAGE_* the walk can tell (exclusive needs the entries) */
 };
 
@@ -31,7 +32,7 @@ struct top_proc {
 
 /* A page's state in the mapping level's map, and a cell's: the state most of its pages have. */
 enum cell_state { CELL_NONE, CELL_EXCL, CELL_SHARED, CELL_PRESENT, CELL_FILE, CELL_THP, CELL_ZERO, CELL_SWAP,
-		  CELL_GUARD, NCELL };
+		  CELL_GUARD, CELL_WRITTEN, NCELL };	/* WRITTEN: a cell with a page written this frame (w) */
 
 /* The mapping level: a mapping's pages as cells. */
 struct top_pagemap {
@@ -58,10 +59,14 @@ struct top_view {
 	bool help;			/* h: the keys' page */
 	bool colour;			/* the terminal has colours and NO_COLOR is not set */
 	char search[64];		/* / : rows whose command name holds it */
-	char message[160];		/* one line under the header until the next key */
+	char message[512];		/* under the header (a level: over the key line) until the next key */
 	int level;			/* 0 the machine, 1 a process (Enter), 2 a mapping (Enter again) */
 	struct top_proc proc;
 	struct top_pagemap map;
+	struct pm_watch *watch;		/* w: the process's writes, per frame */
+	bool watch_asked;		/* the first w said what watching does */
+	struct pm_written *written;	/* this frame's written ranges, sorted */
+	size_t nwritten;
 };
 
 /* The window ncurses draws on (initscr's). */
@@ -81,8 +86,13 @@ int name_width(const struct top_view *v, int w);
 int top_proc_read(struct pm_ctx *ctx, struct top_proc *p);
 void top_proc_free(struct top_proc *p);
 int top_pagemap_read(struct pm_ctx *ctx, pid_t pid, uint64_t start, uint64_t end, size_t cells,
-		     struct top_pagemap *pm);
+		     const struct pm_written *written, size_t nwritten, struct top_pagemap *pm);
 void top_pagemap_free(struct top_pagemap *pm);
+
+/* top_watch.c: w at the process level; each frame's written pages. */
+void top_watch_key(struct top_view *v);
+void top_watch_stop(struct top_view *v);
+int top_watch_collect(struct top_view *v);
 
 /* top_draw_levels.c: the process and mapping levels. */
 void draw_cell_colours(void);
