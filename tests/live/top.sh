@@ -108,7 +108,7 @@ for size in 100x30 80x24; do
 		failed "machine-$size" "$(screen "$name" | head -12)"
 	fi
 	keys "$name" Enter
-	if wait_for "$name" "Process $demo (pagemap-demo)" && wait_for "$name" "demo-memfd"; then
+	if wait_for "$name" "Process $demo (pagemap-demo)" && wait_for "$name" "memfd:demo"; then
 		pass "process-level-$size"
 	else
 		failed "process-level-$size" "$(screen "$name" | head -8)"
@@ -160,6 +160,29 @@ wide=$(screen gone | awk 'length($0) > 70' | wc -l)
 screen gone | grep -q "PID USER" && [ "$wide" = 0 ] && pass resize || failed resize "$wide lines over 70: $(screen gone | head -8)"
 keys gone q
 wait_for gone "rc=0" || failed gone-quit "$(screen gone | tail -n 2)"
+
+# w: the pages a writer writes per frame (8 MiB, every page, every 0.1 s), after a notice of what watching does.
+python3 -c '
+import time
+b = bytearray(8 << 20)
+while True:
+    for i in range(0, len(b), 4096): b[i] = (b[i] + 1) & 255
+    time.sleep(0.1)' &
+writer=$!
+sleeper="$sleeper $writer"
+start watch 100 30 "$pagemap" top -d 0.5 -p "$writer"
+wait_for watch "python3" && keys watch Enter
+wait_for watch "Process $writer" && keys watch w
+if wait_for watch "cannot watch writes"; then
+	echo "SKIP top-watch: $(screen watch | grep 'cannot watch writes')"
+elif wait_for watch "w again: watch writes by" && keys watch w && wait_for watch "WRITTEN" &&
+	wait_for watch " 8M rw-p\( \|$\)"; then
+	pass watch
+else
+	failed watch "$(screen watch | grep -v '^$' | head -12)"
+fi
+keys watch q
+wait_for watch "rc=0" || failed watch-quit "$(screen watch | grep -v '^$' | tail -n 2)"
 
 # Unprivileged: root's processes are hidden and said so, never shown with figures.
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
