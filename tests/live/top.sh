@@ -195,5 +195,22 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	else
 		failed unprivileged "$(cat "$work/u")"
 	fi
+	# The three levels in a terminal, as uid 65534, on a process of its own.
+	setpriv --reuid=65534 --regid=65534 --clear-groups sleep 600 &
+	mine=$!
+	sleeper="$sleeper $mine"
+	start nobody 100 30 setpriv --reuid=65534 --regid=65534 --clear-groups "$nb" top -d 0.3 -p "$mine,1"
+	if wait_for nobody "sleep" && wait_for nobody "shown as - (root reads it)"; then
+		keys nobody Enter
+		if wait_for nobody "Process $mine (sleep)" && keys nobody Enter && wait_for nobody "per cell"; then
+			pass unprivileged-levels
+		else
+			failed unprivileged-levels "$(screen nobody | grep -v '^$' | head -6)"
+		fi
+	else
+		failed unprivileged-levels "$(screen nobody | grep -v '^$' | head -6)"
+	fi
+	keys nobody q
+	wait_for nobody "rc=0" || failed unprivileged-quit "$(screen nobody | grep -v '^$' | tail -n 2)"
 fi
 exit $fail
