@@ -100,15 +100,16 @@ for size in 100x30 80x24; do
 	if wait_for "$name" "pagemap-demo"; then
 		row=$(screen "$name" | awk -v p="$demo" '$1 == p')
 		want_h=$("$pagemap" top -b -n 1 -p "$demo" -o USS --noheadings | tail -n 1 | tr -d ' ')
-		set -- $row
-		[ "$5" = "$want_h" ] && pass "uss-$size" || failed "uss-$size" "row '$row', USS of -b: $want_h"
+		set -- $row	# PID USER COMMAND RSS PSS USS ...
+		[ "$6" = "$want_h" ] && pass "uss-$size" || failed "uss-$size" "row '$row', USS of -b: $want_h"
 		wide=$(screen "$name" | awk -v c="$cols" 'length($0) > c' | wc -l)
 		[ "$wide" = 0 ] && pass "width-$size" || failed "width-$size" "$wide lines wider than $cols"
 	else
 		failed "machine-$size" "$(screen "$name" | head -12)"
 	fi
 	keys "$name" Enter
-	if wait_for "$name" "Process $demo (pagemap-demo)" && wait_for "$name" "memfd:demo"; then
+	nmaps=$("$pagemap" maps -r -n -o START "$demo" | wc -l)
+	if wait_for "$name" "Process $demo (pagemap-demo): $nmaps mappings"; then
 		pass "process-level-$size"
 	else
 		failed "process-level-$size" "$(screen "$name" | head -8)"
