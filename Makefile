@@ -124,10 +124,11 @@ $(BUILD):
 
 # Missing Debian packages are installed when run as root (else named). DEBS: what building the library, the tool
 # and the demo needs (make deps, make demo); TEST_DEBS: what the tests need beside it (make test-deps, make check):
-# clang for the fuzz targets, strace, xmllint to validate render's SVGs, headless Chromium to open its HTML, and
+# clang for the fuzz targets, strace, xmllint to validate render's SVGs, headless Chromium to open its HTML, tmux
+# to drive top's terminal view, and
 # what tests/tests.mk and python/python.mk add.
-DEBS := pkg-config libsmartcols-dev libxxhash-dev libzstd-dev libmicrohttpd-dev
-TEST_DEBS := clang strace libxml2-utils chromium
+DEBS := pkg-config libsmartcols-dev libxxhash-dev libzstd-dev libmicrohttpd-dev libncurses-dev
+TEST_DEBS := clang strace libxml2-utils chromium tmux
 deps:
 	@tools/install-deps $(DEBS)
 test-deps:

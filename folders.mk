@@ -20,15 +20,16 @@ LIB_CALLS_audit   := snapshot
 # floors are: base (cli.h: the command table's shape, messages and exit codes in common.c, output paths,
 # the one sanitizer of names, textsafe.c); the output layer (tables, raw, JSON, and completion, which
 # reads the same column tables); then pictures (render), the Prometheus code (export) and snapshot
-# --freeze's holds (hold), side by side; the commands at the root (main.c, cmd_*.c and their helpers)
+# --freeze's holds (hold), and top's frames and screen (top), side by side; the commands at the root (main.c, cmd_*.c and their helpers)
 # use them all.
-CLI_FOLDERS       := base output render export hold
+CLI_FOLDERS       := base output render export hold top
 CLI_USES_base     := base
 CLI_USES_output   := base output
 CLI_USES_render   := base output render
 CLI_USES_export   := base output export
 CLI_USES_hold     := base output hold
-CLI_USES_root     := root base output render export hold
+CLI_USES_top      := base output top
+CLI_USES_root     := root base output render export hold top
 
 # A new folder: its name in LIB_FOLDERS (or CLI_FOLDERS) and a LIB_USES_<name> (CLI_USES_<name>) line
 # naming itself and the folders below it; the Makefile and tests/layout/check-layout.py pick it up.

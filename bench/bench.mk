@@ -134,3 +134,9 @@ bench-sparse: all bench-programs
 .PHONY: bench-rows
 bench-rows: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-rows.sh
+
+# pagemap top against procps top: CPU per frame with 100, 1,000 and 5,000 idle processes more, and the staleness
+# of its rows (#35). Not in `make bench`: it starts thousands of processes.
+.PHONY: bench-top
+bench-top: all bench-programs
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-top.sh

@@ -25,6 +25,7 @@ static const struct command commands[] = {
 	{ "pages", cmd_pages, "runs of pages with their flags, frames and swap slots" },
 	{ "phys", cmd_phys, "physical memory by page flags; a process's pages with their frames" },
 	{ "ps", cmd_ps, "one row per process: RSS, PSS, USS, swap and shared bytes" },
+	{ "top", cmd_top, "every process's RSS, PSS, USS and swap live, in a terminal or as frames" },
 	{ "render", cmd_render, "a picture of an address space (SVG, HTML, ANSI) or a time heat map" },
 	{ "serve", cmd_serve, "an HTTP /metrics endpoint for Prometheus (per-group memory, exact PSS)" },
 	{ "shared", cmd_shared, "what processes share with each other and the rest, per mapping pair" },

@@ -56,6 +56,10 @@
  *                           pagemap bits alone, named groups summed and
  *                           capped, what groups share with each other,
  *                           physical memory by frame class.
+ *   Live      pm_live_*     [live.h] every process with its memory, refreshed
+ *                           frame by frame: a rollup read again when the
+ *                           process's stat moved, the rest within a bound on
+ *                           a row's age (what `pagemap top` shows).
  *   Watch     pm_watch_*    [watch.h] which pages of a process (the caller or
  *                           another) were written since the last reset:
  *                           uffd-wp async + PAGEMAP_SCAN, soft-dirty, mprotect,
@@ -126,6 +130,7 @@ extern "C" {
 #include "pagemap/memcg.h"
 #include "pagemap/account.h"
 #include "pagemap/fleet.h"
+#include "pagemap/live.h"
 #include "pagemap/watch.h"
 #include "pagemap/wss.h"
 #include "pagemap/share.h"

@@ -133,6 +133,7 @@ int cmd_pages(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_render(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_phys(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_ps(struct pm_ctx *ctx, int argc, char **argv);
+int cmd_top(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_serve(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_shared(struct pm_ctx *ctx, int argc, char **argv);
 int cmd_snapshot(struct pm_ctx *ctx, int argc, char **argv);

@@ -90,9 +90,9 @@ void out_help_with(FILE *f, const struct out_col *cols, size_t n, unsigned flags
 	      " -J, --json             JSON (sizes in bytes, addresses as \"0x...\" strings;\n"
 	      "                        bytes of names that are not UTF-8 as \\xHH, see\n"
 	      "                        pagemap(1))\n"
-	      " -r, --raw              raw output, no alignment\n"
-	      " -n, --noheadings       no column headings\n"
-	      " -o, --output LIST      columns to show; +LIST adds to the default\n"
+	      " -r, --raw              raw output, no alignment\n", f);
+	fprintf(f, " %s--noheadings       no column headings\n", flags & OUT_HELP_LONG_NOHEADINGS ? "    " : "-n, ");
+	fputs(" -o, --output LIST      columns to show; +LIST adds to the default\n"
 	      "     --output-all       every column\n", f);
 	fprintf(f, " %s--bytes            sizes in bytes, not human-readable\n",
 		flags & OUT_HELP_LONG_BYTES ? "    " : "-b, ");
@@ -406,6 +406,22 @@ void out_u64(struct out *out, struct libscols_line *ln, size_t id, uint64_t v)
 		break;
 	}
 	set_cell(out, ln, id, buf);
+}
+
+void out_s64(struct out *out, struct libscols_line *ln, size_t id, int64_t v)
+{
+	uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	char buf[40];
+
+	if (!ln || !out_has(out, id))
+		return;
+	buf[0] = v < 0 ? '-' : '+';
+	if (out->cols[id].kind == OUT_SIZE && !out->o.bytes && !out->o.json)
+		out_human_size(mag, buf + 1, sizeof(buf) - 1);
+	else
+		out_fmt_u64(buf + 1, mag, false);
+	/* JSON takes no '+'; a table shows it, so that a rise reads apart from a fall (top's change per second). */
+	set_cell(out, ln, id, v >= 0 && (out->o.json || !mag) ? buf + 1 : buf);
 }
 
 void out_unknown(struct out *out, struct libscols_line *ln, size_t id)

@@ -106,6 +106,7 @@ void out_help(FILE *f, const struct out_col *cols, size_t n);
 /* The same, with what @flags asks beyond the common options. */
 #define OUT_HELP_LONG_BYTES 0x1	/* --bytes has no -b: phys, whose -b is page-types' --bits */
 #define OUT_HELP_TOTAL 0x2	/* the table ends with a total row: --total */
+#define OUT_HELP_LONG_NOHEADINGS 0x4	/* --noheadings has no -n: top, whose -n is top's count of frames */
 void out_help_with(FILE *f, const struct out_col *cols, size_t n, unsigned flags);
 
 /*
@@ -161,6 +162,8 @@ struct libscols_line *out_total_row(struct out *out);
 void out_str(struct out *out, struct libscols_line *ln, size_t id, const char *s);
 void out_u64(struct out *out, struct libscols_line *ln, size_t id, uint64_t v);
 void out_unknown(struct out *out, struct libscols_line *ln, size_t id);	/* "-" / null */
+/* A signed figure (a change): OUT_SIZE human-readable with its sign ("+1.5M", "-4K", "0"), else decimal. */
+void out_s64(struct out *out, struct libscols_line *ln, size_t id, int64_t v);
 
 /*
  * Print the lines made so far and drop them once a batch (4096 lines) is

@@ -193,7 +193,7 @@ static int rollup_add(void *arg, const struct pmi_smaps_rec *rec)
 	return 0;
 }
 
-int pmi_account_from_smaps(struct pm_target *t, const struct pmi_smaps_rec *rec, struct pm_account *out)
+int pmi_account_from_smaps(struct pm_ctx *ctx, const struct pmi_smaps_rec *rec, struct pm_account *out)
 {
 	if ((rec->have & PMI_ACCOUNT_NEED) != PMI_ACCOUNT_NEED)
 		return -EINVAL;
@@ -205,18 +205,18 @@ int pmi_account_from_smaps(struct pm_target *t, const struct pmi_smaps_rec *rec,
 	out->shared = rec->val[PMI_SMAPS_SHARED_CLEAN] + rec->val[PMI_SMAPS_SHARED_DIRTY];
 	out->hugetlb = rec->val[PMI_SMAPS_PRIVATE_HUGETLB] + rec->val[PMI_SMAPS_SHARED_HUGETLB];
 	/* smaps averages large folios' map counts too, and its text cannot say whether there are any */
-	out->estimate = pm_ctx_probe(t->ctx, PM_PROBE_MAPCOUNT)->page_mapcount == PM_NO;
+	out->estimate = pm_ctx_probe(ctx, PM_PROBE_MAPCOUNT)->page_mapcount == PM_NO;
 	return 0;
 }
 
-static int account_rollup(struct pm_target *t, struct pm_account *out)
+int pmi_account_rollup(struct pm_ctx *ctx, pid_t pid, struct pm_account *out)
 {
 	struct pmi_smaps_rec all = { 0 };
 	char path[4096], buf[8192];
-	int r = pmi_pid_path(t->ctx, path, sizeof(path), t->pid, "smaps_rollup");
+	int r = pmi_pid_path(ctx, path, sizeof(path), pid, "smaps_rollup");
 
 	if (r == 0)
-		r = pmi_read_small_file(t->ctx, path, buf, sizeof(buf));
+		r = pmi_read_small_file(ctx, path, buf, sizeof(buf));
 	if (r == 0)
 		return -ESRCH;	/* no mm: a kernel thread, a zombie, or exited */
 	if (r < 0)
@@ -224,7 +224,7 @@ static int account_rollup(struct pm_target *t, struct pm_account *out)
 	r = pmi_smaps_parse_buf(buf, (size_t)r, rollup_add, &all);
 	if (r < 0)
 		return r;
-	if ((r = pmi_account_from_smaps(t, &all, out)) < 0)
+	if ((r = pmi_account_from_smaps(ctx, &all, out)) < 0)
 		return r;
 	out->source = PM_ACCOUNT_SMAPS_ROLLUP;
 	return 0;
@@ -238,7 +238,7 @@ int pm_account_process(struct pm_target *t, struct pm_kpage *k, struct pm_accoun
 	if (k && pm_kpage_status(k, PM_KPAGE_COUNT) == 0 && pm_target_pfn_view(t) == PM_PFN_VISIBLE)
 		r = account_pagemap(t, k, out);
 	else
-		r = account_rollup(t, out);
+		r = pmi_account_rollup(t->ctx, t->pid, out);
 	if (r < 0)
 		memset(out, 0, sizeof(*out));
 	return r;

@@ -12,10 +12,17 @@
 
 /*
  * pmi_account_from_smaps - @out's figures from one smaps or smaps_rollup
- * record of @t (source left to the caller). 0, or -EINVAL without a field
- * of PMI_ACCOUNT_NEED.
+ * record of a process of @ctx (source left to the caller). 0, or -EINVAL
+ * without a field of PMI_ACCOUNT_NEED.
  */
-int pmi_account_from_smaps(struct pm_target *t, const struct pmi_smaps_rec *rec, struct pm_account *out);
+int pmi_account_from_smaps(struct pm_ctx *ctx, const struct pmi_smaps_rec *rec, struct pm_account *out);
+
+/*
+ * pmi_account_rollup - @out from ROOT/proc/@pid/smaps_rollup alone, without
+ * opening the process as a target (no pagemap fd): what a table of every
+ * process re-reads each frame. Returns 0, or -errno as pm_account_process.
+ */
+int pmi_account_rollup(struct pm_ctx *ctx, pid_t pid, struct pm_account *out);
 
 /* account.c: PSS in fixed point, summed without per-page truncation and rounded once (unit tests check it). */
 #define PMI_PSS_SHIFT 32

@@ -20,7 +20,7 @@ static int map_rec(void *arg, const struct pmi_smaps_rec *rec)
 
 	if (!rec->mapped)	/* fields before any mapping line: no mapping to give them to */
 		return 0;
-	if ((r = pmi_account_from_smaps(m->t, rec, &a)) < 0)
+	if ((r = pmi_account_from_smaps(m->t->ctx, rec, &a)) < 0)
 		return r;
 	a.source = PM_ACCOUNT_SMAPS;
 	return m->fn(m->data, &rec->map, &a);

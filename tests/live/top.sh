@@ -1,0 +1,217 @@
+#!/bin/sh
+# top.sh - `pagemap top` as users run it: frames for scripts (-b, -J) checked against the kernel's smaps_rollup,
+# and the terminal view driven in a real terminal (tmux, on a private server) at 100x30 and 80x24: the machine
+# level lists a process this test started with its USS as smaps_rollup says, Enter shows its mappings, Enter on
+# its memfd mapping shows that mapping's pages with the counts `maps` gives, q exits 0 and gives the terminal
+# back (echo and canonical mode on), SIGTERM too, a process that ends under the view is said, a resize redraws
+# within the new width; and as uid 65534, root's processes are said to be hidden, never shown as 0.
+# Usage: tests/live/top.sh   (PAGEMAP_BUILD and PAGEMAP_SRC come from make)
+src=${PAGEMAP_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${PAGEMAP_BUILD:-$src/build}
+pagemap=$build/pagemap
+command -v python3 >/dev/null || { echo "SKIP top: no python3 (the JSON checks)"; exit 77; }
+[ -x "$build/pagemap-demo" ] || { echo "SKIP top: no $build/pagemap-demo (make all)"; exit 77; }
+work=$(mktemp -d) || exit 1
+sock=pmtop$$
+demo= sleeper=
+cleanup() {
+	command -v tmux >/dev/null && tmux -L "$sock" kill-server 2>/dev/null
+	exec 3>&- 2>/dev/null
+	kill $demo $sleeper 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+fail=0
+pass() { echo "PASS top-$1"; }
+failed() { echo "FAIL top-$1: $2"; fail=1; }
+
+# The demo process (a known layout: a 1 MiB memfd half touched), alive while fd 3 is open.
+mkfifo "$work/in"
+"$build/pagemap-demo" <"$work/in" >"$work/demo.out" &
+demo=$!
+exec 3>"$work/in"
+i=0
+while [ "$(wc -l <"$work/demo.out")" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+kill -0 "$demo" 2>/dev/null || { echo "FAIL top-demo: the demo process did not start"; exit 1; }
+
+# USS in bytes from smaps_rollup (Private_Clean + Private_Dirty).
+rollup_uss() {
+	awk '/^Private_(Clean|Dirty):/ { kb += $2 } END { print kb * 1024 }' "/proc/$1/smaps_rollup"
+}
+
+# --- frames for scripts ---
+"$pagemap" top -b -n 2 -d 0.2 -p "$demo" --bytes -o PID,USS,RSS >"$work/b" 2>"$work/b.err"
+rc=$?
+got=$(awk -v p="$demo" '$1 == p { v = $2 } END { print v }' "$work/b")
+want=$(rollup_uss "$demo")
+if [ $rc = 0 ] && [ "$got" = "$want" ] && [ "$(grep -c '^pagemap top - ' "$work/b")" = 2 ]; then
+	pass batch-uss
+else
+	failed batch-uss "rc $rc, USS $got, smaps_rollup $want, $(grep -c '^pagemap top - ' "$work/b") frames"
+fi
+"$pagemap" top -J -n 3 -d 0.2 -p "$demo" >"$work/j" 2>"$work/j.err"
+rc=$?
+if [ $rc = 0 ] && python3 - "$work/j" "$demo" "$want" <<'EOF'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 3, len(lines)
+for i, line in enumerate(lines, 1):
+    f = json.loads(line)
+    assert f["index"] == i and f["max_age"] >= f["oldest"] >= 0, f
+    assert f["mem_total"] > 0 and f["read"] == f["read_moved"] + f["read_aged"], f
+    rows = [r for r in f["processes"] if r["pid"] == int(sys.argv[2])]
+    assert len(rows) == 1 and rows[0]["uss"] == int(sys.argv[3]), rows
+EOF
+then pass json-lines; else failed json-lines "rc $rc: $(head -c 300 "$work/j") $(cat "$work/j.err")"; fi
+"$pagemap" top -b -n 1 -d 0.2 --max-age 0.01 >/dev/null 2>"$work/e"
+[ $? = 2 ] && grep -q "invalid --max-age" "$work/e" && pass bad-max-age || failed bad-max-age "$(cat "$work/e")"
+"$pagemap" top -b -n 0 >/dev/null 2>"$work/e"
+[ $? = 2 ] && grep -q "invalid count '0'" "$work/e" && pass bad-count || failed bad-count "$(cat "$work/e")"
+
+command -v tmux >/dev/null || { echo "SKIP top-terminal: no tmux (Debian tmux)"; exit $fail; }
+[ -n "${TERM:-}" ] && [ "$TERM" != dumb ] || export TERM=xterm
+
+# screen NAME: the pane as text.
+screen() { tmux -L "$sock" capture-pane -p -t "$1"; }
+# wait_for NAME PATTERN: up to 5 s for the pane to show PATTERN.
+wait_for() {
+	i=0
+	while [ $i -lt 50 ]; do
+		screen "$1" | grep -q -- "$2" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+keys() { tmux -L "$sock" send-keys -t "$@"; }
+
+# A session that runs top, then says its exit status and the terminal's modes when top is done.
+start() {
+	name=$1 cols=$2 rows=$3
+	shift 3
+	tmux -L "$sock" new-session -d -s "$name" -x "$cols" -y "$rows" \
+		"$* ; echo \"rc=\$?\"; stty -a | tr ' ' '\\n' | grep -x -e echo -e icanon -e -echo -e -icanon | tr '\\n' ' '; sleep 30"
+}
+
+for size in 100x30 80x24; do
+	cols=${size%x*} rows=${size#*x}
+	name=m$cols
+	start "$name" "$cols" "$rows" "$pagemap" top -d 0.3 -p "$demo"
+	if wait_for "$name" "pagemap-demo"; then
+		row=$(screen "$name" | awk -v p="$demo" '$1 == p')
+		want_h=$("$pagemap" top -b -n 1 -p "$demo" -o USS --noheadings | tail -n 1 | tr -d ' ')
+		set -- $row	# PID USER COMMAND RSS PSS USS ...
+		[ "$6" = "$want_h" ] && pass "uss-$size" || failed "uss-$size" "row '$row', USS of -b: $want_h"
+		wide=$(screen "$name" | awk -v c="$cols" 'length($0) > c' | wc -l)
+		[ "$wide" = 0 ] && pass "width-$size" || failed "width-$size" "$wide lines wider than $cols"
+	else
+		failed "machine-$size" "$(screen "$name" | head -12)"
+	fi
+	keys "$name" Enter
+	nmaps=$("$pagemap" maps -r -n -o START "$demo" | wc -l)
+	if wait_for "$name" "Process $demo (pagemap-demo): $nmaps mappings"; then
+		pass "process-level-$size"
+	else
+		failed "process-level-$size" "$(screen "$name" | head -8)"
+	fi
+	# The memfd mapping: j down to its row (the rows are the mappings in address order, as maps lists them).
+	idx=$("$pagemap" maps -r -n -o PATH "$demo" | grep -n 'demo-memfd' | head -n 1 | cut -d: -f1)
+	rss=$("$pagemap" maps -r -b -o RSS,SIZE,PATH "$demo" | awk '/demo-memfd/ { print $1 / 4096, ($2 - $1) / 4096; exit }')
+	n=1
+	while [ $n -lt "$idx" ]; do keys "$name" j; n=$((n + 1)); done
+	keys "$name" Enter
+	set -- $rss
+	if wait_for "$name" "f file $1\( \|\$\)" && screen "$name" | grep -q "\. not present $2\( \|\$\)"; then
+		pass "mapping-level-$size"
+	else
+		failed "mapping-level-$size" "want file $1, not present $2: $(screen "$name" | head -3)"
+	fi
+	keys "$name" Escape
+	keys "$name" Escape
+	wait_for "$name" "Enter process" || failed "back-$size" "$(screen "$name" | tail -n 2)"
+	keys "$name" q
+	if wait_for "$name" "rc=0" && wait_for "$name" "^icanon echo"; then
+		pass "quit-$size"
+	else
+		failed "quit-$size" "$(screen "$name" | tail -n 3)"
+	fi
+done
+
+# SIGTERM: the terminal back, the status 0 (the view's normal end, as a series' Ctrl-C).
+start term 100 30 "$pagemap" top -d 0.3
+wait_for term "pagemap top -" || failed sigterm "no view"
+pid=$(pgrep -n -f "^$pagemap top -d 0.3\$")
+[ -n "$pid" ] && kill -TERM "$pid"
+if wait_for term "rc=0" && wait_for term "^icanon echo"; then pass sigterm; else failed sigterm "pid '$pid': $(screen term | grep -v '^$' | tail -n 3)"; fi
+
+# A process that ends under the process level, and a resize.
+sleep 600 &
+sleeper=$!
+start gone 100 30 "$pagemap" top -d 0.2 -p "$sleeper"
+wait_for gone "sleep" && keys gone Enter
+wait_for gone "Process $sleeper (sleep)" || failed gone-open "$(screen gone | head -3)"
+kill "$sleeper"
+wait "$sleeper" 2>/dev/null
+sleeper=
+wait_for gone "cannot open process $sleeper" && pass gone || failed gone "$(screen gone | head -3)"
+keys gone Escape
+tmux -L "$sock" resize-window -t gone -x 70 -y 20 2>/dev/null || tmux -L "$sock" resize-pane -t gone -x 70 -y 20
+sleep 0.8
+wide=$(screen gone | awk 'length($0) > 70' | wc -l)
+screen gone | grep -q "PID USER" && [ "$wide" = 0 ] && pass resize || failed resize "$wide lines over 70: $(screen gone | head -8)"
+keys gone q
+wait_for gone "rc=0" || failed gone-quit "$(screen gone | tail -n 2)"
+
+# w: the pages a writer writes per frame (8 MiB, every page, every 0.1 s), after a notice of what watching does.
+python3 -c '
+import time
+b = bytearray(8 << 20)
+while True:
+    for i in range(0, len(b), 4096): b[i] = (b[i] + 1) & 255
+    time.sleep(0.1)' &
+writer=$!
+sleeper="$sleeper $writer"
+start watch 100 30 "$pagemap" top -d 0.5 -p "$writer"
+wait_for watch "python3" && keys watch Enter
+wait_for watch "Process $writer" && keys watch w
+if wait_for watch "cannot watch writes"; then
+	echo "SKIP top-watch: $(screen watch | grep 'cannot watch writes')"
+elif wait_for watch "w again: watch writes by" && keys watch w && wait_for watch "WRITTEN" &&
+	wait_for watch " 8M rw-p\( \|$\)"; then
+	pass watch
+else
+	failed watch "$(screen watch | grep -v '^$' | head -12)"
+fi
+keys watch q
+wait_for watch "rc=0" || failed watch-quit "$(screen watch | grep -v '^$' | tail -n 2)"
+
+# Unprivileged: root's processes are hidden and said so, never shown with figures.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	. "$src/tests/live/lib/nobody.sh"
+	nb=$(nobody_pagemap "$pagemap" "$work") || { failed nobody-copy "cannot give uid 65534 a pagemap"; exit 1; }
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$nb" top -b -n 1 -p 1,"$demo" --bytes -o PID,USS >"$work/u" 2>&1
+	if grep -q "smaps_rollup this reader may not read: shown as - (root reads it)" "$work/u" &&
+		awk -v p="$demo" '$1 == p && $2 == "-" { ok = 1 } END { exit !ok }' "$work/u"; then
+		pass unprivileged
+	else
+		failed unprivileged "$(cat "$work/u")"
+	fi
+	# The three levels in a terminal, as uid 65534, on a process of its own.
+	setpriv --reuid=65534 --regid=65534 --clear-groups sleep 600 &
+	mine=$!
+	sleeper="$sleeper $mine"
+	start nobody 100 30 setpriv --reuid=65534 --regid=65534 --clear-groups "$nb" top -d 0.3 -p "$mine,1"
+	if wait_for nobody "sleep" && wait_for nobody "shown as - (root reads it)"; then
+		keys nobody Enter
+		if wait_for nobody "Process $mine (sleep)" && keys nobody Enter && wait_for nobody "per cell"; then
+			pass unprivileged-levels
+		else
+			failed unprivileged-levels "$(screen nobody | grep -v '^$' | head -6)"
+		fi
+	else
+		failed unprivileged-levels "$(screen nobody | grep -v '^$' | head -6)"
+	fi
+	keys nobody q
+	wait_for nobody "rc=0" || failed unprivileged-quit "$(screen nobody | grep -v '^$' | tail -n 2)"
+fi
+exit $fail
