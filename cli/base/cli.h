@@ -84,6 +84,11 @@ struct pm_ctx *cli_ctx_new(void);
  * snapshot, its META users (the capture's); a --root tree, none. NULL: show the number.
  */
 const char *cli_user_name(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size);
+/*
+ * Does @ctx read the live system? Asked without pm_ctx_root() of a replayed
+ * snapshot, which makes its tree of names for a caller that may look in it.
+ */
+bool cli_live(struct pm_ctx *ctx);
 struct pm_target *cli_open_target(struct pm_ctx *ctx, pid_t pid, const char *arg);
 /*
  * Why process @arg (@pid) cannot be read, after pm_target_open() failed with @err: the library's

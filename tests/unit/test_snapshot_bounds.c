@@ -237,6 +237,89 @@ static int t_replay_lazy(void)
 	return T_PASS;
 }
 
+/*
+ * A replay that only opens files touches no file system: its root is a name until a call reads the root
+ * itself. Text and word files are served from the chunks, a name the snapshot lacks (the FILE.errno probes
+ * before every open) is ENOENT; a directory's name, or a listing, makes the tree of names, as it always was.
+ */
+static int t_replay_no_tree(void)
+{
+	struct build b;
+	struct pm_snapshot *s;
+	struct pm_ctx *ctx;
+	struct pm_procs *it;
+	const struct pm_proc *pr = NULL;
+	struct stat st;
+	char path[4096], buf[64];
+	uint64_t w = 0;
+	int fd;
+
+	build_claim(&b, NULL, "proc/42/pagemap", PM_SNAPSHOT_WORDS, 4096, NULL, 0);
+	s = open_built(&b, NULL, 0);
+	ctx = s ? pm_ctx_new_snapshot(s) : NULL;
+	pm_snapshot_close(s);
+	CHECK(ctx != NULL);
+	if (!ctx)
+		return T_FAIL;
+	CHECK(pmi_path(ctx, path, sizeof(path), "/proc/42/stat") == 0);
+	CHECK(pmi_read_small_file(ctx, path, buf, sizeof(buf)) == 5 && !strcmp(buf, "hello"));
+	CHECK(pmi_path(ctx, path, sizeof(path), "/proc/42/pagemap") == 0);
+	fd = pmi_open(ctx, path, O_RDONLY);
+	CHECK(fd >= 0 && fstat(fd, &st) == 0 && st.st_size == 4096);	/* its length, as the tree's file had */
+	CHECK(fd >= 0 && pmi_ctx_pread_words(ctx, fd, &w, 1, 0) == 1 && w == 0x400);
+	if (fd >= 0)
+		close(fd);
+	CHECK(pmi_path(ctx, path, sizeof(path), "/proc/42/maps") == 0);
+	CHECK(pmi_open(ctx, path, O_RDONLY) == -ENOENT);
+	CHECK(pm_ctx_tree_error(ctx) == NULL);
+	CHECK(stat(ctx->root, &st) < 0 && errno == ENOENT);	/* nothing made: the root is a name */
+	CHECK(pmi_path(ctx, path, sizeof(path), "/proc/42") == 0);
+	fd = pmi_open(ctx, path, O_RDONLY);
+	CHECK(fd == -EBADMSG);	/* a directory of the tree, said as before */
+	if (fd != -EBADMSG)
+		printf("  open of a directory: %d %s\n", fd, pm_ctx_tree_error(ctx) ? pm_ctx_tree_error(ctx) : "");
+	CHECK(pm_ctx_tree_error(ctx) && strstr(pm_ctx_tree_error(ctx), "it is a directory"));
+	CHECK(stat(ctx->root, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700);
+	it = pm_procs_open(ctx);	/* a listing: from the tree of names */
+	CHECK(it != NULL && pm_procs_next(it, &pr) == 0 && pr->pid == 42 && pm_procs_next(it, &pr) == 1);
+	pm_procs_close(it);
+	pm_ctx_free(ctx);
+	return T_PASS;
+}
+
+/* Names a tree cannot hold fail the replay as making the tree did: a path twice, a file as a directory. */
+static int t_replay_names_clash(void)
+{
+	static const char *const clash[][2] = {
+		{ "proc/42/maps", "the path is in the snapshot twice" },
+		{ "proc/42/stat/x", "proc/42/stat/x): Not a directory" },
+		{ "proc", "(FILE of proc): the path is in the snapshot twice" },
+	};
+	struct build b;
+	struct pm_snapshot *s;
+	struct pm_ctx *ctx;
+	size_t i;
+
+	for (i = 0; i < sizeof(clash) / sizeof(clash[0]); i++) {
+		memset(&b, 0, sizeof(b));
+		b_head(&b, 3);
+		b_file(&b, 0, PM_SNAPSHOT_BYTES, 5, "proc/42/stat");
+		b_file(&b, 1, PM_SNAPSHOT_BYTES, 0, "proc/42/maps");
+		b_file(&b, 2, PM_SNAPSHOT_BYTES, 0, clash[i][0]);
+		b_finish(&b);
+		s = open_built(&b, NULL, 0);
+		CHECK(s != NULL);
+		ctx = s ? pm_ctx_new_snapshot(s) : NULL;
+		CHECK(ctx == NULL && errno != 0);
+		CHECK(s && pm_snapshot_error(s) && strstr(pm_snapshot_error(s), clash[i][1]));
+		if (s && (!pm_snapshot_error(s) || !strstr(pm_snapshot_error(s), clash[i][1])))
+			printf("  %s: %s\n", clash[i][0], pm_snapshot_error(s) ? pm_snapshot_error(s) : "(no error)");
+		pm_ctx_free(ctx);
+		pm_snapshot_close(s);
+	}
+	return T_PASS;
+}
+
 /* Chunks that overlap hold more than the file: an open refuses them, rather than decompress them all. */
 static int t_replay_overlap(void)
 {
@@ -496,7 +579,8 @@ static int claim_tool(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static const struct t_case cases[] = { T(t_text_claims), T(t_frame_claims), T(t_writer_claims),
-					       T(t_replay_lazy), T(t_replay_overlap), T(t_replay_killed),
+					       T(t_replay_lazy), T(t_replay_no_tree), T(t_replay_names_clash),
+					       T(t_replay_overlap), T(t_replay_killed),
 					       T(t_replay_group_killed), T(t_path_refused) };
 
 	if (argc > 1 && !strcmp(argv[1], "--claim"))
