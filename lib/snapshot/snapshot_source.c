@@ -62,18 +62,14 @@ static int add_name(struct pmi_snap_source *src, const struct pm_snapshot_sectio
 	if ((r = pmi_snap_grow((void **)&src->names, &src->cap, src->nnames, sizeof(*nm))))
 		return r;
 	nm = &src->names[src->nnames];
-	*nm = (struct pmi_snap_name){ .offset = sec->offset, .size = sec->size, .kind = sec->kind, .fd = -1 };
+	*nm = (struct pmi_snap_name){ .offset = sec->offset, .size = sec->size, .kind = sec->kind, .id = sec->file,
+				      .fd = -1 };
 	if (!(nm->path = strdup(sec->path)))
 		return -ENOMEM;
 	src->nnames++;
 	if (sec->kind == PM_SNAPSHOT_BYTES)
 		return pmi_snap_text_add_file(src->text, sec->file, sec->path, sec->size);
-	/* The file's length for fstat, no page behind it: its words are read from the chunks by inode. */
-	if ((nm->fd = memfd_create("pagemap-snapshot", MFD_CLOEXEC)) < 0)
-		return -errno;
-	if (ftruncate(nm->fd, (off_t)sec->size) < 0)
-		return -errno;
-	return pmi_snap_words_add_file(src->words, sec->file, sec->size, nm->fd, sec->path);
+	return pmi_snap_words_add_file(src->words, sec->file, sec->size, sec->path);
 }
 
 static int add_section(struct pmi_snap_source *src, struct pm_snapshot *s, const struct pm_snapshot_section *sec)
@@ -197,6 +193,35 @@ static bool plain_path(const char *rel)
 
 static int source_tree(const struct pm_ctx *ctx);
 
+/*
+ * A word file opened: its memfd, made on the first open (the file's length
+ * for fstat, no page behind it: its words are read from the chunks, found
+ * by the memfd's inode). Past PMI_SNAP_MEMFDS, or with no descriptor to
+ * spare, the tree's sparse file instead (NOT_MINE), as a replay always had.
+ */
+static int open_words(const struct pm_ctx *ctx, struct pmi_snap_name *nm)
+{
+	struct pmi_snap_source *src = ctx->source_data;
+	int fd, r;
+
+	if (nm->fd < 0 && !src->dir && src->nmemfds < PMI_SNAP_MEMFDS) {
+		if ((fd = memfd_create("pagemap-snapshot", MFD_CLOEXEC)) < 0 && errno != EMFILE && errno != ENFILE)
+			return -errno;
+		if (fd >= 0 && (r = ftruncate(fd, (off_t)nm->size) < 0 ? -errno :
+					 pmi_snap_words_bind(src->words, nm->id, fd))) {
+			close(fd);
+			return r;
+		}
+		if (fd >= 0) {
+			nm->fd = fd;
+			src->nmemfds++;
+		}
+	}
+	if (nm->fd < 0)
+		return (r = source_tree(ctx)) ? r : PMI_SOURCE_NOT_MINE;
+	return (fd = fcntl(nm->fd, F_DUPFD_CLOEXEC, 0)) < 0 ? -errno : fd;
+}
+
 static int source_open(const struct pm_ctx *ctx, const char *rel)
 {
 	struct pmi_snap_source *src = ctx->source_data;
@@ -211,8 +236,7 @@ static int source_open(const struct pm_ctx *ctx, const char *rel)
 		return memory_file(src->frame_start);
 	i = plain_path(rel) ? lower_bound(src, rel) : src->nnames;
 	if (i < src->nnames && !strcmp(src->names[i].path, rel))
-		return src->names[i].fd < 0 ? memory_file("") :
-		       (fd = fcntl(src->names[i].fd, F_DUPFD_CLOEXEC, 0)) < 0 ? -errno : fd;
+		return src->names[i].kind == PM_SNAPSHOT_WORDS ? open_words(ctx, &src->names[i]) : memory_file("");
 	/* A directory, or a path spelled oddly: the tree says what it is, as it always did. */
 	if (!plain_path(rel) || first_below(src, rel, i) < src->nnames)
 		return (r = source_tree(ctx)) ? r : PMI_SOURCE_NOT_MINE;
@@ -245,7 +269,7 @@ static int source_tree(const struct pm_ctx *ctx)
 	src->keeper = pmi_snap_keeper_start(src->dir);
 	if ((dirfd = open(src->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return src->tree_err = -errno;
-	r = pmi_snap_make_names(dirfd, src->names, src->nnames, src->frame_start);
+	r = pmi_snap_make_names(dirfd, src->names, src->nnames, src->frame_start, src->words);
 	close(dirfd);
 	return src->tree_err = r;
 }

@@ -11,8 +11,16 @@ struct pmi_snap_name {
 	uint64_t offset;	/* its FILE section's, for messages */
 	uint64_t size;
 	uint32_t kind;		/* PM_SNAPSHOT_BYTES or PM_SNAPSHOT_WORDS */
-	int fd;			/* a word file: an empty memfd of @size bytes the word reader knows by inode; else -1 */
+	uint32_t id;		/* the file's id (its FILE section's order) */
+	int fd;			/* a word file opened: an empty memfd of @size bytes the word reader knows; else -1 */
 };
+
+/*
+ * Word files served from memfds at most: each holds a descriptor for the
+ * replay's life (its inode is how reads find the file). Past them, as when
+ * a descriptor cannot be had, word files are the tree's sparse files.
+ */
+#define PMI_SNAP_MEMFDS	64
 
 /*
  * What a replay context holds (pm_ctx_new_snapshot): the readers that serve
@@ -27,6 +35,7 @@ struct pmi_snap_source {
 	struct pmi_snap_text *text;	/* its text files (snapshot_text.c) */
 	struct pmi_snap_name *names;	/* every FILE, sorted by path */
 	size_t nnames, cap;
+	size_t nmemfds;			/* word files served from memfds so far */
 	char frame_start[24];		/* pagemap-frame-start's text ("" for none) */
 	char *dir;			/* the tree, once made, else NULL */
 	int tree_err;			/* making it failed: that -errno again */
@@ -41,7 +50,12 @@ struct pmi_snap_source *pmi_snap_source_new(struct pm_snapshot *s);
 void pmi_snap_source_free(void *data);
 /* The word reader of @ctx if it replays a snapshot, else NULL. */
 struct pmi_snap_words *pmi_snap_source_words(const struct pm_ctx *ctx);
-/* snapshot_tree.c: the names (directories, empty files, the word files of their size) made under @dirfd. */
-int pmi_snap_make_names(int dirfd, const struct pmi_snap_name *names, size_t n, const char *frame_start);
+/*
+ * snapshot_tree.c: the names (directories, empty files, the word files of
+ * their size) made under @dirfd; a word file with no memfd is bound to its
+ * tree file in @words. 0 or -errno.
+ */
+int pmi_snap_make_names(int dirfd, const struct pmi_snap_name *names, size_t n, const char *frame_start,
+			struct pmi_snap_words *words);
 
 #endif

@@ -264,7 +264,8 @@ int pm_snapshot_extract(struct pm_snapshot *s, const char *dir)
  * open its files (snapshot_source.c): directories, the text files empty, the
  * word files sparse of their length. Their contents stay in the chunks.
  */
-int pmi_snap_make_names(int dirfd, const struct pmi_snap_name *names, size_t n, const char *frame_start)
+int pmi_snap_make_names(int dirfd, const struct pmi_snap_name *names, size_t n, const char *frame_start,
+			struct pmi_snap_words *words)
 {
 	struct extract x = { .dirfd = dirfd, .fd = -1, .pfd = -1 };
 	const char *base;
@@ -281,6 +282,8 @@ int pmi_snap_make_names(int dirfd, const struct pmi_snap_name *names, size_t n, 
 			r = -errno;
 		else if (names[i].kind == PM_SNAPSHOT_WORDS && ftruncate(fd, (off_t)names[i].size) < 0)
 			r = -errno;
+		else if (names[i].kind == PM_SNAPSHOT_WORDS && names[i].fd < 0)
+			r = pmi_snap_words_bind(words, names[i].id, fd);	/* read by its inode, as before */
 		if (fd >= 0)
 			close(fd);
 	}

@@ -23,6 +23,7 @@
 #include "harness.h"
 #include "pages.h"
 #include "snapshot_keeper.h"
+#include "snapshot_source.h"
 #include "snapshot_build.h"
 
 #ifndef SNAP_MAX_TEXT	/* so that this test builds, and fails, on a reader without the limits */
@@ -283,6 +284,59 @@ static int t_replay_no_tree(void)
 	it = pm_procs_open(ctx);	/* a listing: from the tree of names */
 	CHECK(it != NULL && pm_procs_next(it, &pr) == 0 && pr->pid == 42 && pm_procs_next(it, &pr) == 1);
 	pm_procs_close(it);
+	pm_ctx_free(ctx);
+	return T_PASS;
+}
+
+/*
+ * Word files past PMI_SNAP_MEMFDS, or opened once the tree is made, are the tree's sparse files, read by their
+ * inode as before: 70 pagemaps open at once, each reads its own word; the tree appears with the 65th.
+ */
+static int t_replay_many_words(void)
+{
+	enum { N = PMI_SNAP_MEMFDS + 6 };
+	struct snap_extent ext = { .start = 0, .count = 1 };
+	unsigned char raw[64];
+	char path[4096], rel[64];
+	struct build b;
+	struct pm_snapshot *s;
+	struct pm_ctx *ctx;
+	struct stat st;
+	int fd[N], i;
+	uint64_t w;
+	size_t n;
+
+	memset(&b, 0, sizeof(b));
+	b_head(&b, 3);
+	for (i = 0; i < N; i++) {
+		snprintf(rel, sizeof(rel), "proc/%d/pagemap", 100 + i);
+		b_file(&b, (uint32_t)i, PM_SNAPSHOT_WORDS, 4096, rel);
+		w = 0x1000 + (uint64_t)i;
+		n = pmi_snap_encode(&ext, 1, &w, raw, 3);
+		b_chunk(&b, PM_SNAPSHOT_WORDS, (uint32_t)i, 1, 0, raw, n);
+	}
+	b_finish(&b);
+	s = open_built(&b, NULL, 0);
+	ctx = s ? pm_ctx_new_snapshot(s) : NULL;
+	pm_snapshot_close(s);
+	CHECK(ctx != NULL);
+	if (!ctx)
+		return T_FAIL;
+	for (i = 0; i < N; i++) {
+		snprintf(rel, sizeof(rel), "/proc/%d/pagemap", 100 + i);
+		CHECK(pmi_path(ctx, path, sizeof(path), "%s", rel) == 0);
+		fd[i] = pmi_open(ctx, path, O_RDONLY);
+		CHECK(fd[i] >= 0);
+		if (i == PMI_SNAP_MEMFDS - 1)
+			CHECK(stat(ctx->root, &st) < 0);	/* all from memfds so far */
+	}
+	CHECK(stat(ctx->root, &st) == 0);
+	for (i = 0; i < N; i++) {
+		w = 0;
+		CHECK(fd[i] >= 0 && pmi_ctx_pread_words(ctx, fd[i], &w, 1, 0) == 1 && w == 0x1000 + (uint64_t)i);
+		if (fd[i] >= 0)
+			close(fd[i]);
+	}
 	pm_ctx_free(ctx);
 	return T_PASS;
 }
@@ -579,7 +633,7 @@ static int claim_tool(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static const struct t_case cases[] = { T(t_text_claims), T(t_frame_claims), T(t_writer_claims),
-					       T(t_replay_lazy), T(t_replay_no_tree), T(t_replay_names_clash),
+					       T(t_replay_lazy), T(t_replay_no_tree), T(t_replay_many_words), T(t_replay_names_clash),
 					       T(t_replay_overlap), T(t_replay_killed),
 					       T(t_replay_group_killed), T(t_path_refused) };
 
