@@ -40,9 +40,12 @@ bench-mappings: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-mappings.sh
 
 # Not part of `make bench` (on request): snapshot size per page and time against pages.
-.PHONY: bench-snapshot bench-diff bench-series
+.PHONY: bench-snapshot bench-replay bench-diff bench-series
 bench-snapshot: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-snapshot.sh
+# A snapshot's replay against the live walk of the same stopped 1 GiB process (pages, features).
+bench-replay: all bench-programs
+	BENCH_BUILD=$(abspath $(BUILD)) bench/run-replay.sh
 # `pagemap diff` of two snapshots of an 8 GiB target (BENCH_GIB) around a known set of writes.
 bench-diff: all bench-programs
 	BENCH_BUILD=$(abspath $(BUILD)) bench/run-diff.sh

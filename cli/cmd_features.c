@@ -90,7 +90,7 @@ int cmd_features(struct pm_ctx *ctx, int argc, char **argv)
 	out = out_new("features", columns, sizeof(columns) / sizeof(columns[0]), "FEATURE,STATUS,DETAIL", &o);
 	if (!out)
 		return EXIT_USAGE;
-	r = print_rows(out, f, !strcmp(pm_ctx_root(ctx), "/"));
+	r = print_rows(out, f, cli_live(ctx));
 	if (!r)
 		r = out_print(out);
 	out_free(out);

@@ -643,7 +643,7 @@ int cmd_snapshot(struct pm_ctx *ctx, int argc, char **argv)
 		return read_snapshot(&o, argv[optind]);
 	if (o.unscramble)
 		return unscramble(&o, argv[optind]);
-	if (!o.from_tree && strcmp(pm_ctx_root(ctx), "/"))
+	if (!o.from_tree && !cli_live(ctx))
 		return cli_usage_error("snapshot reads live processes: --root and --snapshot are for replay "
 				       "(use --from-tree DIR)");
 	return write_snapshot(ctx, &o);

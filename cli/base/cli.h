@@ -99,6 +99,11 @@ const char *cli_user_name(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size)
  * this machine may give other UIDs), else this machine's passwd. -ENOENT when neither names it.
  */
 int cli_user_uid(const char *name, uid_t *uid);
+/*
+ * Does @ctx read the live system? Asked without pm_ctx_root() of a replayed
+ * snapshot, which makes its tree of names for a caller that may look in it.
+ */
+bool cli_live(struct pm_ctx *ctx);
 struct pm_target *cli_open_target(struct pm_ctx *ctx, pid_t pid, const char *arg);
 /*
  * Why process @arg (@pid) cannot be read, after pm_target_open() failed with @err: the library's

@@ -162,6 +162,11 @@ void cli_explain_target(struct pm_ctx *ctx, pid_t pid, const char *arg, int err)
 const char *cli_root, *cli_snapshot;
 static char *snapshot_users;	/* the replayed snapshot's META users, uid=name,... */
 
+bool cli_live(struct pm_ctx *ctx)
+{
+	return !cli_snapshot && !strcmp(pm_ctx_root(ctx), "/");
+}
+
 const char *cli_user_name(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size)
 {
 	struct passwd *pw;
@@ -169,7 +174,7 @@ const char *cli_user_name(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size)
 	const char *s;
 	size_t len;
 
-	if (!strcmp(pm_ctx_root(ctx), "/"))
+	if (cli_live(ctx))
 		return (pw = getpwuid(uid)) ? pw->pw_name : NULL;
 	len = (size_t)snprintf(key, sizeof(key), "%u=", (unsigned)uid);
 	for (s = cli_snapshot ? snapshot_users : NULL; s && *s; s += strcspn(s, ","), s += *s == ',') {
@@ -258,7 +263,7 @@ void cli_note_hidden(struct pm_ctx *ctx, const struct pm_target *t)
 
 	if (pm_target_pfn_view(t) == PM_PFN_VISIBLE)
 		return;
-	if (!strcmp(pm_ctx_root(ctx), "/"))
+	if (cli_live(ctx))
 		cli_error(0, "note: physical frame numbers are hidden: %s",
 			  !pm_kernel_at_least(f, 4, 2) ?
 				  "the reader lacks privilege" :

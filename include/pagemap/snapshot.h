@@ -151,16 +151,17 @@ PM_API int pm_snapshot_member_info(const struct pm_snapshot *s, unsigned number,
 
 /*
  * pm_ctx_new_snapshot - a context that replays snapshot @s as --root would
- * replay its tree: a tree of names only (directories, empty files) in a
- * private directory (0700, under $TMPDIR or /tmp) that pm_ctx_free()
- * removes, as does a keeper child process (exit signal 0: waitpid(-1) does
- * not see it) if this process dies first. No file's contents are written:
- * this context reads word files from the snapshot's chunks and decompresses
- * a text file into an anonymous memory file when it is opened, so a file no
- * call opens costs nothing; a context made with pm_ctx_new(pm_ctx_root())
- * of it sees empty files: make another with this call. @s may be closed
- * after. Returns the context, or NULL with errno (EBADMSG:
- * pm_snapshot_error()).
+ * replay its tree. Every open is answered from the snapshot: word files
+ * from their chunks, a text file decompressed into an anonymous memory file
+ * when it is opened (a file no call opens costs nothing), a name it lacks
+ * ENOENT; no file system is touched. A call that reads the root itself
+ * (lists ROOT/proc, stat()s a cgroup directory, pm_ctx_root()) first makes
+ * a tree of names only (directories, empty files) in a private directory
+ * (0700, under $TMPDIR or /tmp) that pm_ctx_free() removes, as does a keeper
+ * child process (exit signal 0: waitpid(-1) does not see it) if this process
+ * dies first. A context made with pm_ctx_new(pm_ctx_root()) of it sees
+ * empty files: make another with this call. @s may be closed after. Returns
+ * the context, or NULL with errno (EBADMSG: pm_snapshot_error()).
  */
 PM_API struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s);
 

@@ -38,7 +38,7 @@ uint64_t pmi_cache_proc_memcg(struct pm_cache *c, pid_t pid)
 	struct stat st;
 	size_t i;
 
-	if (pm_memcg_of(c->ctx, pid, cg, sizeof(cg)) < 0 || cg[0] != '/')
+	if (pm_memcg_of(c->ctx, pid, cg, sizeof(cg)) < 0 || cg[0] != '/' || pmi_ctx_tree(c->ctx) < 0)
 		return 0;
 	for (i = 0; i < sizeof(base) / sizeof(base[0]); i++)
 		if (pmi_path(c->ctx, path, sizeof(path), "%s%s", base[i], cg) == 0 && stat(path, &st) == 0 &&
@@ -135,7 +135,7 @@ int pm_cache_cgroup_path(struct pm_cache *c, uint64_t ino, char *buf, size_t siz
 	struct stat st;
 	size_t i, base;
 
-	for (i = 0; ino && i < PMI_ARRAY_SIZE(mounts); i++) {
+	for (i = 0; ino && i < PMI_ARRAY_SIZE(mounts) && pmi_ctx_tree(c->ctx) == 0; i++) {
 		if (pmi_path(c->ctx, dir, sizeof(dir), "%s", mounts[i]) < 0 || stat(dir, &st) < 0)
 			continue;
 		base = strlen(dir);

@@ -369,9 +369,9 @@ static int scan_fds(struct proc_scan *ps)
 	struct dirent *de;
 	struct stat sb;
 	DIR *d;
-	int r = pmi_pid_path(c->ctx, dir, sizeof(dir), ps->pid, "fd");
+	int r = pmi_ctx_tree(c->ctx);	/* first: it names the root */
 
-	if (r < 0)
+	if (r < 0 || (r = pmi_pid_path(c->ctx, dir, sizeof(dir), ps->pid, "fd")) < 0)
 		return r;
 	d = opendir(dir);
 	if (!d)

@@ -152,7 +152,7 @@ int pm_numa_locality(struct pm_numa *n, pid_t pid, bool *ran_on, bool *allowed)
 	memset(allowed, 0, n->count * sizeof(*allowed));
 	if ((r = read_allowed(n, pid, allowed)) < 0)
 		return r;
-	if ((r = pmi_pid_path(n->ctx, path, sizeof(path), pid, "task")) < 0)
+	if ((r = pmi_ctx_tree(n->ctx)) < 0 || (r = pmi_pid_path(n->ctx, path, sizeof(path), pid, "task")) < 0)
 		return r;
 	if (!(d = opendir(path)))
 		return errno == ENOENT ? -ESRCH : -errno;

@@ -20,11 +20,11 @@ static int list_numbered(const struct pm_ctx *ctx, const char *dir, const char *
 	size_t cap = 0, len = strlen(prefix);
 	struct dirent *de;
 	DIR *d;
-	int r = pmi_path(ctx, path, sizeof(path), "%s", dir);
+	int r = pmi_ctx_tree(ctx);	/* first: it names the root */
 
 	*out = NULL;
 	*n = 0;
-	if (r < 0)
+	if (r < 0 || (r = pmi_path(ctx, path, sizeof(path), "%s", dir)) < 0)
 		return r;
 	d = opendir(path);
 	if (!d)

@@ -416,7 +416,7 @@ static int initial_ns(struct pm_audit *a, pid_t pid)
 	char path[PATH_MAX], buf[256];
 	ssize_t n;
 
-	if (pmi_pid_path(a->ctx, path, sizeof(path), pid, "ns/user") == 0 &&
+	if (pmi_ctx_tree(a->ctx) == 0 && pmi_pid_path(a->ctx, path, sizeof(path), pid, "ns/user") == 0 &&
 	    (n = readlink(path, buf, sizeof(buf) - 1)) > 0) {
 		buf[n] = '\0';
 		return pmi_audit_ns_initial(buf);

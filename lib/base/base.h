@@ -61,6 +61,12 @@ int pmi_open_parent(const char *path, char name[NAME_MAX + 1]);
 ssize_t pmi_ctx_pread_words(const struct pm_ctx *ctx, int fd, uint64_t *buf, size_t count, uint64_t word_index);
 /* The first word at or after @index @fd holds data for (@index: live, a tree). 0 or -errno. */
 int pmi_ctx_next_data(const struct pm_ctx *ctx, int fd, uint64_t index, uint64_t *next);
+/*
+ * Before reading @ctx's root other than by pmi_open (opendir, stat, readlink
+ * of a file under it): a source that keeps its files elsewhere makes their
+ * names there now (source.h). 0 or -errno.
+ */
+int pmi_ctx_tree(const struct pm_ctx *ctx);
 int pmi_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, size_t size);
 /* procfs.c: clock @c (CLOCK_REALTIME, CLOCK_MONOTONIC, ...) in nanoseconds. */
 uint64_t pmi_clock_ns(clockid_t c);

@@ -117,7 +117,7 @@ bool pm_memcg_exists(struct pm_ctx *ctx, const char *path)
 	struct stat sb;
 	size_t i, n;
 
-	if (!path || path[0] != '/')
+	if (!path || path[0] != '/' || pmi_ctx_tree(ctx) < 0)
 		return false;
 	n = strlen(path);
 	while (n && path[n - 1] == '/')

@@ -32,21 +32,13 @@ static uint64_t recorded_frame_start(const struct pm_ctx *ctx)
 	return v;
 }
 
-struct pm_ctx *pm_ctx_new(const char *root)
+/* A context over @root (checked by the caller), its source installed before the first file is read. */
+static struct pm_ctx *ctx_make(const char *root, const struct pmi_source_ops *ops, void *data)
 {
 	struct pm_ctx *ctx;
 	const char *env;
-	struct stat st;
 	size_t n;
 
-	if (root && *root && strcmp(root, "/")) {
-		if (stat(root, &st) < 0)
-			return NULL;
-		if (!S_ISDIR(st.st_mode)) {
-			errno = ENOTDIR;
-			return NULL;
-		}
-	}
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return NULL;
@@ -72,9 +64,47 @@ struct pm_ctx *pm_ctx_new(const char *root)
 		ctx->backend = PM_BACKEND_SCAN;
 	env = getenv("PAGEMAP_DEBUG");
 	ctx->debug = env && *env && strcmp(env, "0");
+	if (ops)
+		pmi_ctx_set_source(ctx, ops, data);
 	if (!ctx->live)
 		ctx->frame_start = recorded_frame_start(ctx);
 	return ctx;
+}
+
+struct pm_ctx *pm_ctx_new(const char *root)
+{
+	struct stat st;
+
+	if (root && *root && strcmp(root, "/")) {
+		if (stat(root, &st) < 0)
+			return NULL;
+		if (!S_ISDIR(st.st_mode)) {
+			errno = ENOTDIR;
+			return NULL;
+		}
+	}
+	return ctx_make(root, NULL, NULL);
+}
+
+struct pm_ctx *pmi_ctx_new_source(const char *root, const struct pmi_source_ops *ops, void *data)
+{
+	struct pm_ctx *ctx;
+
+	if (!root || !*root || !strcmp(root, "/")) {
+		ops->free(data);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!(ctx = ctx_make(root, ops, data)))
+		ops->free(data);
+	return ctx;
+}
+
+int pmi_ctx_tree(const struct pm_ctx *ctx)
+{
+	if (!ctx->source || !ctx->source->tree)
+		return 0;
+	return ctx->source->tree(ctx);
 }
 
 void pm_ctx_free(struct pm_ctx *ctx)
@@ -96,6 +126,7 @@ void pmi_ctx_set_source(struct pm_ctx *ctx, const struct pmi_source_ops *ops, vo
 
 const char *pm_ctx_root(const struct pm_ctx *ctx)
 {
+	pmi_ctx_tree(ctx);	/* a caller may look in it: its names are there (or nothing is, on failure) */
 	return ctx->root;
 }
 

@@ -120,6 +120,8 @@ static int open_replayed(const struct pm_ctx *ctx, const char *path, int flags)
 
 	if (fd != PMI_SOURCE_NOT_MINE)
 		return fd;
+	if ((fd = pmi_ctx_tree(ctx)) < 0)	/* a file the source left to the tree: the tree must be there */
+		return fd;
 	fd = open(path, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
 	if (fd < 0) {

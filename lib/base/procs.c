@@ -15,8 +15,10 @@ struct pm_procs *pm_procs_open(struct pm_ctx *ctx)
 {
 	struct pm_procs *it;
 	char path[4096];
-	int r = pmi_path(ctx, path, sizeof(path), "/proc");
+	int r = pmi_ctx_tree(ctx);	/* a listing: the names must be there (first: it names the root) */
 
+	if (r >= 0)
+		r = pmi_path(ctx, path, sizeof(path), "/proc");
 	if (r < 0) {
 		errno = -r;
 		return NULL;

@@ -33,11 +33,25 @@ struct pmi_source_ops {
 			       uint64_t index);
 	/* The first word from @index on that @fd has data for, in *@next: 0, -errno or NOT_MINE. */
 	int (*next_data)(const struct pm_ctx *ctx, int fd, uint64_t index, uint64_t *next);
+	/*
+	 * Make the context's root a directory whose names are the source's
+	 * files, for a caller that reads the root itself (lists a directory,
+	 * stat()s a file) rather than through open: 0 once made, or -errno. A
+	 * source that serves every file itself makes nothing until asked.
+	 */
+	int (*tree)(const struct pm_ctx *ctx);
 	/* pm_ctx_free: release @data (the ctx's source_data) and what it made on disk. Required. */
 	void (*free)(void *data);
 };
 
 /* Install @ops with @data on @ctx (new, with no source yet); pm_ctx_free calls ops->free(data). */
 void pmi_ctx_set_source(struct pm_ctx *ctx, const struct pmi_source_ops *ops, void *data);
+/*
+ * A replay context over @ops with @data whose @root (a directory name that
+ * need not exist yet: ops->tree makes it) is not looked at: every file the
+ * context reads first asks the source. NULL with errno; ops->free(data)
+ * has run then.
+ */
+struct pm_ctx *pmi_ctx_new_source(const char *root, const struct pmi_source_ops *ops, void *data);
 
 #endif

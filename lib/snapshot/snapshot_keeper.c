@@ -1,5 +1,5 @@
 /*
- * snapshot_keeper.c - the keeper of a replay's tree. pm_ctx_new_snapshot makes a tree of names under $TMPDIR
+ * snapshot_keeper.c - the keeper of a replay's tree. A replay makes a tree of names under $TMPDIR
  * (directories and empty files: readdir and stat of a replay need them) and pm_ctx_free removes it; a replay
  * killed by SIGKILL never gets there, and each one left its tree behind. The keeper is a child, cloned with
  * exit signal 0 (waitpid(-1) without __WALL never sees it, as watch_fork_child.c's), every signal blocked,

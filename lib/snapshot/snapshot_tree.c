@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "snapshot_keeper.h"
@@ -62,8 +63,6 @@ struct extract {
 	size_t buf_len;
 	uint64_t *written;	/* per file id: the end of what was written to it so far */
 	size_t nwritten;
-	struct pmi_snap_words *words;	/* replay: word files left empty, read from their chunks (snapshot_words.c) */
-	struct pmi_snap_text *text;	/* replay: text files left empty, read from their chunks (snapshot_text.c) */
 	int pfd;		/* the directory of the last file opened (consecutive files share it), or -1 */
 	size_t plen;		/* and its path's length: the first plen bytes of ppath */
 	char ppath[SNAP_MAX_PATH + 1];
@@ -189,10 +188,8 @@ static int open_file(struct extract *x, const struct pm_snapshot_section *sec)
 		x->fd = openat(pfd, base, O_RDWR | O_NOFOLLOW | O_CLOEXEC);	/* read too: see fill_gap */
 	if (x->fd < 0)
 		r = -errno;
-	else if (create && !x->text && ftruncate(x->fd, (off_t)sec->size) < 0)
+	else if (create && ftruncate(x->fd, (off_t)sec->size) < 0)
 		r = -errno;
-	else if (create && x->text && sec->kind == PM_SNAPSHOT_WORDS)
-		ftruncate(x->fd, (off_t)sec->size);	/* sparse, its length for fstat; reads go to its chunks */
 	x->file = sec->file;
 	return r;
 }
@@ -203,52 +200,35 @@ static int extract_section(struct extract *x, const struct pm_snapshot_section *
 
 	if (sec->type != PM_SNAPSHOT_FILE && sec->type != PM_SNAPSHOT_BYTES && sec->type != PM_SNAPSHOT_WORDS)
 		return 0;	/* META, INDEX and types of later versions hold no file bytes */
-	if (x->text && sec->type == PM_SNAPSHOT_BYTES)
-		return pmi_snap_text_add_chunk(x->text, sec->file, sec->offset, sec->length);
-	if (x->words && sec->type == PM_SNAPSHOT_WORDS) {
-		uint64_t ref_off = 0, ref_len = 0, off = sec->offset, len = sec->length;
-		pmi_snap_chunk_ref(x->s, sec->offset, &ref_off, &ref_len);
-		pmi_snap_chunk_data(x->s, sec->offset, &off, &len);	/* a REUSE: the chunk an earlier member stored */
-		return pmi_snap_words_add_chunk(x->words, sec->file, off, len, ref_off, ref_len);
-	}
 	if ((r = open_file(x, sec)))
 		return r;
-	if (sec->type == PM_SNAPSHOT_FILE && x->text && sec->kind == PM_SNAPSHOT_BYTES)
-		return pmi_snap_text_add_file(x->text, sec->file, sec->path, sec->size);
 	if (sec->type == PM_SNAPSHOT_FILE)
-		return x->words && sec->kind == PM_SNAPSHOT_WORDS ?
-			       pmi_snap_words_add_file(x->words, sec->file, sec->size, x->fd, sec->path) : 0;
+		return 0;
 	return pm_snapshot_read(x->s, sec, write_extent, x);
 }
 
-/* DIR/pagemap-frame-start, for a keyed snapshot's tree (0600, as the tree's other files). */
-static int write_frame_start(struct pm_snapshot *s, int dirfd)
+/* DIR/pagemap-frame-start, for a keyed snapshot's tree (0600, as the tree's other files): @text, "" none. */
+static int write_frame_start(int dirfd, const char *text)
 {
-	uint64_t start = pmi_snap_frame_start(s);
-	char buf[32];
-	int fd, n, r = 0;
+	int fd, r = 0;
 
-	if (!start)
+	if (!*text)
 		return 0;
-	n = snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)start);
 	fd = openat(dirfd, "pagemap-frame-start", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	r = pmi_pwrite_all(fd, buf, (size_t)n, 0);
+	r = pmi_pwrite_all(fd, text, strlen(text), 0);
 	if (close(fd) < 0 && !r)
 		r = -errno;
 	return r;
 }
 
-/*
- * Extract into @dir; with @words and @text (a replay), every file is a name
- * only: the word files sparse of their length, the text files empty, and
- * @words and @text learn where their chunks are. No chunk is decompressed.
- */
-static int extract(struct pm_snapshot *s, const char *dir, struct pmi_snap_words *words, struct pmi_snap_text *text)
+int pm_snapshot_extract(struct pm_snapshot *s, const char *dir)
 {
 	struct pm_snapshot_section sec = { 0 };
-	struct extract x = { .s = s, .fd = -1, .words = words, .text = text, .pfd = -1 };
+	struct extract x = { .s = s, .fd = -1, .pfd = -1 };
+	uint64_t start = pmi_snap_frame_start(s);
+	char text[24] = "";
 	int r = 0;
 
 	if (!(x.buf = malloc(EXTRACT_BUF)))
@@ -265,11 +245,11 @@ static int extract(struct pm_snapshot *s, const char *dir, struct pmi_snap_words
 		r = close_file(&x);
 	else
 		close_file(&x);
-	if (!r && text)
-		r = pmi_snap_text_seal(text);
 	if (r && r != -EBADMSG)	/* EBADMSG already says which section */
 		pmi_snap_fail_io(s, &sec, r);
-	if (!r && (r = write_frame_start(s, x.dirfd)))
+	if (start)
+		snprintf(text, sizeof(text), "%llu\n", (unsigned long long)start);
+	if (!r && (r = write_frame_start(x.dirfd, text)))
 		pmi_snap_fail(s, r, "pagemap-frame-start: %s", pmi_strerror(-r));
 	close(x.dirfd);
 	if (x.pfd >= 0)
@@ -279,9 +259,37 @@ static int extract(struct pm_snapshot *s, const char *dir, struct pmi_snap_words
 	return r;
 }
 
-int pm_snapshot_extract(struct pm_snapshot *s, const char *dir)
+/*
+ * The names of a replay's tree, for calls that read its root rather than
+ * open its files (snapshot_source.c): directories, the text files empty, the
+ * word files sparse of their length. Their contents stay in the chunks.
+ */
+int pmi_snap_make_names(int dirfd, const struct pmi_snap_name *names, size_t n, const char *frame_start,
+			struct pmi_snap_words *words)
 {
-	return extract(s, dir, NULL, NULL);
+	struct extract x = { .dirfd = dirfd, .fd = -1, .pfd = -1 };
+	const char *base;
+	size_t i;
+	int pfd, fd, r = 0;
+
+	for (i = 0; !r && i < n; i++) {
+		if ((pfd = parent_of(&x, names[i].path, &base, true)) < 0) {
+			r = pfd;
+			break;
+		}
+		fd = openat(pfd, base, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			r = -errno;
+		else if (names[i].kind == PM_SNAPSHOT_WORDS && ftruncate(fd, (off_t)names[i].size) < 0)
+			r = -errno;
+		else if (names[i].kind == PM_SNAPSHOT_WORDS && names[i].fd < 0)
+			r = pmi_snap_words_bind(words, names[i].id, fd);	/* read by its inode, as before */
+		if (fd >= 0)
+			close(fd);
+	}
+	if (x.pfd >= 0)
+		close(x.pfd);
+	return r ? r : write_frame_start(dirfd, frame_start);
 }
 
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -297,44 +305,41 @@ void pmi_snap_remove_tree(const char *dir)
 		nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* Six random letters or digits, as mkdtemp's XXXXXX: nobody can guess the tree's name to take it first. */
+static const char *tree_suffix(char out[7])
+{
+	static const char set[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	unsigned char r[6] = { 0 };
+	size_t i;
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {	/* no entropy yet: the clock and pid */
+		uint64_t v = pmi_clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32);
+		memcpy(r, &v, sizeof(r));
+	}
+	for (i = 0; i < 6; i++)
+		out[i] = set[r[i] % (sizeof(set) - 1)];
+	out[6] = '\0';
+	return out;
+}
+
 struct pm_ctx *pm_ctx_new_snapshot(struct pm_snapshot *s)
 {
 	const char *tmp = getenv("TMPDIR");
-	struct pmi_snap_source *src = calloc(1, sizeof(*src));
-	struct pm_ctx *ctx = NULL;
-	int r;
+	char suffix[7];
+	struct pmi_snap_source *src = pmi_snap_source_new(s);
+	struct pm_ctx *ctx;
+	char *root;
 
 	if (!src)
 		return NULL;
-	if (asprintf(&src->dir, "%s/pagemap-snapshot.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0) {
-		free(src);
-		return NULL;
-	}
-	if (!mkdtemp(src->dir)) {	/* mode 0700: the tree may hold frame numbers */
-		r = errno;
-		free(src->dir);
-		free(src);
-		errno = r;
-		return NULL;
-	}
-	/*
-	 * Before the first name in it: a SIGKILL from here on leaves no tree.
-	 * Without one (no process to spare: RLIMIT_NPROC, a pids cgroup) the
-	 * replay still runs, and the tree is removed as before, at the end.
-	 */
-	src->keeper = pmi_snap_keeper_start(src->dir);
-	src->words = pmi_snap_words_new(s->fd, s->version);
-	if (src->words)
-		src->text = pmi_snap_text_new(s->fd);
-	r = src->text ? extract(s, src->dir, src->words, src->text) : -errno;
-	if (!r && !(ctx = pm_ctx_new(src->dir)))
-		r = -errno;
-	if (r) {
+	/* A name only, drawn as mkdtemp draws one: the source's tree op makes it if a call reads the root. */
+	if (asprintf(&root, "%s/pagemap-snapshot.%s", tmp && *tmp ? tmp : "/tmp", tree_suffix(suffix)) < 0) {
 		pmi_snap_source_free(src);
-		errno = -r;
+		errno = ENOMEM;
 		return NULL;
 	}
-	pmi_ctx_set_source(ctx, &pmi_snap_source_ops, src);
+	ctx = pmi_ctx_new_source(root, &pmi_snap_source_ops, src);
+	free(root);
 	return ctx;
 }
 

@@ -36,6 +36,7 @@ struct wfile {
 	bool indexed;			/* lo and hi known, chunks sorted by lo */
 	bool disjoint;			/* indexed, and no chunk's [lo, hi) overlaps another's */
 	bool kpageflags;		/* proc/kpageflags: what a walk confirms huge pages with */
+	bool bound;			/* dev and ino are the file's (pmi_snap_words_bind) */
 };
 
 struct slot {
@@ -127,13 +128,10 @@ static struct wfile *find_id(struct pmi_snap_words *w, uint32_t id)
 	return lo < w->nf && w->f[lo].id == id ? &w->f[lo] : NULL;
 }
 
-int pmi_snap_words_add_file(struct pmi_snap_words *w, uint32_t id, uint64_t size, int fd, const char *path)
+int pmi_snap_words_add_file(struct pmi_snap_words *w, uint32_t id, uint64_t size, const char *path)
 {
-	struct stat st;
 	struct wfile *f;
 
-	if (fstat(fd, &st) < 0)
-		return -errno;
 	if (w->nf && w->f[w->nf - 1].id >= id)
 		return -EINVAL;
 	if (w->nf == w->fcap) {
@@ -147,10 +145,23 @@ int pmi_snap_words_add_file(struct pmi_snap_words *w, uint32_t id, uint64_t size
 	f = &w->f[w->nf++];
 	memset(f, 0, sizeof(*f));
 	f->id = id;
-	f->dev = st.st_dev;
-	f->ino = st.st_ino;
 	f->nwords = size / 8;
 	f->kpageflags = !strcmp(path, "proc/kpageflags");
+	return 0;
+}
+
+int pmi_snap_words_bind(struct pmi_snap_words *w, uint32_t id, int fd)
+{
+	struct wfile *f = find_id(w, id);
+	struct stat st;
+
+	if (!f)
+		return -EINVAL;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->bound = true;
 	return 0;
 }
 
@@ -439,7 +450,7 @@ static struct wfile *find_fd(struct pmi_snap_words *w, int fd, int *r)
 		return NULL;
 	}
 	for (i = 0; i < w->nf; i++)
-		if (w->f[i].ino == st.st_ino && w->f[i].dev == st.st_dev)
+		if (w->f[i].bound && w->f[i].ino == st.st_ino && w->f[i].dev == st.st_dev)
 			return &w->f[i];
 	return NULL;
 }

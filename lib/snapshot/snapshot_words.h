@@ -17,8 +17,13 @@ struct pmi_snap_words;
  */
 struct pmi_snap_words *pmi_snap_words_new(int fd, uint32_t version);
 void pmi_snap_words_free(struct pmi_snap_words *w);
-/* Word file @id (ids ascending) of @size bytes at @path, extracted as the empty sparse file open on @fd. 0 or -errno. */
-int pmi_snap_words_add_file(struct pmi_snap_words *w, uint32_t id, uint64_t size, int fd, const char *path);
+/* Word file @id (ids ascending) of @size bytes at @path. 0 or -errno. */
+int pmi_snap_words_add_file(struct pmi_snap_words *w, uint32_t id, uint64_t size, const char *path);
+/*
+ * Word file @id is the empty file open on @fd (a memfd, or the tree's sparse
+ * file): reads of a descriptor of its inode read the file's words. 0 or -errno.
+ */
+int pmi_snap_words_bind(struct pmi_snap_words *w, uint32_t id, int fd);
 /*
  * A WORDS section of file @id: its header at @offset, @length payload bytes (checked by pm_snapshot_open);
  * @ref_offset and @ref_length those of the section holding its extents (version 3), @ref_length 0 if none.

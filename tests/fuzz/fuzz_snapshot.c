@@ -92,16 +92,44 @@ static void extract(struct pm_snapshot *s)
 /* lib/base/base.h: a path under the context's root, opened as its readers open it */
 int pmi_path(const struct pm_ctx *ctx, char *buf, size_t size, const char *fmt, ...);
 int pmi_open(const struct pm_ctx *ctx, const char *path, int flags);
+ssize_t pmi_ctx_pread_words(const struct pm_ctx *ctx, int fd, uint64_t *buf, size_t count, uint64_t word_index);
 
-/* A replay: every text file read from its chunks (lib/snapshot/snapshot_text.c), never longer than it claims. */
+/* A word file's first words, read from its chunks whether it is a memfd or the tree's file (snapshot_source.c). */
+static void replay_words(struct pm_ctx *ctx, const char *path)
+{
+	uint64_t w[64];
+	int wfd = pmi_open(ctx, path, O_RDONLY);
+	ssize_t n;
+
+	ASSERT(wfd >= 0 || wfd == -EBADMSG || wfd == -EMFILE || wfd == -ENFILE || wfd == -ENOSPC);
+	if (wfd < 0)
+		return;
+	n = pmi_ctx_pread_words(ctx, wfd, w, 64, 0);
+	ASSERT(n >= -4095 && n <= 64);
+	close(wfd);
+}
+
+/*
+ * A replay: every text file read from its chunks (lib/snapshot/snapshot_text.c), never longer than it claims;
+ * word files read, then the tree of names made (pm_ctx_root) and the word files read again from it.
+ */
 static void replay(struct pm_snapshot *s)
 {
 	struct pm_ctx *ctx = pm_ctx_new_snapshot(s);
 	struct pm_snapshot_section sec;
 	char path[4096], buf[65536];
+	int pass;
 
 	if (!ctx)
 		return;
+	for (pass = 0; pass < 2; pass++) {
+		pm_snapshot_rewind(s);
+		while (pm_snapshot_next(s, &sec) == 0)
+			if (sec.type == PM_SNAPSHOT_FILE && sec.kind == PM_SNAPSHOT_WORDS &&
+			    pmi_path(ctx, path, sizeof(path), "/%s", sec.path) == 0)
+				replay_words(ctx, path);
+		(void)pm_ctx_root(ctx);	/* the tree of names, as a listing makes it */
+	}
 	pm_snapshot_rewind(s);
 	while (pm_snapshot_next(s, &sec) == 0) {
 		uint64_t got = 0;

@@ -14,8 +14,8 @@
 struct build {
 	unsigned char *p;
 	size_t len, cap;
-	uint32_t type[64];
-	uint64_t off[64];
+	uint32_t type[256];
+	uint64_t off[256];
 	size_t n;
 	uint32_t version;	/* b_head's: the INDEX layout b_finish writes */
 };

@@ -23,6 +23,7 @@
 #include "harness.h"
 #include "pages.h"
 #include "snapshot_keeper.h"
+#include "snapshot_source.h"
 #include "snapshot_build.h"
 
 #ifndef SNAP_MAX_TEXT	/* so that this test builds, and fails, on a reader without the limits */
@@ -234,6 +235,142 @@ static int t_replay_lazy(void)
 		close(fd);
 	CHECK_EQ_U64(tree_bytes(pm_ctx_root(ctx), &nfiles), 0);	/* opened: still nothing written there */
 	pm_ctx_free(ctx);
+	return T_PASS;
+}
+
+/*
+ * A replay that only opens files touches no file system: its root is a name until a call reads the root
+ * itself. Text and word files are served from the chunks, a name the snapshot lacks (the FILE.errno probes
+ * before every open) is ENOENT; a directory's name, or a listing, makes the tree of names, as it always was.
+ */
+static int t_replay_no_tree(void)
+{
+	struct build b;
+	struct pm_snapshot *s;
+	struct pm_ctx *ctx;
+	struct pm_procs *it;
+	const struct pm_proc *pr = NULL;
+	struct stat st;
+	char path[4096], buf[64];
+	uint64_t w = 0;
+	int fd;
+
+	build_claim(&b, NULL, "proc/42/pagemap", PM_SNAPSHOT_WORDS, 4096, NULL, 0);
+	s = open_built(&b, NULL, 0);
+	ctx = s ? pm_ctx_new_snapshot(s) : NULL;
+	pm_snapshot_close(s);
+	CHECK(ctx != NULL);
+	if (!ctx)
+		return T_FAIL;
+	CHECK(pmi_path(ctx, path, sizeof(path), "/proc/42/stat") == 0);
+	CHECK(pmi_read_small_file(ctx, path, buf, sizeof(buf)) == 5 && !strcmp(buf, "hello"));
+	CHECK(pmi_path(ctx, path, sizeof(path), "/proc/42/pagemap") == 0);
+	fd = pmi_open(ctx, path, O_RDONLY);
+	CHECK(fd >= 0 && fstat(fd, &st) == 0 && st.st_size == 4096);	/* its length, as the tree's file had */
+	CHECK(fd >= 0 && pmi_ctx_pread_words(ctx, fd, &w, 1, 0) == 1 && w == 0x400);
+	if (fd >= 0)
+		close(fd);
+	CHECK(pmi_path(ctx, path, sizeof(path), "/proc/42/maps") == 0);
+	CHECK(pmi_open(ctx, path, O_RDONLY) == -ENOENT);
+	CHECK(pm_ctx_tree_error(ctx) == NULL);
+	CHECK(stat(ctx->root, &st) < 0 && errno == ENOENT);	/* nothing made: the root is a name */
+	CHECK(pmi_path(ctx, path, sizeof(path), "/proc/42") == 0);
+	fd = pmi_open(ctx, path, O_RDONLY);
+	CHECK(fd == -EBADMSG);	/* a directory of the tree, said as before */
+	if (fd != -EBADMSG)
+		printf("  open of a directory: %d %s\n", fd, pm_ctx_tree_error(ctx) ? pm_ctx_tree_error(ctx) : "");
+	CHECK(pm_ctx_tree_error(ctx) && strstr(pm_ctx_tree_error(ctx), "it is a directory"));
+	CHECK(stat(ctx->root, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700);
+	it = pm_procs_open(ctx);	/* a listing: from the tree of names */
+	CHECK(it != NULL && pm_procs_next(it, &pr) == 0 && pr->pid == 42 && pm_procs_next(it, &pr) == 1);
+	pm_procs_close(it);
+	pm_ctx_free(ctx);
+	return T_PASS;
+}
+
+/*
+ * Word files past PMI_SNAP_MEMFDS, or opened once the tree is made, are the tree's sparse files, read by their
+ * inode as before: 70 pagemaps open at once, each reads its own word; the tree appears with the 65th.
+ */
+static int t_replay_many_words(void)
+{
+	enum { N = PMI_SNAP_MEMFDS + 6 };
+	struct snap_extent ext = { .start = 0, .count = 1 };
+	unsigned char raw[64];
+	char path[4096], rel[64];
+	struct build b;
+	struct pm_snapshot *s;
+	struct pm_ctx *ctx;
+	struct stat st;
+	int fd[N], i;
+	uint64_t w;
+	size_t n;
+
+	memset(&b, 0, sizeof(b));
+	b_head(&b, 3);
+	for (i = 0; i < N; i++) {
+		snprintf(rel, sizeof(rel), "proc/%d/pagemap", 100 + i);
+		b_file(&b, (uint32_t)i, PM_SNAPSHOT_WORDS, 4096, rel);
+		w = 0x1000 + (uint64_t)i;
+		n = pmi_snap_encode(&ext, 1, &w, raw, 3);
+		b_chunk(&b, PM_SNAPSHOT_WORDS, (uint32_t)i, 1, 0, raw, n);
+	}
+	b_finish(&b);
+	s = open_built(&b, NULL, 0);
+	ctx = s ? pm_ctx_new_snapshot(s) : NULL;
+	pm_snapshot_close(s);
+	CHECK(ctx != NULL);
+	if (!ctx)
+		return T_FAIL;
+	for (i = 0; i < N; i++) {
+		snprintf(rel, sizeof(rel), "/proc/%d/pagemap", 100 + i);
+		CHECK(pmi_path(ctx, path, sizeof(path), "%s", rel) == 0);
+		fd[i] = pmi_open(ctx, path, O_RDONLY);
+		CHECK(fd[i] >= 0);
+		if (i == PMI_SNAP_MEMFDS - 1)
+			CHECK(stat(ctx->root, &st) < 0);	/* all from memfds so far */
+	}
+	CHECK(stat(ctx->root, &st) == 0);
+	for (i = 0; i < N; i++) {
+		w = 0;
+		CHECK(fd[i] >= 0 && pmi_ctx_pread_words(ctx, fd[i], &w, 1, 0) == 1 && w == 0x1000 + (uint64_t)i);
+		if (fd[i] >= 0)
+			close(fd[i]);
+	}
+	pm_ctx_free(ctx);
+	return T_PASS;
+}
+
+/* Names a tree cannot hold fail the replay as making the tree did: a path twice, a file as a directory. */
+static int t_replay_names_clash(void)
+{
+	static const char *const clash[][2] = {
+		{ "proc/42/maps", "the path is in the snapshot twice" },
+		{ "proc/42/stat/x", "proc/42/stat/x): Not a directory" },
+		{ "proc", "(FILE of proc): the path is in the snapshot twice" },
+	};
+	struct build b;
+	struct pm_snapshot *s;
+	struct pm_ctx *ctx;
+	size_t i;
+
+	for (i = 0; i < sizeof(clash) / sizeof(clash[0]); i++) {
+		memset(&b, 0, sizeof(b));
+		b_head(&b, 3);
+		b_file(&b, 0, PM_SNAPSHOT_BYTES, 5, "proc/42/stat");
+		b_file(&b, 1, PM_SNAPSHOT_BYTES, 0, "proc/42/maps");
+		b_file(&b, 2, PM_SNAPSHOT_BYTES, 0, clash[i][0]);
+		b_finish(&b);
+		s = open_built(&b, NULL, 0);
+		CHECK(s != NULL);
+		ctx = s ? pm_ctx_new_snapshot(s) : NULL;
+		CHECK(ctx == NULL && errno != 0);
+		CHECK(s && pm_snapshot_error(s) && strstr(pm_snapshot_error(s), clash[i][1]));
+		if (s && (!pm_snapshot_error(s) || !strstr(pm_snapshot_error(s), clash[i][1])))
+			printf("  %s: %s\n", clash[i][0], pm_snapshot_error(s) ? pm_snapshot_error(s) : "(no error)");
+		pm_ctx_free(ctx);
+		pm_snapshot_close(s);
+	}
 	return T_PASS;
 }
 
@@ -496,7 +633,8 @@ static int claim_tool(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static const struct t_case cases[] = { T(t_text_claims), T(t_frame_claims), T(t_writer_claims),
-					       T(t_replay_lazy), T(t_replay_overlap), T(t_replay_killed),
+					       T(t_replay_lazy), T(t_replay_no_tree), T(t_replay_many_words), T(t_replay_names_clash),
+					       T(t_replay_overlap), T(t_replay_killed),
 					       T(t_replay_group_killed), T(t_path_refused) };
 
 	if (argc > 1 && !strcmp(argv[1], "--claim"))
