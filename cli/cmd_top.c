@@ -36,7 +36,7 @@ static int usage_help(void)
 	       "changed state; the others are read oldest first so that no row is older than\n"
 	       "--max-age (PSS moves when a sharer maps or unmaps), which the header states.\n"
 	       "In a terminal: an interactive view (h for its keys); -b or -J: frames for\n"
-	       "scripts, as top -b prints them.\n\n"
+	       "scripts, as top -b prints them (also when stdin or stdout is no terminal).\n\n"
 	       "Options:\n"
 	       " -d, --delay SECONDS    between frames (default 1)\n"
 	       " -n, --iterations N     stop after N frames\n"
@@ -207,7 +207,8 @@ static int batch(struct pm_ctx *ctx, struct pm_live *l, const struct top_opts *t
 			sleep_until(next += to->delay);
 		if (stop_signal)
 			break;
-		if (top_refresh(ctx, l, &f, to, cg, t0) < 0) {
+		if ((r = top_refresh(ctx, l, &f, to, cg, t0)) < 0) {
+			top_refresh_error(ctx, r);
 			code = EXIT_RUNTIME;
 			break;
 		}
@@ -235,6 +236,10 @@ int cmd_top(struct pm_ctx *ctx, int argc, char **argv)
 		free(to.pids);
 		return code == -2 ? EXIT_OK : code;
 	}
+	if (cli_root || cli_snapshot) {	/* a replay is one moment: nothing moves between frames */
+		free(to.pids);
+		return cli_usage_error("top watches the running machine: --root and --snapshot replay a moment (ps reads them)");
+	}
 	if (!(l = pm_live_new(ctx, to.max_age))) {
 		cli_error(errno, "cannot make the process table");
 		free(to.pids);
@@ -244,11 +249,13 @@ int cmd_top(struct pm_ctx *ctx, int argc, char **argv)
 	filter.to = &to;
 	if (to.npids || to.by_user || to.cgroup)
 		pm_live_set_filter(l, top_live_filter, &filter);
+	/* Each ends the frames, and the terminal view gives the terminal back (procps top catches these too). */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	if (!to.batch && !isatty(STDOUT_FILENO))
-		to.batch = true;	/* a pipe gets frames, as top -b, rather than escape sequences */
+	sigaction(SIGQUIT, &sa, NULL);
+	if (!to.batch && (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)))
+		to.batch = true;	/* no terminal to draw on or to read keys from: frames, as top -b */
 	code = to.batch ? batch(ctx, l, &to) : top_screen(ctx, l, &to, &stop_signal);
 	pm_live_free(l);
 	free(to.pids);

@@ -14,6 +14,13 @@
 CURSES_CALLS(CURSES_DEFINE)
 #undef CURSES_DEFINE
 
+static WINDOW **stdscr_var;
+
+WINDOW *curses_stdscr(void)
+{
+	return stdscr_var ? *stdscr_var : NULL;
+}
+
 int curses_load(void)
 {
 	static int loaded;
@@ -36,6 +43,11 @@ int curses_load(void)
 	*(void **)&sym_##f = sym;
 	CURSES_CALLS(CURSES_RESOLVE)
 #undef CURSES_RESOLVE
+	if (!(stdscr_var = dlsym(lib, "stdscr"))) {
+		cli_error(0, "cannot load %s: it has no stdscr", CURSES_SONAME);
+		dlclose(lib);
+		return -1;
+	}
 	loaded = 1;	/* kept open until exit */
 	return 0;
 }

@@ -14,7 +14,7 @@
 	X(initscr) X(endwin) X(isendwin) X(cbreak) X(noecho) X(keypad) X(wtimeout) X(wgetch) X(werase)       \
 	X(wmove) X(waddnstr) X(wattr_on) X(wattr_off) X(wrefresh) X(getmaxx) X(getmaxy) X(curs_set)          \
 	X(has_colors) X(start_color) X(use_default_colors) X(init_pair) X(wclrtoeol) X(echo) X(nocbreak)      \
-	X(wgetnstr) X(set_escdelay)
+	X(wgetnstr) X(set_escdelay) X(newterm) X(delscreen)
 
 #define CURSES_DECLARE(f) extern __typeof__(f) *sym_##f;
 CURSES_CALLS(CURSES_DECLARE)
@@ -22,5 +22,7 @@ CURSES_CALLS(CURSES_DECLARE)
 
 /* Load ncurses and resolve every call above, once. Returns 0, or -1 after a message naming what is missing. */
 int curses_load(void);
+/* ncurses' stdscr (a variable, not a call): the window newterm() made. */
+WINDOW *curses_stdscr(void);
 
 #endif

@@ -27,7 +27,8 @@ struct top_row {
 	uid_t uid;
 	uint64_t fig[NFIGS];		/* bytes */
 	double rate[NFIGS];		/* bytes per second since the frame before (0 for a new row) */
-	double age;			/* seconds since its figures were read (a group: its oldest) */
+	double age;			/* seconds since its figures were read (a group: its oldest); -1 never */
+	size_t hidden;			/* its processes whose figures this reader may not read */
 	int err;			/* a process whose figures this reader may not see: -EACCES; else 0 */
 };
 
@@ -83,9 +84,11 @@ int top_parse_group(const char *arg, enum top_group *g);
 const char *top_user_name(struct pm_ctx *ctx, uid_t uid);
 /* Monotonic seconds. */
 double top_now(void);
-/* top_rows.c: the next frame into @f (the live table refreshed, meminfo, the rows); 0 or -errno after a message. */
+/* top_rows.c: the next frame into @f (the live table refreshed, meminfo, the rows); 0 or -errno (no message). */
 int top_refresh(struct pm_ctx *ctx, struct pm_live *l, struct top_frame *f, const struct top_opts *to,
 		struct top_cgroups *cg, double t0);
+/* The one line for top_refresh's @err (the terminal view says it after giving the terminal back). */
+void top_refresh_error(struct pm_ctx *ctx, int err);
 
 /* top_batch.c: a frame as top -b prints one (heading and table), or a JSON line with -J. */
 void top_batch_help(unsigned flags);

@@ -77,7 +77,7 @@ static void fill_row(struct pm_ctx *ctx, struct out *out, const struct top_row *
 		out_unknown(out, ln, COL_USER);
 	}
 	for (i = 0; i < NFIGS; i++) {
-		if (r->err && r->procs == 1) {	/* another user's, unreadable here: never a fake 0 */
+		if (r->err) {	/* another user's (a group: all of them), unreadable here: never a fake 0 */
 			out_unknown(out, ln, COL_FIG + i);
 			out_unknown(out, ln, COL_RATE + i);
 			continue;
@@ -85,11 +85,13 @@ static void fill_row(struct pm_ctx *ctx, struct out *out, const struct top_row *
 		out_u64(out, ln, COL_FIG + i, r->fig[i]);
 		out_s64(out, ln, COL_RATE + i, (int64_t)r->rate[i]);
 	}
-	if (out_has(out, COL_AGE)) {
+	if (out_has(out, COL_AGE) && r->age >= 0) {
 		char age[32];
 
 		snprintf(age, sizeof(age), "%.1f", r->age);
 		out_str(out, ln, COL_AGE, age);
+	} else {
+		out_unknown(out, ln, COL_AGE);	/* never read: a kernel thread's, or hidden */
 	}
 }
 
@@ -129,7 +131,7 @@ void top_header(struct pm_ctx *ctx, const struct top_frame *f, const struct top_
 		 tm.tm_hour, tm.tm_min, tm.tm_sec, f->live.rows, f->live.rows == 1 ? "process" : "processes",
 		 f->live.read, f->live.read_moved, f->live.read_aged);
 	line(data, text);
-	snprintf(text, sizeof(text), "Rows at most %.1f s old (oldest %.1f s), a frame every %.1f s", f->live.max_age,
+	snprintf(text, sizeof(text), "Rows at most %.3g s old (oldest %.1f s), a frame every %.3g s", f->live.max_age,
 		 f->live.oldest, to->delay);
 	line(data, text);
 	if (f->hidden) {	/* smaps_rollup is readable by the owner (and ptrace's rules), not by everyone */

@@ -13,16 +13,17 @@
 /* The column pairs: 1 set per colour the view uses (COLOR_PAIR numbers). */
 enum { PAIR_HEAD = 1, PAIR_SELECT, PAIR_RISE, PAIR_FALL, PAIR_HIDDEN };
 
-void draw_colours(bool on)
+bool draw_colours(bool on)
 {
 	if (!on || !sym_has_colors() || sym_start_color() == ERR)
-		return;
+		return false;
 	sym_use_default_colors();
 	sym_init_pair(PAIR_HEAD, COLOR_BLACK, COLOR_CYAN);
 	sym_init_pair(PAIR_SELECT, COLOR_BLACK, COLOR_WHITE);
 	sym_init_pair(PAIR_RISE, COLOR_RED, -1);
 	sym_init_pair(PAIR_FALL, COLOR_GREEN, -1);
 	sym_init_pair(PAIR_HIDDEN, COLOR_YELLOW, -1);
+	return true;
 }
 
 static void put_obuf(void *ctx, const char *s, size_t n)
@@ -128,6 +129,12 @@ static int figs_shown(int w)
 
 static const enum top_fig fig_order[NFIGS] = { FIG_RSS, FIG_PSS, FIG_USS, FIG_SWAP, FIG_SHARED, FIG_HUGETLB };
 
+/* @off after snprintf's @n into a buffer of @size: never past its end, whatever the terminal's width. */
+static int advance(int off, int n, size_t size)
+{
+	return n < 0 ? off : off + n >= (int)size ? (int)size - 1 : off + n;
+}
+
 void draw_heading(const struct top_view *v, int y, int w)
 {
 	char line[512], cell[32];
@@ -136,11 +143,11 @@ void draw_heading(const struct top_view *v, int y, int w)
 
 	off = v->to->group == GROUP_NONE ? snprintf(line, sizeof(line), "%7s %-8s ", "PID", "USER") :
 		snprintf(line, sizeof(line), "%5s ", "PROCS");
-	off += snprintf(line + off, sizeof(line) - (size_t)off, "%-*s", name_width(v, w), name);
+	off = advance(off, snprintf(line + off, sizeof(line) - (size_t)off, "%-*s", name_width(v, w), name), sizeof(line));
 	for (i = 0; i < nf; i++) {
 		snprintf(cell, sizeof(cell), "%s%s", v->to->sort_by == SORT_FIG && v->to->sort == fig_order[i] ? "*" : "",
 			 top_fig_names[fig_order[i]]);
-		off += snprintf(line + off, sizeof(line) - (size_t)off, " %6s", cell);
+		off = advance(off, snprintf(line + off, sizeof(line) - (size_t)off, " %6s", cell), sizeof(line));
 	}
 	snprintf(cell, sizeof(cell), "%s/s", top_fig_names[v->to->sort_by == SORT_FIG ? v->to->sort : FIG_PSS]);
 	snprintf(line + off, sizeof(line) - (size_t)off, " %8s", cell);
@@ -150,19 +157,21 @@ void draw_heading(const struct top_view *v, int y, int w)
 	sym_wattr_off(stdscr_win(), v->colour ? COLOR_PAIR(PAIR_HEAD) : A_REVERSE, NULL);
 }
 
+/* The name column's width: what the figures leave, at most 200 (a wide terminal pads the right instead). */
 int name_width(const struct top_view *v, int w)
 {
 	int fixed = (v->to->group == GROUP_NONE ? 17 : 6) + 7 * figs_shown(w) + 9;
 
-	return w - fixed > 8 ? w - fixed : 8;
+	return w - fixed < 8 ? 8 : w - fixed > 200 ? 200 : w - fixed;
 }
+
 
 /* One row: the figures, the change per second coloured by its sign, the selection reversed. */
 void draw_row(const struct top_view *v, const struct top_row *r, int y, int w, bool selected)
 {
 	char line[1024], cell[32], name[256], key[300], user[64];
 	int i, nf = figs_shown(w), off, nw = name_width(v, w);
-	bool unknown = r->err && r->procs == 1;
+	bool unknown = r->err != 0;	/* hidden, or a group all of whose processes are: never a fake 0 */
 	enum top_fig rate_fig = v->to->sort_by == SORT_FIG ? v->to->sort : FIG_PSS;
 
 	draw_safe(r->key, key, sizeof(key));
@@ -173,10 +182,11 @@ void draw_row(const struct top_view *v, const struct top_row *r, int y, int w, b
 	} else {
 		off = snprintf(line, sizeof(line), "%5zu ", r->procs);
 	}
-	off += snprintf(line + off, sizeof(line) - (size_t)off, "%s%*s", name, nw - text_cols(name), "");
+	off = advance(off, snprintf(line + off, sizeof(line) - (size_t)off, "%s%*s", name, nw - text_cols(name), ""),
+		      sizeof(line));
 	for (i = 0; i < nf; i++) {
 		size_cell(cell, sizeof(cell), r->fig[fig_order[i]], unknown);
-		off += snprintf(line + off, sizeof(line) - (size_t)off, " %6s", cell);
+		off = advance(off, snprintf(line + off, sizeof(line) - (size_t)off, " %6s", cell), sizeof(line));
 	}
 	if (selected)
 		sym_wattr_on(stdscr_win(), v->colour ? COLOR_PAIR(PAIR_SELECT) : A_REVERSE, NULL);

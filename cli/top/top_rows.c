@@ -106,7 +106,8 @@ static void figs_of(const struct pm_account *a, uint64_t *fig)
 	fig[FIG_HUGETLB] = a->hugetlb;
 }
 
-static void row_of(struct top_row *r, const struct pm_live_row *lr, double interval)
+/* A process's row; its changes per second over the time between its last two reads. */
+static void row_of(struct top_row *r, const struct pm_live_row *lr)
 {
 	uint64_t prev[NFIGS];
 	int i;
@@ -119,10 +120,11 @@ static void row_of(struct top_row *r, const struct pm_live_row *lr, double inter
 	r->uid = lr->uid;
 	r->age = lr->age;
 	r->err = lr->err == -EACCES ? -EACCES : 0;
+	r->hidden = r->err != 0;
 	figs_of(&lr->acct, r->fig);
 	figs_of(&lr->prev, prev);
 	for (i = 0; i < NFIGS; i++)
-		r->rate[i] = interval > 0 && !lr->is_new ? ((double)r->fig[i] - (double)prev[i]) / interval : 0;
+		r->rate[i] = lr->interval > 0 ? ((double)r->fig[i] - (double)prev[i]) / lr->interval : 0;
 }
 
 /* The group key of @r; @cg its cgroup (NULL unknown). */
@@ -169,13 +171,14 @@ static int add_to_group(struct top_frame *f, const struct top_row *r, const char
 		g->uid = r->uid;
 	}
 	g->procs++;
+	g->hidden += r->hidden;
 	for (k = 0; k < NFIGS; k++) {
 		g->fig[k] += r->fig[k];
 		g->rate[k] += r->rate[k];
 	}
-	g->age = r->age > g->age ? r->age : g->age;
-	if (r->err)
-		g->err = r->err;
+	if (g->procs == 1 || r->age > g->age)
+		g->age = r->age;
+	g->err = g->hidden == g->procs ? -EACCES : 0;	/* every one hidden: the group's figures are unknown */
 	return 0;
 }
 
@@ -229,9 +232,9 @@ int top_frame_fill(struct top_frame *f, struct pm_ctx *ctx, const struct pm_live
 	tmp = *cg;
 	cg->old = tmp.v, cg->nold = tmp.n;
 	cg_drop(tmp.old, tmp.nold);
-	if (!(cg->v = calloc(n + 1, sizeof(*cg->v))))
+	cg->v = NULL, cg->n = 0;
+	if (to->group == GROUP_CGROUP && !(cg->v = calloc(n + 1, sizeof(*cg->v))))
 		return -ENOMEM;
-	cg->n = 0;
 	for (i = 0; i < n; i++) {
 		const struct pm_live_row *lr = pm_live_at(l, i);
 		const char *cgp;
@@ -246,7 +249,7 @@ int top_frame_fill(struct top_frame *f, struct pm_ctx *ctx, const struct pm_live
 		}
 		if (lr->err && lr->err != -EACCES)
 			continue;	/* ended between its stat and its rollup */
-		row_of(&r, lr, f->live.interval);
+		row_of(&r, lr);
 		f->hidden += r.err != 0;
 		if (to->group != GROUP_NONE) {
 			group_key(ctx, to, &r, cgp, key, sizeof(key));
@@ -258,7 +261,8 @@ int top_frame_fill(struct top_frame *f, struct pm_ctx *ctx, const struct pm_live
 			f->rows[f->n++] = r;
 		}
 	}
-	qsort_r(f->rows, f->n, sizeof(*f->rows), by_opts, (void *)to);
+	if (f->n > 1)
+		qsort_r(f->rows, f->n, sizeof(*f->rows), by_opts, (void *)to);
 	return 0;
 }
 
@@ -316,17 +320,13 @@ int top_refresh(struct pm_ctx *ctx, struct pm_live *l, struct top_frame *f, cons
 {
 	int r = pm_live_refresh(l, to->delay);
 
-	if (r < 0) {
-		cli_error(-r, "cannot list %s/proc", strcmp(pm_ctx_root(ctx), "/") ? pm_ctx_root(ctx) : "");
+	if (r < 0)
 		return r;
-	}
 	f->mem_prev = f->mem;
 	f->mem_prev_known = f->mem_known;
 	f->mem_known = pm_live_memory(ctx, &f->mem) == 0;
 	f->t = top_now() - t0;
-	if ((r = top_frame_fill(f, ctx, l, to, cg)) < 0)
-		cli_error(-r, "cannot make a frame");
-	return r;
+	return top_frame_fill(f, ctx, l, to, cg);
 }
 
 /*
@@ -349,13 +349,29 @@ const char *top_user_name(struct pm_ctx *ctx, uid_t uid)
 	for (i = 0; i < used; i++)
 		if (cache[i].uid == uid)
 			return cache[i].known ? cache[i].name : NULL;
+	static char past[256];	/* past the cache: the last name looked up (a caller prints it at once) */
+
 	name = cli_user_name(ctx, uid, buf, sizeof(buf));
-	if (used < sizeof(cache) / sizeof(cache[0]) && (!name || strlen(name) < sizeof(cache[0].name))) {
+	if (name && used < sizeof(cache) / sizeof(cache[0]) && strlen(name) < sizeof(cache[0].name)) {
 		cache[used].uid = uid;
-		cache[used].known = name != NULL;
-		if (name)
-			snprintf(cache[used].name, sizeof(cache[used].name), "%s", name);
-		return cache[used++].known ? cache[used - 1].name : NULL;
+		cache[used].known = true;
+		snprintf(cache[used].name, sizeof(cache[used].name), "%s", name);
+		return cache[used++].name;
 	}
-	return name;	/* past the cache (or a name too long for it): looked up each time */
+	if (!name && used < sizeof(cache) / sizeof(cache[0])) {
+		cache[used].uid = uid;
+		cache[used++].known = false;
+		return NULL;
+	}
+	if (name)	/* never @buf: it is this function's own */
+		snprintf(past, sizeof(past), "%s", name);
+	return name ? past : NULL;
+}
+
+void top_refresh_error(struct pm_ctx *ctx, int err)
+{
+	if (err == -ENOMEM)
+		cli_error(ENOMEM, "cannot make a frame");
+	else
+		cli_error(-err, "cannot list %s/proc", strcmp(pm_ctx_root(ctx), "/") ? pm_ctx_root(ctx) : "");
 }

@@ -14,13 +14,14 @@
 #include "top_screen.h"
 
 static WINDOW *win;
+static SCREEN *screen;
 
 WINDOW *stdscr_win(void)
 {
 	return win;
 }
 
-/* The terminal as it was: on return, and by atexit() on any exit() after initscr. */
+/* The terminal as it was: on return, and by atexit() on any exit() after newterm. */
 static void restore(void)
 {
 	if (win && !sym_isendwin())
@@ -231,6 +232,12 @@ static size_t map_cells(void)
 /* The level's figures read again (the machine's through the live table, by the caller). */
 static void read_level(struct top_view *v)
 {
+	if (cli_proc_stat(v->proc.pid).start != v->proc.start) {	/* ended, or its PID is another's now */
+		v->proc.err = v->map.err = -ESRCH;
+		top_watch_stop(v);	/* nothing watched, and no w said for another process */
+		v->level = 1;
+		return;
+	}
 	if (v->level == 1) {
 		v->proc.err = top_proc_read(v->ctx, &v->proc);
 		top_watch_collect(v);
@@ -262,6 +269,7 @@ static void go_in(struct top_view *v)
 		top_proc_free(&v->proc);
 		memset(&v->proc, 0, sizeof(v->proc));
 		v->proc.pid = v->frame.rows[v->sel].pid;
+		v->proc.start = cli_proc_stat(v->proc.pid).start;
 		snprintf(v->proc.comm, sizeof(v->proc.comm), "%.*s", (int)sizeof(v->proc.comm) - 1, v->frame.rows[v->sel].key);
 		v->level = 1;
 	} else if (v->level == 1 && v->proc.sel < v->proc.n) {
@@ -366,7 +374,8 @@ static int screen_open(struct top_view *v)
 	if (curses_load() < 0)
 		return -1;
 	setlocale(LC_ALL, "");	/* names in the terminal's encoding; the numbers do not use the locale */
-	if (!(win = sym_initscr())) {
+	/* newterm, not initscr: initscr exits by itself on an unknown TERM, before this can say why and what else */
+	if (!(screen = sym_newterm(NULL, stdout, stdin)) || !(win = curses_stdscr())) {
 		cli_error(0, "cannot start the terminal view (TERM=%s); -b prints frames", getenv("TERM") ? getenv("TERM") : "");
 		return -1;
 	}
@@ -376,8 +385,8 @@ static int screen_open(struct top_view *v)
 	sym_keypad(win, TRUE);
 	sym_set_escdelay(25);	/* Esc goes back a level at once, not after ncurses' default second */
 	sym_curs_set(0);
-	v->colour = !(no_colour && *no_colour);
-	draw_colours(v->colour);
+	/* Colours where the terminal has them and NO_COLOR is not set; else reverse video marks what colour would. */
+	v->colour = !(no_colour && *no_colour) && sym_has_colors() && draw_colours(true);
 	if (v->colour)
 		draw_cell_colours();
 	return 0;
@@ -387,9 +396,10 @@ int top_screen(struct pm_ctx *ctx, struct pm_live *l, struct top_opts *to, volat
 {
 	struct top_view v = { .ctx = ctx, .to = to };
 	struct top_cgroups *cg = top_cgroups_new();
-	double t0 = top_now(), next = t0;
+	double t0 = top_now(), next = t0, wait;
+	unsigned long frames = 0;
 	bool run = true;
-	int code = EXIT_OK;
+	int code = EXIT_OK, err = 0;
 
 	if (!cg || screen_open(&v) < 0) {
 		top_cgroups_free(cg);
@@ -397,28 +407,36 @@ int top_screen(struct pm_ctx *ctx, struct pm_live *l, struct top_opts *to, volat
 	}
 	while (run && !*stop) {
 		bool changed = false;
-		double now = top_now();
 		int c;
 
-		if (!v.paused && now >= next) {
+		if (!v.paused && top_now() >= next) {
+			if (to->count && frames == to->count)
+				break;	/* -n: the last frame was shown for its -d */
 			if (v.level)
 				read_level(&v);
-			else if (top_refresh(ctx, l, &v.frame, to, cg, t0) < 0) {
-				code = EXIT_RUNTIME;
+			else if ((err = top_refresh(ctx, l, &v.frame, to, cg, t0)) < 0)
 				break;
-			}
+			frames++;
 			keep_selection(&v);
-			next = now - next > to->delay ? now + to->delay : next + to->delay;
+			/* From the frame's end: a frame longer than -d starts the next at once, never a late burst */
+			next = top_now() - next > to->delay ? top_now() + to->delay : next + to->delay;
 		}
 		draw(&v);
-		sym_wtimeout(win, v.paused ? 1000 : (int)((next - top_now()) * 1000) + 1);
+		wait = v.paused ? 1 : next - top_now();
+		sym_wtimeout(win, wait > 0 ? (int)(wait * 1000) + 1 : 0);
 		c = sym_wgetch(win);
 		run = on_key(&v, c, &changed);
 		if (changed && top_frame_fill(&v.frame, ctx, l, to, cg) == 0)	/* the same figures, made again */
 			keep_selection(&v);
 	}
 	restore();
+	if (err) {	/* said now that the terminal is back: on curses' screen it would be erased with it */
+		top_refresh_error(ctx, err);
+		code = EXIT_RUNTIME;
+	}
+	sym_delscreen(screen);
 	win = NULL;
+	screen = NULL;
 	top_watch_stop(&v);
 	top_proc_free(&v.proc);
 	top_pagemap_free(&v.map);

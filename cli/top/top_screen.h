@@ -23,6 +23,7 @@ struct top_mapping {
 /* The process level: one process's mappings, read again every frame. */
 struct top_proc {
 	pid_t pid;
+	unsigned long long start;	/* its start time: with the PID, the process Enter opened (PIDs are reused) */
 	char comm[64];
 	struct top_mapping *v, *old;	/* this frame's and the one before's, in address order */
 	size_t n, cap, nold;
@@ -73,7 +74,7 @@ struct top_view {
 struct _win_st *stdscr_win(void);
 
 /* top_draw.c */
-void draw_colours(bool on);
+bool draw_colours(bool on);	/* false: the terminal has no colours */
 /* Text at row @y, column @x, at most @cols columns wide: our own words, or a name made safe first. */
 void draw_text(int y, int x, const char *s, int cols);
 /* @s as a terminal may show it (control bytes and invalid UTF-8 encoded as \xHH) into @buf. */

@@ -24,10 +24,12 @@ struct pm_live_row {
 	uid_t uid;			/* the real UID, from status */
 	enum pm_proc_state state;
 	char comm[64];			/* stat's command name (any bytes but NUL) */
-	int err;			/* 0, or why acct is unknown: -EACCES (another user's), -ESRCH (no memory) */
+	int err;			/* 0, or why acct is unknown: -EACCES (another user's), -ESRCH (a kernel
+					   thread, a zombie, or ended), -ENOENT (no smaps_rollup), -EINVAL */
 	struct pm_account acct;		/* zero when err */
-	struct pm_account prev;		/* acct at the refresh before (equal to acct for a new row) */
-	double age;			/* seconds since acct was read, at the last refresh */
+	struct pm_account prev;		/* acct at the read before the last (equal to acct: no change known) */
+	double interval;		/* seconds between the reads of prev and acct; 0: no change known */
+	double age;			/* seconds since acct was read, at the last refresh; -1 when never read */
 	bool read_now;			/* acct was read by the last refresh */
 	bool is_new;			/* first seen by the last refresh (a reused PID is a new row) */
 };
@@ -42,7 +44,7 @@ struct pm_live_stats {
 	size_t hidden;			/* rows whose rollup this reader may not read (EACCES) */
 	size_t gone;			/* processes that ended since the refresh before */
 	double interval;		/* seconds since the refresh before (0 the first time) */
-	double oldest;			/* the age of the oldest row left, seconds */
+	double oldest;			/* the age of the oldest row read, seconds (rows never read: none) */
 	double max_age;			/* the bound pm_live_new was given */
 };
 

@@ -15,6 +15,7 @@ struct live_ent {
 	struct pmi_stat_line st;
 	double read_at;			/* monotonic seconds of acct's read; < 0: never */
 	bool moved;			/* the stat line moved since the refresh before */
+	bool rejected;			/* the filter refused it: kept (no status read again), never shown */
 };
 
 struct pm_live {
@@ -26,8 +27,10 @@ struct pm_live {
 	struct pm_live_stats st;
 	size_t *cand;			/* scratch: indices of unmoved rows, oldest first */
 	double *ages;
+	size_t *vis, nvis;		/* the rows shown: indices of those the filter kept */
 	pm_live_filter_fn filter;
 	void *filter_data;
+	bool refilter;			/* a new filter: every row judged again at the next refresh */
 };
 
 static double now_s(void)
@@ -62,6 +65,7 @@ void pm_live_free(struct pm_live *l)
 	free(l->old);
 	free(l->cand);
 	free(l->ages);
+	free(l->vis);
 	free(l);
 }
 
@@ -69,16 +73,17 @@ void pm_live_set_filter(struct pm_live *l, pm_live_filter_fn fn, void *data)
 {
 	l->filter = fn;
 	l->filter_data = data;
+	l->refilter = true;
 }
 
 size_t pm_live_count(const struct pm_live *l)
 {
-	return l->n;
+	return l->nvis;
 }
 
 const struct pm_live_row *pm_live_at(const struct pm_live *l, size_t i)
 {
-	return i < l->n ? &l->ents[i].row : NULL;
+	return i < l->nvis ? &l->ents[l->vis[i]].row : NULL;
 }
 
 void pm_live_stats(const struct pm_live *l, struct pm_live_stats *out)
@@ -152,7 +157,7 @@ static int add_row(struct pm_live *l, pid_t pid, size_t *matched)
 		*e = *was;
 		e->row.is_new = false;
 		e->moved = pmi_stat_line_moved(&was->st, &st);
-		(*matched)++;
+		*matched += !was->rejected;	/* a row shown before that is still there: not gone */
 	} else {	/* new, or a PID reused by another process */
 		memset(e, 0, sizeof(*e));
 		e->row.pid = pid;
@@ -165,9 +170,11 @@ static int add_row(struct pm_live *l, pid_t pid, size_t *matched)
 	e->row.state = state_of(&st);
 	memcpy(e->row.comm, comm, sizeof(comm));
 	e->row.read_now = false;
-	e->row.prev = e->row.acct;
-	if (l->filter && !l->filter(l->filter_data, &e->row))
-		l->n--;	/* not asked for: no row, and its rollup is never read (a live one is not gone) */
+	/* The filter judges a process once, and again when it moved (its UID or cgroup may have changed). */
+	if (e->rejected && e->moved)
+		read_uid(l, &e->row);
+	if (e->row.is_new || l->refilter || (e->rejected && e->moved))
+		e->rejected = l->filter && !l->filter(l->filter_data, &e->row);
 	return 0;
 }
 
@@ -204,22 +211,34 @@ static int by_pid(const void *a, const void *b)
 	return (x->row.pid > y->row.pid) - (x->row.pid < y->row.pid);
 }
 
+/*
+ * The rollup again, and the UID with it (a process may setuid). prev and interval become the read
+ * before and the time between the two, so a change is divided by the time it took, however many
+ * frames the row waited (never by one frame's interval).
+ */
 static void read_row(struct pm_live *l, struct live_ent *e, double now)
 {
+	struct pm_account was = e->row.acct;
+
 	e->row.err = pmi_account_rollup(l->ctx, e->row.pid, &e->row.acct);
 	if (e->row.err)
 		memset(&e->row.acct, 0, sizeof(e->row.acct));
-	if (e->row.is_new)
-		e->row.prev = e->row.acct;
+	if (!e->row.is_new)
+		read_uid(l, &e->row);
+	e->row.prev = e->read_at < 0 || e->row.err ? e->row.acct : was;
+	e->row.interval = e->read_at < 0 || e->row.err ? 0 : now - e->read_at;
 	e->read_at = now;
 	e->row.read_now = true;
 	l->st.read++;
 }
 
-/* Does @e have memory whose rollup this reader may read? Kernel threads and zombies have none. */
+/*
+ * Does @e have memory whose rollup this reader may read? Kernel threads and zombies have none; one
+ * refused (EACCES) is tried again only when its stat line moves (a setuid may make it readable).
+ */
 static bool readable(const struct live_ent *e)
 {
-	return e->row.state == PM_PROC_RUNNING && !(e->row.err == -EACCES && !e->row.is_new);
+	return !e->rejected && e->row.state == PM_PROC_RUNNING && !(e->row.err == -EACCES && !e->moved);
 }
 
 static int oldest_first(const void *a, const void *b, void *arg)
@@ -245,8 +264,12 @@ static int read_rows(struct pm_live *l, double now, double next)
 		struct live_ent *e = &l->ents[i];
 
 		if (!readable(e)) {
-			if (e->row.state != PM_PROC_RUNNING)
-				e->row.err = -ESRCH;
+			if (!e->rejected && e->row.state != PM_PROC_RUNNING) {
+				e->row.err = -ESRCH;	/* no memory of its own: nothing to read */
+				memset(&e->row.acct, 0, sizeof(e->row.acct));
+				e->row.prev = e->row.acct;
+				e->read_at = -1;
+			}
 			continue;
 		}
 		if (e->moved || e->read_at < 0) {
@@ -256,7 +279,8 @@ static int read_rows(struct pm_live *l, double now, double next)
 			l->cand[nc++] = i;
 		}
 	}
-	qsort_r(l->cand, nc, sizeof(*l->cand), oldest_first, l);
+	if (nc > 1)
+		qsort_r(l->cand, nc, sizeof(*l->cand), oldest_first, l);
 	for (i = 0; i < nc; i++)
 		l->ages[i] = now - l->ents[l->cand[i]].read_at;
 	quota = pmi_live_quota(l->ages, nc, next, l->max_age);
@@ -266,37 +290,62 @@ static int read_rows(struct pm_live *l, double now, double next)
 	return 0;
 }
 
+static void swap_tables(struct pm_live *l)
+{
+	struct live_ent *t = l->old;
+	size_t c = l->oldcap, n = l->nold;
+
+	l->old = l->ents, l->ents = t;
+	l->oldcap = l->cap, l->cap = c;
+	l->nold = l->n, l->n = n;
+}
+
+/* The rows shown, their ages (none for a row never read: not in oldest), and the counts. */
+static int settle(struct pm_live *l, double now)
+{
+	size_t i;
+
+	free(l->vis);
+	l->nvis = 0;
+	if (!(l->vis = malloc((l->n + 1) * sizeof(*l->vis))))
+		return -ENOMEM;
+	for (i = 0; i < l->n; i++) {
+		struct live_ent *e = &l->ents[i];
+
+		if (e->rejected)
+			continue;
+		l->vis[l->nvis++] = i;
+		e->row.age = e->read_at < 0 || e->row.err ? -1 : now - e->read_at;
+		l->st.hidden += e->row.err == -EACCES;
+		if (e->row.age > l->st.oldest)
+			l->st.oldest = e->row.age;
+	}
+	l->st.rows = l->nvis;
+	l->st.unread = l->nvis - l->st.read;
+	return 0;
+}
+
 int pm_live_refresh(struct pm_live *l, double next)
 {
-	struct live_ent *t;
-	size_t matched = 0, i, c;
+	size_t matched = 0, shown = l->nvis;
 	double now = now_s();
 	int r;
 
-	t = l->old, l->old = l->ents, l->ents = t;
-	c = l->oldcap, l->oldcap = l->cap, l->cap = c;
-	l->nold = l->n;
+	swap_tables(l);
 	l->n = 0;
 	memset(&l->st, 0, sizeof(l->st));
 	l->st.max_age = l->max_age;
 	l->st.interval = l->last < 0 ? 0 : now - l->last;
-	if ((r = list_rows(l, &matched)) < 0)
+	if ((r = list_rows(l, &matched)) < 0) {
+		swap_tables(l);	/* the last refresh's rows stand; the next refresh starts from them */
 		return r;
-	qsort(l->ents, l->n, sizeof(*l->ents), by_pid);
-	if ((r = read_rows(l, now, next)) < 0)
+	}
+	if (l->n > 1)
+		qsort(l->ents, l->n, sizeof(*l->ents), by_pid);
+	if ((r = read_rows(l, now, next)) < 0 || (r = settle(l, now)) < 0)
 		return r;
 	l->last = now;
-	l->st.rows = l->n;
-	l->st.gone = l->nold - matched;
-	for (i = 0; i < l->n; i++) {
-		struct live_ent *e = &l->ents[i];
-
-		e->row.age = e->read_at < 0 ? 0 : now - e->read_at;
-		if (e->row.err == -EACCES)
-			l->st.hidden++;
-		if (e->read_at >= 0 && e->row.age > l->st.oldest)
-			l->st.oldest = e->row.age;
-	}
-	l->st.unread = l->n - l->st.read;
+	l->refilter = false;
+	l->st.gone = shown > matched ? shown - matched : 0;
 	return 0;
 }

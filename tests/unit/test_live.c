@@ -210,12 +210,16 @@ static int bookkeeping(void)
 	for (pid = 100; pid < 120; pid++)
 		if (put_proc(root, pid, 10, 500 + pid, 8) < 0)
 			goto out;
-	if (rp_write_str(root, "proc/121/stat", "121 (bad) S 1 2") < 0)
+	if (rp_write_str(root, "proc/121/stat", "121 (bad) S 1 2") < 0 ||
+	    rp_write_str(root, "proc/131/stat", "131 (kworker/0:1) I 2 0 0 0 -1 69238880 0 0 0 0 0 9 0 0 20 0 1 0 77 0 0") < 0)
 		goto out;
 	if (!(ctx = pm_ctx_new(root)) || !(l = pm_live_new(ctx, 100)) || pm_live_refresh(l, 1) < 0)
 		goto out;
 	pm_live_stats(l, &st);
-	if (st.rows != 20 || st.read != 20 || st.read_moved != 20 || row_of(l, 121))
+	if (st.rows != 21 || st.read != 20 || st.read_moved != 20 || row_of(l, 121))
+		goto out;
+	/* A kernel thread: a row without memory, never read, of no age (the bound is not its). */
+	if (!(r = row_of(l, 131)) || r->state != PM_PROC_KTHREAD || r->err != -ESRCH || r->age != -1 || r->acct.rss)
 		goto out;
 	if (!(r = row_of(l, 105)) || r->acct.rss != 8192 || !r->is_new || !r->uid_known || r->uid != 1105 ||
 	    strcmp(r->comm, "w 105"))
@@ -227,7 +231,7 @@ static int bookkeeping(void)
 	if (pm_live_refresh(l, 1) < 0)
 		goto out;
 	pm_live_stats(l, &st);
-	if (st.read != 1 || st.read_aged != 1 || st.read_moved != 0 || st.unread != 19 || st.gone != 0)
+	if (st.read != 1 || st.read_aged != 1 || st.read_moved != 0 || st.unread != 20 || st.gone != 0)
 		goto out;
 	/* 105 faulted, 107 is another process under the same PID, 110 ended. */
 	if (put_proc(root, 105, 11, 605, 16) < 0 || put_proc(root, 107, 0, 9999, 20) < 0)
@@ -241,13 +245,15 @@ static int bookkeeping(void)
 	if (pm_live_refresh(l, 1) < 0)
 		goto out;
 	pm_live_stats(l, &st);
-	if (st.rows != 19 || st.gone != 2 || st.read_moved != 2 || row_of(l, 110))	/* 110, and 107's first */
+	if (st.rows != 20 || st.gone != 2 || st.read_moved != 2 || row_of(l, 110))	/* 110, and 107's first */
 		goto out;
+	/* 105's change is from its read two frames before, over the time between the two reads. */
 	r = row_of(l, 105);
-	if (!r || !r->read_now || r->is_new || r->acct.rss != 16384 || r->prev.rss != 8192)
+	if (!r || !r->read_now || r->is_new || r->acct.rss != 16384 || r->prev.rss != 8192 || !(r->interval > 0) ||
+	    r->age != 0)
 		goto out;
 	r = row_of(l, 107);
-	if (!r || !r->read_now || !r->is_new || r->acct.rss != 20480 || r->prev.rss != 20480)
+	if (!r || !r->read_now || !r->is_new || r->acct.rss != 20480 || r->prev.rss != 20480 || r->interval != 0)
 		goto out;
 	ok = T_PASS;
 out:
