@@ -318,6 +318,13 @@ def check_shape(args, out, cwd):
             walk(d)
         miss = [n for n in names if n.lower() not in keys]
         return f"JSON lacks the keys {miss}" if miss else ""
+    if cmd == "top":	# a frame: the header lines, then the table's headings
+        lines = out.splitlines()
+        heads = [l.split() for l in lines if l.split() and all(re.match(r"^[A-Z][A-Z0-9_%/]*$", h) for h in l.split())]
+        if not lines or not lines[0].startswith("pagemap top - ") or not heads:
+            return f"not a frame of top (its header, then headings): {lines[:2]!r}"
+        miss = [n for n in names if n not in heads[0]]
+        return f"the heading line lacks {miss}: {' '.join(heads[0])!r}" if miss else ""
     if {"-n", "--noheadings", "-r", "--raw"} & set(rest) or cmd in (None, "render", "track", "export") or \
             "--describe" in rest or "--export" in rest:
         return ""	# rows only, or not a table
@@ -374,6 +381,8 @@ def run_one(name, cmd, expect, cwd, env, demo):
     stop_after = None
     if sub == "track" and "--" not in args and len([a for a in subcommand(args)[1] if not a.startswith("-")]) < 3:
         stop_after = 3	# track PID [INTERVAL] runs until Ctrl-C
+    if sub == "top" and not ({"-n", "--iterations"} & set(args) or any(a.startswith("--iterations=") for a in args)):
+        stop_after = 3	# top runs until q or Ctrl-C (frames, here: no terminal)
     try:
         p = subprocess.Popen(["sh", "-c", first], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, errors="replace", start_new_session=True)
