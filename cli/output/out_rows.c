@@ -52,6 +52,8 @@ void obuf_pad(struct obuf *b, size_t n)
 {
 	static const char spaces[] = "                                ";
 
+	if (!n)
+		return;	/* nothing: and an empty buffer has no memory for memset to point into */
 	if (b->len + n <= b->cap) {	/* the usual case: the buffer has room */
 		memset(b->p + b->len, ' ', n);
 		b->len += n;
