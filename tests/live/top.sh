@@ -201,7 +201,7 @@ start wide 560 30 "$pagemap" top -d 0.3
 wait_for wide "PSS/s" && keys wide q
 wait_for wide "rc=0" && pass wide-terminal || failed wide-terminal "$(screen wide | grep -v '^$' | tail -n 2 | cut -c1-200)"
 # No terminal to read keys from: frames, as -b.
-start nokeys 100 30 "$pagemap" top -n 1 "</dev/null"
+start nokeys 100 30 "$pagemap" top -n 1 -p "$demo" "</dev/null"
 wait_for nokeys "rc=0" && screen nokeys | grep -q "^ *PID USER" && pass stdin-not-a-terminal ||
 	failed stdin-not-a-terminal "$(screen nokeys | grep -v '^$' | tail -n 4)"
 
