@@ -236,7 +236,7 @@ static int t_thp_nothp(void)
 static int t_track_says(void)
 {
 	char cmd[512], line[1024];
-	bool said = false;
+	bool said = false, cannot = false;
 	struct child c;
 	FILE *p;
 
@@ -254,10 +254,13 @@ static int t_track_says(void)
 	while (p && fgets(line, sizeof(line), p)) {
 		fputs(line, stdout);
 		said |= strstr(line, "pagemap: track: huge pages are left whole") != NULL;
+		cannot |= strstr(line, "cannot track process") != NULL;
 	}
 	if (p)
 		pclose(p);
 	child_stop(&c);
+	if (cannot && !said)	/* uffd needs PAGEMAP_SCAN (6.7+): the 6.1 guest */
+		return t_skip("track cannot watch by uffd here: nothing to say of huge pages");
 	CHECK(said);
 	return t_failed_checks ? T_FAIL : T_PASS;
 }
