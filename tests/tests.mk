@@ -87,7 +87,7 @@ FUZZ_SANFLAGS_WANTED := -fsanitize=address,undefined -fno-omit-frame-pointer -fn
 override FUZZ_SANFLAGS = $(if $(FUZZ_CAN_SANITIZE),$(FUZZ_SANFLAGS_WANTED))
 
 # check-live: the live kernel tests only (no unit, CLI golden or fuzz replay: nothing of theirs depends on the
-# machine's state). .ci/run runs it once more with a swap file on and once with THP never. Left out of it: the
+# machine's state). .ci/run runs it once more with a swap file on and THP never. Left out of it: the
 # tests of what a user runs and reads (the README's commands, install, a venv, the documented examples, what a
 # terminal shows), whose answers no swap or THP mode changes; make check runs them once.
 LIVE_SH_ONCE := $(addprefix tests/live/,demo.sh install.sh python_venv.sh doc_examples.sh cols80.sh cols80_more.sh)
