@@ -24,7 +24,8 @@ sh -c 'exit 0' & gone=$!
 wait "$gone"
 # The zombie: the helper starts a child that exits at once, then becomes a sleep that never
 # reaps it.
-sh -c 'sleep 0 & echo $! >"$1"; exec sleep 100000' sh "$work/zombie" & helper=$!
+# The child outlives the shell's last chance to reap it (a shell may reap a child that ended before its exec).
+sh -c 'sleep 0.3 & echo $! >"$1"; exec sleep 100000' sh "$work/zombie" & helper=$!
 i=0
 while [ $i -lt 100 ]; do
 	z=$(cat "$work/zombie" 2>/dev/null)
