@@ -22,7 +22,7 @@ sleep 100000 & a=$!
 sleep 100000 & b=$!
 sh -c 'exit 0' & gone=$!
 wait "$gone"
-# The zombie: the helper starts a child that exits at once, then becomes a sleep that never
+# The zombie: the helper starts a child that exits at 0.3 s, then becomes a sleep that never
 # reaps it.
 # The child outlives the shell's last chance to reap it (a shell may reap a child that ended before its exec).
 sh -c 'sleep 0.3 & echo $! >"$1"; exec sleep 100000' sh "$work/zombie" & helper=$!
