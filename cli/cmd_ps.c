@@ -385,18 +385,8 @@ static int parse_pids(struct ps_opts *po, const char *arg)
 /* USER: a name as the processes' machine gave it (cli_user_uid: a snapshot's META users first), or a UID. */
 static int parse_user(struct ps_opts *po, const char *arg)
 {
-	char *e;
-	unsigned long v;
-
 	po->by_user = true;
-	if (cli_user_uid(arg, &po->user) == 0)
-		return 0;
-	errno = 0;
-	v = strtoul(arg, &e, 10);
-	if (errno || e == arg || *e || arg[0] < '0' || arg[0] > '9')
-		return -EINVAL;
-	po->user = (uid_t)v;
-	return 0;
+	return cli_parse_user(arg, &po->user);
 }
 
 /* -s names a column of the table shown, so it is checked once --group-by is known. */

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,21 +86,8 @@ static int parse_pids(struct top_opts *to, const char *arg)
 
 static int parse_user(struct top_opts *to, const char *arg)
 {
-	struct passwd *pw = getpwnam(arg);
-	char *e;
-	unsigned long v;
-
 	to->by_user = true;
-	if (pw) {
-		to->user = pw->pw_uid;
-		return 0;
-	}
-	errno = 0;
-	v = strtoul(arg, &e, 10);
-	if (errno || e == arg || *e || arg[0] < '0' || arg[0] > '9')
-		return -EINVAL;
-	to->user = (uid_t)v;
-	return 0;
+	return cli_parse_user(arg, &to->user);
 }
 
 /* Returns -1 to go on, or an exit code. */

@@ -99,6 +99,8 @@ const char *cli_user_name(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size)
  * this machine may give other UIDs), else this machine's passwd. -ENOENT when neither names it.
  */
 int cli_user_uid(const char *name, uid_t *uid);
+/* A -u USER argument: a name (as cli_user_uid finds it) or a UID in decimal. 0 or -EINVAL. */
+int cli_parse_user(const char *arg, uid_t *uid);
 /*
  * Does @ctx read the live system? Asked without pm_ctx_root() of a replayed
  * snapshot, which makes its tree of names for a caller that may look in it.

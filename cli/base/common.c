@@ -205,6 +205,21 @@ int cli_user_uid(const char *name, uid_t *uid)
 	return 0;
 }
 
+int cli_parse_user(const char *arg, uid_t *uid)
+{
+	char *e;
+	unsigned long v;
+
+	if (cli_user_uid(arg, uid) == 0)
+		return 0;
+	errno = 0;
+	v = strtoul(arg, &e, 10);
+	if (errno || e == arg || *e || arg[0] < '0' || arg[0] > '9')
+		return -EINVAL;
+	*uid = (uid_t)v;
+	return 0;
+}
+
 /* The context of --snapshot FILE: the snapshot checked whole, then replayed as its tree. */
 static struct pm_ctx *snapshot_ctx(const char *file)
 {

@@ -110,15 +110,10 @@ static struct live_ent *find_old(struct pm_live *l, pid_t pid)
 
 static void read_uid(struct pm_live *l, struct pm_live_row *row)
 {
-	char path[4096], buf[4096], *a, *e;
-	unsigned long v;
+	uid_t uid;
 
-	if (pmi_pid_path(l->ctx, path, sizeof(path), row->pid, "status") < 0 ||
-	    pmi_read_small_file(l->ctx, path, buf, sizeof(buf)) <= 0 || !(a = strstr(buf, "\nUid:")))
-		return;
-	v = strtoul(a + 5, &e, 10);
-	if (e != a + 5) {
-		row->uid = (uid_t)v;
+	if (pmi_proc_uid(l->ctx, row->pid, &uid)) {	/* a failed read keeps what was known */
+		row->uid = uid;
 		row->uid_known = true;
 	}
 }

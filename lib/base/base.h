@@ -71,6 +71,8 @@ int pmi_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, s
 /* procfs.c: clock @c (CLOCK_REALTIME, CLOCK_MONOTONIC, ...) in nanoseconds. */
 uint64_t pmi_clock_ns(clockid_t c);
 enum pm_proc_state pmi_stat_state(const char *buf);	/* target.c: from the text of /proc/PID/stat */
+/* procs.c: the real UID of @pid from ROOT/proc/PID/status into *@uid; false when it cannot be read. */
+bool pmi_proc_uid(struct pm_ctx *ctx, pid_t pid, uid_t *uid);
 int pmi_errno_from_name(const char *s);
 /* error_words.c: strerror's words, thread-safe (a buffer per thread, valid until its next call). */
 const char *pmi_strerror(int err);

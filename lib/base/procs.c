@@ -47,6 +47,21 @@ static bool all_digits(const char *s)
 	return true;
 }
 
+bool pmi_proc_uid(struct pm_ctx *ctx, pid_t pid, uid_t *uid)
+{
+	char path[4096], buf[4096], *a, *e;
+	unsigned long v;
+
+	if (pmi_pid_path(ctx, path, sizeof(path), pid, "status") < 0 ||
+	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) <= 0 || !(a = strstr(buf, "\nUid:")))
+		return false;
+	v = strtoul(a + 5, &e, 10);
+	if (e == a + 5)
+		return false;
+	*uid = (uid_t)v;
+	return true;
+}
+
 /* State and comm (between the first '(' and the last ')') from one read of stat; real UID from status. */
 static void read_identity(struct pm_ctx *ctx, struct pm_proc *p)
 {
@@ -65,16 +80,7 @@ static void read_identity(struct pm_ctx *ctx, struct pm_proc *p)
 		memcpy(p->comm, a + 1, n);
 		p->comm[n] = '\0';
 	}
-	if (pmi_pid_path(ctx, path, sizeof(path), p->pid, "status") == 0 &&
-	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) > 0 && (a = strstr(buf, "\nUid:"))) {
-		char *e;
-		unsigned long v = strtoul(a + 5, &e, 10);
-
-		if (e != a + 5) {
-			p->uid = (uid_t)v;
-			p->uid_known = true;
-		}
-	}
+	p->uid_known = pmi_proc_uid(ctx, p->pid, &p->uid);
 }
 
 int pm_procs_next(struct pm_procs *it, const struct pm_proc **out)
