@@ -177,8 +177,13 @@ void draw_row(const struct top_view *v, const struct top_row *r, int y, int w, b
 	draw_safe(r->key, key, sizeof(key));
 	snprintf(name, sizeof(name), "%.*s", fit_bytes(key, nw), key);
 	if (v->to->group == GROUP_NONE) {
+		char safe_user[300], cut[300];
+
+		/* A user name comes from passwd, LDAP or sssd: made safe, cut to 8 columns as a name is */
 		top_user(v, r, user, sizeof(user));
-		off = snprintf(line, sizeof(line), "%7d %-8.8s ", (int)r->pid, user);
+		draw_safe(user, safe_user, sizeof(safe_user));
+		snprintf(cut, sizeof(cut), "%.*s", fit_bytes(safe_user, 8), safe_user);
+		off = snprintf(line, sizeof(line), "%7d %s%*s ", (int)r->pid, cut, 8 - text_cols(cut), "");
 	} else {
 		off = snprintf(line, sizeof(line), "%5zu ", r->procs);
 	}

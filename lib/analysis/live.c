@@ -178,8 +178,10 @@ static int list_rows(struct pm_live *l, size_t *matched)
 	char path[4096];
 	struct dirent *d;
 	DIR *dir;
-	int r = pmi_path(l->ctx, path, sizeof(path), "/proc");
+	int r = pmi_ctx_tree(l->ctx);	/* a listing: a snapshot's names must be there, as pm_procs_open makes them */
 
+	if (r == 0)
+		r = pmi_path(l->ctx, path, sizeof(path), "/proc");
 	if (r < 0)
 		return r;
 	if (!(dir = opendir(path)))

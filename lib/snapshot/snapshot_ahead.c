@@ -15,12 +15,14 @@ static const char *const ahead_file[AHEAD_FILES] = { "smaps", "smaps_rollup", "n
 static void *ahead_run(void *arg)
 {
 	struct snap_ahead *a = arg;
-	char live[256];
+	char live[4096];
 	size_t i;
 
 	for (i = 0; i < AHEAD_FILES; i++) {
-		pmi_pid_path(a->ctx, live, sizeof(live), a->pid, ahead_file[i]);
-		a->fd[i] = pmi_open(a->ctx, live, O_RDONLY);
+		int r = pmi_pid_path(a->ctx, live, sizeof(live), a->pid, ahead_file[i]);
+
+		/* a path that does not fit is not opened cut short: the file is read as it would be, unread */
+		a->fd[i] = r < 0 ? r : pmi_open(a->ctx, live, O_RDONLY);
 		a->r[i] = a->fd[i] < 0 ? 0 : pmi_snap_text_read(&a->t[i], a->fd[i]);
 	}
 	return NULL;
