@@ -238,7 +238,7 @@ static PyObject *ctx_features(CtxObject *c, PyObject *arg)
 	if (!f)
 		return pmpy_raise(errno, c, "cannot probe the kernel");
 	if (all) {
-		rows = pmpy_features_rows(c->ctx);	/* pm_features_row: the tool's words */
+		rows = pmpy_features_rows(c);	/* pm_features_row: the tool's words */
 		if (!rows)
 			return NULL;
 	} else {

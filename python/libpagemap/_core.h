@@ -121,7 +121,7 @@ PyObject *pmpy_entry_new(const struct pm_entry *e);
 void pmpy_frame_fields(uint32_t flags, uint64_t pfn, unsigned swap_type, uint64_t swap_offset, PyObject *out[3]);
 PyObject *pmpy_account_new(const struct pm_account *a);
 PyObject *pmpy_share_sum_new(const struct pm_share_sum *s);
-PyObject *pmpy_features_rows(struct pm_ctx *ctx);
+PyObject *pmpy_features_rows(CtxObject *c);
 PyObject *pmpy_u64(uint64_t v);
 /* A str of text that came from the system or a replayed tree (any bytes): decoded as os.fsdecode does. */
 PyObject *pmpy_str(const char *s);

@@ -3,6 +3,7 @@
  * own words (pm_features_row), the same rows the tool prints, never a copy that drifts.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include "_core.h"
 
@@ -12,10 +13,15 @@ static PyObject *row_tuple(const struct pm_feature_row *r)
 	return Py_BuildValue("(NNN)", pmpy_str(r->key), pmpy_str(r->value), pmpy_str(r->why));
 }
 
-/* The rows `pagemap features` prints for @ctx, as a list of (feature, status, detail) tuples. */
-PyObject *pmpy_features_rows(struct pm_ctx *ctx)
+/*
+ * The rows `pagemap features` prints for @c's context, as a list of (feature, status, detail) tuples. A
+ * replayed snapshot is told by @c itself: pm_ctx_root() of one makes its tree of names, which nothing here reads.
+ */
+PyObject *pmpy_features_rows(CtxObject *c)
 {
-	unsigned flags = strcmp(pm_ctx_root(ctx), "/") ? 0 : PM_FEATURES_LIVE;
+	struct pm_ctx *ctx = c->ctx;
+	bool replay = c->snapshot && c->snapshot != Py_None;
+	unsigned flags = replay || strcmp(pm_ctx_root(ctx), "/") ? 0 : PM_FEATURES_LIVE;
 	/* Every answer, as the tool asks for them (probed already: this only looks them up). */
 	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_ALL);
 	struct pm_feature_row r;

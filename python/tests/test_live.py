@@ -1,5 +1,6 @@
 """test_live.py - the running kernel: a child with a known layout (child.py) compared with its smaps, this
 process's own pages, the write watch in this process and in another, sharing, v2p, and the GIL released."""
+import json
 import mmap
 import os
 import signal
@@ -284,6 +285,22 @@ def test_write_snapshot_replays_the_child(child, tmp_path, pagemap_cli):
     assert '"start": "%#x"' % child.addr in out.replace('"start":"', '"start": "')
     with pytest.raises(ValueError):
         pm.Context().write_snapshot(path, [child.pid], pfn="scramble")
+
+
+def test_snapshot_features_make_no_tree(child, tmp_path, pagemap_cli, monkeypatch):
+    """features() of a replayed snapshot is answered from it: no tree of names is made under $TMPDIR (a command
+    that lists the root makes one), and its rows are the tool's."""
+    path = str(tmp_path / "child.snap")
+    pm.Context().write_snapshot(path, [child.pid])
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    ctx = pm.Context.from_snapshot(path)
+    rows = ctx.features().rows
+    assert os.listdir(scratch) == []
+    out = subprocess.run([pagemap_cli, "--snapshot", path, "features", "-J"], capture_output=True, text=True,
+                         check=True).stdout
+    assert [(r["feature"], r["status"], r["detail"]) for r in next(iter(json.loads(out).values()))] == list(rows)
 
 
 def test_kpage_read_of_this_process_frames():
