@@ -4,11 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #define XXH_INLINE_ALL	/* header-only: no link dependency */
 #include <xxhash.h>
+#include "scan.h"
 #include "smaps.h"
 #include "watch_uffd.h"
 
@@ -88,14 +88,13 @@ static int still_huge(struct pm_watch *w, uint64_t a, bool *huge, bool *dirty)
 	struct uffd_state *s = w->priv;
 	uint64_t pmd = w->ctx->features.pmd_size;
 	struct pm_scan_arg arg = {
-		.size = sizeof(arg), .start = a, .end = a + pmd, .vec = (uintptr_t)s->vec, .vec_len = 1,
-		.category_mask = PAGE_IS_HUGE | PAGE_IS_PRESENT,
+		.start = a, .category_mask = PAGE_IS_HUGE | PAGE_IS_PRESENT,
 		.return_mask = PAGE_IS_HUGE | (s->sd ? PAGE_IS_SOFT_DIRTY : 0),
 	};
-	int n = ioctl(w->t->pagemap_fd, PAGEMAP_SCAN, &arg);
+	int n = pmi_scan_step(w->t->pagemap_fd, &arg, a + pmd, s->vec, 1);
 
 	if (n < 0)
-		return -errno;
+		return n;
 	*huge = n == 1 && s->vec[0].start == a && s->vec[0].end == a + pmd;
 	*dirty = *huge && (s->vec[0].categories & PAGE_IS_SOFT_DIRTY);
 	return 0;
@@ -110,13 +109,12 @@ static int block_dirty(struct pm_watch *w, uint64_t a, bool *dirty)
 {
 	struct uffd_state *s = w->priv;
 	struct pm_scan_arg arg = {
-		.size = sizeof(arg), .start = a, .end = a + w->ctx->features.pmd_size, .vec = (uintptr_t)s->vec,
-		.vec_len = 1, .category_mask = PAGE_IS_SOFT_DIRTY, .return_mask = PAGE_IS_SOFT_DIRTY,
+		.start = a, .category_mask = PAGE_IS_SOFT_DIRTY, .return_mask = PAGE_IS_SOFT_DIRTY,
 	};
-	int n = ioctl(w->t->pagemap_fd, PAGEMAP_SCAN, &arg);
+	int n = pmi_scan_step(w->t->pagemap_fd, &arg, a + w->ctx->features.pmd_size, s->vec, 1);
 
 	if (n < 0)
-		return -errno;
+		return n;
 	*dirty = n > 0;
 	return 0;
 }
