@@ -266,6 +266,9 @@ struct snap_frames {
 	size_t todo_cap;
 	struct frun *sorted;		/* a batch's runs: the radix sort's other half */
 	size_t sorted_cap;
+	/* Does a large folio's map count matter to what is recorded (the page_mapcount probe)? */
+	bool large;			/* a frame written is part of a large folio (kpageflags) */
+	bool blind;			/* a process's frames were not all read with their kpageflags */
 };
 struct snap_frames *pmi_snap_w_frames(struct pm_snapshot_writer *w);
 

@@ -249,6 +249,21 @@ static int frames_unseen(struct snap_frames *fr, struct frun *run, size_t nrun, 
 }
 
 /*
+ * A large folio among @n kpageflags words (THP, mTHP, hugetlb, large page
+ * cache: their pages are compound).
+ */
+static bool any_large(const uint64_t *flags, size_t n)
+{
+	const uint64_t large = 1ULL << PM_KPF_COMPOUND_HEAD | 1ULL << PM_KPF_COMPOUND_TAIL | 1ULL << PM_KPF_THP;
+	uint64_t any = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		any |= flags[i];
+	return (any & large) != 0;
+}
+
+/*
  * The words of every column's file for the pieces fr->todo[@i..): pieces a
  * short gap apart share one read per file (a few words read and dropped cost
  * less than a system call), @buf a column per SNAP_READ_WORDS words. Words a
@@ -282,6 +297,8 @@ static ssize_t frames_read(struct snap_frames *fr, size_t i, size_t ntodo, uint6
 	for (k = i; k < j && t[k].start - base < most; k++) {	/* words past the files' end are left out */
 		off = t[k].start - base;
 		n = t[k].n < most - off ? t[k].n : most - off;
+		if (fr->col[0] == 0 && !fr->large)	/* kpageflags: the piece's, not the gap's (other processes') */
+			fr->large = any_large(buf + off, (size_t)n);
 		if (fr->pfn_mode < PM_SNAPSHOT_PFN_KEYED) {
 			for (c = 0; c < fr->ncol; c++)
 				cols[c] = buf + c * PMI_BATCH + off;

@@ -409,11 +409,14 @@ static int add_pagemap(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t p
 
 	pmi_pid_path(ctx, live, sizeof(live), pid, "pagemap");
 	snprintf(path, sizeof(path), "proc/%d/pagemap", (int)pid);
-	if ((fd = pmi_open(ctx, live, O_RDONLY)) < 0)
+	if ((fd = pmi_open(ctx, live, O_RDONLY)) < 0) {
+		p.fr->blind = true;	/* its smaps may still be recorded, and depend on map counts */
 		return put_errno(w, path, -fd);
+	}
 	p.frames = frames && f && f->pfn_view == PM_PFN_VISIBLE && p.fr->pfn_mode != PM_SNAPSHOT_PFN_DROP;
 	if (p.frames && (r = frames_declare(w, ctx)))
 		goto out;
+	p.fr->blind |= !p.frames || !p.fr->ncol || p.fr->col[0] != 0;	/* large folios not told apart */
 	if (f && f->scan && ctx->live && ctx->backend != PM_BACKEND_PREAD)	/* else every word is read */
 		p.regions = malloc(SCAN_REGIONS * sizeof(*p.regions));
 	r = pass_alloc(&p, maps) ?: pass_pagemap(&p, fd, maps, path);
@@ -502,13 +505,28 @@ static int add_phys(struct pm_snapshot_writer *w)
 }
 
 /*
+ * Whether the page_mapcount probe's answer matters to what was recorded: only
+ * to the counts of large folios' pages (pm_account's estimate, smaps' figures).
+ * Without a frame of one, the probe (a THP mapped, a child forked: a quarter
+ * of a small process's snapshot) is left out and the record says why. Whole
+ * frame files, or a process whose frames were not told apart, need it.
+ */
+static bool mapcount_needed(const struct snap_frames *fr, unsigned flags)
+{
+	return (flags & PM_SNAPSHOT_PHYS) || fr->blind || fr->large || !fr->declared;
+}
+
+/*
  * The features probe as recorded: its zero_pfn is a frame number too, moved
  * or dropped like the others. Dropped frames replay as hidden, never as
  * visible frame numbers that are all 0.
  */
-static int export_features(const struct snap_frames *fr, const struct pm_features *f, char *buf, size_t size)
+static int export_features(const struct snap_frames *fr, unsigned flags, const struct pm_features *f, char *buf,
+			   size_t size)
 {
 	struct pm_features copy = *f;
+
+	copy.page_mapcount_not_needed = f->page_mapcount == PM_UNKNOWN && !mapcount_needed(fr, flags);
 
 	if (fr->pfn_mode != PM_SNAPSHOT_PFN_KEEP && copy.zero_pfn)
 		copy.zero_pfn = fr->pfn_mode == PM_SNAPSHOT_PFN_DROP ? 0 : pmi_perm_fwd(&fr->perm[0], copy.zero_pfn);
@@ -527,7 +545,8 @@ int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, uns
 	/* With the whole frame files: the machine's counters as they read beside them (node ones: pmi_snap_add_numa). */
 	static const char *const machine[] = { "proc/meminfo", "proc/vmstat" };
 	struct snap_frames *fr = pmi_snap_w_frames(w);
-	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_ALL);
+	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_UFFD | PM_PROBE_SOFT_DIRTY |
+						   (mapcount_needed(fr, flags) ? PM_PROBE_MAPCOUNT : 0));
 	char live[256], feat[2048];
 	size_t i;
 	int id, r = 0, n;
@@ -560,7 +579,7 @@ int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, uns
 	}
 	if (!r)
 		r = pmi_snap_add_numa(w, ctx);
-	if (r || (n = export_features(fr, f, feat, sizeof(feat))) < 0)
+	if (r || (n = export_features(fr, flags, f, feat, sizeof(feat))) < 0)
 		return r ? r : -ENOSPC;
 	if ((id = pmi_snap_w_file(w, "pagemap-features", PM_SNAPSHOT_BYTES, (uint64_t)n)) < 0)
 		return id;
