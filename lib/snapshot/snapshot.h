@@ -123,6 +123,8 @@ static inline void snap_put64(unsigned char *p, uint64_t v)
  * malloc (a fuzzer's inputs, small snapshots). NULL with errno.
  */
 void *pmi_snap_big_alloc(size_t n);
+/* A block written all over at once: huge-page backed from 256 KiB (one huge page up to a MiB). */
+void *pmi_snap_dense_alloc(size_t n);
 
 /* The check word of a section header: covers type, length and payload hash, so a flipped bit there shows. */
 uint32_t pmi_snap_header_check(uint32_t type, uint64_t length, uint64_t hash);

@@ -167,7 +167,7 @@ static int seen_alloc(struct snap_frames *fr)
 {
 	size_t len = (fr->end + 63) / 64 * 8, i;
 
-	if (!(fr->seen = pmi_snap_big_alloc(len >= (256u << 10) && len < (1u << 20) ? 1u << 20 : len)))
+	if (!(fr->seen = pmi_snap_dense_alloc(len)))
 		return -ENOMEM;
 	memset(fr->seen, 0, len);
 	for (i = 0; i < fr->nfirst; i++)

@@ -20,6 +20,16 @@ void *pmi_snap_big_alloc(size_t n)
 }
 
 /*
+ * A block written all over at once (a read's buffer, a bitmap cleared whole):
+ * from 256 KiB a huge page, as pmi_snap_big_alloc gives from a MiB; its small
+ * pages' faults cost more than clearing one huge page.
+ */
+void *pmi_snap_dense_alloc(size_t n)
+{
+	return pmi_snap_big_alloc(n >= (256u << 10) && n < (1u << 20) ? 1u << 20 : n);
+}
+
+/*
  * Grow the chunk buffers to @zlen payload bytes, @rawlen decompressed bytes
  * and @nwords words, with room for as many extents up to SNAP_MAX_EXTENTS
  * (0: leave as is; callers keep them within the SNAP_MAX_* limits). Sized to need rather than to the limits at open: an open costs
