@@ -123,6 +123,8 @@ static inline void snap_put64(unsigned char *p, uint64_t v)
  * malloc (a fuzzer's inputs, small snapshots). NULL with errno.
  */
 void *pmi_snap_big_alloc(size_t n);
+/* @ncol columns of @keep bytes moved from @old (@old_stride apart) to a new block, @stride apart; @old freed. */
+void *pmi_snap_regrow(void *old, size_t old_stride, size_t keep, size_t stride, unsigned ncol);
 /* A block written all over at once: huge-page backed from 256 KiB (one huge page up to a MiB). */
 void *pmi_snap_dense_alloc(size_t n);
 

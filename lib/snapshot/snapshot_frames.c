@@ -68,11 +68,8 @@ static int frun_room(struct frun **buf, size_t *cap, size_t need, size_t keep)
 		return 0;
 	while (nc < need)
 		nc *= 2;
-	if (!(t = pmi_snap_big_alloc(nc * sizeof(*t))))
+	if (!(t = pmi_snap_regrow(*buf, *cap * sizeof(*t), keep * sizeof(*t), nc * sizeof(*t), 1)))
 		return -ENOMEM;
-	if (keep)
-		memcpy(t, *buf, keep * sizeof(*t));
-	free(*buf);
 	*buf = t;
 	*cap = nc;
 	return 0;
