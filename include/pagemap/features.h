@@ -94,7 +94,8 @@ struct pm_features {
 	 * writer did not probe: it recorded no frame of a large folio, so no
 	 * count it holds depends on the answer (the probe maps a THP and
 	 * forks). Always false live. It sits in the struct's former tail
-	 * padding: the size and every offset are those of 0.11.
+	 * padding: where the struct is 8-byte aligned (LP64) its size and
+	 * every offset are those of 0.11.
 	 */
 	bool page_mapcount_not_needed;
 };

@@ -1,5 +1,6 @@
 /* test_features_record.c - the pagemap-features record: its bytes; write -> read -> write. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include "base.h"
@@ -213,6 +214,10 @@ static int mapcount_not_needed(void)
 	CHECK(!g.page_mapcount_not_needed);
 	g = read_back("page_mapcount=not-neede\n", "6.18");
 	CHECK(!g.page_mapcount_not_needed);
+	/* ABI: the field sits in the tail padding of 0.11's struct (8-byte aligned: LP64), whose size it keeps */
+	if (_Alignof(struct pm_features) == 8)
+		CHECK_EQ_U64(sizeof(struct pm_features),
+			     (offsetof(struct pm_features, huge_zero_page) + sizeof(enum pm_tristate) + 7) / 8 * 8);
 	/* live answers never carry it: a live unknown says why the probe could not run */
 	f.page_mapcount = PM_UNKNOWN;
 	f.by_effect = true;
