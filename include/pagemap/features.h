@@ -89,6 +89,15 @@ struct pm_features {
 	 */
 	enum pm_tristate zero_page;
 	enum pm_tristate huge_zero_page;	/* the same for THP (use_zero_page) */
+	/*
+	 * A replayed snapshot's page_mapcount is PM_UNKNOWN because its
+	 * writer did not probe: it recorded no frame of a large folio, so no
+	 * count it holds depends on the answer (the probe maps a THP and
+	 * forks). Always false live. It sits in the struct's former tail
+	 * padding: where the struct is 8-byte aligned (LP64) its size and
+	 * every offset are those of 0.11.
+	 */
+	bool page_mapcount_not_needed;
 };
 
 /*
@@ -104,7 +113,8 @@ struct pm_features {
  * is PM_YES before 6.15 and PM_UNKNOWN after. Under a replayed root, what
  * can only be probed by effect is read from the tree's "pagemap-features"
  * file when the capture recorded one, else left PM_UNKNOWN (page_mapcount:
- * PM_YES before 6.15).
+ * PM_YES before 6.15; PM_UNKNOWN with page_mapcount_not_needed where a
+ * snapshot recorded no frame of a large folio and so did not probe).
  * Returns a borrowed pointer valid for the context's life, or NULL with
  * errno set (ENOMEM).
  */

@@ -238,6 +238,7 @@ const struct pm_features *pm_ctx_features(struct pm_ctx *ctx)
 	/* CONFIG_NO_PAGE_MAPCOUNT came in 6.15: every older kernel counts per page. */
 	if (f->page_mapcount == PM_UNKNOWN && !pm_kernel_at_least(f, 6, 15))
 		f->page_mapcount = PM_YES;
+	f->page_mapcount_not_needed &= f->page_mapcount == PM_UNKNOWN;	/* a why only for what is unknown */
 	/* A replayed tree has nothing more to probe; a live one does it when asked (pm_ctx_probe). */
 	ctx->probes_done = ctx->live ? 0 : PM_PROBE_ALL;
 	if (f->page_mapcount != PM_UNKNOWN)

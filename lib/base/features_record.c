@@ -20,6 +20,7 @@ enum rec_kind {
 	REC_LAYOUT,	/* enum pm_layout: pm_layout_name */
 	REC_PFN_VIEW,	/* enum pm_pfn_view: pm_pfn_view_name */
 	REC_ERRNO,	/* int errno: its name (a number where glibc has none); no line when 0 */
+	REC_MAPCOUNT,	/* page_mapcount: as REC_TRI, or not-needed (unknown, page_mapcount_not_needed) */
 };
 
 struct rec_key {
@@ -49,7 +50,7 @@ static const struct rec_key rec_keys[] = {
 	KEY(uffd_features, REC_HEX),
 	KEY(soft_dirty, REC_TRI),
 	KEY(guard_regions, REC_TRI),
-	KEY(page_mapcount, REC_TRI),
+	KEY(page_mapcount, REC_MAPCOUNT),
 	KEY(zero_page, REC_TRI),
 	KEY(huge_zero_page, REC_TRI),
 };
@@ -80,6 +81,13 @@ static void rec_print(const struct rec_key *k, const struct pm_features *f, char
 	case REC_BOOL:
 		snprintf(buf, size, "%s=%s\n", k->key, *(const bool *)p ? "yes" : "no");
 		break;
+	case REC_MAPCOUNT:
+		/* A reader older than not-needed takes it for unknown: what it is, without the why. */
+		if (*(const enum pm_tristate *)p == PM_UNKNOWN && f->page_mapcount_not_needed) {
+			snprintf(buf, size, "%s=not-needed\n", k->key);
+			break;
+		}
+		/* fall through */
 	case REC_TRI:
 		t = (unsigned)*(const enum pm_tristate *)p;
 		snprintf(buf, size, "%s=%s\n", k->key, tri_name[t < PM_UNKNOWN ? t : PM_UNKNOWN]);
@@ -190,6 +198,10 @@ static void rec_parse(const struct rec_key *k, struct pm_features *f, const char
 		break;
 	case REC_TRI:
 		*(enum pm_tristate *)p = parse_tristate(v);
+		break;
+	case REC_MAPCOUNT:	/* the last line of the key decides, the why with it */
+		*(enum pm_tristate *)p = parse_tristate(v);
+		f->page_mapcount_not_needed = !strcmp(v, "not-needed");
 		break;
 	case REC_LAYOUT:
 		*(enum pm_layout *)p = parse_name(v, layout_name, PM_LAYOUT_CURRENT + 1);

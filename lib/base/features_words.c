@@ -289,6 +289,9 @@ static void row_page_mapcount(const struct pm_features *f, bool live, struct pm_
 		    "USS, SHARED and PSS of processes mapping them are estimates");
 	else
 		say(r, "unknown", "%s",
+		    !f->by_effect && f->page_mapcount_not_needed ?
+			    "not probed: the snapshot holds no page of a large folio (THP, mTHP, "
+			    "large page cache), so none of its counts depends on the answer" :
 		    !f->by_effect ? "not recorded by the capture" :
 		    f->pfn_view != PM_PFN_VISIBLE || !f->kpagecount.readable ?
 			    "the probe needs frame numbers and /proc/kpagecount (run as root)" :

@@ -123,6 +123,10 @@ static inline void snap_put64(unsigned char *p, uint64_t v)
  * malloc (a fuzzer's inputs, small snapshots). NULL with errno.
  */
 void *pmi_snap_big_alloc(size_t n);
+/* @ncol columns of @keep bytes moved from @old (@old_stride apart) to a new block, @stride apart; @old freed. */
+void *pmi_snap_regrow(void *old, size_t old_stride, size_t keep, size_t stride, unsigned ncol);
+/* A block written all over at once: huge-page backed from 256 KiB (one huge page up to a MiB). */
+void *pmi_snap_dense_alloc(size_t n);
 
 /* The check word of a section header: covers type, length and payload hash, so a flipped bit there shows. */
 uint32_t pmi_snap_header_check(uint32_t type, uint64_t length, uint64_t hash);
@@ -266,6 +270,9 @@ struct snap_frames {
 	size_t todo_cap;
 	struct frun *sorted;		/* a batch's runs: the radix sort's other half */
 	size_t sorted_cap;
+	/* Does a large folio's map count matter to what is recorded (the page_mapcount probe)? */
+	bool large;			/* a frame written is part of a large folio (kpageflags) */
+	bool blind;			/* a process's frames were not all read with their kpageflags */
 };
 struct snap_frames *pmi_snap_w_frames(struct pm_snapshot_writer *w);
 

@@ -68,11 +68,8 @@ static int frun_room(struct frun **buf, size_t *cap, size_t need, size_t keep)
 		return 0;
 	while (nc < need)
 		nc *= 2;
-	if (!(t = pmi_snap_big_alloc(nc * sizeof(*t))))
+	if (!(t = pmi_snap_regrow(*buf, *cap * sizeof(*t), keep * sizeof(*t), nc * sizeof(*t), 1)))
 		return -ENOMEM;
-	if (keep)
-		memcpy(t, *buf, keep * sizeof(*t));
-	free(*buf);
 	*buf = t;
 	*cap = nc;
 	return 0;
@@ -167,7 +164,7 @@ static int seen_alloc(struct snap_frames *fr)
 {
 	size_t len = (fr->end + 63) / 64 * 8, i;
 
-	if (!(fr->seen = pmi_snap_big_alloc(len >= (256u << 10) && len < (1u << 20) ? 1u << 20 : len)))
+	if (!(fr->seen = pmi_snap_dense_alloc(len)))
 		return -ENOMEM;
 	memset(fr->seen, 0, len);
 	for (i = 0; i < fr->nfirst; i++)
@@ -249,6 +246,21 @@ static int frames_unseen(struct snap_frames *fr, struct frun *run, size_t nrun, 
 }
 
 /*
+ * A large folio among @n kpageflags words (THP, mTHP, hugetlb, large page
+ * cache: their pages are compound).
+ */
+static bool any_large(const uint64_t *flags, size_t n)
+{
+	const uint64_t large = 1ULL << PM_KPF_COMPOUND_HEAD | 1ULL << PM_KPF_COMPOUND_TAIL | 1ULL << PM_KPF_THP;
+	uint64_t any = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		any |= flags[i];
+	return (any & large) != 0;
+}
+
+/*
  * The words of every column's file for the pieces fr->todo[@i..): pieces a
  * short gap apart share one read per file (a few words read and dropped cost
  * less than a system call), @buf a column per SNAP_READ_WORDS words. Words a
@@ -282,6 +294,8 @@ static ssize_t frames_read(struct snap_frames *fr, size_t i, size_t ntodo, uint6
 	for (k = i; k < j && t[k].start - base < most; k++) {	/* words past the files' end are left out */
 		off = t[k].start - base;
 		n = t[k].n < most - off ? t[k].n : most - off;
+		if (fr->col[0] == 0 && !fr->large)	/* kpageflags: the piece's, not the gap's (other processes') */
+			fr->large = any_large(buf + off, (size_t)n);
 		if (fr->pfn_mode < PM_SNAPSHOT_PFN_KEYED) {
 			for (c = 0; c < fr->ncol; c++)
 				cols[c] = buf + c * PMI_BATCH + off;

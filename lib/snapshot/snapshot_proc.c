@@ -316,81 +316,89 @@ static int pass_mapping(struct proc_pass *p, int fd, uint64_t start, uint64_t en
 	return scan_flush(&s);
 }
 
-/* The pagemap's length: the end of the last mapping that reads (what tests/tools/pm-sparse records). */
-static uint64_t pagemap_size(const struct pm_ctx *ctx, int fd, const char *maps, unsigned ps)
+/*
+ * The pagemap's length: the end of the last mapping that reads (what
+ * tests/tools/pm-sparse records), [vsyscall] above the task's size not.
+ * From the last mapping down, a word read each while a mapping could still
+ * end higher: two reads where /proc's order holds, not one a mapping.
+ */
+static uint64_t pagemap_size(const struct pm_ctx *ctx, int fd, const struct frun *span, size_t n, unsigned ps)
 {
-	struct pm_mapping m;
 	uint64_t size = 0, w;
-	const char *line = maps;
 
-	while (line && *line) {
-		const char *nl = strchr(line, '\n');
-		size_t n = nl ? (size_t)(nl - line) : strlen(line);
-		if (!pm_maps_parse_line(line, n, &m) && pmi_ctx_pread_words(ctx, fd, &w, 1, m.start / ps) == 1)
-			size = m.end / ps * 8 > size ? m.end / ps * 8 : size;
-		line = nl ? nl + 1 : NULL;
-	}
+	while (n--)
+		if (span[n].start + span[n].n > size / 8 &&
+		    pmi_ctx_pread_words(ctx, fd, &w, 1, span[n].start) == 1)
+			size = (span[n].start + span[n].n) * 8;
 	return size;
 }
 
-static int pass_pagemap(struct proc_pass *p, int fd, const char *maps, const char *path)
+static int pass_pagemap(struct proc_pass *p, int fd, const struct frun *span, size_t n, const char *path)
 {
-	struct pm_mapping m;
-	const char *line = maps;
+	size_t i;
 	int id, r = 0;
 
-	if ((id = pmi_snap_w_file(p->w, path, PM_SNAPSHOT_WORDS, pagemap_size(p->ctx, fd, maps, p->page_size))) < 0)
+	if ((id = pmi_snap_w_file(p->w, path, PM_SNAPSHOT_WORDS, pagemap_size(p->ctx, fd, span, n, p->page_size))) < 0)
 		return id;
 	if (!(p->ws = pmi_snap_ws_new(p->w, (uint32_t)id)))
 		return -ENOMEM;
-	while (!r && line && *line) {
-		const char *nl = strchr(line, '\n');
-		size_t n = nl ? (size_t)(nl - line) : strlen(line);
-		if (!pm_maps_parse_line(line, n, &m))
-			r = pass_mapping(p, fd, m.start, m.end);
-		line = nl ? nl + 1 : NULL;
-	}
+	for (i = 0; i < n && !r; i++)
+		r = pass_mapping(p, fd, span[i].start * p->page_size, (span[i].start + span[i].n) * p->page_size);
 	if (!r && p->nrun)
 		r = flush_frames(p);
 	return pmi_snap_ws_close(p->ws) ?: r;
 }
 
-/* Pages of the largest mapping of @maps and of them all: what a read and a batch of frames need at most. */
-static void maps_pages(const char *maps, unsigned ps, uint64_t *largest, uint64_t *total)
+/*
+ * The mappings of @maps, parsed once for the pass (its buffers' sizes, the
+ * pagemap's length, the words read): [first page, pages). A mapping whose
+ * bounds are not whole pages is read as the pages it touches, as before.
+ */
+static int maps_spans(const char *maps, unsigned ps, struct frun **out, size_t *n)
 {
+	size_t cap = 0;
 	struct pm_mapping m;
 	const char *line = maps;
 
-	*largest = *total = 0;
+	*out = NULL;
+	*n = 0;
 	while (line && *line) {
 		const char *nl = strchr(line, '\n');
-		size_t n = nl ? (size_t)(nl - line) : strlen(line);
-		if (!pm_maps_parse_line(line, n, &m) && m.end > m.start) {
-			*total += (m.end - m.start) / ps;
-			*largest = (m.end - m.start) / ps > *largest ? (m.end - m.start) / ps : *largest;
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		if (!pm_maps_parse_line(line, len, &m) && m.end > m.start) {
+			if (*n == cap) {
+				struct frun *t = realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof(*t));
+				if (!t)
+					return -ENOMEM;
+				*out = t;
+			}
+			(*out)[(*n)++] = (struct frun){ m.start / ps, m.end / ps - m.start / ps };
 		}
 		line = nl ? nl + 1 : NULL;
 	}
+	return 0;
 }
 
 /*
- * The pass's buffers, sized by the process (its maps): a read takes at most
- * its largest mapping's words, a batch of frames at most its pages. At the
- * limits (PMI_BATCH words, FRAME_BATCH runs) they were huge pages cleared
- * for a process of a few hundred pages; a large process's are as before,
- * huge-page backed from a MiB (pmi_snap_big_alloc). Keyed modes move each
- * frame of a batch (mv): at most as many as its pages too.
+ * The pass's buffers, sized by the process (its mappings): a read takes at
+ * most its largest mapping's words, a batch of frames at most its pages. At
+ * the limits (PMI_BATCH words, FRAME_BATCH runs) they were huge pages
+ * cleared for a process of a few hundred pages; a large process's are as
+ * before, huge-page backed from a MiB (pmi_snap_big_alloc). Keyed modes move
+ * each frame of a batch (mv): at most as many as its pages too.
  */
-static int pass_alloc(struct proc_pass *p, const char *maps)
+static int pass_alloc(struct proc_pass *p, const struct frun *span, size_t n)
 {
-	uint64_t largest, total;
-	size_t words, runs;
+	uint64_t largest = 0, total = 0;
+	size_t words, runs, i;
 
-	maps_pages(maps, p->page_size, &largest, &total);
+	for (i = 0; i < n; i++) {
+		total += span[i].n;
+		largest = span[i].n > largest ? span[i].n : largest;
+	}
 	words = largest < PMI_BATCH ? (size_t)largest : PMI_BATCH;
 	runs = total < FRAME_BATCH ? (size_t)total : FRAME_BATCH;
-	/* from 256 KiB, a huge page as before: its small pages' faults cost more than clearing it */
-	if (!(p->buf = pmi_snap_big_alloc(words * 8 >= (256u << 10) ? (1u << 20) : (words ? words : 1) * 8)))
+	if (!(p->buf = pmi_snap_dense_alloc((words ? words : 1) * 8)))
 		return -ENOMEM;
 	if (p->frames && !(p->run = pmi_snap_big_alloc((runs ? runs : 1) * sizeof(*p->run))))
 		return -ENOMEM;
@@ -405,18 +413,25 @@ static int add_pagemap(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t p
 	const struct pm_features *f = pm_ctx_features(ctx);
 	struct proc_pass p = { .w = w, .ctx = ctx, .fr = pmi_snap_w_frames(w), .page_size = f ? f->page_size : 4096 };
 	char live[256], path[64];
+	struct frun *span = NULL;
+	size_t nspan = 0;
 	int fd, r;
 
 	pmi_pid_path(ctx, live, sizeof(live), pid, "pagemap");
 	snprintf(path, sizeof(path), "proc/%d/pagemap", (int)pid);
-	if ((fd = pmi_open(ctx, live, O_RDONLY)) < 0)
+	if ((fd = pmi_open(ctx, live, O_RDONLY)) < 0) {
+		p.fr->blind = true;	/* its smaps may still be recorded, and depend on map counts */
 		return put_errno(w, path, -fd);
+	}
 	p.frames = frames && f && f->pfn_view == PM_PFN_VISIBLE && p.fr->pfn_mode != PM_SNAPSHOT_PFN_DROP;
 	if (p.frames && (r = frames_declare(w, ctx)))
 		goto out;
+	p.fr->blind |= !p.frames || !p.fr->ncol || p.fr->col[0] != 0;	/* large folios not told apart */
 	if (f && f->scan && ctx->live && ctx->backend != PM_BACKEND_PREAD)	/* else every word is read */
 		p.regions = malloc(SCAN_REGIONS * sizeof(*p.regions));
-	r = pass_alloc(&p, maps) ?: pass_pagemap(&p, fd, maps, path);
+	r = maps_spans(maps, p.page_size, &span, &nspan) ?: pass_alloc(&p, span, nspan) ?:
+	    pass_pagemap(&p, fd, span, nspan, path);
+	free(span);
 	free(p.buf);
 	free(p.kbuf);
 	free(p.regions);
@@ -502,13 +517,28 @@ static int add_phys(struct pm_snapshot_writer *w)
 }
 
 /*
+ * Whether the page_mapcount probe's answer matters to what was recorded: only
+ * to the counts of large folios' pages (pm_account's estimate, smaps' figures).
+ * Without a frame of one, the probe (a THP mapped, a child forked: a quarter
+ * of a small process's snapshot) is left out and the record says why. Whole
+ * frame files, or a process whose frames were not told apart, need it.
+ */
+static bool mapcount_needed(const struct snap_frames *fr, unsigned flags)
+{
+	return (flags & PM_SNAPSHOT_PHYS) || fr->blind || fr->large || !fr->declared;
+}
+
+/*
  * The features probe as recorded: its zero_pfn is a frame number too, moved
  * or dropped like the others. Dropped frames replay as hidden, never as
  * visible frame numbers that are all 0.
  */
-static int export_features(const struct snap_frames *fr, const struct pm_features *f, char *buf, size_t size)
+static int export_features(const struct snap_frames *fr, unsigned flags, const struct pm_features *f, char *buf,
+			   size_t size)
 {
 	struct pm_features copy = *f;
+
+	copy.page_mapcount_not_needed = f->page_mapcount == PM_UNKNOWN && !mapcount_needed(fr, flags);
 
 	if (fr->pfn_mode != PM_SNAPSHOT_PFN_KEEP && copy.zero_pfn)
 		copy.zero_pfn = fr->pfn_mode == PM_SNAPSHOT_PFN_DROP ? 0 : pmi_perm_fwd(&fr->perm[0], copy.zero_pfn);
@@ -527,7 +557,8 @@ int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, uns
 	/* With the whole frame files: the machine's counters as they read beside them (node ones: pmi_snap_add_numa). */
 	static const char *const machine[] = { "proc/meminfo", "proc/vmstat" };
 	struct snap_frames *fr = pmi_snap_w_frames(w);
-	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_ALL);
+	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_UFFD | PM_PROBE_SOFT_DIRTY |
+						   (mapcount_needed(fr, flags) ? PM_PROBE_MAPCOUNT : 0));
 	char live[256], feat[2048];
 	size_t i;
 	int id, r = 0, n;
@@ -560,7 +591,7 @@ int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, uns
 	}
 	if (!r)
 		r = pmi_snap_add_numa(w, ctx);
-	if (r || (n = export_features(fr, f, feat, sizeof(feat))) < 0)
+	if (r || (n = export_features(fr, flags, f, feat, sizeof(feat))) < 0)
 		return r ? r : -ENOSPC;
 	if ((id = pmi_snap_w_file(w, "pagemap-features", PM_SNAPSHOT_BYTES, (uint64_t)n)) < 0)
 		return id;

@@ -20,6 +20,36 @@ void *pmi_snap_big_alloc(size_t n)
 }
 
 /*
+ * A growing buffer's new block: @ncol columns of @keep bytes each, @old_stride
+ * apart in @old, moved @stride apart into a block of @ncol * @stride bytes
+ * (pmi_snap_big_alloc), and @old freed. The one way the writer's buffers grow
+ * (frame runs, a chunk's slices, a stream's columns); each keeps its own pace.
+ * NULL with @old left as it was when there is no memory.
+ */
+void *pmi_snap_regrow(void *old, size_t old_stride, size_t keep, size_t stride, unsigned ncol)
+{
+	unsigned char *p = pmi_snap_big_alloc((size_t)ncol * stride);
+	unsigned c;
+
+	if (!p)
+		return NULL;
+	for (c = 0; c < ncol && keep; c++)
+		memcpy(p + c * stride, (unsigned char *)old + c * old_stride, keep);
+	free(old);
+	return p;
+}
+
+/*
+ * A block written all over at once (a read's buffer, a bitmap cleared whole):
+ * from 256 KiB a huge page, as pmi_snap_big_alloc gives from a MiB; its small
+ * pages' faults cost more than clearing one huge page.
+ */
+void *pmi_snap_dense_alloc(size_t n)
+{
+	return pmi_snap_big_alloc(n >= (256u << 10) && n < (1u << 20) ? 1u << 20 : n);
+}
+
+/*
  * Grow the chunk buffers to @zlen payload bytes, @rawlen decompressed bytes
  * and @nwords words, with room for as many extents up to SNAP_MAX_EXTENTS
  * (0: leave as is; callers keep them within the SNAP_MAX_* limits). Sized to need rather than to the limits at open: an open costs

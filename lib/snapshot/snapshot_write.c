@@ -224,9 +224,8 @@ int pmi_snap_w_raw_room(struct pm_snapshot_writer *w, size_t slice, unsigned nsl
 		s = slice > 2 * s ? slice : 2 * s;
 	if (s < 4096)
 		s = 4096;
-	if (!(p = pmi_snap_big_alloc((size_t)nslice * s)))
+	if (!(p = pmi_snap_regrow(w->raw, 0, 0, (size_t)nslice * s, 1)))	/* its bytes are not kept */
 		return -ENOMEM;
-	free(w->raw);
 	w->raw = p;
 	w->raw_cap = (size_t)nslice * s;
 	w->raw_slice = s;

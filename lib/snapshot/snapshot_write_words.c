@@ -57,12 +57,9 @@ static int ws_room(struct snap_ws *ws, size_t need)
 	while (room < need)
 		room *= 8;
 	room = room < SNAP_MAX_WORDS ? room : SNAP_MAX_WORDS;
-	if (!(b = pmi_snap_big_alloc(ws->ncol * room * 8)))
+	/* col[0] is the block of every column, ws->room words apart */
+	if (!(b = pmi_snap_regrow(ws->col[0], ws->room * 8, ws->nwords * 8, room * 8, ws->ncol)))
 		return ws->error = -ENOMEM;
-	for (c = 0; c < ws->ncol; c++)
-		if (ws->nwords)
-			memcpy(b + c * room, ws->col[c], ws->nwords * 8);
-	free(ws->col[0]);	/* the block of every column */
 	for (c = 0; c < ws->ncol; c++)
 		ws->col[c] = b + c * room;
 	ws->room = room;

@@ -55,6 +55,7 @@ seeds = {
  "vvar-half": base() + rec("maps", "00400000-00404000 rw-p 00000000 00:00 0 \n00500000-00500800 r--p 00000000 00:00 0   [vvar]\n") + rec("pagemap", pm(0x400, [P | 0x10] * 4)),
  "short-mapping": base() + rec("maps", "00400000-00400010 rw-p 00000000 00:00 0 \n") + rec("pagemap", pm(0x400, [P | 0x10])),
  "truncated": base() + rec("maps", "".join("%08x-%08x rw-p 00000000 00:00 0 \n" % (0x400000 + i * 0x10000, 0x404000 + i * 0x10000) for i in range(32))) + rec("pagemap", pm(0x400, [P | 0x10] * 4 + [0] * 0x2c + [P | 0x20] * 4)),
+ "mapcount-not-needed": good + rec("features", feats(extra="page_mapcount=not-needed\npage_mapcount=no\npage_mapcount=not-needed\n")),
  "pshift": rec("features", feats(layout="pshift")) + rec("osrelease", "3.10.108\n") + rec("stat", STAT % (42, 42, 42)) + rec("maps", MAPS) + rec("pagemap", pm(0, [0x0600000000000000])) + rec("pagemap", pm(0x400, [P | (12 << 55) | 0x10] * 8)),
 }
 for n, s in seeds.items():

@@ -1,5 +1,6 @@
 /* test_features_record.c - the pagemap-features record: its bytes; write -> read -> write. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include "base.h"
@@ -83,6 +84,7 @@ static int same_recorded(const struct pm_features *a, const struct pm_features *
 	CHECK_EQ_U64(a->soft_dirty, b->soft_dirty);
 	CHECK_EQ_U64(a->guard_regions, b->guard_regions);
 	CHECK_EQ_U64(a->page_mapcount, b->page_mapcount);
+	CHECK_EQ_U64(a->page_mapcount_not_needed, b->page_mapcount_not_needed);
 	CHECK_EQ_U64(a->zero_page, b->zero_page);
 	CHECK_EQ_U64(a->huge_zero_page, b->huge_zero_page);
 	return T_PASS;
@@ -155,4 +157,74 @@ static int reader_rules(void)
 	return T_PASS;
 }
 
-T_MAIN(T(record_text), T(round_trip), T(reader_rules))
+/* The row of @key in @f's words (a replayed root's unless @live). */
+static struct pm_feature_row row_of(const struct pm_features *f, bool live, const char *key)
+{
+	struct pm_feature_row r;
+	size_t i;
+
+	memset(&r, 0, sizeof(r));
+	for (i = 0; pm_features_row(f, live ? PM_FEATURES_LIVE : 0, i, &r) == 0; i++)
+		if (!strcmp(r.key, key))
+			return r;
+	memset(&r, 0, sizeof(r));
+	return r;
+}
+
+/*
+ * A snapshot that recorded no frame of a large folio did not probe page_mapcount:
+ * page_mapcount=not-needed, read back as unknown with its why, said in words; an
+ * answer wins over the why, and a reader older than it reads unknown (its parse
+ * of any other word), never yes or no.
+ */
+static int mapcount_not_needed(void)
+{
+	struct pm_features f = sample(), g;
+	struct pm_feature_row r;
+	char buf[2048];
+
+	f.page_mapcount = PM_UNKNOWN;
+	f.page_mapcount_not_needed = true;
+	CHECK(pm_features_export(&f, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\npage_mapcount=not-needed\n") != NULL);
+	CHECK_EQ_U64(round_trip_one(&f), T_PASS);
+	g = read_back(buf, "6.18.44");
+	CHECK_EQ_U64(g.page_mapcount, PM_UNKNOWN);
+	CHECK(g.page_mapcount_not_needed);
+	r = row_of(&g, false, "page-mapcount");
+	CHECK_STR(r.value, "unknown");
+	CHECK(strstr(r.why, "not probed") != NULL && strstr(r.why, "large folio") != NULL);
+	g.page_mapcount_not_needed = false;	/* an older snapshot's unknown keeps its words */
+	r = row_of(&g, false, "page-mapcount");
+	CHECK_STR(r.why, "not recorded by the capture");
+	f.page_mapcount = PM_YES;	/* an answer is written as one, whatever the flag */
+	CHECK(pm_features_export(&f, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\npage_mapcount=yes\n") != NULL);
+	/* hostile and near spellings: unknown without a why; the last line of the key decides */
+	g = read_back("page_mapcount=not-needed\npage_mapcount=no\n", "6.18");
+	CHECK_EQ_U64(g.page_mapcount, PM_NO);
+	CHECK(!g.page_mapcount_not_needed);
+	g = read_back("page_mapcount=no\npage_mapcount=not-needed\n", "6.18");
+	CHECK_EQ_U64(g.page_mapcount, PM_UNKNOWN);
+	CHECK(g.page_mapcount_not_needed);
+	g = read_back("page_mapcount=not-needed \npage_mapcount_not_needed=yes\n", "6.18");
+	CHECK_EQ_U64(g.page_mapcount, PM_UNKNOWN);
+	CHECK(!g.page_mapcount_not_needed);
+	g = read_back("page_mapcount=NOT-NEEDED\n", "6.18");
+	CHECK(!g.page_mapcount_not_needed);
+	g = read_back("page_mapcount=not-neede\n", "6.18");
+	CHECK(!g.page_mapcount_not_needed);
+	/* ABI: the field sits in the tail padding of 0.11's struct (8-byte aligned: LP64), whose size it keeps */
+	if (_Alignof(struct pm_features) == 8)
+		CHECK_EQ_U64(sizeof(struct pm_features),
+			     (offsetof(struct pm_features, huge_zero_page) + sizeof(enum pm_tristate) + 7) / 8 * 8);
+	/* live answers never carry it: a live unknown says why the probe could not run */
+	f.page_mapcount = PM_UNKNOWN;
+	f.by_effect = true;
+	f.pfn_view = PM_PFN_VISIBLE;
+	r = row_of(&f, true, "page-mapcount");
+	CHECK(!strstr(r.why, "not probed"));
+	return T_PASS;
+}
+
+T_MAIN(T(record_text), T(round_trip), T(reader_rules), T(mapcount_not_needed))
