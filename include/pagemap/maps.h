@@ -33,6 +33,10 @@ struct pm_mapping {
 	char perms[5];			/* as printed, "rw-p" */
 	enum pm_map_kind kind;
 	bool deleted;			/* path ends with " (deleted)" (kept in path) */
+	/* Its file is on hugetlbfs: pm_maps_next tells every kind (MAP_HUGETLB, MFD_HUGETLB, SHM_HUGETLB,
+	   a hugetlbfs file) by effect, pm_maps_parse_line MAP_HUGETLB's /anon_hugepage only. Sits in what
+	   was padding: the struct's size and offsets are those of 0.11. */
+	bool hugetlb;
 	const char *path;		/* bytes after the inode field, not NUL-terminated */
 	size_t path_len;		/* may be 0 */
 };
