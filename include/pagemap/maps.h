@@ -59,7 +59,11 @@ struct pm_maps;
 PM_API struct pm_maps *pm_maps_open(struct pm_target *t);
 
 /*
- * pm_maps_next - the next mapping in address order.
+ * pm_maps_next - the next mapping in address order, with hugetlb told by
+ * its device: live, the kernel's own hugetlbfs mounts are learned once per
+ * context by creating an empty MFD_HUGETLB memfd of each huge page size
+ * (no page, no privilege), a user's mount from mountinfo; replayed, from
+ * the capture's smaps (KernelPageSize), or the path rule where it has none.
  * Returns 0 with *@out set (borrowed until the next call), 1 at the end,
  * -EINVAL on a malformed line, or another -errno from reading.
  */
