@@ -155,7 +155,7 @@ static bool learn_memfd(struct pmi_hugetlb_devs *d, unsigned flags, bool huge)
  * The internal shmem mount (memfd, SysV, shared anonymous memory) is learned
  * as not hugetlb on the way: the most common major-0 file of all.
  */
-static void probe_live(struct pmi_hugetlb_devs *d)
+static void probe_live(struct pmi_hugetlb_devs *d, uint64_t page)
 {
 	DIR *dir = opendir("/sys/kernel/mm/hugepages");
 	struct dirent *e;
@@ -180,15 +180,18 @@ static void probe_live(struct pmi_hugetlb_devs *d)
 	}
 	if (dir)
 		closedir(dir);
+	/* no sysfs (a container may lack it): the default size's mount still tells, aligned as a base page pair */
+	if (!dir && learn_memfd(d, MFD_HUGETLB, true))
+		d->min_size = 2 * page;
 }
 
-static int live_verdict(struct pm_target *t, struct pmi_hugetlb_devs *d, const struct pm_mapping *m)
+static int live_verdict(struct pm_target *t, struct pmi_hugetlb_devs *d, const struct pm_mapping *m, uint64_t page)
 {
 	char path[4096];
 	int v;
 
 	if (!d->probed)
-		probe_live(d);
+		probe_live(d, page);
 	/* a hugetlb VMA is aligned to its huge page size, the smallest of which is known now */
 	if (!pmi_hugetlb_candidate(m, d->min_size))
 		return 0;
@@ -253,7 +256,8 @@ bool pmi_hugetlb_by_effect(struct pm_target *t, const struct pm_mapping *m, bool
 	if (!pmi_hugetlb_candidate(m, 2 * page))
 		return false;
 	pthread_mutex_lock(&devs_lock);
-	v = t->ctx->live ? live_verdict(t, &t->ctx->hugetlb, m) : replay_verdict(t, &t->ctx->hugetlb, m, smaps_read);
+	v = t->ctx->live ? live_verdict(t, &t->ctx->hugetlb, m, page)
+			 : replay_verdict(t, &t->ctx->hugetlb, m, smaps_read);
 	pthread_mutex_unlock(&devs_lock);
 	return v > 0;
 }
