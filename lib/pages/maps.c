@@ -8,9 +8,22 @@
 #include <unistd.h>
 #include "pages.h"
 
-/* The field hugetlb sits in what was padding: 0.11's callers allocate the same bytes. */
-_Static_assert(offsetof(struct pm_mapping, path) == 64 && sizeof(struct pm_mapping) == 80,
-	       "struct pm_mapping keeps its layout");
+/* struct pm_mapping as 0.11 had it: the field hugetlb sits in what was padding after deleted. */
+struct mapping_0_11 {
+	uint64_t start, end, offset;
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+	uint32_t prot;
+	char perms[5];
+	enum pm_map_kind kind;
+	bool deleted;
+	const char *path;
+	size_t path_len;
+};
+_Static_assert(sizeof(struct pm_mapping) == sizeof(struct mapping_0_11) &&
+		       offsetof(struct pm_mapping, path) == offsetof(struct mapping_0_11, path) &&
+		       offsetof(struct pm_mapping, path_len) == offsetof(struct mapping_0_11, path_len),
+	       "struct pm_mapping keeps 0.11's size and offsets");
 
 struct pm_maps {
 	struct pm_target *t;
