@@ -242,7 +242,8 @@ def main():
                                                    ", since %d.%d" % since if since != (0, 0) else "")
     text += "    FRAME = %d\n" % int(pm.Flag.FRAME)
     text += '    """the pfn or swap fields are real"""\n\n'
-    text += record("Mapping", pm.Mapping, {"perms": "str", "kind": "str", "deleted": "bool", "path": "str"},
+    text += record("Mapping", pm.Mapping,
+                   {"perms": "str", "kind": "str", "deleted": "bool", "path": "str", "hugetlb": "bool"},
                    "One mapping (pagemap maps' columns).") + "\n"
     text += record("Usage", pm.Usage, {}, pm.Usage.__doc__.replace('"', "'"), "Optional[int]") + "\n"
     text += record("Account", pm.Account, {"source": "str", "exact": "bool", "estimate": "bool"},

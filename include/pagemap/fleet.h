@@ -16,7 +16,7 @@ struct pm_quick {
 	uint64_t uss;		/* present and mapped only here (exclusive bit 56, 4.2+) */
 	uint64_t swap;		/* swap entries */
 	uint64_t thp;		/* PMD-mapped huge pages of its own memory, not the huge zero page (in rss) */
-	uint64_t hugetlb;	/* present in MAP_HUGETLB mappings, /anon_hugepage (not in rss) */
+	uint64_t hugetlb;	/* present in hugetlb mappings (struct pm_mapping's hugetlb; not in rss) */
 	uint64_t entries;	/* pagemap entries read: all of every mapping with the pread back end,
 				   those of present and swapped regions with the scan back end */
 	uint64_t longest_ns;	/* the longest single walk step: a bound on one read's hold on the target */
@@ -24,9 +24,11 @@ struct pm_quick {
 };
 
 /*
- * pm_quick_add - add one walk run to @q (pure). Shared memory is told by
- * the mapping's path (/dev/zero shared, /memfd:, /SYSV, /dev/shm/,
- * [anon_shmem:]), hugetlb by /anon_hugepage; a hugetlbfs file counts as file.
+ * pm_quick_add - add one walk run to @q (pure). Hugetlb is told by the
+ * run's mapping (its hugetlb field, which a walk sets by the mapping's
+ * device: MAP_HUGETLB, MFD_HUGETLB, SHM_HUGETLB, a hugetlbfs file; else the
+ * path /anon_hugepage); shared memory by the mapping's path (/dev/zero
+ * shared, /memfd:, /SYSV, /dev/shm/, [anon_shmem:]).
  */
 PM_API void pm_quick_add(struct pm_quick *q, const struct pm_run *run);
 

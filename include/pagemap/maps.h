@@ -33,6 +33,10 @@ struct pm_mapping {
 	char perms[5];			/* as printed, "rw-p" */
 	enum pm_map_kind kind;
 	bool deleted;			/* path ends with " (deleted)" (kept in path) */
+	/* Its file is on hugetlbfs: pm_maps_next tells every kind (MAP_HUGETLB, MFD_HUGETLB, SHM_HUGETLB,
+	   a hugetlbfs file) by effect, pm_maps_parse_line MAP_HUGETLB's /anon_hugepage only. Sits in what
+	   was padding: the struct's size and offsets are those of 0.11. */
+	bool hugetlb;
 	const char *path;		/* bytes after the inode field, not NUL-terminated */
 	size_t path_len;		/* may be 0 */
 };
@@ -55,7 +59,11 @@ struct pm_maps;
 PM_API struct pm_maps *pm_maps_open(struct pm_target *t);
 
 /*
- * pm_maps_next - the next mapping in address order.
+ * pm_maps_next - the next mapping in address order, with hugetlb told by
+ * its device: live, the kernel's own hugetlbfs mounts are learned once per
+ * context by creating an empty MFD_HUGETLB memfd of each huge page size
+ * (no page, no privilege), a user's mount from mountinfo; replayed, from
+ * the capture's smaps (KernelPageSize), or the path rule where it has none.
  * Returns 0 with *@out set (borrowed until the next call), 1 at the end,
  * -EINVAL on a malformed line, or another -errno from reading.
  */

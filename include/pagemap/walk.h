@@ -96,9 +96,11 @@ PM_API void pm_usage_add(struct pm_usage *u, const struct pm_run *run);
 
 /*
  * pm_usage_rss - the resident bytes the kernel counts (smaps Rss, VmRSS) of
- * @u summed over mapping @m: present less zero; 0 for a MAP_HUGETLB mapping
- * (/anon_hugepage), whose pages smaps counts as hugetlb (a hugetlbfs file
- * is not told from its maps line: its pages count). @m may be NULL (no
+ * @u summed over mapping @m: present less zero; 0 for a hugetlb mapping
+ * (m->hugetlb, or the path /anon_hugepage), whose pages smaps counts as
+ * hugetlb. A mapping from pm_maps_next, a walk or pm_mapstat is told by its
+ * device (MAP_HUGETLB, MFD_HUGETLB, SHM_HUGETLB, a hugetlbfs file); one
+ * parsed alone by pm_maps_parse_line by its path only. @m may be NULL (no
  * mapping to tell hugetlb by). Exact when the walk knows PM_PAGE_ZERO
  * (pm_walk_known); else an upper bound. Pure.
  */

@@ -29,7 +29,7 @@
  *                      whole. Frames the kernel does not track (not on an
  *                      LRU list: hugetlb pages of a hugetlbfs file, pages
  *                      still in a per-CPU LRU batch) are counted in
- *                      "untracked"; the zero page and a MAP_HUGETLB
+ *                      "untracked"; the zero page and a hugetlb
  *                      mapping's pages are not resident (smaps Rss).
  *                      Pages that appear at an address during the window
  *                      (faulted in, copied on write, migrated) count as

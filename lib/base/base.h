@@ -16,6 +16,22 @@
 
 struct pmi_source_ops;
 
+/*
+ * lib/pages/hugetlb_devs.c: the anonymous devices (major 0) learned to be a
+ * hugetlbfs superblock or not; a device number is global, so one learned
+ * anywhere holds for every process of the context.
+ */
+struct pmi_hugetlb_dev {
+	uint32_t minor;
+	bool huge;
+};
+struct pmi_hugetlb_devs {
+	bool probed;			/* live: the kernel's own hugetlbfs mounts were asked */
+	uint64_t min_size;		/* live: the smallest huge page size (0: none) */
+	struct pmi_hugetlb_dev *v;
+	size_t n, cap;
+};
+
 struct pm_ctx {
 	char *root;			/* "/" or the replay directory, no trailing slash unless "/" */
 	bool live;			/* root is "/" */
@@ -36,6 +52,7 @@ struct pm_ctx {
 	const struct pmi_source_ops *source;
 	void *source_data;
 	uint64_t frame_start;		/* pm_kpage_start: ROOT/pagemap-frame-start, else 0 */
+	struct pmi_hugetlb_devs hugetlb;	/* learned on a first mapping that may be hugetlb */
 };
 
 struct pm_target {

@@ -113,6 +113,7 @@ void pm_ctx_free(struct pm_ctx *ctx)
 		return;
 	free(ctx->root);
 	free(ctx->tree_error);
+	free(ctx->hugetlb.v);
 	if (ctx->source)
 		ctx->source->free(ctx->source_data);
 	free(ctx);

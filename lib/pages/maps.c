@@ -1,13 +1,33 @@
 /* maps.c - pure parser of /proc/PID/maps lines and a streaming iterator over a target's mappings. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "pages.h"
 
+/* struct pm_mapping as 0.11 had it: the field hugetlb sits in what was padding after deleted. */
+struct mapping_0_11 {
+	uint64_t start, end, offset;
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+	uint32_t prot;
+	char perms[5];
+	enum pm_map_kind kind;
+	bool deleted;
+	const char *path;
+	size_t path_len;
+};
+_Static_assert(sizeof(struct pm_mapping) == sizeof(struct mapping_0_11) &&
+		       offsetof(struct pm_mapping, path) == offsetof(struct mapping_0_11, path) &&
+		       offsetof(struct pm_mapping, path_len) == offsetof(struct mapping_0_11, path_len),
+	       "struct pm_mapping keeps 0.11's size and offsets");
+
 struct pm_maps {
+	struct pm_target *t;
+	bool smaps_read;	/* a replay's smaps was read to tell hugetlb devices */
 	FILE *f;
 	char *line;
 	size_t cap;
@@ -100,14 +120,16 @@ static bool path_starts(const struct pm_mapping *m, const char *s)
 	return m->path_len >= n && !memcmp(m->path, s, n);
 }
 
-/*
- * A MAP_HUGETLB mapping (the kernel names its file /anon_hugepage), from the
- * line alone: a hugetlbfs file or a SysV SHM_HUGETLB segment reads like any
- * other file, so it is not recognised here.
- */
-bool pmi_map_hugetlb(const struct pm_mapping *m)
+/* MAP_HUGETLB's file is /anon_hugepage: the one hugetlb mapping its line alone tells. */
+static bool path_hugetlb(const struct pm_mapping *m)
 {
 	return path_starts(m, "/anon_hugepage");
+}
+
+/* What pm_maps_next told by effect, or (a mapping built by hand, or parsed alone) the path rule. */
+bool pmi_map_hugetlb(const struct pm_mapping *m)
+{
+	return m->hugetlb || path_hugetlb(m);
 }
 
 static enum pm_map_kind classify(const struct pm_mapping *m)
@@ -161,6 +183,7 @@ int pm_maps_parse_line(const char *line, size_t len, struct pm_mapping *m)
 	m->path_len = (size_t)(end - p);
 	m->kind = classify(m);
 	m->deleted = m->path_len >= 10 && !memcmp(end - 10, " (deleted)", 10);
+	m->hugetlb = path_hugetlb(m);
 	return 0;
 }
 
@@ -181,6 +204,8 @@ struct pm_maps *pm_maps_open(struct pm_target *t)
 		return NULL;
 	}
 	it = calloc(1, sizeof(*it));
+	if (it)
+		it->t = t;
 	if (!it || !(it->f = fdopen(fd, "r"))) {
 		free(it);
 		close(fd);
@@ -200,6 +225,8 @@ int pm_maps_next(struct pm_maps *it, const struct pm_mapping **out)
 		return errno ? -errno : 1;
 	if (pm_maps_parse_line(it->line, (size_t)n, &it->cur) < 0)
 		return -EINVAL;
+	if (!it->cur.hugetlb)
+		it->cur.hugetlb = pmi_hugetlb_by_effect(it->t, &it->cur, &it->smaps_read);
 	*out = &it->cur;
 	return 0;
 }

@@ -24,8 +24,27 @@ uint32_t pmi_walk_map_known(const struct pm_walk *w);
 /* walk_mapstat.c: add @len bytes to @b under each flag of @flags (pm_flag_bytes_add of a run's parts). */
 void pmi_flag_bytes_add_len(struct pm_flag_bytes *b, uint32_t flags, uint64_t len);
 
-/* maps.c: is @m a MAP_HUGETLB mapping, by its path (a hugetlbfs file or SysV segment is not told)? Pure. */
+/*
+ * maps.c: is @m hugetlb: m->hugetlb (pm_maps_next told it by effect), or its path /anon_hugepage (MAP_HUGETLB,
+ * for a mapping parsed alone or built by hand). Pure.
+ */
 bool pmi_map_hugetlb(const struct pm_mapping *m);
+
+/*
+ * hugetlb_devs.c: is @m (from @t's maps) on a hugetlbfs superblock, told by its device through
+ * t->ctx->hugetlb, learned on the first mapping that may be (live: the kernel's own mounts by an
+ * empty memfd per huge page size, a user's from mountinfo; replay: the recorded smaps, read once
+ * per iterator, *@smaps_read). False when it cannot be told.
+ */
+bool pmi_hugetlb_by_effect(struct pm_target *t, const struct pm_mapping *m, bool *smaps_read);
+/* The pure parts: @minor's verdict in @d (1 hugetlbfs, 0 not, -1 unknown; a major other than 0: 0). */
+int pmi_hugetlb_devs_lookup(const struct pmi_hugetlb_devs *d, uint32_t major, uint32_t minor);
+/* Record @minor's verdict (replacing any): 0 or -ENOMEM. */
+int pmi_hugetlb_devs_add(struct pmi_hugetlb_devs *d, uint32_t minor, bool huge);
+/* Can @m be hugetlb of page size @align (a power of two): a file on major 0, both ends aligned? */
+bool pmi_hugetlb_candidate(const struct pm_mapping *m, uint64_t align);
+/* One /proc/PID/mountinfo line (@len bytes, no newline needed): its device, and whether it is hugetlbfs. */
+int pmi_mountinfo_dev(const char *line, size_t len, uint32_t *major, uint32_t *minor, bool *hugetlbfs);
 
 /* kpage.c: preads issued so far on a pm_kpage's files (tests check that lookups batch). */
 uint64_t pmi_kpage_nreads(const struct pm_kpage *k);

@@ -337,7 +337,7 @@ static int tally_idle(struct pm_wss *w)
 			if ((r = pmi_wss_add_mapping(w, run->map)) < 0)
 				break;
 		rec = &w->maps[w->nmaps - 1];
-		/* resident as smaps Rss: the zero page is not, nor a MAP_HUGETLB mapping's pages */
+		/* resident as smaps Rss: the zero page is not, nor a hugetlb mapping's pages */
 		if (!(run->flags & PM_PAGE_PRESENT) || (run->flags & PM_PAGE_ZERO) || pmi_map_hugetlb(run->map))
 			continue;
 		if (!(run->flags & PM_PAGE_FRAME)) {

@@ -73,6 +73,9 @@ class Mapping(tuple):
     @property
     def path(self) -> str:
         """the mapping's file or [name]"""
+    @property
+    def hugetlb(self) -> bool:
+        """its file is on hugetlbfs (MAP_HUGETLB, MFD_HUGETLB, SHM_HUGETLB or a hugetlbfs file): its pages count as hugetlb, not RSS; told by the mapping's device (a replay: by its smaps)"""
 
 class Usage(tuple):
     """Bytes of a mapping by page state (pagemap maps' columns). A field is None where it cannot be told, as maps

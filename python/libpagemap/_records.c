@@ -32,8 +32,12 @@ static PyStructSequence_Field mapping_fields[] = {
 	{ "kind", "anon, file, heap, stack, vdso, vvar, vsyscall, anon_named, special" },
 	{ "deleted", "the path ends with ' (deleted)'" },
 	{ "path", "the mapping's file or [name]" },
+	/* by name only: the tuple stays the ten fields it always was */
+	{ "hugetlb", "its file is on hugetlbfs (MAP_HUGETLB, MFD_HUGETLB, SHM_HUGETLB or a hugetlbfs file): its "
+		     "pages count as hugetlb, not RSS; told by the mapping's device (a replay: by its smaps)" },
 	{ NULL, NULL },
 };
+#define MAPPING_IN_SEQUENCE 10
 
 /* The words of pagemap maps' columns of the same names (the flag table's sums, and RSS). */
 static PyStructSequence_Field usage_fields[] = {
@@ -127,7 +131,8 @@ static PyTypeObject *make(PyObject *m, const char *name, const char *qual, PyStr
 int pmpy_records_init(PyObject *m)
 {
 	pmpy_entry_type = make(m, "Entry", "libpagemap.Entry", entry_fields, "One decoded pagemap entry.");
-	pmpy_mapping_type = make(m, "Mapping", "libpagemap.Mapping", mapping_fields, "One line of /proc/PID/maps.");
+	pmpy_mapping_type = make_seq(m, "Mapping", "libpagemap.Mapping", mapping_fields, "One line of /proc/PID/maps.",
+				      MAPPING_IN_SEQUENCE);
 	pmpy_usage_type = make_seq(m, "Usage", "libpagemap.Usage", usage_fields, USAGE_DOC, USAGE_IN_SEQUENCE);
 	pmpy_account_type = make(m, "Account", "libpagemap.Account", account_fields, "Memory of one process.");
 	pmpy_proc_type = make(m, "Proc", "libpagemap.Proc", proc_fields, "One process of ROOT/proc.");
@@ -305,9 +310,10 @@ PyObject *pmpy_mapping_new(const struct pm_mapping *m)
 			  PyLong_FromUnsignedLong(m->dev_major), PyLong_FromUnsignedLong(m->dev_minor),
 			  pmpy_u64(m->inode), PyUnicode_FromString(m->perms), PyUnicode_FromString(kind_name(m->kind)),
 			  PyBool_FromLong(m->deleted),
-			  PyUnicode_DecodeFSDefaultAndSize(m->path ? m->path : "", (Py_ssize_t)m->path_len) };
+			  PyUnicode_DecodeFSDefaultAndSize(m->path ? m->path : "", (Py_ssize_t)m->path_len),
+			  PyBool_FromLong(m->hugetlb) };
 
-	return fill(pmpy_mapping_type, v, 10);
+	return fill(pmpy_mapping_type, v, 11);
 }
 
 /*

@@ -71,6 +71,8 @@ def test_child_mapstat_and_entries(child):
     t = pm.open(child.pid)
     (m, u), = [(m, u) for m, u in t.mapstat() if m.start == child.addr]
     assert m.kind == "anon" and m.perms == "rw-p" and u.present == child.smaps_rss() == child.pages // 2 * PAGE
+    # hugetlb is read by name only: a Mapping unpacks to the ten fields it always had
+    assert m.hugetlb is False and len(m) == 10 and u.rss == u.present
     e = t.read(child.addr, child.pages)
     f = np.asarray(e.flags())
     assert list((f & int(pm.Flag.PRESENT)) != 0) == [i % 2 == 0 for i in range(child.pages)]

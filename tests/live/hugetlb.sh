@@ -1,9 +1,9 @@
 #!/bin/sh
-# hugetlb.sh - run test_hugetlb with a few more hugetlb pages reserved (vm.nr_hugepages), and always restore the saved count afterwards.
+# hugetlb.sh - run test_hugetlb with a few more hugetlb pages reserved (vm.nr_hugepages) and a hugetlbfs mounted in a temporary directory, and always restore the saved count and unmount afterwards.
 build=${PAGEMAP_BUILD:-$(cd "$(dirname "$0")/../.." && pwd)/build}
 bin=$build/tests/live/test_hugetlb
 nr=/proc/sys/vm/nr_hugepages
-want=4	# huge pages the test maps (3) and one spare
+want=7	# huge pages the test maps (6: MAP_HUGETLB 3, memfd, hugetlbfs file, SysV segment) and one spare
 
 skip() { echo "SKIP hugetlb: $*"; exit 77; }
 
@@ -17,10 +17,16 @@ fi
 
 saved=$(cat "$nr") || skip "cannot read $nr"
 pid=
+mnt=
 restore() {
 	if [ -n "$pid" ]; then
 		kill "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
+	fi
+	if [ -n "$mnt" ]; then
+		# the test's helper dies by its parent-death signal, maybe a moment later: detach then (-l), freed at its end
+		umount "$mnt" 2>/dev/null || umount -l "$mnt" || echo "hugetlb.sh: cannot unmount $mnt" >&2
+		rmdir "$mnt" || echo "hugetlb.sh: cannot remove $mnt" >&2
 	fi
 	# The test's mappings are gone with it: the pages it used can be freed.
 	echo "$saved" >"$nr" || echo "hugetlb.sh: cannot restore $nr=$saved" >&2
@@ -34,6 +40,16 @@ trap 'exit 143' TERM
 echo $((saved + want)) >"$nr" || skip "cannot write $nr"
 free=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
 [ "${free:-0}" -ge "$want" ] || skip "only ${free:-0} free hugetlb pages after asking for $want more (memory fragmented?)"
+
+# A file on a hugetlbfs mount of our own: the test maps one (it says why not, if no mount can be made).
+mnt=$(mktemp -d "${TMPDIR:-/tmp}/pm-hugetlbfs.XXXXXX") || mnt=
+if [ -n "$mnt" ] && mount -t hugetlbfs none "$mnt" 2>/dev/null; then
+	export PM_HUGETLBFS_DIR="$mnt"
+elif [ -n "$mnt" ]; then
+	echo "hugetlb.sh: cannot mount hugetlbfs on $mnt: the hugetlbfs file case is skipped"
+	rmdir "$mnt"
+	mnt=
+fi
 
 # In the background, so that a signal to this script runs the traps at once.
 PAGEMAP_HUGETLB_READY=1 "$bin" &
