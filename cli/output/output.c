@@ -343,43 +343,6 @@ void out_str(struct out *out, struct libscols_line *ln, size_t id, const char *s
 	set_cell(out, ln, id, s);
 }
 
-char *out_human_size(uint64_t bytes, char *buf, size_t size)
-{
-	static const char suffix[] = "BKMGTPE";
-	unsigned exp = 0;
-	uint64_t whole = bytes, frac = 0;
-
-	while (whole >= 1024 && exp + 1 < sizeof(suffix) - 1) {
-		frac = whole & 1023;
-		whole >>= 10;
-		exp++;
-	}
-	/* One decimal, rounded, as util-linux's size_to_human_string. */
-	frac = (frac * 10 + 512) / 1024;
-	if (frac == 10) {
-		whole++;
-		frac = 0;
-	}
-	/* Digits by hand, not snprintf: a cell or more of every row of maps (run-mappings.sh). */
-	char tmp[32];
-	size_t n;
-
-	out_fmt_u64(tmp, whole, false);
-	n = strlen(tmp);
-	if (frac && whole < 1000) {
-		tmp[n++] = '.';
-		tmp[n++] = (char)('0' + frac);
-	}
-	tmp[n++] = suffix[exp];
-	tmp[n] = '\0';
-	if (size) {
-		n = n < size - 1 ? n : size - 1;
-		memcpy(buf, tmp, n);
-		buf[n] = '\0';
-	}
-	return buf;
-}
-
 void out_u64(struct out *out, struct libscols_line *ln, size_t id, uint64_t v)
 {
 	char buf[32];
@@ -415,13 +378,16 @@ void out_s64(struct out *out, struct libscols_line *ln, size_t id, int64_t v)
 
 	if (!ln || !out_has(out, id))
 		return;
-	buf[0] = v < 0 ? '-' : '+';
-	if (out->cols[id].kind == OUT_SIZE && !out->o.bytes && !out->o.json)
-		out_human_size(mag, buf + 1, sizeof(buf) - 1);
-	else
+	if (out->cols[id].kind == OUT_SIZE && !out->o.bytes && !out->o.json) {
+		out_human_signed(v, buf, sizeof(buf));
+	} else {
+		/* JSON takes no '+'; a table's bytes show it, as its human sizes do; no change has no sign. */
+		buf[0] = v < 0 ? '-' : '+';
 		out_fmt_u64(buf + 1, mag, false);
-	/* JSON takes no '+'; a table shows it, so that a rise reads apart from a fall (top's change per second). */
-	set_cell(out, ln, id, v >= 0 && (out->o.json || !mag) ? buf + 1 : buf);
+		if (!(v < 0) && (out->o.json || !mag))
+			memmove(buf, buf + 1, strlen(buf));
+	}
+	set_cell(out, ln, id, buf);
 }
 
 void out_unknown(struct out *out, struct libscols_line *ln, size_t id)

@@ -83,7 +83,7 @@ static void fill_row(struct pm_ctx *ctx, struct out *out, const struct top_row *
 			continue;
 		}
 		out_u64(out, ln, COL_FIG + i, r->fig[i]);
-		out_s64(out, ln, COL_RATE + i, (int64_t)r->rate[i]);
+		out_s64(out, ln, COL_RATE + i, out_round_s64(r->rate[i]));
 	}
 	if (out_has(out, COL_AGE) && r->age >= 0) {
 		char age[32];
@@ -105,14 +105,12 @@ static const char *size_or_dash(uint64_t v, char *buf, size_t size)
 /* "+1.5M/s": the change per second of a meminfo figure between two frames. */
 static const char *rate_of(uint64_t now, uint64_t was, double dt, char *buf, size_t size)
 {
-	double d;
-	char h[32];
+	char h[40];
 
 	if (now == PM_LIVE_UNKNOWN || was == PM_LIVE_UNKNOWN || !(dt > 0))
 		return "";
-	d = ((double)now - (double)was) / dt;
-	out_human_size((uint64_t)(d < 0 ? -d : d), h, sizeof(h));
-	snprintf(buf, size, " (%s%s/s)", d < 0 ? "-" : "+", h);
+	out_human_signed(out_round_s64(((double)now - (double)was) / dt), h, sizeof(h));
+	snprintf(buf, size, " (%s/s)", h);
 	return buf;
 }
 

@@ -164,6 +164,21 @@ for size in 100x30 80x24; do
 	fi
 done
 
+# No change reads alike in the view and in -b (it was "0" on the terminal, "0B" in -b): HUGETLB, which the
+# demo never has, is the sort column, so its change per second is the last cell of the row.
+start zero 100 30 "$pagemap" top -d 0.2 -s hugetlb -p "$demo"
+if wait_for zero "pagemap-demo"; then
+	sleep 0.5	# a frame with a change known (the row read twice)
+	view=$(screen zero | awk -v p="$demo" '$1 == p { print $NF }')
+	batch=$("$pagemap" top -b -n 2 -d 0.2 -s hugetlb -p "$demo" --noheadings -o HUGETLB/S | tail -n 1 | tr -d ' ')
+	[ "$view" = "$batch" ] && [ "$view" = 0B ] && pass zero-change ||
+		failed zero-change "view '$view', -b '$batch', want 0B"
+else
+	failed zero-change "$(screen zero | head -10)"
+fi
+keys zero q
+wait_for zero "rc=0" || failed zero-quit "$(screen zero | tail -n 2)"
+
 # SIGTERM: the terminal back, the status 0 (the view's normal end, as a series' Ctrl-C).
 start term 100 30 "$pagemap" top -d 0.3
 wait_for term "pagemap top -" || failed sigterm "no view"
