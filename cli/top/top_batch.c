@@ -67,12 +67,9 @@ static void fill_row(struct pm_ctx *ctx, struct out *out, const struct top_row *
 		out_u64(out, ln, COL_PROCS, r->procs);
 	}
 	if (r->uid_known && to->group != GROUP_CGROUP && to->group != GROUP_COMM) {
-		const char *u = top_user_name(ctx, r->uid);
+		char u[256];
 
-		if (u)
-			out_str(out, ln, COL_USER, u);
-		else
-			out_u64(out, ln, COL_USER, r->uid);
+		out_str(out, ln, COL_USER, cli_user_label(ctx, r->uid, u, sizeof(u)));
 	} else {
 		out_unknown(out, ln, COL_USER);
 	}

@@ -13,11 +13,11 @@ command -v python3 >/dev/null || { echo "SKIP top: no python3 (the JSON checks)"
 [ -x "$build/pagemap-demo" ] || { echo "SKIP top: no $build/pagemap-demo (make all)"; exit 77; }
 work=$(mktemp -d) || exit 1
 sock=pmtop$$
-demo= sleeper=
+demo= sleeper= nameless=
 cleanup() {
 	command -v tmux >/dev/null && tmux -L "$sock" kill-server 2>/dev/null
 	exec 3>&- 2>/dev/null
-	kill $demo $sleeper 2>/dev/null
+	kill $demo $sleeper $nameless 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -89,6 +89,34 @@ for i, line in enumerate(lines, 1):
     assert len(rows) == 1 and abs(rows[0]["uss"] - int(sys.argv[3])) <= int(sys.argv[4]), (rows, sys.argv[3:])
 EOF
 then pass json-lines; else failed json-lines "rc $rc: $(head -c 300 "$work/j") $(cat "$work/j.err")"; fi
+
+# -g user: a UID without a passwd name is its own group, shown by its number, as ps --group-by user keys it
+# (they were summed into one group, "?"). Two unused UIDs, one process and two.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && command -v getent >/dev/null; then
+	u1= u2=
+	for u in $(seq 3990001 3990200); do
+		getent passwd "$u" >/dev/null && continue
+		[ -z "$u1" ] && u1=$u && continue
+		u2=$u && break
+	done
+	for u in $u1 $u2 $u2; do
+		setpriv --reuid="$u" --regid="$u" --clear-groups sleep 600 &
+		nameless="$nameless $!"
+	done
+	for p in $nameless; do	# each has become sleep (setpriv execs it)
+		i=0
+		while [ "$(cat "/proc/$p/comm" 2>/dev/null)" != sleep ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	done
+	pids=$(echo $nameless | tr ' ' ',')
+	"$pagemap" top -b -n 1 -g user -p "$pids" --noheadings -o GROUP,PROCS >"$work/g" 2>&1
+	"$pagemap" ps --group-by user -r -n -o USER,PROCESSES >"$work/pg" 2>&1
+	if grep -qx " *$u1 *1" "$work/g" && grep -qx " *$u2 *2" "$work/g" && ! grep -q '?' "$work/g" &&
+		grep -qx "$u1 1" "$work/pg" && grep -qx "$u2 2" "$work/pg"; then
+		pass group-user-nameless
+	else
+		failed group-user-nameless "UIDs $u1 (1 process), $u2 (2): top -g user: $(tail -n 3 "$work/g" | tr '\n' '|') ps: $(grep -e "^$u1 " -e "^$u2 " "$work/pg" | tr '\n' '|')"
+	fi
+fi
 "$pagemap" top -b -n 1 -d 0.2 --max-age 0.01 >/dev/null 2>"$work/e"
 [ $? = 2 ] && grep -q "invalid --max-age" "$work/e" && pass bad-max-age || failed bad-max-age "$(cat "$work/e")"
 "$pagemap" top -b -n 0 >/dev/null 2>"$work/e"
