@@ -41,24 +41,6 @@ bool out_parse_opt(struct out_opts *o, int c, const char *arg)
 	}
 }
 
-/* @text after a column's name in --help, folded at spaces to 80 columns under its first line's text. */
-static void help_text(FILE *f, const char *text)
-{
-	const size_t indent = 15, room = 79 - indent;	/* " %12s  " */
-	size_t cut, i;
-
-	while (strlen(text) > room) {
-		for (cut = 0, i = 1; i <= room; i++)
-			if (text[i] == ' ')
-				cut = i;
-		if (!cut)
-			break;
-		fprintf(f, "%.*s\n%*s", (int)cut, text, (int)indent, "");
-		text += cut + 1;
-	}
-	fprintf(f, "%s\n", text);
-}
-
 /* Column @c's line of --help: its name, its help and the other names -o takes for it. */
 static void help_column(FILE *f, const struct out_col *c)
 {
@@ -77,14 +59,24 @@ static void help_column(FILE *f, const struct out_col *c)
 	}
 	if (c->aliases && n < sizeof(text))
 		snprintf(text + n, sizeof(text) - n, ")");
-	fprintf(f, " %12s  ", c->name);
-	help_text(f, text);
+	/* Folded at spaces to 80 columns under the help's first word, as the options above are. */
+	char line[600];
+
+	snprintf(line, sizeof(line), " %12s  %s", c->name, text);
+	cli_fputs_wrapped(f, line, 79, "               ");
+	fputc('\n', f);
+}
+
+void out_help_columns(FILE *f, const struct out_col *cols, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		help_column(f, &cols[i]);
 }
 
 void out_help_with(FILE *f, const struct out_col *cols, size_t n, unsigned flags)
 {
-	size_t i;
-
 	complete_columns(cols, n);	/* when completing; nothing otherwise */
 	fputs("\nOutput:\n"
 	      " -J, --json             JSON (sizes in bytes, addresses as \"0x...\" strings;\n"
@@ -99,8 +91,7 @@ void out_help_with(FILE *f, const struct out_col *cols, size_t n, unsigned flags
 	if (flags & OUT_HELP_TOTAL)
 		fputs("     --total            the total row also with -n or -r (rows only)\n", f);
 	fputs("\nAvailable output columns:\n", f);
-	for (i = 0; i < n; i++)
-		help_column(f, &cols[i]);
+	out_help_columns(f, cols, n);
 }
 
 /* @list (comma separated) after @label, wrapped at commas to fit 80 columns, each line indented. */

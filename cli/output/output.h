@@ -108,6 +108,8 @@ void out_help(FILE *f, const struct out_col *cols, size_t n);
 #define OUT_HELP_TOTAL 0x2	/* the table ends with a total row: --total */
 #define OUT_HELP_LONG_NOHEADINGS 0x4	/* --noheadings has no -n: top, whose -n is top's count of frames */
 void out_help_with(FILE *f, const struct out_col *cols, size_t n, unsigned flags);
+/* The column lines alone, as out_help prints them: for a command's second table (diff --pages, ps --group-by). */
+void out_help_columns(FILE *f, const struct out_col *cols, size_t n);
 
 /*
  * The default columns for --help, after the column list: @defaults, and @term_defaults (NULL: none)

@@ -236,3 +236,16 @@ case $rc:$(printf '%s\n' "$err" | grep -vc '^pagemap: note:'):$err in
 1:1:*libsmartcols.so.1*) echo "PASS scols-missing" ;;
 *) echo "FAIL scols-missing: exit $rc: $err" ;;
 esac
+
+# Every column list of every command's --help (the output layer's, and a command's second table: diff --pages,
+# ps --group-by, phys -l and -p) is folded to 80 columns by one wrapper and names the other names -o takes
+# (a column's help was printed on one line of up to 174 characters where a command listed a table itself).
+wide=
+for c in $("$pagemap" --help | awk '/^Commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { exit }'); do
+	w=$("$pagemap" "$c" --help 2>/dev/null | awk -v c="$c" '
+		/^ +[A-Z][A-Z0-9_\/]+  [^ ]/ || /^               [^ ]/ { if (length($0) > 79) print c ": " substr($0, 1, 40) "..." }')
+	wide="$wide${w:+ $w}"
+done
+[ -z "$wide" ] && echo "PASS help-columns-folded" || echo "FAIL help-columns-folded:$wide"
+"$pagemap" ps --help | grep -A1 -e '^ *RSS  RSS of its processes' | grep -q 'also takes RESIDENT' &&
+	echo "PASS help-group-aliases" || echo "FAIL help-group-aliases: ps --group-by's RSS does not say -o takes RESIDENT"
