@@ -75,6 +75,12 @@ struct out_col {
  */
 #define OUT_RSS_ALIASES "RSS,RESIDENT"
 #define OUT_RSS_HELP "resident bytes as the kernel counts them (smaps Rss, VmRSS): not the zero page, not hugetlb"
+/*
+ * A process's swap and unique bytes (ps, top) are other quantities than a mapping's SWAPPED and EXCLUSIVE
+ * (maps, top's process level), which pagemap's bits give: the help says how they differ.
+ */
+#define OUT_SWAP_HELP "bytes in swap (smaps_rollup Swap, swapped shared memory too; maps' SWAPPED, from pagemap, misses that)"
+#define OUT_USS_HELP "unique bytes: pages mapped by this process only (maps' EXCLUSIVE, pagemap's bit, can differ for large folios)"
 
 struct out_opts {
 	bool json, raw, noheadings, bytes, all;

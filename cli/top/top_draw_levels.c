@@ -56,8 +56,8 @@ static void proc_heading(const struct top_view *v, int y, int w)
 	snprintf(line, sizeof(line), "Process %d (%s): %zu mappings, RSS %s, swapped %s", (int)p->pid,
 		 draw_safe(p->comm, comm, sizeof(comm)), p->n, a, b);
 	draw_text(y, 0, line, w);
-	snprintf(line, sizeof(line), "%-14s %6s %6s %9s %6s %6s %7s %-5s %s", "START", "SIZE", "RSS", "EXCLUSIVE",
-		 "SWAP", "THP", v->watch ? "WRITTEN" : "CHANGE", "PERMS", "PATH");
+	snprintf(line, sizeof(line), "%-14s %6s %6s %9s %7s %6s %7s %-5s %s", "START", "SIZE", "RSS", "EXCLUSIVE",
+		 "SWAPPED", "THP", v->watch ? "WRITTEN" : "CHANGE", "PERMS", "PATH");
 	sym_wattr_on(stdscr_win(), A_REVERSE, NULL);
 	draw_text(y + 2, 0, line, w);
 	sym_wclrtoeol(stdscr_win());

@@ -78,7 +78,7 @@ else
 fi
 uss_steady "$work/j" top -J -n 3 -d 0.2 -p "$demo"
 if [ $rc = 0 ] && python3 - "$work/j" "$demo" "$want" "$slack" <<'EOF'
-import json, sys
+import json, re, sys
 lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 3, len(lines)
 for i, line in enumerate(lines, 1):
@@ -87,6 +87,9 @@ for i, line in enumerate(lines, 1):
     assert f["mem_total"] > 0 and f["read"] == f["read_moved"] + f["read_aged"], f
     rows = [r for r in f["processes"] if r["pid"] == int(sys.argv[2])]
     assert len(rows) == 1 and abs(rows[0]["uss"] - int(sys.argv[3])) <= int(sys.argv[4]), (rows, sys.argv[3:])
+    # Keys a script names as .key in jq: lower case, digits and '_' (a change per second is NAME_per_s).
+    keys = set(f) | {k for r in f["processes"] for k in r}
+    assert all(re.fullmatch(r"[a-z0-9_]+", k) for k in keys) and "pss_per_s" in keys, sorted(keys)
 EOF
 then pass json-lines; else failed json-lines "rc $rc: $(head -c 300 "$work/j") $(cat "$work/j.err")"; fi
 
@@ -169,6 +172,9 @@ for size in 100x30 80x24; do
 	else
 		failed "process-level-$size" "$(screen "$name" | head -8)"
 	fi
+	# A mapping's swapped bytes under maps' name for them (SWAPPED; SWAP is smaps_rollup's, a process's).
+	screen "$name" | grep -q " EXCLUSIVE *SWAPPED *THP " && pass "swapped-heading-$size" ||
+		failed "swapped-heading-$size" "$(screen "$name" | grep ' EXCLUSIVE ')"
 	# The memfd mapping: j down to its row (the rows are the mappings in address order, as maps lists them).
 	idx=$("$pagemap" maps -r -n -o PATH "$demo" | grep -n 'demo-memfd' | head -n 1 | cut -d: -f1)
 	rss=$("$pagemap" maps -r -b -o RSS,SIZE,PATH "$demo" | awk '/demo-memfd/ { print $1 / 4096, ($2 - $1) / 4096; exit }')
