@@ -92,7 +92,7 @@ struct pm_ctx *cli_ctx_new(void);
 /*
  * The name of user @uid as the processes' machine knew it: live, this machine's passwd; a replayed
  * snapshot, its META users (the capture's); a --root tree, none. NULL: show the number. The name is
- * written to @buf (live ones from a cache kept for the run).
+ * written to @buf (live ones from a cache kept for the run, one thread's: serve's threads do not call it).
  */
 const char *cli_user_name(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size);
 /*
