@@ -224,7 +224,7 @@ static int account(struct pm_target *t, struct pm_kpage *k, bool exact, struct p
 /* The key of @p's group (export's words, one home), allocated; NULL without memory. */
 static char *group_of(struct pm_ctx *ctx, const struct ps_opts *po, const struct pm_proc *p)
 {
-	struct fleet_opts fo = { .by = po->by };
+	struct fleet_opts fo = { .by = po->by, .user_key = cli_user_label };	/* as the USER cells */
 	char key[4096];
 
 	fleet_group_key(ctx, &fo, p, key, sizeof(key));
