@@ -7,7 +7,7 @@
 #include "cli.h"
 #include "output.h"
 
-enum { COL_NAME, COL_VERDICT, COL_SUBJECT, COL_EVIDENCE, COL_FIX, COL_PID, COL_UID, COL_COMM, COL_COUNT, COL_PIDS, NCOLS };
+enum { COL_NAME, COL_VERDICT, COL_SUBJECT, COL_EVIDENCE, COL_FIX, COL_PID, COL_UID, COL_COMMAND, COL_COUNT, COL_PIDS, NCOLS };
 
 static const struct out_col columns[] = {
 	[COL_NAME] = { "NAME", 0.1, 0, OUT_STR, "the check" },
@@ -17,7 +17,7 @@ static const struct out_col columns[] = {
 	[COL_FIX] = { "FIX", 0.2, SCOLS_FL_WRAP, OUT_STR, "what would close the exposure" },
 	[COL_PID] = { "PID", 5, SCOLS_FL_RIGHT, OUT_NUM, "process ID (cap-sys-admin rows)" },
 	[COL_UID] = { "UID", 5, SCOLS_FL_RIGHT, OUT_NUM, "its effective user ID" },
-	[COL_COMM] = { "COMM", 0.1, 0, OUT_STR, "command name (comm)" },
+	[COL_COMMAND] = { "COMMAND", 0.1, 0, OUT_STR, "command name (comm)", "COMM" },
 	[COL_COUNT] = { "COUNT", 5, SCOLS_FL_RIGHT, OUT_NUM, "processes this row stands for (a folded row: more than 1)" },
 	[COL_PIDS] = { "PIDS", 0.1, 0, OUT_NUMS, "their process IDs, comma separated (JSON: an array)" },
 };
@@ -89,10 +89,10 @@ static void row(struct out *out, const struct row *r)
 		out_unknown(out, ln, COL_FIX);
 	if (f->pid && r->n == 1) {
 		out_u64(out, ln, COL_PID, (uint64_t)f->pid);
-		out_str(out, ln, COL_COMM, f->comm);
+		out_str(out, ln, COL_COMMAND, f->comm);
 	} else {
 		out_unknown(out, ln, COL_PID);
-		out_unknown(out, ln, COL_COMM);
+		out_unknown(out, ln, COL_COMMAND);
 	}
 	if (f->uid_known)
 		out_u64(out, ln, COL_UID, f->uid);

@@ -259,8 +259,6 @@ static void total_row(struct diff_run *d)
 
 static int usage_help(void)
 {
-	size_t i;
-
 	printf("Usage: pagemap diff [options] A B\n\n"
 	       "What changed between snapshots A and B (files written by 'pagemap snapshot'):\n"
 	       "for each process in both, one row per mapping that changed (matched by start, end,\n"
@@ -281,8 +279,7 @@ static int usage_help(void)
 	       "UFFD_WP and PERMS. -o and --output-all choose the same everywhere.\n");
 	out_help_with(stdout, columns, NCOLS, OUT_HELP_TOTAL);
 	printf("\nOutput columns with --pages:\n");
-	for (i = 0; i < NPCOLS; i++)
-		printf(" %12s  %s\n", page_columns[i].name, page_columns[i].help);
+	out_help_columns(stdout, page_columns, NPCOLS);
 	return EXIT_OK;
 }
 

@@ -137,7 +137,7 @@ int cmd_export(struct pm_ctx *ctx, int argc, char **argv)
 		{ "budget", required_argument, NULL, OPT_BUDGET }, { "pss", no_argument, NULL, OPT_PSS },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
-	struct export_args a = { .o = { .max_series = FLEET_MAX_SERIES } };
+	struct export_args a = { .o = { .max_series = FLEET_MAX_SERIES, .user_key = cli_user_label } };
 	struct fleet_exact ex = { 0 };
 	struct fleet_state st = { 0 };
 	struct mw w;

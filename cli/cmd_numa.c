@@ -11,12 +11,12 @@
 #define OPT_ALL 0x1002
 #define NO_SORT ((size_t)-1)
 
-enum { COL_PID, COL_COMM, COL_MAPPING, COL_START, COL_END, COL_PERMS, COL_POLICY, COL_NODE, COL_TOTAL, COL_ANON,
+enum { COL_PID, COL_COMMAND, COL_MAPPING, COL_START, COL_END, COL_PERMS, COL_POLICY, COL_NODE, COL_TOTAL, COL_ANON,
        COL_FILE, COL_SHMEM, COL_HUGETLB, COL_THP, COL_REMOTE, COL_PATH };
 
 static const struct out_col columns[] = {
 	[COL_PID] = { "PID", 6, SCOLS_FL_RIGHT, OUT_NUM, "process ID" },
-	[COL_COMM] = { "COMM", 0.1, SCOLS_FL_TRUNC, OUT_STR, "command name (comm; --all)" },
+	[COL_COMMAND] = { "COMMAND", 0.1, SCOLS_FL_TRUNC, OUT_STR, "command name (comm; --all)", "COMM" },
 	[COL_MAPPING] = { "MAPPING", 0.1, 0, OUT_STR, "\"total\" for the process's sum on a node, else \"map\"" },
 	[COL_START] = { "START", 14, SCOLS_FL_RIGHT, OUT_HEX, "first address of the mapping" },
 	[COL_END] = { "END", 14, SCOLS_FL_RIGHT, OUT_HEX, "address after its last byte" },
@@ -40,12 +40,12 @@ static const struct out_col columns[] = {
 /*
  * With PIDs, a terminal gets where each mapping's bytes are and of what kind, and REMOTE, the path
  * truncated (a row fits 80 columns); a total row says "total" in PATH, as maps's does, when MAPPING
- * is not shown. --all already fits (COMM is truncated).
+ * is not shown. --all already fits (COMMAND is truncated).
  */
 #define NUMA_DEFAULTS "PID,MAPPING,START,END,PERMS,POLICY,NODE,TOTAL,ANON,FILE,SHMEM,HUGETLB,THP,REMOTE,PATH"
 #define NUMA_TERM_DEFAULTS "PID,START,NODE,TOTAL,ANON,FILE,SHMEM,REMOTE,PATH"
 #define NODE_DEFAULTS "NODE,CPUS,MEMORY,FREE,TIER,DISTANCES,PROMOTED,DEMOTED"
-#define NUMA_ALL_DEFAULTS "PID,COMM,NODE,TOTAL,ANON,FILE,SHMEM,HUGETLB,THP,REMOTE"
+#define NUMA_ALL_DEFAULTS "PID,COMMAND,NODE,TOTAL,ANON,FILE,SHMEM,HUGETLB,THP,REMOTE"
 
 enum { NCOL_NODE, NCOL_CPUS, NCOL_MEMORY, NCOL_FREE, NCOL_TIER, NCOL_DISTANCES, NCOL_PROMOTED, NCOL_DEMOTED };
 
@@ -112,8 +112,8 @@ static int usage_help(void)
 	       "Options:\n"
 	       "     --source S         auto, frames, move_pages or numa_maps\n"
 	       "     --all              every process, one row per process and node\n"
-	       " -s, --sort COL         --all: sort by COL (PID, COMM, NODE, or a size: largest\n"
-	       "                        first)\n");
+	       " -s, --sort COL         --all: sort by COL (PID, COMMAND, NODE, or a size:\n"
+	       "                        largest first)\n");
 	out_help(stdout, columns, NCOLS);
 	out_help_defaults(stdout, NUMA_DEFAULTS, NUMA_TERM_DEFAULTS);
 	help_all_defaults();
@@ -195,7 +195,7 @@ static void total_line(struct out *out, const struct pm_numa *n, const struct to
 
 	node_name(n, t->node, node, sizeof(node));
 	out_u64(out, ln, COL_PID, (uint64_t)t->pid);
-	out_str(out, ln, COL_COMM, t->comm);
+	out_str(out, ln, COL_COMMAND, t->comm);
 	out_str(out, ln, COL_MAPPING, "total");
 	if (!out_has(out, COL_MAPPING) && out_term_view(out))
 		out_str(out, ln, COL_PATH, "total");
@@ -244,7 +244,7 @@ static int total_rows(struct out *out, const struct pm_numa *n, const struct num
 	return 0;
 }
 
-/* --sort: sizes largest first, PID and NODE ascending, COMM alphabetical; ties by PID, then node. */
+/* --sort: sizes largest first, PID and NODE ascending, COMMAND alphabetical; ties by PID, then node. */
 static size_t sort_col;
 
 static uint64_t row_key(const struct total_row *t)
@@ -264,7 +264,7 @@ static int row_cmp(const void *a, const void *b)
 	const struct total_row *x = a, *y = b;
 	int c = 0;
 
-	if (sort_col == COL_COMM)
+	if (sort_col == COL_COMMAND)
 		c = strcmp(x->comm, y->comm);
 	else if (sort_col == COL_NODE)
 		c = (x->node > y->node) - (x->node < y->node);
@@ -277,12 +277,13 @@ static int row_cmp(const void *a, const void *b)
 
 static int parse_sort(const char *arg, size_t *out)
 {
-	static const size_t ok[] = { COL_PID, COL_COMM, COL_NODE, COL_TOTAL, COL_ANON, COL_FILE, COL_SHMEM,
+	static const size_t ok[] = { COL_PID, COL_COMMAND, COL_NODE, COL_TOTAL, COL_ANON, COL_FILE, COL_SHMEM,
 				     COL_HUGETLB, COL_THP };
 	size_t i;
 
 	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
-		if (!strcasecmp(arg, columns[ok[i]].name)) {
+		if (!strcasecmp(arg, columns[ok[i]].name) ||
+		    (columns[ok[i]].aliases && !strcasecmp(arg, columns[ok[i]].aliases))) {	/* COMM, its old name */
 			*out = ok[i];
 			return 0;
 		}
@@ -525,7 +526,7 @@ int cmd_numa(struct pm_ctx *ctx, int argc, char **argv)
 		if (c == 'h')
 			return usage_help();
 		if (c == 's' && parse_sort(optarg, &no.sort) < 0)
-			return cli_usage_error("unknown sort column '%s' (PID, COMM, NODE, TOTAL, ANON, FILE, SHMEM, "
+			return cli_usage_error("unknown sort column '%s' (PID, COMMAND, NODE, TOTAL, ANON, FILE, SHMEM, "
 					       "HUGETLB, THP)", optarg);
 		if (c == 's')
 			continue;

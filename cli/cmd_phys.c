@@ -261,12 +261,10 @@ static int usage_help(void)
 		      OUT_HELP_LONG_BYTES | OUT_HELP_TOTAL);
 	out_help_defaults(stdout, PHYS_SUM_DEFAULTS, PHYS_SUM_TERM_DEFAULTS);
 	printf("\nColumns with -l:\n");
-	for (i = 0; i < NELEM(list_cols); i++)
-		printf(" %12s  %s\n", list_cols[i].name, list_cols[i].help);
+	out_help_columns(stdout, list_cols, NELEM(list_cols));
 	out_help_defaults(stdout, "PFN,PAGES,FLAGS,SYMBOLIC", NULL);
 	printf("\nColumns with -p:\n");
-	for (i = 0; i < NELEM(phys_proc_cols); i++)
-		printf(" %12s  %s\n", phys_proc_cols[i].name, phys_proc_cols[i].help);
+	out_help_columns(stdout, phys_proc_cols, NELEM(phys_proc_cols));
 	out_help_defaults(stdout, PHYS_PROC_DEFAULTS, PHYS_PROC_TERM_DEFAULTS);
 	return EXIT_OK;
 }

@@ -20,8 +20,8 @@ static const struct out_col columns[] = {
 	[COL_COMMAND] = { "COMMAND", 0.3, SCOLS_FL_NOEXTREMES, OUT_STR, "command name (comm)" },
 	[COL_RSS] = { "RSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, OUT_RSS_HELP, OUT_RSS_ALIASES },
 	[COL_PSS] = { "PSS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "proportional bytes: each page divided by its map count" },
-	[COL_USS] = { "USS", 5, SCOLS_FL_RIGHT, OUT_SIZE, "unique bytes: pages mapped by this process only" },
-	[COL_SWAP] = { "SWAP", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes in swap" },
+	[COL_USS] = { "USS", 5, SCOLS_FL_RIGHT, OUT_SIZE, OUT_USS_HELP },
+	[COL_SWAP] = { "SWAP", 5, SCOLS_FL_RIGHT, OUT_SIZE, OUT_SWAP_HELP },
 	[COL_SHARED] = { "SHARED", 5, SCOLS_FL_RIGHT, OUT_SIZE, "bytes of pages mapped more than once" },
 	[COL_HUGETLB] = { "HUGETLB", 5, SCOLS_FL_RIGHT, OUT_SIZE, "hugetlb bytes mapped (in no other column)" },
 	[COL_SOURCE] = { "SOURCE", 12, 0, OUT_STR, "smaps_rollup, or pagemap (with kpagecount: --exact)" },
@@ -99,22 +99,17 @@ static int row_cmp(const void *a, const void *b)
 
 /* ---- rows ---- */
 
-/* USER: the name the processes' machine gave the UID (cli_user_name), else the number. */
+/* USER: the name the processes' machine gave the UID, else the number (cli_user_label). */
 static void fill_row(struct pm_ctx *ctx, struct out *out, const struct ps_row *r)
 {
 	struct libscols_line *ln = out_line(out);
 	char buf[64];
-	const char *name = r->uid_known ? cli_user_name(ctx, r->uid, buf, sizeof(buf)) : NULL;
 
 	out_u64(out, ln, COL_PID, (uint64_t)r->pid);
-	if (name) {
-		out_str(out, ln, COL_USER, name);
-	} else if (r->uid_known) {
-		snprintf(buf, sizeof(buf), "%u", (unsigned)r->uid);
-		out_str(out, ln, COL_USER, buf);
-	} else {
+	if (r->uid_known)
+		out_str(out, ln, COL_USER, cli_user_label(ctx, r->uid, buf, sizeof(buf)));
+	else
 		out_unknown(out, ln, COL_USER);
-	}
 	out_str(out, ln, COL_COMMAND, r->comm);
 	out_u64(out, ln, COL_RSS, r->acct.rss);
 	out_u64(out, ln, COL_PSS, r->acct.pss);
@@ -229,7 +224,7 @@ static int account(struct pm_target *t, struct pm_kpage *k, bool exact, struct p
 /* The key of @p's group (export's words, one home), allocated; NULL without memory. */
 static char *group_of(struct pm_ctx *ctx, const struct ps_opts *po, const struct pm_proc *p)
 {
-	struct fleet_opts fo = { .by = po->by };
+	struct fleet_opts fo = { .by = po->by, .user_key = cli_user_label };	/* as the USER cells */
 	char key[4096];
 
 	fleet_group_key(ctx, &fo, p, key, sizeof(key));

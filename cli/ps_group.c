@@ -67,12 +67,9 @@ static size_t key_col(enum fleet_by by)
 
 void ps_group_help(void)
 {
-	size_t i;
-
 	complete_columns(gcols, NGCOLS);
 	printf("\nColumns with --group-by (one row per group; -o and -s take these):\n");
-	for (i = 0; i < NGCOLS; i++)
-		printf(" %12s  %s\n", gcols[i].name, gcols[i].help);
+	out_help_columns(stdout, gcols, NGCOLS);
 }
 
 /* ---- sorting: sizes and counts descending, text ascending; ties by key ---- */

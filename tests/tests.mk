@@ -37,6 +37,10 @@ $(BUILD)/tests/unit/test_termwrap: cli/base/termwrap.c cli/base/cli.h
 $(BUILD)/tests/unit/test_out_rows: tests/unit/test_out_rows.c tests/harness.h cli/output/out_rows.c cli/output/out_rows.h cli/base/textsafe.c cli/base/textsafe.h
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(SMARTCOLS_CFLAGS) $(CLI_ALL_INC) -Itests -o $@ $< $(SMARTCOLS_LIBS)
+# test_out_human includes the one formatter of sizes and changes of size (out_human.c) and the digits it uses.
+$(BUILD)/tests/unit/test_out_human: tests/unit/test_out_human.c tests/harness.h cli/output/out_human.c cli/output/out_rows.c cli/output/out_rows.h cli/output/output.h cli/base/textsafe.c
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(SMARTCOLS_CFLAGS) $(CLI_ALL_INC) -Itests -o $@ $<
 
 # test_inject drives lib/inject/inject.c, which is internal: it links the library's objects, as unit tests do.
 $(BUILD)/tests/live/test_inject: tests/live/test_inject.c tests/harness.h $(wildcard tests/live/lib/*.h) $(LIVE_LIB) $(LIB_OBJ)

@@ -91,9 +91,15 @@ extern const char *cli_root, *cli_snapshot;
 struct pm_ctx *cli_ctx_new(void);
 /*
  * The name of user @uid as the processes' machine knew it: live, this machine's passwd; a replayed
- * snapshot, its META users (the capture's); a --root tree, none. NULL: show the number.
+ * snapshot, its META users (the capture's); a --root tree, none. NULL: show the number. The name is
+ * written to @buf (live ones from a cache kept for the run, one thread's: serve's threads do not call it).
  */
 const char *cli_user_name(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size);
+/*
+ * What a USER cell and a group of users show: cli_user_name, else the UID's number (a UID with no name is
+ * its own user, never merged with another nameless one). Always @buf.
+ */
+const char *cli_user_label(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size);
 /*
  * The UID of user @name, the other way: a replayed snapshot's META users first (the capture's names, which
  * this machine may give other UIDs), else this machine's passwd. -ENOENT when neither names it.

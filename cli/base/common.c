@@ -167,15 +167,52 @@ bool cli_live(struct pm_ctx *ctx)
 	return !cli_snapshot && !strcmp(pm_ctx_root(ctx), "/");
 }
 
+/*
+ * This machine's name of @uid, cached for the run: getpwuid reads the passwd database every call, which was
+ * most of a top frame's system calls on a machine of a few hundred processes, and ps asks once a row. A user
+ * renamed while the command runs keeps its old name until the next start, as procps top does. Past the
+ * cache's size, every UID still gets its answer, from passwd.
+ */
+static const char *passwd_name(uid_t uid, char *buf, size_t size)
+{
+	static struct {
+		uid_t uid;
+		bool known;
+		char name[64];
+	} cache[256];
+	static size_t used;
+	struct passwd *pw;
+	size_t i;
+
+	for (i = 0; i < used; i++)
+		if (cache[i].uid == uid) {
+			if (!cache[i].known)
+				return NULL;
+			snprintf(buf, size, "%s", cache[i].name);
+			return buf;
+		}
+	if (!(pw = getpwuid(uid)) || strlen(pw->pw_name) >= sizeof(cache[0].name)) {
+		if (!pw && used < sizeof(cache) / sizeof(cache[0]))
+			cache[used].uid = uid, cache[used++].known = false;
+		return pw ? (snprintf(buf, size, "%s", pw->pw_name), buf) : NULL;
+	}
+	if (used < sizeof(cache) / sizeof(cache[0])) {
+		cache[used].uid = uid;
+		cache[used].known = true;
+		snprintf(cache[used++].name, sizeof(cache[0].name), "%s", pw->pw_name);
+	}
+	snprintf(buf, size, "%s", pw->pw_name);
+	return buf;
+}
+
 const char *cli_user_name(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size)
 {
-	struct passwd *pw;
 	char key[16];
 	const char *s;
 	size_t len;
 
 	if (cli_live(ctx))
-		return (pw = getpwuid(uid)) ? pw->pw_name : NULL;
+		return passwd_name(uid, buf, size);
 	len = (size_t)snprintf(key, sizeof(key), "%u=", (unsigned)uid);
 	for (s = cli_snapshot ? snapshot_users : NULL; s && *s; s += strcspn(s, ","), s += *s == ',') {
 		if (strncmp(s, key, len))
@@ -184,6 +221,13 @@ const char *cli_user_name(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size)
 		return buf;
 	}
 	return NULL;	/* a tree replayed by --root came from another machine: its passwd is not ours */
+}
+
+const char *cli_user_label(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size)
+{
+	if (!cli_user_name(ctx, uid, buf, size))
+		snprintf(buf, size, "%u", (unsigned)uid);
+	return buf;
 }
 
 int cli_user_uid(const char *name, uid_t *uid)

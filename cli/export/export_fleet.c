@@ -53,6 +53,10 @@ void fleet_group_key(struct pm_ctx *ctx, const struct fleet_opts *o, const struc
 			snprintf(key, size, UNKNOWN);
 		return;
 	case BY_USER:
+		if (p->uid_known && o->user_key) {
+			o->user_key(ctx, p->uid, key, size);
+			return;
+		}
 		pw = p->uid_known && !strcmp(pm_ctx_root(ctx), "/") ? getpwuid(p->uid) : NULL;
 		if (pw)
 			snprintf(key, size, "%s", pw->pw_name);

@@ -25,6 +25,13 @@ struct fleet_opts {
 	size_t top;		/* at most this many groups besides "other"; 0: as many as the cap allows */
 	double budget;		/* seconds for the per-process walks of one scrape; 0: none */
 	enum mw_format format;
+	/*
+	 * A user's group key, as the command's USER cells say it (ps and export: cli_user_label, a replayed
+	 * snapshot's recorded names and a cache); NULL: this machine's passwd when live, else the number. A
+	 * function, not a call: this file is compiled into unit tests without cli/base, and serve's threads
+	 * keep NULL (the cache is one thread's).
+	 */
+	const char *(*user_key)(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size);
 };
 
 /* The slow tier's last result: exact PSS per group and frame classes, and when it was taken. */
@@ -49,8 +56,8 @@ struct fleet_state {
 /* Parse a --group-by value. Returns 0 or -EINVAL. */
 int fleet_parse_by(const char *s, enum fleet_by *by);
 /*
- * The group of @p by @o->by, into @key: its memory cgroup, its user's name (a UID
- * number in a replayed tree, which came from another machine's passwd), its
+ * The group of @p by @o->by, into @key: its memory cgroup, its user's name (@o->user_key's; without
+ * it, a UID number in a replayed tree, which came from another machine's passwd), its
  * command name, its PID or its --rules group; "unknown" when the figure is
  * not known. The one place a process's group is told, for export and ps.
  */

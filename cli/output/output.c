@@ -41,24 +41,6 @@ bool out_parse_opt(struct out_opts *o, int c, const char *arg)
 	}
 }
 
-/* @text after a column's name in --help, folded at spaces to 80 columns under its first line's text. */
-static void help_text(FILE *f, const char *text)
-{
-	const size_t indent = 15, room = 79 - indent;	/* " %12s  " */
-	size_t cut, i;
-
-	while (strlen(text) > room) {
-		for (cut = 0, i = 1; i <= room; i++)
-			if (text[i] == ' ')
-				cut = i;
-		if (!cut)
-			break;
-		fprintf(f, "%.*s\n%*s", (int)cut, text, (int)indent, "");
-		text += cut + 1;
-	}
-	fprintf(f, "%s\n", text);
-}
-
 /* Column @c's line of --help: its name, its help and the other names -o takes for it. */
 static void help_column(FILE *f, const struct out_col *c)
 {
@@ -77,14 +59,24 @@ static void help_column(FILE *f, const struct out_col *c)
 	}
 	if (c->aliases && n < sizeof(text))
 		snprintf(text + n, sizeof(text) - n, ")");
-	fprintf(f, " %12s  ", c->name);
-	help_text(f, text);
+	/* Folded at spaces to 80 columns under the help's first word, as the options above are. */
+	char line[600];
+
+	snprintf(line, sizeof(line), " %12s  %s", c->name, text);
+	cli_fputs_wrapped(f, line, 79, "               ");
+	fputc('\n', f);
+}
+
+void out_help_columns(FILE *f, const struct out_col *cols, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		help_column(f, &cols[i]);
 }
 
 void out_help_with(FILE *f, const struct out_col *cols, size_t n, unsigned flags)
 {
-	size_t i;
-
 	complete_columns(cols, n);	/* when completing; nothing otherwise */
 	fputs("\nOutput:\n"
 	      " -J, --json             JSON (sizes in bytes, addresses as \"0x...\" strings;\n"
@@ -99,8 +91,7 @@ void out_help_with(FILE *f, const struct out_col *cols, size_t n, unsigned flags
 	if (flags & OUT_HELP_TOTAL)
 		fputs("     --total            the total row also with -n or -r (rows only)\n", f);
 	fputs("\nAvailable output columns:\n", f);
-	for (i = 0; i < n; i++)
-		help_column(f, &cols[i]);
+	out_help_columns(f, cols, n);
 }
 
 /* @list (comma separated) after @label, wrapped at commas to fit 80 columns, each line indented. */
@@ -343,43 +334,6 @@ void out_str(struct out *out, struct libscols_line *ln, size_t id, const char *s
 	set_cell(out, ln, id, s);
 }
 
-char *out_human_size(uint64_t bytes, char *buf, size_t size)
-{
-	static const char suffix[] = "BKMGTPE";
-	unsigned exp = 0;
-	uint64_t whole = bytes, frac = 0;
-
-	while (whole >= 1024 && exp + 1 < sizeof(suffix) - 1) {
-		frac = whole & 1023;
-		whole >>= 10;
-		exp++;
-	}
-	/* One decimal, rounded, as util-linux's size_to_human_string. */
-	frac = (frac * 10 + 512) / 1024;
-	if (frac == 10) {
-		whole++;
-		frac = 0;
-	}
-	/* Digits by hand, not snprintf: a cell or more of every row of maps (run-mappings.sh). */
-	char tmp[32];
-	size_t n;
-
-	out_fmt_u64(tmp, whole, false);
-	n = strlen(tmp);
-	if (frac && whole < 1000) {
-		tmp[n++] = '.';
-		tmp[n++] = (char)('0' + frac);
-	}
-	tmp[n++] = suffix[exp];
-	tmp[n] = '\0';
-	if (size) {
-		n = n < size - 1 ? n : size - 1;
-		memcpy(buf, tmp, n);
-		buf[n] = '\0';
-	}
-	return buf;
-}
-
 void out_u64(struct out *out, struct libscols_line *ln, size_t id, uint64_t v)
 {
 	char buf[32];
@@ -415,13 +369,16 @@ void out_s64(struct out *out, struct libscols_line *ln, size_t id, int64_t v)
 
 	if (!ln || !out_has(out, id))
 		return;
-	buf[0] = v < 0 ? '-' : '+';
-	if (out->cols[id].kind == OUT_SIZE && !out->o.bytes && !out->o.json)
-		out_human_size(mag, buf + 1, sizeof(buf) - 1);
-	else
+	if (out->cols[id].kind == OUT_SIZE && !out->o.bytes && !out->o.json) {
+		out_human_signed(v, buf, sizeof(buf));
+	} else {
+		/* JSON takes no '+'; a table's bytes show it, as its human sizes do; no change has no sign. */
+		buf[0] = v < 0 ? '-' : '+';
 		out_fmt_u64(buf + 1, mag, false);
-	/* JSON takes no '+'; a table shows it, so that a rise reads apart from a fall (top's change per second). */
-	set_cell(out, ln, id, v >= 0 && (out->o.json || !mag) ? buf + 1 : buf);
+		if (!(v < 0) && (out->o.json || !mag))
+			memmove(buf, buf + 1, strlen(buf));
+	}
+	set_cell(out, ln, id, buf);
 }
 
 void out_unknown(struct out *out, struct libscols_line *ln, size_t id)

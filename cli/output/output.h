@@ -75,6 +75,12 @@ struct out_col {
  */
 #define OUT_RSS_ALIASES "RSS,RESIDENT"
 #define OUT_RSS_HELP "resident bytes as the kernel counts them (smaps Rss, VmRSS): not the zero page, not hugetlb"
+/*
+ * A process's swap and unique bytes (ps, top) are other quantities than a mapping's SWAPPED and EXCLUSIVE
+ * (maps, top's process level), which pagemap's bits give: the help says how they differ.
+ */
+#define OUT_SWAP_HELP "bytes in swap (smaps_rollup Swap, swapped shared memory too; maps' SWAPPED, from pagemap, misses that)"
+#define OUT_USS_HELP "unique bytes: pages mapped by this process only (maps' EXCLUSIVE, pagemap's bit, can differ for large folios)"
 
 struct out_opts {
 	bool json, raw, noheadings, bytes, all;
@@ -108,6 +114,8 @@ void out_help(FILE *f, const struct out_col *cols, size_t n);
 #define OUT_HELP_TOTAL 0x2	/* the table ends with a total row: --total */
 #define OUT_HELP_LONG_NOHEADINGS 0x4	/* --noheadings has no -n: top, whose -n is top's count of frames */
 void out_help_with(FILE *f, const struct out_col *cols, size_t n, unsigned flags);
+/* The column lines alone, as out_help prints them: for a command's second table (diff --pages, ps --group-by). */
+void out_help_columns(FILE *f, const struct out_col *cols, size_t n);
 
 /*
  * The default columns for --help, after the column list: @defaults, and @term_defaults (NULL: none)
@@ -162,7 +170,10 @@ struct libscols_line *out_total_row(struct out *out);
 void out_str(struct out *out, struct libscols_line *ln, size_t id, const char *s);
 void out_u64(struct out *out, struct libscols_line *ln, size_t id, uint64_t v);
 void out_unknown(struct out *out, struct libscols_line *ln, size_t id);	/* "-" / null */
-/* A signed figure (a change): OUT_SIZE human-readable with its sign ("+1.5M", "-4K", "0"), else decimal. */
+/*
+ * A signed figure (a change): an OUT_SIZE cell as out_human_signed ("+1.5M", "-4K", "0B"), else (and
+ * with -b) decimal, "+4096", "-4096", "0"; JSON has no '+'.
+ */
 void out_s64(struct out *out, struct libscols_line *ln, size_t id, int64_t v);
 
 /*
@@ -195,7 +206,14 @@ struct out_field {
  */
 int out_print_record(struct out *out, const char *heading, const struct out_field *f, size_t n);
 
-/* Human-readable size like util-linux: "0B", "4K", "1.5M". */
+/* Human-readable size like util-linux: "0B", "4K", "1.5M" (out_human.c). */
 char *out_human_size(uint64_t bytes, char *buf, size_t size);
+/*
+ * A change of size, the one form every command and view shows: out_human_size's units and rounding
+ * with a sign, "+1.5M", "-4K"; no change is "0B", unsigned as out_human_size says it.
+ */
+char *out_human_signed(int64_t bytes, char *buf, size_t size);
+/* A change per second (a double) to whole bytes: the nearest, halves away from zero, clamped; NaN is 0. */
+int64_t out_round_s64(double v);
 
 #endif

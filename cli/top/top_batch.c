@@ -12,7 +12,7 @@
 enum {
 	COL_PID, COL_USER, COL_COMMAND, COL_GROUP, COL_PROCS,
 	COL_FIG,			/* NFIGS columns: RSS ... HUGETLB */
-	COL_RATE = COL_FIG + NFIGS,	/* NFIGS columns: RSS/S ... HUGETLB/S */
+	COL_RATE = COL_FIG + NFIGS,	/* NFIGS columns: RSS_PER_S ... HUGETLB_PER_S */
 	COL_AGE = COL_RATE + NFIGS,
 };
 
@@ -21,19 +21,19 @@ static const struct out_col columns[] = {
 	[COL_USER] = { "USER", 8, SCOLS_FL_TRUNC, OUT_STR, "owner (real UID) by name" },
 	[COL_COMMAND] = { "COMMAND", 15, SCOLS_FL_TRUNC, OUT_STR, "command name (comm)" },
 	[COL_GROUP] = { "GROUP", 15, SCOLS_FL_TRUNC, OUT_STR, "the group's user, command name or memory cgroup (-g)" },
-	[COL_PROCS] = { "PROCS", 5, SCOLS_FL_RIGHT, OUT_NUM, "processes in the group (-g)" },
-	[COL_FIG + FIG_RSS] = { "RSS", 6, SCOLS_FL_RIGHT, OUT_SIZE, "resident bytes (smaps_rollup Rss)" },
+	[COL_PROCS] = { "PROCESSES", 5, SCOLS_FL_RIGHT, OUT_NUM, "processes in the group (-g)", "PROCS" },
+	[COL_FIG + FIG_RSS] = { "RSS", 6, SCOLS_FL_RIGHT, OUT_SIZE, OUT_RSS_HELP, OUT_RSS_ALIASES },
 	[COL_FIG + FIG_PSS] = { "PSS", 6, SCOLS_FL_RIGHT, OUT_SIZE, "proportional bytes: each page divided by its map count" },
-	[COL_FIG + FIG_USS] = { "USS", 6, SCOLS_FL_RIGHT, OUT_SIZE, "unique bytes: pages mapped by this process only" },
-	[COL_FIG + FIG_SWAP] = { "SWAP", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes in swap" },
+	[COL_FIG + FIG_USS] = { "USS", 6, SCOLS_FL_RIGHT, OUT_SIZE, OUT_USS_HELP },
+	[COL_FIG + FIG_SWAP] = { "SWAP", 6, SCOLS_FL_RIGHT, OUT_SIZE, OUT_SWAP_HELP },
 	[COL_FIG + FIG_SHARED] = { "SHARED", 6, SCOLS_FL_RIGHT, OUT_SIZE, "bytes of pages mapped more than once" },
 	[COL_FIG + FIG_HUGETLB] = { "HUGETLB", 6, SCOLS_FL_RIGHT, OUT_SIZE, "hugetlb bytes mapped (in no other column)" },
-	[COL_RATE + FIG_RSS] = { "RSS/S", 7, SCOLS_FL_RIGHT, OUT_SIZE, "change of RSS per second since the frame before" },
-	[COL_RATE + FIG_PSS] = { "PSS/S", 7, SCOLS_FL_RIGHT, OUT_SIZE, "change of PSS per second" },
-	[COL_RATE + FIG_USS] = { "USS/S", 7, SCOLS_FL_RIGHT, OUT_SIZE, "change of USS per second" },
-	[COL_RATE + FIG_SWAP] = { "SWAP/S", 7, SCOLS_FL_RIGHT, OUT_SIZE, "change of SWAP per second" },
-	[COL_RATE + FIG_SHARED] = { "SHARED/S", 7, SCOLS_FL_RIGHT, OUT_SIZE, "change of SHARED per second" },
-	[COL_RATE + FIG_HUGETLB] = { "HUGETLB/S", 7, SCOLS_FL_RIGHT, OUT_SIZE, "change of HUGETLB per second" },
+	[COL_RATE + FIG_RSS] = { "RSS_PER_S", 7, SCOLS_FL_RIGHT, OUT_SIZE, "change of RSS per second since the frame before (the view's RSS/s)", "RSS/S" },
+	[COL_RATE + FIG_PSS] = { "PSS_PER_S", 7, SCOLS_FL_RIGHT, OUT_SIZE, "change of PSS per second", "PSS/S" },
+	[COL_RATE + FIG_USS] = { "USS_PER_S", 7, SCOLS_FL_RIGHT, OUT_SIZE, "change of USS per second", "USS/S" },
+	[COL_RATE + FIG_SWAP] = { "SWAP_PER_S", 7, SCOLS_FL_RIGHT, OUT_SIZE, "change of SWAP per second", "SWAP/S" },
+	[COL_RATE + FIG_SHARED] = { "SHARED_PER_S", 7, SCOLS_FL_RIGHT, OUT_SIZE, "change of SHARED per second", "SHARED/S" },
+	[COL_RATE + FIG_HUGETLB] = { "HUGETLB_PER_S", 7, SCOLS_FL_RIGHT, OUT_SIZE, "change of HUGETLB per second", "HUGETLB/S" },
 	[COL_AGE] = { "AGE", 5, SCOLS_FL_RIGHT, OUT_SECS, "seconds since the row's figures were read" },
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
@@ -48,8 +48,8 @@ struct out *top_batch_out(const struct top_opts *to)
 	char defaults[160];
 
 	/* The change per second is the sort column's, as top shows one column of %CPU. */
-	snprintf(defaults, sizeof(defaults), "%s,RSS,PSS,USS,SWAP,SHARED,%s/S",
-		 to->group == GROUP_NONE ? "PID,USER,COMMAND" : "GROUP,PROCS",
+	snprintf(defaults, sizeof(defaults), "%s,RSS,PSS,USS,SWAP,SHARED,%s_PER_S",
+		 to->group == GROUP_NONE ? "PID,USER,COMMAND" : "GROUP,PROCESSES",
 		 top_fig_names[to->sort_by == SORT_FIG ? to->sort : FIG_PSS]);
 	return out_new("processes", columns, NCOLS, defaults, &to->o);
 }
@@ -67,12 +67,9 @@ static void fill_row(struct pm_ctx *ctx, struct out *out, const struct top_row *
 		out_u64(out, ln, COL_PROCS, r->procs);
 	}
 	if (r->uid_known && to->group != GROUP_CGROUP && to->group != GROUP_COMM) {
-		const char *u = top_user_name(ctx, r->uid);
+		char u[256];
 
-		if (u)
-			out_str(out, ln, COL_USER, u);
-		else
-			out_u64(out, ln, COL_USER, r->uid);
+		out_str(out, ln, COL_USER, cli_user_label(ctx, r->uid, u, sizeof(u)));
 	} else {
 		out_unknown(out, ln, COL_USER);
 	}
@@ -83,7 +80,7 @@ static void fill_row(struct pm_ctx *ctx, struct out *out, const struct top_row *
 			continue;
 		}
 		out_u64(out, ln, COL_FIG + i, r->fig[i]);
-		out_s64(out, ln, COL_RATE + i, (int64_t)r->rate[i]);
+		out_s64(out, ln, COL_RATE + i, out_round_s64(r->rate[i]));
 	}
 	if (out_has(out, COL_AGE) && r->age >= 0) {
 		char age[32];
@@ -105,14 +102,12 @@ static const char *size_or_dash(uint64_t v, char *buf, size_t size)
 /* "+1.5M/s": the change per second of a meminfo figure between two frames. */
 static const char *rate_of(uint64_t now, uint64_t was, double dt, char *buf, size_t size)
 {
-	double d;
-	char h[32];
+	char h[40];
 
 	if (now == PM_LIVE_UNKNOWN || was == PM_LIVE_UNKNOWN || !(dt > 0))
 		return "";
-	d = ((double)now - (double)was) / dt;
-	out_human_size((uint64_t)(d < 0 ? -d : d), h, sizeof(h));
-	snprintf(buf, size, " (%s%s/s)", d < 0 ? "-" : "+", h);
+	out_human_signed(out_round_s64(((double)now - (double)was) / dt), h, sizeof(h));
+	snprintf(buf, size, " (%s/s)", h);
 	return buf;
 }
 

@@ -106,19 +106,10 @@ static void size_cell(char *buf, size_t size, uint64_t v, bool unknown)
 
 static void rate_cell(char *buf, size_t size, double r, bool unknown)
 {
-	char h[32];
-
-	if (unknown) {
+	if (unknown)
 		snprintf(buf, size, "-");
-		return;
-	}
-	if (r < 0.5 && r > -0.5) {
-		snprintf(buf, size, "0");
-		return;
-	}
-	out_human_size((uint64_t)(r < 0 ? -r : r), h, sizeof(h));
-	buf[0] = r < 0 ? '-' : '+';
-	snprintf(buf + 1, size - 1, "%.*s", (int)(size - 2), h);
+	else
+		out_human_signed(out_round_s64(r), buf, size);	/* as -b prints it */
 }
 
 /* The columns shown at width @w: the figures right of the name, the narrower the fewer. */

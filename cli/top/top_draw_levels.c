@@ -56,8 +56,8 @@ static void proc_heading(const struct top_view *v, int y, int w)
 	snprintf(line, sizeof(line), "Process %d (%s): %zu mappings, RSS %s, swapped %s", (int)p->pid,
 		 draw_safe(p->comm, comm, sizeof(comm)), p->n, a, b);
 	draw_text(y, 0, line, w);
-	snprintf(line, sizeof(line), "%-14s %6s %6s %9s %6s %6s %7s %-5s %s", "START", "SIZE", "RSS", "EXCLUSIVE",
-		 "SWAP", "THP", v->watch ? "WRITTEN" : "CHANGE", "PERMS", "PATH");
+	snprintf(line, sizeof(line), "%-14s %6s %6s %9s %7s %6s %7s %-5s %s", "START", "SIZE", "RSS", "EXCLUSIVE",
+		 "SWAPPED", "THP", v->watch ? "WRITTEN" : "CHANGE", "PERMS", "PATH");
 	sym_wattr_on(stdscr_win(), A_REVERSE, NULL);
 	draw_text(y + 2, 0, line, w);
 	sym_wclrtoeol(stdscr_win());
@@ -78,15 +78,10 @@ static void proc_row(const struct top_view *v, const struct top_mapping *m, int 
 	human(m->u.thp, thp, sizeof(thp));
 	if (v->watch) {
 		human(m->written, change, sizeof(change));
-	} else if (m->rss_change) {
-		char h[32];
-
-		human((uint64_t)(m->rss_change < 0 ? -m->rss_change : m->rss_change), h, sizeof(h));
-		snprintf(change, sizeof(change), "%c%s", m->rss_change < 0 ? '-' : '+', h);
 	} else {
-		snprintf(change, sizeof(change), "0");
+		out_human_signed(m->rss_change, change, sizeof(change));
 	}
-	snprintf(line, sizeof(line), "%#14llx %6s %6s %9s %6s %6s %7s %-5s %s", (unsigned long long)m->start, size, rss,
+	snprintf(line, sizeof(line), "%#14llx %6s %6s %9s %7s %6s %7s %-5s %s", (unsigned long long)m->start, size, rss,
 		 excl, swap, thp, change, m->perms, draw_safe(m->path, path, sizeof(path)));
 	if (selected)
 		sym_wattr_on(stdscr_win(), A_REVERSE, NULL);

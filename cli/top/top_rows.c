@@ -133,18 +133,14 @@ static void group_key(struct pm_ctx *ctx, const struct top_opts *to, const struc
 {
 
 	switch (to->group) {
-	case GROUP_USER:
-		if (!r->uid_known)
-			snprintf(key, size, "?");
+	case GROUP_USER:	/* as ps --group-by user: each UID its own group, by name or else by number */
+		if (r->uid_known)
+			cli_user_label(ctx, r->uid, key, size);
 		else
-			{
-			const char *u = top_user_name(ctx, r->uid);
-
-			snprintf(key, size, "%s", u ? u : "?");
-		}
+			snprintf(key, size, TOP_UNKNOWN_KEY);
 		break;
 	case GROUP_CGROUP:
-		snprintf(key, size, "%s", cg ? cg : "?");
+		snprintf(key, size, "%s", cg ? cg : TOP_UNKNOWN_KEY);
 		break;
 	default:
 		snprintf(key, size, "%s", r->key);
@@ -327,45 +323,6 @@ int top_refresh(struct pm_ctx *ctx, struct pm_live *l, struct top_frame *f, cons
 	f->mem_known = pm_live_memory(ctx, &f->mem) == 0;
 	f->t = top_now() - t0;
 	return top_frame_fill(f, ctx, l, to, cg);
-}
-
-/*
- * The name of @uid, cached for the run: getpwuid reads the passwd database every call, which was
- * most of a frame's system calls on a machine of a few hundred processes. A user renamed while
- * top runs keeps its old name until the next start, as procps top does.
- */
-const char *top_user_name(struct pm_ctx *ctx, uid_t uid)
-{
-	static struct {
-		uid_t uid;
-		bool known;
-		char name[64];
-	} cache[128];
-	static size_t used;
-	char buf[256];
-	const char *name;
-	size_t i;
-
-	for (i = 0; i < used; i++)
-		if (cache[i].uid == uid)
-			return cache[i].known ? cache[i].name : NULL;
-	static char past[256];	/* past the cache: the last name looked up (a caller prints it at once) */
-
-	name = cli_user_name(ctx, uid, buf, sizeof(buf));
-	if (name && used < sizeof(cache) / sizeof(cache[0]) && strlen(name) < sizeof(cache[0].name)) {
-		cache[used].uid = uid;
-		cache[used].known = true;
-		snprintf(cache[used].name, sizeof(cache[used].name), "%s", name);
-		return cache[used++].name;
-	}
-	if (!name && used < sizeof(cache) / sizeof(cache[0])) {
-		cache[used].uid = uid;
-		cache[used++].known = false;
-		return NULL;
-	}
-	if (name)	/* never @buf: it is this function's own */
-		snprintf(past, sizeof(past), "%s", name);
-	return name ? past : NULL;
 }
 
 void top_refresh_error(struct pm_ctx *ctx, int err)

@@ -30,14 +30,10 @@ static void restore(void)
 
 void top_user(const struct top_view *v, const struct top_row *r, char *buf, size_t size)
 {
-	const char *u = r->uid_known ? top_user_name(v->ctx, r->uid) : NULL;
-
-	if (u)
-		snprintf(buf, size, "%s", u);
-	else if (r->uid_known)
-		snprintf(buf, size, "%u", (unsigned)r->uid);
+	if (r->uid_known)
+		cli_user_label(v->ctx, r->uid, buf, size);
 	else
-		snprintf(buf, size, "?");
+		snprintf(buf, size, "-");	/* as -b and ps say a figure not known */
 }
 
 static const char *const help_lines[] = {

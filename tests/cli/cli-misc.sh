@@ -236,3 +236,35 @@ case $rc:$(printf '%s\n' "$err" | grep -vc '^pagemap: note:'):$err in
 1:1:*libsmartcols.so.1*) echo "PASS scols-missing" ;;
 *) echo "FAIL scols-missing: exit $rc: $err" ;;
 esac
+
+# Every column list of every command's --help (the output layer's, and a command's second table: diff --pages,
+# ps --group-by, phys -l and -p) is folded to 80 columns by one wrapper and names the other names -o takes
+# (a column's help was printed on one line of up to 174 characters where a command listed a table itself).
+wide=
+for c in $("$pagemap" --help | awk '/^Commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { exit }'); do
+	w=$("$pagemap" "$c" --help 2>/dev/null | awk -v c="$c" '
+		/^ +[A-Z][A-Z0-9_\/]+  [^ ]/ || /^               [^ ]/ { if (length($0) > 79) print c ": " substr($0, 1, 40) "..." }')
+	wide="$wide${w:+ $w}"
+done
+[ -z "$wide" ] && echo "PASS help-columns-folded" || echo "FAIL help-columns-folded:$wide"
+"$pagemap" ps --help | grep -A1 -e '^ *RSS  RSS of its processes' | grep -q 'also takes RESIDENT' &&
+	echo "PASS help-group-aliases" || echo "FAIL help-group-aliases: ps --group-by's RSS does not say -o takes RESIDENT"
+
+# One word per quantity: no two commands' column lists name the same quantity two ways (an old name stays in
+# -o as an alias, which --help says in words, never as a column line). Where two names mean different things
+# (SWAP and SWAPPED, USS and EXCLUSIVE), the help says the difference.
+names=$(for c in $("$pagemap" --help | awk '/^Commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { exit }'); do
+	"$pagemap" "$c" --help 2>/dev/null | awk -v c="$c" '/^ +[A-Z][A-Z0-9_\/]+  [^ ]/ { print $1, c }'
+done | sort -u)
+twice=
+for pair in COMM:COMMAND RESIDENT:RSS PROCS:PROCESSES; do
+	# cache's PROCS counts processes that hold a file open too: another quantity than a group's PROCESSES.
+	skip=; [ "$pair" = PROCS:PROCESSES ] && skip=cache
+	a=$(printf '%s\n' "$names" | awk -v n="${pair%:*}" -v skip="$skip" '$1 == n && $2 != skip { printf " %s", $2 }')
+	b=$(printf '%s\n' "$names" | awk -v n="${pair#*:}" '$1 == n { printf " %s", $2 }')
+	[ -n "$a" ] && [ -n "$b" ] && twice="$twice ${pair%:*} (in$a) and ${pair#*:} (in$b);"
+done
+[ -z "$twice" ] && echo "PASS column-words-once" || echo "FAIL column-words-once:$twice"
+"$pagemap" ps --help | grep -A1 '^ *SWAP  ' | tr '\n' ' ' | grep -q "SWAPPED" &&
+	"$pagemap" top --help | grep -A1 '^ *USS  ' | tr '\n' ' ' | grep -q "EXCLUSIVE" &&
+	echo "PASS column-words-differ" || echo "FAIL column-words-differ: ps's SWAP or top's USS help does not say how it differs from maps' SWAPPED or EXCLUSIVE"

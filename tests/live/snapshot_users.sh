@@ -27,6 +27,15 @@ while [ "$(cat "/proc/$s/comm" 2>/dev/null)" != sleep ] && [ $i -lt 100 ]; do sl
 got=$(awk '{ print $2 }' "$work/out")
 if [ "$got" = "$name" ]; then echo "PASS snapshot-users-name"
 else echo "FAIL snapshot-users-name: USER '$got', want '$name' (the capture's); stderr: $(cat "$work/err")"; fi
+# ps --group-by user and export's user groups say the name the rows say (they said the number: a seam
+# between one command's rows and its groups).
+"$pagemap" --snapshot "$work/s.pms" ps --group-by user -n -r -o USER,PROCESSES >"$work/g" 2>"$work/err"
+"$pagemap" --snapshot "$work/s.pms" export --group-by user >"$work/x" 2>>"$work/err"
+if grep -qx "$name 1" "$work/g" && grep -q "group=\"$name\"" "$work/x" && ! grep -q 'group="65534"' "$work/x"; then
+	echo "PASS snapshot-users-groups"
+else
+	echo "FAIL snapshot-users-groups: ps --group-by user: $(tr '\n' '|' <"$work/g") export: $(grep -o 'group="[^"]*"' "$work/x" | sort -u | tr '\n' ' ')"
+fi
 # Both users are said: the sleep's and the writer's own (self).
 me=$(id -un)
 if tr -c "[:print:]" "\n" <"$work/s.pms" | grep -q "users=.*\b0=$me" && tr -c "[:print:]" "\n" <"$work/s.pms" | grep -q "users=.*65534=$name"; then

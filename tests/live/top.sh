@@ -13,11 +13,11 @@ command -v python3 >/dev/null || { echo "SKIP top: no python3 (the JSON checks)"
 [ -x "$build/pagemap-demo" ] || { echo "SKIP top: no $build/pagemap-demo (make all)"; exit 77; }
 work=$(mktemp -d) || exit 1
 sock=pmtop$$
-demo= sleeper=
+demo= sleeper= nameless=
 cleanup() {
 	command -v tmux >/dev/null && tmux -L "$sock" kill-server 2>/dev/null
 	exec 3>&- 2>/dev/null
-	kill $demo $sleeper 2>/dev/null
+	kill $demo $sleeper $nameless 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -78,7 +78,7 @@ else
 fi
 uss_steady "$work/j" top -J -n 3 -d 0.2 -p "$demo"
 if [ $rc = 0 ] && python3 - "$work/j" "$demo" "$want" "$slack" <<'EOF'
-import json, sys
+import json, re, sys
 lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 3, len(lines)
 for i, line in enumerate(lines, 1):
@@ -87,8 +87,39 @@ for i, line in enumerate(lines, 1):
     assert f["mem_total"] > 0 and f["read"] == f["read_moved"] + f["read_aged"], f
     rows = [r for r in f["processes"] if r["pid"] == int(sys.argv[2])]
     assert len(rows) == 1 and abs(rows[0]["uss"] - int(sys.argv[3])) <= int(sys.argv[4]), (rows, sys.argv[3:])
+    # Keys a script names as .key in jq: lower case, digits and '_' (a change per second is NAME_per_s).
+    keys = set(f) | {k for r in f["processes"] for k in r}
+    assert all(re.fullmatch(r"[a-z0-9_]+", k) for k in keys) and "pss_per_s" in keys, sorted(keys)
 EOF
 then pass json-lines; else failed json-lines "rc $rc: $(head -c 300 "$work/j") $(cat "$work/j.err")"; fi
+
+# -g user: a UID without a passwd name is its own group, shown by its number, as ps --group-by user keys it
+# (they were summed into one group, "?"). Two unused UIDs, one process and two.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && command -v getent >/dev/null; then
+	u1= u2=
+	for u in $(seq 3990001 3990200); do
+		getent passwd "$u" >/dev/null && continue
+		[ -z "$u1" ] && u1=$u && continue
+		u2=$u && break
+	done
+	for u in $u1 $u2 $u2; do
+		setpriv --reuid="$u" --regid="$u" --clear-groups sleep 600 &
+		nameless="$nameless $!"
+	done
+	for p in $nameless; do	# each has become sleep (setpriv execs it)
+		i=0
+		while [ "$(cat "/proc/$p/comm" 2>/dev/null)" != sleep ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	done
+	pids=$(echo $nameless | tr ' ' ',')
+	"$pagemap" top -b -n 1 -g user -p "$pids" --noheadings -o GROUP,PROCS >"$work/g" 2>&1
+	"$pagemap" ps --group-by user -r -n -o USER,PROCESSES >"$work/pg" 2>&1
+	if grep -qx " *$u1 *1" "$work/g" && grep -qx " *$u2 *2" "$work/g" && ! grep -q '?' "$work/g" &&
+		grep -qx "$u1 1" "$work/pg" && grep -qx "$u2 2" "$work/pg"; then
+		pass group-user-nameless
+	else
+		failed group-user-nameless "UIDs $u1 (1 process), $u2 (2): top -g user: $(tail -n 3 "$work/g" | tr '\n' '|') ps: $(grep -e "^$u1 " -e "^$u2 " "$work/pg" | tr '\n' '|')"
+	fi
+fi
 "$pagemap" top -b -n 1 -d 0.2 --max-age 0.01 >/dev/null 2>"$work/e"
 [ $? = 2 ] && grep -q "invalid --max-age" "$work/e" && pass bad-max-age || failed bad-max-age "$(cat "$work/e")"
 "$pagemap" top -b -n 0 >/dev/null 2>"$work/e"
@@ -141,6 +172,9 @@ for size in 100x30 80x24; do
 	else
 		failed "process-level-$size" "$(screen "$name" | head -8)"
 	fi
+	# A mapping's swapped bytes under maps' name for them (SWAPPED; SWAP is smaps_rollup's, a process's).
+	screen "$name" | grep -q " EXCLUSIVE *SWAPPED *THP " && pass "swapped-heading-$size" ||
+		failed "swapped-heading-$size" "$(screen "$name" | grep ' EXCLUSIVE ')"
 	# The memfd mapping: j down to its row (the rows are the mappings in address order, as maps lists them).
 	idx=$("$pagemap" maps -r -n -o PATH "$demo" | grep -n 'demo-memfd' | head -n 1 | cut -d: -f1)
 	rss=$("$pagemap" maps -r -b -o RSS,SIZE,PATH "$demo" | awk '/demo-memfd/ { print $1 / 4096, ($2 - $1) / 4096; exit }')
@@ -163,6 +197,21 @@ for size in 100x30 80x24; do
 		failed "quit-$size" "$(screen "$name" | tail -n 3)"
 	fi
 done
+
+# No change reads alike in the view and in -b (it was "0" on the terminal, "0B" in -b): HUGETLB, which the
+# demo never has, is the sort column, so its change per second is the last cell of the row.
+start zero 100 30 "$pagemap" top -d 0.2 -s hugetlb -p "$demo"
+if wait_for zero "pagemap-demo"; then
+	sleep 0.5	# a frame with a change known (the row read twice)
+	view=$(screen zero | awk -v p="$demo" '$1 == p { print $NF }')
+	batch=$("$pagemap" top -b -n 2 -d 0.2 -s hugetlb -p "$demo" --noheadings -o HUGETLB/S | tail -n 1 | tr -d ' ')
+	[ "$view" = "$batch" ] && [ "$view" = 0B ] && pass zero-change ||
+		failed zero-change "view '$view', -b '$batch', want 0B"
+else
+	failed zero-change "$(screen zero | head -10)"
+fi
+keys zero q
+wait_for zero "rc=0" || failed zero-quit "$(screen zero | tail -n 2)"
 
 # SIGTERM: the terminal back, the status 0 (the view's normal end, as a series' Ctrl-C).
 start term 100 30 "$pagemap" top -d 0.3
