@@ -15,7 +15,7 @@ command -v python3 >/dev/null || { echo "SKIP walk-clock: no python3"; exit 77; 
 "$pagemap" features 2>/dev/null | grep -q '^pagemap-scan  *yes' ||
 	{ echo "SKIP walk-clock: no PAGEMAP_SCAN (Linux 6.7+): the default is pread"; exit 77; }
 work=$(mktemp -d) || exit 1
-small= child=
+small='' child=''
 cleanup() {
 	[ -n "$small" ] && kill "$small" 2>/dev/null
 	[ -n "$child" ] && kill "$child" 2>/dev/null
