@@ -36,7 +36,7 @@ bench_copy_tool() {
 bench_snapshot_tool() {
 	local src rev
 	bench_copy_tool "$tool" "$tmp/bin"
-	tool=$tmp/bin/pagemap
+	tool=$tmp/bin/$(basename "$tool")	# BENCH_TOOL may be named otherwise than pagemap
 	src=$(cd "$here/.." && pwd)
 	rev=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 	[ -n "$(git -C "$src" status --porcelain -- lib cli include 2>/dev/null)" ] && rev="$rev+local changes in lib/ cli/ include/"

@@ -305,19 +305,22 @@ uint64_t pmi_scan_readahead(const struct pm_walk *w, uint64_t lim_vpn, uint64_t 
 
 int pmi_walk_scan_refill(struct pm_walk *w)
 {
-	uint64_t t0 = w->hybrid ? pmi_walk_now() : 0;
 	struct pm_scan_arg arg = { .start = w->scan_next, .return_mask = w->scan_mask };
-	uint64_t end = w->scan_far > w->map_end ? w->scan_far : w->map_end;
+	uint64_t end = w->scan_far > w->map_end ? w->scan_far : w->map_end, t0 = 0;
 	int n = w->t->ctx->check ? w->t->ctx->check(w->t->ctx->check_data) : 0;
 
 	if (n < 0)	/* the caller asked to stop (pm_ctx_set_check) */
 		return n;
 
 	/* Hybrid: bounded until a mapping is decided, then to that mapping's end (the next ones are decided apart). */
-	if (w->hybrid && w->scan_next < w->free_end)
+	w->scan_timed = false;
+	if (w->hybrid && w->scan_next < w->free_end) {
 		end = w->free_end;
-	else if (w->hybrid)
+	} else if (w->hybrid) {
 		arg.max_pages = PROBE_PAGES;
+		w->scan_timed = pmi_walk_call_may_sample((w->map_end - w->scan_next) >> w->shift, PROBE_PAGES, SCAN_VEC);
+		t0 = w->scan_timed ? pmi_walk_now() : 0;
+	}
 	n = pmi_scan_step(w->t->pagemap_fd, &arg, end, w->vec, SCAN_VEC);
 	if ((n == -EFAULT || n == -EINVAL) && end > w->map_end) {
 		w->scan_far = 0;
@@ -331,7 +334,7 @@ int pmi_walk_scan_refill(struct pm_walk *w)
 	w->vec_pos = 0;
 	w->scan_next = arg.start;
 	/* What this call cost per page it reported (mappings' pages; the space between them costs nothing): walk_cost.c. */
-	if (w->hybrid) {
+	if (w->scan_timed) {
 		w->scan_ns = pmi_walk_now() - t0;
 		for (w->scan_pages = 0; n > 0; n--)
 			w->scan_pages += (w->vec[n - 1].end - w->vec[n - 1].start) >> w->shift;

@@ -78,6 +78,7 @@ struct pm_walk {
 	uint64_t sample_pages;		/* pages the sample spans */
 	uint64_t sample_reads;		/* entries the scan's way reads there (regions needing them, gaps read through) */
 	uint64_t scan_ns, scan_pages;	/* the last scan call: its time and the pages it walked */
+	bool scan_timed;		/* the last scan call was timed (it could be a sample: pmi_walk_call_may_sample) */
 	uint64_t scan_call_ns;		/* what any scan call costs, + 1 (0: not timed yet) */
 	uint64_t pread_ns, pread_pages;	/* hybrid: the time and entries of the walk's whole-stretch preads */
 	bool seg_pread;			/* the segment is a mapping's rest read by pread: huge blocks told by frames */
@@ -121,6 +122,20 @@ static inline uint64_t pmi_walk_now(void)
 /* Gaps of up to this many pages between regions whose entries are read are read through (pmi_scan_readahead). */
 #define READAHEAD_GAP	512u
 
+/*
+ * Can a bounded scan call from a mapping's rest of @rest pages stop before
+ * that mapping's end, so be the sample its reader is chosen on? Each region
+ * it reports holds a page at least, so one that may report @max_pages pages
+ * in @vec_len regions sees a shorter rest whole, and nothing is left to
+ * choose there. Only such calls are timed: in a small process every mapping
+ * is seen whole by one call, and its clock reads (a system call each, the
+ * first about 5 us) were all the cost model added to a `sleep`'s `maps`.
+ */
+static inline bool pmi_walk_call_may_sample(uint64_t rest_pages, uint64_t max_pages, uint64_t vec_len)
+{
+	return rest_pages >= max_pages || rest_pages >= vec_len;
+}
+
 /* walk.c: the flags a region's scan categories give. */
 uint32_t pmi_walk_cat_flags(const struct pm_walk *w, uint64_t categories);
 /* walk.c: must the entries of a region with these flags be read? */
@@ -133,6 +148,16 @@ void pmi_walk_set_seg(struct pm_walk *w, uint64_t start, uint64_t end, uint32_t 
 uint32_t pmi_walk_known_how(const struct pm_walk *w, bool scan);
 /* walk_cost.c: may this walk read some mappings by pread and others by the scan, answering alike? */
 bool pmi_walk_hybrid_ok(const struct pm_walk *w);
+/* The figures a mapping's reader is chosen on (walk_cost.c): CPU ns, pages and entries. */
+struct pmi_walk_costs {
+	uint64_t scan_ns, scan_pages;	/* the sample's scan call: its time, the pages it reported */
+	uint64_t call_ns;		/* what any scan call costs (one page) */
+	uint64_t pread_ns, pread_pages;	/* the walk's preads so far */
+	uint64_t sample_pages;		/* pages the sample spans */
+	uint64_t sample_reads;		/* entries the scan's way reads there */
+};
+/* walk_cost.c: true when pread alone is the cheaper way (no pread measured: false); the two costs per page out. */
+bool pmi_walk_cost_choose(const struct pmi_walk_costs *c, double *scan, double *pread);
 /* walk_cost.c: choose the current mapping's reader. 1: the segment is a stretch by pread, 0: scan on, <0: error. */
 int pmi_walk_decide(struct pm_walk *w);
 

@@ -70,26 +70,39 @@ static uint64_t call_cost(struct pm_walk *w)
 
 /*
  * The cost per page of the rest of the mapping each way, the sample taken
- * as its likeness: the scan's way is the last scan call's CPU time per page
- * walked, less what any call costs, plus the sample's share of entries read at pread's cost; pread's
- * way is one entry per page at the CPU time per entry of the walk's preads.
- * Both measured here, on this machine and this shape: where a region per
- * page makes the scan dearer than pread (a sparse heap), pread reads alone;
- * where the scan skips what holds nothing (a sanitizer's shadow), it scans.
+ * as its likeness: the scan's way is the sample's scan call's CPU time per
+ * page walked, less what any call costs, plus the sample's share of entries
+ * read at pread's cost; pread's way is one entry per page at the CPU time
+ * per entry of the walk's preads. Both measured in the walk, on this
+ * machine and this shape: where a region per page makes the scan dearer
+ * than pread (a sparse heap), pread reads alone; where the scan skips what
+ * holds nothing (a sanitizer's shadow), it scans. Pure: the walk's figures
+ * in, the choice out (tests/unit/test_walk_cost.c).
  */
+bool pmi_walk_cost_choose(const struct pmi_walk_costs *c, double *scan, double *pread)
+{
+	*pread = c->pread_pages ? (double)c->pread_ns / (double)c->pread_pages : 0;
+	*scan = c->scan_pages && c->scan_ns > c->call_ns ? (double)(c->scan_ns - c->call_ns) / (double)c->scan_pages : 0;
+	*scan += *pread * (double)c->sample_reads / (double)(c->sample_pages ? c->sample_pages : 1);
+	return c->pread_pages && *pread < *scan;
+}
+
 static bool prefer_pread(struct pm_walk *w)
 {
-	uint64_t fixed = call_cost(w);
-	double pread = (double)w->pread_ns / (double)w->pread_pages;
-	double scan = w->scan_pages && w->scan_ns > fixed ? (double)(w->scan_ns - fixed) / (double)w->scan_pages : 0;
+	struct pmi_walk_costs c = {
+		.scan_ns = w->scan_ns, .scan_pages = w->scan_pages, .call_ns = call_cost(w),
+		.pread_ns = w->pread_ns, .pread_pages = w->pread_pages,
+		.sample_pages = w->sample_pages, .sample_reads = w->sample_reads,
+	};
+	double scan, pread;
+	bool r = pmi_walk_cost_choose(&c, &scan, &pread);
 
-	scan += pread * (double)w->sample_reads / (double)(w->sample_pages ? w->sample_pages : 1);
 	pmi_dbg(w->t->ctx, "walk: %#llx-%#llx: sampled %llu pages, %llu entries to read by the scan's way: "
 		"scan %.2f ns/page, pread %.2f ns/page (a scan call %llu ns): %s", (unsigned long long)w->map.start,
 		(unsigned long long)w->map.end, (unsigned long long)w->sample_pages,
-		(unsigned long long)w->sample_reads, scan, pread, (unsigned long long)fixed,
-		pread < scan ? "rest by pread" : "scan on");
-	return pread < scan;
+		(unsigned long long)w->sample_reads, scan, pread, (unsigned long long)c.call_ns,
+		r ? "rest by pread" : "scan on");
+	return r;
 }
 
 /*
@@ -106,7 +119,8 @@ static int take_sample(struct pm_walk *w)
 	seen = w->scan_next < w->map_end ? w->scan_next : w->map_end;
 	if (seen >= w->map_end)
 		return 1;
-	if (seen - w->map_cur < want) {	/* a scan ahead saw too little of it: sample it afresh */
+	/* A scan ahead saw too little of it, or was not timed (it ran on from a mapping it saw whole): sample afresh. */
+	if (seen - w->map_cur < want || !w->scan_timed) {
 		w->scan_next = w->map_cur;
 		w->free_end = 0;
 		r = pmi_walk_scan_refill(w);

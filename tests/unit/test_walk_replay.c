@@ -17,6 +17,7 @@
 #define UFFD_MARKER	0x420000000000003fULL	/* docs/kernel-interface.md §1.5 */
 #define GUARD_MARKER	0x440000000000009fULL
 #define ZERO_PFN	0x3b30
+#define PME_PFRAME_MASK_T	((1ULL << 55) - 1)
 
 #define F_P	PM_PAGE_PRESENT
 #define F_S	PM_PAGE_SWAPPED
@@ -802,6 +803,68 @@ static int mapstat_known(void)
 	return T_PASS;
 }
 
+/*
+ * The sums of a mapping read by pread, block by block (pmi_walk_sum_plain): two kinds in a PMD block (one page
+ * in 16 present), the zero page and swap entries among them (a third kind, and entries that are not plain),
+ * present pages neither exclusive nor file (a kind the zero page's may be) with zero pages among them; blocks
+ * cut by the mapping's start and end. Each sum against the entries written.
+ */
+static int mapstat_mixed_blocks(void)
+{
+	const uint64_t start = 0x10000 - 3, n = 3 + 2 * 512 + 100;
+	const struct pm_mapping *m;
+	const struct pm_usage *u;
+	uint64_t *e, present = 0, zero = 0, swapped = 0, excl = 0, i;
+	struct pm_mapstat *it;
+	struct fixture fx;
+	char maps[128];
+	int r;
+
+	if (fx_root(&fx, 4096, "visible", "zero_pfn=0x3b30\n") < 0)
+		return t_skip("cannot create a replay root");
+	e = calloc(n, sizeof(*e));
+	if (!e) {
+		fx_close(&fx);
+		return t_skip("no memory");
+	}
+	for (i = 0; i < n; i++) {
+		if (i < 3 + 512)	/* one in 16 present: two kinds */
+			e[i] = i % 16 == 0 ? B_PRESENT | B_EXCL | (0x100000 + i) : 0;
+		else if (i < 3 + 1024)	/* and the zero page and swap among them */
+			e[i] = i % 16 == 0 ? B_PRESENT | B_EXCL | (0x100000 + i) : i % 16 == 8 ? B_PRESENT | ZERO_PFN :
+			       i % 16 == 4 ? SWP(1, i) : 0;
+		else	/* shared anon (present, not exclusive) with the zero page among it */
+			e[i] = i % 7 == 1 ? B_PRESENT | ZERO_PFN : i % 2 == 0 ? B_PRESENT | (0x200000 + i) : 0;
+		present += (e[i] & B_PRESENT) != 0;
+		zero += (e[i] & B_PRESENT) && (e[i] & PME_PFRAME_MASK_T) == ZERO_PFN;
+		swapped += (e[i] & B_SWAP) != 0;
+		excl += (e[i] & B_EXCL) != 0;
+	}
+	snprintf(maps, sizeof(maps), "%llx-%llx rw-p 00000000 00:00 0 \n", (unsigned long long)(start << 12),
+		 (unsigned long long)((start + n) << 12));
+	if (rp_write_str(fx.root, "proc/self/maps", maps) || fx_entries(&fx, start, e, n) || fx_open(&fx) < 0) {
+		free(e);
+		fx_close(&fx);
+		return t_skip("cannot write the replayed target");
+	}
+	free(e);
+	it = pm_mapstat_open(fx.t, PM_WALK_ENTRIES);
+	CHECK(it != NULL);
+	r = it ? pm_mapstat_next(it, &m, &u) : -1;
+	CHECK_EQ_U64(r, 0);
+	if (r == 0) {
+		CHECK_EQ_U64(u->present, present * 4096);
+		CHECK_EQ_U64(u->zero, zero * 4096);
+		CHECK_EQ_U64(u->swapped, swapped * 4096);
+		CHECK_EQ_U64(u->exclusive, excl * 4096);
+		CHECK_EQ_U64(u->file, 0);
+		CHECK_EQ_U64(pm_mapstat_next(it, &m, &u), 1);
+	}
+	pm_mapstat_close(it);
+	fx_close(&fx);
+	return T_PASS;
+}
+
 static int usage_add(void)
 {
 	struct pm_usage u;
@@ -852,4 +915,4 @@ static int usage_add(void)
 T_MAIN(T(walk_4k), T(walk_16k), T(walk_64k), T(walk_64k_pmd_file), T(walk_pmd_size_override),
        T(walk_thp_kpageflags), T(walk_hidden), T(walk_known_visible), T(walk_short_pagemap), T(walk_truncated_between),
        T(walk_empty_pagemap),
-       T(walk_sub_range_map_offset), T(walk_bad_maps_line), T(mapstat_known), T(usage_add), T(walk_check_stops))
+       T(walk_sub_range_map_offset), T(walk_bad_maps_line), T(mapstat_known), T(usage_add), T(mapstat_mixed_blocks), T(walk_check_stops))
