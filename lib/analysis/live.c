@@ -2,7 +2,6 @@
  * live.c - a live process table (pagemap/live.h): every process's smaps_rollup, read again only
  * when its stat line moved, the rest round-robin within the table's bound on a row's age.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +11,7 @@
 
 struct live_ent {
 	struct pm_live_row row;
-	struct pmi_stat_line st;
+	struct pm_proc_stat st;
 	double read_at;			/* monotonic seconds of acct's read; < 0: never */
 	bool moved;			/* the stat line moved since the refresh before */
 	bool rejected;			/* the filter refused it: kept (no status read again), never shown */
@@ -112,24 +111,17 @@ static void read_uid(struct pm_live *l, struct pm_live_row *row)
 {
 	uid_t uid;
 
-	if (pmi_proc_uid(l->ctx, row->pid, &uid)) {	/* a failed read keeps what was known */
+	if (pm_proc_uid(l->ctx, row->pid, &uid) == 0) {	/* a failed read keeps what was known */
 		row->uid = uid;
 		row->uid_known = true;
 	}
-}
-
-static enum pm_proc_state state_of(const struct pmi_stat_line *st)
-{
-	if (st->kthread)
-		return PM_PROC_KTHREAD;
-	return st->state == 'Z' || st->state == 'X' ? PM_PROC_ZOMBIE : PM_PROC_RUNNING;
 }
 
 /* Row of @pid from its stat line, carried over from the refresh before when it is the same process. */
 static int add_row(struct pm_live *l, pid_t pid, size_t *matched)
 {
 	char path[4096], buf[4096], comm[64];
-	struct pmi_stat_line st;
+	struct pm_proc_stat st;
 	struct live_ent *e, *was;
 	int r = pmi_pid_path(l->ctx, path, sizeof(path), pid, "stat");
 
@@ -162,7 +154,7 @@ static int add_row(struct pm_live *l, pid_t pid, size_t *matched)
 		read_uid(l, &e->row);
 	}
 	e->st = st;
-	e->row.state = state_of(&st);
+	e->row.state = pmi_stat_state(&st);
 	memcpy(e->row.comm, comm, sizeof(comm));
 	e->row.read_now = false;
 	/* The filter judges a process once, and again when it moved (its UID or cgroup may have changed). */
@@ -175,30 +167,16 @@ static int add_row(struct pm_live *l, pid_t pid, size_t *matched)
 
 static int list_rows(struct pm_live *l, size_t *matched)
 {
-	char path[4096];
-	struct dirent *d;
 	DIR *dir;
-	int r = pmi_ctx_tree(l->ctx);	/* a listing: a snapshot's names must be there, as pm_procs_open makes them */
+	pid_t pid;
+	int r = pmi_proc_dir_open(l->ctx, &dir), more;
 
-	if (r == 0)
-		r = pmi_path(l->ctx, path, sizeof(path), "/proc");
 	if (r < 0)
 		return r;
-	if (!(dir = opendir(path)))
-		return -errno;
-	while ((errno = 0, d = readdir(dir))) {
-		char *end;
-		long pid = strtol(d->d_name, &end, 10);
-
-		if (d->d_name[0] < '1' || d->d_name[0] > '9' || *end || pid <= 0 || pid > 0x7fffffff)
-			continue;
-		if ((r = add_row(l, (pid_t)pid, matched)) < 0)
-			break;
-	}
-	if (r == 0 && errno)
-		r = -errno;
+	while ((more = pmi_proc_dir_next(dir, &pid)) == 0 && (r = add_row(l, pid, matched)) == 0)
+		;
 	closedir(dir);
-	return r;
+	return r < 0 ? r : more < 0 ? more : 0;
 }
 
 static int by_pid(const void *a, const void *b)

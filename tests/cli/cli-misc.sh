@@ -33,6 +33,20 @@ says wss-method-arg 2 "pagemap: unknown method '-1' (auto, idle or referenced)" 
 says wss-after-dashdash 2 "pagemap: invalid interval '-2' (seconds, such as 1 or 0.5)" "$pagemap" wss self -- -2
 check root-empty-eq 2 "$pagemap" --root= features
 
+# One -p PID,... parser for ps, top and snapshot: every PID between the commas, each a PID, one message.
+for cmd in ps top snapshot; do
+	for list in "" "1,,2" "1," ",1" "-1" "99999999999" "5000000" "1x" "+3" " 1" "0"; do
+		bad=$list
+		case $list in 1,,2|1,) bad="" ;; ,1) bad="" ;; esac
+		out=; [ $cmd = snapshot ] && out="-o /dev/null"
+		# shellcheck disable=SC2086
+		says "pid-list-$cmd-'$list'" 2 "pagemap: invalid PID '$bad'" "$pagemap" $cmd -p "$list" $out
+	done
+done
+says pid-list-snapshot-self-ok 2 "pagemap: --freeze cannot stop pagemap itself (-p self or its PID)" \
+	"$pagemap" snapshot --freeze -p 1,self -o /dev/null
+says pid-list-top-self 2 "pagemap: invalid PID 'self'" "$pagemap" top -b -n 1 -p 1,self
+
 # audit's folded rows: PIDS is a list of numbers in JSON (a script reads it without splitting text), and the
 # table's comma-separated text.
 if command -v python3 >/dev/null && [ -d "$src/tests/fixtures/audit-6.18-plain/proc" ]; then
