@@ -27,6 +27,7 @@ struct pm_live {
 	size_t *cand;			/* scratch: indices of unmoved rows, oldest first */
 	double *ages;
 	size_t *vis, nvis;		/* the rows shown: indices of those the filter kept */
+	size_t scap;			/* room in cand, ages and vis: kept from refresh to refresh */
 	pm_live_filter_fn filter;
 	void *filter_data;
 	bool refilter;			/* a new filter: every row judged again at the next refresh */
@@ -187,9 +188,11 @@ static int by_pid(const void *a, const void *b)
 }
 
 /*
- * The rollup again, and the UID with it (a process may setuid). prev and interval become the read
- * before and the time between the two, so a change is divided by the time it took, however many
- * frames the row waited (never by one frame's interval).
+ * The rollup again, and the UID with it when the process ran since (its stat line moved: a setuid is
+ * a system call of its own, so a row that did not move kept its UID) or when it was not known; a row
+ * read for its age alone reads no status. prev and interval become the read before and the time
+ * between the two, so a change is divided by the time it took, however many frames the row waited
+ * (never by one frame's interval).
  */
 static void read_row(struct pm_live *l, struct live_ent *e, double now)
 {
@@ -198,7 +201,7 @@ static void read_row(struct pm_live *l, struct live_ent *e, double now)
 	e->row.err = pmi_account_rollup(l->ctx, e->row.pid, &e->row.acct);
 	if (e->row.err)
 		memset(&e->row.acct, 0, sizeof(e->row.acct));
-	if (!e->row.is_new)
+	if (!e->row.is_new && (e->moved || !e->row.uid_known))
 		read_uid(l, &e->row);
 	e->row.prev = e->read_at < 0 || e->row.err ? e->row.acct : was;
 	e->row.interval = e->read_at < 0 || e->row.err ? 0 : now - e->read_at;
@@ -225,16 +228,10 @@ static int oldest_first(const void *a, const void *b, void *arg)
 }
 
 /* Read the rows that moved and the quota of the others, oldest first. */
-static int read_rows(struct pm_live *l, double now, double next)
+static void read_rows(struct pm_live *l, double now, double next)
 {
 	size_t i, nc = 0, quota;
 
-	free(l->cand);
-	free(l->ages);
-	l->cand = malloc((l->n + 1) * sizeof(*l->cand));
-	l->ages = malloc((l->n + 1) * sizeof(*l->ages));
-	if (!l->cand || !l->ages)
-		return -ENOMEM;
 	for (i = 0; i < l->n; i++) {
 		struct live_ent *e = &l->ents[i];
 
@@ -262,7 +259,6 @@ static int read_rows(struct pm_live *l, double now, double next)
 	for (i = 0; i < quota; i++)
 		read_row(l, &l->ents[l->cand[i]], now);
 	l->st.read_aged = quota;
-	return 0;
 }
 
 static void swap_tables(struct pm_live *l)
@@ -275,15 +271,34 @@ static void swap_tables(struct pm_live *l)
 	l->nold = l->n, l->n = n;
 }
 
+/* Room in the scratch arrays for this refresh's rows: grown when the table grows, else kept. */
+static int scratch(struct pm_live *l)
+{
+	size_t cap = l->scap ? l->scap : 256, *c, *v;
+	double *a;
+
+	while (cap < l->n + 1)
+		cap *= 2;
+	if (cap == l->scap)
+		return 0;
+	if ((c = realloc(l->cand, cap * sizeof(*c))))
+		l->cand = c;
+	if ((a = realloc(l->ages, cap * sizeof(*a))))
+		l->ages = a;
+	if ((v = realloc(l->vis, cap * sizeof(*v))))
+		l->vis = v;
+	if (!c || !a || !v)
+		return -ENOMEM;
+	l->scap = cap;
+	return 0;
+}
+
 /* The rows shown, their ages (none for a row never read: not in oldest), and the counts. */
-static int settle(struct pm_live *l, double now)
+static void settle(struct pm_live *l, double now)
 {
 	size_t i;
 
-	free(l->vis);
 	l->nvis = 0;
-	if (!(l->vis = malloc((l->n + 1) * sizeof(*l->vis))))
-		return -ENOMEM;
 	for (i = 0; i < l->n; i++) {
 		struct live_ent *e = &l->ents[i];
 
@@ -297,7 +312,6 @@ static int settle(struct pm_live *l, double now)
 	}
 	l->st.rows = l->nvis;
 	l->st.unread = l->nvis - l->st.read;
-	return 0;
 }
 
 int pm_live_refresh(struct pm_live *l, double next)
@@ -317,8 +331,12 @@ int pm_live_refresh(struct pm_live *l, double next)
 	}
 	if (l->n > 1)
 		qsort(l->ents, l->n, sizeof(*l->ents), by_pid);
-	if ((r = read_rows(l, now, next)) < 0 || (r = settle(l, now)) < 0)
+	if ((r = scratch(l)) < 0) {
+		l->nvis = 0;	/* the rows shown were the table before's: none now */
 		return r;
+	}
+	read_rows(l, now, next);
+	settle(l, now);
 	l->last = now;
 	l->refilter = false;
 	l->st.gone = shown > matched ? shown - matched : 0;

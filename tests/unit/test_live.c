@@ -367,6 +367,57 @@ out:
 	return ok;
 }
 
+/* Process @pid's status now says UID @uid. */
+static int put_uid(const char *root, int pid, int uid)
+{
+	char rel[64], buf[128];
+
+	snprintf(rel, sizeof(rel), "proc/%d/status", pid);
+	snprintf(buf, sizeof(buf), "Name:\tw\nUid:\t%d\t%d\t%d\t%d\n", uid, uid, uid, uid);
+	return rp_write_str(root, rel, buf);
+}
+
+/*
+ * A row read for its age alone reads no status: a process that did not run made no setuid. Every
+ * row is read each frame here (the next frame is past the bound). 12's status changes under an
+ * unmoved stat line: its UID stays (the table read status with every rollup before, and said 2012);
+ * once its stat line moves, the new UID is read. 400 processes more grow the table's scratch arrays.
+ */
+static int status_when_moved(void)
+{
+	char *root = rp_new_root();
+	struct pm_ctx *ctx = NULL;
+	struct pm_live *l = NULL;
+	struct pm_live_stats st;
+	const struct pm_live_row *r;
+	int pid, ok = T_FAIL;
+
+	if (!root || put_proc(root, 12, 1, 5, 8) < 0 || !(ctx = pm_ctx_new(root)) || !(l = pm_live_new(ctx, 10)) ||
+	    pm_live_refresh(l, 100) < 0 || put_uid(root, 12, 2012) < 0 || pm_live_refresh(l, 100) < 0)
+		goto out;
+	pm_live_stats(l, &st);
+	if (!(r = row_of(l, 12)) || !r->read_now || st.read_aged != 1 || r->uid != 1012) {
+		printf("  after an aged read: uid %d\n", r ? (int)r->uid : -1);
+		goto out;
+	}
+	if (put_proc(root, 12, 2, 5, 8) < 0 || put_uid(root, 12, 2012) < 0 || pm_live_refresh(l, 100) < 0 ||
+	    !(r = row_of(l, 12)) || r->uid != 2012)
+		goto out;
+	for (pid = 1000; pid < 1400; pid++)
+		if (put_proc(root, pid, 1, 7, 4) < 0)
+			goto out;
+	if (pm_live_refresh(l, 100) < 0 || pm_live_count(l) != 401 || pm_live_at(l, 400)->pid != 1399 ||
+	    pm_live_at(l, 400)->acct.rss != 4096 || pm_live_refresh(l, 100) < 0 || pm_live_count(l) != 401)
+		goto out;
+	pm_live_stats(l, &st);
+	ok = st.read == 401 && st.read_aged == 401 ? T_PASS : T_FAIL;
+out:
+	pm_live_free(l);
+	pm_ctx_free(ctx);
+	rp_free_root(root);
+	return ok;
+}
+
 static bool even_pids(void *data, const struct pm_live_row *row)
 {
 	(*(int *)data)++;
@@ -453,5 +504,5 @@ out:
 	return ok;
 }
 
-T_MAIN(T(real_line), T(hostile_names), T(malformed), T(one_reader), T(moved), T(quota), T(round_robin_bound), T(bookkeeping), T(one_walk), T(filtered),
+T_MAIN(T(real_line), T(hostile_names), T(malformed), T(one_reader), T(moved), T(quota), T(round_robin_bound), T(bookkeeping), T(one_walk), T(status_when_moved), T(filtered),
        T(live_table))
