@@ -93,6 +93,16 @@ static int malformed(void)
 	return T_PASS;
 }
 
+/* The end of a test on a replayed tree: free what it made (NULL: not made), return @ok. */
+static int done(int ok, struct pm_live *l, struct pm_procs *it, struct pm_ctx *ctx, char *root)
+{
+	pm_live_free(l);
+	pm_procs_close(it);
+	pm_ctx_free(ctx);
+	rp_free_root(root);
+	return ok;
+}
+
 /*
  * The stat lines on which the library's three readers disagreed (the live table's, pm_proc_state's and
  * pm_procs's, and the tool's own): pm_proc_state read a line cut after its state, or with a digit for a
@@ -140,10 +150,7 @@ static int one_reader(void)
 	CHECK(!comm[0] && !st.state);
 	ok = T_PASS;
 out:
-	pm_procs_close(it);
-	pm_ctx_free(ctx);
-	rp_free_root(root);
-	return ok;
+	return done(ok, NULL, it, ctx, root);
 }
 
 static int moved(void)
@@ -360,11 +367,7 @@ static int one_walk(void)
 		goto out;
 	ok = T_PASS;
 out:
-	pm_live_free(l);
-	pm_procs_close(it);
-	pm_ctx_free(ctx);
-	rp_free_root(root);
-	return ok;
+	return done(ok, l, it, ctx, root);
 }
 
 /* Process @pid's status now says UID @uid. */
@@ -385,37 +388,33 @@ static int put_uid(const char *root, int pid, int uid)
  */
 static int status_when_moved(void)
 {
-	char *root = rp_new_root();
-	struct pm_ctx *ctx = NULL;
-	struct pm_live *l = NULL;
-	struct pm_live_stats st;
+	struct { char *root; struct pm_ctx *ctx; struct pm_live *l; } f = { rp_new_root(), NULL, NULL };
 	const struct pm_live_row *r;
+	struct pm_live_stats st;
 	int pid, ok = T_FAIL;
 
-	if (!root || put_proc(root, 12, 1, 5, 8) < 0 || !(ctx = pm_ctx_new(root)) || !(l = pm_live_new(ctx, 10)) ||
-	    pm_live_refresh(l, 100) < 0 || put_uid(root, 12, 2012) < 0 || pm_live_refresh(l, 100) < 0)
+	if (!f.root || put_proc(f.root, 12, 1, 5, 8) < 0 || !(f.ctx = pm_ctx_new(f.root)) ||
+	    !(f.l = pm_live_new(f.ctx, 10)) || pm_live_refresh(f.l, 100) < 0 || put_uid(f.root, 12, 2012) < 0 ||
+	    pm_live_refresh(f.l, 100) < 0)
 		goto out;
-	pm_live_stats(l, &st);
-	if (!(r = row_of(l, 12)) || !r->read_now || st.read_aged != 1 || r->uid != 1012) {
+	pm_live_stats(f.l, &st);
+	if (!(r = row_of(f.l, 12)) || !r->read_now || st.read_aged != 1 || r->uid != 1012) {
 		printf("  after an aged read: uid %d\n", r ? (int)r->uid : -1);
 		goto out;
 	}
-	if (put_proc(root, 12, 2, 5, 8) < 0 || put_uid(root, 12, 2012) < 0 || pm_live_refresh(l, 100) < 0 ||
-	    !(r = row_of(l, 12)) || r->uid != 2012)
+	if (put_proc(f.root, 12, 2, 5, 8) < 0 || put_uid(f.root, 12, 2012) < 0 || pm_live_refresh(f.l, 100) < 0 ||
+	    !(r = row_of(f.l, 12)) || r->uid != 2012)
 		goto out;
 	for (pid = 1000; pid < 1400; pid++)
-		if (put_proc(root, pid, 1, 7, 4) < 0)
+		if (put_proc(f.root, pid, 1, 7, 4) < 0)
 			goto out;
-	if (pm_live_refresh(l, 100) < 0 || pm_live_count(l) != 401 || pm_live_at(l, 400)->pid != 1399 ||
-	    pm_live_at(l, 400)->acct.rss != 4096 || pm_live_refresh(l, 100) < 0 || pm_live_count(l) != 401)
+	if (pm_live_refresh(f.l, 100) < 0 || pm_live_count(f.l) != 401 || pm_live_at(f.l, 400)->pid != 1399 ||
+	    pm_live_at(f.l, 400)->acct.rss != 4096 || pm_live_refresh(f.l, 100) < 0 || pm_live_count(f.l) != 401)
 		goto out;
-	pm_live_stats(l, &st);
+	pm_live_stats(f.l, &st);
 	ok = st.read == 401 && st.read_aged == 401 ? T_PASS : T_FAIL;
 out:
-	pm_live_free(l);
-	pm_ctx_free(ctx);
-	rp_free_root(root);
-	return ok;
+	return done(ok, f.l, NULL, f.ctx, f.root);
 }
 
 static bool even_pids(void *data, const struct pm_live_row *row)
