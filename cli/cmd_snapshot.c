@@ -102,7 +102,7 @@ static pid_t *pid_array(const char *list, size_t *n)
 	pid_t *v = NULL;
 
 	*n = 0;
-	if (cli_parse_pid_list(list, true, &v, n)) {
+	if (!*list || cli_parse_pid_list(list, true, &v, n)) {	/* "": every PID refused, none to say */
 		free(v);
 		*n = 0;
 		return NULL;
