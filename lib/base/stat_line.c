@@ -11,6 +11,7 @@
 
 #define PF_KTHREAD_FLAG 0x00200000UL	/* include/linux/sched.h: PF_KTHREAD */
 #define STAT_FIELDS 21			/* after state: ppid ... rss */
+#define STAT_CPU_AT 14			/* after rss: rsslim ... exit_signal, then processor (field 39) */
 /* Of them, those the kernel prints signed (%d, %ld): ppid to tpgid, cutime to itrealvalue. */
 #define STAT_SIGNED (0x1fUL | 0x3fUL << 12)
 
@@ -98,6 +99,11 @@ int pmi_stat_line_parse(const char *buf, size_t len, struct pm_proc_stat *out, c
 		return -EINVAL;
 	out->state = close[2];
 	take_fields(f, neg, out);
+	/* The CPU it last ran on, when the line goes that far (fields after rss are optional here). */
+	out->processor = -1;
+	for (i = 0; i <= STAT_CPU_AT && next_field(&p, end, i >= STAT_CPU_AT - 1, &neg[0], &f[0]); i++)
+		if (i == STAT_CPU_AT)
+			out->processor = int_of(neg[0], f[0]);
 	if (comm && comm_size) {
 		n = (size_t)(close - open - 1) < comm_size - 1 ? (size_t)(close - open - 1) : comm_size - 1;
 		memcpy(comm, open + 1, n);

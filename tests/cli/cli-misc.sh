@@ -75,6 +75,13 @@ if "$pagemap" track 0.05 -- true >/dev/null 2>&1; then
 	check track-status-signal 143 "$pagemap" track 0.05 -- sh -c 'sleep 0.2; kill -TERM $$'
 	check track-status-notfound 127 "$pagemap" track 0.05 -- /nonexistent/command
 	check track-status-notexec 126 "$pagemap" track 0.05 -- /
+	# A command whose name holds a newline (its stat line is two lines of text): still ours to report.
+	nl=$(mktemp -d)
+	ln -s "$(command -v sh)" "$nl/a
+b)"
+	check track-status-newline-name 5 "$pagemap" track 0.05 -- "$nl/a
+b)" -c 'sleep 0.2; exit 5'
+	rm -rf "$nl"
 	# Ctrl-C: SIGINT to pagemap is passed on to the command, whose status (130) is the answer.
 	"$pagemap" track 0.05 -- sleep 10 >/dev/null 2>&1 &
 	pid=$!

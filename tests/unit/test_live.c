@@ -34,10 +34,11 @@ static int real_line(void)
 	CHECK_EQ_U64(st.starttime, 889912);
 	CHECK_EQ_U64(st.vsize, 8638464);
 	CHECK_EQ_U64(st.rss, 236);
+	CHECK(st.ppid == 1 && st.pgrp == 1234 && st.tty_nr == 34816 && st.tpgid == 1234 && st.processor == 1);
 	/* A kernel thread: PF_KTHREAD (0x00200000) in flags; tpgid -1, priority and nice negative. */
 	CHECK_EQ_U64(parse("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 -100 -20 1 0 2 0 0", &st, comm,
 			   sizeof(comm)), 0);
-	CHECK(st.kthread && st.starttime == 2 && st.vsize == 0);
+	CHECK(st.kthread && st.starttime == 2 && st.vsize == 0 && st.tpgid == -1 && st.processor == -1);
 	return T_PASS;
 }
 
