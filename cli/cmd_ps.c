@@ -340,41 +340,29 @@ static int collect(struct pm_ctx *ctx, const struct ps_opts *po, struct ps_state
 #define OPT_EXACT 0x2001
 #define OPT_GROUP_BY 'g'
 
+/* -p: the PIDs, each not yet seen and without a reason. 0 or an exit code (said why). */
 static int parse_pids(struct ps_opts *po, const char *arg)
 {
-	char *copy = strdup(arg), *tok, *save = NULL, *e;
-	pid_t *more;
+	size_t i, was = po->npids;
+	int r = cli_parse_pid_list(arg, false, &po->pids, &po->npids);
 	bool *seen;
 	int *why;
-	long v;
 
-	if (!copy)
-		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		errno = 0;
-		v = strtol(tok, &e, 10);
-		if (errno || e == tok || *e || v <= 0 || v > 0x7fffffff || tok[0] < '0' || tok[0] > '9' ||
-		    !(more = realloc(po->pids, (po->npids + 1) * sizeof(*more)))) {
-			free(copy);
-			return -EINVAL;
-		}
-		po->pids = more;
-		po->pids[po->npids++] = (pid_t)v;
-		if (!(seen = realloc(po->seen, po->npids * sizeof(*seen)))) {
-			free(copy);
-			return -EINVAL;
-		}
+	if (r)
+		return r;
+	if ((seen = realloc(po->seen, po->npids * sizeof(*seen))))
 		po->seen = seen;
-		po->seen[po->npids - 1] = false;
-		if (!(why = realloc(po->why, po->npids * sizeof(*why)))) {
-			free(copy);
-			return -EINVAL;
-		}
+	if ((why = realloc(po->why, po->npids * sizeof(*why))))
 		po->why = why;
-		po->why[po->npids - 1] = 0;
+	if (!seen || !why) {
+		cli_error(ENOMEM, "cannot keep the PIDs");
+		return EXIT_RUNTIME;
 	}
-	free(copy);
-	return po->npids ? 0 : -EINVAL;
+	for (i = was; i < po->npids; i++) {
+		po->seen[i] = false;
+		po->why[i] = 0;
+	}
+	return 0;
 }
 
 /* USER: a name as the processes' machine gave it (cli_user_uid: a snapshot's META users first), or a UID. */
@@ -454,7 +442,7 @@ static int parse_opt(struct ps_opts *po, int c, char **argv)
 		return ps_group_parse(optarg, &po->by) < 0 ?
 			cli_usage_error("unknown --group-by '%s': user, comm, cgroup or mapping", optarg) : -1;
 	case 'p':
-		return parse_pids(po, optarg) < 0 ? cli_usage_error("invalid PID list '%s'", optarg) : -1;
+		return (c = parse_pids(po, optarg)) ? c : -1;
 	case 'u':
 		return parse_user(po, optarg) < 0 ? cli_usage_error("unknown user '%s'", optarg) : -1;
 	case OPT_EXACT:

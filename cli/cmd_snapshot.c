@@ -96,32 +96,30 @@ static void help(void)
 	       "                         numbers (needs the key it was written with)\n");
 }
 
-static int check_pids(const char *list)
+/* -p's PIDs (checked by parse() already, so said nothing), "self" as 0; NULL with *@n 0 when none. */
+static pid_t *pid_array(const char *list, size_t *n)
 {
-	char *copy = strdup(list), *tok, *save = NULL;
-	pid_t pid;
-	int r = 0;
+	pid_t *v = NULL;
 
-	if (!copy || !*list)
-		return cli_usage_error("no PID given");
-	for (tok = strtok_r(copy, ",", &save); tok && !r; tok = strtok_r(NULL, ",", &save))
-		if (cli_parse_pid(tok, &pid) < 0)
-			r = cli_usage_error("bad PID '%s'", tok);
-	free(copy);
-	return r;
+	*n = 0;
+	if (!*list || cli_parse_pid_list(list, true, &v, n)) {	/* "": every PID refused, none to say */
+		free(v);
+		*n = 0;
+		return NULL;
+	}
+	return v;
 }
 
 /* Is pagemap itself in the list ("self", 0 or its PID)? */
 static bool pids_hold_self(const char *list)
 {
-	char *copy = strdup(list), *tok, *save = NULL;
+	size_t n, i;
+	pid_t *v = pid_array(list, &n);
 	bool self = false;
-	pid_t pid;
 
-	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save))
-		if (cli_parse_pid(tok, &pid) == 0 && (pid == 0 || pid == getpid()))
-			self = true;
-	free(copy);
+	for (i = 0; i < n; i++)
+		self |= v[i] == 0 || v[i] == getpid();
+	free(v);
 	return self;
 }
 
@@ -141,8 +139,13 @@ static int check_cgroup(const char *path)
 /* The options together, after getopt: which exclude which, what each needs, the arguments left. */
 static int check_opts(const struct snap_opts *o, int argc, char **argv)
 {
-	if (o->pids && check_pids(o->pids))
-		return EXIT_USAGE;
+	pid_t *v = NULL;
+	size_t n = 0;
+	int r = o->pids ? cli_parse_pid_list(o->pids, true, &v, &n) : 0;
+
+	free(v);
+	if (r)
+		return r;
 	if (o->cgroup && check_cgroup(o->cgroup))
 		return EXIT_USAGE;
 	if (o->cgroup && (o->pids || o->all))
@@ -253,30 +256,24 @@ static void refused_add(struct refused *rf, pid_t pid)
  */
 static char *readable_pids(struct pm_ctx *ctx, const char *list, struct refused *rf)
 {
-	char *copy = strdup(list), *keep = calloc(1, strlen(list) + 1), *tok, *save = NULL;
+	size_t n, i, off = 0;
+	pid_t *v = pid_array(list, &n);
+	char *keep = calloc(n * 12 + 1, 1), name[16];
 	struct pm_target *t;
-	pid_t pid;
 
-	tok = copy && keep ? strtok_r(copy, ",", &save) : NULL;
-	for (; tok; tok = strtok_r(NULL, ",", &save)) {
-		if (cli_parse_pid(tok, &pid) < 0)
-			continue;	/* parse() refused the list already */
-		pid = pid ? pid : getpid();
+	for (i = 0; keep && i < n; i++) {
+		pid_t pid = v[i] ? v[i] : getpid();
+
+		snprintf(name, sizeof(name), v[i] ? "%d" : "self", (int)v[i]);
 		if (!(t = pm_target_open(ctx, pid))) {
-			cli_explain_target(ctx, pid, tok, errno);
+			cli_explain_target(ctx, pid, name, errno);
 			refused_add(rf, pid);
 			continue;
 		}
 		pm_target_close(t);
-		if (*keep)
-			strcat(keep, ",");
-		strcat(keep, tok);
+		off += (size_t)sprintf(keep + off, "%s%s", off ? "," : "", name);
 	}
-	if (!copy || !keep) {
-		free(keep);
-		keep = NULL;
-	}
-	free(copy);
+	free(v);
 	return keep;
 }
 
@@ -284,24 +281,25 @@ static char *readable_pids(struct pm_ctx *ctx, const char *list, struct refused 
 static int add_pids(struct pm_snapshot_writer *w, struct pm_ctx *ctx, const char *list,
 		    unsigned flags, struct refused *rf)
 {
-	char *copy = strdup(list), *tok, *save = NULL;
-	int r = copy ? 0 : -ENOMEM;
-	pid_t pid;
+	size_t n, i;
+	pid_t *v = pid_array(list, &n);
+	char name[16];
+	int r = 0;
 
-	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && !r; tok = strtok_r(NULL, ",", &save)) {
-		if (cli_parse_pid(tok, &pid) < 0)
-			continue;
-		pid = pid ? pid : getpid();
+	for (i = 0; i < n && !r; i++) {
+		pid_t pid = v[i] ? v[i] : getpid();
+
+		snprintf(name, sizeof(name), v[i] ? "%d" : "self", (int)v[i]);
 		r = pm_snapshot_add_process(w, ctx, pid, flags);
 		if (r == -ENOENT || r == -ESRCH || r == -EACCES || r == -EPERM) {
-			cli_explain_target(ctx, pid, tok, -r);
+			cli_explain_target(ctx, pid, name, -r);
 			refused_add(rf, pid);
 			r = 0;
 		} else if (r) {
 			cli_error(-r, "cannot write process %d", (int)pid);
 		}
 	}
-	free(copy);
+	free(v);
 	return r;
 }
 

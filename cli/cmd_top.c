@@ -62,28 +62,6 @@ static int parse_secs(const char *s, double *v)
 	return errno || end == s || *end || !isfinite(*v) || *v < 0.05 || *v > 86400 ? -EINVAL : 0;
 }
 
-static int parse_pids(struct top_opts *to, const char *arg)
-{
-	const char *p = arg;
-
-	while (*p) {
-		char num[32];
-		size_t len = strcspn(p, ",");
-		pid_t pid, *v;
-
-		if (!len || len >= sizeof(num))
-			return -EINVAL;
-		memcpy(num, p, len);
-		num[len] = '\0';
-		if (cli_parse_pid(num, &pid) < 0 || pid <= 0 || !(v = realloc(to->pids, (to->npids + 1) * sizeof(*v))))
-			return -EINVAL;
-		to->pids = v;
-		to->pids[to->npids++] = pid;
-		p += len + (p[len] == ',');
-	}
-	return to->npids ? 0 : -EINVAL;
-}
-
 static int parse_user(struct top_opts *to, const char *arg)
 {
 	to->by_user = true;
@@ -108,7 +86,7 @@ static int parse_opt(struct top_opts *to, int c, char **argv)
 		to->batch = true;
 		return -1;
 	case 'p':
-		return parse_pids(to, optarg) < 0 ? cli_usage_error("invalid PID list '%s'", optarg) : -1;
+		return (c = cli_parse_pid_list(optarg, false, &to->pids, &to->npids)) ? c : -1;
 	case 'u':
 		return parse_user(to, optarg) < 0 ? cli_usage_error("unknown user '%s'", optarg) : -1;
 	case OPT_CGROUP:

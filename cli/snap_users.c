@@ -21,23 +21,6 @@ void snap_users_note(struct snap_users *u, uid_t uid)
 		u->uid[u->n++] = uid;
 }
 
-/* The real UID of @pid from ROOT/proc/PID/status (the Uid: line's first field): 0, or -1 when unknown. */
-static int status_uid(struct pm_ctx *ctx, pid_t pid, uid_t *uid)
-{
-	const char *root = pm_ctx_root(ctx);
-	char path[4096], text[4096], *a, *e;
-	unsigned long v;
-
-	snprintf(path, sizeof(path), "%s/proc/%d/status", strcmp(root, "/") ? root : "", (int)pid);
-	if (cli_read_small(path, text, sizeof(text)) <= 0 || !(a = strstr(text, "\nUid:")))
-		return -1;
-	v = strtoul(a + 5, &e, 10);
-	if (e == a + 5)
-		return -1;
-	*uid = (uid_t)v;
-	return 0;
-}
-
 /*
  * Each process of @list (comma-separated PIDs, 0 or "self" this one) read
  * alone: a walk of every process of the machine (two files each) cost a
@@ -45,17 +28,15 @@ static int status_uid(struct pm_ctx *ctx, pid_t pid, uid_t *uid)
  */
 void snap_users_note_pids(struct snap_users *u, struct pm_ctx *ctx, const char *list)
 {
-	char tok[16];
-	size_t len;
-	pid_t pid;
+	pid_t *v = NULL;
+	size_t n = 0, i;
 	uid_t uid;
 
-	for (; *list; list += len + (list[len] == ',')) {
-		len = strcspn(list, ",");
-		snprintf(tok, sizeof(tok), "%.*s", (int)(len < sizeof(tok) ? len : sizeof(tok) - 1), list);
-		if (cli_parse_pid(tok, &pid) == 0 && status_uid(ctx, pid ? pid : getpid(), &uid) == 0)
-			snap_users_note(u, uid);
-	}
+	if (!cli_parse_pid_list(list, true, &v, &n))
+		for (i = 0; i < n; i++)
+			if (pm_proc_uid(ctx, v[i] ? v[i] : getpid(), &uid) == 0)
+				snap_users_note(u, uid);
+	free(v);
 }
 
 /* META users=UID=NAME,...: only UIDs this machine's passwd names; nothing when none. */

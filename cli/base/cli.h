@@ -67,15 +67,16 @@ int cli_getopt_numbers(int argc, char *const *argv, const char *shortopts, const
 
 /* Parse a PID argument ("self" = 0). Returns 0 or -EINVAL. */
 int cli_parse_pid(const char *s, pid_t *pid);
+/*
+ * The one -p PID,... list: each PID as cli_parse_pid takes it ("self" = 0 only where @self), appended
+ * to the malloc'd @*pids of @*n. Returns 0, or an exit code after one line: EXIT_USAGE naming the first
+ * that is no PID ("invalid PID 'x'": an empty one too), EXIT_RUNTIME out of memory.
+ */
+int cli_parse_pid_list(const char *list, bool self, pid_t **pids, size_t *n);
 /* Read small file @path (a /proc or cgroup file) into @buf of @size, NUL-terminated: its length, or -errno. */
 ssize_t cli_read_small(const char *path, char *buf, size_t size);
-/* The fields of /proc/PID/stat after the command name that pagemap looks at. */
-struct cli_proc_stat {
-	char state;		/* 0: the process is gone */
-	int pgrp, tty_nr, tpgid;
-	unsigned long long start;	/* field 22, clock ticks since boot: with the PID, one process for good */
-};
-struct cli_proc_stat cli_proc_stat(pid_t pid);
+/* The fields of the live /proc/PID/stat (pm_proc_stat_parse); state 0 when the process is gone. */
+struct pm_proc_stat cli_proc_stat(pid_t pid);
 /* Parse "0xSTART-0xEND" or one address (its page of @page bytes). Returns 0 or -EINVAL. */
 int cli_parse_range(const char *s, uint64_t page, uint64_t *start, uint64_t *end);
 /* Open a target and explain a failure on stderr. Returns NULL after the message. */

@@ -96,18 +96,16 @@ ssize_t cli_read_small(const char *path, char *buf, size_t size)
 	return n;
 }
 
-struct cli_proc_stat cli_proc_stat(pid_t pid)
+struct pm_proc_stat cli_proc_stat(pid_t pid)
 {
-	struct cli_proc_stat ps = { 0, 0, 0, 0, 0 };
-	char name[64], text[1024], *p;
+	struct pm_proc_stat ps;
+	char name[64], text[1024];
+	ssize_t n;
 
 	snprintf(name, sizeof(name), "/proc/%d/stat", (int)pid);
-	if (cli_read_small(name, text, sizeof(text)) <= 0 || !(p = strrchr(text, ')')))
-		return ps;	/* the name may hold anything, ')' and spaces too: the fields follow its last ')' */
-	/* fields 3 (state) to 22 (start time): ppid pgrp session tty_nr tpgid, flags and 6 counts, 6 numbers */
-	if (sscanf(p + 1, " %c %*d %d %*d %d %d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-		   &ps.state, &ps.pgrp, &ps.tty_nr, &ps.tpgid, &ps.start) < 1)
-		ps.state = p[1] == ' ' ? p[2] : 0;
+	if ((n = cli_read_small(name, text, sizeof(text))) <= 0 ||
+	    pm_proc_stat_parse(text, (size_t)n, &ps, NULL, 0) < 0)
+		memset(&ps, 0, sizeof(ps));	/* state 0: gone (or not a line the kernel writes) */
 	return ps;
 }
 
@@ -142,6 +140,29 @@ int cli_parse_pid(const char *s, pid_t *pid)
 	if (errno || end == s || *end || v <= 0 || v > 4194304)
 		return -EINVAL;
 	*pid = (pid_t)v;
+	return 0;
+}
+
+int cli_parse_pid_list(const char *list, bool self, pid_t **pids, size_t *n)
+{
+	const char *p = list;
+	char tok[16];
+	pid_t pid, *v;
+	size_t len;
+
+	do {	/* every PID between commas, the first and the last too: "", "1,,2" and "1," name an empty one */
+		len = strcspn(p, ",");
+		snprintf(tok, sizeof(tok), "%.*s", (int)(len < sizeof(tok) ? len : 0), p);
+		if (len >= sizeof(tok) || cli_parse_pid(tok, &pid) < 0 || (!pid && !self))
+			return cli_usage_error("invalid PID '%.*s'", (int)len, p);
+		if (!(v = realloc(*pids, (*n + 1) * sizeof(*v)))) {
+			cli_error(ENOMEM, "cannot keep the PIDs");
+			return EXIT_RUNTIME;
+		}
+		*pids = v;
+		(*pids)[(*n)++] = pid;
+		p += len;
+	} while (*p++ == ',');
 	return 0;
 }
 

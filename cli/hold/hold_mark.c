@@ -28,9 +28,9 @@ static bool believed(int dirfd, size_t i)
 /* The start time of @pid: with the PID, one process for good; 0 when it is gone. */
 static unsigned long long start_time(pid_t pid)
 {
-	struct cli_proc_stat ps = cli_proc_stat(pid);
+	struct pm_proc_stat ps = cli_proc_stat(pid);
 
-	return ps.state == 'Z' || ps.state == 'X' ? 0 : ps.start;
+	return ps.state == 'Z' || ps.state == 'X' ? 0 : ps.starttime;
 }
 
 void mark_put(int dirfd, pid_t guardian)

@@ -285,7 +285,7 @@ static char proc_state(pid_t pid)
  */
 static bool in_foreground(pid_t pid)
 {
-	struct cli_proc_stat ps = cli_proc_stat(pid);
+	struct pm_proc_stat ps = cli_proc_stat(pid);
 
 	return ps.state && ps.tty_nr != 0 && ps.tpgid > 0 && ps.tpgid == ps.pgrp;
 }
@@ -377,20 +377,14 @@ static size_t live_pids(const pid_t *v, size_t n, pid_t *live)
  */
 static ssize_t parse_pids(const char *list, pid_t **v)
 {
-	char *copy = strdup(list), *tok, *save = NULL;
-	size_t n = 1, k = 0, i;
-	pid_t pid;
+	size_t n = 0, k = 0, i;
 
-	for (i = 0; list[i]; i++)
-		n += list[i] == ',';
-	if (!copy || !(*v = calloc(n, sizeof(**v)))) {
-		free(copy);
+	*v = NULL;
+	if (cli_parse_pid_list(list, true, v, &n))
 		return -1;
-	}
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		if (cli_parse_pid(tok, &pid) == 0 && pid > 0 && pid != getpid())
-			(*v)[k++] = pid;
-	free(copy);
+	for (i = 0; i < n; i++)
+		if ((*v)[i] > 0 && (*v)[i] != getpid())
+			(*v)[k++] = (*v)[i];
 	return (ssize_t)k;
 }
 

@@ -228,7 +228,7 @@ static size_t map_cells(void)
 /* The level's figures read again (the machine's through the live table, by the caller). */
 static void read_level(struct top_view *v)
 {
-	if (cli_proc_stat(v->proc.pid).start != v->proc.start) {	/* ended, or its PID is another's now */
+	if (cli_proc_stat(v->proc.pid).starttime != v->proc.start) {	/* ended, or its PID is another's now */
 		v->proc.err = v->map.err = -ESRCH;
 		top_watch_stop(v);	/* nothing watched, and no w said for another process */
 		v->level = 1;
@@ -265,7 +265,7 @@ static void go_in(struct top_view *v)
 		top_proc_free(&v->proc);
 		memset(&v->proc, 0, sizeof(v->proc));
 		v->proc.pid = v->frame.rows[v->sel].pid;
-		v->proc.start = cli_proc_stat(v->proc.pid).start;
+		v->proc.start = cli_proc_stat(v->proc.pid).starttime;
 		snprintf(v->proc.comm, sizeof(v->proc.comm), "%.*s", (int)sizeof(v->proc.comm) - 1, v->frame.rows[v->sel].key);
 		v->level = 1;
 	} else if (v->level == 1 && v->proc.sel < v->proc.n) {

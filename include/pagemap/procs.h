@@ -38,4 +38,12 @@ PM_API int pm_procs_next(struct pm_procs *it, const struct pm_proc **out);
 /* pm_procs_close - free the iterator. NULL is fine. */
 PM_API void pm_procs_close(struct pm_procs *it);
 
+/*
+ * pm_proc_uid - the real UID of @pid (0 = self): the first field of the
+ * Uid: line of ROOT/proc/PID/status, into *@uid.
+ * Returns 0, or -errno: the file's (ENOENT: no such process), or EBADMSG
+ * when it has no Uid: line.
+ */
+PM_API int pm_proc_uid(struct pm_ctx *ctx, pid_t pid, uid_t *uid);
+
 #endif /* PAGEMAP_PROCS_H */

@@ -16,6 +16,30 @@ enum pm_proc_state {
 	PM_PROC_KTHREAD,
 };
 
+/* The fields of one /proc/PID/stat line that say what a process is, whether it ran, and which it is (proc(5)). */
+struct pm_proc_stat {
+	char state;			/* R, S, D, Z, T, ... */
+	bool kthread;			/* PF_KTHREAD in flags: no memory of its own */
+	int ppid, pgrp, session;
+	int tty_nr, tpgid;		/* the controlling terminal (0: none), its foreground group (-1: none) */
+	uint64_t minflt, majflt;	/* faults: the resident set moved */
+	uint64_t utime, stime;		/* clock ticks: it ran */
+	uint64_t starttime;		/* clock ticks after boot: with the PID, one process (PIDs are reused) */
+	uint64_t vsize;			/* bytes mapped: mappings came or went */
+	uint64_t rss;			/* resident pages by the kernel's counters */
+	int processor;			/* the CPU it last ran on (field 39); -1 when the line stops before it */
+};
+
+/*
+ * pm_proc_stat_parse - the fields of one stat line of @len bytes (need not
+ * be NUL-terminated) into @out, and the command name, which may hold any
+ * byte but NUL (it ends at the line's last ')'), into @comm of @comm_size
+ * bytes, truncated and NUL-terminated (NULL: not wanted).
+ * Returns 0, or -EINVAL for a line that is not the kernel's (any field up
+ * to rss missing or malformed): never another process's figures.
+ */
+PM_API int pm_proc_stat_parse(const char *buf, size_t len, struct pm_proc_stat *out, char *comm, size_t comm_size);
+
 /*
  * pm_proc_state - classify @pid (0 = self) from ROOT/proc/PID/stat, to turn
  * an -ESRCH into a precise message. Never fails: an unreadable stat is

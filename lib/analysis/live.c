@@ -2,7 +2,6 @@
  * live.c - a live process table (pagemap/live.h): every process's smaps_rollup, read again only
  * when its stat line moved, the rest round-robin within the table's bound on a row's age.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +11,7 @@
 
 struct live_ent {
 	struct pm_live_row row;
-	struct pmi_stat_line st;
+	struct pm_proc_stat st;
 	double read_at;			/* monotonic seconds of acct's read; < 0: never */
 	bool moved;			/* the stat line moved since the refresh before */
 	bool rejected;			/* the filter refused it: kept (no status read again), never shown */
@@ -28,6 +27,7 @@ struct pm_live {
 	size_t *cand;			/* scratch: indices of unmoved rows, oldest first */
 	double *ages;
 	size_t *vis, nvis;		/* the rows shown: indices of those the filter kept */
+	size_t scap;			/* room in cand, ages and vis: kept from refresh to refresh */
 	pm_live_filter_fn filter;
 	void *filter_data;
 	bool refilter;			/* a new filter: every row judged again at the next refresh */
@@ -112,24 +112,17 @@ static void read_uid(struct pm_live *l, struct pm_live_row *row)
 {
 	uid_t uid;
 
-	if (pmi_proc_uid(l->ctx, row->pid, &uid)) {	/* a failed read keeps what was known */
+	if (pm_proc_uid(l->ctx, row->pid, &uid) == 0) {	/* a failed read keeps what was known */
 		row->uid = uid;
 		row->uid_known = true;
 	}
-}
-
-static enum pm_proc_state state_of(const struct pmi_stat_line *st)
-{
-	if (st->kthread)
-		return PM_PROC_KTHREAD;
-	return st->state == 'Z' || st->state == 'X' ? PM_PROC_ZOMBIE : PM_PROC_RUNNING;
 }
 
 /* Row of @pid from its stat line, carried over from the refresh before when it is the same process. */
 static int add_row(struct pm_live *l, pid_t pid, size_t *matched)
 {
 	char path[4096], buf[4096], comm[64];
-	struct pmi_stat_line st;
+	struct pm_proc_stat st;
 	struct live_ent *e, *was;
 	int r = pmi_pid_path(l->ctx, path, sizeof(path), pid, "stat");
 
@@ -162,7 +155,7 @@ static int add_row(struct pm_live *l, pid_t pid, size_t *matched)
 		read_uid(l, &e->row);
 	}
 	e->st = st;
-	e->row.state = state_of(&st);
+	e->row.state = pmi_stat_state(&st);
 	memcpy(e->row.comm, comm, sizeof(comm));
 	e->row.read_now = false;
 	/* The filter judges a process once, and again when it moved (its UID or cgroup may have changed). */
@@ -175,30 +168,16 @@ static int add_row(struct pm_live *l, pid_t pid, size_t *matched)
 
 static int list_rows(struct pm_live *l, size_t *matched)
 {
-	char path[4096];
-	struct dirent *d;
 	DIR *dir;
-	int r = pmi_ctx_tree(l->ctx);	/* a listing: a snapshot's names must be there, as pm_procs_open makes them */
+	pid_t pid;
+	int r = pmi_proc_dir_open(l->ctx, &dir), more;
 
-	if (r == 0)
-		r = pmi_path(l->ctx, path, sizeof(path), "/proc");
 	if (r < 0)
 		return r;
-	if (!(dir = opendir(path)))
-		return -errno;
-	while ((errno = 0, d = readdir(dir))) {
-		char *end;
-		long pid = strtol(d->d_name, &end, 10);
-
-		if (d->d_name[0] < '1' || d->d_name[0] > '9' || *end || pid <= 0 || pid > 0x7fffffff)
-			continue;
-		if ((r = add_row(l, (pid_t)pid, matched)) < 0)
-			break;
-	}
-	if (r == 0 && errno)
-		r = -errno;
+	while ((more = pmi_proc_dir_next(dir, &pid)) == 0 && (r = add_row(l, pid, matched)) == 0)
+		;
 	closedir(dir);
-	return r;
+	return r < 0 ? r : more < 0 ? more : 0;
 }
 
 static int by_pid(const void *a, const void *b)
@@ -209,9 +188,11 @@ static int by_pid(const void *a, const void *b)
 }
 
 /*
- * The rollup again, and the UID with it (a process may setuid). prev and interval become the read
- * before and the time between the two, so a change is divided by the time it took, however many
- * frames the row waited (never by one frame's interval).
+ * The rollup again, and the UID with it when the process ran since (its stat line moved: a setuid is
+ * a system call of its own, so a row that did not move kept its UID) or when it was not known; a row
+ * read for its age alone reads no status. prev and interval become the read before and the time
+ * between the two, so a change is divided by the time it took, however many frames the row waited
+ * (never by one frame's interval).
  */
 static void read_row(struct pm_live *l, struct live_ent *e, double now)
 {
@@ -220,7 +201,7 @@ static void read_row(struct pm_live *l, struct live_ent *e, double now)
 	e->row.err = pmi_account_rollup(l->ctx, e->row.pid, &e->row.acct);
 	if (e->row.err)
 		memset(&e->row.acct, 0, sizeof(e->row.acct));
-	if (!e->row.is_new)
+	if (!e->row.is_new && (e->moved || !e->row.uid_known))
 		read_uid(l, &e->row);
 	e->row.prev = e->read_at < 0 || e->row.err ? e->row.acct : was;
 	e->row.interval = e->read_at < 0 || e->row.err ? 0 : now - e->read_at;
@@ -247,16 +228,10 @@ static int oldest_first(const void *a, const void *b, void *arg)
 }
 
 /* Read the rows that moved and the quota of the others, oldest first. */
-static int read_rows(struct pm_live *l, double now, double next)
+static void read_rows(struct pm_live *l, double now, double next)
 {
 	size_t i, nc = 0, quota;
 
-	free(l->cand);
-	free(l->ages);
-	l->cand = malloc((l->n + 1) * sizeof(*l->cand));
-	l->ages = malloc((l->n + 1) * sizeof(*l->ages));
-	if (!l->cand || !l->ages)
-		return -ENOMEM;
 	for (i = 0; i < l->n; i++) {
 		struct live_ent *e = &l->ents[i];
 
@@ -284,7 +259,6 @@ static int read_rows(struct pm_live *l, double now, double next)
 	for (i = 0; i < quota; i++)
 		read_row(l, &l->ents[l->cand[i]], now);
 	l->st.read_aged = quota;
-	return 0;
 }
 
 static void swap_tables(struct pm_live *l)
@@ -297,15 +271,34 @@ static void swap_tables(struct pm_live *l)
 	l->nold = l->n, l->n = n;
 }
 
+/* Room in the scratch arrays for this refresh's rows: grown when the table grows, else kept. */
+static int scratch(struct pm_live *l)
+{
+	size_t cap = l->scap ? l->scap : 256, *c, *v;
+	double *a;
+
+	while (cap < l->n + 1)
+		cap *= 2;
+	if (cap == l->scap)
+		return 0;
+	if ((c = realloc(l->cand, cap * sizeof(*c))))
+		l->cand = c;
+	if ((a = realloc(l->ages, cap * sizeof(*a))))
+		l->ages = a;
+	if ((v = realloc(l->vis, cap * sizeof(*v))))
+		l->vis = v;
+	if (!c || !a || !v)
+		return -ENOMEM;
+	l->scap = cap;
+	return 0;
+}
+
 /* The rows shown, their ages (none for a row never read: not in oldest), and the counts. */
-static int settle(struct pm_live *l, double now)
+static void settle(struct pm_live *l, double now)
 {
 	size_t i;
 
-	free(l->vis);
 	l->nvis = 0;
-	if (!(l->vis = malloc((l->n + 1) * sizeof(*l->vis))))
-		return -ENOMEM;
 	for (i = 0; i < l->n; i++) {
 		struct live_ent *e = &l->ents[i];
 
@@ -319,7 +312,6 @@ static int settle(struct pm_live *l, double now)
 	}
 	l->st.rows = l->nvis;
 	l->st.unread = l->nvis - l->st.read;
-	return 0;
 }
 
 int pm_live_refresh(struct pm_live *l, double next)
@@ -339,8 +331,12 @@ int pm_live_refresh(struct pm_live *l, double next)
 	}
 	if (l->n > 1)
 		qsort(l->ents, l->n, sizeof(*l->ents), by_pid);
-	if ((r = read_rows(l, now, next)) < 0 || (r = settle(l, now)) < 0)
+	if ((r = scratch(l)) < 0) {
+		l->nvis = 0;	/* the rows shown were the table before's: none now */
 		return r;
+	}
+	read_rows(l, now, next);
+	settle(l, now);
 	l->last = now;
 	l->refilter = false;
 	l->st.gone = shown > matched ? shown - matched : 0;

@@ -102,15 +102,15 @@ int pmi_numa_maps_parse(const char *line, const struct pm_numa *n, struct pmi_nu
 /* Field 39 of a task's stat: the CPU it last ran on; -1 unreadable. */
 static long last_cpu(struct pm_ctx *ctx, pid_t pid, const char *tid)
 {
-	char path[4096], buf[1024], *p;
-	int field;
+	char path[4096], buf[1024];
+	struct pm_proc_stat st;
+	int n;
 
 	if (pmi_path(ctx, path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, tid) < 0 ||
-	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
+	    (n = pmi_read_small_file(ctx, path, buf, sizeof(buf))) <= 0 ||
+	    pmi_stat_line_parse(buf, (size_t)n, &st, NULL, 0) < 0)
 		return -1;
-	for (field = 2; field < 39 && p; field++)
-		p = strchr(p + 1, ' ');
-	return p ? strtol(p + 1, NULL, 10) : -1;
+	return st.processor;
 }
 
 struct mark {

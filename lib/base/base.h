@@ -7,6 +7,7 @@
 #ifndef PMI_BASE_H
 #define PMI_BASE_H
 
+#include <dirent.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <time.h>
@@ -87,9 +88,23 @@ int pmi_ctx_tree(const struct pm_ctx *ctx);
 int pmi_read_small_file(const struct pm_ctx *ctx, const char *path, char *buf, size_t size);
 /* procfs.c: clock @c (CLOCK_REALTIME, CLOCK_MONOTONIC, ...) in nanoseconds. */
 uint64_t pmi_clock_ns(clockid_t c);
-enum pm_proc_state pmi_stat_state(const char *buf);	/* target.c: from the text of /proc/PID/stat */
-/* procs.c: the real UID of @pid from ROOT/proc/PID/status into *@uid; false when it cannot be read. */
-bool pmi_proc_uid(struct pm_ctx *ctx, pid_t pid, uid_t *uid);
+/*
+ * stat_line.c: the fields of one /proc/PID/stat line of @len bytes (need not be NUL-terminated) into
+ * @out, the command name (between "PID (" and the LAST ')', so one that holds ") R 1 " is still one
+ * name) into @comm (truncated, NUL-terminated; NULL or @comm_size 0: not wanted). Returns 0, or
+ * -EINVAL for a line that is not the kernel's: anything before "PID (", no ')' followed by a letter,
+ * a field missing up to rss, two spaces, a sign where the kernel prints none. Pure.
+ */
+int pmi_stat_line_parse(const char *buf, size_t len, struct pm_proc_stat *out, char *comm, size_t comm_size);
+/* stat_line.c: what @st says the process is (never PM_PROC_GONE). */
+enum pm_proc_state pmi_stat_state(const struct pm_proc_stat *st);
+/*
+ * procs.c, the one walk of ROOT/proc: open it as a listing (pmi_ctx_tree first: a snapshot's names must
+ * be there), 0 or -errno; then each process's PID (the kernel's names only: a decimal from 1 to
+ * INT_MAX without a leading zero), 0, 1 at the end, or -errno. The caller closes @dir.
+ */
+int pmi_proc_dir_open(struct pm_ctx *ctx, DIR **dir);
+int pmi_proc_dir_next(DIR *dir, pid_t *pid);
 int pmi_errno_from_name(const char *s);
 /* error_words.c: strerror's words, thread-safe (a buffer per thread, valid until its next call). */
 const char *pmi_strerror(int err);

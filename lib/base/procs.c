@@ -1,4 +1,4 @@
-/* procs.c - iterate over the processes of ROOT/proc: PID, state, UID and command name. */
+/* procs.c - the one walk of ROOT/proc (the process list, the live table): PID, state, UID and command name. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -11,92 +11,99 @@ struct pm_procs {
 	struct pm_proc cur;
 };
 
-struct pm_procs *pm_procs_open(struct pm_ctx *ctx)
+int pmi_proc_dir_open(struct pm_ctx *ctx, DIR **dir)
 {
-	struct pm_procs *it;
 	char path[4096];
 	int r = pmi_ctx_tree(ctx);	/* a listing: the names must be there (first: it names the root) */
 
 	if (r >= 0)
 		r = pmi_path(ctx, path, sizeof(path), "/proc");
-	if (r < 0) {
-		errno = -r;
-		return NULL;
+	if (r < 0)
+		return r;
+	return (*dir = opendir(path)) ? 0 : -errno;
+}
+
+int pmi_proc_dir_next(DIR *dir, pid_t *pid)
+{
+	struct dirent *d;
+
+	for (;;) {
+		char *end;
+		long v;
+
+		errno = 0;
+		if (!(d = readdir(dir)))
+			return errno ? -errno : 1;
+		/* The kernel's names only: no sign, no leading zero, no PID past pid_t (a tree could hold them). */
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		errno = 0;
+		v = strtol(d->d_name, &end, 10);
+		if (!*end && !errno && v > 0 && v <= 0x7fffffff) {
+			*pid = (pid_t)v;
+			return 0;
+		}
 	}
-	it = calloc(1, sizeof(*it));
+}
+
+struct pm_procs *pm_procs_open(struct pm_ctx *ctx)
+{
+	struct pm_procs *it = calloc(1, sizeof(*it));
+	int r;
+
 	if (!it)
 		return NULL;
 	it->ctx = ctx;
-	it->dir = opendir(path);
-	if (!it->dir) {
-		r = errno;
+	if ((r = pmi_proc_dir_open(ctx, &it->dir)) < 0) {
 		free(it);
-		errno = r;
+		errno = -r;
 		return NULL;
 	}
 	return it;
 }
 
-static bool all_digits(const char *s)
+int pm_proc_uid(struct pm_ctx *ctx, pid_t pid, uid_t *uid)
 {
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
-}
-
-bool pmi_proc_uid(struct pm_ctx *ctx, pid_t pid, uid_t *uid)
-{
-	char path[4096], buf[4096], *a, *e;
+	char path[4096], buf[4096], *a = NULL, *e;
 	unsigned long v;
+	int r = pmi_pid_path(ctx, path, sizeof(path), pid, "status");
 
-	if (pmi_pid_path(ctx, path, sizeof(path), pid, "status") < 0 ||
-	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) <= 0 || !(a = strstr(buf, "\nUid:")))
-		return false;
+	if (r == 0 && (r = pmi_read_small_file(ctx, path, buf, sizeof(buf))) >= 0)
+		r = (a = strstr(buf, "\nUid:")) ? 0 : -EBADMSG;
+	if (r < 0)
+		return r;
 	v = strtoul(a + 5, &e, 10);
 	if (e == a + 5)
-		return false;
+		return -EBADMSG;
 	*uid = (uid_t)v;
-	return true;
+	return 0;
 }
 
-/* State and comm (between the first '(' and the last ')') from one read of stat; real UID from status. */
+/* State and comm from one read of stat; real UID from status. */
 static void read_identity(struct pm_ctx *ctx, struct pm_proc *p)
 {
-	char path[4096], buf[4096], *a, *b;
-	size_t n;
+	char path[4096], buf[4096];
+	struct pm_proc_stat st;
+	int n;
 
 	p->state = PM_PROC_GONE;
 	if (pmi_pid_path(ctx, path, sizeof(path), p->pid, "stat") < 0 ||
-	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) <= 0)
+	    (n = pmi_read_small_file(ctx, path, buf, sizeof(buf))) <= 0 ||
+	    pmi_stat_line_parse(buf, (size_t)n, &st, p->comm, sizeof(p->comm)) < 0)
 		return;
-	p->state = pmi_stat_state(buf);
-	if (p->state == PM_PROC_GONE)
-		return;
-	if ((a = strchr(buf, '(')) && (b = strrchr(buf, ')')) && b > a) {
-		n = (size_t)(b - a - 1) < sizeof(p->comm) - 1 ? (size_t)(b - a - 1) : sizeof(p->comm) - 1;
-		memcpy(p->comm, a + 1, n);
-		p->comm[n] = '\0';
-	}
-	p->uid_known = pmi_proc_uid(ctx, p->pid, &p->uid);
+	p->state = pmi_stat_state(&st);
+	p->uid_known = pm_proc_uid(ctx, p->pid, &p->uid) == 0;
 }
 
 int pm_procs_next(struct pm_procs *it, const struct pm_proc **out)
 {
-	struct dirent *d;
+	pid_t pid;
+	int r = pmi_proc_dir_next(it->dir, &pid);
 
-	for (;;) {
-		errno = 0;
-		d = readdir(it->dir);
-		if (!d)
-			return errno ? -errno : 1;
-		if (all_digits(d->d_name))
-			break;
-	}
+	if (r)
+		return r;
 	memset(&it->cur, 0, sizeof(it->cur));
-	it->cur.pid = (pid_t)strtol(d->d_name, NULL, 10);
+	it->cur.pid = pid;
 	read_identity(it->ctx, &it->cur);
 	*out = &it->cur;
 	return 0;

@@ -7,39 +7,17 @@
 #include "base.h"
 #include "pme.h"
 
-#define PF_KTHREAD 0x00200000u	/* include/linux/sched.h */
-
-/* The state of a process from the text of its /proc/PID/stat (NUL-terminated); PM_PROC_GONE if it does not parse. */
-enum pm_proc_state pmi_stat_state(const char *buf)
-{
-	const char *p = strrchr(buf, ')');	/* comm may hold spaces and parentheses */
-	unsigned long flags = 0;
-	char state;
-	int i;
-
-	if (!p || p[1] != ' ')
-		return PM_PROC_GONE;
-	state = p[2];
-	/* Fields after comm: state ppid pgrp session tty_nr tpgid flags. */
-	for (p += 2, i = 0; i < 6 && p; i++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		flags = strtoul(p + 1, NULL, 10);
-	if (flags & PF_KTHREAD)
-		return PM_PROC_KTHREAD;
-	if (state == 'Z' || state == 'X')
-		return PM_PROC_ZOMBIE;
-	return PM_PROC_RUNNING;
-}
-
 enum pm_proc_state pm_proc_state(struct pm_ctx *ctx, pid_t pid)
 {
 	char path[4096], buf[1024];
+	struct pm_proc_stat st;
+	int n;
 
 	if (pmi_pid_path(ctx, path, sizeof(path), pid, "stat") < 0 ||
-	    pmi_read_small_file(ctx, path, buf, sizeof(buf)) <= 0)
+	    (n = pmi_read_small_file(ctx, path, buf, sizeof(buf))) <= 0 ||
+	    pmi_stat_line_parse(buf, (size_t)n, &st, NULL, 0) < 0)
 		return PM_PROC_GONE;
-	return pmi_stat_state(buf);
+	return pmi_stat_state(&st);
 }
 
 /*

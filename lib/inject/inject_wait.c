@@ -1,5 +1,6 @@
 /* inject_wait.c - the tracee's stops and deaths, under both attach and the injected calls (x86-64). */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,18 +17,18 @@
 /* Is the dead thread group leader @pid a child of ours (its /proc entry stays while it is a zombie)? */
 static bool own_child(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	int ppid = 0;
-	FILE *f;
+	char path[64], buf[1024];
+	struct pm_proc_stat st;
+	ssize_t n;
+	int fd;
 
+	/* One read of the whole line: a command name may hold a newline. */
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return false;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
-		sscanf(p + 1, " %*c %d", &ppid);
-	fclose(f);
-	return ppid == getpid();
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	return n > 0 && pmi_stat_line_parse(buf, (size_t)n, &st, NULL, 0) == 0 && st.ppid == getpid();
 }
 
 /*

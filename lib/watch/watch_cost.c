@@ -27,44 +27,17 @@ double pmi_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/*
- * /proc/PID/stat: minor faults (field 10) and user + system time (14, 15) of
- * the whole thread group. comm (field 2) may hold spaces and ')': the fields
- * are counted from the last ')'. 0, or -EINVAL for a line that does not parse.
- */
+/* /proc/PID/stat's minor faults and user + system time of the whole thread group, by the one reader of the line. */
 int pmi_proc_stat_parse(const char *buf, struct pmi_proc_stat *st)
 {
-	const char *p = strrchr(buf, ')');
-	unsigned long long v[13];
-	int field;
+	struct pm_proc_stat line;
+	int r = pmi_stat_line_parse(buf, strlen(buf), &line, NULL, 0);
 
-	if (!p)
-		return -EINVAL;
-	p++;
-	/* fields 3.. : state, then numbers; keep 3..15 (index 0 is the state). */
-	for (field = 0; field < 13; field++) {
-		char *end;
-
-		while (*p == ' ')
-			p++;
-		if (field == 0) {
-			if (!*p || *p == ' ' || *p == '\n')
-				return -EINVAL;
-			p++;	/* one state letter */
-			v[0] = 0;
-			continue;
-		}
-		if ((*p < '0' || *p > '9') && *p != '-')	/* tpgid is -1 without a terminal */
-			return -EINVAL;
-		errno = 0;
-		v[field] = strtoull(p, &end, 10);
-		if (end == p || errno)
-			return -EINVAL;
-		p = end;
+	if (r == 0) {
+		st->minflt = line.minflt;
+		st->cpu_ticks = line.utime + line.stime;
 	}
-	st->minflt = v[7];
-	st->cpu_ticks = v[11] + v[12];
-	return 0;
+	return r;
 }
 
 static int read_stat(struct pm_watch *w, struct pmi_proc_stat *st)

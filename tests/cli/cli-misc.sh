@@ -33,6 +33,20 @@ says wss-method-arg 2 "pagemap: unknown method '-1' (auto, idle or referenced)" 
 says wss-after-dashdash 2 "pagemap: invalid interval '-2' (seconds, such as 1 or 0.5)" "$pagemap" wss self -- -2
 check root-empty-eq 2 "$pagemap" --root= features
 
+# One -p PID,... parser for ps, top and snapshot: every PID between the commas, each a PID, one message.
+for cmd in ps top snapshot; do
+	for list in "" "1,,2" "1," ",1" "-1" "99999999999" "5000000" "1x" "+3" " 1" "0"; do
+		bad=$list
+		case $list in 1,,2|1,) bad="" ;; ,1) bad="" ;; esac
+		out=; [ $cmd = snapshot ] && out="-o /dev/null"
+		# shellcheck disable=SC2086
+		says "pid-list-$cmd-'$list'" 2 "pagemap: invalid PID '$bad'" "$pagemap" $cmd -p "$list" $out
+	done
+done
+says pid-list-snapshot-self-ok 2 "pagemap: --freeze cannot stop pagemap itself (-p self or its PID)" \
+	"$pagemap" snapshot --freeze -p 1,self -o /dev/null
+says pid-list-top-self 2 "pagemap: invalid PID 'self'" "$pagemap" top -b -n 1 -p 1,self
+
 # audit's folded rows: PIDS is a list of numbers in JSON (a script reads it without splitting text), and the
 # table's comma-separated text.
 if command -v python3 >/dev/null && [ -d "$src/tests/fixtures/audit-6.18-plain/proc" ]; then
@@ -61,6 +75,13 @@ if "$pagemap" track 0.05 -- true >/dev/null 2>&1; then
 	check track-status-signal 143 "$pagemap" track 0.05 -- sh -c 'sleep 0.2; kill -TERM $$'
 	check track-status-notfound 127 "$pagemap" track 0.05 -- /nonexistent/command
 	check track-status-notexec 126 "$pagemap" track 0.05 -- /
+	# A command whose name holds a newline (its stat line is two lines of text): still ours to report.
+	nl=$(mktemp -d)
+	ln -s "$(command -v sh)" "$nl/a
+b)"
+	check track-status-newline-name 5 "$pagemap" track 0.05 -- "$nl/a
+b)" -c 'sleep 0.2; exit 5'
+	rm -rf "$nl"
 	# Ctrl-C: SIGINT to pagemap is passed on to the command, whose status (130) is the answer.
 	"$pagemap" track 0.05 -- sleep 10 >/dev/null 2>&1 &
 	pid=$!

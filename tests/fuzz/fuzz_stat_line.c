@@ -1,5 +1,5 @@
 /*
- * fuzz_stat_line.c - libFuzzer target for the live table's stat line parser (lib/analysis/live_stat.c): any
+ * fuzz_stat_line.c - libFuzzer target for the one stat line parser (lib/base/stat_line.c): any
  * bytes (a command name is anyone's) parse or are refused, never read past the length, and a line that parses
  * names a command that lies between its first '(' and its last ')'; the read quota stays within its rows.
  */
@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct pmi_stat_line st, again;
+	struct pm_proc_stat st, again;
 	char comm[16], comm2[16];
 	char *copy = malloc(size ? size : 1);	/* exactly @size bytes: ASan sees a read past them */
 	double ages[64];

@@ -11,7 +11,7 @@
 #include "../harness.h"
 #include "replay.h"
 
-static int parse(const char *line, struct pmi_stat_line *st, char *comm, size_t size)
+static int parse(const char *line, struct pm_proc_stat *st, char *comm, size_t size)
 {
 	return pmi_stat_line_parse(line, strlen(line), st, comm, size);
 }
@@ -19,7 +19,7 @@ static int parse(const char *line, struct pmi_stat_line *st, char *comm, size_t 
 /* A line as Linux 6.x prints it (52 fields): the fields the table uses land where proc(5) says. */
 static int real_line(void)
 {
-	struct pmi_stat_line st;
+	struct pm_proc_stat st;
 	char comm[64];
 
 	CHECK_EQ_U64(parse("1234 (sleep) S 1 1234 1234 34816 1234 4194304 97 0 1 0 3 5 0 0 20 0 1 0 "
@@ -34,17 +34,18 @@ static int real_line(void)
 	CHECK_EQ_U64(st.starttime, 889912);
 	CHECK_EQ_U64(st.vsize, 8638464);
 	CHECK_EQ_U64(st.rss, 236);
+	CHECK(st.ppid == 1 && st.pgrp == 1234 && st.tty_nr == 34816 && st.tpgid == 1234 && st.processor == 1);
 	/* A kernel thread: PF_KTHREAD (0x00200000) in flags; tpgid -1, priority and nice negative. */
 	CHECK_EQ_U64(parse("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 -100 -20 1 0 2 0 0", &st, comm,
 			   sizeof(comm)), 0);
-	CHECK(st.kthread && st.starttime == 2 && st.vsize == 0);
+	CHECK(st.kthread && st.starttime == 2 && st.vsize == 0 && st.tpgid == -1 && st.processor == -1);
 	return T_PASS;
 }
 
 /* A command name is anyone's bytes: parentheses, a fake field list, a newline, a name at the limit. */
 static int hostile_names(void)
 {
-	struct pmi_stat_line st;
+	struct pm_proc_stat st;
 	char comm[64], small[4];
 
 	CHECK_EQ_U64(parse("7 (a) R 1 2 3) S 1 7 7 0 -1 0 11 0 0 0 1 2 0 0 20 0 1 0 42 4096 3", &st, comm,
@@ -68,8 +69,12 @@ static int malformed(void)
 		"1 (x)S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4 0 0", "1 x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4 0 0",
 		"1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4 0", "1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4 0 z",
 		"1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4  0 0",
+		/* Not as the kernel writes it: before "PID (", a sign in a count, rss running on. */
+		"x1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4 0 0", " 1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4 0 0",
+		"1  (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4 0 0", "1 (x) S 1 1 1 0 -1 0 -5 0 0 0 0 0 0 0 20 0 1 0 4 0 0",
+		"1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 -4 0 0", "1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4 0 0x",
 	};
-	struct pmi_stat_line st;
+	struct pm_proc_stat st;
 	char comm[64];
 	size_t i;
 
@@ -89,9 +94,69 @@ static int malformed(void)
 	return T_PASS;
 }
 
+/* The end of a test on a replayed tree: free what it made (NULL: not made), return @ok. */
+static int done(int ok, struct pm_live *l, struct pm_procs *it, struct pm_ctx *ctx, char *root)
+{
+	pm_live_free(l);
+	pm_procs_close(it);
+	pm_ctx_free(ctx);
+	rp_free_root(root);
+	return ok;
+}
+
+/*
+ * The stat lines on which the library's three readers disagreed (the live table's, pm_proc_state's and
+ * pm_procs's, and the tool's own): pm_proc_state read a line cut after its state, or with a digit for a
+ * state, as a running process (flags 0), and pm_procs listed it with a name; the table refused it. Now
+ * every reader refuses it: GONE, no name, no row. The signed fields the tool reads come back signed.
+ */
+static int one_reader(void)
+{
+	static const char *cut[] = {
+		"50 (x) S", "50 (x) S 1 50 50 0 -1 4194560", "50 (x) 5 1 50 50 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 9 0 0",
+		"50 (x)S 1 50 50 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 9 0 0",
+		"50 (x) S 1 50 50 0 -1 4194560 -3 0 0 0 0 0 0 0 20 0 1 0 9 0 0",
+	};
+	const char *tty = "50 (sh) T 1 50 50 34817 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 9 0 0";
+	char *root = rp_new_root();
+	struct pm_ctx *ctx = NULL;
+	struct pm_procs *it = NULL;
+	const struct pm_proc *p;
+	struct pm_proc_stat st;
+	char comm[64];
+	size_t i;
+	int ok = T_FAIL;
+
+	if (!root || !(ctx = pm_ctx_new(root)))
+		goto out;
+	for (i = 0; i < sizeof(cut) / sizeof(cut[0]); i++) {
+		if (rp_write_str(root, "proc/50/stat", cut[i]) < 0 || pm_proc_state(ctx, 50) != PM_PROC_GONE ||
+		    !(it = pm_procs_open(ctx)) || pm_procs_next(it, &p) != 0 || p->state != PM_PROC_GONE || p->comm[0]) {
+			printf("  read as a process: '%s'\n", cut[i]);
+			goto out;
+		}
+		pm_procs_close(it);
+		it = NULL;
+	}
+	/* A kernel thread whose name holds a fake field list: the flags after the last ')' count. */
+	if (rp_write_str(root, "proc/50/stat", "50 (k) S 1 1 1 0 -1 0) S 2 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 9 0 0") < 0 ||
+	    pm_proc_state(ctx, 50) != PM_PROC_KTHREAD || !(it = pm_procs_open(ctx)) || pm_procs_next(it, &p) != 0 ||
+	    p->state != PM_PROC_KTHREAD || strcmp(p->comm, "k) S 1 1 1 0 -1 0"))
+		goto out;
+	/* What `snapshot --freeze` asks: the terminal's foreground group, -1 when there is none. */
+	if (pm_proc_stat_parse(tty, strlen(tty), &st, NULL, 0) ||
+	    st.state != 'T' || st.pgrp != 50 || st.tty_nr != 34817 || st.tpgid != -1 || st.starttime != 9)
+		goto out;
+	CHECK_EQ_U64(pm_proc_stat_parse("50 (sh) T", 9, &st, comm, sizeof(comm)), -EINVAL);
+	CHECK(!comm[0] && !st.state);
+	ok = T_PASS;
+out:
+	return done(ok, NULL, it, ctx, root);
+}
+
 static int moved(void)
 {
-	struct pmi_stat_line a = { .state = 'S', .minflt = 5, .utime = 1, .vsize = 4096, .rss = 1 }, b = a;
+	struct pm_proc_stat a = { .state = 'S', .minflt = 5, .utime = 1, .vsize = 4096, .rss = 1 }, b = a;
 
 	CHECK(!pmi_stat_line_moved(&a, &b));
 	b.minflt++;
@@ -263,6 +328,96 @@ out:
 	return ok;
 }
 
+/*
+ * One walk of ROOT/proc for the process list and the live table: only the kernel's names are PIDs.
+ * pm_procs took any run of digits ("0", "007" as 7, one past pid_t as a wrapped PID); the table
+ * refused them. Both list 12 alone, and pm_proc_uid reads its status (ENOENT and EBADMSG otherwise).
+ */
+static int one_walk(void)
+{
+	static const char *odd[] = { "proc/0/stat", "proc/007/stat", "proc/99999999999/stat", "proc/+5/stat",
+				     "proc/-3/stat", "proc/12x/stat" };
+	char *root = rp_new_root();
+	struct pm_ctx *ctx = NULL;
+	struct pm_procs *it = NULL;
+	struct pm_live *l = NULL;
+	const struct pm_proc *p;
+	size_t i, n = 0;
+	uid_t uid = 0;
+	int ok = T_FAIL;
+
+	if (!root || put_proc(root, 12, 1, 5, 8) < 0 || rp_write_str(root, "proc/13/status", "Name:\tx\n") < 0)
+		goto out;
+	for (i = 0; i < sizeof(odd) / sizeof(odd[0]); i++)
+		if (rp_write_stat(root, odd[i], 'S', 0) < 0)
+			goto out;
+	if (!(ctx = pm_ctx_new(root)) || !(it = pm_procs_open(ctx)))
+		goto out;
+	while (pm_procs_next(it, &p) == 0) {
+		if (p->pid != 12 && p->pid != 13) {
+			printf("  listed PID %d\n", (int)p->pid);
+			goto out;
+		}
+		n++;
+	}
+	if (n != 2 || !(l = pm_live_new(ctx, 100)) || pm_live_refresh(l, 1) < 0 || pm_live_count(l) != 1 ||
+	    pm_live_at(l, 0)->pid != 12)
+		goto out;
+	if (pm_proc_uid(ctx, 12, &uid) != 0 || uid != 1012 || pm_proc_uid(ctx, 14, &uid) != -ENOENT ||
+	    pm_proc_uid(ctx, 13, &uid) != -EBADMSG || uid != 1012)
+		goto out;
+	ok = T_PASS;
+out:
+	return done(ok, l, it, ctx, root);
+}
+
+/* Process @pid's status now says UID @uid. */
+static int put_uid(const char *root, int pid, int uid)
+{
+	char rel[64], buf[128];
+
+	snprintf(rel, sizeof(rel), "proc/%d/status", pid);
+	snprintf(buf, sizeof(buf), "Name:\tw\nUid:\t%d\t%d\t%d\t%d\n", uid, uid, uid, uid);
+	return rp_write_str(root, rel, buf);
+}
+
+/*
+ * A row read for its age alone reads no status: a process that did not run made no setuid. Every
+ * row is read each frame here (the next frame is past the bound). 12's status changes under an
+ * unmoved stat line: its UID stays (the table read status with every rollup before, and said 2012);
+ * once its stat line moves, the new UID is read. 400 processes more grow the table's scratch arrays.
+ */
+static int status_when_moved(void)
+{
+	struct { char *root; struct pm_ctx *ctx; struct pm_live *l; } f = { rp_new_root(), NULL, NULL };
+	const struct pm_live_row *r;
+	struct pm_live_stats st;
+	int pid, ok = T_FAIL;
+
+	if (!f.root || put_proc(f.root, 12, 1, 5, 8) < 0 || !(f.ctx = pm_ctx_new(f.root)) ||
+	    !(f.l = pm_live_new(f.ctx, 10)) || pm_live_refresh(f.l, 100) < 0 || put_uid(f.root, 12, 2012) < 0 ||
+	    pm_live_refresh(f.l, 100) < 0)
+		goto out;
+	pm_live_stats(f.l, &st);
+	if (!(r = row_of(f.l, 12)) || !r->read_now || st.read_aged != 1 || r->uid != 1012) {
+		printf("  after an aged read: uid %d\n", r ? (int)r->uid : -1);
+		goto out;
+	}
+	if (put_proc(f.root, 12, 2, 5, 8) < 0 || put_uid(f.root, 12, 2012) < 0 || pm_live_refresh(f.l, 100) < 0 ||
+	    !(r = row_of(f.l, 12)) || r->uid != 2012)
+		goto out;
+	for (pid = 1000; pid < 1400; pid++)
+		if (put_proc(f.root, pid, 1, 7, 4) < 0)
+			goto out;
+	if (pm_live_refresh(f.l, 100) < 0 || pm_live_count(f.l) != 401 || pm_live_at(f.l, 400)->pid != 1399 ||
+	    pm_live_at(f.l, 400)->acct.rss != 4096 || pm_live_refresh(f.l, 100) < 0 || pm_live_count(f.l) != 401)
+		goto out;
+	pm_live_stats(f.l, &st);
+	ok = st.read == 401 && st.read_aged == 401 ? T_PASS : T_FAIL;
+out:
+	return done(ok, f.l, NULL, f.ctx, f.root);
+}
+
 static bool even_pids(void *data, const struct pm_live_row *row)
 {
 	(*(int *)data)++;
@@ -349,5 +504,5 @@ out:
 	return ok;
 }
 
-T_MAIN(T(real_line), T(hostile_names), T(malformed), T(moved), T(quota), T(round_robin_bound), T(bookkeeping), T(filtered),
+T_MAIN(T(real_line), T(hostile_names), T(malformed), T(one_reader), T(moved), T(quota), T(round_robin_bound), T(bookkeeping), T(one_walk), T(status_when_moved), T(filtered),
        T(live_table))

@@ -232,9 +232,9 @@ static int open_words(void)
 
 	if (!mkdtemp(root))
 		return t_skip("mkdtemp: %s", strerror(errno));
-	put_stat(root, 42, "42 (a (b)) Z 1 42 42 0 -1 4194560 0\n");
-	put_stat(root, 43, "43 (kworker/0:1) I 2 0 0 0 -1 2129984 0\n");
-	put_stat(root, 44, "44 (sh) S 1 44 44 0 -1 4194304 0\n");
+	put_stat(root, 42, "42 (a (b)) Z 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 42 0 0\n");
+	put_stat(root, 43, "43 (kworker/0:1) I 2 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 43 0 0\n");
+	put_stat(root, 44, "44 (sh) S 1 44 44 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 44 0 0\n");
 	ctx = pm_ctx_new(root);
 	CHECK(ctx != NULL);
 	if (!ctx)
