@@ -103,7 +103,7 @@ static int row_cmp(const void *a, const void *b)
 static void fill_row(struct pm_ctx *ctx, struct out *out, const struct ps_row *r)
 {
 	struct libscols_line *ln = out_line(out);
-	char buf[64];
+	char buf[256];
 
 	out_u64(out, ln, COL_PID, (uint64_t)r->pid);
 	if (r->uid_known)

@@ -95,7 +95,9 @@ struct pm_features {
 	 * count it holds depends on the answer (the probe maps a THP and
 	 * forks). Always false live. It sits in the struct's former tail
 	 * padding: where the struct is 8-byte aligned (LP64) its size and
-	 * every offset are those of 0.11.
+	 * every offset are those of 0.11; on i386 it grows by 4 bytes, so a
+	 * copy made by a binary built against 0.11 must not be handed to
+	 * pm_features_export() or pm_features_row(): pass the library's own.
 	 */
 	bool page_mapcount_not_needed;
 };

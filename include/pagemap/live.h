@@ -21,7 +21,7 @@ struct pm_live;
 struct pm_live_row {
 	pid_t pid;
 	bool uid_known;
-	uid_t uid;			/* the real UID, from status: read again when the stat line moves */
+	uid_t uid;			/* the real UID, from status: read again with every rollup */
 	enum pm_proc_state state;
 	char comm[64];			/* stat's command name (any bytes but NUL) */
 	int err;			/* 0, or why acct is unknown: -EACCES (another user's), -ESRCH (a kernel

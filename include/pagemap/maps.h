@@ -35,7 +35,9 @@ struct pm_mapping {
 	bool deleted;			/* path ends with " (deleted)" (kept in path) */
 	/* Its file is on hugetlbfs: pm_maps_next tells every kind (MAP_HUGETLB, MFD_HUGETLB, SHM_HUGETLB,
 	   a hugetlbfs file) by effect, pm_maps_parse_line MAP_HUGETLB's /anon_hugepage only. Sits in what
-	   was padding: the struct's size and offsets are those of 0.11. */
+	   was padding: the struct's size and offsets are those of 0.11. A mapping a caller fills by hand
+	   for pm_usage_rss() or pm_quick_add() must be zeroed first (= { 0 } or memset): a byte left
+	   from the stack here would count its pages as hugetlb. */
 	bool hugetlb;
 	const char *path;		/* bytes after the inode field, not NUL-terminated */
 	size_t path_len;		/* may be 0 */

@@ -274,7 +274,9 @@ PM_API int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *
 
 /*
  * pm_snapshot_add_system - the files every tree has: osrelease, swaps,
- * hpage_pmd_size, pagemap-features (pm_features_export of @ctx's full probe),
+ * hpage_pmd_size, pagemap-features (pm_features_export of @ctx's full probe;
+ * the page_mapcount probe only when a recorded frame is of a large folio or
+ * frames could not be checked, else the record says it was not needed),
  * and kpage*.errno ENODATA unless frames were added (with PM_SNAPSHOT_PHYS:
  * the whole frame files, and /proc/meminfo and /proc/vmstat as text beside
  * them). Call once, after the processes. 0 or -errno.

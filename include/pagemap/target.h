@@ -28,6 +28,7 @@ struct pm_proc_stat {
 	uint64_t vsize;			/* bytes mapped: mappings came or went */
 	uint64_t rss;			/* resident pages by the kernel's counters */
 	int processor;			/* the CPU it last ran on (field 39); -1 when the line stops before it */
+	uint64_t reserved[4];		/* zero: room for fields a later version parses */
 };
 
 /*

@@ -188,9 +188,9 @@ static int by_pid(const void *a, const void *b)
 }
 
 /*
- * The rollup again, and the UID with it when the process ran since (its stat line moved: a setuid is
- * a system call of its own, so a row that did not move kept its UID) or when it was not known; a row
- * read for its age alone reads no status. prev and interval become the read before and the time
+ * The rollup again, and the UID with it: a setuid can take less than a clock tick and no fault, so a
+ * stat line that did not move does not prove the UID kept; read with every rollup, a row's UID is at
+ * most as old as its figures (--max-age). prev and interval become the read before and the time
  * between the two, so a change is divided by the time it took, however many frames the row waited
  * (never by one frame's interval).
  */
@@ -201,7 +201,7 @@ static void read_row(struct pm_live *l, struct live_ent *e, double now)
 	e->row.err = pmi_account_rollup(l->ctx, e->row.pid, &e->row.acct);
 	if (e->row.err)
 		memset(&e->row.acct, 0, sizeof(e->row.acct));
-	if (!e->row.is_new && (e->moved || !e->row.uid_known))
+	if (!e->row.is_new)
 		read_uid(l, &e->row);
 	e->row.prev = e->read_at < 0 || e->row.err ? e->row.acct : was;
 	e->row.interval = e->read_at < 0 || e->row.err ? 0 : now - e->read_at;

@@ -173,10 +173,11 @@ static void probe_live(struct pmi_hugetlb_devs *d, uint64_t page)
 		if (size & (size - 1))
 			continue;
 		shift = (unsigned)__builtin_ctzll(size);
-		if (shift > 63 || !learn_memfd(d, MFD_HUGETLB | (shift << HUGE_SHIFT), true))
-			continue;
+		/* the alignment holds where memfd cannot tell (before 4.14): mountinfo still may */
 		if (!d->min_size || size < d->min_size)
 			d->min_size = size;
+		if (shift <= 63)
+			learn_memfd(d, MFD_HUGETLB | (shift << HUGE_SHIFT), true);
 	}
 	if (dir)
 		closedir(dir);

@@ -382,10 +382,11 @@ static int put_uid(const char *root, int pid, int uid)
 }
 
 /*
- * A row read for its age alone reads no status: a process that did not run made no setuid. Every
- * row is read each frame here (the next frame is past the bound). 12's status changes under an
- * unmoved stat line: its UID stays (the table read status with every rollup before, and said 2012);
- * once its stat line moves, the new UID is read. 400 processes more grow the table's scratch arrays.
+ * A row read for its age alone reads its status too: a setuid can take less than a clock tick and no
+ * fault, so an unmoved stat line proves nothing. Every row is read each frame here (the next frame is
+ * past the bound). 12's status changes under an unmoved stat line: the aged read sees the new UID (a
+ * table that read status only when the stat line moved kept 1012). 400 processes more grow the table's
+ * scratch arrays.
  */
 static int status_when_moved(void)
 {
@@ -399,12 +400,12 @@ static int status_when_moved(void)
 	    pm_live_refresh(f.l, 100) < 0)
 		goto out;
 	pm_live_stats(f.l, &st);
-	if (!(r = row_of(f.l, 12)) || !r->read_now || st.read_aged != 1 || r->uid != 1012) {
+	if (!(r = row_of(f.l, 12)) || !r->read_now || st.read_aged != 1 || r->uid != 2012) {
 		printf("  after an aged read: uid %d\n", r ? (int)r->uid : -1);
 		goto out;
 	}
-	if (put_proc(f.root, 12, 2, 5, 8) < 0 || put_uid(f.root, 12, 2012) < 0 || pm_live_refresh(f.l, 100) < 0 ||
-	    !(r = row_of(f.l, 12)) || r->uid != 2012)
+	if (put_proc(f.root, 12, 2, 5, 8) < 0 || put_uid(f.root, 12, 3012) < 0 || pm_live_refresh(f.l, 100) < 0 ||
+	    !(r = row_of(f.l, 12)) || r->uid != 3012)
 		goto out;
 	for (pid = 1000; pid < 1400; pid++)
 		if (put_proc(f.root, pid, 1, 7, 4) < 0)
