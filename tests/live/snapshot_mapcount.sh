@@ -34,15 +34,21 @@ yes*|no*|unknown*) echo "PASS mapcount-live-row ($live)" ;;
 *) echo "FAIL mapcount-live-row: no page-mapcount row in live features: '$live'" ;;
 esac
 
-# Old snapshots (written with the probe always run) replay as before.
-r=$(row "$fixtures/sub/kept.pms")
-case $r in
-"yes each page of a large folio has its own map count"*) echo "PASS mapcount-old-kept" ;;
-*) echo "FAIL mapcount-old-kept: '$r'" ;;
-esac
-r=$(row "$fixtures/hidden.pms")
-if [ "$r" = "unknown not recorded by the capture" ]; then echo "PASS mapcount-old-hidden"
-else echo "FAIL mapcount-old-hidden: '$r'"; fi
+# Old snapshots (written with the probe always run) replay as before. The QEMU guests get the live tests and
+# the tools, not tests/fixtures.
+if [ ! -f "$fixtures/sub/kept.pms" ] || [ ! -f "$fixtures/hidden.pms" ]; then
+	echo "SKIP mapcount-old-kept: no $fixtures here (a guest of the kernel matrix has no fixtures)"
+	echo "SKIP mapcount-old-hidden: no fixtures here"
+else
+	r=$(row "$fixtures/sub/kept.pms")
+	case $r in
+	"yes each page of a large folio has its own map count"*) echo "PASS mapcount-old-kept" ;;
+	*) echo "FAIL mapcount-old-kept: '$r'" ;;
+	esac
+	r=$(row "$fixtures/hidden.pms")
+	if [ "$r" = "unknown not recorded by the capture" ]; then echo "PASS mapcount-old-hidden"
+	else echo "FAIL mapcount-old-hidden: '$r'"; fi
+fi
 
 if [ "$(id -u)" != 0 ] || [ ! -r /proc/kpageflags ]; then
 	echo "SKIP mapcount-sleep: not root (the probe and the frames' flags need root)"
