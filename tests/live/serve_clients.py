@@ -227,10 +227,11 @@ def pipeline(n, bound):
         bad("serve-pipeline-bounded", "%d responses to %d pipelined requests (want 1..%d)" % (got, n, bound))
 
 
-def per_client(n, limit, src):
-    """@n idle connections from address @src: at most @limit get a response once they ask, and a scrape from
-    another address is answered meanwhile."""
+def per_client_round(n, src):
+    """One round of per_client: (connections answered, the other scrape's status and seconds, and the seconds
+    from the connects to the requests)."""
     socks = []
+    t0 = time.monotonic()
     for _ in range(n):
         try:
             socks.append(connect(src, timeout=1))
@@ -244,13 +245,31 @@ def per_client(n, limit, src):
             s.sendall(REQUEST)
         except OSError:
             pass
+    sent = time.monotonic() - t0
     for s in socks:
         if read_all(s, time.monotonic() + PROM_TIMEOUT).startswith(b"HTTP/1.1 200"):
             answered += 1
         s.close()
-    print("per-client: %d connections from %s, %d answered; meanwhile a scrape from %s: status %d in %.2f s"
-          % (n, src, answered, HOST, st, dt))
-    if 1 <= answered <= limit:
+    return answered, st, dt, sent
+
+
+def per_client(n, limit, src):
+    """@n idle connections from address @src: at most @limit get a response once they ask, and a scrape from
+    another address is answered meanwhile. The count says something only if the requests went out before
+    serve's header deadline: a round whose scrape was held up past it (a CI run once saw one take 16 s, its
+    machine stalled) cut every idle connection, rightly; such a round is said and made again, twice at most."""
+    for _ in range(3):
+        answered, st, dt, sent = per_client_round(n, src)
+        print("per-client: %d connections from %s, %d answered; meanwhile a scrape from %s: status %d in %.2f s"
+              % (n, src, answered, HOST, st, dt))
+        if sent < HEADER_DEADLINE:
+            break
+        print("  the requests went out %.1f s after the connects, past serve's header deadline (%d s): "
+              "the idle connections were cut as they should be; again" % (sent, HEADER_DEADLINE))
+    if sent >= HEADER_DEADLINE:
+        bad("serve-per-client-limit", "every round's requests went out past the header deadline (the last "
+            "after %.1f s): the other address's scrape was held up %.1f s" % (sent, dt))
+    elif 1 <= answered <= limit:
         ok("serve-per-client-limit")
     else:
         bad("serve-per-client-limit", "%d of %d connections from one address answered (want 1..%d)"
