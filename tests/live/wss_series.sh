@@ -32,10 +32,23 @@ while [ $i -lt 100 ] && [ "$(awk '/^VmRSS/ { print $2 }' /proc/$child/status 2>/
 	sleep 0.1; i=$((i + 1))
 done
 
+# The child's pages are accessed in every window unless someone else clears their accessed bits: a running
+# DAMON (kdamond) samples by clearing them, and its pageout scheme clears them in the regions it finds cold
+# (this host runs one: paddr, pageout of regions idle 60 s, which a region holding the child's pages with cold
+# ones can be). Then a page touched 10 ms before the read may read not accessed: 59 of 2,048 pages once.
+least=$((8 << 20))
+for st in /sys/kernel/mm/damon/admin/kdamonds/*/state; do
+	if [ "$(cat "$st" 2>/dev/null)" = on ]; then
+		least=$((7 << 20))
+		echo "  DAMON is on ($st): accessed bits are cleared by it too; at least 7 of the 8 MiB must read accessed"
+		break
+	fi
+done
+
 # check_lines METHOD FILE COUNT: COUNT lines, each a complete window, rows summing to the head.
 check_lines() {
-	python3 - "$@" <<'PY'
-import json, sys
+	LEAST=$least python3 - "$@" <<'PY'
+import json, os, sys
 method, path, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 lines = open(path).read().splitlines()
 assert len(lines) == count, (len(lines), "lines")
@@ -48,7 +61,7 @@ for i, line in enumerate(lines, 1):
     assert rows and all("children" not in r and r["mapping"] != "total" for r in rows), rows[:2]
     assert sum(r["rss"] for r in rows) == w["rss"], (sum(r["rss"] for r in rows), w["rss"])
     assert sum(r["accessed"] for r in rows) == w["accessed"], (sum(r["accessed"] for r in rows), w["accessed"])
-    assert w["accessed"] >= 8 << 20, ("accessed", w["accessed"])
+    assert w["accessed"] >= int(os.environ["LEAST"]), ("accessed", w["accessed"], "want at least", os.environ["LEAST"])
     assert (w["untracked"] is None) == (method != "idle"), w["untracked"]
     if i > 1:
         assert w["t"] > prev, (w["t"], prev)
