@@ -6,28 +6,6 @@
 
 #define SWAP_TYPE_SHIFT	50		/* key of a swap slot: PMI_SHARE_KEY_SWAP | type << 50 | offset */
 
-/* ---- growing arrays ---- */
-
-int pmi_share_grow(void *pp, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap : 16;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need) {
-		if (c > SIZE_MAX / 2 / size)
-			return -ENOMEM;
-		c *= 2;
-	}
-	p = realloc(*(void **)pp, c * size);
-	if (!p)
-		return -ENOMEM;
-	*(void **)pp = p;
-	*cap = c;
-	return 0;
-}
-
 /* ---- building ---- */
 
 struct pm_share *pmi_share_alloc(uint64_t page_size)
@@ -91,7 +69,7 @@ int pmi_share_push_target(struct pm_share *s, pid_t pid)
 
 	if (s->finished || s->ntargets >= INT32_MAX)
 		return -EINVAL;
-	if (pmi_share_grow(&s->pids, &cap, (size_t)s->ntargets + 1, sizeof(*s->pids)) < 0)
+	if (pmi_grow(&s->pids, &cap, (size_t)s->ntargets + 1, sizeof(*s->pids)) < 0)
 		return -ENOMEM;
 	s->cap_targets = (unsigned)cap;
 	s->pids[s->ntargets++] = pid;
@@ -105,7 +83,7 @@ int pmi_share_push_map(struct pm_share *s, const struct pm_mapping *m)
 
 	if (s->finished || !s->ntargets || s->nmaps >= INT32_MAX)
 		return -EINVAL;
-	if (pmi_share_grow(&s->maps, &s->cap_maps, s->nmaps + 1, sizeof(*s->maps)) < 0 ||
+	if (pmi_grow(&s->maps, &s->cap_maps, s->nmaps + 1, sizeof(*s->maps)) < 0 ||
 	    !(path = malloc(m->path_len + 1)))
 		return -ENOMEM;
 	if (m->path_len)

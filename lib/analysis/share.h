@@ -110,8 +110,6 @@ struct pm_share {
 	size_t map_it, pair_it;
 };
 
-/* share.c: grow *@pp (of @size-byte items, capacity *@cap) to hold @need. 0 or -ENOMEM. */
-int pmi_share_grow(void *pp, size_t *cap, size_t need, size_t size);
 
 /*
  * share.c: forget the last target, added when the handle had @nmaps maps,

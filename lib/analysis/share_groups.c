@@ -120,7 +120,7 @@ static int start_run(struct xs_sweep *s, const struct share_rec *r)
 {
 	size_t i;
 
-	if (s->n == s->cap && pmi_share_grow(&s->heap, &s->cap, s->n + 1, sizeof(*s->heap)) < 0)
+	if (s->n == s->cap && pmi_grow(&s->heap, &s->cap, s->n + 1, sizeof(*s->heap)) < 0)
 		return -ENOMEM;
 	advance(s, r->key);
 	if (s->cover[r->map]++ == 0) {

@@ -85,7 +85,7 @@ static int spill(struct share_store *st)
 		st->limit = SIZE_MAX;
 		return 0;
 	}
-	if (pmi_share_grow(&st->chunks, &st->cap_chunks, st->nchunks + 1, sizeof(*st->chunks)) < 0)
+	if (pmi_grow(&st->chunks, &st->cap_chunks, st->nchunks + 1, sizeof(*st->chunks)) < 0)
 		return -ENOMEM;
 	qsort(st->recs, st->n, sizeof(*st->recs), rec_cmp);
 	if ((r = pmi_pwrite_all(st->fd, st->recs, bytes, (uint64_t)st->end)) < 0)
@@ -113,7 +113,7 @@ static int push_one(struct share_store *st, uint64_t key, uint32_t len, uint32_t
 	}
 	if (st->n >= st->limit && (r = spill(st)) < 0)
 		return r;
-	if (st->n == st->cap && pmi_share_grow(&st->recs, &st->cap, st->n + 1, sizeof(*st->recs)) < 0)
+	if (st->n == st->cap && pmi_grow(&st->recs, &st->cap, st->n + 1, sizeof(*st->recs)) < 0)
 		return -ENOMEM;
 	st->recs[st->n++] = (struct share_rec){ key, len, map };
 	return 0;

@@ -82,7 +82,7 @@ static struct pm_share_pair *pairtab_get(struct share_pairtab *t, uint32_t a, ui
 		if (p->a == a && p->b == b)
 			return &p->p;
 	}
-	if (pmi_share_grow(&t->v, &t->cap, t->n + 1, sizeof(*t->v)) < 0)
+	if (pmi_grow(&t->v, &t->cap, t->n + 1, sizeof(*t->v)) < 0)
 		return NULL;
 	t->v[t->n] = (struct share_pair){ a, b, { 0 } };
 	t->slot[h] = (uint32_t)++t->n;
@@ -223,7 +223,7 @@ static int pool_set(struct sweep *w)
 	size_t i, off = w->npool, nm = 0, nt = 0;
 	uint32_t *p;
 
-	if (pmi_share_grow(&w->pool, &w->cap_pool, off + 2 * w->na, sizeof(*w->pool)) < 0)
+	if (pmi_grow(&w->pool, &w->cap_pool, off + 2 * w->na, sizeof(*w->pool)) < 0)
 		return -ENOMEM;
 	p = w->pool + off;
 	for (i = 0; i < w->na; i++)
@@ -261,7 +261,7 @@ static int emit(struct sweep *w, uint64_t key, uint64_t end)
 
 		if (n > SHARE_BATCH - w->nb)
 			n = SHARE_BATCH - w->nb;
-		if (pmi_share_grow(&w->segs, &w->cap_seg, w->nseg + 1, sizeof(*w->segs)) < 0)
+		if (pmi_grow(&w->segs, &w->cap_seg, w->nseg + 1, sizeof(*w->segs)) < 0)
 			return -ENOMEM;
 		w->segs[w->nseg++] = (struct seg){ key, n, w->na, w->last, w->last_nm, w->last_nt };
 		for (i = 0; i < n; i++)
@@ -312,7 +312,7 @@ static int sweep(struct sweep *w)
 		if (!w->na)
 			key = nx.key;
 		while (more == 0 && nx.key == key) {	/* records start at or after the position */
-			if (pmi_share_grow(&w->a, &w->cap_a, w->na + 1, sizeof(*w->a)) < 0)
+			if (pmi_grow(&w->a, &w->cap_a, w->na + 1, sizeof(*w->a)) < 0)
 				return -ENOMEM;
 			w->a[w->na++] = (struct act){ nx.key + nx.len, nx.map };
 			w->changed = true;

@@ -15,6 +15,9 @@
 
 #define PMI_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* grow.c: grow the array *@pp (of @size-byte items, capacity *@cap) to hold @need items. 0 or -ENOMEM. */
+int pmi_grow(void *pp, size_t *cap, size_t need, size_t size);
+
 struct pmi_source_ops;
 
 /*
@@ -28,6 +31,7 @@ struct pmi_hugetlb_dev {
 };
 struct pmi_hugetlb_devs {
 	bool probed;			/* live: the kernel's own hugetlbfs mounts were asked */
+	bool mounts_read;		/* live: our mountinfo's anonymous devices are known */
 	uint64_t min_size;		/* live: the smallest huge page size (0: none) */
 	struct pmi_hugetlb_dev *v;
 	size_t n, cap;

@@ -50,15 +50,8 @@ int pmi_hugetlb_devs_add(struct pmi_hugetlb_devs *d, uint32_t minor, bool huge)
 			d->v[i].huge = huge;
 			return 0;
 		}
-	if (d->n == d->cap) {
-		size_t c = d->cap ? 2 * d->cap : 8;
-		struct pmi_hugetlb_dev *v = realloc(d->v, c * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		d->v = v;
-		d->cap = c;
-	}
+	if (pmi_grow(&d->v, &d->cap, d->n + 1, sizeof(*d->v)) < 0)
+		return -ENOMEM;
 	d->v[d->n++] = (struct pmi_hugetlb_dev){ .minor = minor, .huge = huge };
 	return 0;
 }
@@ -107,8 +100,8 @@ int pmi_mountinfo_dev(const char *line, size_t len, uint32_t *major, uint32_t *m
 	return 0;
 }
 
-/* Learn @minor (and every hugetlbfs mount on the way) from the mountinfo at @path. */
-static void learn_mountinfo(struct pmi_hugetlb_devs *d, const char *path, uint32_t minor)
+/* Learn every anonymous device (major 0) of the mountinfo at @path, hugetlbfs or not, in one read. */
+static void learn_mountinfo(struct pmi_hugetlb_devs *d, const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
@@ -127,7 +120,7 @@ static void learn_mountinfo(struct pmi_hugetlb_devs *d, const char *path, uint32
 
 		if (line[n - 1] == '\n')
 			n--;
-		if (pmi_mountinfo_dev(line, (size_t)n, &ma, &mi, &huge) == 0 && !ma && (huge || mi == minor))
+		if (pmi_mountinfo_dev(line, (size_t)n, &ma, &mi, &huge) == 0 && !ma)
 			pmi_hugetlb_devs_add(d, mi, huge);
 	}
 	free(line);
@@ -176,8 +169,7 @@ static void probe_live(struct pmi_hugetlb_devs *d, uint64_t page)
 		/* the alignment holds where memfd cannot tell (before 4.14): mountinfo still may */
 		if (!d->min_size || size < d->min_size)
 			d->min_size = size;
-		if (shift <= 63)
-			learn_memfd(d, MFD_HUGETLB | (shift << HUGE_SHIFT), true);
+		learn_memfd(d, MFD_HUGETLB | (shift << HUGE_SHIFT), true);
 	}
 	if (dir)
 		closedir(dir);
@@ -199,11 +191,14 @@ static int live_verdict(struct pm_target *t, struct pmi_hugetlb_devs *d, const s
 	if ((v = pmi_hugetlb_devs_lookup(d, m->dev_major, m->dev_minor)) >= 0)
 		return v;
 	/* a user's mount: ours, else the target's (another mount namespace); numbers hold in every one */
-	learn_mountinfo(d, "/proc/self/mountinfo", m->dev_minor);
-	if ((v = pmi_hugetlb_devs_lookup(d, m->dev_major, m->dev_minor)) >= 0)
-		return v;
+	if (!d->mounts_read) {
+		d->mounts_read = true;
+		learn_mountinfo(d, "/proc/self/mountinfo");
+		if ((v = pmi_hugetlb_devs_lookup(d, m->dev_major, m->dev_minor)) >= 0)
+			return v;
+	}
 	if (pmi_pid_path(t->ctx, path, sizeof(path), t->pid, "mountinfo") == 0)
-		learn_mountinfo(d, path, m->dev_minor);
+		learn_mountinfo(d, path);
 	if ((v = pmi_hugetlb_devs_lookup(d, m->dev_major, m->dev_minor)) >= 0)
 		return v;
 	/* on no mount we can see (a detached one): not told, and not asked again */

@@ -97,22 +97,6 @@ int pmi_snap_hash_payload(struct pm_snapshot *s, uint64_t off, uint64_t len, uin
 	return 0;
 }
 
-int pmi_snap_grow(void **p, size_t *cap, size_t n, size_t elem)
-{
-	void *np;
-	size_t nc;
-
-	if (n < *cap)
-		return 0;
-	nc = *cap ? *cap * 2 : 64;
-	np = realloc(*p, nc * elem);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = nc;
-	return 0;
-}
-
 static int check_header(struct pm_snapshot *s)
 {
 	unsigned char h[SNAP_HEAD_SIZE];
@@ -140,7 +124,7 @@ static int add_section(struct pm_snapshot *s, uint64_t off, uint64_t end)
 	char where[SNAP_ERR_MAX / 2];
 	int r;
 
-	if (pmi_snap_grow((void **)&s->secs, &s->cap, s->nsecs, sizeof(*c)))
+	if (pmi_grow(&s->secs, &s->cap, s->nsecs + 1, sizeof(*c)))
 		return -ENOMEM;
 	c = &s->secs[s->nsecs];
 	memset(c, 0, sizeof(*c));

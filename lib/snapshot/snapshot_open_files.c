@@ -45,7 +45,7 @@ static int add_file(struct pm_snapshot *s, uint32_t kind, uint64_t size, const c
 	const char *why;
 
 	if (s->nfiles >= SNAP_MAX_FILES ||
-	    pmi_snap_grow((void **)&s->files, &s->fcap, s->nfiles, sizeof(*f)))
+	    pmi_grow(&s->files, &s->fcap, s->nfiles + 1, sizeof(*f)))
 		return pmi_snap_fail(s, -ENOMEM, "%s: too many files", where);
 	if (kind != PM_SNAPSHOT_BYTES && kind != PM_SNAPSHOT_WORDS)
 		return pmi_snap_fail(s, -EBADMSG, "%s: unknown file kind %u", where, kind);

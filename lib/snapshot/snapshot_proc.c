@@ -366,12 +366,8 @@ static int maps_spans(const char *maps, unsigned ps, struct frun **out, size_t *
 		const char *nl = strchr(line, '\n');
 		size_t len = nl ? (size_t)(nl - line) : strlen(line);
 		if (!pm_maps_parse_line(line, len, &m) && m.end > m.start) {
-			if (*n == cap) {
-				struct frun *t = realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof(*t));
-				if (!t)
-					return -ENOMEM;
-				*out = t;
-			}
+			if (pmi_grow(out, &cap, *n + 1, sizeof(**out)) < 0)
+				return -ENOMEM;
 			(*out)[(*n)++] = (struct frun){ m.start / ps, m.end / ps - m.start / ps };
 		}
 		line = nl ? nl + 1 : NULL;

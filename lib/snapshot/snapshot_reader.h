@@ -91,8 +91,6 @@ int pmi_snap_chunk_buffers(struct pm_snapshot *s, size_t zlen, size_t rawlen, si
 /* Hash a payload in bounded steps (a section may be large: its length is checked against the
  * file). */
 int pmi_snap_hash_payload(struct pm_snapshot *s, uint64_t off, uint64_t len, uint64_t *out);
-/* Make room for element @n of *@p (*@cap elements of @elem bytes), doubling. 0 or -ENOMEM. */
-int pmi_snap_grow(void **p, size_t *cap, size_t n, size_t elem);
 /* snapshot_open_files.c: the section @i (FILE; FILES), a META section, every frame file's claim. */
 int pmi_snap_load_file_sec(struct pm_snapshot *s, size_t i, const char *where);
 int pmi_snap_load_files_sec(struct pm_snapshot *s, size_t i, const char *where);

@@ -59,7 +59,7 @@ static int add_name(struct pmi_snap_source *src, const struct pm_snapshot_sectio
 	struct pmi_snap_name *nm;
 	int r;
 
-	if ((r = pmi_snap_grow((void **)&src->names, &src->cap, src->nnames, sizeof(*nm))))
+	if ((r = pmi_grow(&src->names, &src->cap, src->nnames + 1, sizeof(*nm))))
 		return r;
 	nm = &src->names[src->nnames];
 	*nm = (struct pmi_snap_name){ .offset = sec->offset, .size = sec->size, .kind = sec->kind, .id = sec->file,
