@@ -90,15 +90,13 @@ extern const char *cli_root, *cli_snapshot;
  * one-line message.
  */
 struct pm_ctx *cli_ctx_new(void);
+/* The group of a process whose user or cgroup could not be read, in ps --group-by, export and top -g. */
+#define CLI_UNKNOWN_GROUP "unknown"
 /*
- * The name of user @uid as the processes' machine knew it: live, this machine's passwd; a replayed
- * snapshot, its META users (the capture's); a --root tree, none. NULL: show the number. The name is
- * written to @buf (live ones from a cache kept for the run, one thread's: serve's threads do not call it).
- */
-const char *cli_user_name(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size);
-/*
- * What a USER cell and a group of users show: cli_user_name, else the UID's number (a UID with no name is
- * its own user, never merged with another nameless one). Always @buf.
+ * What a USER cell and a group of users show: the name of user @uid as the processes' machine knew it
+ * (live, this machine's passwd, from a cache kept for the run, one thread's: serve's threads do not call
+ * it; a replayed snapshot, its META users; a --root tree, none), else the UID's number (a UID with no name
+ * is its own user, never merged with another nameless one). Always @buf.
  */
 const char *cli_user_label(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size);
 /*

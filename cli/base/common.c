@@ -226,7 +226,8 @@ static const char *passwd_name(uid_t uid, char *buf, size_t size)
 	return buf;
 }
 
-const char *cli_user_name(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size)
+/* The name of @uid as cli_user_label describes it, or NULL: show the number. */
+static const char *user_name(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size)
 {
 	char key[16];
 	const char *s;
@@ -246,7 +247,7 @@ const char *cli_user_name(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size)
 
 const char *cli_user_label(struct pm_ctx *ctx, uid_t uid, char *buf, size_t size)
 {
-	if (!cli_user_name(ctx, uid, buf, size))
+	if (!user_name(ctx, uid, buf, size))
 		snprintf(buf, size, "%u", (unsigned)uid);
 	return buf;
 }

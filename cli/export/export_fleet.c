@@ -13,7 +13,6 @@
 #include "export_fleet.h"
 
 #define OTHER "other"
-#define UNKNOWN "unknown"
 #define FIXED_SERIES 32		/* self-telemetry and frame classes, with room to spare */
 #define QUICK_SERIES 8		/* per group: rss x3, uss, swap, huge x2, processes */
 #define EXACT_SERIES 3		/* per group: pss, shared, shared with other groups */
@@ -50,7 +49,7 @@ void fleet_group_key(struct pm_ctx *ctx, const struct fleet_opts *o, const struc
 	switch (o->by) {
 	case BY_CGROUP:
 		if (pm_memcg_of(ctx, p->pid, key, size) < 0)
-			snprintf(key, size, UNKNOWN);
+			snprintf(key, size, CLI_UNKNOWN_GROUP);
 		return;
 	case BY_USER:
 		if (p->uid_known && o->user_key) {
@@ -63,7 +62,7 @@ void fleet_group_key(struct pm_ctx *ctx, const struct fleet_opts *o, const struc
 		else if (p->uid_known)
 			snprintf(key, size, "%u", (unsigned)p->uid);
 		else
-			snprintf(key, size, UNKNOWN);
+			snprintf(key, size, CLI_UNKNOWN_GROUP);
 		return;
 	case BY_PID:
 		snprintf(key, size, "%d", (int)p->pid);

@@ -80,8 +80,6 @@ void top_cgroups_free(struct top_cgroups *cg);
 int top_parse_sort(const char *arg, struct top_opts *to);
 int top_parse_group(const char *arg, enum top_group *g);
 
-/* A group whose key is not known (a UID or a cgroup that could not be read): as ps --group-by says it. */
-#define TOP_UNKNOWN_KEY "unknown"
 /* Monotonic seconds. */
 double top_now(void);
 /* top_rows.c: the next frame into @f (the live table refreshed, meminfo, the rows); 0 or -errno (no message). */

@@ -188,7 +188,8 @@ void draw_row(const struct top_view *v, const struct top_row *r, int y, int w, b
 		sym_wattr_on(stdscr_win(), v->colour ? COLOR_PAIR(PAIR_SELECT) : A_REVERSE, NULL);
 	draw_text(y, 0, line, w);
 	rate_cell(cell, sizeof(cell), r->rate[rate_fig], unknown);
-	if (!selected && v->colour && !unknown && (r->rate[rate_fig] > 0.5 || r->rate[rate_fig] < -0.5))
+	/* coloured as the cell reads: by the whole bytes rate_cell shows */
+	if (!selected && v->colour && !unknown && out_round_s64(r->rate[rate_fig]))
 		sym_wattr_on(stdscr_win(), COLOR_PAIR(r->rate[rate_fig] > 0 ? PAIR_RISE : PAIR_FALL), NULL);
 	off = text_cols(line);	/* columns, not bytes: a name may hold wide characters */
 	snprintf(line, sizeof(line), " %8s", cell);

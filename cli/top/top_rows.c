@@ -137,10 +137,10 @@ static void group_key(struct pm_ctx *ctx, const struct top_opts *to, const struc
 		if (r->uid_known)
 			cli_user_label(ctx, r->uid, key, size);
 		else
-			snprintf(key, size, TOP_UNKNOWN_KEY);
+			snprintf(key, size, CLI_UNKNOWN_GROUP);
 		break;
 	case GROUP_CGROUP:
-		snprintf(key, size, "%s", cg ? cg : TOP_UNKNOWN_KEY);
+		snprintf(key, size, "%s", cg ? cg : CLI_UNKNOWN_GROUP);
 		break;
 	default:
 		snprintf(key, size, "%s", r->key);
