@@ -20,14 +20,15 @@ cleanup() {
 trap cleanup EXIT
 
 cat >"$work/child.py" <<'PY'
-import ctypes, time
+import ctypes, mmap, time
 libc = ctypes.CDLL(None, use_errno=True)
 libc.mmap.restype = ctypes.c_void_p
 libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-PG, N = 4096, 3000
+PG, N = mmap.PAGESIZE, 3000
 a = libc.mmap(None, 2 * N * PG, 3, 0x22, -1, 0)
 for i in range(N):                                     # every other page PROT_NONE: 2 * N mappings
-    libc.mprotect(ctypes.c_void_p(a + 2 * i * PG), ctypes.c_size_t(PG), 0)
+    if libc.mprotect(ctypes.c_void_p(a + 2 * i * PG), ctypes.c_size_t(PG), 0):
+        raise SystemExit("mprotect: errno %d" % ctypes.get_errno())
 print("ready", flush=True)
 time.sleep(120)
 PY

@@ -34,7 +34,8 @@ clock_reads() {
 
 sleep 1000 &
 small=$!
-sleep 0.2
+i=0	# until the child is sleep (a fork not yet exec'd would be a copy of this shell)
+while [ "$(cat "/proc/$small/comm" 2>/dev/null)" != sleep ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 n=$(clock_reads "$small") || exit 1
 if [ "$n" = 0 ]; then
 	echo "PASS walk-clock-small: maps of a sleep ($(grep -c . "/proc/$small/maps") mappings) reads no CPU clock"
@@ -44,11 +45,11 @@ else
 fi
 
 cat >"$work/child.py" <<'PY'
-import ctypes, sys, time
+import ctypes, mmap, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 libc.mmap.restype = ctypes.c_void_p
 libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-PG, SIZE = 4096, 64 << 20
+PG, SIZE = mmap.PAGESIZE, 64 << 20
 a = libc.mmap(None, SIZE, 3, 0x22, -1, 0)
 libc.madvise(ctypes.c_void_p(a), ctypes.c_size_t(SIZE), 15)   # MADV_NOHUGEPAGE: a page table entry per page
 for p in range(0, SIZE, 16 * PG):

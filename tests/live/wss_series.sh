@@ -37,8 +37,9 @@ done
 # (this host runs one: paddr, pageout of regions idle 60 s, which a region holding the child's pages with cold
 # ones can be). Then a page touched 10 ms before the read may read not accessed: 59 of 2,048 pages once.
 least=$((8 << 20))
-for st in /sys/kernel/mm/damon/admin/kdamonds/*/state; do
-	if [ "$(cat "$st" 2>/dev/null)" = on ]; then
+for st in /sys/kernel/mm/damon/admin/kdamonds/*/state /sys/module/damon_reclaim/parameters/enabled \
+	/sys/module/damon_lru_sort/parameters/enabled; do
+	if [ "$(cat "$st" 2>/dev/null)" = on ] || [ "$(cat "$st" 2>/dev/null)" = Y ]; then
 		least=$((7 << 20))
 		echo "  DAMON is on ($st): accessed bits are cleared by it too; at least 7 of the 8 MiB must read accessed"
 		break
