@@ -61,6 +61,11 @@ int pmi_snap_w_section(struct pm_snapshot_writer *w, uint32_t type, const void *
 	return 0;
 }
 
+static int snap_level(size_t rawlen)
+{
+	return rawlen < SNAP_SMALL_RAW ? SNAP_SMALL_LEVEL : SNAP_LEVEL;
+}
+
 /* A chunk: @fixed (16 bytes) then @rawlen bytes of @raw, compressed, written now. */
 int pmi_snap_w_chunk_now(struct pm_snapshot_writer *w, uint32_t type, const unsigned char *fixed,
 			 const unsigned char *raw, size_t rawlen)
@@ -70,7 +75,7 @@ int pmi_snap_w_chunk_now(struct pm_snapshot_writer *w, uint32_t type, const unsi
 
 	memcpy(w->pay, fixed, SNAP_CHUNK_FIXED);
 	z = w->z->compress_cctx(w->cctx, w->pay + SNAP_CHUNK_FIXED, ZSTD_COMPRESSBOUND(SNAP_MAX_RAW), raw, rawlen,
-				SNAP_LEVEL);
+				snap_level(rawlen));
 	if (w->z->is_error(z))
 		return -EIO;
 	if (type == PM_SNAPSHOT_WORDS && w->series) {
@@ -120,7 +125,7 @@ int pmi_snap_w_flush_files(struct pm_snapshot_writer *w)
 		snap_put32(w->pay, w->files_count);
 		snap_put32(w->pay + 4, w->files_first);
 		z = w->z->compress_cctx(w->cctx, w->pay + 8, ZSTD_COMPRESSBOUND(SNAP_MAX_RAW), w->files, w->files_len,
-					SNAP_LEVEL);
+					snap_level(w->files_len));
 		w->files_count = 0;
 		w->files_len = 0;
 		if (w->z->is_error(z))
