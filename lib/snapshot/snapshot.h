@@ -234,8 +234,41 @@ struct snap_text {
 int pmi_snap_text_read(struct snap_text *t, int fd);
 int pmi_snap_text_write(struct pm_snapshot_writer *w, const char *path, struct snap_text *t, int fd);
 
-/* snapshot_numa.c: the NUMA topology under sys/ (nodes, memory blocks, tiers). 0 or -errno. */
-int pmi_snap_add_numa(struct pm_snapshot_writer *w, struct pm_ctx *ctx);
+/*
+ * snapshot_sys.c: the machine's files a snapshot keeps beside its processes,
+ * gathered (read: no writer needed, so another thread may) then written.
+ */
+struct snap_sysfile {
+	char *path;		/* in the snapshot */
+	bool name_only;		/* only its name is kept (a NUMA memory block): an empty file */
+	bool errno_file;	/* if it cannot be opened, PATH.errno says why (else it is left out) */
+	int err;		/* the open's errno, or 0 */
+	int r;			/* the read's 0 or -errno */
+	int fd;			/* open while the file is longer than t holds, else -1 */
+	struct snap_text t;
+};
+struct snap_sys {
+	struct snap_sysfile *v;
+	size_t n, cap;
+	bool gathered;
+	int r;			/* the gathering's 0 or -errno (out of memory, a path too long) */
+};
+/* Gather every file (once; sets s->gathered). 0 or -errno, also kept in s->r. */
+int pmi_snap_sys_gather(struct snap_sys *s, const struct pm_ctx *ctx);
+/* Read @live as @path; one that cannot be opened is noted (@errno_file: written as PATH.errno). 0 or -ENOMEM. */
+int pmi_snap_sys_read(struct snap_sys *s, const struct pm_ctx *ctx, const char *live, const char *path,
+		      bool errno_file);
+/* @path kept as a name only (an empty file). 0 or -ENOMEM. */
+int pmi_snap_sys_name(struct snap_sys *s, const char *path);
+/* Write what was gathered, in the order it was. 0 or -errno. */
+int pmi_snap_sys_put(struct pm_snapshot_writer *w, struct snap_sys *s);
+void pmi_snap_sys_free(struct snap_sys *s);
+/* snapshot_numa.c: the NUMA topology under sys/ (nodes, memory blocks, tiers), gathered into @s. 0 or -errno. */
+int pmi_snap_numa_gather(struct snap_sys *s, const struct pm_ctx *ctx);
+/* snapshot_proc.c: @path.errno, the errno name of @e (an open that failed). 0 or -errno. */
+int pmi_snap_put_errno(struct pm_snapshot_writer *w, const char *path, int e);
+/* The writer's machine files (snapshot_sys.c), gathered once. */
+struct snap_sys *pmi_snap_w_sys(struct pm_snapshot_writer *w);
 
 #define SNAP_READ_WORDS	65536u		/* words of a pagemap or kpage file read at once */
 

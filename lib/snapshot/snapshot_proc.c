@@ -17,7 +17,7 @@
 static const char *const kfile[3] = { "kpageflags", "kpagecount", "kpagecgroup" };
 
 /* A refused open becomes FILE.errno, as tests/fixtures/README.md describes. */
-static int put_errno(struct pm_snapshot_writer *w, const char *path, int e)
+int pmi_snap_put_errno(struct pm_snapshot_writer *w, const char *path, int e)
 {
 	char name[SNAP_MAX_PATH + 8], val[32];
 	const char *en = strerrorname_np(e);
@@ -35,7 +35,7 @@ static int copy_file(struct pm_snapshot_writer *w, struct pm_ctx *ctx, const cha
 	int fd = pmi_open(ctx, live, O_RDONLY), r;
 
 	if (fd < 0)
-		return put_errno(w, path, -fd);
+		return pmi_snap_put_errno(w, path, -fd);
 	r = pmi_snap_w_stream(w, path, fd);
 	close(fd);
 	return r;
@@ -115,7 +115,7 @@ static int frames_declare(struct pm_snapshot_writer *w, struct pm_ctx *ctx)
 		snprintf(path, sizeof(path), "proc/%s", kfile[i]);
 		fr->fd[i] = pmi_open(ctx, live, O_RDONLY);
 		if (fr->fd[i] < 0 || !fr->end) {
-			int r = put_errno(w, path, fr->fd[i] < 0 ? -fr->fd[i] : ENODATA);
+			int r = pmi_snap_put_errno(w, path, fr->fd[i] < 0 ? -fr->fd[i] : ENODATA);
 			if (r)
 				return r;
 			continue;
@@ -417,7 +417,7 @@ static int add_pagemap(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pid_t p
 	snprintf(path, sizeof(path), "proc/%d/pagemap", (int)pid);
 	if ((fd = pmi_open(ctx, live, O_RDONLY)) < 0) {
 		p.fr->blind = true;	/* its smaps may still be recorded, and depend on map counts */
-		return put_errno(w, path, -fd);
+		return pmi_snap_put_errno(w, path, -fd);
 	}
 	p.frames = frames && f && f->pfn_view == PM_PFN_VISIBLE && p.fr->pfn_mode != PM_SNAPSHOT_PFN_DROP;
 	if (p.frames && (r = frames_declare(w, ctx)))
@@ -442,7 +442,7 @@ out:
 static int ahead_write(struct pm_snapshot_writer *w, struct snap_ahead *a, int i, const char *path)
 {
 	if (a->fd[i] < 0)
-		return put_errno(w, path, -a->fd[i]);
+		return pmi_snap_put_errno(w, path, -a->fd[i]);
 	return a->r[i] ? a->r[i] : pmi_snap_text_write(w, path, &a->t[i], a->fd[i]);
 }
 
@@ -464,7 +464,7 @@ int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pi
 	if (r)
 		return r;
 	snprintf(path, sizeof(path), "proc/%d/maps", (int)pid);
-	pmi_snap_ahead_start(&ahead, ctx, pid, flags);
+	pmi_snap_ahead_start(&ahead, ctx, pid, flags, pmi_snap_w_sys(w));
 	if ((id = pmi_snap_w_file(w, path, PM_SNAPSHOT_BYTES, len)) < 0 ||
 	    (r = pmi_snap_w_bytes(w, (uint32_t)id, 0, maps, len)) ||
 	    (r = add_pagemap(w, ctx, pid, maps, flags & PM_SNAPSHOT_FRAMES)))
@@ -545,14 +545,10 @@ static int export_features(const struct snap_frames *fr, unsigned flags, const s
 
 int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned flags)
 {
-	static const char *const files[][2] = {
-		{ "/proc/sys/kernel/osrelease", "proc/sys/kernel/osrelease" },
-		{ "/proc/swaps", "proc/swaps" },
-		{ "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "sys/kernel/mm/transparent_hugepage/hpage_pmd_size" },
-	};
 	/* With the whole frame files: the machine's counters as they read beside them (node ones: pmi_snap_add_numa). */
 	static const char *const machine[] = { "proc/meminfo", "proc/vmstat" };
 	struct snap_frames *fr = pmi_snap_w_frames(w);
+	struct snap_sys *sys = pmi_snap_w_sys(w);
 	const struct pm_features *f = pm_ctx_probe(ctx, PM_PROBE_UFFD | PM_PROBE_SOFT_DIRTY |
 						   (mapcount_needed(fr, flags) ? PM_PROBE_MAPCOUNT : 0));
 	char live[256], feat[2048];
@@ -573,20 +569,18 @@ int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, uns
 	}
 	for (i = 0; i < 3 && !r && !fr->declared; i++) {	/* not copied: they describe all of RAM */
 		snprintf(live, sizeof(live), "proc/%s", kfile[i]);
-		r = put_errno(w, live, ENODATA);
+		r = pmi_snap_put_errno(w, live, ENODATA);
 	}
 	if (!r)
-		r = put_errno(w, "sys/kernel/mm/page_idle/bitmap", ENODATA);
-	for (i = 0; i < PMI_ARRAY_SIZE(files) && !r; i++) {
-		if ((r = pmi_path(ctx, live, sizeof(live), "%s", files[i][0])) == 0)
-			r = copy_file(w, ctx, live, files[i][1]);
-	}
+		r = pmi_snap_put_errno(w, "sys/kernel/mm/page_idle/bitmap", ENODATA);
+	if (!r && !sys->gathered)	/* else read by the first process's thread, beside its pagemap */
+		pmi_snap_sys_gather(sys, ctx);
+	if (!r)
+		r = pmi_snap_sys_put(w, sys);
 	for (i = 0; i < PMI_ARRAY_SIZE(machine) && !r && (flags & PM_SNAPSHOT_PHYS); i++) {
 		if ((r = pmi_path(ctx, live, sizeof(live), "/%s", machine[i])) == 0)
 			r = copy_file(w, ctx, live, machine[i]);
 	}
-	if (!r)
-		r = pmi_snap_add_numa(w, ctx);
 	if (r || (n = export_features(fr, flags, f, feat, sizeof(feat))) < 0)
 		return r ? r : -ENOSPC;
 	if ((id = pmi_snap_w_file(w, "pagemap-features", PM_SNAPSHOT_BYTES, (uint64_t)n)) < 0)

@@ -151,6 +151,11 @@ struct snap_frames *pmi_snap_w_frames(struct pm_snapshot_writer *w)
 	return &w->frames;
 }
 
+struct snap_sys *pmi_snap_w_sys(struct pm_snapshot_writer *w)
+{
+	return &w->sys;
+}
+
 int pmi_snap_w_file(struct pm_snapshot_writer *w, const char *path, uint32_t kind, uint64_t size)
 {
 	size_t n = strlen(path);
@@ -450,6 +455,7 @@ void pm_snapshot_writer_free(struct pm_snapshot_writer *w)
 	free(w->frames.first);
 	free(w->frames.todo);
 	free(w->frames.sorted);
+	pmi_snap_sys_free(&w->sys);
 	if (w->z)
 		w->z->free_cctx(w->cctx);
 	free(w->windows);

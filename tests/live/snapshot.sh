@@ -124,16 +124,21 @@ else
 	echo "SKIP snapshot-phys-context: not root (--phys needs the frame files)"
 fi
 
-# Where a second CPU is free, a thread reads smaps, smaps_rollup and numa_maps ahead while the pagemap is read
-# (lib/snapshot/snapshot_proc.c): their opens come from that thread then, and from the caller with --one-thread or with
-# one CPU to run on (taskset); the target's private anonymous mapping reads the same either way.
+# Where a second CPU is free, a thread reads the process's text files (smaps, numa_maps, cgroup...) and the
+# machine's (the NUMA topology, the kernel release) ahead while the pagemap is read (lib/snapshot/snapshot_ahead.c):
+# their opens come from that thread then, and from the caller with --one-thread or with one CPU to run on (taskset);
+# the target's private anonymous mapping reads the same either way, and the machine's files are the same ones.
 if ! command -v strace >/dev/null || ! command -v taskset >/dev/null; then
 	echo "SKIP snapshot-ahead: needs strace and taskset"
 elif [ "$(nproc)" -lt 2 ]; then
 	echo "SKIP snapshot-ahead: one CPU to run on (nproc): no second thread to test"
 else
-	opener() {	# opener LOG: who opened smaps, numa_maps: "main" (the first pid strace logs) or "thread"
-		awk 'NR == 1 { first = $1 } /\/(smaps|numa_maps)"/ { printf "%s ", ($1 == first ? "main" : "thread") }' "$1"
+	opener() {	# opener LOG: who opened smaps, numa_maps, cgroup, osrelease: "main" (the first pid strace logs) or "thread"
+		awk 'NR == 1 { first = $1 } /\/(smaps|numa_maps|[0-9]+\/cgroup|osrelease)"/ && !/= -1 / {
+			printf "%s ", ($1 == first ? "main" : "thread") }' "$1"
+	}
+	machine() {	# machine TREE: the machine's files it holds, and the kernel release
+		(cd "$1" && find sys proc/sys proc/swaps -type f 2>/dev/null | sort && cat proc/sys/kernel/osrelease)
 	}
 	mapping() {	# mapping TREE: the target's private anonymous mapping in smaps, numa_maps, smaps_rollup
 		awk -v a="${addr#0x}-" 'index($0, a) == 1 { on = 1; print; next } /^[0-9a-f]+-[0-9a-f]+ / { on = 0 } on' \
@@ -152,12 +157,17 @@ else
 		LSAN_OPTIONS=detect_leaks=0 strace -f -e trace=openat -o "$work/$how.st" "$@" -p "$parent" \
 			-o "$work/$how.snap" >/dev/null 2>&1 &&
 			"$pagemap" snapshot --to-tree "$work/$how.tree" "$work/$how.snap" || { ok="$how: not written"; break; }
-		want="main main "
-		[ $how = ahead ] && want="thread thread "
+		# osrelease: once by the caller's features probe, then for the snapshot
+		want="main main main main main "
+		[ $how = ahead ] && want="main thread thread thread thread "
 		[ "$(opener "$work/$how.st")" = "$want" ] || { ok="$how: opened by '$(opener "$work/$how.st")', want '$want'"; break; }
 		mapping "$work/$how.tree" >"$work/$how.text"
 		[ "$(wc -l <"$work/$how.text")" -ge 20 ] || { ok="$how: no mapping at $addr in its smaps"; break; }
 		cmp -s "$work/ahead.text" "$work/$how.text" || { ok="$how: text differs: $(diff "$work/ahead.text" "$work/$how.text" | head -3)"; break; }
+		machine "$work/$how.tree" >"$work/$how.machine"
+		[ "$(wc -l <"$work/$how.machine")" -ge 4 ] || { ok="$how: machine files missing: $(tr '\n' ' ' <"$work/$how.machine")"; break; }
+		cmp -s "$work/ahead.machine" "$work/$how.machine" ||
+			{ ok="$how: machine files differ: $(diff "$work/ahead.machine" "$work/$how.machine" | head -3)"; break; }
 	done
 	[ "$ok" = yes ] && echo "PASS snapshot-ahead" || echo "FAIL snapshot-ahead: $ok"
 fi
