@@ -257,11 +257,12 @@ PM_API int pm_snapshot_unscramble(const char *in, const char *out, const unsigne
  * pagemap over each mapping read in batches; with PM_SNAPSHOT_FRAMES and
  * readable PFNs, the kpage* words of its present frames. A refused file is
  * recorded as FILE.errno, as a captured tree does. Where the calling thread
- * may run on more than one CPU, a second thread reads smaps, smaps_rollup
- * and numa_maps (three walks of the page tables in the kernel) while the
- * caller reads the pagemap, and ends before the call returns; the file
- * written is the same. PM_SNAPSHOT_ONE_THREAD reads everything in the
- * calling thread. Read live, the process's read window is kept: the
+ * may run on more than one CPU, a second thread, started on another CPU,
+ * reads the text files but maps (smaps, smaps_rollup and numa_maps are three
+ * walks of the page tables in the kernel) and, the first time, the files
+ * pm_snapshot_add_system() writes, while the caller reads the pagemap; it
+ * ends before the call returns, and the files written are the same.
+ * PM_SNAPSHOT_ONE_THREAD reads everything in the calling thread. Read live, the process's read window is kept: the
  * CLOCK_REALTIME nanoseconds when its reading started, and the start plus
  * the CLOCK_MONOTONIC time the reading took; pm_snapshot_commit() writes
  * them as META lines window.PID=START,END (as many as the META limit of
@@ -279,7 +280,8 @@ PM_API int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *
  * frames could not be checked, else the record says it was not needed),
  * and kpage*.errno ENODATA unless frames were added (with PM_SNAPSHOT_PHYS:
  * the whole frame files, and /proc/meminfo and /proc/vmstat as text beside
- * them). Call once, after the processes. 0 or -errno.
+ * them; the others may have been read with the first process, see
+ * pm_snapshot_add_process). Call once, after the processes. 0 or -errno.
  */
 PM_API int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned flags);
 
