@@ -113,7 +113,10 @@ static int copy_members(struct pm_snapshot_writer *w, int from, uint64_t end)
 	loff_t in = SNAP_HEAD_SIZE;
 	char buf[65536];
 	ssize_t n;
+	int fr;
 
+	if ((fr = pmi_snap_w_flush_out(w)))	/* the header first: copy_file_range writes to the file itself */
+		return fr;
 	while ((uint64_t)in < end) {
 		size_t want = end - (uint64_t)in < (1u << 30) ? (size_t)(end - (uint64_t)in) : (1u << 30);
 		n = copy_file_range(from, &in, w->fd, NULL, want, 0);

@@ -20,6 +20,7 @@
 #define SNAP_SMALL_LEVEL 1
 #define SNAP_TEXT_CHUNK	(256u << 10)
 #define SNAP_FILES_RAW	(64u << 10)	/* FILE records gathered into one FILES section at most */
+#define SNAP_OUT_BUF	(64u << 10)	/* bytes written out at once (pmi_snap_w_write_all) */
 #define SNAP_HELD_RAW	(64u << 10)	/* bytes of small text chunks held back until their FILES section is written */
 #define SNAP_HELD_MAX	(16u << 10)	/* a chunk up to this may be held back */
 #define SNAP_META_HELD	8192u		/* META lines gathered into one section at most */
@@ -60,7 +61,9 @@ struct snap_window {
 struct pm_snapshot_writer {
 	struct pm_outfile *out;	/* the file being written (outfile.c: its rules for the path) */
 	int fd;			/* out's */
-	uint64_t off;
+	uint64_t off;		/* bytes written, those still in obuf included */
+	unsigned char *obuf;	/* bytes not yet written to fd: olen of SNAP_OUT_BUF */
+	size_t olen;
 	struct idx *idx;
 	size_t nidx, cap;
 	uint32_t nfiles;
@@ -92,8 +95,10 @@ struct pm_snapshot_writer {
 
 
 /* snapshot_write.c */
-/* Write @n bytes of @buf at the writer's end. 0 or -errno. */
+/* Write @n bytes of @buf at the writer's end (buffered). 0 or -errno. */
 int pmi_snap_w_write_all(struct pm_snapshot_writer *w, const void *buf, size_t n);
+/* What pmi_snap_w_write_all holds, written to the file: before anything else writes to w->fd. 0 or -errno. */
+int pmi_snap_w_flush_out(struct pm_snapshot_writer *w);
 /* Append one section: header then @len bytes of payload (the META lines added before it first). */
 int pmi_snap_w_section(struct pm_snapshot_writer *w, uint32_t type, const void *payload,
 		       size_t len);
