@@ -11,7 +11,6 @@
 #include <unistd.h>
 #include "cli.h"
 #include "snap_hold.h"
-#include "snap_users.h"
 #include "textsafe.h"
 
 #define OPT_FROM_TREE	0x2000
@@ -305,8 +304,7 @@ static int add_pids(struct pm_snapshot_writer *w, struct pm_ctx *ctx, const char
 }
 
 /* Every process, or with @cgroup every process of that cgroup v2 and those below it (as `ps --cgroup` picks them). */
-static int add_all(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned flags, const char *cgroup,
-		   struct snap_users *u)
+static int add_all(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned flags, const char *cgroup)
 {
 	struct pm_procs *it = pm_procs_open(ctx);
 	struct refused rf = { "", 0 };
@@ -324,8 +322,6 @@ static int add_all(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned fl
 		found++;
 		/* Another namespace's or a non-dumpable process: root may be refused too (EACCES, EPERM). */
 		r = pm_snapshot_add_process(w, ctx, p->pid, flags);
-		if (!r && p->uid_known)
-			snap_users_note(u, p->uid);
 		if (r == -EACCES || r == -EPERM)
 			refused_add(&rf, p->pid);
 		if (r == -EACCES || r == -EPERM || r == -ENOENT || r == -ESRCH)
@@ -440,7 +436,6 @@ static int add_processes(struct pm_snapshot_writer *w, struct pm_ctx *ctx, struc
 {
 	unsigned flags = (o->phys ? 0 : PM_SNAPSHOT_FRAMES) | (o->one_thread ? PM_SNAPSHOT_ONE_THREAD : 0);
 	struct refused rf = { "", 0 };
-	struct snap_users u = { .n = 0 };
 	char *list = NULL;
 	int r;
 
@@ -458,11 +453,9 @@ static int add_processes(struct pm_snapshot_writer *w, struct pm_ctx *ctx, struc
 		return -ECANCELED;	/* said why */
 	}
 	if (o->all || o->cgroup)
-		r = add_all(w, ctx, flags, o->cgroup, &u);
-	else if (!(r = add_pids(w, ctx, list, flags, &rf)))
-		snap_users_note_pids(&u, ctx, list);
-	if (!r)
-		r = snap_users_meta(w, &u);
+		r = add_all(w, ctx, flags, o->cgroup);
+	else
+		r = add_pids(w, ctx, list, flags, &rf);
 	hold_release(h);
 	free(list);
 	if (!r && rf.n)

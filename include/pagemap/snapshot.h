@@ -262,7 +262,10 @@ PM_API int pm_snapshot_unscramble(const char *in, const char *out, const unsigne
  * walks of the page tables in the kernel) and, the first time, the files
  * pm_snapshot_add_system() writes, while the caller reads the pagemap; it
  * ends before the call returns, and the files written are the same.
- * PM_SNAPSHOT_ONE_THREAD reads everything in the calling thread. Read live, the process's read window is kept: the
+ * PM_SNAPSHOT_ONE_THREAD reads everything in the calling thread. The
+ * process's owner (the real UID of its status) and this machine's name for
+ * it (getpwuid_r) are kept for META users=UID=NAME,... at commit, so that a
+ * replay shows USER as the capture knew it. Read live, the process's read window is kept: the
  * CLOCK_REALTIME nanoseconds when its reading started, and the start plus
  * the CLOCK_MONOTONIC time the reading took; pm_snapshot_commit() writes
  * them as META lines window.PID=START,END (as many as the META limit of
@@ -285,7 +288,11 @@ PM_API int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *
  */
 PM_API int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned flags);
 
-/* pm_snapshot_commit - write the index and trailer, fsync, and put the file at its path. 0 or -errno. */
+/*
+ * pm_snapshot_commit - write META users (the owners of the processes added,
+ * by name), the processes' windows, the index and trailer, fsync, and put
+ * the file at its path. 0 or -errno.
+ */
 PM_API int pm_snapshot_commit(struct pm_snapshot_writer *w);
 
 /*

@@ -265,6 +265,24 @@ int pmi_snap_sys_put(struct pm_snapshot_writer *w, struct snap_sys *s);
 void pmi_snap_sys_free(struct snap_sys *s);
 /* snapshot_numa.c: the NUMA topology under sys/ (nodes, memory blocks, tiers), gathered into @s. 0 or -errno. */
 int pmi_snap_numa_gather(struct snap_sys *s, const struct pm_ctx *ctx);
+/* snapshot_users.c: the users whose processes the snapshot holds, for META users=UID=NAME,... */
+#define SNAP_USERS_MAX	256
+struct snap_users {
+	uid_t uid[SNAP_USERS_MAX];
+	char *name[SNAP_USERS_MAX];	/* this machine's name for it, or NULL (none: left out of META) */
+	size_t n;
+};
+/* The real UID of a /proc/PID/status text of @len bytes. 0 or -EBADMSG. */
+int pmi_snap_status_uid(const char *status, size_t len, uid_t *uid);
+/* This machine's name for @uid (getpwuid_r: any thread). 0, -ENOENT (none, or longer than @size), -errno. */
+int pmi_snap_user_name(uid_t uid, char *name, size_t size);
+bool pmi_snap_users_known(const struct snap_users *u, uid_t uid);
+/* Note @uid and its @name (NULL: none), once. 0 or -ENOMEM. */
+int pmi_snap_users_note(struct snap_users *u, uid_t uid, const char *name);
+/* META users=UID=NAME,... of those named (at most 4 KiB); nothing when none is. 0 or -errno. */
+int pmi_snap_users_put(struct pm_snapshot_writer *w, const struct snap_users *u);
+void pmi_snap_users_free(struct snap_users *u);
+struct snap_users *pmi_snap_w_users(struct pm_snapshot_writer *w);
 /* snapshot_proc.c: @path.errno, the errno name of @e (an open that failed). 0 or -errno. */
 int pmi_snap_put_errno(struct pm_snapshot_writer *w, const char *path, int e);
 /* The writer's machine files (snapshot_sys.c), gathered once. */

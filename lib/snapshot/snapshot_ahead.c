@@ -13,6 +13,20 @@
 static const char *const ahead_file[AHEAD_FILES] = { "smaps", "smaps_rollup", "numa_maps", "stat", "status",
 							"cgroup" };
 
+#define AHEAD_STATUS	4	/* ahead_file[AHEAD_STATUS]: the process's real UID */
+
+/* The process's real UID from its status, and this machine's name for it unless the writer knows it already. */
+static void ahead_user(struct snap_ahead *a)
+{
+	const struct snap_text *t = &a->t[AHEAD_STATUS];
+
+	if (a->fd[AHEAD_STATUS] < 0 || a->r[AHEAD_STATUS] || pmi_snap_status_uid(t->buf, (size_t)t->len, &a->uid))
+		return;
+	a->uid_known = true;
+	if (a->users && !pmi_snap_users_known(a->users, a->uid))
+		a->named = pmi_snap_user_name(a->uid, a->user, sizeof(a->user)) == 0;
+}
+
 static void *ahead_run(void *arg)
 {
 	struct snap_ahead *a = arg;
@@ -26,6 +40,8 @@ static void *ahead_run(void *arg)
 		a->fd[i] = r < 0 ? r : pmi_open(a->ctx, live, O_RDONLY);
 		a->r[i] = a->fd[i] < 0 ? 0 : pmi_snap_text_read(&a->t[i], a->fd[i]);
 	}
+	a->read = true;
+	ahead_user(a);
 	if (a->sys)
 		pmi_snap_sys_gather(a->sys, a->ctx);
 	return NULL;
@@ -60,17 +76,18 @@ static void start_elsewhere(struct snap_ahead *a, pthread_attr_t *at)
 
 /* Start the thread if it pays; else the files are read in place (snapshot_ahead.h). */
 void pmi_snap_ahead_start(struct snap_ahead *a, const struct pm_ctx *ctx, pid_t pid, unsigned flags,
-			  struct snap_sys *sys)
+			  struct snap_sys *sys, const struct snap_users *users)
 {
 	pthread_attr_t at;
 	sigset_t all, old;
 
 	memset(a, 0, sizeof(*a));
-	if ((flags & PM_SNAPSHOT_ONE_THREAD) || !ctx->live || !second_cpu(&a->allowed) || pthread_attr_init(&at))
-		return;
 	a->ctx = ctx;
 	a->pid = pid;
 	a->sys = sys && !sys->gathered ? sys : NULL;
+	a->users = users;
+	if ((flags & PM_SNAPSHOT_ONE_THREAD) || !ctx->live || !second_cpu(&a->allowed) || pthread_attr_init(&at))
+		return;	/* read in place by pmi_snap_ahead_wait */
 	start_elsewhere(a, &at);
 	sigfillset(&all);	/* the caller's signals stay the caller's: the thread starts with all blocked */
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -81,35 +98,34 @@ void pmi_snap_ahead_start(struct snap_ahead *a, const struct pm_ctx *ctx, pid_t 
 	pthread_attr_destroy(&at);
 }
 
-/* The index of @name among the files read ahead, or -1 (none read ahead, or not one of them). */
 int pmi_snap_ahead_index(const struct snap_ahead *a, const char *name)
 {
 	size_t i;
 
-	for (i = 0; a->started && i < AHEAD_FILES; i++)
+	for (i = 0; i < AHEAD_FILES; i++)
 		if (!strcmp(ahead_file[i], name))
 			return (int)i;
 	return -1;
 }
 
-/* Wait for the thread: its files are read. */
 void pmi_snap_ahead_wait(struct snap_ahead *a)
 {
 	if (a->started && !a->joined)
 		pthread_join(a->thread, NULL);
+	else if (!a->started && !a->joined)
+		ahead_run(a);	/* no thread: read here, now */
 	a->joined = true;
 }
 
-/* Wait (the thread must end before the caller returns, whatever happened) and free what it read. */
 void pmi_snap_ahead_free(struct snap_ahead *a)
 {
 	size_t i;
 
-	if (!a->started)
-		return;
-	pmi_snap_ahead_wait(a);
+	if (a->started && !a->joined)
+		pthread_join(a->thread, NULL);	/* it must end before the caller returns, whatever happened */
 	a->started = false;
-	for (i = 0; i < AHEAD_FILES; i++) {
+	a->joined = true;
+	for (i = 0; a->read && i < AHEAD_FILES; i++) {
 		if (a->fd[i] >= 0)
 			close(a->fd[i]);
 		free(a->t[i].buf);

@@ -18,7 +18,7 @@
  * written afterwards, in their usual place. The wall time shrinks, the CPU
  * time does not.
  */
-#define AHEAD_FILES	6	/* smaps, smaps_rollup, numa_maps, stat, status, cgroup */
+#define AHEAD_FILES	6	/* smaps, smaps_rollup, numa_maps, stat, status, cgroup: a process's texts but maps */
 
 struct snap_ahead {
 	const struct pm_ctx *ctx;
@@ -31,19 +31,25 @@ struct snap_ahead {
 	int r[AHEAD_FILES];	/* the read's 0 or -errno */
 	struct snap_text t[AHEAD_FILES];
 	struct snap_sys *sys;	/* the machine's files to gather after the process's, or NULL */
+	const struct snap_users *users;	/* the writer's: a UID it names already is not looked up again */
+	bool read;		/* the files were read (fd[], r[] and t[] hold them) */
+	bool uid_known, named;	/* the process's real UID (status) is uid; this machine names it user */
+	uid_t uid;
+	char user[256];
 };
 
 /*
  * Start the thread if it pays (live, a second CPU, not PM_SNAPSHOT_ONE_THREAD); else the files are
- * read in place. @sys: the machine's files the thread gathers too, if not yet (NULL: none).
+ * read in place by pmi_snap_ahead_wait. @sys: the machine's files to gather too, if not yet (NULL:
+ * none); @users: the writer's, whose names need no lookup.
  */
 void pmi_snap_ahead_start(struct snap_ahead *a, const struct pm_ctx *ctx, pid_t pid, unsigned flags,
-			  struct snap_sys *sys);
-/* The index of @name among the files read ahead, or -1 (none read ahead, or not one of them). */
+			  struct snap_sys *sys, const struct snap_users *users);
+/* The index of @name among the files read ahead (AHEAD_FILES), or -1. */
 int pmi_snap_ahead_index(const struct snap_ahead *a, const char *name);
-/* Wait for the thread: its files are read. */
+/* The files are read: the thread ended, or (none started) they are read now. */
 void pmi_snap_ahead_wait(struct snap_ahead *a);
-/* Wait (the thread must end before the caller returns, whatever happened) and free what it read. */
+/* The thread ended (whatever happened: it must end before the caller returns), and what was read freed. */
 void pmi_snap_ahead_free(struct snap_ahead *a);
 
 #endif

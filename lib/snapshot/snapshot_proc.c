@@ -464,21 +464,18 @@ int pm_snapshot_add_process(struct pm_snapshot_writer *w, struct pm_ctx *ctx, pi
 	if (r)
 		return r;
 	snprintf(path, sizeof(path), "proc/%d/maps", (int)pid);
-	pmi_snap_ahead_start(&ahead, ctx, pid, flags, pmi_snap_w_sys(w));
+	pmi_snap_ahead_start(&ahead, ctx, pid, flags, pmi_snap_w_sys(w), pmi_snap_w_users(w));
 	if ((id = pmi_snap_w_file(w, path, PM_SNAPSHOT_BYTES, len)) < 0 ||
 	    (r = pmi_snap_w_bytes(w, (uint32_t)id, 0, maps, len)) ||
 	    (r = add_pagemap(w, ctx, pid, maps, flags & PM_SNAPSHOT_FRAMES)))
 		goto out;
 	pmi_snap_ahead_wait(&ahead);
-	for (i = 0; i < PMI_ARRAY_SIZE(text) && !r; i++) {
+	for (i = 0; i < PMI_ARRAY_SIZE(text) && !r; i++) {	/* in their usual order, however they were read */
 		snprintf(path, sizeof(path), "proc/%d/%s", (int)pid, text[i]);
-		if ((k = pmi_snap_ahead_index(&ahead, text[i])) >= 0) {
-			r = ahead_write(w, &ahead, k, path);
-			continue;
-		}
-		pmi_pid_path(ctx, live, sizeof(live), pid, text[i]);
-		r = copy_file(w, ctx, live, path);
+		r = (k = pmi_snap_ahead_index(&ahead, text[i])) < 0 ? -EINVAL : ahead_write(w, &ahead, k, path);
 	}
+	if (!r && ahead.uid_known)	/* its owner's name, for META users at commit */
+		r = pmi_snap_users_note(pmi_snap_w_users(w), ahead.uid, ahead.named ? ahead.user : NULL);
 	if (!r && ctx->live)
 		r = pmi_snap_w_window(w, pid, start, start + (pmi_clock_ns(CLOCK_MONOTONIC) - mono));
 out:

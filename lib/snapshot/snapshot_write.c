@@ -185,6 +185,11 @@ struct snap_sys *pmi_snap_w_sys(struct pm_snapshot_writer *w)
 	return &w->sys;
 }
 
+struct snap_users *pmi_snap_w_users(struct pm_snapshot_writer *w)
+{
+	return &w->users;
+}
+
 int pmi_snap_w_file(struct pm_snapshot_writer *w, const char *path, uint32_t kind, uint64_t size)
 {
 	size_t n = strlen(path);
@@ -422,7 +427,7 @@ static int put_index(struct pm_snapshot_writer *w)
 	int r;
 
 	/* files declared last (empty ones) come before the index */
-	if ((r = pmi_snap_w_flush_files(w)) || (r = put_windows(w)))
+	if ((r = pmi_snap_w_flush_files(w)) || (r = pmi_snap_users_put(w, &w->users)) || (r = put_windows(w)))
 		return r;
 	if (w->meta_len) {
 		size_t mlen = w->meta_len;
@@ -486,6 +491,7 @@ void pm_snapshot_writer_free(struct pm_snapshot_writer *w)
 	free(w->frames.todo);
 	free(w->frames.sorted);
 	pmi_snap_sys_free(&w->sys);
+	pmi_snap_users_free(&w->users);
 	if (w->z)
 		w->z->free_cctx(w->cctx);
 	free(w->windows);

@@ -75,6 +75,7 @@ struct pm_snapshot_writer {
 	size_t raw_slice;	/* a WORDS chunk's columns are encoded this far apart in raw (pmi_snap_w_raw_room) */
 	struct snap_frames frames;
 	struct snap_sys sys;	/* the machine's files, gathered with the first process's text files */
+	struct snap_users users;	/* the processes' owners, written as META users at commit */
 	unsigned char *files;	/* FILE records not written yet: one FILES section for them all */
 	size_t files_len;
 	uint32_t files_count, files_first;

@@ -3,6 +3,7 @@ process's own pages, the write watch in this process and in another, sharing, v2
 import json
 import mmap
 import os
+import pwd
 import signal
 import subprocess
 import sys
@@ -285,6 +286,11 @@ def test_write_snapshot_replays_the_child(child, tmp_path, pagemap_cli):
     out = subprocess.run([pagemap_cli, "--snapshot", path, "maps", "-J", "-b", str(child.pid)], capture_output=True,
                          text=True, check=True).stdout
     assert '"start": "%#x"' % child.addr in out.replace('"start":"', '"start": "')
+    # The library records its owner's name (META users), as the CLI's snapshots do: a replay shows it, not a number.
+    name = pwd.getpwuid(os.getuid()).pw_name
+    user = subprocess.run([pagemap_cli, "--snapshot", path, "ps", "-n", "-r", "-o", "USER", "-p", str(child.pid)],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    assert user == name
     with pytest.raises(ValueError):
         pm.Context().write_snapshot(path, [child.pid], pfn="scramble")
 

@@ -1,0 +1,99 @@
+/*
+ * snapshot_users.c - the names the writing machine gives the users whose
+ * processes a snapshot holds, written as META users=UID=NAME,...
+ * (pagemap-snapshot(5)) so that a replay shows USER as the capture knew
+ * it: the replaying machine's passwd may name those UIDs differently, or
+ * not at all. Each process's real UID comes from the status it records;
+ * its name is looked up by the thread that reads the process's files
+ * (snapshot_ahead.c), once per UID.
+ */
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "base.h"
+#include "snapshot.h"
+
+int pmi_snap_status_uid(const char *status, size_t len, uid_t *uid)
+{
+	const char *a = memmem(status, len, "\nUid:", 5), *end = status + len;
+	unsigned long v = 0;
+	const char *p;
+
+	if (!a)
+		return -EBADMSG;
+	for (p = a + 5; p < end && (*p == '\t' || *p == ' '); p++)
+		;
+	if (p == end || *p < '0' || *p > '9')
+		return -EBADMSG;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (v > ((unsigned long)(uid_t)-1 - (unsigned long)(*p - '0')) / 10)
+			return -EBADMSG;	/* more than a uid_t holds: not a line the kernel writes */
+		v = v * 10 + (unsigned long)(*p - '0');
+	}
+	*uid = (uid_t)v;
+	return 0;
+}
+
+int pmi_snap_user_name(uid_t uid, char *name, size_t size)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	int r = getpwuid_r(uid, &pw, buf, sizeof(buf), &res);
+
+	if (r)
+		return -r;
+	if (!res || strlen(res->pw_name) >= size)
+		return -ENOENT;
+	strcpy(name, res->pw_name);
+	return 0;
+}
+
+bool pmi_snap_users_known(const struct snap_users *u, uid_t uid)
+{
+	size_t i;
+
+	for (i = 0; i < u->n; i++)
+		if (u->uid[i] == uid)
+			return true;
+	return false;
+}
+
+int pmi_snap_users_note(struct snap_users *u, uid_t uid, const char *name)
+{
+	if (pmi_snap_users_known(u, uid) || u->n == SNAP_USERS_MAX)
+		return 0;	/* past SNAP_USERS_MAX users the others are left out: shown as numbers */
+	if (name && !(u->name[u->n] = strdup(name)))
+		return -ENOMEM;
+	u->uid[u->n++] = uid;
+	return 0;
+}
+
+int pmi_snap_users_put(struct pm_snapshot_writer *w, const struct snap_users *u)
+{
+	char line[4096];
+	size_t i, off = 0;
+	int n;
+
+	line[0] = '\0';
+	for (i = 0; i < u->n; i++) {
+		if (!u->name[i] || strpbrk(u->name[i], ",=\n"))
+			continue;	/* no name here, or one the line could not hold */
+		n = snprintf(line + off, sizeof(line) - off, "%s%u=%s", off ? "," : "", (unsigned)u->uid[i], u->name[i]);
+		if (n < 0 || (size_t)n >= sizeof(line) - off)
+			break;	/* past 4 KiB: the first ones, the others shown as numbers */
+		off += (size_t)n;
+	}
+	line[off] = '\0';
+	return off ? pm_snapshot_add_meta(w, "users", line) : 0;
+}
+
+void pmi_snap_users_free(struct snap_users *u)
+{
+	size_t i;
+
+	for (i = 0; i < u->n; i++)
+		free(u->name[i]);
+	u->n = 0;
+}
