@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include "output.h"	/* out_fmt_u64 */
 
 /* A growing byte buffer; after a failed allocation it keeps what it has and sets oom. */
 struct obuf {
@@ -27,7 +28,24 @@ static inline void obuf_add(struct obuf *b, const char *s, size_t n)
 	obuf_grow_add(b, s, n);
 }
 void obuf_str(struct obuf *b, const char *s);
-void obuf_pad(struct obuf *b, size_t n);	/* n spaces */
+/* obuf_pad's way when the buffer must grow or @n is long. */
+void obuf_grow_pad(struct obuf *b, size_t n);
+/*
+ * Append @n spaces. Inline, and 32 spaces stored at once where the buffer has room for them (those
+ * past @n are not counted, so the next append writes over them): a library memset per padded cell
+ * was a tenth of `pages`.
+ */
+static inline void obuf_pad(struct obuf *b, size_t n)
+{
+	static const char spaces[32] = "                                ";
+
+	if (n <= sizeof(spaces) && b->cap - b->len >= sizeof(spaces)) {
+		memcpy(b->p + b->len, spaces, sizeof(spaces));
+		b->len += n;
+		return;
+	}
+	obuf_grow_pad(b, n);
+}
 void obuf_free(struct obuf *b);
 
 /* A raw-mode cell (NULL is empty): blanks, '\\' and what is not printable as \xHH (its fputs_nonblank). */
@@ -48,8 +66,6 @@ void obuf_json_name(struct obuf *b, const char *name);
 /* The same with ": " after it, as libsmartcols' JSON has it. */
 void obuf_json_key(struct obuf *b, const char *name);
 
-/* @v as "%" PRIu64 or "0x%" PRIx64 would print it, NUL-terminated, without printf's cost; @buf has 24 bytes. */
-void out_fmt_u64(char *buf, uint64_t v, bool hex);
 
 /*
  * Does @s print in an aligned table as its bytes, one column each (printable
