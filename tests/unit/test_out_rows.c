@@ -268,6 +268,27 @@ static int test_fmt_u64(void)
 	return T_PASS;
 }
 
+/* Appends of every length to 40 (1-32 copied by overlapping fixed-size moves): each one's bytes, in order. */
+static int test_add_short(void)
+{
+	static const char src[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ";
+	struct obuf b = { 0 };
+	char want[2048];
+	size_t n, k = 0;
+
+	obuf_add(&b, "", 0);
+	for (n = 1; n <= 40; n++) {
+		obuf_add(&b, src + n % 7, n);
+		memcpy(want + k, src + n % 7, n);
+		k += n;
+		obuf_add(&b, "|", 1);
+		want[k++] = '|';
+	}
+	CHECK(!b.oom && b.len == k && !memcmp(b.p, want, k));
+	obuf_free(&b);
+	return T_PASS;
+}
+
 /*
  * Short pads where the buffer has room store 32 spaces and count only theirs: what follows writes over
  * the rest. Every length to 33 (32 stored at once, 33 the other way), between cells, and at the very
@@ -308,4 +329,4 @@ static int test_pad_short(void)
 
 T_MAIN(T(test_fmt_u64), T(test_raw_same_as_libsmartcols), T(test_json_same_as_libsmartcols),
        T(test_json_compact_same_as_libsmartcols), T(test_escapes_spelled_out), T(test_plain),
-       T(test_buffer_grows), T(test_pad_short))
+       T(test_buffer_grows), T(test_add_short), T(test_pad_short))
