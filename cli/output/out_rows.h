@@ -62,10 +62,10 @@ void obuf_grow_pad(struct obuf *b, size_t n);
  */
 static inline void obuf_pad(struct obuf *b, size_t n)
 {
-	static const char spaces[32] = "                                ";
+	static const char spaces[] = "                                ";	/* 32, and the NUL */
 
-	if (n <= sizeof(spaces) && b->cap - b->len >= sizeof(spaces)) {
-		memcpy(b->p + b->len, spaces, sizeof(spaces));
+	if (n <= sizeof(spaces) - 1 && b->cap - b->len >= sizeof(spaces) - 1) {
+		memcpy(b->p + b->len, spaces, sizeof(spaces) - 1);
 		b->len += n;
 		return;
 	}
