@@ -10,7 +10,9 @@
 # Goals: 1.15x, 1.15x, 1.0x (wall-time medians; CPU time too, steadier on a shared machine).
 # Usage: bench/run-sparse.sh [GIB]    (make bench-sparse). Environment: BENCH_RUNS (rounds, default 9),
 # BENCH_BUILD, BENCH_TOOL (the pagemap measured), BENCH_BASE_TOOL (another build, e.g. main's: its three
-# commands join the rounds as base-*), PAGE_TYPES / KERNEL_SRC (see bench_page_types in common.sh).
+# commands join the rounds as base-*), BENCH_ROWS (some of maps, maps-scan, pages, e.g. "pages": only these
+# rows, their baselines and base-* rows are timed and compared, a third of the time for pages alone),
+# PAGE_TYPES / KERNEL_SRC (see bench_page_types in common.sh).
 # Before timing, the outputs of maps and pages are compared across PAGEMAP_BACKEND=pread, =scan and the default
 # (they must be the same: exit 1 otherwise). Figures only: never fails on a ratio.
 set -u
@@ -49,8 +51,18 @@ if [ -n "$base" ]; then
 	base=$tmp/base/$(basename "$base")
 fi
 
-labels=(raw-pread maps raw-scan maps-scan pt-runs pages)
-[ -z "$base" ] || labels+=(base-maps base-maps-scan base-pages)
+rows=${BENCH_ROWS:-maps maps-scan pages}
+labels=() blabels=()
+for row in $rows; do
+	case $row in
+	maps) labels+=(raw-pread maps) ;;
+	maps-scan) labels+=(raw-scan maps-scan) ;;
+	pages) labels+=(pt-runs pages) ;;
+	*) echo "run-sparse.sh: BENCH_ROWS: no row '$row' (maps, maps-scan, pages)" >&2; exit 1 ;;
+	esac
+	[ -z "$base" ] || blabels+=("base-$row")
+done
+[ -z "$base" ] || labels+=("${blabels[@]}")
 command_for() {
 	case $1 in
 	raw-pread) echo "$raw pread $pid" ;;
@@ -89,7 +101,15 @@ echo "== target pid $pid: $gib GiB mapped, one 4 KiB page in $stride written, TH
 
 # The same answer whichever reader reads a mapping (the default chooses per mapping).
 same=0
-for cmd in "maps" "maps -o $scan_cols,EXCLUSIVE,ZERO,GUARD" "pages"; do
+cmds=()
+for row in $rows; do
+	case $row in
+	maps) cmds+=("maps") ;;
+	maps-scan) cmds+=("maps -o $scan_cols,EXCLUSIVE,ZERO,GUARD") ;;
+	pages) cmds+=("pages") ;;
+	esac
+done
+for cmd in "${cmds[@]}"; do
 	# shellcheck disable=SC2086 # split on purpose
 	for b in pread scan auto; do
 		PAGEMAP_BACKEND=$b "$tool" $cmd "$pid" >"$tmp/same.$b" 2>/dev/null || { echo "run-sparse.sh: $cmd with PAGEMAP_BACKEND=$b failed" >&2; exit 1; }
@@ -101,7 +121,7 @@ for cmd in "maps" "maps -o $scan_cols,EXCLUSIVE,ZERO,GUARD" "pages"; do
 	fi
 done
 [ $same = 0 ] || exit 1
-echo "maps, maps -o $scan_cols,EXCLUSIVE,ZERO,GUARD and pages: the same output by pread, by the scan and by default"
+echo "$(printf '%s; ' "${cmds[@]}")the same output by pread, by the scan and by default"
 
 run_rounds x
 printf '%-15s %9s %9s %9s %9s %8s %8s %6s  %s\n' ROW WALL_MS MIN_MS CPU_MS RSS_MIB RATIO CPU_RAT GOAL COMMAND

@@ -48,17 +48,10 @@ void obuf_str(struct obuf *b, const char *s)
 	obuf_add(b, s, strlen(s));
 }
 
-void obuf_pad(struct obuf *b, size_t n)
+void obuf_grow_pad(struct obuf *b, size_t n)
 {
 	static const char spaces[] = "                                ";
 
-	if (!n)
-		return;	/* nothing: and an empty buffer has no memory for memset to point into */
-	if (b->len + n <= b->cap) {	/* the usual case: the buffer has room */
-		memset(b->p + b->len, ' ', n);
-		b->len += n;
-		return;
-	}
 	while (n) {
 		size_t k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
 
@@ -161,7 +154,7 @@ bool out_cell_plain(const char *s, size_t *len)
 	return true;
 }
 
-void out_fmt_u64(char *buf, uint64_t v, bool hex)
+size_t out_fmt_u64(char *buf, uint64_t v, bool hex)
 {
 	char tmp[24], *p = tmp + sizeof(tmp);
 
@@ -175,4 +168,5 @@ void out_fmt_u64(char *buf, uint64_t v, bool hex)
 		*--p = '0';
 	}
 	memcpy(buf, p, (size_t)(tmp + sizeof(tmp) - p));
+	return (size_t)(tmp + sizeof(tmp) - p) - 1;
 }

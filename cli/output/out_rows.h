@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include "output.h"	/* out_fmt_u64 */
 
 /* A growing byte buffer; after a failed allocation it keeps what it has and sets oom. */
 struct obuf {
@@ -16,18 +17,60 @@ struct obuf {
 
 /* obuf_add's way when the buffer must grow (or @n is 0). */
 void obuf_grow_add(struct obuf *b, const char *s, size_t n);
+/*
+ * Copy @n bytes, 1 to 32, by two fixed-size copies that overlap (inlined moves, no library call; they read
+ * and write only the @n bytes): a cell is a few bytes, and a library memcpy per cell was a tenth of `pages`.
+ */
+static inline void obuf_copy_short(char *d, const char *s, size_t n)
+{
+	if (n >= 16) {
+		memcpy(d, s, 16);
+		memcpy(d + n - 16, s + n - 16, 16);
+	} else if (n >= 8) {
+		memcpy(d, s, 8);
+		memcpy(d + n - 8, s + n - 8, 8);
+	} else if (n >= 4) {
+		memcpy(d, s, 4);
+		memcpy(d + n - 4, s + n - 4, 4);
+	} else {
+		d[0] = s[0];
+		d[n / 2] = s[n / 2];
+		d[n - 1] = s[n - 1];
+	}
+}
+
 /* Append @n bytes of @s. Inline: a table row is a dozen small appends, and a call each was a tenth of `pages`. */
 static inline void obuf_add(struct obuf *b, const char *s, size_t n)
 {
 	if (n && b->len + n <= b->cap) {
-		memcpy(b->p + b->len, s, n);
+		if (n <= 32)
+			obuf_copy_short(b->p + b->len, s, n);
+		else
+			memcpy(b->p + b->len, s, n);
 		b->len += n;
 		return;
 	}
 	obuf_grow_add(b, s, n);
 }
 void obuf_str(struct obuf *b, const char *s);
-void obuf_pad(struct obuf *b, size_t n);	/* n spaces */
+/* obuf_pad's way when the buffer must grow or @n is long. */
+void obuf_grow_pad(struct obuf *b, size_t n);
+/*
+ * Append @n spaces. Inline, and 32 spaces stored at once where the buffer has room for them (those
+ * past @n are not counted, so the next append writes over them): a library memset per padded cell
+ * was a tenth of `pages`.
+ */
+static inline void obuf_pad(struct obuf *b, size_t n)
+{
+	static const char spaces[] = "                                ";	/* 32, and the NUL */
+
+	if (n <= sizeof(spaces) - 1 && b->cap - b->len >= sizeof(spaces) - 1) {
+		memcpy(b->p + b->len, spaces, sizeof(spaces) - 1);
+		b->len += n;
+		return;
+	}
+	obuf_grow_pad(b, n);
+}
 void obuf_free(struct obuf *b);
 
 /* A raw-mode cell (NULL is empty): blanks, '\\' and what is not printable as \xHH (its fputs_nonblank). */
@@ -48,8 +91,6 @@ void obuf_json_name(struct obuf *b, const char *name);
 /* The same with ": " after it, as libsmartcols' JSON has it. */
 void obuf_json_key(struct obuf *b, const char *name);
 
-/* @v as "%" PRIu64 or "0x%" PRIx64 would print it, NUL-terminated, without printf's cost; @buf has 24 bytes. */
-void out_fmt_u64(char *buf, uint64_t v, bool hex);
 
 /*
  * Does @s print in an aligned table as its bytes, one column each (printable

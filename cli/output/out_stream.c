@@ -19,18 +19,24 @@ static const char *cell_data(struct libscols_line *ln, size_t pos)
 	return ce ? sym_scols_cell_get_data(ce) : NULL;
 }
 
-/* The cells of the next row held, own or libsmartcols' (@itr), into @c; false after the last. */
-static bool next_row(struct out *out, struct libscols_iter *itr, size_t *row, const char **c)
+/*
+ * The cells of the next row held, own or libsmartcols' (@itr), into @c, and unless @len is NULL their
+ * lengths as out_own_cells gives them; false after the last.
+ */
+static bool next_row(struct out *out, struct libscols_iter *itr, size_t *row, const char **c, size_t *len)
 {
 	struct libscols_line *ln;
 	size_t i;
 
 	if (out->own)
-		return out_own_cells(out, row, c);
+		return out_own_cells(out, row, c, len);
 	if (sym_scols_table_next_line(out->tb, itr, &ln))
 		return false;
-	for (i = 0; i < out->nshown; i++)
+	for (i = 0; i < out->nshown; i++) {
 		c[i] = cell_data(ln, i);
+		if (len && !out_cell_plain(c[i], &len[i]))
+			len[i] = OUT_CELL_ODD;
+	}
 	return true;
 }
 
@@ -68,21 +74,21 @@ static void json_row(struct out *out, const char *const *cell, bool first, bool 
  * an empty last one not at all. False when a cell is not plain ASCII or wider than its column:
  * then libsmartcols prints the batch (it encodes, measures and widens).
  */
-static bool aligned_row(struct out *out, const char *const *cell, const size_t *w)
+static bool aligned_row(struct out *out, const char *const *cell, const size_t *clen, const size_t *w)
 {
 	size_t i, len;
 
 	for (i = 0; i < out->nshown; i++) {
 		bool right = out->cols[out->order[i]].flags & SCOLS_FL_RIGHT, last = i + 1 == out->nshown;
-		const char *d = cell[i];
 
-		if (!out_cell_plain(d, &len) || (len > w[i] && (right || !last)))
+		len = clen[i];
+		if (len == OUT_CELL_ODD || (len > w[i] && (right || !last)))
 			return false;
 		if (last && !len)	/* libsmartcols pads no empty last cell, even a right-aligned one */
 			break;
 		if (right)
 			obuf_pad(&out->ob, w[i] - len);
-		obuf_add(&out->ob, d ? d : "", len);
+		obuf_add(&out->ob, cell[i], len);
 		if (!last)
 			obuf_pad(&out->ob, right ? 1 : w[i] - len + 1);
 	}
@@ -100,14 +106,14 @@ static bool aligned_row(struct out *out, const char *const *cell, const size_t *
 static bool own_widths(struct out *out)
 {
 	const char *c[OUT_MAX_COLS];
-	size_t row = 0, i, len, max[OUT_MAX_COLS] = { 0 };
+	size_t row = 0, i, len[OUT_MAX_COLS], max[OUT_MAX_COLS] = { 0 };
 
-	while (next_row(out, NULL, &row, c))
+	while (next_row(out, NULL, &row, c, len))
 		for (i = 0; i < out->nshown; i++) {
-			if (!out_cell_plain(c[i], &len))
+			if (len[i] == OUT_CELL_ODD)
 				return false;
-			if (len > max[i])
-				max[i] = len;
+			if (len[i] > max[i])
+				max[i] = len[i];
 		}
 	for (i = 0; i < out->nshown; i++) {
 		const struct out_col *col = &out->cols[out->order[i]];
@@ -127,11 +133,14 @@ static bool own_widths(struct out *out)
 static void aligned_heading(struct out *out)
 {
 	const char *c[OUT_MAX_COLS];
-	size_t i;
+	size_t i, len[OUT_MAX_COLS];
 
-	for (i = 0; i < out->nshown; i++)
+	for (i = 0; i < out->nshown; i++) {
 		c[i] = out->cols[out->order[i]].name;
-	aligned_row(out, c, out->w);
+		if (!out_cell_plain(c[i], &len[i]))
+			len[i] = OUT_CELL_ODD;
+	}
+	aligned_row(out, c, len, out->w);
 }
 
 /*
@@ -159,7 +168,7 @@ static int direct_batch(struct out *out)
 {
 	struct libscols_iter *itr = NULL;
 	const char *c[OUT_MAX_COLS];
-	size_t i, row = 0, w[OUT_MAX_COLS];
+	size_t i, row = 0, w[OUT_MAX_COLS], len[OUT_MAX_COLS];
 	bool first = !out->streamed;
 	int r = 0;
 
@@ -191,7 +200,7 @@ static int direct_batch(struct out *out)
 		}
 		obuf_add(&out->ob, "\n", 1);
 	}
-	while (r == 0 && next_row(out, itr, &row, c)) {
+	while (r == 0 && next_row(out, itr, &row, c, aligned ? len : NULL)) {
 		if (out->o.json) {
 			json_row(out, c, first, false);
 			first = false;
@@ -201,7 +210,7 @@ static int direct_batch(struct out *out)
 				obuf_raw_cell(&out->ob, c[i]);
 			}
 			obuf_add(&out->ob, "\n", 1);
-		} else if (!aligned_row(out, c, w)) {
+		} else if (!aligned_row(out, c, len, w)) {
 			r = 1;
 		}
 		/* Written as it goes where no later row can send the batch back to libsmartcols: fewer pages touched. */
@@ -358,7 +367,7 @@ static int json_record(struct out *out, const struct out_field *f, size_t n)
 	out->ob.len = 0;
 	obuf_json_name(&out->ob, out->name);
 	obuf_str(&out->ob, ":[");
-	while (out_own_cells(out, &row, c)) {
+	while (out_own_cells(out, &row, c, NULL)) {
 		json_row(out, c, first, true);
 		first = false;
 	}

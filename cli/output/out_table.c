@@ -135,41 +135,51 @@ bool out_own_wanted(const struct out *out)
 
 bool out_own_row(struct out *out)
 {
-	size_t i;
-
 	if (out->nrows == out->cap_rows) {
-		size_t cap = out->cap_rows ? 2 * out->cap_rows : 256, *more;
+		size_t cap = out->cap_rows ? 2 * out->cap_rows : 256;
+		struct out_cellref *ref;
+		uint64_t *set;
 
-		if (cap > SIZE_MAX / sizeof(*more) / out->nshown ||
-		    !(more = realloc(out->off, cap * out->nshown * sizeof(*more))))
+		if (cap > SIZE_MAX / sizeof(*ref) / out->nshown)
 			return false;
-		out->off = more;
+		if (!(ref = realloc(out->ref, cap * out->nshown * sizeof(*ref))))
+			return false;
+		out->ref = ref;
+		if (!(set = realloc(out->set, cap * sizeof(*set))))
+			return false;
+		out->set = set;
 		out->cap_rows = cap;
 	}
-	for (i = 0; i < out->nshown; i++)
-		out->off[out->nrows * out->nshown + i] = SIZE_MAX;
-	out->nrows++;
+	out->set[out->nrows++] = 0;
 	return true;
 }
 
-void out_own_set(struct out *out, size_t pos, const char *s)
+void out_own_set(struct out *out, size_t pos, const char *s, size_t len, bool plain)
 {
 	if (!out->nrows || !s)
 		return;
-	out->off[(out->nrows - 1) * out->nshown + pos] = out->cells.len;
-	obuf_add(&out->cells, s, strlen(s) + 1);
+	out->ref[(out->nrows - 1) * out->nshown + pos] = (struct out_cellref){ out->cells.len, plain ? len : OUT_CELL_ODD };
+	out->set[out->nrows - 1] |= (uint64_t)1 << pos;
+	obuf_add(&out->cells, s, len + 1);
 	out->oom |= out->cells.oom;
 }
 
-bool out_own_cells(const struct out *out, size_t *row, const char **c)
+bool out_own_cells(const struct out *out, size_t *row, const char **c, size_t *len)
 {
-	size_t i, o;
+	const struct out_cellref *ref;
+	uint64_t set;
+	size_t i;
 
 	if (*row >= out->nrows)
 		return false;
+	ref = out->ref + *row * out->nshown;
+	set = out->set[*row];
 	for (i = 0; i < out->nshown; i++) {
-		o = out->off[*row * out->nshown + i];
-		c[i] = o == SIZE_MAX ? NULL : out->cells.p + o;
+		bool has = set & ((uint64_t)1 << i);
+
+		c[i] = has ? out->cells.p + ref[i].off : NULL;
+		if (len)
+			len[i] = has ? ref[i].len : 0;
 	}
 	++*row;
 	return true;
@@ -184,7 +194,7 @@ int out_own_to_scols(struct out *out)
 
 	if (out_scols(out))
 		return -ENOMEM;
-	while (out->own && out_own_cells(out, &row, c)) {
+	while (out->own && out_own_cells(out, &row, c, NULL)) {
 		if (!(ln = sym_scols_table_new_line(out->tb, NULL)))
 			return -ENOMEM;
 		for (i = 0; i < out->nshown; i++)

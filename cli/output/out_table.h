@@ -13,6 +13,18 @@
 
 #define OUT_MAX_COLS 64
 
+/*
+ * A cell's length as an aligned row needs it: its bytes when it is plain
+ * (out_cell_plain: printed as it is, a column a byte), else OUT_CELL_ODD
+ * (only libsmartcols can measure it). An unset cell is plain and empty.
+ */
+#define OUT_CELL_ODD SIZE_MAX
+
+/* An own cell: where its text begins in out->cells, and its length as above. */
+struct out_cellref {
+	size_t off, len;
+};
+
 struct out {
 	struct libscols_table *tb;		/* NULL until a table needs libsmartcols (out_scols) */
 	const struct out_col *cols;
@@ -36,14 +48,18 @@ struct out {
 	/*
 	 * Own rows (@own, out_own_wanted), which out_stream.c may print itself, are kept here,
 	 * not in libsmartcols lines (an allocation per line and per cell): the
-	 * text of every cell in @cells, NUL-terminated, at offset off[row *
-	 * nshown + position], SIZE_MAX for a cell not set.
+	 * text of every cell in @cells, NUL-terminated, at ref[row * nshown +
+	 * position], with its length and whether it is plain, told once as it is
+	 * set (a row's cells were measured again for each printing: a fifth of
+	 * `pages`); set[row] has a bit per position set (OUT_MAX_COLS is 64).
 	 */
 	bool own, oom;
 	bool sized;				/* w[] holds the widths the aligned rows were printed in */
 	size_t w[OUT_MAX_COLS];
 	struct obuf cells;
-	size_t *off, nrows, cap_rows;
+	struct out_cellref *ref;
+	uint64_t *set;
+	size_t nrows, cap_rows;
 };
 
 /* Lines out_stream holds before printing them; PAGEMAP_OUT_BATCH overrides (tests). */
@@ -66,13 +82,16 @@ void out_hint_widths(struct out *out);
 bool out_own_wanted(const struct out *out);
 /* A row of the stream's own storage; false when it cannot grow (the batch then fails with -ENOMEM). */
 bool out_own_row(struct out *out);
-/* Cell @pos (a position, not a column id) of the last own row: a copy of @s; NULL: unset. */
-void out_own_set(struct out *out, size_t pos, const char *s);
 /*
- * The cells of own row *@row into @c (NULL for a cell not set), by position, and *@row moved on;
- * false after the last row.
+ * Cell @pos (a position, not a column id) of the last own row: a copy of @s, @len bytes, @plain
+ * as out_cell_plain tells it; NULL: unset.
  */
-bool out_own_cells(const struct out *out, size_t *row, const char **c);
+void out_own_set(struct out *out, size_t pos, const char *s, size_t len, bool plain);
+/*
+ * The cells of own row *@row into @c (NULL for a cell not set) and, unless @len is NULL, their
+ * lengths (OUT_CELL_ODD: not plain) into @len, by position, and *@row moved on; false after the last row.
+ */
+bool out_own_cells(const struct out *out, size_t *row, const char **c, size_t *len);
 /* The own rows held, copied into libsmartcols lines (for what only libsmartcols prints); 0 or -ENOMEM. */
 int out_own_to_scols(struct out *out);
 /* Drop the rows held, own and libsmartcols', once printed: room for the next batch or record. */

@@ -260,7 +260,8 @@ void out_free(struct out *out)
 	obuf_free(&out->ob);
 	obuf_free(&out->text);
 	obuf_free(&out->cells);
-	free(out->off);
+	free(out->ref);
+	free(out->set);
 	free(out);
 }
 
@@ -315,11 +316,19 @@ struct libscols_line *out_total_row(struct out *out)
 	return out_line(out);
 }
 
-static void set_cell(struct out *out, struct libscols_line *ln, size_t id, const char *s)
+/*
+ * Cell @id of @ln: @s, whose length (and that it is plain) the caller may know: @len, else
+ * OUT_CELL_ODD and it is measured here.
+ */
+static void set_cell(struct out *out, struct libscols_line *ln, size_t id, const char *s, size_t len)
 {
+	bool plain = true;
+
 	/* The handle out_line gives in own mode is @out itself; a real line (a total) goes to libsmartcols. */
 	if (ln == (struct libscols_line *)out && out_has(out, id)) {
-		out_own_set(out, out->seq[id], s);
+		if (s && len == OUT_CELL_ODD && !(plain = out_cell_plain(s, &len)))
+			len = strlen(s);
+		out_own_set(out, out->seq[id], s, len, plain);
 	} else if (ln && out_has(out, id)) {
 		if (out_scols_cell(out, ln, out->seq[id], s))
 			out->oom = true;
@@ -331,24 +340,25 @@ void out_str(struct out *out, struct libscols_line *ln, size_t id, const char *s
 	/* libsmartcols prints a JSON boolean false only for "", "0" or "n...": "false" would print true. */
 	if (out->cols[id].kind == OUT_BOOL && out->o.json && s)
 		s = !strcmp(s, "yes") || !strcmp(s, "true") ? "1" : "0";
-	set_cell(out, ln, id, s);
+	set_cell(out, ln, id, s, OUT_CELL_ODD);
 }
 
 void out_u64(struct out *out, struct libscols_line *ln, size_t id, uint64_t v)
 {
 	char buf[32];
+	size_t len = OUT_CELL_ODD;	/* digits are plain: their length is known */
 
 	if (!ln || !out_has(out, id))
 		return;
 	switch (out->cols[id].kind) {
 	case OUT_SIZE:
 		if (out->o.bytes || out->o.json)
-			out_fmt_u64(buf, v, false);
+			len = out_fmt_u64(buf, v, false);
 		else
 			out_human_size(v, buf, sizeof(buf));
 		break;
 	case OUT_HEX:
-		out_fmt_u64(buf, v, true);	/* printf's cost showed in the many-row commands */
+		len = out_fmt_u64(buf, v, true);	/* printf's cost showed in the many-row commands */
 		break;
 	case OUT_BOOL:
 		snprintf(buf, sizeof(buf), "%s", v ? (out->o.json ? "1" : "yes") : (out->o.json ? "0" : "no"));
@@ -356,10 +366,10 @@ void out_u64(struct out *out, struct libscols_line *ln, size_t id, uint64_t v)
 	case OUT_NUM:
 	case OUT_STR:
 	default:
-		out_fmt_u64(buf, v, false);
+		len = out_fmt_u64(buf, v, false);
 		break;
 	}
-	set_cell(out, ln, id, buf);
+	set_cell(out, ln, id, buf, len);
 }
 
 void out_s64(struct out *out, struct libscols_line *ln, size_t id, int64_t v)
@@ -378,11 +388,11 @@ void out_s64(struct out *out, struct libscols_line *ln, size_t id, int64_t v)
 		if (!(v < 0) && (out->o.json || !mag))
 			memmove(buf, buf + 1, strlen(buf));
 	}
-	set_cell(out, ln, id, buf);
+	set_cell(out, ln, id, buf, OUT_CELL_ODD);
 }
 
 void out_unknown(struct out *out, struct libscols_line *ln, size_t id)
 {
 	/* An empty cell is null in JSON; a dash in tables says "not known", never a fake 0. */
-	set_cell(out, ln, id, out->o.json ? NULL : "-");
+	set_cell(out, ln, id, out->o.json ? NULL : "-", OUT_CELL_ODD);
 }

@@ -206,6 +206,11 @@ struct out_field {
  */
 int out_print_record(struct out *out, const char *heading, const struct out_field *f, size_t n);
 
+/*
+ * @v as "%" PRIu64 or "0x%" PRIx64 would print it, NUL-terminated, without printf's cost (out_rows.c);
+ * @buf has 24 bytes. Returns its length.
+ */
+size_t out_fmt_u64(char *buf, uint64_t v, bool hex);
 /* Human-readable size like util-linux: "0B", "4K", "1.5M" (out_human.c). */
 char *out_human_size(uint64_t bytes, char *buf, size_t size);
 /*

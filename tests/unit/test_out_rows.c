@@ -253,19 +253,80 @@ static int test_fmt_u64(void)
 {
 	static const uint64_t v[] = { 0, 1, 9, 10, 15, 16, 255, 4096, 0x7fffffffffffULL, 1000000007, UINT64_MAX - 1, UINT64_MAX };
 	char got[24], want[32];
-	size_t i;
+	size_t i, n;
 
 	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		out_fmt_u64(got, v[i], false);
+		n = out_fmt_u64(got, v[i], false);
 		snprintf(want, sizeof(want), "%" PRIu64, v[i]);
 		CHECK_STR(got, want);
-		out_fmt_u64(got, v[i], true);
+		CHECK(n == strlen(want));
+		n = out_fmt_u64(got, v[i], true);
 		snprintf(want, sizeof(want), "0x%" PRIx64, v[i]);
 		CHECK_STR(got, want);
+		CHECK(n == strlen(want));
 	}
+	return T_PASS;
+}
+
+/* Appends of every length to 40 (1-32 copied by overlapping fixed-size moves): each one's bytes, in order. */
+static int test_add_short(void)
+{
+	static const char src[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ";
+	struct obuf b = { 0 };
+	char want[2048];
+	size_t n, k = 0;
+
+	obuf_add(&b, "", 0);
+	for (n = 1; n <= 40; n++) {
+		obuf_add(&b, src + n % 7, n);
+		memcpy(want + k, src + n % 7, n);
+		k += n;
+		obuf_add(&b, "|", 1);
+		want[k++] = '|';
+	}
+	CHECK(!b.oom && b.len == k && !memcmp(b.p, want, k));
+	obuf_free(&b);
+	return T_PASS;
+}
+
+/*
+ * Short pads where the buffer has room store 32 spaces and count only theirs: what follows writes over
+ * the rest. Every length to 33 (32 stored at once, 33 the other way), between cells, and at the very
+ * end of the buffer's room.
+ */
+static int test_pad_short(void)
+{
+	struct obuf b = { 0 };
+	char want[8192];	/* the buffer's first 4096 bytes, and a few more */
+	size_t i, k = 0;
+
+	obuf_pad(&b, 0);	/* no memory yet: nothing, and no write */
+	CHECK(b.len == 0 && !b.oom);
+	for (i = 0; i <= 33; i++) {
+		obuf_add(&b, "x", 1);
+		want[k++] = 'x';
+		obuf_pad(&b, i);
+		memset(want + k, ' ', i);
+		k += i;
+	}
+	obuf_add(&b, "|", 1);
+	want[k++] = '|';
+	CHECK(!b.oom && b.len == k && !memcmp(b.p, want, k));
+	/* Room for fewer than 32 more: the pad takes the way that grows the buffer. */
+	while (b.cap - b.len >= 32) {
+		obuf_add(&b, "y", 1);
+		want[k++] = 'y';
+	}
+	obuf_pad(&b, 5);
+	memset(want + k, ' ', 5);
+	k += 5;
+	obuf_add(&b, "z", 1);
+	want[k++] = 'z';
+	CHECK(!b.oom && b.len == k && !memcmp(b.p, want, k));
+	obuf_free(&b);
 	return T_PASS;
 }
 
 T_MAIN(T(test_fmt_u64), T(test_raw_same_as_libsmartcols), T(test_json_same_as_libsmartcols),
        T(test_json_compact_same_as_libsmartcols), T(test_escapes_spelled_out), T(test_plain),
-       T(test_buffer_grows))
+       T(test_buffer_grows), T(test_add_short), T(test_pad_short))
