@@ -542,7 +542,7 @@ static int export_features(const struct snap_frames *fr, unsigned flags, const s
 
 int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, unsigned flags)
 {
-	/* With the whole frame files: the machine's counters as they read beside them (node ones: pmi_snap_add_numa). */
+	/* With the whole frame files: the machine's counters as they read beside them (node ones: pmi_snap_numa_gather). */
 	static const char *const machine[] = { "proc/meminfo", "proc/vmstat" };
 	struct snap_frames *fr = pmi_snap_w_frames(w);
 	struct snap_sys *sys = pmi_snap_w_sys(w);
