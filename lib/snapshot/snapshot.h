@@ -251,6 +251,7 @@ struct snap_sys {
 	struct snap_sysfile *v;
 	size_t n, cap;
 	bool gathered;
+	const struct pm_ctx *ctx;	/* whose files they are */
 	int r;			/* the gathering's 0 or -errno (out of memory, a path too long) */
 };
 /* Gather every file (once; sets s->gathered). 0 or -errno, also kept in s->r. */
@@ -267,6 +268,7 @@ void pmi_snap_sys_free(struct snap_sys *s);
 int pmi_snap_numa_gather(struct snap_sys *s, const struct pm_ctx *ctx);
 /* snapshot_users.c: the users whose processes the snapshot holds, for META users=UID=NAME,... */
 #define SNAP_USERS_MAX	256
+#define SNAP_USERS_LINE	(4096 - sizeof("users=\n"))	/* "users=" LINE "\n" is one META line of 4 KiB */
 struct snap_users {
 	uid_t uid[SNAP_USERS_MAX];
 	char *name[SNAP_USERS_MAX];	/* this machine's name for it, or NULL (none: left out of META) */

@@ -23,7 +23,7 @@ static void ahead_user(struct snap_ahead *a)
 	if (a->fd[AHEAD_STATUS] < 0 || a->r[AHEAD_STATUS] || pmi_snap_status_uid(t->buf, (size_t)t->len, &a->uid))
 		return;
 	a->uid_known = true;
-	if (a->users && !pmi_snap_users_known(a->users, a->uid))
+	if (a->users && a->users->n < SNAP_USERS_MAX && !pmi_snap_users_known(a->users, a->uid))
 		a->named = pmi_snap_user_name(a->uid, a->user, sizeof(a->user)) == 0;
 }
 
@@ -84,10 +84,10 @@ void pmi_snap_ahead_start(struct snap_ahead *a, const struct pm_ctx *ctx, pid_t 
 	memset(a, 0, sizeof(*a));
 	a->ctx = ctx;
 	a->pid = pid;
-	a->sys = sys && !sys->gathered ? sys : NULL;
-	a->users = users;
+	a->users = ctx->live ? users : NULL;	/* a tree's UIDs are another machine's: not named by ours */
 	if ((flags & PM_SNAPSHOT_ONE_THREAD) || !ctx->live || !second_cpu(&a->allowed) || pthread_attr_init(&at))
-		return;	/* read in place by pmi_snap_ahead_wait */
+		return;	/* read in place by pmi_snap_ahead_wait; the machine's files by pm_snapshot_add_system */
+	a->sys = sys && !sys->gathered ? sys : NULL;
 	start_elsewhere(a, &at);
 	sigfillset(&all);	/* the caller's signals stay the caller's: the thread starts with all blocked */
 	pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -31,7 +31,7 @@ struct snap_ahead {
 	int r[AHEAD_FILES];	/* the read's 0 or -errno */
 	struct snap_text t[AHEAD_FILES];
 	struct snap_sys *sys;	/* the machine's files to gather after the process's, or NULL */
-	const struct snap_users *users;	/* the writer's: a UID it names already is not looked up again */
+	const struct snap_users *users;	/* the writer's (NULL: no names, a tree's): a UID it holds is not looked up again */
 	bool read;		/* the files were read (fd[], r[] and t[] hold them) */
 	bool uid_known, named;	/* the process's real UID (status) is uid; this machine names it user */
 	uid_t uid;

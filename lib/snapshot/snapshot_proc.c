@@ -570,7 +570,14 @@ int pm_snapshot_add_system(struct pm_snapshot_writer *w, struct pm_ctx *ctx, uns
 	}
 	if (!r)
 		r = pmi_snap_put_errno(w, "sys/kernel/mm/page_idle/bitmap", ENODATA);
-	if (!r && !sys->gathered)	/* else read by the first process's thread, beside its pagemap */
+	/*
+	 * Read by the first process's thread, beside its pagemap; again here for
+	 * another ctx, or with the whole frame files (read now: the node counters
+	 * beside them, not a process list's time earlier).
+	 */
+	if (!r && sys->gathered && (sys->ctx != ctx || (flags & PM_SNAPSHOT_PHYS)))
+		pmi_snap_sys_free(sys);
+	if (!r && !sys->gathered)
 		pmi_snap_sys_gather(sys, ctx);
 	if (!r)
 		r = pmi_snap_sys_put(w, sys);

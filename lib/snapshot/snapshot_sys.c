@@ -79,6 +79,7 @@ int pmi_snap_sys_gather(struct snap_sys *s, const struct pm_ctx *ctx)
 		r = pmi_snap_numa_gather(s, ctx);
 	s->r = r;
 	s->gathered = true;
+	s->ctx = ctx;
 	return r;
 }
 

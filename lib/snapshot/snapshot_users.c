@@ -39,15 +39,25 @@ int pmi_snap_status_uid(const char *status, size_t len, uid_t *uid)
 int pmi_snap_user_name(uid_t uid, char *name, size_t size)
 {
 	struct passwd pw, *res = NULL;
-	char buf[4096];
-	int r = getpwuid_r(uid, &pw, buf, sizeof(buf), &res);
+	size_t len = 4096;
+	char *buf = NULL, *nb;
+	int r;
 
-	if (r)
-		return -r;
-	if (!res || strlen(res->pw_name) >= size)
-		return -ENOENT;
-	strcpy(name, res->pw_name);
-	return 0;
+	do {	/* an entry longer than the buffer (a long GECOS): ERANGE, try a larger one, up to 1 MiB */
+		if (!(nb = realloc(buf, len))) {
+			r = ENOMEM;
+			break;
+		}
+		buf = nb;
+		r = getpwuid_r(uid, &pw, buf, len, &res);
+		len *= 2;
+	} while (r == ERANGE && len <= (1u << 20));
+	if (!r && (!res || strlen(res->pw_name) >= size))
+		r = ENOENT;
+	if (!r)
+		strcpy(name, res->pw_name);
+	free(buf);
+	return -r;
 }
 
 bool pmi_snap_users_known(const struct snap_users *u, uid_t uid)
@@ -64,7 +74,7 @@ int pmi_snap_users_note(struct snap_users *u, uid_t uid, const char *name)
 {
 	if (pmi_snap_users_known(u, uid) || u->n == SNAP_USERS_MAX)
 		return 0;	/* past SNAP_USERS_MAX users the others are left out: shown as numbers */
-	if (name && !(u->name[u->n] = strdup(name)))
+	if (!(u->name[u->n] = name ? strdup(name) : NULL) && name)
 		return -ENOMEM;
 	u->uid[u->n++] = uid;
 	return 0;
@@ -72,9 +82,9 @@ int pmi_snap_users_note(struct snap_users *u, uid_t uid, const char *name)
 
 int pmi_snap_users_put(struct pm_snapshot_writer *w, const struct snap_users *u)
 {
-	char line[4096];
+	char line[SNAP_USERS_LINE];
 	size_t i, off = 0;
-	int n;
+	int n, r;
 
 	line[0] = '\0';
 	for (i = 0; i < u->n; i++) {
@@ -82,18 +92,21 @@ int pmi_snap_users_put(struct pm_snapshot_writer *w, const struct snap_users *u)
 			continue;	/* no name here, or one the line could not hold */
 		n = snprintf(line + off, sizeof(line) - off, "%s%u=%s", off ? "," : "", (unsigned)u->uid[i], u->name[i]);
 		if (n < 0 || (size_t)n >= sizeof(line) - off)
-			break;	/* past 4 KiB: the first ones, the others shown as numbers */
+			break;	/* past the line: the first ones, the others shown as numbers */
 		off += (size_t)n;
 	}
 	line[off] = '\0';
-	return off ? pm_snapshot_add_meta(w, "users", line) : 0;
+	r = off ? pm_snapshot_add_meta(w, "users", line) : 0;
+	return r == -E2BIG ? 0 : r;	/* no room left in META (its 64 KiB): names are worth no snapshot */
 }
 
 void pmi_snap_users_free(struct snap_users *u)
 {
 	size_t i;
 
-	for (i = 0; i < u->n; i++)
+	for (i = 0; i < u->n; i++) {
 		free(u->name[i]);
+		u->name[i] = NULL;
+	}
 	u->n = 0;
 }

@@ -28,7 +28,7 @@ int pmi_snap_w_flush_out(struct pm_snapshot_writer *w)
 	int r = write_out(w->fd, w->obuf, w->olen);
 
 	w->olen = 0;
-	return r;
+	return r ? (w->error = r) : 0;	/* bytes lost: every later call fails with it */
 }
 
 /*

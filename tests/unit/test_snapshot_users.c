@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "harness.h"
 #include "snapshot.h"
 
@@ -58,4 +59,41 @@ static int users_note(void)
 	return T_PASS;
 }
 
-T_MAIN(T(status_uid), T(users_note))
+/*
+ * META users is one line of 4 KiB: a commit never fails for it. Names of each length from 1 to 40 for 256
+ * UIDs fill the line to every length near its end, where "users=" and the newline made it too long for
+ * META before (E2BIG, and the whole snapshot lost). The line holds whole entries only.
+ */
+static int users_line_fits(void)
+{
+	char path[] = "/tmp/test_snapshot_users.XXXXXX", name[64], err[256];
+	int fd = mkstemp(path);
+	size_t len, i;
+
+	CHECK(fd >= 0);
+	close(fd);
+	for (len = 1; len <= 40; len++) {
+		struct pm_snapshot_writer *w = pm_snapshot_create(path);
+		struct pm_snapshot *s;
+		const char *line;
+
+		CHECK(w != NULL);
+		for (i = 0; i < SNAP_USERS_MAX; i++) {
+			memset(name, 'a' + (int)(i % 26), len);
+			name[len] = '\0';
+			CHECK(pmi_snap_users_note(pmi_snap_w_users(w), (uid_t)(1000 + i), name) == 0);
+		}
+		CHECK(pm_snapshot_commit(w) == 0);
+		pm_snapshot_writer_free(w);
+		CHECK((s = pm_snapshot_open(path, err, sizeof(err))) != NULL);
+		CHECK((line = pm_snapshot_meta(s, "users")) != NULL);
+		CHECK(strlen(line) < SNAP_USERS_LINE);
+		CHECK(!strncmp(line, "1000=", 5));
+		CHECK(strlen(strrchr(line, '=') + 1) == len);	/* the last entry whole */
+		pm_snapshot_close(s);
+	}
+	unlink(path);
+	return T_PASS;
+}
+
+T_MAIN(T(status_uid), T(users_note), T(users_line_fits))
