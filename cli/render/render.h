@@ -163,8 +163,6 @@ enum rnd_state rnd_cell_state(const struct rnd_cell *c, unsigned *level);
 bool rnd_class_known(const struct rnd_model *m, int k);
 /* Which segment holds cell @i (binary search); -1 for none. */
 long rnd_seg_of_cell(const struct rnd_model *m, uint32_t i);
-/* "4K", "1.5M", "40T": @buf of 16 bytes. Fixed formatting (deterministic). */
-const char *rnd_size(uint64_t bytes, char *buf, size_t size);
 /* Write @s escaped for XML/HTML text and attributes (cli/base/textsafe.h's TS_XML). */
 void rnd_xml_escape(FILE *f, const char *s);
 /* Write @s as a JSON string (with quotes) that may sit inside an HTML <script> (TS_JSON_HTML). */

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "output.h"	/* out_human_size: the sizes the tables print */
 #include "render.h"
 
 /* Viridis, light to dark: colour-blind safe and readable in grey; darker is a larger share of the cell. */
@@ -162,7 +163,7 @@ static void heat_band_labels(FILE *f, const struct rnd_model *m, uint32_t height
 			if (!s->ncells)
 				continue;
 			fprintf(f, "<rect x=\"%u\" y=\"%d\" width=\"%u\" height=\"%u\" fill=\"url(#gap)\"><title>gap %s</title></rect>\n",
-				HX + s->cell, HY, s->ncells, height, rnd_size(s->end - s->start, sz, sizeof(sz)));
+				HX + s->cell, HY, s->ncells, height, out_human_size(s->end - s->start, sz, sizeof(sz)));
 			continue;
 		}
 		fprintf(f, "<path d=\"M%u %dv%u\" stroke=\"#333333\"/>", HX + s->cell, HY - 14, 10);
@@ -226,7 +227,7 @@ int heat_write_svg(FILE *f, const struct rnd_model *m, const struct heat_rec *re
 		fprintf(f, "<text x=\"8\" y=\"46\">%" PRIu64 " pages lie in no mapping of the axis</text>\n", rec->off_axis);
 	else if (heat_unmatched(rec))
 		fprintf(f, "<text x=\"8\" y=\"46\">%s in mappings that are not in both snapshots of an interval: not "
-			   "compared</text>\n", rnd_size(heat_unmatched(rec), a, sizeof(a)));
+			   "compared</text>\n", out_human_size(heat_unmatched(rec), a, sizeof(a)));
 	heat_band_labels(f, m, (uint32_t)rec->n * rh);
 	for (level = 1; level <= 8; level++) {
 		bool any = false;
@@ -265,7 +266,7 @@ int heat_write_svg(FILE *f, const struct rnd_model *m, const struct heat_rec *re
 		fprintf(f, "<rect x=\"%u\" y=\"%u\" width=\"24\" height=\"10\" fill=\"%s\"/>", 8 + level * 26,
 			HY + (uint32_t)rec->n * rh + 16, ramp[level]);
 	fprintf(f, "<text x=\"%d\" y=\"%u\">share of the cell's pages: 1/8 ... 8/8; one cell is %s or more</text></g>\n",
-		8 + 8 * 26 + 6, HY + (uint32_t)rec->n * rh + 25, rnd_size(m->page_size, a, sizeof(a)));
+		8 + 8 * 26 + 6, HY + (uint32_t)rec->n * rh + 25, out_human_size(m->page_size, a, sizeof(a)));
 	fputs("</svg>\n", f);
 	return ferror(f) ? -EIO : 0;
 }

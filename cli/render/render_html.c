@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "output.h"	/* out_human_size: the sizes the tables print */
 #include "render.h"
 
 static const char css[] =
@@ -249,7 +250,7 @@ static void html_legend(FILE *f, const struct rnd_model *m)
 			continue;
 		fprintf(f, "<span class=\"sw\" style=\"background:%s\"></span>", m->states[k].colour);
 		rnd_xml_escape(f, m->states[k].name);
-		fprintf(f, " %s", rnd_size(st[k], sz, sizeof(sz)));
+		fprintf(f, " %s", out_human_size(st[k], sz, sizeof(sz)));
 		if (m->nstates)	/* a colouring's exact bytes: what a test and a reader compare with numa or phys */
 			fprintf(f, " <span class=\"lb\" data-slot=\"%d\" data-bytes=\"%" PRIu64 "\"></span>", k, st[k]);
 	}
@@ -274,8 +275,8 @@ int rnd_write_html(FILE *f, const struct rnd_model *m)
 	rnd_xml_escape(f, m->source);
 	fprintf(f, "</b>: %zu mapping%s, %s mapped, %s present. <input id=\"search\" placeholder=\"search an address (hex)\"> "
 		   "<button id=\"reset\">reset zoom</button> <span id=\"info\"></span><br>wheel: zoom, drag: pan, "
-		   "hover: a cell and its run, click: a mapping's runs", m->nmaps, m->nmaps == 1 ? "" : "s", rnd_size(m->mapped, a, sizeof(a)),
-		rnd_size(m->total[RC_PRESENT], b, sizeof(b)));
+		   "hover: a cell and its run, click: a mapping's runs", m->nmaps, m->nmaps == 1 ? "" : "s", out_human_size(m->mapped, a, sizeof(a)),
+		out_human_size(m->total[RC_PRESENT], b, sizeof(b)));
 	if (m->group > 1)
 		fprintf(f, "; aggregated: bands of %u mappings, runs left out", m->group);
 	else if (m->runs_left_out)

@@ -8,10 +8,13 @@ let zoom = 1, panX = 0, panY = 0, fit = 1, mark = -1, levels = [];
 const GAP = 126 - 48;	/* '~': a gap's cells */
 const hex = n => "0x" + n.toString(16);
 const big = s => BigInt(s);
+/* A size as the tables print it (cli/output/out_human.c, util-linux's rounding): "4K", "1.5M", "12.3M", "2G". */
 function size(b) {
-	const u = "BKMGTPE"; let i = 0; b = Number(b);
-	while (b >= 1024 && i < 6) { b /= 1024; i++; }
-	return (i ? (b < 10 ? b.toFixed(1).replace(/\.0$/, "") : Math.floor(b)) : b) + u[i];
+	const u = "BKMGTPE"; let i = 0, w = typeof b === "bigint" ? b : BigInt(Math.round(Number(b))), f = 0n;
+	while (w >= 1024n && i < 6) { f = w & 1023n; w >>= 10n; i++; }
+	f = (f * 10n + 512n) / 1024n;
+	if (f === 10n) { w++; f = 0n; }
+	return w + (f && w < 1000n ? "." + f : "") + u[i];
 }
 /* Colours of the codes ('0' + state * 5 + level), over white as the SVG blends them; gaps and the end: clear. */
 const RGB = [];
@@ -244,6 +247,6 @@ if (bandSegs.length <= 2000) {
 buildLevels();
 window.addEventListener("resize", resize);
 resize();
-window.pagemapRender = { select: select, search: search, describe: describe, segOf: segOf, data: D };
+window.pagemapRender = { select: select, search: search, describe: describe, segOf: segOf, size: size, data: D };
 })();
 

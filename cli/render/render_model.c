@@ -560,26 +560,6 @@ long rnd_seg_of_cell(const struct rnd_model *m, uint32_t i)
 	return lo < m->nsegs && m->segs[lo].cell <= i ? (long)lo : -1;
 }
 
-const char *rnd_size(uint64_t bytes, char *buf, size_t size)
-{
-	static const char units[] = "BKMGTPE";
-	int u = 0;
-	uint64_t whole = bytes, rem = 0;
-
-	while (whole >= 1024 && u < 6) {
-		rem = whole % 1024;
-		whole /= 1024;
-		u++;
-	}
-	if (!u)
-		snprintf(buf, size, "%" PRIu64 "B", bytes);
-	else if (whole < 10 && rem * 10 / 1024)
-		snprintf(buf, size, "%" PRIu64 ".%" PRIu64 "%c", whole, rem * 10 / 1024, units[u]);
-	else
-		snprintf(buf, size, "%" PRIu64 "%c", whole, units[u]);
-	return buf;
-}
-
 /* Names are any bytes: cli/base/textsafe.c makes them valid UTF-8 (bad bytes as \xHH), as every format does. */
 void rnd_xml_escape(FILE *f, const char *s)
 {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "output.h"	/* out_human_size: the sizes the tables print */
 #include "render.h"
 #include "textsafe.h"
 
@@ -89,7 +90,7 @@ static void gap_piece(FILE *f, const struct rnd_model *m, const struct rnd_seg *
 	char sz[16];
 
 	fprintf(f, "<rect x=\"%u\" y=\"%u\" width=\"%u\" height=\"%d\" fill=\"url(#gap)\"><title>gap %s</title></rect>\n",
-		cell_x(m, from), cell_y(m, from), n, CELL_H, rnd_size(s->end - s->start, sz, sizeof(sz)));
+		cell_x(m, from), cell_y(m, from), n, CELL_H, out_human_size(s->end - s->start, sz, sizeof(sz)));
 	if (n >= 18)
 		fprintf(f, "<text x=\"%u\" y=\"%u\" class=\"g\">%s</text>\n", cell_x(m, from), cell_y(m, from) + CELL_H + 10,
 			sz);
@@ -117,8 +118,8 @@ static void band_piece(FILE *f, const struct rnd_model *m, const struct rnd_seg 
 	/* perms are [rwxsp-], escaped as every text read all the same */
 	rnd_xml_escape(f, s->nmaps > 1 ? "" : mp->perms);
 	fprintf(f, " 0x%" PRIx64 "-0x%" PRIx64 " %s, present %s</title></rect>\n",
-		s->start, s->end, rnd_size(s->pages * m->page_size, sz, sizeof(sz)),
-		rnd_size(s->nmaps > 1 ? 0 : mp->bytes[RC_PRESENT], pr, sizeof(pr)));
+		s->start, s->end, out_human_size(s->pages * m->page_size, sz, sizeof(sz)),
+		out_human_size(s->nmaps > 1 ? 0 : mp->bytes[RC_PRESENT], pr, sizeof(pr)));
 	if (n < 30)
 		return;
 	base = strrchr(name, '/');	/* a file's name, not its directory */
@@ -157,7 +158,7 @@ static void svg_legend(FILE *f, const struct rnd_model *m, uint32_t y)
 			   "stroke-width=\".5\"/><text x=\"%u\" y=\"%u\">",
 			x, yy, m->states[k].colour, x + 16, yy + 10);
 		rnd_xml_escape(f, m->states[k].name);
-		fprintf(f, " %s (%" PRIu64 " B)</text>\n", rnd_size(st[k], sz, sizeof(sz)), st[k]);
+		fprintf(f, " %s (%" PRIu64 " B)</text>\n", out_human_size(st[k], sz, sizeof(sz)), st[k]);
 	}
 	y += (n + 3) / 4 * 18 + 8;
 	fprintf(f, "<text x=\"%d\" y=\"%u\">bytes by class:", X0, y);
@@ -179,10 +180,10 @@ static void heading(FILE *f, const struct rnd_model *m, uint32_t nsegs_map)
 	fprintf(f, "<text x=\"%d\" y=\"16\" class=\"h\">", X0);
 	rnd_xml_escape(f, m->source);
 	fprintf(f, ": %zu mapping%s, %s mapped, %s present, %s swapped</text>\n", m->nmaps, m->nmaps == 1 ? "" : "s",
-		rnd_size(m->mapped, a, sizeof(a)), rnd_size(m->total[RC_PRESENT], b, sizeof(b)),
-		rnd_size(m->total[RC_SWAPPED], c, sizeof(c)));
+		out_human_size(m->mapped, a, sizeof(a)), out_human_size(m->total[RC_PRESENT], b, sizeof(b)),
+		out_human_size(m->total[RC_SWAPPED], c, sizeof(c)));
 	fprintf(f, "<text x=\"%d\" y=\"32\">one cell per %s or more; band widths grow with the square root of their "
-		   "size; gaps collapsed", X0, rnd_size(m->page_size, a, sizeof(a)));
+		   "size; gaps collapsed", X0, out_human_size(m->page_size, a, sizeof(a)));
 	if (m->group > 1)
 		fprintf(f, "; aggregated: bands of %u mappings", m->group);
 	if (nsegs_map > MAX_TITLES)
@@ -424,7 +425,7 @@ static void ansi_names(FILE *f, const struct rnd_model *m, uint32_t row)
 		if (si < 0 || ((s = &m->segs[si])->cell != first + c && c))
 			continue;
 		if (s->gap)
-			snprintf(name, sizeof(name), "~%s", rnd_size(s->end - s->start, sz, sizeof(sz)));
+			snprintf(name, sizeof(name), "~%s", out_human_size(s->end - s->start, sz, sizeof(sz)));
 		else
 			term_name(m, s, name, sizeof(name));
 		n = s->cell + s->ncells - (first + c);
@@ -443,7 +444,7 @@ int rnd_write_ansi(FILE *f, const struct rnd_model *m)
 	const char *sep = "";
 
 	rnd_term_str(f, m->source);
-	fprintf(f, ": %zu mapping%s, %s mapped%s\n", m->nmaps, m->nmaps == 1 ? "" : "s", rnd_size(m->mapped, a, sizeof(a)),
+	fprintf(f, ": %zu mapping%s, %s mapped%s\n", m->nmaps, m->nmaps == 1 ? "" : "s", out_human_size(m->mapped, a, sizeof(a)),
 		m->group > 1 ? " (aggregated: bands of several mappings)" : "");
 	for (r = 0; r < m->rows && r * m->width < m->ncells; r++) {
 		for (c = 0; c < m->width && r * m->width + c < m->ncells; c++) {
@@ -471,7 +472,7 @@ int rnd_write_ansi(FILE *f, const struct rnd_model *m)
 		ansi_reset(f, "  \033[0m");
 		fputc(' ', f);
 		rnd_term_str(f, m->states[k].name);	/* cgroup paths, when coloured by cgroup */
-		fprintf(f, " %s", rnd_size(st[k], a, sizeof(a)));
+		fprintf(f, " %s", out_human_size(st[k], a, sizeof(a)));
 		sep = "  ";
 	}
 	fputc('\n', f);

@@ -26,6 +26,26 @@ static const char *uns(uint64_t v)
 	return out_human_size(v, buf, sizeof(buf));
 }
 
+/*
+ * Sizes as every output prints them: the tables, render's SVG and HTML text (out_human_size) and the
+ * HTML page's own script (cli/render/render_html.js size(), checked against this same table in
+ * headless Chromium by tests/cli/render.sh html-sizes). One decimal, rounded, below 1000 of a unit.
+ */
+static const struct { uint64_t bytes; const char *text; } size_table[] = {
+	{ 0, "0B" }, { 1023, "1023B" }, { 1024, "1K" }, { 1536, "1.5K" }, { 154317, "150.7K" },
+	{ 2096128, "2M" }, { 12897485, "12.3M" }, { 1049100288ULL, "1000M" }, { 42949672960ULL, "40G" },
+	{ 1152921504606846976ULL, "1E" },
+};
+
+static int test_size_table(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(size_table) / sizeof(size_table[0]); i++)
+		CHECK_STR(uns(size_table[i].bytes), size_table[i].text);
+	return T_PASS;
+}
+
 /* The signed form of +-@v is the unsigned one of @v with its sign, at every unit boundary and either side of it. */
 static int test_signed_mirrors_unsigned(void)
 {
@@ -93,4 +113,4 @@ static int test_round(void)
 	return T_PASS;
 }
 
-T_MAIN(T(test_signed_mirrors_unsigned), T(test_signed_values), T(test_signed_buffer), T(test_round))
+T_MAIN(T(test_size_table), T(test_signed_mirrors_unsigned), T(test_signed_values), T(test_signed_buffer), T(test_round))
