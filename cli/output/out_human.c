@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "output.h"
+#include "out_human.h"
 #include "out_rows.h"
 
 char *out_human_size(uint64_t bytes, char *buf, size_t size)

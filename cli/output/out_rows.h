@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include "output.h"	/* out_fmt_u64 */
+#include "out_human.h"	/* out_fmt_u64 */
 
 /* A growing byte buffer; after a failed allocation it keeps what it has and sets oom. */
 struct obuf {

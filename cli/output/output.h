@@ -46,6 +46,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <libsmartcols.h>
+#include "out_human.h"
 
 /* How a column's cells are typed; decides formatting and the JSON type. */
 enum out_kind {
@@ -206,19 +207,5 @@ struct out_field {
  */
 int out_print_record(struct out *out, const char *heading, const struct out_field *f, size_t n);
 
-/*
- * @v as "%" PRIu64 or "0x%" PRIx64 would print it, NUL-terminated, without printf's cost (out_rows.c);
- * @buf has 24 bytes. Returns its length.
- */
-size_t out_fmt_u64(char *buf, uint64_t v, bool hex);
-/* Human-readable size like util-linux: "0B", "4K", "1.5M" (out_human.c). */
-char *out_human_size(uint64_t bytes, char *buf, size_t size);
-/*
- * A change of size, the one form every command and view shows: out_human_size's units and rounding
- * with a sign, "+1.5M", "-4K"; no change is "0B", unsigned as out_human_size says it.
- */
-char *out_human_signed(int64_t bytes, char *buf, size_t size);
-/* A change per second (a double) to whole bytes: the nearest, halves away from zero, clamped; NaN is 0. */
-int64_t out_round_s64(double v);
 
 #endif

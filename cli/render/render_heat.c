@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include "output.h"	/* out_human_size: the sizes the tables print */
+#include "out_human.h"	/* out_human_size: the sizes the tables print */
 #include "render.h"
 
 /* Viridis, light to dark: colour-blind safe and readable in grey; darker is a larger share of the cell. */

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "output.h"	/* out_human_size: the sizes the tables print */
+#include "out_human.h"	/* out_human_size: the sizes the tables print */
 #include "render.h"
 #include "textsafe.h"
 
