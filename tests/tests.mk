@@ -34,11 +34,11 @@ $(BUILD)/tests/unit/test_textsafe: cli/base/textsafe.c cli/base/textsafe.h
 # test_termwrap includes the CLI's text wrapper for terminals (notes, track's headings, snapshot --list).
 $(BUILD)/tests/unit/test_termwrap: cli/base/termwrap.c cli/base/cli.h
 # test_out_rows includes the CLI's row formatter and checks it against libsmartcols' own output.
-$(BUILD)/tests/unit/test_out_rows: tests/unit/test_out_rows.c tests/harness.h cli/output/out_rows.c cli/output/out_rows.h cli/output/output.h cli/base/textsafe.c cli/base/textsafe.h
+$(BUILD)/tests/unit/test_out_rows: tests/unit/test_out_rows.c tests/harness.h cli/output/out_rows.c cli/output/out_rows.h cli/output/out_human.c cli/output/out_human.h cli/output/output.h cli/base/textsafe.c cli/base/textsafe.h
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(SMARTCOLS_CFLAGS) $(CLI_ALL_INC) -Itests -o $@ $< $(SMARTCOLS_LIBS)
 # test_out_human includes the one formatter of sizes and changes of size (out_human.c) and the digits it uses.
-$(BUILD)/tests/unit/test_out_human: tests/unit/test_out_human.c tests/harness.h cli/output/out_human.c cli/output/out_rows.c cli/output/out_rows.h cli/output/output.h cli/base/textsafe.c
+$(BUILD)/tests/unit/test_out_human: tests/unit/test_out_human.c tests/harness.h cli/output/out_human.c cli/output/out_human.h cli/output/out_rows.c cli/output/out_rows.h cli/output/output.h cli/base/textsafe.c
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) $(SMARTCOLS_CFLAGS) $(CLI_ALL_INC) -Itests -o $@ $<
 

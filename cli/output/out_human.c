@@ -1,11 +1,28 @@
 /*
- * out_human.c - sizes for people: "4K", "1.5M", and a change of size, "+1.5M", "-4K". One rule for every
- * command and view (tables, top's terminal and its header), so that the same change reads alike everywhere.
+ * out_human.c - numbers for people: digits without printf, sizes "4K", "1.5M", and a change of size,
+ * "+1.5M", "-4K". One rule for every command and view (tables, top's terminal and its header, render's
+ * pictures), so that the same change reads alike everywhere.
  */
 #include <stdio.h>
 #include <string.h>
 #include "out_human.h"
-#include "out_rows.h"
+
+size_t out_fmt_u64(char *buf, uint64_t v, bool hex)
+{
+	char tmp[24], *p = tmp + sizeof(tmp);
+
+	*--p = '\0';
+	do {
+		*--p = "0123456789abcdef"[hex ? v & 15 : v % 10];
+		v = hex ? v >> 4 : v / 10;
+	} while (v);
+	if (hex) {
+		*--p = 'x';
+		*--p = '0';
+	}
+	memcpy(buf, p, (size_t)(tmp + sizeof(tmp) - p));
+	return (size_t)(tmp + sizeof(tmp) - p) - 1;
+}
 
 char *out_human_size(uint64_t bytes, char *buf, size_t size)
 {
@@ -28,8 +45,7 @@ char *out_human_size(uint64_t bytes, char *buf, size_t size)
 	char tmp[32];
 	size_t n;
 
-	out_fmt_u64(tmp, whole, false);
-	n = strlen(tmp);
+	n = out_fmt_u64(tmp, whole, false);
 	if (frac && whole < 1000) {
 		tmp[n++] = '.';
 		tmp[n++] = (char)('0' + frac);

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 /*
- * @v as "%" PRIu64 or "0x%" PRIx64 would print it, NUL-terminated, without printf's cost (out_rows.c);
+ * @v as "%" PRIu64 or "0x%" PRIx64 would print it, NUL-terminated, without printf's cost;
  * @buf has 24 bytes. Returns its length.
  */
 size_t out_fmt_u64(char *buf, uint64_t v, bool hex);

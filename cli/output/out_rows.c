@@ -153,20 +153,3 @@ bool out_cell_plain(const char *s, size_t *len)
 	*len = s ? (size_t)(p - s) : 0;
 	return true;
 }
-
-size_t out_fmt_u64(char *buf, uint64_t v, bool hex)
-{
-	char tmp[24], *p = tmp + sizeof(tmp);
-
-	*--p = '\0';
-	do {
-		*--p = "0123456789abcdef"[hex ? v & 15 : v % 10];
-		v = hex ? v >> 4 : v / 10;
-	} while (v);
-	if (hex) {
-		*--p = 'x';
-		*--p = '0';
-	}
-	memcpy(buf, p, (size_t)(tmp + sizeof(tmp) - p));
-	return (size_t)(tmp + sizeof(tmp) - p) - 1;
-}

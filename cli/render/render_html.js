@@ -10,7 +10,7 @@ const hex = n => "0x" + n.toString(16);
 const big = s => BigInt(s);
 /* A size as the tables print it (cli/output/out_human.c, util-linux's rounding): "4K", "1.5M", "12.3M", "2G". */
 function size(b) {
-	const u = "BKMGTPE"; let i = 0, w = typeof b === "bigint" ? b : BigInt(Math.round(Number(b))), f = 0n;
+	const u = "BKMGTPE"; let i = 0, w = BigInt(b), f = 0n;
 	while (w >= 1024n && i < 6) { f = w & 1023n; w >>= 10n; i++; }
 	f = (f * 10n + 512n) / 1024n;
 	if (f === 10n) { w++; f = 0n; }

@@ -121,30 +121,13 @@ static int grow_slots(struct pm_cache *c)
 	return 0;
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap * 2 : 64;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = realloc(*arr, n * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = n;
-	return 0;
-}
-
 /* Add a measured file (its stat.dev/ino set); returns its index or -ENOMEM. */
 static long add_file(struct pm_cache *c, const struct pm_cache_stat *st, const char *path, size_t path_len,
 		     bool deleted)
 {
 	struct file_rec *f;
 
-	if (grow_slots(c) < 0 || grow((void **)&c->files, &c->cap_files, c->nfiles + 1, sizeof(*c->files)) < 0)
+	if (grow_slots(c) < 0 || pmi_grow(&c->files, &c->cap_files, c->nfiles + 1, sizeof(*c->files)) < 0)
 		return -ENOMEM;
 	f = &c->files[c->nfiles];
 	memset(f, 0, sizeof(*f));
@@ -250,7 +233,7 @@ static struct pm_cache_use *use_of(struct proc_scan *ps, size_t fi, unsigned via
 	struct pm_cache_use *u;
 
 	if (f->last_proc != c->proc_seq) {
-		if (grow((void **)&c->uses, &c->cap_uses, c->nuses + 1, sizeof(*c->uses)) < 0)
+		if (pmi_grow(&c->uses, &c->cap_uses, c->nuses + 1, sizeof(*c->uses)) < 0)
 			return NULL;
 		u = &c->uses[c->nuses];
 		memset(u, 0, sizeof(*u));
@@ -293,7 +276,7 @@ static long map_file(struct proc_scan *ps, const struct pm_mapping *m)
 	r = file_from_fd(ps->c, fd, mdev, m->inode, m->path, len, m->deleted);
 	if (fd >= 0)
 		close(fd);
-	if (r < 0 || grow((void **)&ps->keys, &ps->cap_keys, ps->nkeys + 1, sizeof(*ps->keys)) < 0)
+	if (r < 0 || pmi_grow(&ps->keys, &ps->cap_keys, ps->nkeys + 1, sizeof(*ps->keys)) < 0)
 		return r < 0 ? r : -ENOMEM;
 	ps->keys[ps->nkeys++] = (struct map_key){ mdev, m->inode, (size_t)r };
 	return r;

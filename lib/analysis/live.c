@@ -158,7 +158,11 @@ static int add_row(struct pm_live *l, pid_t pid, size_t *matched)
 	e->row.state = pmi_stat_state(&st);
 	memcpy(e->row.comm, comm, sizeof(comm));
 	e->row.read_now = false;
-	/* The filter judges a process once, and again when it moved (its UID or cgroup may have changed). */
+	/*
+	 * The filter judges a process once, and again when its stat line moved (its UID or cgroup may
+	 * have changed). A row the filter left out is not read otherwise, so a setuid that moves no
+	 * stat field keeps it out until one moves (shown rows read their UID with every rollup).
+	 */
 	if (e->rejected && e->moved)
 		read_uid(l, &e->row);
 	if (e->row.is_new || l->refilter || (e->rejected && e->moved))

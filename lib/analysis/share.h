@@ -110,7 +110,6 @@ struct pm_share {
 	size_t map_it, pair_it;
 };
 
-
 /*
  * share.c: forget the last target, added when the handle had @nmaps maps,
  * @nrecs records in memory and @nchunks spilled (pm_share_add's failure path).

@@ -17,6 +17,8 @@
 
 /* grow.c: grow the array *@pp (of @size-byte items, capacity *@cap) to hold @need items. 0 or -ENOMEM. */
 int pmi_grow(void *pp, size_t *cap, size_t need, size_t size);
+/* procs.c: the real UID of a /proc/PID/status text of @len bytes (pm_proc_uid, snapshots). 0 or -EBADMSG. */
+int pmi_status_uid(const char *status, size_t len, uid_t *uid);
 
 struct pmi_source_ops;
 

@@ -62,21 +62,35 @@ struct pm_procs *pm_procs_open(struct pm_ctx *ctx)
 	return it;
 }
 
+int pmi_status_uid(const char *status, size_t len, uid_t *uid)
+{
+	const char *a = memmem(status, len, "\nUid:", 5), *end = status + len;
+	unsigned long v = 0;
+	const char *p;
+
+	if (!a)
+		return -EBADMSG;
+	for (p = a + 5; p < end && (*p == '\t' || *p == ' '); p++)
+		;
+	if (p == end || *p < '0' || *p > '9')
+		return -EBADMSG;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (v > ((unsigned long)(uid_t)-1 - (unsigned long)(*p - '0')) / 10)
+			return -EBADMSG;	/* more than a uid_t holds: not a line the kernel writes */
+		v = v * 10 + (unsigned long)(*p - '0');
+	}
+	*uid = (uid_t)v;
+	return 0;
+}
+
 int pm_proc_uid(struct pm_ctx *ctx, pid_t pid, uid_t *uid)
 {
-	char path[4096], buf[4096], *a = NULL, *e;
-	unsigned long v;
+	char path[4096], buf[4096];
 	int r = pmi_pid_path(ctx, path, sizeof(path), pid, "status");
 
 	if (r == 0 && (r = pmi_read_small_file(ctx, path, buf, sizeof(buf))) >= 0)
-		r = (a = strstr(buf, "\nUid:")) ? 0 : -EBADMSG;
-	if (r < 0)
-		return r;
-	v = strtoul(a + 5, &e, 10);
-	if (e == a + 5)
-		return -EBADMSG;
-	*uid = (uid_t)v;
-	return 0;
+		r = pmi_status_uid(buf, (size_t)r, uid);
+	return r < 0 ? r : 0;
 }
 
 /* State and comm from one read of stat; real UID from status. */

@@ -274,8 +274,6 @@ struct snap_users {
 	char *name[SNAP_USERS_MAX];	/* this machine's name for it, or NULL (none: left out of META) */
 	size_t n;
 };
-/* The real UID of a /proc/PID/status text of @len bytes. 0 or -EBADMSG. */
-int pmi_snap_status_uid(const char *status, size_t len, uid_t *uid);
 /* This machine's name for @uid (getpwuid_r: any thread). 0, -ENOENT (none, or longer than @size), -errno. */
 int pmi_snap_user_name(uid_t uid, char *name, size_t size);
 bool pmi_snap_users_known(const struct snap_users *u, uid_t uid);

@@ -20,7 +20,7 @@ static void ahead_user(struct snap_ahead *a)
 {
 	const struct snap_text *t = &a->t[AHEAD_STATUS];
 
-	if (a->fd[AHEAD_STATUS] < 0 || a->r[AHEAD_STATUS] || pmi_snap_status_uid(t->buf, (size_t)t->len, &a->uid))
+	if (a->fd[AHEAD_STATUS] < 0 || a->r[AHEAD_STATUS] || pmi_status_uid(t->buf, (size_t)t->len, &a->uid))
 		return;
 	a->uid_known = true;
 	if (a->users && a->users->n < SNAP_USERS_MAX && !pmi_snap_users_known(a->users, a->uid))

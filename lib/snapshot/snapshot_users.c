@@ -15,27 +15,6 @@
 #include "base.h"
 #include "snapshot.h"
 
-int pmi_snap_status_uid(const char *status, size_t len, uid_t *uid)
-{
-	const char *a = memmem(status, len, "\nUid:", 5), *end = status + len;
-	unsigned long v = 0;
-	const char *p;
-
-	if (!a)
-		return -EBADMSG;
-	for (p = a + 5; p < end && (*p == '\t' || *p == ' '); p++)
-		;
-	if (p == end || *p < '0' || *p > '9')
-		return -EBADMSG;
-	for (; p < end && *p >= '0' && *p <= '9'; p++) {
-		if (v > ((unsigned long)(uid_t)-1 - (unsigned long)(*p - '0')) / 10)
-			return -EBADMSG;	/* more than a uid_t holds: not a line the kernel writes */
-		v = v * 10 + (unsigned long)(*p - '0');
-	}
-	*uid = (uid_t)v;
-	return 0;
-}
-
 int pmi_snap_user_name(uid_t uid, char *name, size_t size)
 {
 	struct passwd pw, *res = NULL;

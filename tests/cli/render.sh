@@ -444,11 +444,11 @@ document.body.setAttribute("data-test", n + " " + document.querySelectorAll("#ru
 </script></body></html>|' "$work/demo.html" >"$work/click.html"
 got=$(chrome --dump-dom "file://$work/click.html" | grep -o 'data-test="[^"]*"')
 [ "$got" = "data-test=\"$want $want true\"" ] && pass "click-runs" || fail "click-runs" "$got, want $want runs and a huge page found"
-# The page's sizes are the tables' (tests/unit/test_out_human.c's size_table): its script printed 150K and 12M
+# The page's sizes are the tables' (a copy of tests/unit/test_out_human.c's size_table): its script printed 150K and 12M
 # where maps and the SVG said 150.7K and 12.3M.
 sed 's|</body></html>|<script>const sz = window.pagemapRender.size;\
-document.body.setAttribute("data-test", [0, 1023, 1024, 1536, 154317, 2096128, 12897485, 1049100288, 42949672960,\
- 1152921504606846976n].map(b => sz(b)).join(" "));\
+document.body.setAttribute("data-test", [0n, 1023n, 1024n, 1536n, 154317n, 2096128n, 12897485n, 1049100288n,\
+ 42949672960n, 1152921504606846976n].map(b => sz(b)).join(" "));\
 </script></body></html>|' "$work/demo.html" >"$work/sizes.html"
 got=$(chrome --dump-dom "file://$work/sizes.html" | grep -o 'data-test="[^"]*"')
 want='data-test="0B 1023B 1K 1.5K 150.7K 2M 12.3M 1000M 40G 1E"'

@@ -67,7 +67,7 @@ fuzz-replay: $(FUZZ_REPLAY)
 
 # fuzz_heat reads recordings with the CLI's reader and draws them with its heat map code.
 HEAT_SRC := cli/render/render_heat_parse.c cli/render/render_heat.c cli/render/render_model.c cli/base/textsafe.c \
-	cli/output/out_human.c cli/output/out_rows.c
+	cli/output/out_human.c
 $(FUZZ_DIR)/fuzz_heat $(FUZZ_DIR)/replay/fuzz_heat: FUZZ_EXTRA := $(HEAT_SRC)
 $(FUZZ_DIR)/fuzz_heat $(FUZZ_DIR)/replay/fuzz_heat: $(HEAT_SRC) cli/render/render.h
 

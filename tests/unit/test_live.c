@@ -388,7 +388,7 @@ static int put_uid(const char *root, int pid, int uid)
  * table that read status only when the stat line moved kept 1012). 400 processes more grow the table's
  * scratch arrays.
  */
-static int status_when_moved(void)
+static int status_every_rollup(void)
 {
 	struct { char *root; struct pm_ctx *ctx; struct pm_live *l; } f = { rp_new_root(), NULL, NULL };
 	const struct pm_live_row *r;
@@ -505,5 +505,5 @@ out:
 	return ok;
 }
 
-T_MAIN(T(real_line), T(hostile_names), T(malformed), T(one_reader), T(moved), T(quota), T(round_robin_bound), T(bookkeeping), T(one_walk), T(status_when_moved), T(filtered),
+T_MAIN(T(real_line), T(hostile_names), T(malformed), T(one_reader), T(moved), T(quota), T(round_robin_bound), T(bookkeeping), T(one_walk), T(status_every_rollup), T(filtered),
        T(live_table))

@@ -29,7 +29,8 @@ static const char *uns(uint64_t v)
 /*
  * Sizes as every output prints them: the tables, render's SVG and HTML text (out_human_size) and the
  * HTML page's own script (cli/render/render_html.js size(), checked against this same table in
- * headless Chromium by tests/cli/render.sh html-sizes). One decimal, rounded, below 1000 of a unit.
+ * headless Chromium by tests/cli/render.sh html-sizes, against a copy of this table: change both).
+ * One decimal, rounded, below 1000 of a unit.
  */
 static const struct { uint64_t bytes; const char *text; } size_table[] = {
 	{ 0, "0B" }, { 1023, "1023B" }, { 1024, "1K" }, { 1536, "1.5K" }, { 154317, "150.7K" },

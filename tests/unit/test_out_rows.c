@@ -8,6 +8,7 @@
 
 #include "../../cli/base/textsafe.c"
 #include "../../cli/output/out_rows.c"
+#include "../../cli/output/out_human.c"
 
 /* Control bytes, quotes, backslashes, blanks, DEL, invalid and valid UTF-8, a "\x" that looks encoded. */
 static char *scols_print_as_is(const char *data, int json, int json_type);

@@ -1,4 +1,4 @@
-/* test_snapshot_users.c - a snapshot's owners: the real UID of a status text (hostile ones refused, never read as
+/* test_snapshot_users.c - a snapshot's owners: the real UID of a status text (pmi_status_uid, pm_proc_uid's too) (hostile ones refused, never read as
  * another number), and the META users line (names it cannot hold left out, 4 KiB at most). */
 #include <stdint.h>
 #include <stdio.h>
@@ -6,11 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 #include "harness.h"
+#include "base.h"
 #include "snapshot.h"
 
 static int uid_of(const char *text, uid_t *uid)
 {
-	return pmi_snap_status_uid(text, strlen(text), uid);
+	return pmi_status_uid(text, strlen(text), uid);
 }
 
 static int status_uid(void)
@@ -34,7 +35,7 @@ static int status_uid(void)
 	CHECK(uid_of("", &u) == -EBADMSG);
 	CHECK_EQ_U64(u, 7);	/* refused: left as it was */
 	/* a text not ending in NUL: only @len bytes are read */
-	CHECK(pmi_snap_status_uid("Name:\tx\nUid:\t12345", 16, &u) == 0);
+	CHECK(pmi_status_uid("Name:\tx\nUid:\t12345", 16, &u) == 0);
 	CHECK_EQ_U64(u, 123);
 	return T_PASS;
 }
